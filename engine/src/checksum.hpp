@@ -1,0 +1,34 @@
+// Internet checksum arithmetic (RFC 1071) and incremental update (RFC 1624).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace xlp {
+
+// One's complement sum of big-endian 16-bit words, not yet folded. An odd trailing byte is
+// padded with zero, as RFC 1071 prescribes.
+inline uint64_t sum_words(const uint8_t* data, size_t len, uint64_t acc = 0) {
+  size_t i = 0;
+  for (; i + 1 < len; i += 2) acc += (uint32_t(data[i]) << 8) | data[i + 1];
+  if (i < len) acc += uint32_t(data[i]) << 8;
+  return acc;
+}
+
+// Folds carries back into the low 16 bits (end-around carry).
+inline uint16_t fold(uint64_t sum) {
+  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  return uint16_t(sum);
+}
+
+inline uint16_t internet_checksum(const uint8_t* data, size_t len) {
+  return uint16_t(~fold(sum_words(data, len)));
+}
+
+// The UDP checksum field value for a folded sum: its complement, except that a computed 0
+// is sent as 0xffff, because 0 means "no checksum" (RFC 768).
+inline uint16_t udp_checksum_field(uint64_t sum) {
+  uint16_t c = uint16_t(~fold(sum));
+  return c == 0 ? 0xffff : c;
+}
+
+}  // namespace xlp

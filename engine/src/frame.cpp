@@ -1,0 +1,100 @@
+#include "frame.hpp"
+
+#include <arpa/inet.h>
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace xlp {
+
+namespace {
+void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8); p[1] = uint8_t(v); }
+}  // namespace
+
+FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t trial_tag) {
+  if (spec.ip_version != 4 && spec.ip_version != 6)
+    throw std::invalid_argument("ip_version = " + std::to_string(spec.ip_version) +
+                                ": must be 4 or 6");
+  const uint32_t min = min_frame_size(spec.ip_version);
+  if (spec.frame_size < min || spec.frame_size > kMaxFrameSize)
+    throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": must be in " +
+                                std::to_string(min) + ".." + std::to_string(kMaxFrameSize) +
+                                " for IPv" + std::to_string(spec.ip_version));
+  FrameTemplate t;
+  t.bytes.assign(spec.frame_size - kFcs, 0);
+  uint8_t* f = t.bytes.data();
+  std::memcpy(f, spec.dst_mac.data(), 6);
+  std::memcpy(f + 6, spec.src_mac.data(), 6);
+  put16(f + 12, spec.ip_version == 4 ? 0x0800 : 0x86DD);
+
+  const size_t ip = kEthHeader, iph = ip_header_size(spec.ip_version);
+  const uint16_t udp_len = uint16_t(t.bytes.size() - ip - iph);
+  const size_t addr_len = spec.ip_version == 4 ? 4 : 16;
+  const uint8_t* src = spec.src_ip.data();
+  const uint8_t* dst = spec.dst_ip.data();
+  if (spec.ip_version == 4) {
+    f[ip] = 0x45;                            // version 4, 20-byte header
+    put16(f + ip + 2, uint16_t(iph + udp_len));
+    f[ip + 8] = 10;                          // TTL 10 (RFC 2544 App. C.2.6.4)
+    f[ip + 9] = 17;                          // UDP
+    std::memcpy(f + ip + 12, src, 4);
+    std::memcpy(f + ip + 16, dst, 4);
+    put16(f + ip + 10, internet_checksum(f + ip, 20));
+  } else {
+    f[ip] = 0x60;
+    put16(f + ip + 4, udp_len);
+    f[ip + 6] = 17;                          // next header: UDP
+    f[ip + 7] = 10;                          // hop limit, as the IPv4 TTL
+    std::memcpy(f + ip + 8, src, 16);
+    std::memcpy(f + ip + 24, dst, 16);
+  }
+  const size_t udp = ip + iph;
+  put16(f + udp, spec.src_port);
+  put16(f + udp + 2, spec.dst_port);
+  put16(f + udp + 4, udp_len);
+  uint8_t* tag = f + udp + kUdpHeader;
+  std::memcpy(tag, kMagic, sizeof kMagic);
+  tag[6] = stream_id;
+  tag[7] = trial_tag;
+  // Sequence number and timestamp stay zero in the template; stamp_frame fills them.
+  for (size_t i = kTagSize; i < udp_len - kUdpHeader; ++i) tag[i] = uint8_t(i - kTagSize);
+
+  // Pseudo header (RFC 768 / RFC 8200 §8.1) + UDP header and payload.
+  uint64_t sum = sum_words(src, addr_len);
+  sum = sum_words(dst, addr_len, sum);
+  sum += 17 + udp_len;
+  sum = sum_words(f + udp, udp_len, sum);
+  t.udp_offset = uint16_t(udp);
+  t.tag_offset = uint16_t(udp + kUdpHeader);
+  t.base_sum = fold(sum);
+  put16(f + udp + 6, udp_checksum_field(sum));
+  return t;
+}
+
+std::array<uint8_t, 6> parse_mac(const std::string& text) {
+  std::array<uint8_t, 6> mac{};
+  unsigned v[6];
+  char extra;
+  if (std::sscanf(text.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &v[0], &v[1], &v[2], &v[3], &v[4],
+                  &v[5], &extra) != 6)
+    throw std::invalid_argument("'" + text + "' is not a MAC address (xx:xx:xx:xx:xx:xx)");
+  for (int i = 0; i < 6; ++i) mac[i] = uint8_t(v[i]);
+  return mac;
+}
+
+std::string format_mac(const uint8_t* mac) {
+  char buf[18];
+  std::snprintf(buf, sizeof buf, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3],
+                mac[4], mac[5]);
+  return buf;
+}
+
+std::array<uint8_t, 16> parse_ip(const std::string& text, int ip_version) {
+  std::array<uint8_t, 16> addr{};
+  if (inet_pton(ip_version == 4 ? AF_INET : AF_INET6, text.c_str(), addr.data()) != 1)
+    throw std::invalid_argument("'" + text + "' is not an IPv" + std::to_string(ip_version) +
+                                " address");
+  return addr;
+}
+
+}  // namespace xlp

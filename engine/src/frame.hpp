@@ -1,0 +1,115 @@
+// Test frames: building templates once per trial, stamping the per-frame fields, and
+// recognising test frames on receive. Layout of the tag: docs/protocol.md.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "checksum.hpp"
+
+namespace xlp {
+
+constexpr uint8_t kMagic[6] = {'X', 'L', 'A', 'T', 'P', 'F'};
+constexpr size_t kTagSize = 18;        // magic 6 + stream 1 + trial tag 1 + seq 4 + ts 6
+constexpr size_t kEthHeader = 14;
+constexpr size_t kUdpHeader = 8;
+constexpr size_t kFcs = 4;             // counted in frame sizes, appended by the NIC
+constexpr size_t kMaxFrameSize = 2048; // one mbuf segment per frame
+constexpr uint64_t kTimestampMask = (uint64_t(1) << 48) - 1;
+
+struct FrameSpec {
+  int ip_version = 4;
+  std::array<uint8_t, 6> src_mac{}, dst_mac{};
+  std::array<uint8_t, 16> src_ip{}, dst_ip{};  // IPv4 uses the first 4 bytes
+  uint16_t src_port = 0xC020, dst_port = 7;    // RFC 2544 App. C
+  uint32_t frame_size = 64;                    // on the wire, FCS included
+};
+
+inline size_t ip_header_size(int ip_version) { return ip_version == 4 ? 20 : 40; }
+
+// Smallest frame whose UDP payload holds the test tag: 64 bytes for IPv4, 84 for IPv6.
+inline uint32_t min_frame_size(int ip_version) {
+  return uint32_t(kEthHeader + ip_header_size(ip_version) + kUdpHeader + kTagSize + kFcs);
+}
+
+// A frame prepared once per trial and stream. Per frame only the sequence number, the
+// timestamp and the UDP checksum change; the checksum is updated from `base_sum`, the
+// unfolded-equivalent sum of everything else (pseudo header, UDP header, payload with the
+// varying fields zero), so no per-frame pass over the payload is needed.
+struct FrameTemplate {
+  std::vector<uint8_t> bytes;  // the frame without FCS
+  uint16_t udp_offset = 0;     // start of the UDP header
+  uint16_t tag_offset = 0;     // start of the UDP payload (the test tag)
+  uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
+  uint32_t size() const { return uint32_t(bytes.size()); }
+};
+
+// Throws std::invalid_argument when the spec cannot be built (size out of range, version).
+FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t trial_tag);
+
+// Writes sequence number and timestamp into a copy of the template and fixes the UDP checksum.
+inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc) {
+  uint8_t* tag = frame + t.tag_offset;
+  uint64_t ts = tsc & kTimestampMask;
+  uint32_t seq_be = __builtin_bswap32(seq);
+  std::memcpy(tag + 8, &seq_be, 4);
+  uint16_t ts_hi = __builtin_bswap16(uint16_t(ts >> 32));
+  uint32_t ts_lo = __builtin_bswap32(uint32_t(ts));
+  std::memcpy(tag + 12, &ts_hi, 2);
+  std::memcpy(tag + 14, &ts_lo, 4);
+  uint64_t sum = uint64_t(t.base_sum) + (seq >> 16) + (seq & 0xffff) + (ts >> 32) +
+                 ((ts >> 16) & 0xffff) + (ts & 0xffff);
+  uint16_t csum_be = __builtin_bswap16(udp_checksum_field(sum));
+  std::memcpy(frame + t.udp_offset + 6, &csum_be, 2);
+}
+
+struct TestTag {
+  uint8_t stream = 0;
+  uint8_t trial_tag = 0;
+  uint32_t seq = 0;
+  uint64_t timestamp = 0;  // low 48 bits of the sender's TSC
+};
+
+// Recognises an xlatperf test frame: Ethernet (optionally one 802.1Q tag), IPv4 without
+// fragmentation or IPv6 without extension headers, UDP, magic at the start of the payload.
+inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
+  uint32_t off = 12;
+  if (len < off + 2) return false;
+  uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
+  off += 2;
+  if (ethertype == 0x8100) {
+    if (len < off + 4) return false;
+    ethertype = uint16_t(p[off + 2] << 8 | p[off + 3]);
+    off += 4;
+  }
+  if (ethertype == 0x0800) {
+    if (len < off + 20 || (p[off] >> 4) != 4 || p[off + 9] != 17) return false;
+    if ((p[off + 6] & 0x3f) | p[off + 7]) return false;  // a fragment (MF or offset set)
+    off += (p[off] & 0x0f) * 4u;
+  } else if (ethertype == 0x86DD) {
+    if (len < off + 40 || (p[off] >> 4) != 6 || p[off + 6] != 17) return false;
+    off += 40;
+  } else {
+    return false;
+  }
+  off += kUdpHeader;
+  if (len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;
+  const uint8_t* tag = p + off;
+  out.stream = tag[6];
+  out.trial_tag = tag[7];
+  out.seq = uint32_t(tag[8]) << 24 | uint32_t(tag[9]) << 16 | uint32_t(tag[10]) << 8 | tag[11];
+  uint64_t ts = 0;
+  for (int i = 12; i < 18; ++i) ts = ts << 8 | tag[i];
+  out.timestamp = ts;
+  return true;
+}
+
+// "02:00:00:00:00:01" -> bytes; throws std::invalid_argument.
+std::array<uint8_t, 6> parse_mac(const std::string& text);
+std::string format_mac(const uint8_t* mac);
+// Parses an IPv4 or IPv6 address of the given version; throws std::invalid_argument.
+std::array<uint8_t, 16> parse_ip(const std::string& text, int ip_version);
+
+}  // namespace xlp

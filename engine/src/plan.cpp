@@ -1,0 +1,119 @@
+#include "plan.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace xlp {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad(const std::string& key, const json& value, const std::string& allowed) {
+  throw std::invalid_argument(key + " = " + value.dump() + ": " + allowed);
+}
+
+const json& require(const json& obj, const std::string& path, const char* key) {
+  if (!obj.is_object() || !obj.contains(key))
+    throw std::invalid_argument(path + key + ": missing");
+  return obj.at(key);
+}
+
+double number_in(const json& obj, const std::string& path, const char* key, double lo, double hi,
+                 std::optional<double> dflt = std::nullopt) {
+  if (dflt && !obj.contains(key)) return *dflt;
+  const json& v = require(obj, path, key);
+  if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi)
+    bad(path + key, v, "must be a number in " + json(lo).dump() + ".." + json(hi).dump());
+  return v.get<double>();
+}
+
+uint64_t integer_in(const json& obj, const std::string& path, const char* key, uint64_t lo,
+                    uint64_t hi, std::optional<uint64_t> dflt = std::nullopt) {
+  if (dflt && !obj.contains(key)) return *dflt;
+  const json& v = require(obj, path, key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<uint64_t>() < lo ||
+      v.get<uint64_t>() > hi)
+    bad(path + key, v, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return v.get<uint64_t>();
+}
+
+std::string text(const json& obj, const std::string& path, const char* key) {
+  const json& v = require(obj, path, key);
+  if (!v.is_string()) bad(path + key, v, "must be a string");
+  return v.get<std::string>();
+}
+
+template <class Parse>
+auto parsed(const json& obj, const std::string& path, const char* key, Parse parse) {
+  std::string s = text(obj, path, key);
+  try {
+    return parse(s);
+  } catch (const std::invalid_argument& e) {
+    bad(path + key, s, e.what());
+  }
+}
+
+StreamPlan parse_stream(const json& j, const std::string& path) {
+  StreamPlan s;
+  const json& version = require(j, path, "ip_version");
+  if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
+  s.spec.ip_version = version.get<int>();
+  const int v = s.spec.ip_version;
+  s.spec.src_mac = parsed(j, path, "src_mac", parse_mac);
+  s.spec.dst_mac = parsed(j, path, "dst_mac", parse_mac);
+  s.spec.src_ip = parsed(j, path, "src_ip", [v](const std::string& t) { return parse_ip(t, v); });
+  s.spec.dst_ip = parsed(j, path, "dst_ip", [v](const std::string& t) { return parse_ip(t, v); });
+  s.spec.src_port = uint16_t(integer_in(j, path, "src_port", 0, 65535, 0xC020));
+  s.spec.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535, 7));
+  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v), kMaxFrameSize));
+  s.rx_frame_size = uint32_t(integer_in(j, path, "rx_frame_size", 64, kMaxFrameSize, s.spec.frame_size));
+  return s;
+}
+
+}  // namespace
+
+uint64_t FlowPlan::planned_frames(double duration) const {
+  return uint64_t(std::llround(double(rate) * duration));
+}
+
+TrialPlan parse_trial(const json& req, uint16_t port_count) {
+  TrialPlan plan;
+  plan.duration = number_in(req, "", "duration", 1e-3, 1e6);
+  plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
+  plan.progress_interval = number_in(req, "", "progress_interval", 0, 3600, 1.0);
+  if (req.contains("finish_early")) {
+    if (!req["finish_early"].is_boolean()) bad("finish_early", req["finish_early"], "must be true or false");
+    plan.finish_early = req["finish_early"].get<bool>();
+  }
+  const json& flows = require(req, "", "flows");
+  if (!flows.is_array() || flows.empty() || flows.size() > 127)
+    bad("flows", flows.is_array() ? json(flows.size()) : flows, "must be a list of 1..127 flows");
+  if (port_count == 0) throw std::invalid_argument("the engine has no ports");
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const json& f = flows[i];
+    const std::string path = "flows[" + std::to_string(i) + "].";
+    FlowPlan flow;
+    flow.name = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>()
+                                                            : "flow" + std::to_string(i);
+    flow.tx_port = uint16_t(integer_in(f, path, "tx_port", 0, port_count - 1));
+    flow.rx_port = uint16_t(integer_in(f, path, "rx_port", 0, port_count - 1));
+    flow.rate = integer_in(f, path, "rate", 1, 1'000'000'000);
+    if (f.contains("mix")) {
+      flow.mix_n = uint32_t(integer_in(f["mix"], path + "mix.", "n", 1, 1000));
+      flow.mix_m = uint32_t(integer_in(f["mix"], path + "mix.", "m", 0, flow.mix_n));
+    }
+    flow.foreground = parse_stream(require(f, path, "foreground"), path + "foreground.");
+    if (flow.mix_m < flow.mix_n) {
+      flow.background = parse_stream(require(f, path, "background"), path + "background.");
+    }
+    if (flow.planned_frames(plan.duration) == 0)
+      bad(path + "rate", flow.rate, "sends no frame in " + json(plan.duration).dump() + " s");
+    if (flow.planned_frames(plan.duration) > (uint64_t(1) << 40))
+      bad(path + "rate", flow.rate, "rate x duration must stay below 2^40 frames");
+    plan.flows.push_back(std::move(flow));
+  }
+  return plan;
+}
+
+}  // namespace xlp

@@ -1,0 +1,324 @@
+#include "runtime.hpp"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_launch.h>
+#include <rte_memcpy.h>
+
+#include <cmath>
+#include <ctime>
+#include <map>
+
+namespace xlp {
+
+namespace {
+
+// Sends one flow at its constant rate: every poll hands the frames that are due (at least a
+// minimum burst, at most kMaxBurst) to the port. Frames the port does not accept are kept
+// and offered again first, so none is skipped and the sequence stays in order.
+class TxTask final : public Task {
+ public:
+  TxTask(Flow& flow, TrialControl& ctl, rte_mempool* pool)
+      : flow_(flow), ctl_(ctl), pool_(pool), port_(flow.plan.tx_port),
+        schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, ctl.start_tsc),
+        next_tsc_(schedule_.next_send_tsc(0)) {}
+
+  bool poll(uint64_t now) override {
+    if (pending_ > 0 && !flush()) {
+      if (now > ctl_.cutoff_tsc || ctl_.abort.load(std::memory_order_relaxed)) return stop(now, true);
+      return true;
+    }
+    if (built_ == flow_.planned) return stop(now, false);
+    if (now < next_tsc_) return true;
+    if (now > ctl_.cutoff_tsc || ctl_.abort.load(std::memory_order_relaxed)) return stop(now, true);
+
+    const uint64_t lag = now - schedule_.due_tsc(built_);
+    if (lag > flow_.max_lag_tsc) flow_.max_lag_tsc = lag;
+    const uint32_t count = uint32_t(std::min<uint64_t>(schedule_.due_count(now) - built_, kMaxBurst));
+    if (rte_pktmbuf_alloc_bulk(pool_, burst_, count) != 0) return true;  // pool empty: retry
+    build(count, rte_rdtsc());
+    built_ += count;
+    pending_ = count;
+    first_pending_ = 0;
+    flush();
+    next_tsc_ = schedule_.next_send_tsc(built_);
+    return true;
+  }
+
+ private:
+  void build(uint32_t count, uint64_t tsc) {
+    const uint32_t n = uint32_t(flow_.pattern.size());
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint8_t s = flow_.pattern[cycle_];
+      if (++cycle_ == n) cycle_ = 0;
+      Stream& st = *flow_.streams[s];
+      rte_mbuf* m = burst_[i];
+      uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+      rte_memcpy(data, st.tmpl.bytes.data(), st.tmpl.size());
+      m->data_len = uint16_t(st.tmpl.size());
+      m->pkt_len = st.tmpl.size();
+      stamp_frame(data, st.tmpl, st.next_seq++, tsc);
+      ++st.sent;
+      burst_stream_[i] = s;
+    }
+  }
+
+  // Offers the pending frames to the port; true when all were accepted.
+  bool flush() {
+    uint16_t n = rte_eth_tx_burst(port_, 0, burst_ + first_pending_, uint16_t(pending_));
+    first_pending_ += n;
+    pending_ -= n;
+    flow_.sent.add(n);
+    return pending_ == 0;
+  }
+
+  bool stop(uint64_t now, bool cut_off) {
+    if (cut_off) {
+      // Frames built but never accepted were not sent: take them back from the counts.
+      for (uint32_t i = first_pending_; i < first_pending_ + pending_; ++i)
+        --flow_.streams[burst_stream_[i]]->sent;
+      rte_pktmbuf_free_bulk(burst_ + first_pending_, pending_);
+      pending_ = 0;
+      flow_.cut_off = true;
+    }
+    flow_.send_end_tsc = now;
+    const uint64_t deadline = now + ctl_.timeout_tsc;
+    if (ctl_.senders_running.fetch_sub(1) == 1) ctl_.rx_deadline.store(deadline);
+    return false;
+  }
+
+  Flow& flow_;
+  TrialControl& ctl_;
+  rte_mempool* pool_;
+  uint16_t port_;
+  Schedule schedule_;
+  uint64_t next_tsc_;
+  uint64_t built_ = 0;
+  uint32_t cycle_ = 0;
+  rte_mbuf* burst_[kMaxBurst];
+  uint8_t burst_stream_[kMaxBurst];
+  uint32_t pending_ = 0, first_pending_ = 0;
+};
+
+// Receives on one port: recognises this trial's test frames, counts them per stream, and
+// counts everything else as foreign. Ends at the global timeout after the last sender
+// stopped, or earlier when every frame sent to this port has arrived (finish_early).
+class RxTask final : public Task {
+ public:
+  RxTask(uint16_t port, uint8_t trial_tag, TrialControl& ctl) : port_(port), tag_(trial_tag), ctl_(ctl) {
+    sinks_.fill(nullptr);
+  }
+  void add_stream(uint8_t id, Stream* s) { sinks_[id] = s; streams_.push_back(s); }
+  uint64_t* foreign() { return &foreign_; }
+
+  bool poll(uint64_t now) override {
+    rte_mbuf* bufs[kMaxBurst];
+    const uint16_t n = rte_eth_rx_burst(port_, 0, bufs, kMaxBurst);
+    if (n > 0) {
+      const uint64_t rx_tsc = rte_rdtsc();
+      for (uint16_t i = 0; i < n; ++i) classify(bufs[i], rx_tsc);
+      rte_pktmbuf_free_bulk(bufs, n);
+    }
+    if (now >= ctl_.rx_deadline.load(std::memory_order_relaxed)) return false;
+    if (ctl_.abort.load(std::memory_order_relaxed)) return false;
+    if (n == 0 && ctl_.finish_early && ctl_.senders_running.load(std::memory_order_relaxed) == 0 &&
+        all_arrived())
+      return false;
+    return true;
+  }
+
+ private:
+  void classify(rte_mbuf* m, uint64_t rx_tsc) {
+    TestTag tag;
+    const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
+    Stream* st = nullptr;
+    if (m->nb_segs != 1 || !parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
+        !(st = sinks_[tag.stream])) {
+      ++foreign_;
+      return;
+    }
+    if (m->pkt_len != st->rx_len) {
+      ++st->bad_length;
+      return;
+    }
+    switch (st->seq.record(tag.seq)) {
+      case SequenceTracker::Result::kNew: {
+        st->received.add(1);
+        const uint64_t delay = (rx_tsc - tag.timestamp) & kTimestampMask;
+        if (delay < st->delay_min) st->delay_min = delay;
+        if (delay > st->delay_max) st->delay_max = delay;
+        st->delay_sum += delay;
+        break;
+      }
+      case SequenceTracker::Result::kDuplicate: ++st->duplicates; break;
+      case SequenceTracker::Result::kOutOfRange: ++st->out_of_range; break;
+    }
+  }
+
+  bool all_arrived() const {
+    for (const Stream* s : streams_)
+      if (s->received.get() < s->sent) return false;
+    return true;
+  }
+
+  uint16_t port_;
+  uint8_t tag_;
+  TrialControl& ctl_;
+  std::array<Stream*, 256> sinks_;
+  std::vector<Stream*> streams_;
+  uint64_t foreign_ = 0;
+};
+
+int worker_entry(void* arg) {
+  static_cast<Worker*>(arg)->run();
+  return 0;
+}
+
+void sleep_ms(long ms) {
+  timespec ts{0, ms * 1000000};
+  nanosleep(&ts, nullptr);
+}
+
+}  // namespace
+
+void Worker::run() {
+  std::vector<Task*> active = tasks;
+  while (!active.empty()) {
+    const uint64_t now = rte_rdtsc();
+    for (size_t i = 0; i < active.size();) {
+      if (active[i]->poll(now)) {
+        ++i;
+      } else {
+        active[i] = active.back();
+        active.pop_back();
+      }
+    }
+  }
+  finished.store(true, std::memory_order_release);
+}
+
+Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz) : plan_(plan) {
+  control_.tsc_hz = tsc_hz;
+  control_.timeout_tsc = uint64_t(plan.timeout * double(tsc_hz));
+  control_.finish_early = plan.finish_early;
+  // Start a little in the future so every worker begins on the same schedule.
+  control_.start_tsc = rte_rdtsc() + tsc_hz / 200;
+  control_.cutoff_tsc = control_.start_tsc + uint64_t(plan.duration * (1 + 1e-5) * double(tsc_hz));
+
+  std::map<uint16_t, RxTask*> receivers;
+  for (size_t i = 0; i < plan.flows.size(); ++i) {
+    auto flow = std::make_unique<Flow>();
+    flow->plan = plan.flows[i];
+    const FlowPlan& fp = flow->plan;
+    flow->planned = fp.planned_frames(plan.duration);
+    const uint64_t fg = fp.foreground_frames(flow->planned);
+    const uint8_t fg_id = uint8_t(2 * i), bg_id = uint8_t(2 * i + 1);
+    flow->streams.push_back(std::make_unique<Stream>(
+        "foreground", build_template(fp.foreground.spec, fg_id, trial_tag),
+        fp.foreground.rx_frame_size - kFcs, fg));
+    if (fp.background)
+      flow->streams.push_back(std::make_unique<Stream>(
+          "background", build_template(fp.background->spec, bg_id, trial_tag),
+          fp.background->rx_frame_size - kFcs, flow->planned - fg));
+    for (uint32_t k = 0; k < fp.mix_n; ++k) flow->pattern.push_back(k < fp.mix_m ? 0 : 1);
+
+    RxTask*& rx = receivers[fp.rx_port];
+    if (!rx) {
+      auto task = std::make_unique<RxTask>(fp.rx_port, trial_tag, control_);
+      rx = task.get();
+      foreign_.emplace_back(fp.rx_port, rx->foreign());
+      tasks_.push_back(std::move(task));
+    }
+    rx->add_stream(fg_id, flow->streams[0].get());
+    if (fp.background) rx->add_stream(bg_id, flow->streams[1].get());
+    tasks_.push_back(std::make_unique<TxTask>(*flow, control_, pool));
+    flows_.push_back(std::move(flow));
+  }
+  control_.senders_running = uint32_t(flows_.size());
+}
+
+Trial::~Trial() = default;
+
+void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick) {
+  if (worker_lcores.empty()) {
+    Worker w;
+    for (auto& t : tasks_) w.tasks.push_back(t.get());
+    w.run();
+    return;
+  }
+  for (unsigned lcore : worker_lcores) {
+    auto w = std::make_unique<Worker>();
+    w->lcore = lcore;
+    workers_.push_back(std::move(w));
+  }
+  // Round-robin: with one worker it serves every task of the trial.
+  for (size_t i = 0; i < tasks_.size(); ++i) workers_[i % workers_.size()]->tasks.push_back(tasks_[i].get());
+  for (auto& w : workers_) rte_eal_remote_launch(worker_entry, w.get(), w->lcore);
+  // The control thread sleeps instead of spinning: on a 2-core machine the other core
+  // belongs to the DUT.
+  for (;;) {
+    bool done = true;
+    for (auto& w : workers_) done = done && w->finished.load(std::memory_order_acquire);
+    if (done) break;
+    sleep_ms(10);
+    on_tick();
+  }
+  for (auto& w : workers_) rte_eal_wait_lcore(w->lcore);
+}
+
+nlohmann::json Trial::progress() const {
+  nlohmann::json flows = nlohmann::json::array();
+  for (const auto& f : flows_) {
+    uint64_t received = 0;
+    for (const auto& s : f->streams) received += s->received.get();
+    flows.push_back({{"name", f->plan.name}, {"sent", f->sent.get()}, {"received", received}});
+  }
+  return flows;
+}
+
+nlohmann::json Trial::result(double elapsed_s) const {
+  using nlohmann::json;
+  const double hz = double(control_.tsc_hz);
+  const double ns_per_tick = 1e9 / hz;
+  const double limit = plan_.duration * (1 + 1e-5);
+  json flows = json::array();
+  std::string invalid;
+  for (const auto& f : flows_) {
+    const double send_time = double(f->send_end_tsc - control_.start_tsc) / hz;
+    json streams = json::array();
+    uint64_t sent = 0, received = 0;
+    for (const auto& s : f->streams) {
+      const uint64_t rx = s->received.get();
+      sent += s->sent;
+      received += rx;
+      json st = {{"kind", s->kind}, {"sent", s->sent}, {"received", rx},
+                 {"duplicates", s->duplicates}, {"reordered", s->seq.reordered()},
+                 {"bad_length", s->bad_length}, {"out_of_range", s->out_of_range},
+                 {"frame_size", s->tmpl.size() + kFcs}, {"rx_frame_size", s->rx_len + kFcs}};
+      if (rx > 0)
+        st["delay_ns"] = {{"min", double(s->delay_min) * ns_per_tick},
+                          {"mean", double(s->delay_sum) / double(rx) * ns_per_tick},
+                          {"max", double(s->delay_max) * ns_per_tick}};
+      streams.push_back(std::move(st));
+    }
+    if (invalid.empty() && control_.abort.load()) invalid = "aborted";
+    if (invalid.empty() && (f->cut_off || send_time > limit)) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "tester could not keep the rate: flow %s sent %llu of %llu frames in %.6f s "
+                    "(limit %.6f s)",
+                    f->plan.name.c_str(), (unsigned long long)f->sent.get(),
+                    (unsigned long long)f->planned, send_time, limit);
+      invalid = buf;
+    }
+    flows.push_back({{"name", f->plan.name}, {"rate", f->plan.rate}, {"planned", f->planned},
+                     {"sent", sent}, {"received", received}, {"send_time", send_time},
+                     {"max_lag_us", double(f->max_lag_tsc) / hz * 1e6}, {"streams", streams}});
+  }
+  json ports = json::array();
+  for (const auto& [port, count] : foreign_) ports.push_back({{"index", port}, {"foreign", *count}});
+  return {{"valid", invalid.empty()}, {"invalid_reason", invalid.empty() ? json() : json(invalid)},
+          {"elapsed", elapsed_s}, {"flows", flows}, {"ports", ports}};
+}
+
+}  // namespace xlp

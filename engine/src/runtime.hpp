@@ -1,0 +1,104 @@
+// Executing one elementary trial on DPDK ports: per-flow TX tasks, per-port RX tasks, and
+// workers (lcores) that each run any set of tasks, so one worker can serve a whole
+// bidirectional trial and more workers/queues can later split the load.
+#pragma once
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "frame.hpp"
+#include "pacing.hpp"
+#include "plan.hpp"
+#include "seqtrack.hpp"
+
+namespace xlp {
+
+// Single-writer counter that another thread may read for progress reports: a plain store,
+// no locked instruction in the hot loop.
+struct Counter {
+  std::atomic<uint64_t> v{0};
+  void add(uint64_t d) { v.store(v.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
+  uint64_t get() const { return v.load(std::memory_order_relaxed); }
+};
+
+struct Stream {
+  const char* kind;  // "foreground" | "background"
+  FrameTemplate tmpl;
+  uint32_t rx_len;   // expected received length (frame without FCS)
+  uint64_t planned;
+  // TX side
+  uint32_t next_seq = 0;
+  uint64_t sent = 0;
+  // RX side
+  SequenceTracker seq;
+  Counter received;
+  uint64_t duplicates = 0, bad_length = 0, out_of_range = 0;
+  uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
+
+  Stream(const char* k, FrameTemplate t, uint32_t rx, uint64_t n)
+      : kind(k), tmpl(std::move(t)), rx_len(rx), planned(n), seq(n) {}
+};
+
+struct Flow {
+  FlowPlan plan;
+  uint64_t planned = 0;
+  std::vector<std::unique_ptr<Stream>> streams;  // [0] foreground, [1] background
+  std::vector<uint8_t> pattern;                  // stream index of frame k % mix_n
+  Counter sent;
+  uint64_t send_end_tsc = 0;
+  uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
+  bool cut_off = false;      // the tester could not send everything in time
+};
+
+struct TrialControl {
+  uint64_t tsc_hz = 0;
+  uint64_t start_tsc = 0;
+  uint64_t cutoff_tsc = 0;     // sending must end before this (duration x (1 + 1e-5))
+  uint64_t timeout_tsc = 0;    // RFC 2544 §23 d, in ticks
+  bool finish_early = true;
+  std::atomic<uint32_t> senders_running{0};
+  std::atomic<uint64_t> rx_deadline{UINT64_MAX};
+  std::atomic<bool> abort{false};
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  // Does a little work; returns false once the task has finished for this trial.
+  virtual bool poll(uint64_t now) = 0;
+};
+
+struct Worker {
+  unsigned lcore = 0;
+  std::vector<Task*> tasks;
+  std::atomic<bool> finished{false};
+  void run();
+};
+
+class Trial {
+ public:
+  // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
+  Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz);
+  ~Trial();
+  // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
+  // every 10 ms on the calling thread while workers run; it may request an abort.
+  void run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick);
+  void request_abort() { control_.abort.store(true); }
+  nlohmann::json progress() const;
+  nlohmann::json result(double elapsed_s) const;
+
+ private:
+  TrialPlan plan_;
+  TrialControl control_;
+  std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<std::unique_ptr<Task>> tasks_;
+  std::vector<std::pair<uint16_t, uint64_t*>> foreign_;  // per RX port
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace xlp

@@ -1,0 +1,36 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "checksum.hpp"
+#include "reference.hpp"
+
+using namespace xlp;
+
+TEST(Checksum, Rfc1071Example) {
+  // RFC 1071 §3: the words 0001 f203 f4f5 f6f7 sum to ddf2 (with carries folded).
+  const uint8_t data[] = {0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7};
+  EXPECT_EQ(fold(sum_words(data, sizeof data)), 0xddf2);
+  EXPECT_EQ(internet_checksum(data, sizeof data), uint16_t(~0xddf2));
+}
+
+TEST(Checksum, KnownIpv4Header) {
+  // 192.168.0.1 -> 192.168.0.199, TTL 64, UDP, total length 0x73: checksum 0xb861.
+  const uint8_t h[] = {0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11,
+                       0x00, 0x00, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7};
+  EXPECT_EQ(internet_checksum(h, sizeof h), 0xb861);
+}
+
+TEST(Checksum, MatchesReferenceOnRandomData) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 2000; ++round) {
+    std::vector<uint8_t> data(rng() % 1600);
+    for (auto& b : data) b = uint8_t(rng());
+    EXPECT_EQ(internet_checksum(data.data(), data.size()), reference_checksum(data)) << data.size();
+  }
+}
+
+TEST(Checksum, UdpZeroIsSentAsAllOnes) {
+  EXPECT_EQ(udp_checksum_field(0xffff), 0xffff);  // ~0xffff == 0 -> 0xffff
+  EXPECT_EQ(udp_checksum_field(0x1234), uint16_t(~0x1234));
+}

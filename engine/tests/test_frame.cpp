@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+
+#include <random>
+#include <stdexcept>
+
+#include "frame.hpp"
+#include "reference.hpp"
+
+using namespace xlp;
+
+namespace {
+
+FrameSpec spec_for(int version, uint32_t size) {
+  FrameSpec s;
+  s.ip_version = version;
+  s.src_mac = parse_mac("02:78:6c:00:00:01");
+  s.dst_mac = parse_mac("02:78:6c:00:01:01");
+  s.src_ip = parse_ip(version == 4 ? "198.18.0.2" : "2001:2::2", version);
+  s.dst_ip = parse_ip(version == 4 ? "198.19.0.2" : "2001:2:0:8000::2", version);
+  s.frame_size = size;
+  return s;
+}
+
+const uint32_t kSizes[] = {64, 84, 128, 256, 512, 768, 1024, 1280, 1518, 1522, 2048};
+
+}  // namespace
+
+// Every side combination of siitperf's Table XV sends either IPv4 or IPv6 frames on a port,
+// so the two frame kinds cover 4/4, 6/6, 6/4 and 4/6.
+class FrameLayout : public ::testing::TestWithParam<int> {};
+
+TEST_P(FrameLayout, HeadersLengthsAndChecksumsForEverySize) {
+  const int v = GetParam();
+  std::mt19937_64 rng(v);
+  for (uint32_t size : kSizes) {
+    if (size < min_frame_size(v)) continue;
+    FrameTemplate t = build_template(spec_for(v, size), 5, 9);
+    ASSERT_EQ(t.size(), size - 4);
+    std::vector<uint8_t> f = t.bytes;
+    const uint8_t* ip = f.data() + 14;
+    EXPECT_EQ(f[12] << 8 | f[13], v == 4 ? 0x0800 : 0x86DD);
+    const size_t udp = 14 + (v == 4 ? 20 : 40);
+    if (v == 4) {
+      EXPECT_EQ(ip[0], 0x45);
+      EXPECT_EQ(ip[2] << 8 | ip[3], int(size - 18));  // RFC 2544 App. C: frame - 18
+      EXPECT_EQ(ip[8], 10);                           // TTL
+      EXPECT_EQ(ip[9], 17);
+      EXPECT_EQ(reference_checksum({ip, ip + 20}), 0) << "IPv4 header checksum, size " << size;
+    } else {
+      EXPECT_EQ(ip[0] >> 4, 6);
+      EXPECT_EQ(ip[4] << 8 | ip[5], int(size - 4 - 14 - 40));
+      EXPECT_EQ(ip[6], 17);
+    }
+    EXPECT_EQ(f[udp + 4] << 8 | f[udp + 5], int(size - 4 - udp));
+    EXPECT_EQ(t.tag_offset, udp + 8);
+    EXPECT_EQ(std::string(f.begin() + udp + 8, f.begin() + udp + 14), "XLATPF");
+    // Padding after the tag: incrementing octets, never all zero.
+    for (size_t i = udp + 8 + kTagSize; i < f.size(); ++i)
+      ASSERT_EQ(f[i], uint8_t(i - (udp + 8 + kTagSize)));
+    EXPECT_TRUE(udp_checksum_ok(f.data(), f.size())) << "template, size " << size;
+    for (int k = 0; k < 200; ++k) {
+      const uint32_t seq = uint32_t(rng());
+      const uint64_t tsc = rng();
+      stamp_frame(f.data(), t, seq, tsc);
+      ASSERT_TRUE(udp_checksum_ok(f.data(), f.size())) << "size " << size << " seq " << seq;
+      ASSERT_NE(f[udp + 6] << 8 | f[udp + 7], 0);
+      TestTag tag;
+      ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+      EXPECT_EQ(tag.stream, 5);
+      EXPECT_EQ(tag.trial_tag, 9);
+      EXPECT_EQ(tag.seq, seq);
+      EXPECT_EQ(tag.timestamp, tsc & kTimestampMask);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, FrameLayout, ::testing::Values(4, 6));
+
+TEST(Frame, SmallestFramesHoldTheTagExactly) {
+  EXPECT_EQ(min_frame_size(4), 64u);
+  EXPECT_EQ(min_frame_size(6), 84u);
+  EXPECT_THROW(build_template(spec_for(4, 63), 0, 1), std::invalid_argument);
+  EXPECT_THROW(build_template(spec_for(6, 83), 0, 1), std::invalid_argument);
+  EXPECT_THROW(build_template(spec_for(4, 2049), 0, 1), std::invalid_argument);
+  EXPECT_NO_THROW(build_template(spec_for(4, 64), 0, 1));
+  EXPECT_NO_THROW(build_template(spec_for(6, 84), 0, 1));
+}
+
+TEST(Frame, ParserRejectsNonTestFrames) {
+  FrameTemplate t = build_template(spec_for(4, 64), 0, 1);
+  std::vector<uint8_t> f = t.bytes;
+  TestTag tag;
+  EXPECT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+  EXPECT_FALSE(parse_test_frame(f.data(), uint32_t(f.size() - 1 - 18), tag));  // truncated
+  auto g = f; g[12] = 0x08; g[13] = 0x06;                                         // ARP
+  EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+  g = f; g[14 + 9] = 6;                                                           // TCP
+  EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+  g = f; g[14 + 20 + 8] = 'x';                                                    // no magic
+  EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+  g = f; g[14 + 6] = 0x20;                                                        // MF fragment
+  EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+}
+
+TEST(Frame, ParsesVlanTaggedFrames) {
+  FrameTemplate t = build_template(spec_for(6, 128), 3, 4);
+  std::vector<uint8_t> f(t.bytes.begin(), t.bytes.begin() + 12);
+  const uint8_t vlan[] = {0x81, 0x00, 0x00, 0x64};
+  f.insert(f.end(), vlan, vlan + 4);
+  f.insert(f.end(), t.bytes.begin() + 12, t.bytes.end());
+  TestTag tag;
+  ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+  EXPECT_EQ(tag.stream, 3);
+}
+
+TEST(Frame, MacAndAddressParsing) {
+  EXPECT_EQ(format_mac(parse_mac("02:AB:cd:00:00:ff").data()), "02:ab:cd:00:00:ff");
+  EXPECT_THROW(parse_mac("02:ab:cd:00:00"), std::invalid_argument);
+  EXPECT_THROW(parse_mac("02:ab:cd:00:00:ff:11"), std::invalid_argument);
+  EXPECT_THROW(parse_ip("198.18.0.256", 4), std::invalid_argument);
+  EXPECT_THROW(parse_ip("198.18.0.1", 6), std::invalid_argument);
+  EXPECT_EQ(parse_ip("2001:2::2", 6)[15], 2);
+}

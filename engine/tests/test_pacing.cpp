@@ -1,0 +1,50 @@
+#include <gtest/gtest.h>
+
+#include "pacing.hpp"
+
+using namespace xlp;
+
+TEST(MaxFrameRate, RfcValues) {
+  EXPECT_EQ(max_frame_rate(10'000'000'000ull, 64), 14'880'952u);
+  EXPECT_EQ(max_frame_rate(10'000'000'000ull, 84), 12'019'230u);
+  EXPECT_EQ(max_frame_rate(10'000'000'000ull, 1518), 812'743u);
+  EXPECT_EQ(max_frame_rate(1'000'000'000ull, 64), 1'488'095u);
+  EXPECT_EQ(max_frame_rate(10'000'000ull, 64, 20), 12'019u);  // RFC 8219 App. A, 6in4
+  EXPECT_EQ(max_frame_rate(10'000'000ull, 1518), 812u);        // RFC 2544 App. B
+}
+
+TEST(Schedule, FrameKIsDueAtKOverRate) {
+  const uint64_t hz = 2'000'000'000, rate = 3'000'000;
+  Schedule s(hz, rate, 3'000'000, 1000);
+  EXPECT_EQ(s.due_tsc(0), 1000u);
+  EXPECT_EQ(s.due_tsc(3), 1000u + 2000u);        // 3 frames at 3 Mfps = 1 us = 2000 ticks
+  EXPECT_EQ(s.due_count(999), 0u);
+  EXPECT_EQ(s.due_count(1000), 1u);
+  for (uint64_t k : {1ull, 7ull, 1000ull, 2'999'999ull}) {
+    EXPECT_EQ(s.due_count(s.due_tsc(k)), k + 1) << k;
+    EXPECT_EQ(s.due_count(s.due_tsc(k) - 1), k) << k;  // exact: no frame early
+  }
+  EXPECT_EQ(s.due_count(UINT64_MAX / 4), 3'000'000u);  // capped at the total
+  // The last frame is due before the trial's duration ends.
+  EXPECT_LT(s.due_tsc(s.frames() - 1), 1000u + hz);
+}
+
+TEST(Schedule, BurstCoversAboutOneMicrosecond) {
+  EXPECT_EQ(Schedule(1'000'000'000, 10'000, 100, 0).min_burst(), 1u);
+  EXPECT_EQ(Schedule(1'000'000'000, 14'880'952, 100, 0).min_burst(), 14u);
+  EXPECT_EQ(Schedule(1'000'000'000, 100'000'000, 100, 0).min_burst(), kMaxBurst);
+}
+
+TEST(Schedule, NextSendWaitsForAMinimumBurstButNotAtTheEnd) {
+  Schedule s(1'000'000'000, 10'000'000, 25, 0);  // 10 per us, bursts of 10
+  EXPECT_EQ(s.min_burst(), 10u);
+  EXPECT_EQ(s.next_send_tsc(0), s.due_tsc(9));
+  EXPECT_EQ(s.next_send_tsc(20), s.due_tsc(24));  // only 5 left
+}
+
+TEST(Schedule, AverageRateIsExactOverLongTrials) {
+  const uint64_t hz = 2'500'000'000, rate = 1'234'567;
+  Schedule s(hz, rate, rate * 60, 0);
+  // The frame due at 60 s: exactly rate * 60 frames fit in [0, 60 s).
+  EXPECT_EQ(s.due_count(60 * hz - 1), rate * 60);
+}
