@@ -39,7 +39,8 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
     f[ip + 9] = 17;                          // UDP
     std::memcpy(f + ip + 12, src, 4);
     std::memcpy(f + ip + 16, dst, 4);
-    put16(f + ip + 10, internet_checksum(f + ip, 20));
+    t.ipv4_header_sum = fold(sum_words(f + ip, 20));
+    put16(f + ip + 10, uint16_t(~t.ipv4_header_sum));
   } else {
     f[ip] = 0x60;
     put16(f + ip + 4, udp_len);
@@ -64,6 +65,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   sum = sum_words(dst, addr_len, sum);
   sum += 17 + udp_len;
   sum = sum_words(f + udp, udp_len, sum);
+  t.ip_offset = uint16_t(ip);
   t.udp_offset = uint16_t(udp);
   t.tag_offset = uint16_t(udp + kUdpHeader);
   t.base_sum = fold(sum);

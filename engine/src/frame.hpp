@@ -43,6 +43,8 @@ struct FrameTemplate {
   uint16_t udp_offset = 0;     // start of the UDP header
   uint16_t tag_offset = 0;     // start of the UDP payload (the test tag)
   uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
+  uint16_t ip_offset = 0;      // start of the IP header
+  uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
   uint32_t size() const { return uint32_t(bytes.size()); }
 };
 
@@ -50,7 +52,9 @@ struct FrameTemplate {
 FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t trial_tag);
 
 // Writes sequence number and timestamp into a copy of the template and fixes the UDP checksum.
-inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc) {
+// `extra_sum` carries the checksum changes of varying fields (see fields.hpp).
+inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc,
+                        uint64_t extra_sum = 0) {
   uint8_t* tag = frame + t.tag_offset;
   uint64_t ts = tsc & kTimestampMask;
   uint32_t seq_be = __builtin_bswap32(seq);
@@ -59,7 +63,7 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
   uint32_t ts_lo = __builtin_bswap32(uint32_t(ts));
   std::memcpy(tag + 12, &ts_hi, 2);
   std::memcpy(tag + 14, &ts_lo, 4);
-  uint64_t sum = uint64_t(t.base_sum) + (seq >> 16) + (seq & 0xffff) + (ts >> 32) +
+  uint64_t sum = extra_sum + t.base_sum + (seq >> 16) + (seq & 0xffff) + (ts >> 32) +
                  ((ts >> 16) & 0xffff) + (ts & 0xffff);
   uint16_t csum_be = __builtin_bswap16(udp_checksum_field(sum));
   std::memcpy(frame + t.udp_offset + 6, &csum_be, 2);

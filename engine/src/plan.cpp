@@ -54,6 +54,37 @@ auto parsed(const json& obj, const std::string& path, const char* key, Parse par
   }
 }
 
+VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
+  VarySpec v;
+  const std::string field = text(j, path, "field");
+  static const std::pair<const char*, VarySpec::Field> kFields[] = {
+      {"src_port", VarySpec::Field::kSrcPort}, {"dst_port", VarySpec::Field::kDstPort},
+      {"src_ip", VarySpec::Field::kSrcIp}, {"dst_ip", VarySpec::Field::kDstIp}};
+  bool known = false;
+  for (auto& [name, f] : kFields)
+    if (field == name) { v.field = f; known = true; }
+  if (!known) bad(path + "field", field, "must be one of src_port, dst_port, src_ip, dst_ip");
+  const std::string mode = text(j, path, "mode");
+  if (mode == "increasing") v.mode = VaryMode::kIncreasing;
+  else if (mode == "decreasing") v.mode = VaryMode::kDecreasing;
+  else if (mode == "random") v.mode = VaryMode::kRandom;
+  else bad(path + "mode", mode, "must be one of increasing, decreasing, random");
+  const bool is_ip = v.field == VarySpec::Field::kSrcIp || v.field == VarySpec::Field::kDstIp;
+  const uint32_t addr_len = ip_version == 4 ? 4 : 16;
+  v.bits = uint32_t(integer_in(j, path, "bits", 8, 16, 16));
+  if (v.bits != 8 && v.bits != 16) bad(path + "bits", v.bits, "must be 8 or 16");
+  if (!is_ip && v.bits != 16) bad(path + "bits", v.bits, "must be 16 for a port");
+  if (is_ip) {
+    v.offset = uint32_t(integer_in(j, path, "offset", 0, addr_len - v.bits / 8));
+    if (v.bits == 16 && v.offset % 2) bad(path + "offset", v.offset, "must be even for a 16-bit field");
+  }
+  const uint32_t top = (1u << v.bits) - 1;
+  v.min = uint32_t(integer_in(j, path, "min", 0, top));
+  v.max = uint32_t(integer_in(j, path, "max", v.min, top));
+  v.name = path.substr(0, path.size() - 1);
+  return v;
+}
+
 StreamPlan parse_stream(const json& j, const std::string& path) {
   StreamPlan s;
   const json& version = require(j, path, "ip_version");
@@ -68,10 +99,51 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   s.spec.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535, 7));
   s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v), kMaxFrameSize));
   s.rx_frame_size = uint32_t(integer_in(j, path, "rx_frame_size", 64, kMaxFrameSize, s.spec.frame_size));
+  if (j.contains("vary")) {
+    const json& vary = j["vary"];
+    if (!vary.is_array() || vary.size() > kMaxFields)
+      bad(path + "vary", vary, "must be a list of at most " + std::to_string(kMaxFields) + " fields");
+    std::vector<std::pair<VarySpec::Field, uint32_t>> words;  // fields must not share a word
+    for (size_t i = 0; i < vary.size(); ++i) {
+      VarySpec v = parse_vary(vary[i], path + "vary[" + std::to_string(i) + "].", s.spec.ip_version);
+      const auto word = std::make_pair(v.field, v.offset & ~1u);
+      for (size_t k = 0; k < words.size(); ++k)
+        if (words[k] == word)
+          throw std::invalid_argument(v.name + " collides with " + s.vary[k].name +
+                                      ": both change the same 16 bits of the header");
+      words.push_back(word);
+      s.vary.push_back(v);
+    }
+  }
   return s;
 }
 
 }  // namespace
+
+std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTemplate& tmpl) {
+  std::vector<FieldSpec> out;
+  const bool v4 = stream.spec.ip_version == 4;
+  for (const VarySpec& v : stream.vary) {
+    FieldSpec f{v.name, 0, 0, false, false, v.mode, v.min, v.max};
+    switch (v.field) {
+      case VarySpec::Field::kSrcPort: f.word_offset = tmpl.udp_offset; break;
+      case VarySpec::Field::kDstPort: f.word_offset = uint16_t(tmpl.udp_offset + 2); break;
+      case VarySpec::Field::kSrcIp:
+      case VarySpec::Field::kDstIp: {
+        const bool src = v.field == VarySpec::Field::kSrcIp;
+        const uint32_t addr = tmpl.ip_offset + (v4 ? (src ? 12 : 16) : (src ? 8 : 24));
+        const uint32_t byte = addr + v.offset;
+        f.word_offset = uint16_t(byte & ~1u);
+        f.byte_only = v.bits == 8;
+        f.shift = uint8_t(f.byte_only && byte % 2 == 0 ? 8 : 0);
+        f.in_ipv4_header = v4;
+        break;
+      }
+    }
+    out.push_back(f);
+  }
+  return out;
+}
 
 uint64_t FlowPlan::planned_frames(double duration) const {
   return uint64_t(std::llround(double(rate) * duration));
@@ -82,6 +154,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   plan.duration = number_in(req, "", "duration", 1e-3, 1e6);
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
   plan.progress_interval = number_in(req, "", "progress_interval", 0, 3600, 1.0);
+  plan.seed = integer_in(req, "", "seed", 0, INT64_MAX, 1);
   if (req.contains("finish_early")) {
     if (!req["finish_early"].is_boolean()) bad("finish_early", req["finish_early"], "must be true or false");
     plan.finish_early = req["finish_early"].get<bool>();

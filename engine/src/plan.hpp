@@ -7,14 +7,29 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fields.hpp"
 #include "frame.hpp"
 
 namespace xlp {
 
+// A varying field as requested: which header field, which part of it, how it varies.
+struct VarySpec {
+  enum class Field { kSrcPort, kDstPort, kSrcIp, kDstIp } field;
+  uint32_t offset = 0;  // byte offset within the address (0 for ports)
+  uint32_t bits = 16;   // 16: a 16-bit word at an even offset; 8: one byte
+  VaryMode mode = VaryMode::kRandom;
+  uint32_t min = 0, max = 0;
+  std::string name;     // the request key, for messages
+};
+
 struct StreamPlan {
   FrameSpec spec;
   uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation)
+  std::vector<VarySpec> vary;
 };
+
+// Where the varying fields of a stream sit in its frame template.
+std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTemplate& tmpl);
 
 struct FlowPlan {
   std::string name;
@@ -33,6 +48,7 @@ struct FlowPlan {
 
 struct TrialPlan {
   double duration = 0, timeout = 2.0, progress_interval = 1.0;
+  uint64_t seed = 0;  // pseudorandom fields: the same seed gives the same frames (RFC 4814 §3.1)
   bool finish_early = true;
   std::vector<FlowPlan> flows;
 };

@@ -21,7 +21,9 @@ class TxTask final : public Task {
   TxTask(Flow& flow, TrialControl& ctl, rte_mempool* pool)
       : flow_(flow), ctl_(ctl), pool_(pool), port_(flow.plan.tx_port),
         schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, ctl.start_tsc),
-        next_tsc_(schedule_.next_send_tsc(0)) {}
+        next_tsc_(schedule_.next_send_tsc(0)) {
+    for (const auto& st : flow.streams) varying_ = varying_ || !st->fields.empty();
+  }
 
   bool poll(uint64_t now) override {
     if (pending_ > 0 && !flush()) {
@@ -36,7 +38,8 @@ class TxTask final : public Task {
     if (lag > flow_.max_lag_tsc) flow_.max_lag_tsc = lag;
     const uint32_t count = uint32_t(std::min<uint64_t>(schedule_.due_count(now) - built_, kMaxBurst));
     if (rte_pktmbuf_alloc_bulk(pool_, burst_, count) != 0) return true;  // pool empty: retry
-    build(count, rte_rdtsc());
+    if (varying_) build<true>(count, rte_rdtsc());
+    else build<false>(count, rte_rdtsc());
     built_ += count;
     pending_ = count;
     first_pending_ = 0;
@@ -46,20 +49,41 @@ class TxTask final : public Task {
   }
 
  private:
+  // Fills burst_[0..count) with the next frames of the flow. Specialised on whether any
+  // field varies, so fixed frames pay nothing for the mechanism.
+  template <bool kVarying>
   void build(uint32_t count, uint64_t tsc) {
     const uint32_t n = uint32_t(flow_.pattern.size());
+    uint32_t per_stream[2] = {0, 0};
     for (uint32_t i = 0; i < count; ++i) {
-      const uint8_t s = flow_.pattern[cycle_];
+      burst_stream_[i] = flow_.pattern[cycle_];
       if (++cycle_ == n) cycle_ = 0;
+      ++per_stream[burst_stream_[i]];
+    }
+    // Field values for the whole burst, one generator call per field and stream.
+    uint16_t values[2][kMaxFields][kMaxBurst];
+    if constexpr (kVarying) {
+      for (size_t s = 0; s < flow_.streams.size(); ++s) {
+        auto& fields = flow_.streams[s]->fields;
+        for (size_t f = 0; f < fields.size(); ++f) fields[f].generate(values[s][f], per_stream[s], flow_.rng);
+      }
+    }
+    uint32_t used[2] = {0, 0};
+    for (uint32_t i = 0; i < count; ++i) {
+      const uint8_t s = burst_stream_[i];
       Stream& st = *flow_.streams[s];
       rte_mbuf* m = burst_[i];
       uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
       rte_memcpy(data, st.tmpl.bytes.data(), st.tmpl.size());
       m->data_len = uint16_t(st.tmpl.size());
       m->pkt_len = st.tmpl.size();
-      stamp_frame(data, st.tmpl, st.next_seq++, tsc);
+      uint64_t udp_delta = 0;
+      if constexpr (kVarying) {
+        udp_delta = apply_fields(data, st.tmpl, st.fields.data(), st.fields.size(), &values[s][0][0],
+                                 kMaxBurst, used[s]++, st.ipv4_fields);
+      }
+      stamp_frame(data, st.tmpl, st.next_seq++, tsc, udp_delta);
       ++st.sent;
-      burst_stream_[i] = s;
     }
   }
 
@@ -95,6 +119,7 @@ class TxTask final : public Task {
   uint64_t next_tsc_;
   uint64_t built_ = 0;
   uint32_t cycle_ = 0;
+  bool varying_ = false;
   rte_mbuf* burst_[kMaxBurst];
   uint8_t burst_stream_[kMaxBurst];
   uint32_t pending_ = 0, first_pending_ = 0;
@@ -221,6 +246,16 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
           "background", build_template(fp.background->spec, bg_id, trial_tag),
           fp.background->rx_frame_size - kFcs, flow->planned - fg));
     for (uint32_t k = 0; k < fp.mix_n; ++k) flow->pattern.push_back(k < fp.mix_m ? 0 : 1);
+    flow->rng = Rng(plan.seed * 1000003 + i);  // reproducible per seed, independent per flow
+    const StreamPlan* stream_plans[2] = {&fp.foreground, fp.background ? &*fp.background : nullptr};
+    for (size_t s = 0; s < flow->streams.size(); ++s) {
+      Stream& st = *flow->streams[s];
+      for (const FieldSpec& f : resolve_fields(*stream_plans[s], st.tmpl)) {
+        const uint8_t* w = st.tmpl.bytes.data() + f.word_offset;
+        st.fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]));
+        st.ipv4_fields = st.ipv4_fields || f.in_ipv4_header;
+      }
+    }
 
     RxTask*& rx = receivers[fp.rx_port];
     if (!rx) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fields.hpp"
 #include "frame.hpp"
 #include "pacing.hpp"
 #include "plan.hpp"
@@ -29,6 +30,8 @@ struct Counter {
 struct Stream {
   const char* kind;  // "foreground" | "background"
   FrameTemplate tmpl;
+  std::vector<FieldGenerator> fields;  // varying fields, empty for fixed frames
+  bool ipv4_fields = false;            // some field is covered by the IPv4 header checksum
   uint32_t rx_len;   // expected received length (frame without FCS)
   uint64_t planned;
   // TX side
@@ -49,6 +52,7 @@ struct Flow {
   uint64_t planned = 0;
   std::vector<std::unique_ptr<Stream>> streams;  // [0] foreground, [1] background
   std::vector<uint8_t> pattern;                  // stream index of frame k % mix_n
+  Rng rng{1};                                    // pseudorandom fields of this flow
   Counter sent;
   uint64_t send_end_tsc = 0;
   uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
