@@ -1,0 +1,290 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tests of xlatperf.lab: parameter checks (anyone), and the namespace testbeds (root only).
+
+The root tests build every kind for real, check what exists, and send frames through each DUT
+with tests/lab_probe.py running in the tester namespace; scapy builds and checks the frames.
+They use the lab's fixed names, so they replace a lab that is up while they run.
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+
+from xlatperf import lab
+
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and iproute2")
+
+PROBE = Path(__file__).with_name("lab_probe.py")
+MARKER = b"xlatperf-lab-probe"
+
+# What each kind must write, spelled out here rather than taken from lab.py.
+TL, TR, DL, DR = "02:78:6c:00:00:01", "02:78:6c:00:00:02", "02:78:6c:00:01:01", "02:78:6c:00:01:02"
+V4 = ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": DL},
+      {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": DR})
+V6 = ({"ip_version": 6, "ipv6": "2001:2::2", "dut_mac": DL},
+      {"ip_version": 6, "ipv6": "2001:2:0:8000::2", "dut_mac": DR})
+EXPECTED_SIDES = {
+    "router4": V4,
+    "router6": V6,
+    "siit": ({"ip_version": 6, "ipv6": "2001:2::2", "virtual_ipv4": "198.18.0.2", "dut_mac": DL},
+             {"ip_version": 4, "ipv4": "198.19.0.2", "ipv6": "2001:2:0:8000::2",
+              "virtual_ipv6": "2001:2:0:1::2", "dut_mac": DR}),
+    "loopback": ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": TR},
+                 {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": TL}),
+    "limit": V4,
+    "lossy": V4,
+}
+EXPECTED_DUT_ADDRS = {
+    "router4": {"xlp-dl": {"198.18.0.1/24"}, "xlp-dr": {"198.19.0.1/24"}},
+    "router6": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
+    "siit": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/24", "2001:2:0:8000::1/64"}},
+    "limit": {"xlp-dl": {"198.18.0.1/24"}, "xlp-dr": {"198.19.0.1/24"}},
+    "lossy": {"xlp-dl": {"198.18.0.1/24"}, "xlp-dr": {"198.19.0.1/24"}},
+}
+
+
+def sh(*cmd: str) -> str:
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def namespaces() -> set[str]:
+    return {line.split()[0] for line in sh("ip", "netns", "list").splitlines() if line.strip()}
+
+
+def links(ns: str) -> dict[str, dict]:
+    return {link["ifname"]: link for link in json.loads(sh("ip", "-n", ns, "-j", "addr", "show"))}
+
+
+def alive(pid: int) -> bool:
+    """True for a running process (a zombie waiting for init to reap it is not running)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def lab_taygas() -> list[int]:
+    """Live processes that run TAYGA with the lab's configuration."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if proc.name.isdigit() and lab.TAYGA_CONF.encode() in cmdline and alive(int(proc.name)):
+            pids.append(int(proc.name))
+    return pids
+
+
+def probe(send: str, recv: str, frames: list, count: int | None = None) -> dict:
+    """Sends `frames` on tester port `send`, returns what arrived on tester port `recv`."""
+    request = {"frames": [bytes(f).hex() for f in frames], "marker": MARKER.hex()}
+    if count is not None:
+        request["count"] = count
+    out = subprocess.run(["ip", "netns", "exec", lab.TESTER_NS, sys.executable, str(PROBE),
+                          send, recv], input=json.dumps(request), capture_output=True,
+                         text=True, check=True).stdout
+    return json.loads(out)
+
+
+@pytest.fixture(autouse=True)
+def _no_lab_left():
+    yield
+    if os.geteuid() == 0:
+        lab.lab_down()
+
+
+# --- parameters (no root needed) ----------------------------------------------------------------
+
+def test_kinds_describe_themselves_and_their_defaults_are_valid():
+    assert set(lab.KINDS) == set(EXPECTED_SIDES)
+    text = lab.format_kinds()
+    for kind, spec in lab.KINDS.items():
+        assert spec["description"] and kind in text
+        for name, param in spec["params"].items():
+            assert {"default", "allowed", "help"} <= set(param)
+            assert f"{name}={param['default']}" in text
+        lab._resolve(kind, {})  # the defaults pass their own validation
+
+
+@pytest.mark.parametrize(("kind", "params", "named"), [
+    ("router5", {}, ["'router5'", "router4", "siit", "loopback"]),
+    ("router4", {"rate": "1000"}, ["'router4'", "'rate'", "none"]),
+    ("limit", {"rat": "1000"}, ["'limit'", "'rat'", "burst, family, rate"]),
+    ("limit", {"rate": "fast"}, ["rate='fast'", "1..100000000"]),
+    ("limit", {"rate": "0"}, ["rate='0'", "1..100000000"]),
+    ("limit", {"burst": "-5"}, ["burst='-5'", "auto or an integer"]),
+    ("limit", {"family": "5"}, ["family='5'", "4 or 6"]),
+    ("lossy", {"loss": "1.5"}, ["loss='1.5'", "0..1"]),
+    ("lossy", {"loss": "nan"}, ["loss='nan'", "0..1"]),
+])
+def test_bad_kind_or_param_is_named_in_the_error(kind, params, named, tmp_path):
+    with pytest.raises(lab.LabError) as err:
+        lab.lab_up(kind, params, str(tmp_path / "lab.toml"))
+    for text in named:
+        assert text in str(err.value)
+    assert not (tmp_path / "lab.toml").exists()
+
+
+def test_limit_burst_holds_50ms_of_frames_but_at_least_100():
+    assert lab.auto_burst(10_000) == 500
+    assert lab.auto_burst(1_000_000) == 50_000
+    assert lab.auto_burst(1_000) == 100
+    assert lab._resolve("limit", {"rate": "30000"})["burst"] == 1500
+    assert lab._resolve("limit", {"burst": "7"})["burst"] == 7
+
+
+def test_loss_is_quantised_to_65536ths():
+    assert lab.loss_threshold(0.01) == 655
+    assert "numgen random mod 65536 < 0 " in lab.lossy_ruleset(0.0)
+    assert "numgen random mod 65536 < 32768 " in lab.lossy_ruleset(0.5)
+    assert "numgen" not in lab.lossy_ruleset(1.0)  # nft cannot compare a 16-bit value with 65536
+
+
+# --- testbeds (root) ----------------------------------------------------------------------------
+
+@needs_root
+@pytest.mark.parametrize("kind", list(EXPECTED_SIDES))
+def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
+    config = tmp_path / "lab.toml"
+    lab.lab_up(kind, {}, str(config))
+    first_tayga = lab._read_pid(lab.TAYGA_PIDFILE)
+    lab.lab_up(kind, {}, str(config))  # replaces the first lab
+
+    expect_ns = {"xlp-tester"} if kind == "loopback" else {"xlp-tester", "xlp-dut"}
+    assert {ns for ns in namespaces() if ns.startswith("xlp-")} == expect_ns
+
+    tester = links("xlp-tester")
+    for port, mac in (("xlp-tl", TL), ("xlp-tr", TR)):
+        assert tester[port]["address"] == mac
+        assert {"UP", "PROMISC"} <= set(tester[port]["flags"])
+        assert tester[port]["addr_info"] == []  # no IPv4, and IPv6 disabled: no link-local
+        assert sh("ip", "netns", "exec", "xlp-tester", "sysctl", "-n",
+                  f"net.ipv6.conf.{port}.disable_ipv6").strip() == "1"
+    offloads = sh("ip", "netns", "exec", "xlp-tester", "ethtool", "-k", "xlp-tl")
+    for feature in ("generic-receive-offload", "generic-segmentation-offload",
+                    "tcp-segmentation-offload"):
+        assert f"{feature}: off" in offloads
+
+    if kind != "loopback":
+        dut = links("xlp-dut")
+        for dev, mac in (("xlp-dl", DL), ("xlp-dr", DR)):
+            assert dut[dev]["address"] == mac
+            addrs = {f"{a['local']}/{a['prefixlen']}" for a in dut[dev]["addr_info"]
+                     if a["scope"] == "global"}
+            assert addrs == EXPECTED_DUT_ADDRS[kind][dev]
+        neigh = sh("ip", "-n", "xlp-dut", "neigh", "show", "nud", "permanent")
+        assert TL.lower() in neigh and TR.lower() in neigh
+
+    ruleset = (sh("ip", "netns", "exec", "xlp-dut", "nft", "list", "ruleset")
+               if kind in ("limit", "lossy") else "")
+    if kind == "limit":
+        assert ruleset.count("limit rate 10000/second burst 500 packets") == 2
+    if kind == "lossy":
+        assert ruleset.count("numgen random mod 65536 < 655 ") == 2
+
+    if kind == "siit":
+        pid = lab._read_pid(lab.TAYGA_PIDFILE)
+        assert pid and alive(pid) and Path(f"/proc/{pid}/comm").read_text().strip() == "tayga"
+        assert str(pid) in sh("ip", "netns", "pids", "xlp-dut").split()
+        assert not alive(first_tayga)  # the second lab_up stopped the first TAYGA
+        assert "xlp-nat64" in links("xlp-dut")
+
+    cfg = tomllib.loads(config.read_text())
+    assert cfg["tester"] == {"netns": "xlp-tester"}
+    assert cfg["trial"] == {"pause": 0.5}
+    for side, port, mac, expected in (("left", "xlp-tl", TL, EXPECTED_SIDES[kind][0]),
+                                      ("right", "xlp-tr", TR, EXPECTED_SIDES[kind][1])):
+        assert cfg[side] == {"port": f"af_packet:{port}", "mac": mac, **expected}
+
+    state = lab.lab_state()
+    assert state["kind"] == kind and state["config"] == str(config)
+
+    lab.lab_down()
+    lab.lab_down()
+    assert not [ns for ns in namespaces() if ns.startswith("xlp-")]
+    assert lab.lab_state() is None and not Path(lab.LAB_DIR).exists()
+    if kind == "siit":
+        assert not alive(pid) and not lab_taygas()
+
+
+@needs_root
+def test_a_failure_midway_removes_what_was_built():
+    with pytest.raises(lab.LabError) as err:
+        lab.lab_up("siit", {}, "/proc/xlatperf-lab.toml")  # fails last, after TAYGA started
+    assert "siit" in str(err.value) and "cleaned up" in str(err.value)
+    assert not [ns for ns in namespaces() if ns.startswith("xlp-")]
+    assert lab.lab_state() is None
+    assert not lab_taygas()
+
+
+def udp(payload: bytes = MARKER) -> UDP:
+    return UDP(sport=49184, dport=7) / Raw(payload)
+
+
+L4, R4 = "198.18.0.2", "198.19.0.2"  # tester IPv4 addresses, left and right
+L6, R6 = "2001:2::2", "2001:2:0:8000::2"  # tester IPv6 addresses
+R4_AS_6 = "2001:2:0:1::2"  # the right tester's IPv4 address as the SIIT maps it
+
+# case: (kind, sending tester port, frame sent, receiving tester port, frame expected there)
+FORWARDING = {
+    "router4 forward": ("router4", "xlp-tl", Ether(src=TL, dst=DL) / IP(src=L4, dst=R4),
+                        "xlp-tr", Ether(src=DR, dst=TR) / IP(src=L4, dst=R4, ttl=63)),
+    "router4 reverse": ("router4", "xlp-tr", Ether(src=TR, dst=DR) / IP(src=R4, dst=L4),
+                        "xlp-tl", Ether(src=DL, dst=TL) / IP(src=R4, dst=L4, ttl=63)),
+    "router6 forward": ("router6", "xlp-tl", Ether(src=TL, dst=DL) / IPv6(src=L6, dst=R6),
+                        "xlp-tr", Ether(src=DR, dst=TR) / IPv6(src=L6, dst=R6, hlim=63)),
+    "siit forward": ("siit", "xlp-tl", Ether(src=TL, dst=DL) / IPv6(src=L6, dst=R4_AS_6),
+                     "xlp-tr", Ether(src=DR, dst=TR) / IP(src=L4, dst=R4)),
+    "siit reverse": ("siit", "xlp-tr", Ether(src=TR, dst=DR) / IP(src=R4, dst=L4),
+                     "xlp-tl", Ether(src=DL, dst=TL) / IPv6(src=R4_AS_6, dst=L6)),
+    "siit background": ("siit", "xlp-tl", Ether(src=TL, dst=DL) / IPv6(src=L6, dst=R6),
+                        "xlp-tr", Ether(src=DR, dst=TR) / IPv6(src=L6, dst=R6, hlim=63)),
+    "loopback": ("loopback", "xlp-tl", Ether(src=TL, dst=TR) / IP(src=L4, dst=R4),
+                 "xlp-tr", Ether(src=TL, dst=TR) / IP(src=L4, dst=R4)),
+}
+
+
+@needs_root
+@pytest.mark.parametrize("case", list(FORWARDING))
+def test_a_frame_crosses_the_dut(case, tmp_path):
+    kind, send, sent, recv, expected = FORWARDING[case]
+    lab.lab_up(kind, {}, str(tmp_path / "lab.toml"))
+    result = probe(send, recv, [sent / udp()])
+    assert result["received"] == 1, f"{case}: nothing arrived on {recv}"
+    got = Ether(bytes.fromhex(result["frames"][0]))
+    want = Ether(bytes(expected / udp()))  # built and checksummed by scapy, the oracle
+    assert (got.src, got.dst, got.type) == (want.src, want.dst, want.type)
+    got_ip, want_ip = got.payload, want.payload
+    assert (got_ip.src, got_ip.dst) == (want_ip.src, want_ip.dst)
+    if case != "siit forward" and case != "siit reverse":  # TAYGA sets its own TTL, DF, id
+        assert bytes(got_ip) == bytes(want_ip)  # the whole packet, checksums included
+    assert bytes(got[UDP]) == bytes(want[UDP])  # translation kept the UDP datagram intact
+
+
+@needs_root
+def test_limit_passes_the_burst_then_the_rate(tmp_path):
+    lab.lab_up("limit", {"rate": "1000", "burst": "100"}, str(tmp_path / "lab.toml"))
+    frame = Ether(src=TL, dst=DL) / IP(src=L4, dst=R4) / udp()
+    result = probe("xlp-tl", "xlp-tr", [frame], count=600)  # back to back: far above 1000/s
+    # The bucket starts full (100 frames) and refills at 1000/s while the probe sends.
+    assert 100 <= result["received"] < 400
+
+
+@needs_root
+def test_lossy_drops_its_share(tmp_path):
+    lab.lab_up("lossy", {"loss": "0.5", "family": "6"}, str(tmp_path / "lab.toml"))
+    frame = Ether(src=TR, dst=DR) / IPv6(src=R6, dst=L6) / udp()
+    result = probe("xlp-tr", "xlp-tl", [frame], count=2000)
+    assert 890 <= result["received"] <= 1110  # 1000 +- 5 standard deviations
