@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Installs what xlatperf needs on Debian 12, then builds and installs the engine and the
+# Python package. Run as root from anywhere; safe to run again (every step is idempotent).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "setup.sh: run as root (apt-get, hugepages, /usr/local)" >&2
+    exit 1
+fi
+
+# No prompt may wait for an answer: CI has no standard input. tshark asks whether non-root
+# users may capture; answer "no" up front.
+export DEBIAN_FRONTEND=noninteractive
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+
+apt-get update
+apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+    build-essential cmake ninja-build pkg-config \
+    libdpdk-dev dpdk nlohmann-json3-dev libgtest-dev googletest \
+    iproute2 nftables tayga tcpdump tshark ethtool \
+    python3-pip
+
+# Hugepages for DPDK, where the kernel lets us: 512 x 2 MiB. Never lower a larger reservation;
+# on failure the engine runs with --no-huge.
+if [ -w /proc/sys/vm/nr_hugepages ] && [ "$(cat /proc/sys/vm/nr_hugepages)" -lt 512 ]; then
+    echo 512 > /proc/sys/vm/nr_hugepages 2>/dev/null || true
+fi
+if ! grep -qs " /dev/hugepages hugetlbfs " /proc/mounts; then
+    mkdir -p /dev/hugepages
+    mount -t hugetlbfs nodev /dev/hugepages 2>/dev/null || true
+fi
+echo "setup.sh: hugepages reserved: $(cat /proc/sys/vm/nr_hugepages 2>/dev/null || echo 0)"
+
+# The Python package with its test extras, editable so the tests run against this tree.
+# python3 -m pip: the pip of the python3 that runs the tests (pyenv's, if there is one).
+# PIP_BREAK_SYSTEM_PACKAGES: Debian's own python3 refuses pip installs without it (PEP 668).
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-input --disable-pip-version-check \
+    -e '.[test]'
+
+# The engine: build, then install to /usr/local/bin/xlatperf-engine.
+cmake -S engine -B engine/build -G Ninja -DCMAKE_BUILD_TYPE=Release
+cmake --build engine/build
+cmake --install engine/build

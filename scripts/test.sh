@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Runs every test: the engine's C++ unit tests, then the Python suite (unit, lab and
+# end-to-end). Both run even when the first fails; exits non-zero if either failed.
+# Expects scripts/setup.sh to have run (it builds engine/build and installs the package).
+set -uo pipefail  # no -e: a failing suite must not skip the other one or the clean-up
+cd "$(dirname "$0")/.."
+
+# Whatever happens, leave no lab behind (namespaces, TAYGA) for the next run.
+lab_down() {
+    python3 -c 'from xlatperf.lab import lab_down; lab_down()' ||
+        echo "test.sh: lab down failed" >&2
+}
+trap lab_down EXIT
+
+status=0
+ctest --test-dir engine/build --output-on-failure || status=1
+python3 -m pytest -q tests || status=1
+exit "$status"
