@@ -204,6 +204,8 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     cfg = tomllib.loads(config.read_text())
     assert cfg["tester"] == {"netns": "xlp-tester"}
     assert cfg["trial"] == {"pause": 0.5}
+    ipv6_frames = 6 in (side["ip_version"] for side in EXPECTED_SIDES[kind])
+    assert cfg.get("traffic") == ({"frame_size": 84} if ipv6_frames else None)
     for side, port, mac, expected in (("left", "xlp-tl", TL, EXPECTED_SIDES[kind][0]),
                                       ("right", "xlp-tr", TR, EXPECTED_SIDES[kind][1])):
         assert cfg[side] == {"port": f"af_packet:{port}", "mac": mac, **expected}

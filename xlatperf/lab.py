@@ -507,8 +507,12 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         left["dut_mac"], right["dut_mac"] = MACS["xlp-tr"], MACS["xlp-tl"]
     else:
         left["dut_mac"], right["dut_mac"] = MACS["xlp-dl"], MACS["xlp-dr"]
-    return {"tester": {"netns": TESTER_NS}, "left": left, "right": right,
-            "trial": {"pause": 0.5}}
+    sections = {"tester": {"netns": TESTER_NS}, "left": left, "right": right}
+    if 6 in (left["ip_version"], right["ip_version"]):
+        # The default frame_size (64) names an IPv6 frame here and is too short for the tag.
+        sections["traffic"] = {"frame_size": 84}
+    sections["trial"] = {"pause": 0.5}
+    return sections
 
 
 def _toml_value(value: Any) -> str:
