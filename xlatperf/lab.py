@@ -31,7 +31,11 @@ half, output ports in the second):
 
 SIIT is TAYGA with explicit address mappings, as in the SIIT benchmarking paper (Lencse and
 Shima): 198.18.0.2 <-> 2001:2::2 and 198.19.0.2 <-> 2001:2:0:1::2. The DUT also routes native
-IPv6 between 2001:2::2 and 2001:2:0:8000::2, the background traffic of RFC 8219.
+IPv6 between 2001:2::2 and 2001:2:0:8000::2, the background traffic of RFC 8219. As RFC 7915
+asks, TAYGA fragments an IPv4 packet without DF whose translation exceeds 1280 bytes (a
+1498-byte IPv4 frame comes out as two IPv6 fragments); with DF set it arrives whole.
+
+The veths keep the default MTU of 1500, so frames up to 1518 bytes pass.
 
 All sysctls the lab sets live in its own namespaces, so no global setting is changed and
 `lab down` has nothing to restore. The only things outside the namespaces are the TAYGA process
@@ -303,11 +307,9 @@ def lab_up(kind: str, params: dict[str, str], config_out: str) -> None:
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 _down()
-            if isinstance(exc, LabError):
+            if isinstance(exc, (LabError, OSError)):
                 raise LabError(f"lab up {kind} failed (cleaned up): {exc}") from None
-            if isinstance(exc, OSError):
-                raise LabError(f"lab up {kind} failed (cleaned up): {exc}") from None
-            raise
+            raise  # e.g. KeyboardInterrupt, after cleaning up
 
 
 def lab_down() -> None:
@@ -339,7 +341,7 @@ def _build(kind: str, p: dict[str, Any]) -> None:
         _setup_tester_ports()
         return
     _run(["ip", "netns", "add", DUT_NS])
-    _ip(DUT_NS, "link", "set", "lo", "up")  # TAYGA and local replies need a working lo
+    _ip(DUT_NS, "link", "set", "lo", "up")  # as on any host: the DUT's traffic to itself
     _add_veth(TESTER_NS, "xlp-tl", DUT_NS, "xlp-dl")
     _add_veth(TESTER_NS, "xlp-tr", DUT_NS, "xlp-dr")
     _setup_tester_ports()
