@@ -35,6 +35,9 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   if (spec.ip_version == 4) {
     f[ip] = 0x45;                            // version 4, 20-byte header
     put16(f + ip + 2, uint16_t(iph + udp_len));
+    // Don't Fragment: a translator may otherwise split a large IPv4 packet into 1280-byte
+    // IPv6 fragments (RFC 7915 §4), and the frame would no longer arrive as it was sent.
+    f[ip + 6] = 0x40;
     f[ip + 8] = 10;                          // TTL 10 (RFC 2544 App. C.2.6.4)
     f[ip + 9] = 17;                          // UDP
     std::memcpy(f + ip + 12, src, 4);

@@ -10,6 +10,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
+#include <functional>
+#include <optional>
 #include <csignal>
 #include <cstdio>
 #include <stdexcept>
@@ -45,8 +48,9 @@ void send(const json& msg) {
   std::fflush(g_out);
 }
 
-// Reads one line from stdin; returns false at end of input or on a signal.
-bool read_line(std::string& line) {
+// Reads one line from stdin, calling `idle` about every 20 ms while waiting; returns false
+// at end of input or on a signal.
+bool read_line(std::string& line, const std::function<void()>& idle) {
   static std::string buffer;
   for (;;) {
     size_t nl = buffer.find('\n');
@@ -57,8 +61,11 @@ bool read_line(std::string& line) {
     }
     if (g_signal) return false;
     pollfd p{0, POLLIN, 0};
-    int r = ::poll(&p, 1, 200);
-    if (r <= 0) continue;
+    int r = ::poll(&p, 1, 20);
+    if (r <= 0) {
+      idle();
+      continue;
+    }
     char chunk[4096];
     ssize_t n = ::read(0, chunk, sizeof chunk);
     if (n <= 0) return false;
@@ -69,6 +76,7 @@ bool read_line(std::string& line) {
 struct Engine {
   rte_mempool* pool = nullptr;
   std::vector<uint16_t> ports;
+  std::vector<xlp::PortIdentity> identities;  // per port: MAC and the addresses it answers for
   std::vector<unsigned> workers;
   uint64_t tsc_hz = 0;
   uint8_t trial_tag = 0;
@@ -100,6 +108,11 @@ struct Engine {
       if ((rc = rte_eth_dev_start(port)) < 0) fail("start", rc);
       rte_eth_promiscuous_enable(port);  // not all drivers support it; frames to us are enough
       ports.push_back(port);
+      xlp::PortIdentity id;
+      rte_ether_addr mac{};
+      rte_eth_macaddr_get(port, &mac);
+      std::memcpy(id.mac.data(), mac.addr_bytes, 6);
+      identities.push_back(id);
     }
     unsigned lcore;
     RTE_LCORE_FOREACH_WORKER(lcore) workers.push_back(lcore);
@@ -141,22 +154,108 @@ struct Engine {
             {"ports", port_list}};
   }
 
-  // Discards whatever queued up on the ports between trials.
-  void drain() {
+  // Between trials: answers ARP/ND on every port and discards everything else, so the DUT
+  // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
+  void service_ports(const std::function<void(uint16_t, const rte_mbuf*)>& inspect = nullptr) {
     rte_mbuf* bufs[32];
     for (uint16_t p : ports)
       for (int i = 0; i < 100000; ++i) {
         uint16_t n = rte_eth_rx_burst(p, 0, bufs, 32);
         if (n == 0) break;
+        for (uint16_t k = 0; k < n; ++k) {
+          if (inspect) inspect(p, bufs[k]);
+          xlp::answer_neighbor(p, bufs[k], identities[p], pool);
+        }
         rte_pktmbuf_free_bulk(bufs, n);
       }
+  }
+
+  uint16_t port_arg(const json& req, const std::string& key) const {
+    if (!req.contains(key) || !req[key].is_number_unsigned() || req[key].get<uint64_t>() >= ports.size())
+      throw std::invalid_argument(key + " = " + (req.contains(key) ? req[key].dump() : "(missing)") +
+                                  ": must be a port index in 0.." + std::to_string(ports.size() - 1));
+    return req[key].get<uint16_t>();
+  }
+
+  // {"op":"addresses","ports":[{"port":0,"ranges":[{"ip_version":4,"address":"198.18.0.2",
+  //   "offset":2,"min":2,"max":65534}]}]}: the addresses each port answers ARP/ND for.
+  json addresses(const json& req) {
+    if (!req.contains("ports") || !req["ports"].is_array())
+      throw std::invalid_argument("ports: missing (a list of {port, ranges})");
+    std::vector<std::pair<uint16_t, xlp::AddressSet>> sets;
+    for (const json& p : req["ports"]) {
+      const uint16_t port = port_arg(p, "port");
+      xlp::AddressSet set;
+      for (const json& r : p.value("ranges", json::array())) {
+        xlp::AddressRange range;
+        range.ip_version = r.value("ip_version", 0);
+        if (range.ip_version != 4 && range.ip_version != 6)
+          throw std::invalid_argument("ranges[].ip_version = " + r.value("ip_version", json()).dump() + ": must be 4 or 6");
+        range.base = xlp::parse_ip(r.value("address", ""), range.ip_version);
+        const uint32_t len = range.ip_version == 4 ? 4 : 16;
+        range.offset = r.value("offset", len - 2);
+        if (range.offset % 2 || range.offset > len - 2)
+          throw std::invalid_argument("ranges[].offset = " + std::to_string(range.offset) +
+                                      ": must be even and in 0.." + std::to_string(len - 2));
+        const uint32_t word = uint32_t(range.base[range.offset] << 8 | range.base[range.offset + 1]);
+        range.min = r.value("min", word);
+        range.max = r.value("max", word);
+        if (range.min > range.max || range.max > 65535)
+          throw std::invalid_argument("ranges[]: min = " + std::to_string(range.min) + ", max = " +
+                                      std::to_string(range.max) + ": need min <= max <= 65535");
+        set.add(range);
+      }
+      sets.emplace_back(port, std::move(set));
+    }
+    for (auto& [port, set] : sets) identities[port].owned = std::move(set);
+    return {{"ok", true}};
+  }
+
+  // {"op":"resolve","port":0,"ip_version":4,"own_ip":"198.18.0.2","target":"198.18.0.1",
+  //  "timeout":3}: asks for the MAC address of `target` (ARP / Neighbor Solicitation).
+  json resolve(const json& req) {
+    const uint16_t port = port_arg(req, "port");
+    const int version = req.value("ip_version", 0);
+    if (version != 4 && version != 6)
+      throw std::invalid_argument("ip_version = " + req.value("ip_version", json()).dump() + ": must be 4 or 6");
+    const auto own_ip = xlp::parse_ip(req.value("own_ip", ""), version);
+    const auto target = xlp::parse_ip(req.value("target", ""), version);
+    const double timeout = req.value("timeout", 3.0);
+    std::optional<std::array<uint8_t, 6>> mac;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    double next_request = 0;
+    while (!mac && elapsed() < timeout && !g_signal) {
+      if (elapsed() >= next_request) {
+        next_request += 0.5;
+        uint8_t frame[xlp::kNeighborFrameMax];
+        const size_t len = xlp::build_neighbor_request(version, identities[port].mac.data(), own_ip.data(),
+                                                       target.data(), frame);
+        if (rte_mbuf* m = rte_pktmbuf_alloc(pool)) {
+          std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame, len);
+          m->data_len = uint16_t(len);
+          m->pkt_len = uint32_t(len);
+          if (rte_eth_tx_burst(port, 0, &m, 1) != 1) rte_pktmbuf_free(m);
+        }
+      }
+      service_ports([&](uint16_t p, const rte_mbuf* m) {
+        if (p == port && !mac)
+          mac = xlp::parse_neighbor_reply(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, version, target.data());
+      });
+      timespec ts{0, 1000000};
+      nanosleep(&ts, nullptr);
+    }
+    if (!mac)
+      throw std::runtime_error("no reply from " + req.value("target", std::string()) + " on port " +
+                               std::to_string(port) + " within " + json(timeout).dump() + " s");
+    return {{"ok", true}, {"mac", xlp::format_mac(mac->data())}};
   }
 
   json trial(const json& req) {
     xlp::TrialPlan plan = xlp::parse_trial(req, uint16_t(ports.size()));
     trial_tag = uint8_t(trial_tag % 255 + 1);  // 1..255, never 0
-    drain();
-    xlp::Trial trial(plan, trial_tag, pool, tsc_hz);
+    service_ports();
+    xlp::Trial trial(plan, trial_tag, pool, tsc_hz, identities);
     const auto t0 = std::chrono::steady_clock::now();
     auto last_progress = t0;
     const auto interval = std::chrono::duration<double>(plan.progress_interval);
@@ -227,7 +326,7 @@ int main(int argc, char** argv) {
   }
 
   std::string line;
-  while (read_line(line)) {
+  while (read_line(line, [&] { engine.service_ports(); })) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     json req, reply;
     try {
@@ -241,8 +340,10 @@ int main(int argc, char** argv) {
     try {
       if (op == "hello") reply = engine.hello();
       else if (op == "trial") reply = engine.trial(req);
+      else if (op == "addresses") reply = engine.addresses(req);
+      else if (op == "resolve") reply = engine.resolve(req);
       else if (op == "shutdown") reply = {{"ok", true}};
-      else throw std::invalid_argument("op = \"" + op + "\": must be one of hello, trial, shutdown");
+      else throw std::invalid_argument("op = \"" + op + "\": must be one of hello, trial, addresses, resolve, shutdown");
     } catch (const std::exception& e) {
       reply = {{"ok", false}, {"error", e.what()}};
     }

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <ctime>
+#include <algorithm>
+#include <cstring>
 #include <map>
 
 namespace xlp {
@@ -18,8 +20,8 @@ namespace {
 // and offered again first, so none is skipped and the sequence stays in order.
 class TxTask final : public Task {
  public:
-  TxTask(Flow& flow, TrialControl& ctl, rte_mempool* pool)
-      : flow_(flow), ctl_(ctl), pool_(pool), port_(flow.plan.tx_port),
+  TxTask(Flow& flow, TrialControl& ctl, rte_mempool* pool, uint16_t queue)
+      : flow_(flow), ctl_(ctl), pool_(pool), port_(flow.plan.tx_port), queue_(queue),
         schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, ctl.start_tsc),
         next_tsc_(schedule_.next_send_tsc(0)) {
     for (const auto& st : flow.streams) varying_ = varying_ || !st->fields.empty();
@@ -89,12 +91,14 @@ class TxTask final : public Task {
 
   // Offers the pending frames to the port; true when all were accepted.
   bool flush() {
-    uint16_t n = rte_eth_tx_burst(port_, 0, burst_ + first_pending_, uint16_t(pending_));
+    uint16_t n = rte_eth_tx_burst(port_, queue_, burst_ + first_pending_, uint16_t(pending_));
     first_pending_ += n;
     pending_ -= n;
     flow_.sent.add(n);
     return pending_ == 0;
   }
+
+  uint16_t port() const override { return port_; }
 
   bool stop(uint64_t now, bool cut_off) {
     if (cut_off) {
@@ -114,7 +118,7 @@ class TxTask final : public Task {
   Flow& flow_;
   TrialControl& ctl_;
   rte_mempool* pool_;
-  uint16_t port_;
+  uint16_t port_, queue_;
   Schedule schedule_;
   uint64_t next_tsc_;
   uint64_t built_ = 0;
@@ -130,15 +134,19 @@ class TxTask final : public Task {
 // stopped, or earlier when every frame sent to this port has arrived (finish_early).
 class RxTask final : public Task {
  public:
-  RxTask(uint16_t port, uint8_t trial_tag, TrialControl& ctl) : port_(port), tag_(trial_tag), ctl_(ctl) {
+  RxTask(uint16_t port, uint16_t queue, uint8_t trial_tag, TrialControl& ctl, const PortIdentity& id,
+         rte_mempool* pool)
+      : port_(port), queue_(queue), tag_(trial_tag), ctl_(ctl), identity_(id), pool_(pool) {
     sinks_.fill(nullptr);
   }
   void add_stream(uint8_t id, Stream* s) { sinks_[id] = s; streams_.push_back(s); }
-  uint64_t* foreign() { return &foreign_; }
+  const uint64_t* foreign() const { return &foreign_; }
+  const uint64_t* answered() const { return &answered_; }
+  uint16_t port() const override { return port_; }
 
   bool poll(uint64_t now) override {
     rte_mbuf* bufs[kMaxBurst];
-    const uint16_t n = rte_eth_rx_burst(port_, 0, bufs, kMaxBurst);
+    const uint16_t n = rte_eth_rx_burst(port_, queue_, bufs, kMaxBurst);
     if (n > 0) {
       const uint64_t rx_tsc = rte_rdtsc();
       for (uint16_t i = 0; i < n; ++i) classify(bufs[i], rx_tsc);
@@ -160,6 +168,7 @@ class RxTask final : public Task {
     if (m->nb_segs != 1 || !parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
         !(st = sinks_[tag.stream])) {
       ++foreign_;
+      if (answer_neighbor(port_, m, identity_, pool_)) ++answered_;
       return;
     }
     if (m->pkt_len != st->rx_len) {
@@ -186,13 +195,35 @@ class RxTask final : public Task {
     return true;
   }
 
-  uint16_t port_;
+  uint16_t port_, queue_;
   uint8_t tag_;
   TrialControl& ctl_;
+  const PortIdentity& identity_;
+  rte_mempool* pool_;
   std::array<Stream*, 256> sinks_;
   std::vector<Stream*> streams_;
-  uint64_t foreign_ = 0;
+  uint64_t foreign_ = 0, answered_ = 0;
 };
+
+}  // namespace
+
+bool answer_neighbor(uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool) {
+  if (id.owned.size() == 0 || m->nb_segs != 1) return false;
+  uint8_t reply[kNeighborFrameMax];
+  const size_t len = answer_neighbor_request(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, id.owned,
+                                             id.mac.data(), reply);
+  if (len == 0) return false;
+  rte_mbuf* r = rte_pktmbuf_alloc(pool);
+  if (!r) return false;
+  std::memcpy(rte_pktmbuf_mtod(r, uint8_t*), reply, len);
+  r->data_len = uint16_t(len);
+  r->pkt_len = uint32_t(len);
+  if (rte_eth_tx_burst(port, 0, &r, 1) == 1) return true;
+  rte_pktmbuf_free(r);
+  return false;
+}
+
+namespace {
 
 int worker_entry(void* arg) {
   static_cast<Worker*>(arg)->run();
@@ -222,7 +253,9 @@ void Worker::run() {
   finished.store(true, std::memory_order_release);
 }
 
-Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz) : plan_(plan) {
+Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz,
+             const std::vector<PortIdentity>& ports)
+    : plan_(plan) {
   control_.tsc_hz = tsc_hz;
   control_.timeout_tsc = uint64_t(plan.timeout * double(tsc_hz));
   control_.finish_early = plan.finish_early;
@@ -259,14 +292,15 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
 
     RxTask*& rx = receivers[fp.rx_port];
     if (!rx) {
-      auto task = std::make_unique<RxTask>(fp.rx_port, trial_tag, control_);
+      auto task = std::make_unique<RxTask>(fp.rx_port, 0, trial_tag, control_, ports.at(fp.rx_port), pool);
       rx = task.get();
       foreign_.emplace_back(fp.rx_port, rx->foreign());
+      answered_.emplace_back(fp.rx_port, rx->answered());
       tasks_.push_back(std::move(task));
     }
     rx->add_stream(fg_id, flow->streams[0].get());
     if (fp.background) rx->add_stream(bg_id, flow->streams[1].get());
-    tasks_.push_back(std::make_unique<TxTask>(*flow, control_, pool));
+    tasks_.push_back(std::make_unique<TxTask>(*flow, control_, pool, 0));
     flows_.push_back(std::move(flow));
   }
   control_.senders_running = uint32_t(flows_.size());
@@ -286,8 +320,15 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
     w->lcore = lcore;
     workers_.push_back(std::move(w));
   }
-  // Round-robin: with one worker it serves every task of the trial.
-  for (size_t i = 0; i < tasks_.size(); ++i) workers_[i % workers_.size()]->tasks.push_back(tasks_[i].get());
+  // All tasks of a port run on one worker, so TX queue 0 of the port has a single user (the
+  // port's senders and its ARP/ND replies). With one worker it serves the whole trial.
+  std::vector<uint16_t> ports;
+  for (auto& t : tasks_)
+    if (std::find(ports.begin(), ports.end(), t->port()) == ports.end()) ports.push_back(t->port());
+  for (auto& t : tasks_) {
+    const size_t p = size_t(std::find(ports.begin(), ports.end(), t->port()) - ports.begin());
+    workers_[p % workers_.size()]->tasks.push_back(t.get());
+  }
   for (auto& w : workers_) rte_eal_remote_launch(worker_entry, w.get(), w->lcore);
   // The control thread sleeps instead of spinning: on a 2-core machine the other core
   // belongs to the DUT.
@@ -351,7 +392,9 @@ nlohmann::json Trial::result(double elapsed_s) const {
                      {"max_lag_us", double(f->max_lag_tsc) / hz * 1e6}, {"streams", streams}});
   }
   json ports = json::array();
-  for (const auto& [port, count] : foreign_) ports.push_back({{"index", port}, {"foreign", *count}});
+  for (size_t i = 0; i < foreign_.size(); ++i)
+    ports.push_back({{"index", foreign_[i].first}, {"foreign", *foreign_[i].second},
+                     {"neighbor_replies", *answered_[i].second}});
   return {{"valid", invalid.empty()}, {"invalid_reason", invalid.empty() ? json() : json(invalid)},
           {"elapsed", elapsed_s}, {"flows", flows}, {"ports", ports}};
 }

@@ -13,6 +13,7 @@
 
 #include "fields.hpp"
 #include "frame.hpp"
+#include "neighbor.hpp"
 #include "pacing.hpp"
 #include "plan.hpp"
 #include "seqtrack.hpp"
@@ -75,7 +76,19 @@ class Task {
   virtual ~Task() = default;
   // Does a little work; returns false once the task has finished for this trial.
   virtual bool poll(uint64_t now) = 0;
+  virtual uint16_t port() const = 0;
 };
+
+// What a port answers ARP/ND for, and with which MAC. Replies leave on TX queue 0 of the
+// port, which only the worker that serves the port's tasks uses.
+struct PortIdentity {
+  std::array<uint8_t, 6> mac{};
+  AddressSet owned;
+};
+
+// Answers an ARP request / Neighbor Solicitation in `m` if it asks for one of the port's
+// addresses; returns true when a reply was sent.
+bool answer_neighbor(uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool);
 
 struct Worker {
   unsigned lcore = 0;
@@ -87,7 +100,8 @@ struct Worker {
 class Trial {
  public:
   // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
-  Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz);
+  Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz,
+        const std::vector<PortIdentity>& ports);
   ~Trial();
   // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
   // every 10 ms on the calling thread while workers run; it may request an abort.
@@ -101,7 +115,8 @@ class Trial {
   TrialControl control_;
   std::vector<std::unique_ptr<Flow>> flows_;
   std::vector<std::unique_ptr<Task>> tasks_;
-  std::vector<std::pair<uint16_t, uint64_t*>> foreign_;  // per RX port
+  std::vector<std::pair<uint16_t, const uint64_t*>> foreign_;  // per RX port
+  std::vector<std::pair<uint16_t, const uint64_t*>> answered_;  // ARP/ND replies per RX port
   std::vector<std::unique_ptr<Worker>> workers_;
 };
 

@@ -43,6 +43,7 @@ TEST_P(FrameLayout, HeadersLengthsAndChecksumsForEverySize) {
     if (v == 4) {
       EXPECT_EQ(ip[0], 0x45);
       EXPECT_EQ(ip[2] << 8 | ip[3], int(size - 18));  // RFC 2544 App. C: frame - 18
+      EXPECT_EQ(ip[6], 0x40);                         // DF, no fragment offset
       EXPECT_EQ(ip[8], 10);                           // TTL
       EXPECT_EQ(ip[9], 17);
       EXPECT_EQ(reference_checksum({ip, ip + 20}), 0) << "IPv4 header checksum, size " << size;
