@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""A stand-in for xlatperf-engine that speaks protocol 1 (docs/protocol.md) without DPDK, for
+testing the front end. Its behaviour comes from environment variables:
+
+  FAKE_DUT_LIMIT        the simulated DUT forwards every frame at rates <= this (fps), and
+                        LIMIT x duration frames above it (default: no limit)
+  FAKE_TESTER_LIMIT     above this rate the trial is invalid, as if the tester could not keep it
+  FAKE_TRIAL_SECONDS    real seconds a trial takes (default 0), progress events every interval
+  FAKE_SPEED_MBPS       link speed reported for every port (default 10000)
+  FAKE_FAIL             print this to stderr and exit 1 at start (e.g. a missing interface)
+  FAKE_REQUEST_LOG      append every request line to this file
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+aborted = False
+
+
+def on_signal(signum, frame):
+    global aborted
+    aborted = True
+
+
+def ports_from_eal_args(args):
+    names = []
+    for index, arg in enumerate(args):
+        if arg in ("--vdev", "-a") and index + 1 < len(args):
+            names.append(args[index + 1].split(",")[0])
+    return names
+
+
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def run_trial(request):
+    limit = float(os.environ.get("FAKE_DUT_LIMIT", "inf"))
+    tester_limit = float(os.environ.get("FAKE_TESTER_LIMIT", "inf"))
+    seconds = float(os.environ.get("FAKE_TRIAL_SECONDS", "0"))
+    interval = float(request.get("progress_interval", 1.0))
+    duration = float(request["duration"])
+    flows = request["flows"]
+    start = time.monotonic()
+    next_event = interval
+    while time.monotonic() - start < seconds and not aborted:
+        time.sleep(0.01)
+        elapsed = time.monotonic() - start
+        if elapsed >= next_event:
+            next_event += interval
+            fraction = elapsed / seconds
+            send({"id": request["id"], "event": "progress", "elapsed": elapsed * duration / seconds,
+                  "flows": [{"name": f["name"], "sent": int(f["rate"] * duration * fraction),
+                             "received": int(min(f["rate"], limit) * duration * fraction)}
+                            for f in flows]})
+    valid, reason = True, None
+    if aborted:
+        valid, reason = False, "aborted"
+    elif any(f["rate"] > tester_limit for f in flows):
+        valid, reason = False, "sending took longer than duration x (1 + 1e-5)"
+    replies = []
+    for flow in flows:
+        planned = round(flow["rate"] * duration)
+        sent = planned if valid else planned // 2
+        received = sent if flow["rate"] <= limit else min(sent, int(limit * duration))
+        replies.append({"name": flow["name"], "rate": flow["rate"], "planned": planned,
+                        "sent": sent, "received": received, "send_time": duration,
+                        "streams": [{"kind": "foreground", "sent": sent, "received": received,
+                                     "duplicates": 0, "reordered": 0, "bad_length": 0}]})
+    send({"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
+          "elapsed": duration, "flows": replies, "ports": [{"index": 1, "foreign": 0}]})
+
+
+def main():
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    if os.environ.get("FAKE_FAIL"):
+        print("EAL: Detected CPU lcores: 2", file=sys.stderr)
+        print(os.environ["FAKE_FAIL"], file=sys.stderr)
+        return 1
+    args = sys.argv[1:]
+    eal = args[:args.index("--")] if "--" in args else args
+    names = ports_from_eal_args(eal)
+    speed = int(os.environ.get("FAKE_SPEED_MBPS", "10000"))
+    log = os.environ.get("FAKE_REQUEST_LOG")
+    print("fake engine: started with " + " ".join(args), file=sys.stderr)
+    for line in sys.stdin:
+        if log:
+            with open(log, "a") as stream:
+                stream.write(line)
+        request = json.loads(line)
+        op = request.get("op")
+        if op == "hello":
+            send({"id": request["id"], "ok": True, "protocol": 1, "engine": "0.0.0-fake",
+                  "dpdk": "DPDK 22.11.11", "tsc_hz": 2_000_000_000,
+                  "lcores": {"main": 0, "workers": [1]},
+                  "timestamps": {"software": "tsc", "resolution_ns": 0.5, "hardware": False},
+                  "ports": [{"index": i, "name": name, "driver": name.rstrip("0123456789"),
+                             "mac": f"02:00:00:00:00:0{i + 1}", "link_speed_mbps": speed,
+                             "link_up": True, "rx_queues": 1, "tx_queues": 1,
+                             "hw_timestamp": False} for i, name in enumerate(names)]})
+        elif op == "trial":
+            run_trial(request)
+        elif op == "shutdown":
+            send({"id": request["id"], "ok": True})
+            return 0
+        else:
+            send({"id": request["id"], "ok": False, "error": f"unknown op {op!r}"})
+        if aborted:
+            return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

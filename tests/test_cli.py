@@ -1,0 +1,181 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The CLI contract, with tests/fake_engine.py standing in for the engine: exit codes, the
+one-line error, result files, Ctrl-C."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from xlatperf import cli
+from xlatperf.results import read_trials
+
+FAKE_ENGINE = str(Path(__file__).resolve().parent / "fake_engine.py")
+CONFIG = f"""
+[tester]
+netns = ""
+hugepages = "no"
+engine = "{FAKE_ENGINE}"
+[left]
+port = "null"
+[right]
+port = "null"
+[trial]
+duration = 10.0
+pause = 0.0
+[throughput]
+error = 10000
+"""
+
+
+@pytest.fixture
+def config(tmp_path, monkeypatch):
+    for name in list(os.environ):
+        if name.startswith("FAKE_"):
+            monkeypatch.delenv(name)
+    path = tmp_path / "fake.toml"
+    path.write_text(CONFIG)
+    return str(path)
+
+
+def run(*argv):
+    """Run the CLI in a subprocess: (exit status, stdout, stderr)."""
+    done = subprocess.run([sys.executable, "-m", "xlatperf.cli", *argv], capture_output=True,
+                          text=True, timeout=60)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_usage_error_is_one_line():
+    status, _, err = run("throughput", "-c", "x.toml")
+    assert status == 2
+    assert err == "xlatperf: error: the following arguments are required: --out\n"
+    status, _, err = run("frobnicate")
+    assert status == 2 and err.count("\n") == 1 and err.startswith("xlatperf: error: ")
+
+
+def test_config_error_is_one_line(config, tmp_path, capsys):
+    status = cli.main(["throughput", "-c", config, "--out", str(tmp_path / "o"),
+                       "--set", "traffic.frame_size=40"])
+    err = capsys.readouterr().err
+    assert status == 1
+    assert err == "xlatperf: error: traffic.frame_size = 40: must be an integer in 64..9216\n"
+
+
+def test_engine_error_is_one_line(config, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("FAKE_FAIL", "port af_packet:xlp-tl: no such interface")
+    status = cli.main(["trial", "-c", config, "--out", str(tmp_path / "o"), "-q"])
+    assert status == 1
+    assert capsys.readouterr().err == ("xlatperf: error: engine exited with status 1: "
+                                       "port af_packet:xlp-tl: no such interface\n")
+
+
+def test_throughput(config, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "3000000")
+    out = tmp_path / "tp"
+    status = cli.main(["throughput", "-c", config, "--out", str(out), "--repeat", "3",
+                       "--duration", "2"])
+    assert status == 0
+    assert "throughput per repetition" in capsys.readouterr().out
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["procedure"] == "throughput" and summary["complete"] is True
+    assert summary["unit"] == "fps" and summary["n"] == 3
+    assert 2_990_000 < summary["median"] <= 3_000_000
+    for key in ("p1", "p99", "min", "max", "dispersion", "repetitions", "directions",
+                "config", "tester", "settings"):
+        assert key in summary
+    assert summary["settings"]["duration"] == 2.0
+    assert summary["settings"]["error"] == 10000
+    assert summary["tester"]["engine"] == "0.0.0-fake"
+    assert summary["directions"]["forward"]["max_rate"] == 14_880_952
+    trials = read_trials(out)
+    assert len(trials) == sum(len(r["steps"]) for r in summary["repetitions"])
+    assert trials[0]["rate"] == 14_880_952 and trials[0]["repetition"] == 1
+    assert (out / "summary.csv").read_text().startswith("repetition,throughput_fps,")
+
+
+def test_frame_loss_explicit_rates(config, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "2000000")
+    out = tmp_path / "flr"
+    assert cli.main(["frame-loss", "-c", config, "--out", str(out), "-q",
+                     "--rates", "1000000,3000000,4000000"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unit"] == "ratio"
+    assert [r["rate"] for r in summary["rates"]] == [4_000_000, 3_000_000, 1_000_000]
+    assert summary["median"] == summary["rates"][0]["median"] == 0.5
+    assert summary["rates"][2]["median"] == 0
+
+
+def test_trial_and_rate_limit(config, tmp_path, capsys):
+    out = tmp_path / "t"
+    assert cli.main(["trial", "-c", config, "--out", str(out), "-q", "--rate", "1000"]) == 0
+    assert json.loads((out / "summary.json").read_text())["median"] == 0.0
+    assert cli.main(["trial", "-c", config, "--out", str(out), "-q", "--rate", "20000000"]) == 1
+    assert "--rate = 20000000: must be at most 14880952" in capsys.readouterr().err
+
+
+def test_selftest(config, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_TESTER_LIMIT", "5000000")
+    out = tmp_path / "self"
+    assert cli.main(["selftest", "-c", config, "--out", str(out), "-q"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["check"]["passed"] is True
+    assert 4_990_000 < summary["median"] <= 5_000_000
+    assert summary["tester_limited"] is True
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "10")  # frames lost even at the check's low rate
+    assert cli.main(["selftest", "-c", config, "--out", str(out), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("xlatperf: error: selftest: the 2 s check trial at 10000 fps failed")
+    assert err.count("\n") == 1
+
+
+def test_ctrl_c_keeps_results(config, tmp_path):
+    out = tmp_path / "int"
+    env = dict(os.environ, FAKE_DUT_LIMIT="3000000", FAKE_TRIAL_SECONDS="0.3")
+    process = subprocess.Popen([sys.executable, "-m", "xlatperf.cli", "throughput", "-c", config,
+                                "--out", str(out), "-q"], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # wait until two trials are on disk
+        if (out / "trials.jsonl").exists() and len(read_trials(out)) >= 2:
+            break
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert err == f"xlatperf: error: interrupted; incomplete results in {out}\n"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False
+    assert summary["repetitions"][0]["complete"] is False
+    trials = read_trials(out)
+    assert len(trials) >= 2
+    assert sum(len(r["steps"]) for r in summary["repetitions"]) == len(
+        [t for t in trials if not t.get("aborted")])
+
+
+def test_lab_commands_call_the_lab_module(monkeypatch, capsys):
+    calls = []
+
+    class LabError(Exception):
+        pass
+
+    def lab_up(kind, params, config_out):
+        calls.append(("up", kind, params, config_out))
+        if kind == "bad":
+            raise LabError("unknown lab kind 'bad'")
+
+    fake = types.SimpleNamespace(lab_up=lab_up, lab_down=lambda: calls.append(("down",)),
+                                 LabError=LabError)
+    monkeypatch.setitem(sys.modules, "xlatperf.lab", fake)
+    monkeypatch.setattr("xlatperf.lab", fake, raising=False)
+    assert cli.main(["lab", "up", "router4", "--param", "rate=1000", "--param", "a=b=c",
+                     "--config-out", "lab.toml"]) == 0
+    assert cli.main(["lab", "down"]) == 0
+    assert calls == [("up", "router4", {"rate": "1000", "a": "b=c"}, "lab.toml"), ("down",)]
+    assert cli.main(["lab", "up", "bad", "--config-out", "x"]) == 1
+    assert capsys.readouterr().err == "xlatperf: error: unknown lab kind 'bad'\n"

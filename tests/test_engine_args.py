@@ -1,0 +1,173 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""EAL arguments, engine lookup, and the engine client against tests/fake_engine.py."""
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from xlatperf import engine as engine_module
+from xlatperf.config import load_config
+from xlatperf.engine import (MIN_HUGEPAGE_BYTES, Engine, EngineError, eal_args, engine_command,
+                             find_engine, free_hugepage_bytes)
+
+FAKE_ENGINE = str(Path(__file__).resolve().parent / "fake_engine.py")
+PLENTY = MIN_HUGEPAGE_BYTES  # free hugepage memory that is just enough
+NONE = 0
+
+
+def args_for(*overrides, free=PLENTY):
+    return eal_args(load_config(None, list(overrides)), free)
+
+
+def test_af_packet_pair():
+    assert args_for() == [
+        "-l", "0,1", "--in-memory", "--no-telemetry", "--log-level=*:notice", "--no-pci",
+        "--vdev", "net_af_packet0,iface=xlp-tl,qpairs=1",
+        "--vdev", "net_af_packet1,iface=xlp-tr,qpairs=1"]
+
+
+def test_af_xdp_and_null():
+    args = args_for("left.port=af_xdp:veth0", "right.port=null", "tester.lcores=2-4")
+    assert args[:2] == ["-l", "2-4"]
+    assert args[-4:] == ["--vdev", "net_af_xdp0,iface=veth0", "--vdev", "net_null1,no-rx=1"]
+
+
+def test_pci_ports():
+    args = args_for("left.port=pci:0000:03:00.0", "right.port=pci:0000:03:00.1")
+    assert "--no-pci" not in args
+    assert args[-4:] == ["-a", "0000:03:00.0", "-a", "0000:03:00.1"]
+    args = args_for("left.port=pci:03:00.0", "right.port=af_packet:eth1")
+    assert "--no-pci" not in args
+    assert args[-4:] == ["-a", "0000:03:00.0", "--vdev", "net_af_packet1,iface=eth1,qpairs=1"]
+
+
+def test_hugepages():
+    assert "--no-huge" not in args_for(free=PLENTY)
+    auto_without = args_for(free=PLENTY - 1)
+    assert auto_without[auto_without.index("--no-huge"):][:3] == ["--no-huge", "-m", "1024"]
+    assert "--no-huge" in args_for("tester.hugepages=no", free=PLENTY)
+    assert "--no-huge" not in args_for("tester.hugepages=yes", free=NONE)
+
+
+def test_free_hugepage_bytes(tmp_path):
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       24000000 kB\nHugePages_Total:     512\n"
+                       "HugePages_Free:      300\nHugepagesize:       2048 kB\n")
+    assert free_hugepage_bytes(str(meminfo)) == 300 * 2 * 2**20
+    meminfo.write_text("MemTotal:       24000000 kB\n")
+    assert free_hugepage_bytes(str(meminfo)) == 0
+    assert free_hugepage_bytes(str(tmp_path / "missing")) == 0
+
+
+def test_engine_command_netns_and_force():
+    config = load_config(None, ["tester.force=true", "tester.hugepages=yes"])
+    command = engine_command(config, "/opt/xlatperf-engine")
+    assert command[:5] == ["ip", "netns", "exec", "xlp-tester", "/opt/xlatperf-engine"]
+    assert command[-2:] == ["--", "--force"]
+    config = load_config(None, ["tester.netns=", "tester.hugepages=yes"])
+    command = engine_command(config, "/opt/e")
+    assert command[0] == "/opt/e" and command[-1] == "--"
+
+
+def _executable(path: Path) -> str:
+    path.write_text("#!/bin/sh\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+def test_find_engine_order(tmp_path, monkeypatch):
+    configured, from_env = _executable(tmp_path / "a"), _executable(tmp_path / "b")
+    monkeypatch.setenv("XLATPERF_ENGINE", from_env)
+    assert find_engine(load_config(None, [f"tester.engine={configured}"])) == configured
+    assert find_engine(load_config(None)) == from_env
+    monkeypatch.delenv("XLATPERF_ENGINE")
+    monkeypatch.setattr(engine_module, "REPO_ENGINE", tmp_path / "absent")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(EngineError, match="xlatperf-engine not found"):
+        find_engine(load_config(None))
+    in_path = _executable(tmp_path / "xlatperf-engine")
+    assert find_engine(load_config(None)) == in_path
+    with pytest.raises(EngineError, match="tester.engine = /nonexistent: no executable"):
+        find_engine(load_config(None, ["tester.engine=/nonexistent"]))
+
+
+# -- the engine client, against the fake engine ----------------------------------------------
+
+FAKE_CONFIG = ["tester.netns=", "tester.hugepages=no", f"tester.engine={FAKE_ENGINE}",
+               "left.port=null", "right.port=null", "trial.duration=1"]
+
+
+@pytest.fixture
+def fake_env(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith("FAKE_"):
+            monkeypatch.delenv(name)
+    return monkeypatch
+
+
+def trial_request(rate=1000):
+    return {"duration": 1.0, "timeout": 0.1, "finish_early": True, "progress_interval": 0.05,
+            "flows": [{"name": "forward", "tx_port": 0, "rx_port": 1, "rate": rate,
+                       "mix": {"n": 1, "m": 1}, "foreground": {}}]}
+
+
+def test_hello_trial_shutdown(fake_env, tmp_path):
+    fake_env.setenv("FAKE_TRIAL_SECONDS", "0.2")
+    log = tmp_path / "engine.log"
+    with Engine(load_config(None, FAKE_CONFIG), log_path=log) as engine:
+        hello = engine.hello()
+        assert hello["protocol"] == 1
+        assert [p["name"] for p in hello["ports"]] == ["net_null0", "net_null1"]
+        events = []
+        reply = engine.trial(trial_request(), on_progress=events.append)
+        assert reply["valid"] and reply["flows"][0]["received"] == 1000
+        assert events and events[0]["event"] == "progress"
+    assert not engine.running
+    assert "fake engine: started with -l 0,1" in log.read_text()
+
+
+def test_early_exit_reports_last_stderr_line(fake_env):
+    fake_env.setenv("FAKE_FAIL", "port af_packet:xlp-tl: no such interface")
+    engine = Engine(load_config(None, FAKE_CONFIG)).start()
+    with pytest.raises(EngineError) as info:
+        engine.hello()
+    assert str(info.value) == ("engine exited with status 1: "
+                               "port af_packet:xlp-tl: no such interface")
+    assert info.value.stderr_tail[-2:] == ["EAL: Detected CPU lcores: 2",
+                                           "port af_packet:xlp-tl: no such interface"]
+    engine.shutdown()
+
+
+def test_abort_after_interrupted_trial(fake_env):
+    fake_env.setenv("FAKE_TRIAL_SECONDS", "30")
+    engine = Engine(load_config(None, FAKE_CONFIG)).start()
+    engine.hello()
+
+    def interrupting(event):
+        raise KeyboardInterrupt  # as if Ctrl-C arrived while the trial ran
+    with pytest.raises(KeyboardInterrupt):
+        engine.trial(trial_request(), on_progress=interrupting)
+    reply = engine.abort()
+    assert reply["valid"] is False and reply["invalid_reason"] == "aborted"
+    assert not engine.running
+
+
+def test_port_name_mismatch(fake_env):
+    config = load_config(None, FAKE_CONFIG)
+    engine = Engine(config, check_ports=False).start()
+    # as if DPDK had numbered the ports differently from the config
+    engine.config = dict(config, left=dict(config["left"], port="af_packet:eth0"))
+    with pytest.raises(EngineError, match="DPDK port 0 is net_null0, but left.port"):
+        engine.hello()
+    engine.shutdown()
+
+
+def test_missing_netns_and_interface(fake_env):
+    config = load_config(None, FAKE_CONFIG + ["tester.netns=xlp-does-not-exist"])
+    with pytest.raises(EngineError, match='tester.netns = "xlp-does-not-exist": no such network'):
+        Engine(config).start()
+    config = load_config(None, FAKE_CONFIG + ["left.port=af_packet:xlpnope0"])
+    with pytest.raises(EngineError, match='left.port = "af_packet:xlpnope0": no such interface'):
+        Engine(config).start()

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Command line.
+
+    xlatperf PROCEDURE -c FILE [--set KEY=VALUE ...] [--duration S] [--repeat N] --out DIR
+        PROCEDURE: trial [--rate R] | throughput | frame-loss [--rates R1,R2,...] | selftest
+    xlatperf lab up KIND [--param NAME=VALUE ...] --config-out FILE
+    xlatperf lab down
+
+Exit status: 0 when the measurement completed; 1 on an error, with exactly one line
+`xlatperf: error: <reason>` on stderr; 2 for a usage error (same one-line form); 130 when
+interrupted (Ctrl-C), after writing the incomplete summary.
+"""
+
+import argparse
+import os
+import signal
+import sys
+import threading
+
+from . import __version__
+from .config import load_config
+from .errors import XlatperfError
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class UsageError(XlatperfError):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse prints the usage and then the error; the contract is one line."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _assignment(text: str) -> str:
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAME=VALUE")
+    return text
+
+
+def _rate_list(text: str) -> list[int]:
+    try:
+        rates = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        rates = []
+    if not rates or any(rate <= 0 for rate in rates):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: must be a comma-separated list of positive integers (frames/s)")
+    return rates
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="xlatperf", description="Benchmarking tester for IPv4/IPv6 routers "
+                     "and translators (RFC 2544, RFC 5180, RFC 8219).")
+    parser.add_argument("--version", action="version", version=f"xlatperf {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    common = _Parser(add_help=False)
+    common.add_argument("-c", "--config", required=True, metavar="FILE",
+                        help="TOML configuration (docs/config.md)")
+    common.add_argument("--set", dest="overrides", action="append", default=[],
+                        type=_assignment, metavar="KEY=VALUE",
+                        help="override a configuration key, e.g. trial.duration=10 (repeatable)")
+    common.add_argument("--duration", type=float, metavar="S",
+                        help="seconds of sending per trial (trial.duration)")
+    common.add_argument("--repeat", type=int, metavar="N",
+                        help="repetitions of the whole procedure (output.repeat)")
+    common.add_argument("--out", required=True, metavar="DIR",
+                        help="result directory (trials.jsonl, summary.json, summary.csv)")
+    common.add_argument("-q", "--quiet", action="store_true",
+                        help="print nothing but errors (results are in --out)")
+
+    trial = commands.add_parser("trial", parents=[common], help="one elementary trial")
+    trial.add_argument("--rate", type=int, metavar="R",
+                       help="frames/s per direction (default: the medium's maximum)")
+    commands.add_parser("throughput", parents=[common], help="RFC 2544 throughput (binary search)")
+    frame_loss = commands.add_parser("frame-loss", parents=[common],
+                                     help="RFC 2544 frame loss rate scan")
+    frame_loss.add_argument("--rates", type=_rate_list, metavar="R1,R2,...",
+                            help="explicit rates in frames/s instead of the scan "
+                                 "(frame_loss.rates)")
+    commands.add_parser("selftest", parents=[common],
+                        help="tester ports wired to each other, no DUT: check and capacity")
+
+    lab = commands.add_parser("lab", help="network-namespace testbeds")
+    lab_commands = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION")
+    up = lab_commands.add_parser("up", help="build a testbed and write a config for it")
+    up.add_argument("kind", metavar="KIND")
+    up.add_argument("--param", dest="params", action="append", default=[], type=_assignment,
+                    metavar="NAME=VALUE", help="testbed parameter (repeatable)")
+    up.add_argument("--config-out", required=True, metavar="FILE")
+    lab_commands.add_parser("down", help="remove the testbed")
+    return parser
+
+
+def _overrides(args) -> list[str]:
+    """--set assignments first, then the dedicated options (which therefore win)."""
+    overrides = list(args.overrides)
+    if args.duration is not None:
+        overrides.append(f"trial.duration={args.duration!r}")
+    if args.repeat is not None:
+        overrides.append(f"output.repeat={args.repeat}")
+    if getattr(args, "rates", None):
+        overrides.append(f"frame_loss.rates={args.rates!r}")
+    return overrides
+
+
+def run_measurement(args) -> int:
+    # Imported here so `xlatperf lab ...` and --help do not need rich.
+    from .console import ConsoleReporter, render_summary
+    from .runner import run_procedure
+
+    config = load_config(args.config, _overrides(args))
+    reporter = None if args.quiet else ConsoleReporter()
+    try:
+        summary = run_procedure(args.command, config, args.out, rate=getattr(args, "rate", None),
+                                reporter=reporter)
+    finally:
+        if reporter is not None:
+            reporter.close()
+    if reporter is not None:
+        reporter.console.print(render_summary(summary))
+        reporter.console.print(f"results: {os.path.join(args.out, 'summary.json')}")
+    return EXIT_OK
+
+
+def run_lab(args) -> int:
+    try:
+        from . import lab  # written separately; imported only when used
+    except ImportError as exc:
+        if exc.name != f"{__package__}.lab":
+            raise
+        raise XlatperfError("the lab module (xlatperf/lab.py) is not available") from None
+    try:
+        if args.lab_command == "up":
+            params = dict(param.split("=", 1) for param in args.params)
+            lab.lab_up(args.kind, params, args.config_out)
+        else:
+            lab.lab_down()
+    except lab.LabError as exc:
+        raise XlatperfError(str(exc)) from None
+    return EXIT_OK
+
+
+def _one_line(text: str) -> str:
+    return "; ".join(part.strip() for part in str(text).splitlines() if part.strip())
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    if threading.current_thread() is threading.main_thread():
+        # `kill` (a harness timeout, a stopped job) ends a measurement like Ctrl-C does: the
+        # engine is aborted and what was measured is kept.
+        signal.signal(signal.SIGTERM, _interrupt)
+    args = None
+    try:
+        args = build_parser().parse_args(argv)
+        return run_lab(args) if args.command == "lab" else run_measurement(args)
+    except UsageError as exc:
+        print(f"xlatperf: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_USAGE
+    except XlatperfError as exc:
+        print(f"xlatperf: error: {_one_line(exc)}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        out = getattr(args, "out", None)
+        where = f"; incomplete results in {out}" if out else ""
+        print(f"xlatperf: error: interrupted{where}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug: keep the one-line contract, traceback on request
+        if os.environ.get("XLATPERF_DEBUG"):
+            raise
+        print(f"xlatperf: error: internal error: {type(exc).__name__}: {_one_line(exc)} "
+              "(set XLATPERF_DEBUG=1 for a traceback)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,477 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Configuration: the TOML schema of docs/config.md, defaults, --set overrides and validation.
+
+`load_config(path, overrides)` returns the *effective configuration*: a plain dict
+{section: {key: value}} with every key present, values normalised (lower-case MACs, full PCI
+addresses, floats for seconds), ready to be dumped to JSON into the results. Every problem is a
+ConfigError whose message names the key, the value and what is allowed.
+"""
+
+import copy
+import ipaddress
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from .errors import ConfigError
+from .rates import parse_speed
+
+__all__ = ["ConfigError", "load_config", "default_config", "validate", "apply_override",
+           "parse_port", "PortSpec", "carries_ipv6", "active_directions", "DIRECTIONS"]
+
+
+# --------------------------------------------------------------------------------------------
+# Value checkers. Each takes the raw value and returns the normalised one, or raises ValueError
+# whose text says what is allowed ("must be an integer in 64..9216").
+# --------------------------------------------------------------------------------------------
+
+Checker = Callable[[Any], Any]
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # bool is an int in Python
+
+
+def integer(low: int, high: int | None = None) -> Checker:
+    allowed = f"an integer in {low}..{high}" if high is not None else f"an integer >= {low}"
+
+    def check(value):
+        if not _is_int(value) or value < low or (high is not None and value > high):
+            raise ValueError(f"must be {allowed}")
+        return value
+    return check
+
+
+def number(low: float, high: float | None = None, *, low_open: bool = False,
+           high_open: bool = False) -> Checker:
+    """A float (ints are accepted and converted) in an interval; open ends are excluded."""
+    left = "(" if low_open else "["
+    right = ")" if high_open else "]"
+    if high is None:
+        allowed = f"a number {'>' if low_open else '>='} {low:g}"
+    else:
+        allowed = f"a number in {left}{low:g}, {high:g}{right}"
+
+    def check(value):
+        if not (_is_int(value) or isinstance(value, float)):
+            raise ValueError(f"must be {allowed}")
+        ok = value > low if low_open else value >= low
+        if high is not None:
+            ok = ok and (value < high if high_open else value <= high)
+        if not ok:
+            raise ValueError(f"must be {allowed}")
+        return float(value)
+    return check
+
+
+def boolean(value):
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def choice(*options) -> Checker:
+    allowed = " | ".join(json.dumps(o) for o in options)
+
+    def check(value):
+        if value not in options or isinstance(value, bool) != isinstance(options[0], bool):
+            raise ValueError(f"must be one of {allowed}")
+        return value
+    return check
+
+
+def string(value):
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+def _address(version: int, optional: bool) -> Checker:
+    cls = ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address
+
+    def check(value):
+        if optional and value == "":
+            return ""
+        try:
+            if isinstance(value, str):
+                return str(cls(value))
+        except ValueError:
+            pass
+        raise ValueError(f"must be an IPv{version} address" + (' or ""' if optional else ""))
+    return check
+
+
+_MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+
+
+def mac(optional: bool, unicast: bool) -> Checker:
+    allowed = "a MAC address like 02:00:00:00:00:01" + (' or ""' if optional else "")
+
+    def check(value):
+        if optional and value == "":
+            return ""
+        if not isinstance(value, str) or not _MAC_RE.match(value.lower()):
+            raise ValueError(f"must be {allowed}")
+        value = value.lower()
+        if unicast and int(value[:2], 16) & 1:
+            raise ValueError("must be a unicast MAC address (group bit clear)")
+        return value
+    return check
+
+
+def speed(value):
+    if value == "":
+        return ""
+    try:
+        if isinstance(value, str):
+            parse_speed(value)
+            return value
+    except ValueError:
+        pass
+    raise ValueError('must be a link speed like "10G", "2.5G", "100M" or "" (as the port reports)')
+
+
+_LCORES_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+
+
+def expand_lcores(text: str) -> list[int]:
+    """"0,2-4" -> [0, 2, 3, 4], in the order given (the first is the main lcore)."""
+    cores: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cores.extend(range(int(first), int(last or first) + 1))
+    return cores
+
+
+def lcores(value):
+    allowed = 'must be a DPDK lcore list like "0,1" or "0-3" with at least two lcores (main + worker)'
+    if not isinstance(value, str) or not _LCORES_RE.match(value.replace(" ", "")):
+        raise ValueError(allowed)
+    value = value.replace(" ", "")
+    cores = expand_lcores(value)
+    if len(set(cores)) != len(cores) or len(cores) < 2:
+        raise ValueError(allowed)
+    return value
+
+
+def rate_list(value):
+    if not isinstance(value, list) or not all(_is_int(r) and r > 0 for r in value):
+        raise ValueError("must be a list of positive integers (frames/s), e.g. [1000000, 500000]")
+    return list(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Port specs
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PortSpec:
+    """A parsed port spec: kind is pci | af_packet | af_xdp | null, name the PCI address or
+    interface ("" for null)."""
+    kind: str
+    name: str
+
+    def __str__(self):
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+
+_PCI_RE = re.compile(r"^(?:([0-9a-f]{4}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
+# Linux interface names: at most 15 bytes (IFNAMSIZ - 1); ',' and '=' would break the EAL
+# --vdev argument, '/' and whitespace are not allowed by the kernel.
+_IFACE_RE = re.compile(r"^[^\s/,=:]{1,15}$")
+PORT_FORMS = "pci:0000:03:00.0 | af_packet:IFACE | af_xdp:IFACE | null"
+
+
+def parse_port(text: str) -> PortSpec:
+    """Parse a port spec; raises ValueError saying what is allowed."""
+    if not isinstance(text, str):
+        raise ValueError(f"must be a port spec: {PORT_FORMS}")
+    kind, _, name = text.partition(":")
+    if kind == "null" and not name:
+        return PortSpec("null", "")
+    if kind == "pci":
+        match = _PCI_RE.match(name.lower())
+        if not match:
+            raise ValueError("must be pci:DOMAIN:BUS:DEVICE.FUNCTION, e.g. pci:0000:03:00.0")
+        domain, bus, device, function = match.groups()
+        return PortSpec("pci", f"{domain or '0000'}:{bus}:{device}.{function}")
+    if kind in ("af_packet", "af_xdp"):
+        if not _IFACE_RE.match(name):
+            raise ValueError(f"must be {kind}:IFACE with a Linux interface name (1..15 characters, "
+                             "no whitespace, '/', ',', '=' or ':')")
+        return PortSpec(kind, name)
+    if kind == "ring":
+        # DPDK's net_ring PMD, created from the command line, shares one ring between the rx
+        # and tx side of a port (frames come back on the port that sent them); two ring ports
+        # cannot be wired to each other without C code, so there is no left -> right path.
+        raise ValueError("ring ports are not supported (a net_ring port created by EAL arguments "
+                         "only loops back to itself); use null, or af_packet/af_xdp on a veth pair")
+    raise ValueError(f"must be a port spec: {PORT_FORMS}")
+
+
+def port(value):
+    return str(parse_port(value))
+
+
+# --------------------------------------------------------------------------------------------
+# The schema (docs/config.md). Section -> key -> (default, checker).
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Key:
+    default: Any
+    check: Checker
+
+
+def _side(port_spec: str, ipv4: str, ipv6: str, dut_mac: str) -> dict[str, Key]:
+    return {
+        "port": Key(port_spec, port),
+        "speed": Key("", speed),
+        "ip_version": Key(4, choice(4, 6)),
+        "ipv4": Key(ipv4, _address(4, optional=True)),
+        "ipv6": Key(ipv6, _address(6, optional=True)),
+        "virtual_ipv4": Key("", _address(4, optional=True)),
+        "virtual_ipv6": Key("", _address(6, optional=True)),
+        "mac": Key("", mac(optional=True, unicast=True)),
+        "dut_mac": Key(dut_mac, mac(optional=False, unicast=False)),
+    }
+
+
+DIRECTIONS = ("forward", "reverse")
+MIN_FRAME_SIZE = {4: 64, 6: 84}  # the smallest frames whose UDP payload holds the 18-byte tag
+MAX_FRAME_SIZE = 9216
+
+SCHEMA: dict[str, dict[str, Key]] = {
+    "tester": {
+        "netns": Key("xlp-tester", string),
+        "lcores": Key("0,1", lcores),
+        "engine": Key("", string),
+        "hugepages": Key("auto", choice("auto", "yes", "no")),
+        "force": Key(False, boolean),
+    },
+    # RFC 2544 App. C / RFC 6815 (198.18.0.0/15) and RFC 5180 (2001:2::/48, input ports in the
+    # first half, output ports in the second half).
+    "left": _side("af_packet:xlp-tl", "198.18.0.2", "2001:2::2", "02:00:00:00:01:01"),
+    "right": _side("af_packet:xlp-tr", "198.19.0.2", "2001:2:0:8000::2", "02:00:00:00:01:02"),
+    "traffic": {
+        "frame_size": Key(64, integer(MIN_FRAME_SIZE[4], MAX_FRAME_SIZE)),
+        "direction": Key("both", choice("forward", "reverse", "both")),
+        "src_port": Key(0xC020, integer(0, 65535)),  # RFC 2544 App. C.2.6.4
+        "dst_port": Key(7, integer(0, 65535)),       # UDP echo, RFC 2544 App. C
+        "mix_n": Key(1, integer(1, 255)),
+        "mix_m": Key(1, integer(1, 255)),
+    },
+    "trial": {
+        "duration": Key(60.0, number(0, low_open=True)),   # RFC 2544 §24
+        "timeout": Key(2.0, number(0)),                    # RFC 2544 §23 d
+        "pause": Key(5.0, number(0)),                      # RFC 2544 §23 e
+        "finish_early": Key(True, boolean),
+    },
+    "throughput": {
+        "min_rate": Key(0, integer(0)),
+        "max_rate": Key(0, integer(0)),
+        # error >= 1: with integer rates, mid = (lo + hi) // 2 == lo once hi - lo == 1.
+        "error": Key(1000, integer(1)),
+        "loss_tolerance": Key(0.0, number(0, 1, high_open=True)),
+    },
+    "frame_loss": {
+        "start": Key(100.0, number(0, 100, low_open=True)),
+        "step": Key(10.0, number(0, 10, low_open=True)),   # RFC 2544 §26.3: at most 10 %
+        "rates": Key([], rate_list),
+    },
+    "output": {
+        "repeat": Key(1, integer(1)),
+    },
+}
+
+
+def default_config() -> dict:
+    """The effective configuration when the file is empty."""
+    return {section: {key: copy.deepcopy(spec.default) for key, spec in keys.items()}
+            for section, keys in SCHEMA.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Loading, overriding, validating
+# --------------------------------------------------------------------------------------------
+
+def _show(value) -> str:
+    """A value the way it would be written in TOML (strings quoted)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _error(key: str, value, requirement: str) -> ConfigError:
+    return ConfigError(f"{key} = {_show(value)}: {requirement}")
+
+
+def _split_key(dotted: str) -> tuple[str, str]:
+    section, _, key = dotted.partition(".")
+    if section not in SCHEMA:
+        raise ConfigError(f"{dotted}: unknown section [{section}] (sections: {', '.join(SCHEMA)})")
+    if key not in SCHEMA[section]:
+        raise ConfigError(f"{dotted}: unknown key in [{section}] "
+                          f"(keys: {', '.join(SCHEMA[section])})")
+    return section, key
+
+
+def parse_override_value(text: str, section: str, key: str):
+    """A --set value is parsed as TOML (10, 1.5, true, [1, 2], "x"), falling back to the text
+    itself; for keys that take strings the text is always kept (so lcores=0 stays "0")."""
+    try:
+        document = tomllib.loads(f"value = {text}")
+        parsed = document["value"] if len(document) == 1 else text
+    except tomllib.TOMLDecodeError:
+        parsed = text
+    if isinstance(SCHEMA[section][key].default, str) and not isinstance(parsed, str):
+        return text
+    return parsed
+
+
+def apply_override(raw: dict, assignment: str) -> None:
+    """Apply one `section.key=value` assignment to a raw (unvalidated) config dict."""
+    dotted, sep, text = assignment.partition("=")
+    dotted = dotted.strip()
+    if not sep or "." not in dotted:
+        raise ConfigError(f"--set {assignment}: expected SECTION.KEY=VALUE, e.g. trial.duration=10")
+    section, key = _split_key(dotted)
+    raw.setdefault(section, {})[key] = parse_override_value(text.strip(), section, key)
+
+
+def load_config(path: str | None, overrides: Iterable[str] = ()) -> dict:
+    """Read a TOML file (None: defaults only), apply --set overrides, validate.
+
+    Returns the effective configuration (a new dict every call).
+    """
+    raw: dict = {}
+    if path is not None:
+        try:
+            with open(path, "rb") as stream:
+                raw = tomllib.load(stream)
+        except FileNotFoundError:
+            raise ConfigError(f"{path}: no such configuration file") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    return validate(raw)
+
+
+def validate(raw: dict) -> dict:
+    """Check every key of a raw config dict against the schema, fill in defaults, then run the
+    checks that involve several keys. Returns the effective configuration."""
+    config = default_config()
+    for section, values in raw.items():
+        if section not in SCHEMA:
+            raise ConfigError(f"[{section}]: unknown section (sections: {', '.join(SCHEMA)})")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{section} = {_show(values)}: must be a table [{section}]")
+        for key, value in values.items():
+            _split_key(f"{section}.{key}")
+            try:
+                config[section][key] = SCHEMA[section][key].check(value)
+            except ValueError as exc:
+                raise _error(f"{section}.{key}", value, str(exc)) from None
+    _cross_check(config)
+    return config
+
+
+def active_directions(config: dict) -> list[str]:
+    """"both" -> ["forward", "reverse"]; forward is left -> right."""
+    direction = config["traffic"]["direction"]
+    return list(DIRECTIONS) if direction == "both" else [direction]
+
+
+def has_background(config: dict) -> bool:
+    return config["traffic"]["mix_m"] < config["traffic"]["mix_n"]
+
+
+def carries_ipv6(config: dict) -> bool:
+    """Whether a trial sends or receives any IPv6 frame. Every direction touches both sides,
+    so this does not depend on the direction."""
+    return (config["left"]["ip_version"] == 6 or config["right"]["ip_version"] == 6
+            or has_background(config))
+
+
+def direction_sides(direction: str) -> tuple[str, str]:
+    """(sending side, receiving side) of a direction."""
+    return ("left", "right") if direction == "forward" else ("right", "left")
+
+
+def foreground_addresses(config: dict, direction: str) -> tuple[str, str]:
+    """(source key, destination key) of a direction's foreground frames, e.g.
+    ("left.ipv6", "right.virtual_ipv6") for forward frames from an IPv6 left to an IPv4 right:
+    the destination is the receiver's real address when both sides have the same version,
+    else its virtual address in the sender's version (docs/config.md)."""
+    tx, rx = direction_sides(direction)
+    version = config[tx]["ip_version"]
+    same = config[rx]["ip_version"] == version
+    return f"{tx}.ipv{version}", f"{rx}.{'' if same else 'virtual_'}ipv{version}"
+
+
+def _lookup(config: dict, dotted: str):
+    section, key = dotted.split(".")
+    return config[section][key]
+
+
+def _cross_check(config: dict) -> None:
+    traffic = config["traffic"]
+
+    if traffic["mix_m"] > traffic["mix_n"]:
+        raise _error("traffic.mix_m", traffic["mix_m"],
+                     f"must be an integer in 1..{traffic['mix_n']} (1 <= mix_m <= mix_n)")
+
+    # Frame size rule of docs/config.md: frame_size is the IPv6 size whenever IPv6 frames are
+    # part of the trial (IPv4 frames are then 20 bytes shorter), else the IPv4 size.
+    if carries_ipv6(config) and traffic["frame_size"] < MIN_FRAME_SIZE[6]:
+        raise _error("traffic.frame_size", traffic["frame_size"],
+                     f"must be an integer in {MIN_FRAME_SIZE[6]}..{MAX_FRAME_SIZE} when the trial "
+                     f"carries IPv6 frames (it names the IPv6 frame size; IPv4 frames are 20 bytes "
+                     f"shorter, so {MIN_FRAME_SIZE[6]} gives 64-byte IPv4 frames)")
+
+    # Every address a frame is sent with must be set.
+    needed: list[tuple[str, str]] = []
+    for direction in active_directions(config):
+        source, destination = foreground_addresses(config, direction)
+        why = f"{direction} foreground frames use it"
+        if "virtual" in destination:
+            tx, rx = direction_sides(direction)
+            why = (f"{tx} sends IPv{config[tx]['ip_version']} and {rx} is "
+                   f"IPv{config[rx]['ip_version']}, so {direction} frames are addressed to "
+                   f"{rx}'s virtual address")
+        needed += [(source, why), (destination, why)]
+    if has_background(config):
+        why = "background traffic (mix_m < mix_n) is native IPv6 between left.ipv6 and right.ipv6"
+        needed += [("left.ipv6", why), ("right.ipv6", why)]
+    for dotted, why in needed:
+        if _lookup(config, dotted) == "":
+            version = dotted[-1]
+            raise _error(dotted, "", f"must be an IPv{version} address: {why}")
+
+    _check_port_order(config)
+
+
+def _check_port_order(config: dict) -> None:
+    """Left and right must become DPDK ports 0 and 1. DPDK probes PCI devices before virtual
+    devices (af_packet, af_xdp, null), PCI devices in address order, virtual devices in the
+    order of their --vdev arguments."""
+    left, right = parse_port(config["left"]["port"]), parse_port(config["right"]["port"])
+    if left == right and left.kind != "null":
+        raise _error("right.port", str(right), "must differ from left.port (one device cannot be "
+                     "both tester ports)")
+    if left.kind != "pci" and right.kind == "pci":
+        raise _error("right.port", str(right),
+                     "cannot be a PCI port when left.port is not: DPDK numbers PCI ports before "
+                     "virtual ones, so left would not be port 0 (swap left and right)")
+    if left.kind == right.kind == "pci" and left.name > right.name:
+        raise _error("right.port", str(right),
+                     f"must have a higher PCI address than left.port ({left.name}): DPDK numbers "
+                     "PCI ports in address order (swap left and right)")

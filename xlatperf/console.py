@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Console output: live progress while trials run, and the result table (rich)."""
+
+import time
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from .procedures import TrialResult
+from .runner import Reporter
+
+RECENT_TRIALS_SHOWN = 12
+
+
+def _fps(value) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _ratio_pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.4g} %"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class ConsoleReporter(Reporter):
+    """Live view on a terminal (finished trials + a status line); one line per trial otherwise
+    (logs, pipes)."""
+
+    def __init__(self, console: Console | None = None):
+        if console is None:
+            console = Console()
+            if not console.is_terminal:  # logs and pipes: no 80-column wrapping of the tables
+                console = Console(width=max(console.width, 160))
+        self.console = console
+        self.live: Live | None = None
+        self.info: dict = {}
+        self.context: dict = {}
+        self.progress_event: dict | None = None
+        self.status = ""
+        self.recent: list[tuple[dict, TrialResult]] = []
+        self.started_at = time.monotonic()
+        self.trial_started_at: float | None = None
+
+    # -- Reporter hooks ------------------------------------------------------------------------
+
+    def started(self, info):
+        self.info = info
+        self.started_at = time.monotonic()
+        hello = info.get("hello", {})
+        directions = ", ".join(f"{name} {d['frame_size']}→{d['rx_frame_size']} B, max "
+                               f"{_fps(d['max_rate'])} fps"
+                               for name, d in info["directions"].items())
+        self.console.print(f"[bold]xlatperf {info['procedure']}[/bold]: {info['repetitions']} "
+                           f"repetition(s); {directions}; engine {hello.get('engine', '?')}, "
+                           f"{hello.get('dpdk', '?')}")
+        if self.console.is_terminal:
+            self.live = Live(get_renderable=self._render, console=self.console,
+                             refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def repetition(self, number, count):
+        self.recent = []
+        if count > 1 and self.live is None:
+            self.console.print(f"repetition {number}/{count}")
+
+    def before_trial(self, context):
+        self.context = context
+        self.progress_event = None
+        self.status = ""
+        self.trial_started_at = None
+
+    def pausing(self, seconds):
+        self.status = f"pausing {seconds:.1f} s"
+
+    def progress(self, event):
+        if self.trial_started_at is None:
+            self.trial_started_at = time.monotonic()
+        self.status = ""
+        self.progress_event = event
+
+    def after_trial(self, record, result):
+        self.recent = (self.recent + [(record, result)])[-RECENT_TRIALS_SHOWN:]
+        if self.live is None:
+            self.console.print(self._trial_line(record, result), highlight=False, soft_wrap=True)
+
+    def finished(self, summary):
+        self.close()
+
+    def close(self):
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def _passed(self, result: TrialResult) -> bool:
+        return result.passes(self.info.get("loss_tolerance", 0.0))
+
+    def _verdict(self, result: TrialResult) -> str:
+        if not result.valid:
+            return f"invalid ({result.invalid_reason or 'tester'})"
+        return "pass" if self._passed(result) else "loss"
+
+    def _trial_line(self, record: dict, result: TrialResult) -> str:
+        phase = f"{record['phase']} " if record.get("phase") else ""
+        losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss)"
+                           for name, d in result.directions.items())
+        return (f"  {phase}rep {record['repetition']} step {record['step']}: "
+                f"{_fps(result.rate)} fps: {losses}: {self._verdict(result)}")
+
+    def _render(self):
+        table = Table(box=None, pad_edge=False, header_style="bold")
+        table.add_column("rep", justify="right")
+        table.add_column("step", justify="right")
+        table.add_column("rate (fps)", justify="right")
+        table.add_column("% max", justify="right")
+        for name in self.info.get("directions", {}):
+            table.add_column(f"{name} recv/sent", justify="right")
+        table.add_column("result")
+        max_rate = self.info.get("max_rate") or 0
+        for record, result in self.recent:
+            cells = [str(record["repetition"]), str(record["step"]), _fps(result.rate),
+                     f"{100 * result.rate / max_rate:.2f}" if max_rate else "-"]
+            for name in self.info.get("directions", {}):
+                d = result.directions.get(name)
+                cells.append(f"{d.received:,}/{d.sent:,}" if d else "-")
+            verdict = self._verdict(result)
+            style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
+            cells.append(f"[{style}]{verdict}[/{style}]")
+            table.add_row(*cells)
+        return Group(table, Text(self._status_line(), style="cyan"))
+
+    def _status_line(self) -> str:
+        c = self.context
+        parts = [f"repetition {c.get('repetition', '?')}/{self.info.get('repetitions', '?')}",
+                 f"step {c.get('step', '?')}"]
+        if c.get("phase"):
+            parts.insert(0, c["phase"])
+        if "rate" in c:
+            parts.append(f"rate {_fps(c['rate'])} fps")
+        if "lo" in c:
+            parts.append(f"interval [{_fps(c['lo'])}, {_fps(c['hi'])}]")
+        if "percent" in c:
+            parts.append(f"{c['percent']:.4g} % of max")
+        if self.status:
+            parts.append(self.status)
+        elif self.progress_event:
+            event = self.progress_event
+            parts += [f"{f['name']} {f['received']:,}/{f['sent']:,}"
+                      for f in event.get("flows", [])]
+            parts.append(f"trial {event.get('elapsed', 0):.1f} s")
+        parts.append(f"elapsed {_duration(time.monotonic() - self.started_at)}")
+        return " · ".join(parts)
+
+
+# --------------------------------------------------------------------------------------------
+# Result table
+# --------------------------------------------------------------------------------------------
+
+
+def _stats_table(summary: dict, formatter) -> Table:
+    table = Table(title=f"{summary['procedure']}: summary over n = {summary.get('n', 0)}",
+                  header_style="bold")
+    for column in ("median", "p1", "p99", "min", "max", "dispersion"):
+        table.add_column(column, justify="right")
+    dispersion = summary.get("dispersion")
+    table.add_row(*[formatter(summary.get(k)) for k in ("median", "p1", "p99", "min", "max")],
+                  "-" if dispersion is None else f"{dispersion:.4g}")
+    return table
+
+
+def render_summary(summary: dict):
+    """A rich renderable with the result of a summary.json."""
+    procedure = summary["procedure"]
+    settings = summary.get("settings", {})
+    parts = []
+    head = (f"frame size {settings.get('frame_size')} B, direction {settings.get('direction')}, "
+            f"mix {settings.get('mix_m')}/{settings.get('mix_n')}, trial "
+            f"{settings.get('duration')} s")
+    if not summary.get("complete", True):
+        head += " — [bold red]INCOMPLETE[/bold red] (interrupted)"
+    parts.append(Text.from_markup(head))
+    max_rate = min((d["max_rate"] for d in summary.get("directions", {}).values()), default=0)
+
+    if procedure in ("throughput", "selftest"):
+        table = Table(title="throughput per repetition (frames/s per direction)",
+                      header_style="bold")
+        for column in ("rep", "throughput (fps)", "% of max", "trials", "note"):
+            table.add_column(column, justify="left" if column == "note" else "right")
+        for rep in summary.get("repetitions", []):
+            notes = []
+            if not rep.get("found"):
+                notes.append("no trial passed")
+            if rep.get("tester_limited"):
+                notes.append("tester could not keep a rate (limited by the tester)")
+            if not rep.get("complete"):
+                notes.append("incomplete")
+            pct = f"{100 * rep['throughput'] / max_rate:.2f}" if max_rate else "-"
+            table.add_row(str(rep["repetition"]), _fps(rep["throughput"]), pct,
+                          str(len(rep.get("steps", []))), "; ".join(notes))
+        parts += [table, _stats_table(summary, _fps)]
+        if summary.get("tester_limited"):
+            parts.append(Text("warning: invalid trials occurred: the result may be limited by "
+                              "the tester, not the DUT", style="yellow"))
+    elif procedure == "frame-loss":
+        table = Table(title="frame loss rate (median over repetitions)", header_style="bold")
+        table.add_column("rate (fps)", justify="right")
+        table.add_column("% of max", justify="right")
+        table.add_column("FLR median", justify="right")
+        table.add_column("p1", justify="right")
+        table.add_column("p99", justify="right")
+        directions = list(summary.get("directions", {}))
+        for name in directions:
+            table.add_column(f"{name} FLR", justify="right")
+        table.add_column("n", justify="right")
+        for point in summary.get("rates", []):
+            per_direction = [_ratio_pct(point["directions"].get(name, {}).get("median"))
+                             for name in directions]
+            table.add_row(_fps(point["rate"]), f"{point['percent']:.2f}",
+                          _ratio_pct(point["median"]), _ratio_pct(point["p1"]),
+                          _ratio_pct(point["p99"]), *per_direction, str(point["n"]))
+        parts.append(table)
+    else:  # trial
+        table = Table(title="trials", header_style="bold")
+        for column in ("rep", "rate (fps)", "valid"):
+            table.add_column(column, justify="right")
+        directions = list(summary.get("directions", {}))
+        for name in directions:
+            table.add_column(f"{name} received/sent", justify="right")
+            table.add_column(f"{name} loss", justify="right")
+        for rep in summary.get("repetitions", []):
+            if "rate" not in rep:
+                continue
+            cells = [str(rep["repetition"]), _fps(rep["rate"]),
+                     "yes" if rep["valid"] else f"no ({rep.get('invalid_reason')})"]
+            for name in directions:
+                d = rep["directions"].get(name)
+                cells += [f"{d['received']:,}/{d['sent']:,}", _ratio_pct(d["loss_ratio"])] if d \
+                    else ["-", "-"]
+            table.add_row(*cells)
+        parts += [table, _stats_table(summary, _ratio_pct)]
+    return Group(*parts)

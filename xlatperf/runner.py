@@ -1,0 +1,417 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Running a procedure against the engine and storing its results.
+
+    from xlatperf.config import load_config
+    from xlatperf.runner import run_procedure
+    summary = run_procedure("throughput", load_config("lab.toml"), "results/run1")
+
+run_procedure starts the engine, runs the procedure `output.repeat` times, appends every trial
+to trials.jsonl as it finishes, and writes summary.json and summary.csv. On Ctrl-C
+(KeyboardInterrupt) it aborts the engine (which stops its ports), writes the summary of what
+was measured with "complete": false, and re-raises.
+"""
+
+import contextlib
+import signal
+import threading
+import time
+from dataclasses import dataclass, field
+
+from . import __version__
+from .engine import Engine
+from .errors import ConfigError, MeasurementError
+from .flows import TrafficPlan
+from .procedures import (SearchResult, TrialResult, binary_search, frame_loss_scan,
+                         summarize_frame_loss, summarize_throughput, summarize_trials)
+from .results import ResultStore, utc_timestamp
+
+PROCEDURES = ("trial", "throughput", "frame-loss", "selftest")
+PROGRESS_INTERVAL = 1.0  # seconds between the engine's progress events
+# selftest check: a short trial at a low rate that any working tester passes without loss.
+SELFTEST_CHECK_DURATION = 2.0
+SELFTEST_CHECK_RATE = 10_000
+
+
+class Reporter:
+    """Receives what happens during a measurement, for live display. Methods are no-ops here;
+    the CLI's console reporter overrides them."""
+
+    def started(self, info: dict) -> None:
+        """info: procedure, repetitions, max_rate, directions (plan info)."""
+
+    def repetition(self, number: int, count: int) -> None:
+        """Repetition `number` (1-based) of `count` starts."""
+
+    def before_trial(self, context: dict) -> None:
+        """context: repetition, step, rate, and the procedure's lo/hi or percent."""
+
+    def pausing(self, seconds: float) -> None:
+        """Waiting `seconds` before the next trial (trial.pause)."""
+
+    def progress(self, event: dict) -> None:
+        """An engine progress event: elapsed, flows[{name, sent, received}]."""
+
+    def after_trial(self, record: dict, result: TrialResult) -> None:
+        """A trial finished; record is what went to trials.jsonl."""
+
+    def finished(self, summary: dict) -> None:
+        """The summary was written (also for an interrupted, incomplete measurement)."""
+
+
+# --------------------------------------------------------------------------------------------
+# The trial runner handed to procedures
+# --------------------------------------------------------------------------------------------
+
+
+class TrialSession:
+    """`run_trial(rate)` for procedures: builds the request, keeps trial.pause between trials,
+    records every trial and forwards progress to the reporter."""
+
+    def __init__(self, engine: Engine, plan: TrafficPlan, config: dict, store: ResultStore,
+                 reporter: Reporter, procedure: str):
+        self.engine, self.plan, self.config = engine, plan, config
+        self.store, self.reporter, self.procedure = store, reporter, procedure
+        self.repetition = 0
+        self.step = 0
+        self.phase: str | None = None
+        self.trials_recorded = 0
+        self._in_flight: int | None = None     # rate of the trial the engine is running
+        self._last_trial_end: float | None = None
+
+    def start_repetition(self, number: int) -> None:
+        self.repetition, self.step = number, 0
+
+    def notify(self, context: dict) -> None:
+        self.reporter.before_trial({"repetition": self.repetition, "step": self.step + 1,
+                                    "phase": self.phase, **context})
+
+    def run_trial(self, rate: int, duration: float | None = None) -> TrialResult:
+        trial_config = self.config["trial"]
+        self._pause(trial_config["pause"])
+        self.step += 1
+        request = {"duration": duration or trial_config["duration"],
+                   "timeout": trial_config["timeout"],
+                   "finish_early": trial_config["finish_early"],
+                   "progress_interval": PROGRESS_INTERVAL,
+                   "flows": self.plan.flows(rate)}
+        self._in_flight = rate
+        try:
+            reply = self.engine.trial(request, on_progress=self.reporter.progress)
+        finally:
+            self._last_trial_end = time.monotonic()
+        self._in_flight = None
+        result = TrialResult.from_reply(rate, reply)
+        record = self._record(result, request["duration"])
+        self.reporter.after_trial(record, result)
+        return result
+
+    def abort(self) -> None:
+        """Abort the engine; an interrupted trial's (invalid) reply still goes to trials.jsonl."""
+        reply = self.engine.abort()
+        if reply is not None and self._in_flight is not None:
+            self._record(TrialResult.from_reply(self._in_flight, reply),
+                         self.config["trial"]["duration"], aborted=True)
+
+    def _pause(self, seconds: float) -> None:
+        """RFC 2544 §23 e: let the DUT settle between trials."""
+        if self._last_trial_end is None:
+            return
+        remaining = seconds - (time.monotonic() - self._last_trial_end)
+        if remaining > 0:
+            self.reporter.pausing(remaining)
+            time.sleep(remaining)
+
+    def _record(self, result: TrialResult, duration: float, aborted: bool = False) -> dict:
+        reply = result.reply or {}
+        record = {"procedure": self.procedure, "repetition": self.repetition, "step": self.step,
+                  **({"phase": self.phase} if self.phase else {}),
+                  **result.to_dict(),
+                  "duration": duration, "elapsed": reply.get("elapsed"),
+                  "foreign": {str(p.get("index")): p.get("foreign", 0)
+                              for p in reply.get("ports", [])},
+                  "timestamp": utc_timestamp()}
+        if aborted:
+            record["aborted"] = True
+        self.store.record_trial(record)
+        self.trials_recorded += 1
+        return record
+
+
+# --------------------------------------------------------------------------------------------
+# Procedures: how to run one repetition and how to summarise repetitions
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Repetition:
+    number: int                       # 1-based
+    steps: list[TrialResult] = field(default_factory=list)
+    complete: bool = False
+
+
+def _trial_row(repetition: Repetition, trial: TrialResult, max_rate: int) -> dict:
+    row = {"repetition": repetition.number, "rate": trial.rate,
+           "percent": round(100 * trial.rate / max_rate, 6), "valid": trial.valid,
+           "loss_ratio": trial.loss_ratio}
+    for name, counts in trial.directions.items():
+        row |= {f"{name}_sent": counts.sent, f"{name}_received": counts.received,
+                f"{name}_loss_ratio": counts.loss_ratio}
+    return row
+
+
+class Procedure:
+    name = ""
+
+    def __init__(self, config: dict, plan: TrafficPlan, rate: int | None = None):
+        self.config, self.plan = config, plan
+
+    def prepare(self, session: TrialSession) -> dict:
+        """Runs once before the repetitions; returns extra summary fields."""
+        return {}
+
+    def run(self, session: TrialSession, steps: list) -> None:
+        raise NotImplementedError
+
+    def summarize(self, repetitions: list[Repetition]) -> dict:
+        """unit, the statistics, per-direction values and `repetitions` (JSON-ready)."""
+        raise NotImplementedError
+
+    def csv_rows(self, repetitions: list[Repetition]) -> list[dict]:
+        return [_trial_row(r, t, self.plan.max_rate) for r in repetitions for t in r.steps]
+
+    def settings(self) -> dict:
+        return {}
+
+
+class SingleTrial(Procedure):
+    """`trial`: one elementary trial per repetition at --rate (default: the medium's maximum)."""
+    name = "trial"
+
+    def __init__(self, config, plan, rate=None):
+        super().__init__(config, plan)
+        self.rate = plan.max_rate if rate is None else rate
+        plan.check_rate(self.rate, "--rate")
+
+    def run(self, session, steps):
+        session.notify({"rate": self.rate})
+        steps.append(session.run_trial(self.rate))
+
+    def summarize(self, repetitions):
+        summary = summarize_trials([t for r in repetitions for t in r.steps])
+        summary["repetitions"] = [{"repetition": r.number, "complete": r.complete,
+                                   **(r.steps[0].to_dict() if r.steps else {})}
+                                  for r in repetitions]
+        return summary
+
+    def settings(self):
+        return {"rate": self.rate}
+
+
+class Throughput(Procedure):
+    """RFC 2544 §26.1 binary search over [throughput.min_rate, max_rate or the medium's max]."""
+    name = "throughput"
+
+    def __init__(self, config, plan, rate=None):
+        super().__init__(config, plan)
+        settings = config["throughput"]
+        self.lo = settings["min_rate"]
+        self.hi = settings["max_rate"] or plan.max_rate
+        self.error = settings["error"]
+        self.loss_tolerance = settings["loss_tolerance"]
+        plan.check_rate(self.hi, "throughput.max_rate")
+        if self.lo >= self.hi:
+            raise ConfigError(f"throughput.min_rate = {self.lo}: must be below the search's upper "
+                              f"end, {self.hi} frames/s")
+
+    def run(self, session, steps):
+        binary_search(session.run_trial, self.lo, self.hi, self.error, self.loss_tolerance,
+                      steps=steps, notify=session.notify)
+
+    def summarize(self, repetitions):
+        searches = [SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete)
+                    for r in repetitions]
+        summary = summarize_throughput(searches)
+        summary["repetitions"] = [{"repetition": r.number, **s.to_dict()}
+                                  for r, s in zip(repetitions, searches)]
+        return summary
+
+    def csv_rows(self, repetitions):
+        rows = []
+        for r in repetitions:
+            search = SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete)
+            rows.append({"repetition": r.number, "throughput_fps": search.throughput,
+                         "found": search.found, "tester_limited": search.tester_limited,
+                         "complete": r.complete, "trials": len(r.steps)})
+        return rows
+
+    def settings(self):
+        return {"min_rate": self.lo, "max_rate": self.hi, "error": self.error,
+                "loss_tolerance": self.loss_tolerance, "first_trial_at_max_rate": True}
+
+
+class SelfTest(Throughput):
+    """Tester ports wired to each other, no DUT: a short low-rate trial must pass without loss,
+    then a throughput search measures the tester's own capacity."""
+    name = "selftest"
+
+    def prepare(self, session):
+        rate = max(1, min(SELFTEST_CHECK_RATE, self.plan.max_rate // 100))
+        duration = min(self.config["trial"]["duration"], SELFTEST_CHECK_DURATION)
+        session.phase = "check"
+        session.notify({"rate": rate})
+        result = session.run_trial(rate, duration=duration)
+        session.phase = "search"
+        if not result.passes(0.0):
+            problems = [f"tester invalid ({result.invalid_reason})"] if not result.valid else []
+            problems += [f"{name} received {d.received} of {d.sent} frames"
+                         for name, d in result.directions.items() if not d.passes(0.0)]
+            raise MeasurementError(f"selftest: the {duration:g} s check trial at {rate} fps "
+                                   f"failed: {'; '.join(problems)} (are the ports wired to each "
+                                   "other?)")
+        return {"check": {**result.to_dict(), "duration": duration, "passed": True}}
+
+
+class FrameLoss(Procedure):
+    """RFC 2544 §26.3: scan from frame_loss.start % of the maximum down by frame_loss.step %
+    until two consecutive zero-loss trials, or the explicit frame_loss.rates."""
+    name = "frame-loss"
+
+    def __init__(self, config, plan, rate=None):
+        super().__init__(config, plan)
+        self.settings_ = dict(config["frame_loss"])
+        for listed in self.settings_["rates"]:
+            plan.check_rate(listed, "frame_loss.rates")
+
+    def run(self, session, steps):
+        s = self.settings_
+        frame_loss_scan(session.run_trial, self.plan.max_rate, s["start"], s["step"],
+                        s["rates"] or None, steps=steps, notify=session.notify)
+
+    def summarize(self, repetitions):
+        summary = summarize_frame_loss([r.steps for r in repetitions], self.plan.max_rate)
+        summary["repetitions"] = [{"repetition": r.number, "complete": r.complete,
+                                   "points": [t.to_dict() for t in r.steps]}
+                                  for r in repetitions]
+        return summary
+
+    def settings(self):
+        return {**self.settings_, "max_rate": self.plan.max_rate}
+
+
+PROCEDURE_CLASSES = {cls.name: cls for cls in (SingleTrial, Throughput, SelfTest, FrameLoss)}
+
+
+# --------------------------------------------------------------------------------------------
+# run_procedure
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """A second Ctrl-C must not interrupt aborting the engine and writing the summary."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _direction_info(plan: TrafficPlan) -> dict:
+    info = {}
+    for d in plan.directions:
+        info[d.name] = {"tx_port": d.tx_side, "rx_port": d.rx_side,
+                        "ip_version": d.foreground["ip_version"],
+                        "frame_size": d.foreground["frame_size"],
+                        "rx_frame_size": d.foreground["rx_frame_size"],
+                        "background_frame_size": d.background["frame_size"] if d.background else None,
+                        "speed_bps": d.speed_bps, "max_rate": d.max_rate}
+    return info
+
+
+def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = None,
+                  reporter: Reporter | None = None, engine_path: str | None = None) -> dict:
+    """Run `procedure` (trial | throughput | frame-loss | selftest) `output.repeat` times and
+    write the results under out_dir. Returns the summary (also in summary.json).
+
+    rate: the `trial` procedure's rate in frames/s (default: the medium's maximum).
+    Raises ConfigError, EngineError, MeasurementError; KeyboardInterrupt after writing an
+    incomplete summary.
+    """
+    if procedure not in PROCEDURE_CLASSES:
+        raise ConfigError(f"procedure {procedure!r}: must be one of {', '.join(PROCEDURES)}")
+    reporter = reporter or Reporter()
+    started = utc_timestamp()
+    with ResultStore(out_dir) as store:
+        engine = Engine(config, log_path=store.engine_log, engine_path=engine_path)
+        with engine:
+            hello = engine.hello()
+            plan = TrafficPlan(config, hello["ports"], through_dut=procedure != "selftest")
+            proc = PROCEDURE_CLASSES[procedure](config, plan, rate)
+            session = TrialSession(engine, plan, config, store, reporter, procedure)
+            count = config["output"]["repeat"]
+            reporter.started({"procedure": procedure, "repetitions": count,
+                              "max_rate": plan.max_rate, "directions": _direction_info(plan),
+                              "loss_tolerance": getattr(proc, "loss_tolerance", 0.0),
+                              "hello": hello})
+            repetitions: list[Repetition] = []
+            extra: dict = {}
+
+            def summary(complete: bool) -> dict:
+                result = {"procedure": procedure, "complete": complete,
+                          **proc.summarize(repetitions)}
+                stats_by_direction = result.pop("directions", {})
+                result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
+                                        for name, info in _direction_info(plan).items()}
+                result |= extra
+                result["settings"] = _settings(config, proc)
+                result["config"] = config
+                result["tester"] = _tester_info(hello)
+                result["started"], result["finished"] = started, utc_timestamp()
+                return result
+
+            def write(complete: bool) -> dict:
+                result = summary(complete)
+                store.write_summary(result, proc.csv_rows(repetitions))
+                reporter.finished(result)
+                return result
+
+            try:
+                extra = proc.prepare(session)
+                for number in range(1, count + 1):
+                    repetition = Repetition(number)
+                    repetitions.append(repetition)
+                    session.start_repetition(number)
+                    reporter.repetition(number, count)
+                    proc.run(session, repetition.steps)
+                    repetition.complete = True
+            except KeyboardInterrupt:
+                with _sigint_ignored():
+                    session.abort()
+                    if session.trials_recorded:
+                        write(complete=False)
+                raise
+            except BaseException:
+                if session.trials_recorded:  # e.g. the engine died: keep what was measured
+                    with contextlib.suppress(Exception):
+                        write(complete=False)
+                raise
+            return write(complete=True)
+
+
+def _settings(config: dict, proc: Procedure) -> dict:
+    trial, traffic = config["trial"], config["traffic"]
+    return {"procedure": proc.name, "duration": trial["duration"], "timeout": trial["timeout"],
+            "pause": trial["pause"], "finish_early": trial["finish_early"],
+            "repeat": config["output"]["repeat"], "frame_size": traffic["frame_size"],
+            "direction": traffic["direction"], "mix_n": traffic["mix_n"],
+            "mix_m": traffic["mix_m"], **proc.settings()}
+
+
+def _tester_info(hello: dict) -> dict:
+    return {"xlatperf": __version__, "engine": hello.get("engine"), "dpdk": hello.get("dpdk"),
+            "protocol": hello.get("protocol"), "tsc_hz": hello.get("tsc_hz"),
+            "lcores": hello.get("lcores"), "timestamps": hello.get("timestamps"),
+            "ports": hello.get("ports")}
