@@ -104,6 +104,8 @@ def main():
                              "mac": f"02:00:00:00:00:0{i + 1}", "link_speed_mbps": speed,
                              "link_up": True, "rx_queues": 1, "tx_queues": 1,
                              "hw_timestamp": False} for i, name in enumerate(names)]})
+        elif op == "addresses":
+            send({"id": request["id"], "ok": True})
         elif op == "trial":
             run_trial(request)
         elif op == "shutdown":

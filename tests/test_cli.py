@@ -179,3 +179,24 @@ def test_lab_commands_call_the_lab_module(monkeypatch, capsys):
     assert calls == [("up", "router4", {"rate": "1000", "a": "b=c"}, "lab.toml"), ("down",)]
     assert cli.main(["lab", "up", "bad", "--config-out", "x"]) == 1
     assert capsys.readouterr().err == "xlatperf: error: unknown lab kind 'bad'\n"
+
+
+def test_requests_sent_to_the_engine(config, tmp_path, monkeypatch):
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("FAKE_REQUEST_LOG", str(log))
+    assert cli.main(["trial", "-c", config, "--out", str(tmp_path / "o"), "-q", "--rate", "5000",
+                     "--set", "left.ip_version=6", "--set", "traffic.frame_size=84",
+                     "--set", "left.virtual_ipv4=198.18.0.2",
+                     "--set", "right.virtual_ipv6=2001:2:0:1::2", "--set", "trial.timeout=0.5",
+                     "--set", "trial.finish_early=false"]) == 0
+    requests = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [r["op"] for r in requests] == ["hello", "addresses", "trial", "shutdown"]
+    assert [r["id"] for r in requests] == [1, 2, 3, 4]
+    trial = requests[2]
+    assert (trial["duration"], trial["timeout"], trial["finish_early"]) == (10.0, 0.5, False)
+    forward, reverse = trial["flows"]
+    assert (forward["rate"], forward["tx_port"], forward["rx_port"]) == (5000, 0, 1)
+    assert forward["foreground"]["frame_size"] == 84
+    assert forward["foreground"]["rx_frame_size"] == 64
+    assert forward["foreground"]["src_mac"] == "02:00:00:00:00:01"  # the port's MAC from hello
+    assert reverse["foreground"]["dst_ip"] == "198.18.0.2"

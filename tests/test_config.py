@@ -39,7 +39,7 @@ def test_examples_load(example):
     ("traffic.frame_size=9217", "traffic.frame_size = 9217: must be an integer in 64..9216"),
     ("traffic.frame_size=64.5", "traffic.frame_size = 64.5: must be an integer in 64..9216"),
     ("traffic.src_port=70000", "traffic.src_port = 70000: must be an integer in 0..65535"),
-    ("traffic.mix_n=0", "traffic.mix_n = 0: must be an integer in 1..255"),
+    ("traffic.mix_n=0", "traffic.mix_n = 0: must be an integer in 1..1000"),
     ("traffic.mix_m=2", "traffic.mix_m = 2: must be an integer in 1..1 (1 <= mix_m <= mix_n)"),
     ("traffic.direction=sideways",
      'traffic.direction = "sideways": must be one of "forward" | "reverse" | "both"'),

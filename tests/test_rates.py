@@ -5,7 +5,7 @@ the medium's maximum per direction)."""
 import pytest
 
 from xlatperf.config import ConfigError, load_config
-from xlatperf.flows import TrafficPlan, build_flows, frame_size_of
+from xlatperf.flows import TrafficPlan, build_flows, frame_size_of, owned_addresses
 from xlatperf.rates import format_speed, max_frame_rate, parse_speed
 
 PORTS = [
@@ -174,3 +174,11 @@ def test_rate_above_maximum_is_rejected():
 def test_two_ports_needed():
     with pytest.raises(ConfigError, match="two are needed"):
         TrafficPlan(load_config(None), PORTS[:1])
+
+
+def test_owned_addresses_are_the_real_ones():
+    config = load_config(None, V6_LEFT + ["traffic.frame_size=84", "right.ipv6="])
+    assert owned_addresses(config) == [
+        {"port": 0, "ranges": [{"ip_version": 4, "address": "198.18.0.2"},
+                               {"ip_version": 6, "address": "2001:2::2"}]},
+        {"port": 1, "ranges": [{"ip_version": 4, "address": "198.19.0.2"}]}]

@@ -260,8 +260,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "direction": Key("both", choice("forward", "reverse", "both")),
         "src_port": Key(0xC020, integer(0, 65535)),  # RFC 2544 App. C.2.6.4
         "dst_port": Key(7, integer(0, 65535)),       # UDP echo, RFC 2544 App. C
-        "mix_n": Key(1, integer(1, 255)),
-        "mix_m": Key(1, integer(1, 255)),
+        "mix_n": Key(1, integer(1, 1000)),
+        "mix_m": Key(1, integer(1, 1000)),
     },
     "trial": {
         "duration": Key(60.0, number(0, low_open=True)),   # RFC 2544 §24

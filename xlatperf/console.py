@@ -107,11 +107,12 @@ class ConsoleReporter(Reporter):
         return "pass" if self._passed(result) else "loss"
 
     def _trial_line(self, record: dict, result: TrialResult) -> str:
-        phase = f"{record['phase']} " if record.get("phase") else ""
+        where = f"rep {record['repetition']} step {record['step']}"
+        if record.get("phase") == "check":
+            where = "check"
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss)"
                            for name, d in result.directions.items())
-        return (f"  {phase}rep {record['repetition']} step {record['step']}: "
-                f"{_fps(result.rate)} fps: {losses}: {self._verdict(result)}")
+        return (f"  {where}: {_fps(result.rate)} fps: {losses}: {self._verdict(result)}")
 
     def _render(self):
         table = Table(box=None, pad_edge=False, header_style="bold")

@@ -243,6 +243,11 @@ class Engine:
         self.info = reply
         return reply
 
+    def addresses(self, ports: list[dict]) -> None:
+        """Tell the engine which addresses each port answers ARP/ND for:
+        ports = [{"port": 0, "ranges": [{"ip_version": 4, "address": "198.18.0.2"}]}, ...]."""
+        self.request("addresses", {"ports": ports})
+
     def trial(self, request: dict, on_progress: Callable[[dict], None] | None = None) -> dict:
         """Run one elementary trial. `request` holds the trial fields (duration, timeout,
         finish_early, progress_interval, flows); progress events go to on_progress. Returns the

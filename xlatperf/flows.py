@@ -155,6 +155,16 @@ def _value(config: dict, dotted: str) -> str:
     return config[section][key]
 
 
+def owned_addresses(config: dict) -> list[dict]:
+    """The `ports` of an `addresses` request: each tester port answers ARP/ND for the real
+    addresses of its side (RFC 2544 §25: the tester should answer the DUT's requests). Virtual
+    addresses belong to the DUT's translation and are not answered for."""
+    return [{"port": index,
+             "ranges": [{"ip_version": version, "address": config[side][f"ipv{version}"]}
+                        for version in (4, 6) if config[side][f"ipv{version}"]]}
+            for side, index in PORT_INDEX.items()]
+
+
 def build_flows(config: dict, rate: int, ports: list[dict]) -> list[dict]:
     """Convenience: the flows of a trial at `rate` frames/s per direction."""
     return TrafficPlan(config, ports).flows(rate)

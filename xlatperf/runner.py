@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from . import __version__
 from .engine import Engine
 from .errors import ConfigError, MeasurementError
-from .flows import TrafficPlan
+from .flows import TrafficPlan, owned_addresses
 from .procedures import (SearchResult, TrialResult, binary_search, frame_loss_scan,
                          summarize_frame_loss, summarize_throughput, summarize_trials)
 from .results import ResultStore, utc_timestamp
@@ -348,6 +348,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
         engine = Engine(config, log_path=store.engine_log, engine_path=engine_path)
         with engine:
             hello = engine.hello()
+            engine.addresses(owned_addresses(config))
             plan = TrafficPlan(config, hello["ports"], through_dut=procedure != "selftest")
             proc = PROCEDURE_CLASSES[procedure](config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
