@@ -200,3 +200,10 @@ def test_requests_sent_to_the_engine(config, tmp_path, monkeypatch):
     assert forward["foreground"]["rx_frame_size"] == 64
     assert forward["foreground"]["src_mac"] == "02:00:00:00:00:01"  # the port's MAC from hello
     assert reverse["foreground"]["dst_ip"] == "198.18.0.2"
+
+
+def test_unwritable_output_directory(config, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert cli.main(["trial", "-c", config, "--out", str(blocker / "sub"), "-q"]) == 1
+    assert capsys.readouterr().err.startswith(f"xlatperf: error: --out {blocker / 'sub'}: ")

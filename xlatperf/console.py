@@ -11,9 +11,6 @@ from rich.text import Text
 from .procedures import TrialResult
 from .runner import Reporter
 
-RECENT_TRIALS_SHOWN = 12
-
-
 def _fps(value) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
@@ -28,8 +25,8 @@ def _duration(seconds: float) -> str:
 
 
 class ConsoleReporter(Reporter):
-    """Live view on a terminal (finished trials + a status line); one line per trial otherwise
-    (logs, pipes)."""
+    """One line per finished trial; on a terminal also a live status line for the running
+    trial (step, rate, search interval, frames sent/received, elapsed time)."""
 
     def __init__(self, console: Console | None = None):
         if console is None:
@@ -42,7 +39,6 @@ class ConsoleReporter(Reporter):
         self.context: dict = {}
         self.progress_event: dict | None = None
         self.status = ""
-        self.recent: list[tuple[dict, TrialResult]] = []
         self.started_at = time.monotonic()
         self.trial_started_at: float | None = None
 
@@ -64,8 +60,7 @@ class ConsoleReporter(Reporter):
             self.live.start()
 
     def repetition(self, number, count):
-        self.recent = []
-        if count > 1 and self.live is None:
+        if count > 1:
             self.console.print(f"repetition {number}/{count}")
 
     def before_trial(self, context):
@@ -84,9 +79,8 @@ class ConsoleReporter(Reporter):
         self.progress_event = event
 
     def after_trial(self, record, result):
-        self.recent = (self.recent + [(record, result)])[-RECENT_TRIALS_SHOWN:]
-        if self.live is None:
-            self.console.print(self._trial_line(record, result), highlight=False, soft_wrap=True)
+        # Printed above the live status line, so the whole search stays in the scrollback.
+        self.console.print(self._trial_line(record, result), highlight=False, soft_wrap=True)
 
     def finished(self, summary):
         self.close()
@@ -112,29 +106,12 @@ class ConsoleReporter(Reporter):
             where = "check"
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss)"
                            for name, d in result.directions.items())
-        return (f"  {where}: {_fps(result.rate)} fps: {losses}: {self._verdict(result)}")
+        verdict = self._verdict(result)
+        style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
+        return f"  {where}: {_fps(result.rate)} fps: {losses}: [{style}]{verdict}[/{style}]"
 
     def _render(self):
-        table = Table(box=None, pad_edge=False, header_style="bold")
-        table.add_column("rep", justify="right")
-        table.add_column("step", justify="right")
-        table.add_column("rate (fps)", justify="right")
-        table.add_column("% max", justify="right")
-        for name in self.info.get("directions", {}):
-            table.add_column(f"{name} recv/sent", justify="right")
-        table.add_column("result")
-        max_rate = self.info.get("max_rate") or 0
-        for record, result in self.recent:
-            cells = [str(record["repetition"]), str(record["step"]), _fps(result.rate),
-                     f"{100 * result.rate / max_rate:.2f}" if max_rate else "-"]
-            for name in self.info.get("directions", {}):
-                d = result.directions.get(name)
-                cells.append(f"{d.received:,}/{d.sent:,}" if d else "-")
-            verdict = self._verdict(result)
-            style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
-            cells.append(f"[{style}]{verdict}[/{style}]")
-            table.add_row(*cells)
-        return Group(table, Text(self._status_line(), style="cyan"))
+        return Text(self._status_line(), style="cyan")
 
     def _status_line(self) -> str:
         c = self.context
@@ -154,7 +131,8 @@ class ConsoleReporter(Reporter):
             event = self.progress_event
             parts += [f"{f['name']} {f['received']:,}/{f['sent']:,}"
                       for f in event.get("flows", [])]
-            parts.append(f"trial {event.get('elapsed', 0):.1f} s")
+            parts.append(f"trial {event.get('elapsed', 0):.1f} s of "
+                         f"{self.info.get('duration', 0):g} s + timeout")
         parts.append(f"elapsed {_duration(time.monotonic() - self.started_at)}")
         return " · ".join(parts)
 

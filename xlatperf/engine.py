@@ -276,10 +276,14 @@ class Engine:
         return reply
 
     def shutdown(self, timeout: float = 10.0) -> None:
-        """Ask the engine to stop its ports and exit; kill it if it does not within timeout."""
+        """Ask the engine to stop its ports and exit; kill it if it does not within timeout.
+        With a request still in flight (its caller failed), this is an abort()."""
         if self._process is None:
             return
-        if self.running and self._pending_id is None and not self._stdout_closed:
+        if self._pending_id is not None:
+            self.abort(timeout)
+            return
+        if self.running and not self._stdout_closed:
             try:
                 self._send({"id": self._next_id, "op": "shutdown"})
                 self._await_reply(self._next_id, None, timeout)

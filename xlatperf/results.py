@@ -17,6 +17,8 @@ import json
 import os
 from pathlib import Path
 
+from .errors import XlatperfError
+
 TRIALS_FILE = "trials.jsonl"
 SUMMARY_FILE = "summary.json"
 CSV_FILE = "summary.csv"
@@ -41,10 +43,13 @@ class ResultStore:
 
     def __init__(self, directory: str | os.PathLike):
         self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        for stale in (SUMMARY_FILE, CSV_FILE):
-            (self.directory / stale).unlink(missing_ok=True)
-        self._trials = open(self.directory / TRIALS_FILE, "w", encoding="utf-8")
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            for stale in (SUMMARY_FILE, CSV_FILE):
+                (self.directory / stale).unlink(missing_ok=True)
+            self._trials = open(self.directory / TRIALS_FILE, "w", encoding="utf-8")
+        except OSError as exc:
+            raise XlatperfError(f"--out {directory}: {exc.strerror or exc}") from None
 
     @property
     def engine_log(self) -> Path:

@@ -37,7 +37,8 @@ class Reporter:
     the CLI's console reporter overrides them."""
 
     def started(self, info: dict) -> None:
-        """info: procedure, repetitions, max_rate, directions (plan info)."""
+        """info: procedure, repetitions, max_rate, directions (plan info), loss_tolerance,
+        duration, hello."""
 
     def repetition(self, number: int, count: int) -> None:
         """Repetition `number` (1-based) of `count` starts."""
@@ -356,6 +357,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             reporter.started({"procedure": procedure, "repetitions": count,
                               "max_rate": plan.max_rate, "directions": _direction_info(plan),
                               "loss_tolerance": getattr(proc, "loss_tolerance", 0.0),
+                              "duration": config["trial"]["duration"],
                               "hello": hello})
             repetitions: list[Repetition] = []
             extra: dict = {}
