@@ -180,6 +180,7 @@ class Engine:
         self.log_path = log_path
         self.engine_path = engine_path
         self.check_ports = check_ports
+        self.command: list[str] = []           # the command line the engine was started with
         self.info: dict | None = None          # the hello reply
         self._process: subprocess.Popen | None = None
         self._replies: queue.Queue = queue.Queue()   # stdout lines; None at end of file
@@ -194,8 +195,8 @@ class Engine:
     def start(self) -> "Engine":
         if self.check_ports:
             check_ports_exist(self.config)
-        command = engine_command(self.config, self.engine_path or find_engine(self.config))
-        self.command = command
+        self.command = command = engine_command(self.config,
+                                                self.engine_path or find_engine(self.config))
         log = open(self.log_path, "w", encoding="utf-8", errors="replace") if self.log_path else None
         try:
             self._process = subprocess.Popen(
