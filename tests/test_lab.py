@@ -99,7 +99,7 @@ def probe(send: str, recv: str, frames: list, count: int | None = None) -> dict:
 
 
 @pytest.fixture(autouse=True)
-def _no_lab_left():
+def _no_lab_left(exclusive_lab):
     yield
     if os.geteuid() == 0:
         lab.lab_down()
