@@ -1,0 +1,124 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The foundation's procedures end to end: real engine, real DUTs in the namespace lab."""
+
+import math
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from e2e_util import ROOT, summary, trials, xlatperf
+
+# Short trials keep the suite fast; the procedures are the same at 60 s.
+FAST = ["--duration", "1", "--set", "trial.pause=0", "--set", "trial.timeout=0.5"]
+
+
+@pytest.mark.parametrize("kind", ["router4", "router6", "siit"])
+def test_throughput_converges_through_a_real_dut(make_lab, tmp_path, kind):
+    config = make_lab(kind)
+    out = tmp_path / "out"
+    xlatperf("throughput", "-c", str(config), *FAST, "--set", "throughput.max_rate=400000",
+             "--set", "throughput.error=10000", "--out", str(out), "-q")
+    s = summary(out)
+    assert s["procedure"] == "throughput" and s["complete"] and s["unit"] == "fps"
+    assert s["median"] > 0, s
+    steps = s["repetitions"][0]["steps"]
+    # Converged: the last bracket is within the error, and the result was measured as passing.
+    passing = [t for t in trials(out) if t["valid"] and t["loss_ratio"] == 0]
+    assert s["median"] in {t["rate"] for t in passing}
+    assert len(steps) <= 2 + math.ceil(math.log2(400000 / 10000))
+    for key in ("p1", "p99", "min", "max", "dispersion", "repetitions", "config"):
+        assert key in s
+
+
+def test_throughput_against_limit_finds_the_configured_rate(make_lab, tmp_path):
+    limit = 20000
+    config = make_lab("limit", rate=limit)
+    out = tmp_path / "out"
+    xlatperf("throughput", "-c", str(config), "--duration", "2", "--set", "trial.pause=0",
+             "--set", "trial.timeout=0.5", "--set", f"throughput.max_rate={2 * limit}",
+             "--set", "throughput.error=200", "--out", str(out), "-q")
+    s = summary(out)
+    assert not s["tester_limited"], "the tester must keep 40 kfps on veth"
+    assert abs(s["median"] - limit) <= 0.10 * limit, s["median"]
+
+
+def test_frame_loss_against_lossy_matches_the_drop_probability(make_lab, tmp_path):
+    loss = 0.1
+    config = make_lab("lossy", loss=loss)
+    out = tmp_path / "out"
+    rate, duration = 20000, 2
+    xlatperf("frame-loss", "-c", str(config), "--duration", str(duration), "--set", "trial.pause=0",
+             "--set", "trial.timeout=0.5", "--rates", str(rate), "--out", str(out), "-q")
+    s = summary(out)
+    p = round(loss * 65536) / 65536  # nftables numgen quantises the probability to 1/65536
+    n = rate * duration
+    sigma = math.sqrt(p * (1 - p) / n)
+    (trial,) = trials(out)
+    assert trial["valid"]
+    for name, d in trial["directions"].items():
+        assert d["sent"] == n
+        measured = (d["sent"] - d["received"]) / d["sent"]
+        # Binomial drops: 5 standard deviations (false alarm probability < 1e-6 per direction).
+        assert abs(measured - p) <= 5 * sigma, (name, measured, p, sigma)
+    assert s["unit"] == "ratio" and abs(s["median"] - p) <= 5 * sigma
+
+
+def test_selftest_on_the_loopback_lab(make_lab, tmp_path):
+    config = make_lab("loopback")
+    out = tmp_path / "out"
+    xlatperf("selftest", "-c", str(config), *FAST, "--set", "throughput.max_rate=200000",
+             "--set", "throughput.error=20000", "--out", str(out), "-q")
+    s = summary(out)
+    assert s["check"]["valid"] and s["check"]["loss_ratio"] == 0
+    assert s["median"] > 0
+
+
+def test_invalid_config_gives_one_clear_line(make_lab, tmp_path):
+    config = make_lab("router4")
+    proc = xlatperf("throughput", "-c", str(config), "--set", "traffic.frame_size=40",
+                    "--out", str(tmp_path / "out"), check=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "traffic.frame_size" in lines[0] and "40" in lines[0] and "64" in lines[0], lines[0]
+
+
+def test_missing_port_gives_one_clear_line(make_lab, tmp_path):
+    config = make_lab("router4")
+    proc = xlatperf("trial", "-c", str(config), "--set", "left.port=af_packet:xlp-nope",
+                    "--rate", "1000", "--out", str(tmp_path / "out"), check=False)
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "xlp-nope" in lines[0], proc.stderr
+
+
+def engine_processes() -> list[str]:
+    out = subprocess.run(["pgrep", "-f", "xlatperf-engine"], capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def test_ctrl_c_keeps_finished_trials_and_stops_the_engine(make_lab, tmp_path):
+    config = make_lab("router4")
+    out = tmp_path / "out"
+    proc = subprocess.Popen([sys.executable, "-m", "xlatperf.cli", "throughput", "-c", str(config),
+                             "--duration", "2", "--set", "trial.pause=0", "--set",
+                             "throughput.max_rate=1000000", "--out", str(out), "-q"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Wait until at least one trial is on disk, then interrupt in the middle of the next one.
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if (out / "trials.jsonl").exists() and (out / "trials.jsonl").read_text().count("\n") >= 1:
+            break
+        time.sleep(0.2)
+    time.sleep(0.8)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, (stdout, stderr)
+    done = trials(out)
+    assert len(done) >= 1 and all("rate" in t for t in done)
+    s = summary(out)
+    assert s["complete"] is False
+    assert engine_processes() == [], "the engine must have stopped its ports and exited"
