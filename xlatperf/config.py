@@ -235,7 +235,42 @@ def _side(port_spec: str, ipv4: str, ipv6: str, dut_mac: str) -> dict[str, Key]:
         "virtual_ipv4": Key("", _address(4, optional=True)),
         "virtual_ipv6": Key("", _address(6, optional=True)),
         "mac": Key("", mac(optional=True, unicast=True)),
-        "dut_mac": Key(dut_mac, mac(optional=False, unicast=False)),
+        # "" = resolve it with ARP / Neighbor Solicitation for dut_ipv4 / dut_ipv6
+        "dut_mac": Key(dut_mac, mac(optional=True, unicast=False)),
+        "dut_ipv4": Key("", _address(4, optional=True)),  # the DUT's address on this side
+        "dut_ipv6": Key("", _address(6, optional=True)),
+        # Gateway setups (multiple-IP draft Figs. 3 and 5): the address the DUT routes this
+        # side's test addresses to; the tester answers ARP/ND for it.
+        "next_hop_ipv4": Key("", _address(4, optional=True)),
+        "next_hop_ipv6": Key("", _address(6, optional=True)),
+    }
+
+
+VARY_MODES = ("fixed", "increasing", "decreasing", "random")
+
+
+def _port_variation(direction: str) -> dict[str, Key]:
+    """RFC 4814 §4.5: source ports 1024..65535, destination ports 1..49151 by default."""
+    keys = {}
+    for field, low, high in (("src", 1024, 65535), ("dst", 1, 49151)):
+        keys[f"{direction}_{field}"] = Key("fixed", choice(*VARY_MODES))
+        keys[f"{direction}_{field}_min"] = Key(low, integer(0, 65535))
+        keys[f"{direction}_{field}_max"] = Key(high, integer(0, 65535))
+    return keys
+
+
+def _address_variation(side: str) -> dict[str, Key]:
+    """draft-lencse-bmwg-multiple-ip-addresses: a 16-bit part of the side's addresses varies;
+    by default bytes 2-3 of IPv4 (198.18.0.2 .. 198.18.255.254) and bits 96-111 of IPv6."""
+    return {
+        side: Key("fixed", choice(*VARY_MODES)),
+        f"{side}_min": Key(2, integer(0, 65535)),
+        f"{side}_max": Key(65534, integer(0, 65535)),
+        f"{side}_offset_ipv4": Key(2, choice(0, 2)),
+        f"{side}_offset_ipv6": Key(12, choice(8, 10, 12, 14)),
+        # RFC 2544 §12: destinations spread over this many networks (bits 16-23 of IPv4,
+        # 56-63 of IPv6 destination addresses), pseudorandomly and uniformly.
+        f"{side}_nets": Key(1, integer(1, 256)),
     }
 
 
@@ -262,12 +297,22 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "dst_port": Key(7, integer(0, 65535)),       # UDP echo, RFC 2544 App. C
         "mix_n": Key(1, integer(1, 1000)),
         "mix_m": Key(1, integer(1, 1000)),
+        # Pseudorandom fields: the same seed gives the same frames (RFC 4814 §4.2.1).
+        "seed": Key(1, integer(0, 2**63 - 1)),
     },
+    "ports": {**_port_variation("forward"), **_port_variation("reverse")},
+    "addresses": {**_address_variation("left"), **_address_variation("right")},
     "trial": {
         "duration": Key(60.0, number(0, low_open=True)),   # RFC 2544 §24
         "timeout": Key(2.0, number(0)),                    # RFC 2544 §23 d
         "pause": Key(5.0, number(0)),                      # RFC 2544 §23 e
         "finish_early": Key(True, boolean),
+        # RFC 2544 §23 b: before the first trial of a procedure, one trial that visits every
+        # tester address at learning_rate, so the DUT has resolved them all (its result is
+        # recorded as phase "learning" and not used). auto: when addresses vary or a DUT MAC
+        # is resolved dynamically.
+        "learning": Key("auto", choice("auto", "yes", "no")),
+        "learning_rate": Key(10000, integer(1)),
     },
     "throughput": {
         "min_rate": Key(0, integer(0)),
@@ -283,6 +328,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     "output": {
         "repeat": Key(1, integer(1)),
+        # Adaptive repetitions (docs/campaigns.md): 0 = always `repeat` repetitions; else at
+        # least `repeat` and at most `repeat_max`, stopping once the distribution-free
+        # confidence interval of the median is narrower than repeat_tolerance x |median|.
+        "repeat_max": Key(0, integer(0)),
+        "repeat_tolerance": Key(0.01, number(0, low_open=True)),
+        "repeat_confidence": Key(0.95, number(0.5, 1, low_open=True, high_open=True)),
     },
 }
 
@@ -425,6 +476,12 @@ def _lookup(config: dict, dotted: str):
 def _cross_check(config: dict) -> None:
     traffic = config["traffic"]
 
+    output = config["output"]
+    if output["repeat_max"] and output["repeat_max"] < output["repeat"]:
+        raise _error("output.repeat_max", output["repeat_max"],
+                     f"must be 0 (a fixed number of repetitions) or at least output.repeat = "
+                     f"{output['repeat']} (the minimum)")
+
     if traffic["mix_m"] > traffic["mix_n"]:
         raise _error("traffic.mix_m", traffic["mix_m"],
                      f"must be an integer in 1..{traffic['mix_n']} (1 <= mix_m <= mix_n)")
@@ -456,7 +513,59 @@ def _cross_check(config: dict) -> None:
             version = dotted[-1]
             raise _error(dotted, "", f"must be an IPv{version} address: {why}")
 
+    _check_variation(config)
     _check_port_order(config)
+
+
+def _check_variation(config: dict) -> None:
+    for direction in DIRECTIONS:
+        for field in ("src", "dst"):
+            key = f"ports.{direction}_{field}"
+            low, high = (config["ports"][f"{direction}_{field}_{end}"] for end in ("min", "max"))
+            if config["ports"][f"{direction}_{field}"] != "fixed" and low > high:
+                raise _error(f"{key}_min", low, f"must be at most {key}_max = {high}")
+    addresses = config["addresses"]
+    for side in ("left", "right"):
+        if addresses[side] != "fixed" and addresses[f"{side}_min"] > addresses[f"{side}_max"]:
+            raise _error(f"addresses.{side}_min", addresses[f"{side}_min"],
+                         f"must be at most addresses.{side}_max = {addresses[f'{side}_max']}")
+        nets = addresses[f"{side}_nets"]
+        if nets == 1:
+            continue
+        # The network byte: IPv4 bits 16-23 (byte 2), IPv6 bits 56-63 (byte 7). It collides
+        # with the 16-bit variation when that covers the same byte (IPv4 offset 2).
+        if addresses[side] != "fixed" and addresses[f"{side}_offset_ipv4"] == 2 and \
+                _side_uses_version(config, side, 4):
+            raise _error(f"addresses.{side}_nets", nets,
+                         f"must be 1 while addresses.{side} varies bytes 2-3 of IPv4 addresses "
+                         f"(addresses.{side}_offset_ipv4 = 2 covers the network bits 16-23); "
+                         f"set addresses.{side}_offset_ipv4 = 0 or addresses.{side} = \"fixed\"")
+        for version, byte in ((4, 2), (6, 7)):
+            for key in _destination_keys(config, side, version):
+                base = ipaddress.ip_address(_lookup(config, key)).packed[byte]
+                if base + nets - 1 > 255:
+                    raise _error(f"addresses.{side}_nets", nets,
+                                 f"must be at most {256 - base}: {key} = {_lookup(config, key)} "
+                                 f"has {base} in its network byte, and networks {base}.."
+                                 f"{base + nets - 1} must fit in 0..255")
+
+
+def _side_uses_version(config: dict, side: str, version: int) -> bool:
+    return bool(_destination_keys(config, side, version))
+
+
+def _destination_keys(config: dict, side: str, version: int) -> list[str]:
+    """Config keys of the addresses that frames are sent *to* on `side` with IP `version`."""
+    keys = []
+    for direction in active_directions(config):
+        tx, rx = direction_sides(direction)
+        if rx != side:
+            continue
+        if config[tx]["ip_version"] == version:
+            keys.append(foreground_addresses(config, direction)[1])
+        if version == 6 and has_background(config):
+            keys.append(f"{side}.ipv6")
+    return [k for k in keys if _lookup(config, k)]
 
 
 def _check_port_order(config: dict) -> None:

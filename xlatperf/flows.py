@@ -5,6 +5,7 @@ Port 0 is the left tester port, port 1 the right one (engine.py makes DPDK numbe
 Forward frames go left -> right, reverse frames right -> left.
 """
 
+import ipaddress
 from dataclasses import dataclass
 
 from .config import (active_directions, carries_ipv6, direction_sides, foreground_addresses,
@@ -114,12 +115,12 @@ class TrafficPlan:
         config = self.config
         tx, rx = direction_sides(name)
         source, destination = foreground_addresses(config, name)
-        foreground = self._stream(tx, rx, config[tx]["ip_version"], config[rx]["ip_version"],
+        foreground = self._stream(name, config[tx]["ip_version"], config[rx]["ip_version"],
                                   source, destination)
         background = None
         if has_background(config):
             # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated.
-            background = self._stream(tx, rx, 6, 6, f"{tx}.ipv6", f"{rx}.ipv6")
+            background = self._stream(name, 6, 6, f"{tx}.ipv6", f"{rx}.ipv6")
         sizes = [foreground["frame_size"], foreground["rx_frame_size"]]
         if background:
             sizes += [background["frame_size"], background["rx_frame_size"]]
@@ -129,9 +130,10 @@ class TrafficPlan:
                              background=background, largest_frame=largest, speed_bps=speed,
                              max_rate=max_frame_rate(speed, largest))
 
-    def _stream(self, tx: str, rx: str, tx_version: int, rx_version: int,
+    def _stream(self, direction: str, tx_version: int, rx_version: int,
                 source: str, destination: str) -> dict:
         config = self.config
+        tx, rx = direction_sides(direction)
         if self.through_dut:
             dst_mac = config[tx]["dut_mac"]
         else:  # wired to the other tester port: nothing translates on a cable
@@ -147,7 +149,46 @@ class TrafficPlan:
             "dst_port": config["traffic"]["dst_port"],
             "frame_size": frame_size_of(config, tx_version),
             "rx_frame_size": frame_size_of(config, rx_version),
+            "vary": varying_fields(config, direction, tx_version),
         }
+
+
+def varying_fields(config: dict, direction: str, version: int) -> list[dict]:
+    """The protocol `vary` list of a direction's frames of one IP version: RFC 4814 ports,
+    the 16-bit address parts of the sending side (source) and the receiving side (destination,
+    real or virtual alike), and RFC 2544 §12 destination networks."""
+    tx, rx = direction_sides(direction)
+    fields = []
+    for field in ("src", "dst"):
+        mode = config["ports"][f"{direction}_{field}"]
+        if mode != "fixed":
+            fields.append({"field": f"{field}_port", "mode": mode,
+                           "min": config["ports"][f"{direction}_{field}_min"],
+                           "max": config["ports"][f"{direction}_{field}_max"]})
+    addresses = config["addresses"]
+    for field, side in (("src_ip", tx), ("dst_ip", rx)):
+        if addresses[side] != "fixed":
+            fields.append({"field": field, "mode": addresses[side],
+                           "offset": addresses[f"{side}_offset_ipv{version}"],
+                           "min": addresses[f"{side}_min"], "max": addresses[f"{side}_max"]})
+    nets = addresses[f"{rx}_nets"]
+    if nets > 1:
+        byte = NETWORK_BYTE[version]
+        base = ipaddress.ip_address(_destination(config, direction, version)).packed[byte]
+        fields.append({"field": "dst_ip", "offset": byte, "bits": 8, "mode": "random",
+                       "min": base, "max": base + nets - 1})
+    return fields
+
+
+# RFC 2544 §12 / siitperf Num-{L,R}-Nets: bits 16-23 of IPv4, 56-63 of IPv6 addresses.
+NETWORK_BYTE = {4: 2, 6: 7}
+
+
+def _destination(config: dict, direction: str, version: int) -> str:
+    tx, rx = direction_sides(direction)
+    if version == config[tx]["ip_version"]:
+        return _value(config, foreground_addresses(config, direction)[1])
+    return config[rx]["ipv6"]  # background frames: native IPv6
 
 
 def _value(config: dict, dotted: str) -> str:
@@ -157,12 +198,26 @@ def _value(config: dict, dotted: str) -> str:
 
 def owned_addresses(config: dict) -> list[dict]:
     """The `ports` of an `addresses` request: each tester port answers ARP/ND for the real
-    addresses of its side (RFC 2544 §25: the tester should answer the DUT's requests). Virtual
+    addresses of its side, every one of them when they vary (RFC 2544 §25: the tester should
+    answer the DUT's requests), and for its next hop address in gateway setups. Virtual
     addresses belong to the DUT's translation and are not answered for."""
-    return [{"port": index,
-             "ranges": [{"ip_version": version, "address": config[side][f"ipv{version}"]}
-                        for version in (4, 6) if config[side][f"ipv{version}"]]}
-            for side, index in PORT_INDEX.items()]
+    addresses = config["addresses"]
+    ports = []
+    for side, index in PORT_INDEX.items():
+        ranges = []
+        for version in (4, 6):
+            address = config[side][f"ipv{version}"]
+            if address:
+                entry = {"ip_version": version, "address": address}
+                if addresses[side] != "fixed":
+                    entry.update(offset=addresses[f"{side}_offset_ipv{version}"],
+                                 min=addresses[f"{side}_min"], max=addresses[f"{side}_max"])
+                ranges.append(entry)
+            if config[side][f"next_hop_ipv{version}"]:
+                ranges.append({"ip_version": version,
+                               "address": config[side][f"next_hop_ipv{version}"]})
+        ports.append({"port": index, "ranges": ranges})
+    return ports
 
 
 def build_flows(config: dict, rate: int, ports: list[dict]) -> list[dict]:

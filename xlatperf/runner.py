@@ -78,6 +78,7 @@ class TrialSession:
         self.trials_recorded = 0
         self._in_flight: int | None = None     # rate of the trial the engine is running
         self._last_trial_end: float | None = None
+        self._needs_learning = learning_needed(config) and plan.through_dut
 
     def start_repetition(self, number: int) -> None:
         self.repetition, self.step = number, 0
@@ -90,10 +91,14 @@ class TrialSession:
         trial_config = self.config["trial"]
         self._pause(trial_config["pause"])
         self.step += 1
+        if self._needs_learning:
+            self._needs_learning = False
+            self._learn()
         request = {"duration": duration or trial_config["duration"],
                    "timeout": trial_config["timeout"],
                    "finish_early": trial_config["finish_early"],
                    "progress_interval": PROGRESS_INTERVAL,
+                   "seed": self.config["traffic"]["seed"],
                    "flows": self.plan.flows(rate)}
         self._in_flight = rate
         try:
@@ -105,6 +110,25 @@ class TrialSession:
         record = self._record(result, request["duration"])
         self.reporter.after_trial(record, result)
         return result
+
+    def _learn(self) -> None:
+        """RFC 2544 §23 b: one trial whose frames visit every tester address in turn, so the
+        DUT resolves them all before the first measured trial; recorded as phase "learning"."""
+        plan, count = learning_plan(self.config, self.plan)
+        rate = min(self.config["trial"]["learning_rate"], plan.max_rate)
+        request = {"duration": max(0.1, count / rate), "timeout": self.config["trial"]["timeout"],
+                   "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
+                   "seed": self.config["traffic"]["seed"], "flows": plan.flows(rate)}
+        self.reporter.before_trial({"repetition": self.repetition, "step": 0, "phase": "learning",
+                                    "rate": rate})
+        reply = self.engine.trial(request, on_progress=self.reporter.progress)
+        phase, step = self.phase, self.step
+        self.phase, self.step = "learning", 0
+        try:
+            self._record(TrialResult.from_reply(rate, reply), request["duration"])
+        finally:
+            self.phase, self.step = phase, step
+        self._last_trial_end = time.monotonic()
 
     def abort(self) -> None:
         """Abort the engine; an interrupted trial's (invalid) reply still goes to trials.jsonl."""
@@ -350,6 +374,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
         with engine:
             hello = engine.hello()
             engine.addresses(owned_addresses(config))
+            if procedure != "selftest":
+                config = resolve_dut_macs(engine, config)
             plan = TrafficPlan(config, hello["ports"], through_dut=procedure != "selftest")
             proc = PROCEDURE_CLASSES[procedure](config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
@@ -404,13 +430,56 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             return write(complete=True)
 
 
+def resolve_dut_macs(engine: Engine, config: dict) -> dict:
+    """Fills in every empty `dut_mac` by asking the engine to resolve the side's `dut_ipvX`
+    (ARP or Neighbor Solicitation from the side's own address); returns the updated config."""
+    resolved = None
+    for side, port in (("left", 0), ("right", 1)):
+        if config[side]["dut_mac"]:
+            continue
+        version = config[side]["ip_version"]
+        target = config[side][f"dut_ipv{version}"]
+        if not target:
+            raise ConfigError(f'{side}.dut_mac = "": set the DUT\'s MAC address, or '
+                              f'{side}.dut_ipv{version} so that the tester resolves it')
+        own = config[side][f"next_hop_ipv{version}"] or config[side][f"ipv{version}"]
+        reply = engine.request("resolve", {"port": port, "ip_version": version, "own_ip": own,
+                                           "target": target, "timeout": 3.0},
+                               reply_timeout=10.0)
+        resolved = resolved or {section: dict(values) for section, values in config.items()}
+        resolved[side]["dut_mac"] = reply["mac"]
+    return resolved or config
+
+
+def learning_needed(config: dict) -> bool:
+    choice = config["trial"]["learning"]
+    if choice != "auto":
+        return choice == "yes"
+    return any(config["addresses"][side] != "fixed" for side in ("left", "right"))
+
+
+def learning_plan(config: dict, plan: TrafficPlan) -> tuple[TrafficPlan, int]:
+    """A plan whose varying addresses increase through their whole range, and the number of
+    frames per direction that visits each address once."""
+    learning = {section: dict(values) for section, values in config.items()}
+    count = 1
+    for side in ("left", "right"):
+        if learning["addresses"][side] != "fixed":
+            learning["addresses"][side] = "increasing"
+            count = max(count, config["addresses"][f"{side}_max"] - config["addresses"][f"{side}_min"] + 1)
+    ports = [plan.ports["left"], plan.ports["right"]]
+    return TrafficPlan(learning, ports, through_dut=plan.through_dut), count
+
+
 def _settings(config: dict, proc: Procedure) -> dict:
     trial, traffic = config["trial"], config["traffic"]
     return {"procedure": proc.name, "duration": trial["duration"], "timeout": trial["timeout"],
             "pause": trial["pause"], "finish_early": trial["finish_early"],
             "repeat": config["output"]["repeat"], "frame_size": traffic["frame_size"],
             "direction": traffic["direction"], "mix_n": traffic["mix_n"],
-            "mix_m": traffic["mix_m"], **proc.settings()}
+            "mix_m": traffic["mix_m"], "seed": traffic["seed"], "ports": config["ports"],
+            "addresses": config["addresses"], "learning": config["trial"]["learning"],
+            **proc.settings()}
 
 
 def _tester_info(hello: dict) -> dict:
