@@ -30,27 +30,29 @@ MARKER = b"xlatperf-lab-probe"
 
 # What each kind must write, spelled out here rather than taken from lab.py.
 TL, TR, DL, DR = "02:78:6c:00:00:01", "02:78:6c:00:00:02", "02:78:6c:00:01:01", "02:78:6c:00:01:02"
-V4 = ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": DL},
-      {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": DR})
-V6 = ({"ip_version": 6, "ipv6": "2001:2::2", "dut_mac": DL},
-      {"ip_version": 6, "ipv6": "2001:2:0:8000::2", "dut_mac": DR})
+# The DUT's MACs are resolved by the tester (ARP/ND) from the DUT's addresses.
+V4 = ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": "", "dut_ipv4": "198.18.0.1"},
+      {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": "", "dut_ipv4": "198.19.0.1"})
+V6 = ({"ip_version": 6, "ipv6": "2001:2::2", "dut_mac": "", "dut_ipv6": "2001:2::1"},
+      {"ip_version": 6, "ipv6": "2001:2:0:8000::2", "dut_mac": "", "dut_ipv6": "2001:2:0:8000::1"})
 EXPECTED_SIDES = {
     "router4": V4,
     "router6": V6,
-    "siit": ({"ip_version": 6, "ipv6": "2001:2::2", "virtual_ipv4": "198.18.0.2", "dut_mac": DL},
+    "siit": ({"ip_version": 6, "ipv6": "2001:2::2", "virtual_ipv4": "198.18.0.2", "dut_mac": "",
+              "dut_ipv6": "2001:2::1"},
              {"ip_version": 4, "ipv4": "198.19.0.2", "ipv6": "2001:2:0:8000::2",
-              "virtual_ipv6": "2001:2:0:1::2", "dut_mac": DR}),
+              "virtual_ipv6": "2001:2:0:1::2", "dut_mac": "", "dut_ipv4": "198.19.0.1"}),
     "loopback": ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": TR},
                  {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": TL}),
     "limit": V4,
     "lossy": V4,
 }
 EXPECTED_DUT_ADDRS = {
-    "router4": {"xlp-dl": {"198.18.0.1/24"}, "xlp-dr": {"198.19.0.1/24"}},
+    "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "router6": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
-    "siit": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/24", "2001:2:0:8000::1/64"}},
-    "limit": {"xlp-dl": {"198.18.0.1/24"}, "xlp-dr": {"198.19.0.1/24"}},
-    "lossy": {"xlp-dl": {"198.18.0.1/24"}, "xlp-dr": {"198.19.0.1/24"}},
+    "siit": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
+    "limit": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
+    "lossy": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
 }
 
 
@@ -120,8 +122,10 @@ def test_kinds_describe_themselves_and_their_defaults_are_valid():
 
 @pytest.mark.parametrize(("kind", "params", "named"), [
     ("router5", {}, ["'router5'", "router4", "siit", "loopback"]),
-    ("router4", {"rate": "1000"}, ["'router4'", "'rate'", "none"]),
-    ("limit", {"rat": "1000"}, ["'limit'", "'rat'", "burst, family, rate"]),
+    ("loopback", {"rate": "1000"}, ["'loopback'", "'rate'", "none"]),
+    ("router4", {"addresses": "70000"}, ["addresses='70000'", "1..65533"]),
+    ("router6", {"gateway": "maybe"}, ["gateway='maybe'", "yes or no"]),
+    ("limit", {"rat": "1000"}, ["'limit'", "'rat'", "addresses, burst, family, gateway, rate"]),
     ("limit", {"rate": "fast"}, ["rate='fast'", "1..100000000"]),
     ("limit", {"rate": "0"}, ["rate='0'", "1..100000000"]),
     ("limit", {"burst": "-5"}, ["burst='-5'", "auto or an integer"]),
@@ -184,8 +188,8 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
             addrs = {f"{a['local']}/{a['prefixlen']}" for a in dut[dev]["addr_info"]
                      if a["scope"] == "global"}
             assert addrs == EXPECTED_DUT_ADDRS[kind][dev]
-        neigh = sh("ip", "-n", "xlp-dut", "neigh", "show", "nud", "permanent")
-        assert TL.lower() in neigh and TR.lower() in neigh
+        # No static neighbour entries: the DUT resolves the tester dynamically.
+        assert sh("ip", "-n", "xlp-dut", "neigh", "show", "nud", "permanent").strip() == ""
 
     ruleset = (sh("ip", "netns", "exec", "xlp-dut", "nft", "list", "ruleset")
                if kind in ("limit", "lossy") else "")
@@ -258,11 +262,22 @@ FORWARDING = {
 }
 
 
+def pin_tester_neighbours() -> None:
+    """The probe answers no ARP/ND (the engine does that in a real run): give the DUT static
+    entries for every tester address the frames below are delivered to."""
+    for dev, mac, addresses in (("xlp-dl", TL, (L4, L6)), ("xlp-dr", TR, (R4, R6))):
+        for address in addresses:
+            subprocess.run(["ip", "-n", "xlp-dut", "neigh", "replace", address, "lladdr", mac,
+                            "dev", dev, "nud", "permanent"], capture_output=True)
+
+
 @needs_root
 @pytest.mark.parametrize("case", list(FORWARDING))
 def test_a_frame_crosses_the_dut(case, tmp_path):
     kind, send, sent, recv, expected = FORWARDING[case]
     lab.lab_up(kind, {}, str(tmp_path / "lab.toml"))
+    if kind != "loopback":
+        pin_tester_neighbours()
     result = probe(send, recv, [sent / udp()])
     assert result["received"] == 1, f"{case}: nothing arrived on {recv}"
     got = Ether(bytes.fromhex(result["frames"][0]))
@@ -278,6 +293,7 @@ def test_a_frame_crosses_the_dut(case, tmp_path):
 @needs_root
 def test_limit_passes_the_burst_then_the_rate(tmp_path):
     lab.lab_up("limit", {"rate": "1000", "burst": "100"}, str(tmp_path / "lab.toml"))
+    pin_tester_neighbours()
     frame = Ether(src=TL, dst=DL) / IP(src=L4, dst=R4) / udp()
     result = probe("xlp-tl", "xlp-tr", [frame], count=600)  # back to back: far above 1000/s
     # The bucket starts full (100 frames) and refills at 1000/s while the probe sends.
@@ -287,6 +303,36 @@ def test_limit_passes_the_burst_then_the_rate(tmp_path):
 @needs_root
 def test_lossy_drops_its_share(tmp_path):
     lab.lab_up("lossy", {"loss": "0.5", "family": "6"}, str(tmp_path / "lab.toml"))
+    pin_tester_neighbours()
     frame = Ether(src=TR, dst=DR) / IPv6(src=R6, dst=L6) / udp()
     result = probe("xlp-tr", "xlp-tl", [frame], count=2000)
     assert 890 <= result["received"] <= 1110  # 1000 +- 5 standard deviations
+
+
+@needs_root
+@pytest.mark.parametrize(("kind", "routes"), [
+    ("router4", {"198.18.0.0/16 via 10.0.0.2", "198.19.0.0/16 via 10.0.1.2"}),
+    ("router6", {"2001:2::/64 via 2001:2:0:1000::2", "2001:2:0:8000::/64 via 2001:2:0:9000::2"}),
+])
+def test_gateway_variant_routes_each_test_range_to_a_next_hop(kind, routes, tmp_path):
+    config_path = tmp_path / "lab.toml"
+    lab.lab_up(kind, {"gateway": "yes", "addresses": "1000"}, str(config_path))
+    family = "-6" if kind == "router6" else "-4"
+    table = sh("ip", family, "-n", "xlp-dut", "route")
+    for route in routes:
+        assert route in table
+    config = tomllib.loads(config_path.read_text())
+    version = 6 if kind == "router6" else 4
+    hops = {config[side][f"next_hop_ipv{version}"] for side in ("left", "right")}
+    assert hops == {r.split(" via ")[1] for r in routes}
+    assert config["addresses"]["left"] == "random" and config["addresses"]["left_max"] == 1001
+
+
+@needs_root
+def test_many_addresses_raise_the_neighbour_limits_and_down_restores_them(tmp_path):
+    key = "net.ipv4.neigh.default.gc_thresh3"
+    before = sh("sysctl", "-n", key).strip()
+    lab.lab_up("router4", {"addresses": "3000"}, str(tmp_path / "lab.toml"))
+    assert int(sh("sysctl", "-n", key)) >= 6000  # both sides' addresses fit
+    lab.lab_down()
+    assert sh("sysctl", "-n", key).strip() == before

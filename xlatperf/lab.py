@@ -75,11 +75,21 @@ MACS = {
     "xlp-dr": "02:78:6c:00:01:02",
 }
 
-# One address family on one side: (DUT interface address with prefix, tester address).
-V4_LEFT = ("198.18.0.1/24", "198.18.0.2")
-V4_RIGHT = ("198.19.0.1/24", "198.19.0.2")
+# One address family on one side: (DUT interface address with prefix, tester address). The
+# plans of draft-lencse-bmwg-multiple-ip-addresses: directly connected (Figs. 2 and 4), the
+# tester's 16-bit address part varies in 198.18.0.2-198.18.255.254 (bytes 2-3) or
+# 2001:2::[0000-ffff]:2 (bits 96-111).
+V4_LEFT = ("198.18.0.1/16", "198.18.0.2")
+V4_RIGHT = ("198.19.0.1/16", "198.19.0.2")
 V6_LEFT = ("2001:2::1/64", "2001:2::2")
 V6_RIGHT = ("2001:2:0:8000::1/64", "2001:2:0:8000::2")
+# With gateways (Figs. 3 and 5): the DUT routes each side's test range to a next hop that the
+# tester answers for, so the DUT's neighbour table holds one entry per side.
+# (DUT interface address, tester next hop, test range routed to it)
+GW4_LEFT = ("10.0.0.1/24", "10.0.0.2", "198.18.0.0/16")
+GW4_RIGHT = ("10.0.1.1/24", "10.0.1.2", "198.19.0.0/16")
+GW6_LEFT = ("2001:2:0:1000::1/64", "2001:2:0:1000::2", "2001:2::/64")
+GW6_RIGHT = ("2001:2:0:9000::1/64", "2001:2:0:9000::2", "2001:2:0:8000::/64")
 
 # TAYGA (siit). Its own addresses lie in the networks routed into its tun device, so they are
 # reachable (TAYGA answers pings there) and shadow no address of a DUT interface's subnet.
@@ -109,16 +119,23 @@ class LabError(XlatperfError):
 # --- kinds and their parameters ---------------------------------------------------------------
 
 _FAMILY = {"default": "4", "allowed": "4 or 6", "help": "IP version routed by the DUT"}
+# Multiple IP addresses (draft-lencse-bmwg-multiple-ip-addresses): how many per side, and
+# whether the DUT reaches them directly or through a gateway.
+_ADDRESSES = {"default": "1", "allowed": "an integer 1..65533",
+              "help": "tester addresses per side, varied pseudorandomly (1 = a single pair)"}
+_GATEWAY = {"default": "no", "allowed": "yes or no",
+            "help": "the DUT routes each side's test range to a next hop (draft Figs. 3 and 5)"}
+_ROUTER_PARAMS = {"addresses": _ADDRESSES, "gateway": _GATEWAY}
 
 # Drives validation and `xlatperf lab up --help`. Defaults are strings, as parameters arrive.
 KINDS: dict[str, dict[str, Any]] = {
     "router4": {
         "description": "Linux kernel as IPv4 router (RFC 2544)",
-        "params": {},
+        "params": dict(_ROUTER_PARAMS),
     },
     "router6": {
         "description": "Linux kernel as IPv6 router (RFC 5180)",
-        "params": {},
+        "params": dict(_ROUTER_PARAMS),
     },
     "siit": {
         "description": "TAYGA as SIIT with explicit address mappings, IPv6 left, IPv4 right "
@@ -135,6 +152,7 @@ KINDS: dict[str, dict[str, Any]] = {
             "rate": {"default": "10000", "allowed": "an integer 1..100000000",
                      "help": "frames/s the DUT passes per direction"},
             "family": _FAMILY,
+            **_ROUTER_PARAMS,
             "burst": {"default": "auto", "allowed": "auto or an integer 1..100000000",
                       "help": f"token bucket size in frames; auto = max({BURST_MIN}, "
                               f"rate*{BURST_SECONDS}) ({BURST_SECONDS * 1000:g} ms at the rate)"},
@@ -147,6 +165,7 @@ KINDS: dict[str, dict[str, Any]] = {
                      "help": f"probability of dropping each frame, per direction "
                              f"(applied as round(loss*{LOSS_SCALE})/{LOSS_SCALE})"},
             "family": _FAMILY,
+            **_ROUTER_PARAMS,
         },
     },
 }
@@ -187,6 +206,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "burst": lambda s: "auto" if s == "auto" else _parse_int(s, 1, 100_000_000),
     "family": lambda s: int(_parse_choice(s, ("4", "6"))),
     "loss": _parse_ratio,
+    "addresses": lambda s: _parse_int(s, 1, 65533),
+    "gateway": lambda s: _parse_choice(s, ("yes", "no")) == "yes",
 }
 
 
@@ -350,7 +371,15 @@ def _build(kind: str, p: dict[str, Any]) -> None:
         _start_tayga()
         return
     v6 = kind == "router6" or p.get("family") == 6
-    if v6:
+    if p.get("addresses", 1) > 1 and not p.get("gateway"):
+        # Every tester address is a neighbour entry of the DUT, on both sides.
+        _raise_neighbour_limits(2 * p["addresses"] + NEIGHBOUR_HEADROOM)
+    if p.get("gateway"):
+        left, right = (GW6_LEFT, GW6_RIGHT) if v6 else (GW4_LEFT, GW4_RIGHT)
+        _setup_router(left=[left[:2]], right=[right[:2]])
+        for dut_addr, next_hop, test_range in (left, right):
+            _ip(DUT_NS, "-6" if v6 else "-4", "route", "add", test_range, "via", next_hop)
+    elif v6:
         _setup_router(left=[V6_LEFT], right=[V6_RIGHT])
     else:
         _setup_router(left=[V4_LEFT], right=[V4_RIGHT])
@@ -358,6 +387,28 @@ def _build(kind: str, p: dict[str, Any]) -> None:
         _load_nft(limit_ruleset(p["rate"], p["burst"]))
     elif kind == "lossy":
         _load_nft(lossy_ruleset(p["loss"]))
+
+
+# The kernel's neighbour table limits (gc_thresh1..3) exist only in the initial network
+# namespace and apply to all namespaces: the DUT's 1024-entry default would silently drop
+# frames to half of 1000 addresses per side. The lab raises them there and restores the
+# previous values on `lab down` (recorded in the state file before they are changed).
+NEIGHBOUR_SYSCTLS = [f"net.ipv{v}.neigh.default.gc_thresh{i}" for v in (4, 6) for i in (1, 2, 3)]
+NEIGHBOUR_HEADROOM = 1024
+
+
+def _raise_neighbour_limits(entries: int) -> None:
+    previous = {key: int(_run(["sysctl", "-n", key]).strip()) for key in NEIGHBOUR_SYSCTLS}
+    state = lab_state() or {}
+    state["restore_sysctl"] = previous
+    _write_state(state)
+    _run(["sysctl", "-q", "-w", *(f"{key}={max(value, entries)}" for key, value in previous.items())])
+
+
+def _restore_global_sysctls() -> None:
+    previous = (lab_state() or {}).get("restore_sysctl") or {}
+    if previous:
+        _run(["sysctl", "-q", "-w", *(f"{key}={value}" for key, value in previous.items())])
 
 
 def _add_veth(ns_a: str, name_a: str, ns_b: str, name_b: str) -> None:
@@ -377,7 +428,8 @@ def _setup_tester_ports() -> None:
 
 
 def _setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> None:
-    """DUT namespace as a router: addresses, forwarding, permanent neighbours for the tester."""
+    """DUT namespace as a router: addresses and forwarding. No static neighbour entries: the
+    DUT resolves the tester's addresses with ARP/ND and the tester answers (RFC 2544 §25)."""
     sides = {"xlp-dl": (left, "xlp-tl"), "xlp-dr": (right, "xlp-tr")}
     settings: dict[str, str | int] = {
         "net.ipv4.ip_forward": 1,
@@ -401,11 +453,6 @@ def _setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> 
             extra = ["nodad"] if ":" in addr else []  # usable at once, no DAD frames
             _ip(DUT_NS, "addr", "add", addr, "dev", dev, *extra)
         _ip(DUT_NS, "link", "set", dev, "up")
-    # Neighbours after the links are up, so no link event can flush them.
-    for dev, (families, tester_port) in sides.items():
-        for _, tester_addr in families:
-            _ip(DUT_NS, "neigh", "replace", tester_addr, "lladdr", MACS[tester_port],
-                "dev", dev, "nud", "permanent")
 
 
 def _start_tayga() -> None:
@@ -495,26 +542,42 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The tester config sections for lab `kind` with resolved parameters `p`."""
     left: dict[str, Any] = {"port": "af_packet:xlp-tl", "mac": MACS["xlp-tl"]}
     right: dict[str, Any] = {"port": "af_packet:xlp-tr", "mac": MACS["xlp-tr"]}
+    v6 = kind == "router6" or p.get("family") == 6
+    # The DUT's MACs are resolved by the tester (dut_mac = ""), from the DUT's addresses.
     if kind == "siit":
-        left |= {"ip_version": 6, "ipv6": V6_LEFT[1], "virtual_ipv4": TAYGA_MAPS[0][0]}
+        left |= {"ip_version": 6, "ipv6": V6_LEFT[1], "virtual_ipv4": TAYGA_MAPS[0][0],
+                 "dut_mac": "", "dut_ipv6": _host(V6_LEFT[0])}
         right |= {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1],
-                  "virtual_ipv6": TAYGA_MAPS[1][1]}
-    elif kind == "router6" or p.get("family") == 6:
-        left |= {"ip_version": 6, "ipv6": V6_LEFT[1]}
-        right |= {"ip_version": 6, "ipv6": V6_RIGHT[1]}
+                  "virtual_ipv6": TAYGA_MAPS[1][1], "dut_mac": "", "dut_ipv4": _host(V4_RIGHT[0])}
     else:
-        left |= {"ip_version": 4, "ipv4": V4_LEFT[1]}
-        right |= {"ip_version": 4, "ipv4": V4_RIGHT[1]}
+        version = 6 if v6 else 4
+        plan = (V6_LEFT, V6_RIGHT) if v6 else (V4_LEFT, V4_RIGHT)
+        gateways = (GW6_LEFT, GW6_RIGHT) if v6 else (GW4_LEFT, GW4_RIGHT)
+        for side, (dut, tester), gateway in zip((left, right), plan, gateways):
+            side |= {"ip_version": version, f"ipv{version}": tester}
+            if kind == "loopback":
+                continue
+            side |= {"dut_mac": "", f"dut_ipv{version}": _host(dut)}
+            if p.get("gateway"):
+                side |= {f"dut_ipv{version}": _host(gateway[0]), f"next_hop_ipv{version}": gateway[1]}
     if kind == "loopback":  # each port's frames go straight to the other port
         left["dut_mac"], right["dut_mac"] = MACS["xlp-tr"], MACS["xlp-tl"]
-    else:
-        left["dut_mac"], right["dut_mac"] = MACS["xlp-dl"], MACS["xlp-dr"]
     sections = {"tester": {"netns": TESTER_NS}, "left": left, "right": right}
+    if p.get("addresses", 1) > 1:
+        # The paper's multi-address tests: pseudorandom addresses from the draft's plan,
+        # (bytes 2-3 of IPv4, bits 96-111 of IPv6), starting at 2 as the DUT has 1.
+        last = 1 + p["addresses"]
+        sections["addresses"] = {"left": "random", "left_min": 2, "left_max": last,
+                                 "right": "random", "right_min": 2, "right_max": last}
     if 6 in (left["ip_version"], right["ip_version"]):
         # The default frame_size (64) names an IPv6 frame here and is too short for the tag.
         sections["traffic"] = {"frame_size": 84}
     sections["trial"] = {"pause": 0.5}
     return sections
+
+
+def _host(address_with_prefix: str) -> str:
+    return address_with_prefix.split("/")[0]
 
 
 def _toml_value(value: Any) -> str:
@@ -545,6 +608,7 @@ def _write_config(path: str, kind: str, p: dict[str, Any]) -> None:
 
 def _down() -> None:
     _stop_tayga()
+    _restore_global_sysctls()
     for ns in (TESTER_NS, DUT_NS):
         if os.path.exists(f"/run/netns/{ns}"):
             _run(["ip", "netns", "delete", ns])  # deletes the veths and the tun with it
