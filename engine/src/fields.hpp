@@ -82,17 +82,19 @@ struct FieldSpec {
 };
 
 // Generates the values of one field. For increasing/decreasing the sequence starts at
-// min/max and wraps around; for random every value of [min, max] is equally likely.
+// min/max and wraps around; for random every value of [min, max] is equally likely. Each
+// field has its own generator, so a seed always yields the same frames, however the frames
+// happen to be grouped into bursts (RFC 4814 §4.2.1 repeatability).
 class FieldGenerator {
  public:
-  FieldGenerator(const FieldSpec& spec, uint16_t template_word)
-      : spec_(spec), mapper_(spec.max - spec.min + 1),
+  FieldGenerator(const FieldSpec& spec, uint16_t template_word, uint64_t seed)
+      : spec_(spec), rng_(seed), mapper_(spec.max - spec.min + 1),
         other_(spec.byte_only ? uint16_t(template_word & (spec.shift ? 0x00ff : 0xff00)) : 0),
         not_template_(uint16_t(~template_word)),
         next_(spec.mode == VaryMode::kDecreasing ? spec.max : spec.min) {}
 
   // Fills out[0..count) with the words to write; one switch per burst.
-  void generate(uint16_t* out, uint32_t count, Rng& rng) {
+  void generate(uint16_t* out, uint32_t count) {
     switch (spec_.mode) {
       case VaryMode::kIncreasing:
         for (uint32_t i = 0; i < count; ++i) {
@@ -109,10 +111,8 @@ class FieldGenerator {
       case VaryMode::kRandom: {
         uint32_t i = 0;
         while (i < count) {
-          const uint64_t r = rng.next();
           uint32_t v;
-          if (mapper_.map(uint32_t(r), v)) out[i++] = word(spec_.min + v);
-          if (i < count && mapper_.map(uint32_t(r >> 32), v)) out[i++] = word(spec_.min + v);
+          if (mapper_.map(next32(), v)) out[i++] = word(spec_.min + v);
         }
         break;
       }
@@ -125,10 +125,24 @@ class FieldGenerator {
 
  private:
   uint16_t word(uint32_t v) const { return uint16_t(other_ | (v << spec_.shift)); }
+  // Both halves of every 64-bit draw are used, in order, across burst boundaries.
+  uint32_t next32() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    const uint64_t r = rng_.next();
+    spare_ = uint32_t(r >> 32);
+    has_spare_ = true;
+    return uint32_t(r);
+  }
   FieldSpec spec_;
+  Rng rng_;
   RangeMapper mapper_;
   uint16_t other_, not_template_;
   uint32_t next_;
+  uint32_t spare_ = 0;
+  bool has_spare_ = false;
 };
 
 // Writes field j of each generator's burst values (values[f * stride + j]) into the frame,

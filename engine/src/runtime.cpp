@@ -67,7 +67,7 @@ class TxTask final : public Task {
     if constexpr (kVarying) {
       for (size_t s = 0; s < flow_.streams.size(); ++s) {
         auto& fields = flow_.streams[s]->fields;
-        for (size_t f = 0; f < fields.size(); ++f) fields[f].generate(values[s][f], per_stream[s], flow_.rng);
+        for (size_t f = 0; f < fields.size(); ++f) fields[f].generate(values[s][f], per_stream[s]);
       }
     }
     uint32_t used[2] = {0, 0};
@@ -279,13 +279,14 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
           "background", build_template(fp.background->spec, bg_id, trial_tag),
           fp.background->rx_frame_size - kFcs, flow->planned - fg));
     for (uint32_t k = 0; k < fp.mix_n; ++k) flow->pattern.push_back(k < fp.mix_m ? 0 : 1);
-    flow->rng = Rng(plan.seed * 1000003 + i);  // reproducible per seed, independent per flow
     const StreamPlan* stream_plans[2] = {&fp.foreground, fp.background ? &*fp.background : nullptr};
     for (size_t s = 0; s < flow->streams.size(); ++s) {
       Stream& st = *flow->streams[s];
       for (const FieldSpec& f : resolve_fields(*stream_plans[s], st.tmpl)) {
         const uint8_t* w = st.tmpl.bytes.data() + f.word_offset;
-        st.fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]));
+        // Reproducible per seed, independent per flow, stream and field.
+        const uint64_t seed = plan.seed ^ (0x9e3779b97f4a7c15ull * (1 + i * 64 + s * 16 + st.fields.size()));
+        st.fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), seed);
         st.ipv4_fields = st.ipv4_fields || f.in_ipv4_header;
       }
     }

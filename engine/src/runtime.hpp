@@ -53,7 +53,6 @@ struct Flow {
   uint64_t planned = 0;
   std::vector<std::unique_ptr<Stream>> streams;  // [0] foreground, [1] background
   std::vector<uint8_t> pattern;                  // stream index of frame k % mix_n
-  Rng rng{1};                                    // pseudorandom fields of this flow
   Counter sent;
   uint64_t send_end_tsc = 0;
   uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
