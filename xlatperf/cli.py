@@ -3,6 +3,10 @@
 
     xlatperf PROCEDURE -c FILE [--set KEY=VALUE ...] [--duration S] [--repeat N] --out DIR
         PROCEDURE: trial [--rate R] | throughput | frame-loss [--rates R1,R2,...] | selftest
+    xlatperf campaign run FILE --out DIR     (resumes when DIR holds an interrupted run)
+    xlatperf campaign status DIR
+    xlatperf report DIR [--out REPORT_DIR]
+    xlatperf import SIITPERF_CONF -o OUT.toml [--cmdline "SIZE RATE DURATION TIMEOUT N M"]
     xlatperf lab up KIND [--param NAME=VALUE ...] --config-out FILE
     xlatperf lab down
 
@@ -12,6 +16,7 @@ interrupted (Ctrl-C), after writing the incomplete summary.
 """
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -70,20 +75,53 @@ def build_parser() -> argparse.ArgumentParser:
                         help="repetitions of the whole procedure (output.repeat)")
     common.add_argument("--out", required=True, metavar="DIR",
                         help="result directory (trials.jsonl, summary.json, summary.csv)")
-    common.add_argument("-q", "--quiet", action="store_true",
-                        help="print nothing but errors (results are in --out)")
+    common.add_argument("--resume", action="store_true",
+                        help="keep the finished repetitions of an interrupted run into --out "
+                             "and run only the rest")
+    display = _Parser(add_help=False)
+    display.add_argument("-q", "--quiet", action="store_true",
+                         help="print nothing but errors (results are in --out)")
+    display.add_argument("--json", action="store_true",
+                         help="print progress as JSON lines (docs/campaigns.md) instead")
+    display.add_argument("--log-interval", type=float, metavar="S",
+                         help="also log a status line every S seconds during trials")
 
-    trial = commands.add_parser("trial", parents=[common], help="one elementary trial")
+    trial = commands.add_parser("trial", parents=[common, display], help="one elementary trial")
     trial.add_argument("--rate", type=int, metavar="R",
                        help="frames/s per direction (default: the medium's maximum)")
-    commands.add_parser("throughput", parents=[common], help="RFC 2544 throughput (binary search)")
-    frame_loss = commands.add_parser("frame-loss", parents=[common],
+    commands.add_parser("throughput", parents=[common, display],
+                        help="RFC 2544 throughput (binary search)")
+    frame_loss = commands.add_parser("frame-loss", parents=[common, display],
                                      help="RFC 2544 frame loss rate scan")
     frame_loss.add_argument("--rates", type=_rate_list, metavar="R1,R2,...",
                             help="explicit rates in frames/s instead of the scan "
                                  "(frame_loss.rates)")
-    commands.add_parser("selftest", parents=[common],
+    commands.add_parser("selftest", parents=[common, display],
                         help="tester ports wired to each other, no DUT: check and capacity")
+
+    campaign = commands.add_parser("campaign", help="sweeps over configuration keys")
+    campaign_commands = campaign.add_subparsers(dest="campaign_command", required=True,
+                                                metavar="ACTION")
+    campaign_run = campaign_commands.add_parser(
+        "run", parents=[display], help="run (or resume) a campaign file (docs/campaigns.md)")
+    campaign_run.add_argument("file", metavar="FILE")
+    campaign_run.add_argument("--out", required=True, metavar="DIR")
+    campaign_status = campaign_commands.add_parser("status", help="progress of a campaign")
+    campaign_status.add_argument("directory", metavar="DIR")
+    campaign_status.add_argument("--json", action="store_true", help="print JSON")
+
+    report = commands.add_parser("report", help="Markdown/HTML report and plots of results")
+    report.add_argument("directory", metavar="DIR",
+                        help="a result directory (one procedure) or a campaign directory")
+    report.add_argument("--out", metavar="REPORT_DIR", help="default: DIR/report")
+    report.add_argument("--no-plots", action="store_true", help="tables only (no matplotlib)")
+
+    importer = commands.add_parser("import", help="convert a siitperf.conf (docs/siitperf.md)")
+    importer.add_argument("file", metavar="SIITPERF_CONF")
+    importer.add_argument("-o", "--output", required=True, metavar="OUT.toml")
+    importer.add_argument("--cmdline", metavar="ARGS",
+                          help="siitperf-tp's command line arguments to convert too: "
+                               "\"SIZE RATE DURATION TIMEOUT N M\"")
 
     lab = commands.add_parser("lab", help="network-namespace testbeds")
     lab_commands = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION")
@@ -108,22 +146,76 @@ def _overrides(args) -> list[str]:
     return overrides
 
 
-def run_measurement(args) -> int:
+def _reporter(args):
+    """The display chosen by -q / --json / --log-interval (None: quiet)."""
+    if args.log_interval is not None and args.log_interval <= 0:
+        raise UsageError(f"--log-interval {args.log_interval:g}: must be > 0 seconds")
+    if args.json:
+        from .progress import JsonLinesReporter
+        return JsonLinesReporter(log_interval=args.log_interval)
+    if args.quiet:
+        return None
     # Imported here so `xlatperf lab ...` and --help do not need rich.
-    from .console import ConsoleReporter, render_summary
+    from .console import ConsoleReporter
+    return ConsoleReporter(log_interval=args.log_interval)
+
+
+def run_measurement(args) -> int:
     from .runner import run_procedure
 
     config = load_config(args.config, _overrides(args))
-    reporter = None if args.quiet else ConsoleReporter()
+    reporter = _reporter(args)
     try:
         summary = run_procedure(args.command, config, args.out, rate=getattr(args, "rate", None),
-                                reporter=reporter)
+                                reporter=reporter, resume=args.resume)
     finally:
         if reporter is not None:
             reporter.close()
-    if reporter is not None:
+    if reporter is not None and hasattr(reporter, "console"):
+        from .console import render_summary
         reporter.console.print(render_summary(summary))
         reporter.console.print(f"results: {os.path.join(args.out, 'summary.json')}")
+    return EXIT_OK
+
+
+def run_campaign_command(args) -> int:
+    from . import campaign
+
+    if args.campaign_command == "status":
+        status = campaign.campaign_status(args.directory)
+        if args.json:
+            print(json.dumps(status, indent=2, default=str))
+        else:
+            print(campaign.format_status(status))
+        return EXIT_OK
+    loaded = campaign.load_campaign(args.file)
+    reporter = _reporter(args)
+    try:
+        status = campaign.run_campaign(loaded, args.out, reporter=reporter)
+    finally:
+        if reporter is not None:
+            reporter.close()
+    if not args.quiet and not args.json:
+        print(campaign.format_status(status))
+    return EXIT_OK
+
+
+def run_report(args) -> int:
+    from .report import write_report
+
+    written = write_report(args.directory, args.out, plots=not args.no_plots)
+    print(f"report: {written['markdown']} and {written['html']}, "
+          f"{len(written['plots'])} plot(s)")
+    return EXIT_OK
+
+
+def run_import(args) -> int:
+    from .siitperf import import_siitperf
+
+    result = import_siitperf(args.file, args.output, cmdline=args.cmdline)
+    for note in result.notes:
+        print(f"xlatperf: note: {note}", file=sys.stderr)
+    print(f"wrote {args.output}")
     return EXIT_OK
 
 
@@ -161,7 +253,9 @@ def main(argv: list[str] | None = None) -> int:
     args = None
     try:
         args = build_parser().parse_args(argv)
-        return run_lab(args) if args.command == "lab" else run_measurement(args)
+        handlers = {"lab": run_lab, "campaign": run_campaign_command, "report": run_report,
+                    "import": run_import}
+        return handlers.get(args.command, run_measurement)(args)
     except UsageError as exc:
         print(f"xlatperf: error: {_one_line(exc)}", file=sys.stderr)
         return EXIT_USAGE

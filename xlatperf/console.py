@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Console output: live progress while trials run, and the result table (rich)."""
 
+import math
 import time
 
 from rich.console import Console, Group
@@ -28,7 +29,7 @@ class ConsoleReporter(Reporter):
     """One line per finished trial; on a terminal also a live status line for the running
     trial (step, rate, search interval, frames sent/received, elapsed time)."""
 
-    def __init__(self, console: Console | None = None):
+    def __init__(self, console: Console | None = None, log_interval: float | None = None):
         if console is None:
             console = Console()
             if not console.is_terminal:  # logs and pipes: no 80-column wrapping of the tables
@@ -41,6 +42,15 @@ class ConsoleReporter(Reporter):
         self.status = ""
         self.started_at = time.monotonic()
         self.trial_started_at: float | None = None
+        # Periodic statistics log (--log-interval): a timestamped status line that stays in
+        # the scrollback (or the log file) every log_interval seconds while trials run.
+        self.log_interval = log_interval
+        self._last_log = time.monotonic()
+        self._trial_seconds: list[float] = []    # wall time of each finished trial
+        self._last_trial_end: float | None = None
+        self._repetitions_done = 0
+        self._trials_in_repetitions_done = 0
+        self._trials_this_repetition = 0
 
     # -- Reporter hooks ------------------------------------------------------------------------
 
@@ -59,7 +69,18 @@ class ConsoleReporter(Reporter):
                              refresh_per_second=4, transient=True)
             self.live.start()
 
+    def point(self, info):
+        labels = " ".join(f"{k}={v}" for k, v in info["labels"].items())
+        resumed = (f" (resuming: {info['repetitions_done']} repetition(s) kept)"
+                   if info.get("state") == "partial" else "")
+        self.console.print(f"[bold]point {info['index']}/{info['count']}[/bold]: "
+                           f"{info['procedure']} {labels}{resumed}", highlight=False)
+
     def repetition(self, number, count):
+        if number > 1 and self._trials_this_repetition:
+            self._repetitions_done += 1
+            self._trials_in_repetitions_done += self._trials_this_repetition
+        self._trials_this_repetition = 0
         if count > 1:
             self.console.print(f"repetition {number}/{count}")
 
@@ -77,8 +98,22 @@ class ConsoleReporter(Reporter):
             self.trial_started_at = time.monotonic()
         self.status = ""
         self.progress_event = event
+        now = time.monotonic()
+        if self.log_interval and now - self._last_log >= self.log_interval:
+            self._last_log = now
+            stamp = time.strftime("%H:%M:%S")
+            self.console.print(f"[dim]{stamp}[/dim] {self._status_line()}", highlight=False,
+                               soft_wrap=True)
 
     def after_trial(self, record, result):
+        now = time.monotonic()
+        if self._last_trial_end is not None or self.trial_started_at is not None:
+            start = self._last_trial_end if self._last_trial_end is not None else \
+                self.trial_started_at
+            self._trial_seconds.append(now - start)
+        self._last_trial_end = now
+        if record.get("phase") not in ("learning", "check"):
+            self._trials_this_repetition += 1
         # Printed above the live status line, so the whole search stays in the scrollback.
         self.console.print(self._trial_line(record, result), highlight=False, soft_wrap=True)
 
@@ -134,7 +169,39 @@ class ConsoleReporter(Reporter):
             parts.append(f"trial {event.get('elapsed', 0):.1f} s of "
                          f"{self.info.get('duration', 0):g} s + timeout")
         parts.append(f"elapsed {_duration(time.monotonic() - self.started_at)}")
+        remaining = self._remaining_seconds()
+        if remaining is not None:
+            parts.append(f"about {_duration(remaining)} left")
         return " · ".join(parts)
+
+    def _remaining_trials_in_repetition(self) -> int | None:
+        c = self.context
+        error = self.info.get("error")
+        if "lo" in c and error:       # binary search: about log2((hi - lo) / error) more trials
+            span = max(c["hi"] - c["lo"], 1)
+            return max(1, math.ceil(math.log2(span / error))) if span > error else 1
+        if "percent" in c and self.info.get("step"):   # frame-loss scan: at most down to 0 %
+            return max(1, math.ceil(c["percent"] / self.info["step"]))
+        if self.info.get("procedure") == "trial":
+            return 1
+        return None
+
+    def _remaining_seconds(self) -> float | None:
+        """Estimated time left: average trial wall time x trials still to come (this
+        repetition's estimate, plus the average trials per finished repetition for the rest)."""
+        if not self._trial_seconds:
+            return None
+        in_repetition = self._remaining_trials_in_repetition()
+        if in_repetition is None:
+            return None
+        per_trial = sum(self._trial_seconds) / len(self._trial_seconds)
+        current = self.context.get("repetition") or 1
+        left = max(0, self.info.get("repetitions", 1) - current)
+        if self._repetitions_done:
+            per_repetition = self._trials_in_repetitions_done / self._repetitions_done
+        else:
+            per_repetition = self._trials_this_repetition + in_repetition
+        return per_trial * (in_repetition + left * per_repetition)
 
 
 # --------------------------------------------------------------------------------------------

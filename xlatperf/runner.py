@@ -12,18 +12,20 @@ was measured with "complete": false, and re-raises.
 """
 
 import contextlib
+import json
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from . import __version__
+from . import __version__, adaptive
 from .engine import Engine
 from .errors import ConfigError, MeasurementError
 from .flows import TrafficPlan, owned_addresses
-from .procedures import (SearchResult, TrialResult, binary_search, frame_loss_scan,
+from .procedures import (DirectionCounts, SearchResult, TrialResult, binary_search, frame_loss_scan,
                          summarize_frame_loss, summarize_throughput, summarize_trials)
-from .results import ResultStore, utc_timestamp
+from .results import SUMMARY_FILE, ResultStore, utc_timestamp
 
 PROCEDURES = ("trial", "throughput", "frame-loss", "selftest")
 PROGRESS_INTERVAL = 1.0  # seconds between the engine's progress events
@@ -57,6 +59,9 @@ class Reporter:
 
     def finished(self, summary: dict) -> None:
         """The summary was written (also for an interrupted, incomplete measurement)."""
+
+    def point(self, info: dict) -> None:
+        """A campaign point starts: index (1-based), count, id, procedure, assignments."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -207,6 +212,15 @@ class Procedure:
     def settings(self) -> dict:
         return {}
 
+    def value(self, repetition: Repetition) -> float | None:
+        """The repetition's result as one number, for adaptive repetitions (None: unusable)."""
+        return None
+
+
+def _first_loss_ratio(repetition: Repetition) -> float | None:
+    first = repetition.steps[0] if repetition.steps else None
+    return first.loss_ratio if first is not None and first.valid else None
+
 
 class SingleTrial(Procedure):
     """`trial`: one elementary trial per repetition at --rate (default: the medium's maximum)."""
@@ -230,6 +244,9 @@ class SingleTrial(Procedure):
 
     def settings(self):
         return {"rate": self.rate}
+
+    def value(self, repetition):
+        return _first_loss_ratio(repetition)
 
 
 class Throughput(Procedure):
@@ -272,6 +289,11 @@ class Throughput(Procedure):
     def settings(self):
         return {"min_rate": self.lo, "max_rate": self.hi, "error": self.error,
                 "loss_tolerance": self.loss_tolerance, "first_trial_at_max_rate": True}
+
+    def value(self, repetition):
+        if not repetition.complete:
+            return None
+        return SearchResult.from_steps(repetition.steps, self.loss_tolerance).throughput
 
 
 class SelfTest(Throughput):
@@ -322,6 +344,9 @@ class FrameLoss(Procedure):
     def settings(self):
         return {**self.settings_, "max_rate": self.plan.max_rate}
 
+    def value(self, repetition):
+        return _first_loss_ratio(repetition)  # the highest rate: the summary's top level
+
 
 PROCEDURE_CLASSES = {cls.name: cls for cls in (SingleTrial, Throughput, SelfTest, FrameLoss)}
 
@@ -356,12 +381,47 @@ def _direction_info(plan: TrafficPlan) -> dict:
     return info
 
 
+def trial_from_record(record: dict) -> TrialResult:
+    """A TrialResult rebuilt from its trials.jsonl record (without the engine reply)."""
+    directions = {name: DirectionCounts(
+        sent=d["sent"], received=d["received"], planned=d.get("planned"),
+        duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
+        bad_length=d.get("bad_length", 0)) for name, d in record.get("directions", {}).items()}
+    return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
+                       invalid_reason=record.get("invalid_reason"))
+
+
+def _check_resumable(out_dir, config: dict) -> None:
+    """Resuming into a directory measured with another configuration would mix results: only
+    the [output] section (repetitions) may differ, and an empty dut_mac (resolved at run time)."""
+    try:
+        with open(Path(out_dir) / SUMMARY_FILE, encoding="utf-8") as stream:
+            previous = json.load(stream).get("config") or {}
+    except (OSError, ValueError):
+        return
+    for section, values in config.items():
+        if section == "output":
+            continue
+        for key, value in values.items():
+            if key == "dut_mac" and value == "":
+                continue
+            old = previous.get(section, {}).get(key, value)
+            if old != value:
+                raise ConfigError(f"{out_dir}: measured with {section}.{key} = {json.dumps(old)}, "
+                                  f"now {json.dumps(value)}: cannot resume into it (use another "
+                                  "--out directory)")
+
+
 def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = None,
-                  reporter: Reporter | None = None, engine_path: str | None = None) -> dict:
-    """Run `procedure` (trial | throughput | frame-loss | selftest) `output.repeat` times and
-    write the results under out_dir. Returns the summary (also in summary.json).
+                  reporter: Reporter | None = None, engine_path: str | None = None,
+                  resume: bool = False) -> dict:
+    """Run `procedure` (trial | throughput | frame-loss | selftest) `output.repeat` times (or
+    adaptively up to `output.repeat_max`, see xlatperf.adaptive) and write the results under
+    out_dir. Returns the summary (also in summary.json, rewritten after every repetition).
 
     rate: the `trial` procedure's rate in frames/s (default: the medium's maximum).
+    resume: keep the repetitions an earlier, interrupted run into out_dir finished and run
+    only the rest (the trials of its unfinished repetition go to out_dir/incomplete/).
     Raises ConfigError, EngineError, MeasurementError; KeyboardInterrupt after writing an
     incomplete summary.
     """
@@ -369,7 +429,9 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
         raise ConfigError(f"procedure {procedure!r}: must be one of {', '.join(PROCEDURES)}")
     reporter = reporter or Reporter()
     started = utc_timestamp()
-    with ResultStore(out_dir) as store:
+    if resume:
+        _check_resumable(out_dir, config)
+    with ResultStore(out_dir, resume=resume) as store:
         engine = Engine(config, log_path=store.engine_log, engine_path=engine_path)
         with engine:
             hello = engine.hello()
@@ -379,18 +441,43 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             plan = TrafficPlan(config, hello["ports"], through_dut=procedure != "selftest")
             proc = PROCEDURE_CLASSES[procedure](config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
-            count = config["output"]["repeat"]
-            reporter.started({"procedure": procedure, "repetitions": count,
+            output = config["output"]
+            count = output["repeat"]
+            maximum = max(output["repeat_max"], count)
+            reporter.started({"procedure": procedure, "repetitions": maximum,
+                              "repeat_min": count,
                               "max_rate": plan.max_rate, "directions": _direction_info(plan),
                               "loss_tolerance": getattr(proc, "loss_tolerance", 0.0),
+                              "error": getattr(proc, "error", None),
+                              "step": None if procedure != "frame-loss" or config["frame_loss"][
+                                  "rates"] else config["frame_loss"]["step"],
                               "duration": config["trial"]["duration"],
                               "hello": hello})
-            repetitions: list[Repetition] = []
+            repetitions: list[Repetition] = [
+                Repetition(number, [trial_from_record(r) for r in records
+                                    if r.get("phase") != "learning"], complete=True)
+                for number, records in sorted(store.finished.items())]
+            resumed = {"repetitions": len(repetitions),
+                       "incomplete_trials": store.moved_to_incomplete} if resume else None
             extra: dict = {}
+            decision = None
+
+            def decide_now():
+                return adaptive.decide([proc.value(r) for r in repetitions], len(repetitions),
+                                       count, maximum, output["repeat_tolerance"],
+                                       output["repeat_confidence"])
 
             def summary(complete: bool) -> dict:
                 result = {"procedure": procedure, "complete": complete,
                           **proc.summarize(repetitions)}
+                if output["repeat_max"]:
+                    result["repetition_rule"] = {
+                        "minimum": count, "maximum": maximum,
+                        "tolerance": output["repeat_tolerance"],
+                        "confidence": output["repeat_confidence"],
+                        **(decision or decide_now()).to_dict()}
+                if resumed:
+                    result["resumed"] = resumed
                 stats_by_direction = result.pop("directions", {})
                 result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
                                         for name, info in _direction_info(plan).items()}
@@ -401,29 +488,41 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                 result["started"], result["finished"] = started, utc_timestamp()
                 return result
 
-            def write(complete: bool) -> dict:
+            def write(complete: bool, final: bool = True) -> dict:
                 result = summary(complete)
                 store.write_summary(result, proc.csv_rows(repetitions))
-                reporter.finished(result)
+                if final:
+                    reporter.finished(result)
                 return result
 
             try:
                 extra = proc.prepare(session)
-                for number in range(1, count + 1):
+                while True:
+                    if output["repeat_max"]:
+                        decision = decide_now()
+                        if decision.stop:
+                            break
+                    elif len(repetitions) >= count:
+                        break
+                    number = len(repetitions) + 1
                     repetition = Repetition(number)
                     repetitions.append(repetition)
                     session.start_repetition(number)
-                    reporter.repetition(number, count)
+                    reporter.repetition(number, maximum)
+                    recorded_before = session.trials_recorded
                     proc.run(session, repetition.steps)
                     repetition.complete = True
+                    store.finish_repetition(number, session.trials_recorded - recorded_before)
+                    if number < maximum:  # results so far, readable while the run goes on
+                        write(complete=False, final=False)
             except KeyboardInterrupt:
                 with _sigint_ignored():
                     session.abort()
-                    if session.trials_recorded:
+                    if session.trials_recorded or repetitions:
                         write(complete=False)
                 raise
             except BaseException:
-                if session.trials_recorded:  # e.g. the engine died: keep what was measured
+                if session.trials_recorded or repetitions:  # e.g. the engine died: keep them
                     with contextlib.suppress(Exception):
                         write(complete=False)
                 raise
@@ -475,7 +574,8 @@ def _settings(config: dict, proc: Procedure) -> dict:
     trial, traffic = config["trial"], config["traffic"]
     return {"procedure": proc.name, "duration": trial["duration"], "timeout": trial["timeout"],
             "pause": trial["pause"], "finish_early": trial["finish_early"],
-            "repeat": config["output"]["repeat"], "frame_size": traffic["frame_size"],
+            "repeat": config["output"]["repeat"], "repeat_max": config["output"]["repeat_max"],
+            "frame_size": traffic["frame_size"],
             "direction": traffic["direction"], "mix_n": traffic["mix_n"],
             "mix_m": traffic["mix_m"], "seed": traffic["seed"], "ports": config["ports"],
             "addresses": config["addresses"], "learning": config["trial"]["learning"],
