@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from .errors import ConfigError
+from .mlrgoals import check_goals, check_preset
 from .rates import parse_speed
 
 __all__ = ["ConfigError", "load_config", "default_config", "validate", "apply_override",
@@ -320,6 +321,11 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # error >= 1: with integer rates, mid = (lo + hi) // 2 == lo once hi - lo == 1.
         "error": Key(1000, integer(1)),
         "loss_tolerance": Key(0.0, number(0, 1, high_open=True)),
+        # MLRsearch (docs/mlrsearch.md): goals from presets and tables.
+        "mode": Key("binary", choice("binary", "mlrsearch")),
+        "preset": Key("rfc2544", check_preset),
+        "goals": Key([], check_goals),
+        "initial_duration": Key(1.0, number(0, low_open=True)),
     },
     "frame_loss": {
         "start": Key(100.0, number(0, 100, low_open=True)),
@@ -481,6 +487,15 @@ def _cross_check(config: dict) -> None:
         raise _error("output.repeat_max", output["repeat_max"],
                      f"must be 0 (a fixed number of repetitions) or at least output.repeat = "
                      f"{output['repeat']} (the minimum)")
+
+    throughput = config["throughput"]
+    if throughput["mode"] == "mlrsearch":
+        if not throughput["preset"] and not throughput["goals"]:
+            raise _error("throughput.preset", "", "must name a preset (rfc2544, ndr-pdr) when "
+                         "throughput.goals is empty: MLRsearch needs at least one goal")
+        if throughput["loss_tolerance"]:
+            raise _error("throughput.loss_tolerance", throughput["loss_tolerance"],
+                         "must be 0 with mode = \"mlrsearch\" (each goal has its own loss_ratio)")
 
     if traffic["mix_m"] > traffic["mix_n"]:
         raise _error("traffic.mix_m", traffic["mix_m"],

@@ -143,7 +143,13 @@ class ConsoleReporter(Reporter):
                            for name, d in result.directions.items())
         verdict = self._verdict(result)
         style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
-        return f"  {where}: {_fps(result.rate)} fps: {losses}: [{style}]{verdict}[/{style}]"
+        line = f"  {where}: {_fps(result.rate)} fps: {losses}: [{style}]{verdict}[/{style}]"
+        if "mlrsearch" in record:  # MLRsearch: trial duration and each goal's class after it
+            classes = ", ".join(f"{name} {info['class']}"
+                                for name, info in record["mlrsearch"]["goals"].items())
+            line = line.replace(f"{where}: ", f"{where}: {record['duration']:g} s at ", 1)
+            line += f" ({classes})"
+        return line
 
     def _render(self):
         return Text(self._status_line(), style="cyan")
@@ -220,6 +226,25 @@ def _stats_table(summary: dict, formatter) -> Table:
     return table
 
 
+def _goals_table(goals: list[dict], max_rate: int) -> Table:
+    """MLRsearch: per goal the median relevant bounds and conditional throughput."""
+    table = Table(title="MLRsearch goals (median over repetitions, frames/s per direction)",
+                  header_style="bold")
+    for column in ("goal", "attributes", "lower bound", "% of max", "upper bound",
+                   "cond. throughput", "result"):
+        table.add_column(column, justify="left" if column in ("goal", "attributes", "result")
+                         else "right")
+    for goal in goals:
+        median = goal.get("median")
+        pct = f"{100 * median / max_rate:.2f}" if max_rate and median is not None else "-"
+        result = "regular" if goal.get("regular") else \
+            "IRREGULAR: " + "; ".join(goal.get("irregular") or ["no result"])
+        table.add_row(goal["name"], goal["label"], _fps(median), pct,
+                      _fps(goal["relevant_upper_bound"].get("median")),
+                      _fps(goal["conditional_throughput"].get("median")), result)
+    return table
+
+
 def render_summary(summary: dict):
     """A rich renderable with the result of a summary.json."""
     procedure = summary["procedure"]
@@ -250,6 +275,8 @@ def render_summary(summary: dict):
             table.add_row(str(rep["repetition"]), _fps(rep["throughput"]), pct,
                           str(len(rep.get("steps", []))), "; ".join(notes))
         parts += [table, _stats_table(summary, _fps)]
+        if summary.get("goals"):
+            parts.append(_goals_table(summary["goals"], max_rate))
         if summary.get("tester_limited"):
             parts.append(Text("warning: invalid trials occurred: the result may be limited by "
                               "the tester, not the DUT", style="yellow"))

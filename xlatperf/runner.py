@@ -22,6 +22,7 @@ from pathlib import Path
 from . import __version__, adaptive
 from .engine import Engine
 from .errors import ConfigError, MeasurementError
+from .mlrgoals import deviations
 from .flows import TrafficPlan, owned_addresses
 from .procedures import (DirectionCounts, SearchResult, TrialResult, binary_search, frame_loss_scan,
                          summarize_frame_loss, summarize_throughput, summarize_trials)
@@ -92,7 +93,10 @@ class TrialSession:
         self.reporter.before_trial({"repetition": self.repetition, "step": self.step + 1,
                                     "phase": self.phase, **context})
 
-    def run_trial(self, rate: int, duration: float | None = None) -> TrialResult:
+    def run_trial(self, rate: int, duration: float | None = None,
+                  annotate=None) -> TrialResult:
+        """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
+        classification after the trial)."""
         trial_config = self.config["trial"]
         self._pause(trial_config["pause"])
         self.step += 1
@@ -112,7 +116,8 @@ class TrialSession:
             self._last_trial_end = time.monotonic()
         self._in_flight = None
         result = TrialResult.from_reply(rate, reply)
-        record = self._record(result, request["duration"])
+        record = self._record(result, request["duration"],
+                              extra=annotate(result) if annotate is not None else None)
         self.reporter.after_trial(record, result)
         return result
 
@@ -151,7 +156,8 @@ class TrialSession:
             self.reporter.pausing(remaining)
             time.sleep(remaining)
 
-    def _record(self, result: TrialResult, duration: float, aborted: bool = False) -> dict:
+    def _record(self, result: TrialResult, duration: float, aborted: bool = False,
+                extra: dict | None = None) -> dict:
         reply = result.reply or {}
         record = {"procedure": self.procedure, "repetition": self.repetition, "step": self.step,
                   **({"phase": self.phase} if self.phase else {}),
@@ -162,6 +168,8 @@ class TrialSession:
                   "timestamp": utc_timestamp()}
         if aborted:
             record["aborted"] = True
+        if extra:
+            record |= extra
         self.store.record_trial(record)
         self.trials_recorded += 1
         return record
@@ -287,8 +295,9 @@ class Throughput(Procedure):
         return rows
 
     def settings(self):
-        return {"min_rate": self.lo, "max_rate": self.hi, "error": self.error,
-                "loss_tolerance": self.loss_tolerance, "first_trial_at_max_rate": True}
+        return {"mode": "binary", "min_rate": self.lo, "max_rate": self.hi,
+                "error": self.error, "loss_tolerance": self.loss_tolerance,
+                "first_trial_at_max_rate": True, "deviations": deviations(self.config)}
 
     def value(self, repetition):
         if not repetition.complete:
@@ -439,7 +448,11 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             if procedure != "selftest":
                 config = resolve_dut_macs(engine, config)
             plan = TrafficPlan(config, hello["ports"], through_dut=procedure != "selftest")
-            proc = PROCEDURE_CLASSES[procedure](config, plan, rate)
+            proc_class = PROCEDURE_CLASSES[procedure]
+            if procedure == "throughput" and config["throughput"]["mode"] == "mlrsearch":
+                from .mlrprocedure import MlrThroughput
+                proc_class = MlrThroughput
+            proc = proc_class(config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
             output = config["output"]
             count = output["repeat"]

@@ -1,0 +1,373 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""MLRsearch (xlatperf/mlrsearch.py): the RFC 9971 classification against the worked examples
+of methodology.md §13/§14 (items 33-36), conditional throughput, stopping by width, and whole
+searches on deterministic simulated DUTs compared with the classic binary search."""
+
+import pytest
+
+from xlatperf.config import load_config
+from xlatperf.errors import ConfigError
+from xlatperf.mlrgoals import deviations, goals_from_config
+from xlatperf.mlrsearch import (LOWER, UNDECIDED, UPPER, Goal, Search, Trial, classify,
+                                conditional_throughput, mlrsearch, relevant_bounds, targets_for)
+from xlatperf.procedures import DirectionCounts, TrialResult, binary_search
+
+
+def goal(label_final, label_sum, loss, exceed, **kw):
+    return Goal(loss_ratio=loss, exceed_ratio=exceed, final_duration=label_final,
+                duration_sum=label_sum, **kw)
+
+
+RFC2544 = goal(60, 60, 0.0, 0.0)          # 60f60d0l0e
+TST009 = goal(60, 120, 0.0, 0.5)          # 60f120d0l50e
+ONE_S_FINAL = goal(1, 120, 0.005, 0.5)    # 1f120d0.5l50e
+
+
+def trials(*groups):
+    """trials((59, 1, 0.0), (1, 1, 0.01)) -> 59 x (1 s, 0 %) + 1 x (1 s, 1 %)."""
+    return [Trial(duration, loss) for count, duration, loss in groups for _ in range(count)]
+
+
+# -- classification: the digest's examples (§14 item 33) --------------------------------------
+
+def test_one_lossy_second_among_sixty_is_upper_for_rfc2544_undecided_for_tst009():
+    load = trials((59, 1, 0.0), (1, 1, 0.01))
+    assert classify(RFC2544, load) == UPPER
+    assert classify(TST009, load) == UNDECIDED
+
+
+def test_half_lossy_one_second_trials_are_a_lower_bound_for_1s_final():
+    load = trials((60, 1, 0.0), (60, 1, 0.01))
+    assert classify(ONE_S_FINAL, load) == LOWER
+
+
+def test_labels():
+    assert RFC2544.label == "60f60d0l0e"
+    assert TST009.label == "60f120d0l50e"
+    assert ONE_S_FINAL.label == "1f120d0.5l50e"
+
+
+# -- classification: cases worked out by hand from the pseudocode -----------------------------
+
+def test_no_trials_is_undecided():
+    for g in (RFC2544, TST009, ONE_S_FINAL):
+        assert classify(g, []) == UNDECIDED
+
+
+def test_rfc2544_goal_is_exactly_the_rfc_pass_criterion():
+    assert classify(RFC2544, trials((1, 60, 0.0))) == LOWER
+    assert classify(RFC2544, trials((1, 60, 1e-9))) == UPPER
+    # a short trial with loss is already an upper bound (no full-length trial needed) ...
+    assert classify(RFC2544, trials((1, 1, 1e-6))) == UPPER
+    # ... but short trials without loss never make a lower bound
+    assert classify(RFC2544, trials((100, 1, 0.0))) == UNDECIDED
+    # one lossy trial among many good full-length ones: still an upper bound
+    assert classify(RFC2544, trials((5, 60, 0.0), (1, 60, 0.001))) == UPPER
+
+
+def test_exceed_ratio_half_needs_two_full_trials_to_decide_a_lossy_load():
+    assert classify(TST009, trials((1, 60, 0.0))) == LOWER
+    assert classify(TST009, trials((1, 60, 0.01))) == UNDECIDED
+    assert classify(TST009, trials((1, 60, 0.01), (1, 60, 0.0))) == LOWER   # spike outweighed
+    assert classify(TST009, trials((2, 60, 0.01))) == UPPER
+
+
+def test_short_low_loss_trials_balance_short_high_loss_ones():
+    # 1f120d0.5l50e: 1 s trials are full-length; 61 high of 121 s exceeds half
+    assert classify(ONE_S_FINAL, trials((60, 1, 0.0), (61, 1, 0.01))) == UPPER
+    # a goal whose 1 s trials are short: 10 high, 10 low short seconds balance to no excess
+    g = goal(10, 20, 0.0, 0.5)
+    assert classify(g, trials((10, 1, 0.0), (10, 1, 0.01))) == UNDECIDED
+    assert classify(g, trials((10, 1, 0.0), (10, 1, 0.01), (2, 10, 0.0))) == LOWER
+    # with excess: 30 high - 10 low = 20 s effective high >= 20 s sum x 0.5
+    assert classify(g, trials((10, 1, 0.0), (31, 1, 0.01))) == UPPER
+
+
+def test_loss_equal_to_goal_loss_ratio_is_low_loss():
+    g = goal(1, 1, 0.005, 0.0)
+    assert classify(g, trials((1, 1, 0.005))) == LOWER
+    assert classify(g, trials((1, 1, 0.00501))) == UPPER
+
+
+# -- conditional throughput (§14 item 34) ------------------------------------------------------
+
+def test_conditional_throughput_examples():
+    load = 1_000_000
+    full = trials((1, 60, 0.0), (1, 60, 0.001))
+    assert conditional_throughput(TST009, load, full) == 1_000_000
+    assert conditional_throughput(goal(60, 120, 0.0, 0.2), load, full) == pytest.approx(999_000)
+
+
+def test_conditional_throughput_without_enough_trials_is_zero():
+    # 60 s of full trials cannot cover the 0.5 x 120 s quantile walk past the first trial...
+    assert conditional_throughput(TST009, 100, trials((1, 60, 0.0))) == 100
+    # ...but with exceed 0 and only 60 of 120 s measured, the walk runs out: q = 1
+    assert conditional_throughput(goal(60, 120, 0.0, 0.0), 100, trials((1, 60, 0.0))) == 0
+    # short trials do not count
+    assert conditional_throughput(RFC2544, 100, trials((10, 1, 0.0))) == 0
+
+
+def test_relevant_bounds_resolve_loss_inversion_conservatively():
+    classes = {100: LOWER, 200: UPPER, 300: LOWER, 400: UPPER, 150: UNDECIDED}
+    assert relevant_bounds(classes) == (100, 200)
+    assert relevant_bounds({100: LOWER, 200: LOWER}) == (200, None)
+    assert relevant_bounds({100: UPPER, 200: LOWER}) == (None, 100)
+
+
+# -- targets ---------------------------------------------------------------------------------
+
+def test_targets_grow_durations_and_halve_widths_towards_the_goal():
+    targets = targets_for(goal(60, 120, 0.0, 0.5, width=1000, initial_duration=1))
+    assert [round(t.duration, 2) for t in targets] == [1, 7.75, 60]
+    assert [t.width for t in targets] == [4000, 2000, 1000]
+    assert [t.duration_sum for t in targets][:2] == [t.duration for t in targets][:2]
+    assert [t.duration_sum for t in targets][-1] == 120 and targets[-1].final
+    assert targets_for(RFC2544)[0].final   # no initial duration: one target
+
+
+# -- whole searches on simulated DUTs -----------------------------------------------------------
+
+MAX = 14_880_952
+
+
+def dut(limit, *, burst=0, spikes=(), loss=None, log=None):
+    """run_trial(load, duration=10) of a deterministic DUT: forwards at most limit x duration
+    + burst frames per direction; `loss(rate)` instead gives a loss ratio; trials whose number
+    (1-based, counted over the DUT's life) is in `spikes` lose 1 % more (a rare spike)."""
+    calls = []
+
+    def run_trial(rate, duration=10.0):
+        calls.append((rate, duration))
+        sent = round(rate * duration)
+        if loss is not None:
+            received = sent - round(sent * min(1.0, loss(rate)))
+        else:
+            received = min(sent, round(limit * duration) + burst)
+        if len(calls) in spikes:
+            received = max(0, received - max(1, sent // 100))
+        counts = {name: DirectionCounts(sent=sent, received=received, planned=sent)
+                  for name in ("forward", "reverse")}
+        return TrialResult(rate=rate, valid=True, directions=counts)
+    run_trial.calls = calls
+    return run_trial
+
+
+def rfc2544_goal(width, final=60.0, initial=1.0):
+    return Goal(0.0, 0.0, final, final, width=width, initial_duration=initial, name="rfc2544")
+
+
+def binary(run, width, final=60.0, tolerance=0.0):
+    return binary_search(lambda rate: run(rate, final), 0, MAX, width, tolerance).throughput
+
+
+@pytest.mark.parametrize("limit", [1, 999, 123_457, 5_000_000, 14_880_951])
+def test_hard_limit_rfc2544_preset_equals_binary_search_at_unit_width(limit):
+    result = mlrsearch(dut(limit), [rfc2544_goal(1)], 1, MAX)
+    (g,) = result.goals
+    assert g.relevant_lower_bound == binary(dut(limit), 1) == limit
+    assert g.relevant_upper_bound == limit + 1 and g.regular
+
+
+@pytest.mark.parametrize("limit", [1001, 123_457, 5_000_000])
+@pytest.mark.parametrize("width", [10, 1000])
+def test_hard_limit_stops_by_width(limit, width):
+    run = dut(limit)
+    (g,) = mlrsearch(run, [rfc2544_goal(width)], 1, MAX).goals
+    assert limit - width < g.relevant_lower_bound <= limit
+    assert g.relevant_upper_bound - g.relevant_lower_bound <= width
+    assert abs(g.relevant_lower_bound - binary(dut(limit), width)) < width
+    # the bounds were measured, the lower one with a full-length trial
+    assert (g.relevant_lower_bound, 60.0) in run.calls
+    assert any(rate == g.relevant_upper_bound for rate, _ in run.calls)
+
+
+def test_relative_width():
+    g = Goal(0.0, 0.0, 10, 10, width=0.01, relative_width=True, initial_duration=1)
+    (r,) = mlrsearch(dut(500_000), [g], 1, MAX).goals
+    assert r.regular and r.relevant_upper_bound - r.relevant_lower_bound <= 0.01 * \
+        r.relevant_upper_bound
+    assert 495_000 <= r.relevant_lower_bound <= 500_000
+
+
+def test_gradually_rising_loss_rfc2544_equals_binary_and_pdr_is_found():
+    def loss(rate):       # no loss up to 1 Mfps, then 1 % more loss per 100 kfps
+        return max(0.0, (rate - 1_000_000) / 10_000_000)
+    (g,) = mlrsearch(dut(0, loss=loss), [rfc2544_goal(1)], 1, MAX).goals
+    assert g.relevant_lower_bound == binary(dut(0, loss=loss), 1) == 1_000_000
+    pdr = Goal(0.005, 0.5, 60, 120, width=100, initial_duration=1, name="pdr")
+    ndr = Goal(0.0, 0.5, 60, 120, width=100, initial_duration=1, name="ndr")
+    result = mlrsearch(dut(0, loss=loss), [rfc2544_goal(100), ndr, pdr], 1, MAX)
+    rfc, n, p = result.goals
+    assert 999_900 < rfc.relevant_lower_bound <= 1_000_000
+    assert 999_900 < n.relevant_lower_bound <= 1_000_000
+    # PDR: loss <= 0.5 % up to 1.05 Mfps
+    assert 1_049_900 < p.relevant_lower_bound <= 1_050_000
+    assert p.conditional_throughput <= p.relevant_lower_bound
+    assert binary(dut(0, loss=loss), 100, tolerance=0.005) - p.relevant_lower_bound < 100
+    assert all(r.regular for r in result.goals)
+
+
+def test_exceed_ratio_makes_the_result_robust_to_a_rare_spike():
+    limit, width = 1_000_000, 1000
+    spike_free = mlrsearch(dut(limit), [rfc2544_goal(width)], 1, MAX)
+    # the spike hits the first full-length trial at the final lower bound
+    first_final = next(i for i, (load, t) in enumerate(spike_free.trials, 1)
+                       if t.duration == 60 and t.loss_ratio == 0)
+    spikes = {first_final}
+    strict = mlrsearch(dut(limit, spikes=spikes), [rfc2544_goal(width)], 1, MAX).goals[0]
+    tolerant_goal = Goal(0.0, 0.5, 60, 120, width=width, initial_duration=1, name="tst009")
+    tolerant = mlrsearch(dut(limit, spikes=spikes), [tolerant_goal], 1, MAX).goals[0]
+    # zero exceed: the spike makes the limit itself an upper bound, the result drops below it
+    assert strict.relevant_lower_bound < limit == strict.relevant_upper_bound
+    # exceed 0.5 over two final trials: a second trial at that load outweighs the spike
+    assert tolerant.relevant_lower_bound == limit and tolerant.regular
+    # the binary search is as fragile as the zero-exceed goal: a spike in the trial at its
+    # result costs it a lower result too
+    clean = dut(limit)
+    reference = binary(clean, width)
+    at_result = [rate for rate, _ in clean.calls].index(reference) + 1
+    assert binary(dut(limit, spikes={at_result}), width) < reference
+
+
+def test_spike_above_the_limit_changes_nothing_for_either():
+    limit, width = 1_000_000, 1000
+    ref = binary(dut(limit), width)
+    # trial 1 of both searches is at the maximum load, which fails anyway
+    assert binary(dut(limit, spikes={1}), width) == ref
+    (g,) = mlrsearch(dut(limit, spikes={1}), [rfc2544_goal(width)], 1, MAX).goals
+    (h,) = mlrsearch(dut(limit), [rfc2544_goal(width)], 1, MAX).goals
+    assert g.relevant_lower_bound == h.relevant_lower_bound
+
+
+def test_token_bucket_dut_short_trials_overstate_but_the_final_trials_decide():
+    # 5 % burst at 1 s, 0.083 % at 60 s: the 1 s trials pass above the limit
+    run = dut(100_000, burst=5000)
+    (g,) = mlrsearch(run, [rfc2544_goal(100)], 1, MAX).goals
+    assert abs(g.relevant_lower_bound - binary(dut(100_000, burst=5000), 100)) < 100
+
+
+def test_line_rate_dut_is_irregular_max_load_lower_bound():
+    (g,) = mlrsearch(dut(MAX), [rfc2544_goal(1000)], 1, MAX).goals
+    assert g.relevant_lower_bound == MAX and g.relevant_upper_bound is None
+    assert not g.regular and "maximum load" in g.irregular_reason
+
+
+def test_dead_dut_is_irregular_min_load_upper_bound():
+    result = mlrsearch(dut(0), [rfc2544_goal(1000)], 1, MAX)
+    (g,) = result.goals
+    assert g.relevant_lower_bound is None and g.relevant_upper_bound == 1
+    assert not g.regular and "minimum load" in g.irregular_reason
+
+
+def test_first_trial_is_at_max_load_and_second_at_its_forwarding_rate():
+    run = dut(123_457)
+    mlrsearch(run, [rfc2544_goal(1000)], 1, MAX)
+    assert run.calls[0] == (MAX, 1.0)
+    assert run.calls[1] == (123_457, 1.0)
+
+
+def test_external_search_when_a_bound_is_invalidated():
+    # The 1 s trials pass up to 110 kfps (burst), 60 s trials only up to ~100 kfps: the coarse
+    # lower bound becomes an upper bound at the final duration, and the search goes down.
+    run = dut(100_000, burst=10_000)
+    (g,) = mlrsearch(run, [rfc2544_goal(100)], 1, MAX).goals
+    assert g.regular
+    short_lower = max(rate for rate, d in run.calls if d == 1.0
+                      and min(rate, 100_000 + 10_000) == rate)
+    assert g.relevant_lower_bound < short_lower
+
+
+@pytest.mark.parametrize("limit", [20_000, 123_457, 5_555_555])
+def test_multi_goal_search_costs_less_than_binary_searches(limit):
+    """Trial seconds (without pauses and waits, see bench/mlrsearch_vs_binary.py for those):
+    the rfc2544 goal alone takes at most 1/3 of the binary search; RFC 2544 + NDR + PDR take
+    at most 1/3 of the two binary searches (loss 0 and 0.5 %) that give the same values."""
+    def seconds(run):
+        return sum(d for _, d in run.calls)
+    goals = [rfc2544_goal(1000),
+             Goal(0.0, 0.5, 60, 120, width=1000, initial_duration=1, name="ndr"),
+             Goal(0.005, 0.5, 60, 120, width=1000, initial_duration=1, name="pdr")]
+    alone, multi = dut(limit, burst=100), dut(limit, burst=100)
+    mlrsearch(alone, goals[:1], 1, MAX)
+    result = mlrsearch(multi, goals, 1, MAX)
+    assert all(g.regular for g in result.goals)
+    strict, tolerant = dut(limit, burst=100), dut(limit, burst=100)
+    binary_search(lambda r: strict(r, 60.0), 0, MAX, 1000)
+    binary_search(lambda r: tolerant(r, 60.0), 0, MAX, 1000, 0.005)
+    assert seconds(alone) <= seconds(strict) / 3
+    assert seconds(multi) <= (seconds(strict) + seconds(tolerant)) / 3
+
+
+def test_trial_limit_stops_an_endless_search():
+    result = mlrsearch(dut(123_457), [rfc2544_goal(1)], 1, MAX, max_trials=3)
+    assert not result.complete and len(result.trials) == 3 and "limit" in result.stop_reason
+
+
+def test_search_rejects_bad_ranges_and_goals():
+    with pytest.raises(ValueError):
+        Search([], 1, 10)
+    with pytest.raises(ValueError):
+        Search([RFC2544], 10, 10)
+    with pytest.raises(ValueError, match="exceed_ratio"):
+        Goal(0.0, 1.0, 60, 60)
+    with pytest.raises(ValueError, match="initial_duration"):
+        Goal(0.0, 0.0, 60, 60, initial_duration=61)
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+def test_presets_follow_trial_duration_error_and_initial_duration():
+    config = load_config(None, ["throughput.mode=mlrsearch", "throughput.preset=rfc2544,ndr-pdr",
+                                "trial.duration=2", "throughput.error=200",
+                                "throughput.initial_duration=0.5", "trial.pause=1"])
+    goals = goals_from_config(config)
+    assert [g.title for g in goals] == ["rfc2544", "ndr", "pdr"]
+    assert [g.label for g in goals] == ["2f2d0l0e", "2f4d0l50e", "2f4d0.5l50e"]
+    assert all(g.width == 200 and not g.relative_width and g.initial_duration == 0.5
+               for g in goals)
+    text = " ".join(deviations(config, goals))
+    assert "final trials of 2 s" in text and "0.5 s" in text and "pauses" in text
+
+
+def test_user_goals():
+    config = load_config(None, [
+        "throughput.mode=mlrsearch", "throughput.preset=",
+        'throughput.goals=[{name="x", loss_ratio=0.001, exceed_ratio=0.5, final_duration=10, '
+        'duration_sum=30, width=0.005, initial_duration=1}, {loss_ratio=0, exceed_ratio=0, '
+        'final_duration=5, duration_sum=5, width_fps=50}]'])
+    x, y = goals_from_config(config)
+    assert (x.title, x.relative_width, x.width, x.initial_duration) == ("x", True, 0.005, 1.0)
+    assert (y.title, y.relative_width, y.width, y.initial_duration) == ("5f5d0l0e", False, 50,
+                                                                        None)
+
+
+@pytest.mark.parametrize("assignment, message", [
+    ("throughput.mode=fast", 'throughput.mode = "fast": must be one of "binary" | "mlrsearch"'),
+    ("throughput.preset=ndr", 'throughput.preset = "ndr": must be "" or a comma-separated'),
+    ("throughput.goals=[{loss_ratio=1, exceed_ratio=0, final_duration=1, duration_sum=1}]",
+     "throughput.goals[0].loss_ratio = 1: must be a number in [0, 1)"),
+    ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=0, duration_sum=1}]",
+     "throughput.goals[0].final_duration = 0: must be a number > 0"),
+    ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1}]",
+     "throughput.goals[0].duration_sum: missing"),
+    ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, "
+     "initial_duration=2}]", "throughput.goals[0].initial_duration = 2: must be a number in [0, 1]"),
+    ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, "
+     "speed=2}]", "throughput.goals[0].speed: unknown goal key"),
+    ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, "
+     "frame_timeout=0.01}]", "throughput.goals[0].frame_timeout = 0.01: not supported"),
+    ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, "
+     "width=0.1, width_fps=10}]", "throughput.goals[0].width_fps = 10: must be 0 when width"),
+    ("throughput.loss_tolerance=0.1", "throughput.loss_tolerance = 0.1: must be 0 with mode"),
+])
+def test_config_errors_name_key_value_and_range(assignment, message):
+    with pytest.raises(ConfigError) as error:
+        load_config(None, ["throughput.mode=mlrsearch", assignment])
+    assert message in str(error.value)
+
+
+def test_mlrsearch_needs_a_goal():
+    with pytest.raises(ConfigError, match="throughput.preset"):
+        load_config(None, ["throughput.mode=mlrsearch", "throughput.preset="])
+    # the binary default does not care
+    assert load_config(None, ["throughput.preset="])["throughput"]["mode"] == "binary"
