@@ -228,6 +228,11 @@ def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
             _check_key(f"{where}: points[{number}]", key)
         listed_entries.append((assignments, rate))
     axes = _axes(raw.get("axes", {}), f"{where}: axes")
+    axis_keys = {key for _, entries in axes for values, _, _ in entries for key in values}
+    for assignments, _ in listed_entries:
+        both = sorted(axis_keys & set(assignments))
+        if both:
+            raise ConfigError(f"{where}: {both[0]} is set both by [[points]] and by [axes]")
 
     campaign = Campaign(path, base_path, overrides, raw=raw)
     index = 0
@@ -429,6 +434,7 @@ def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str
             raise ConfigError(f"point {point.index} ({_describe(point)}): {exc}") from None
         except XlatperfError as exc:
             failures.append(f"point {point.index} ({_describe(point)}): {exc}")
+            point_dir.mkdir(parents=True, exist_ok=True)
             _write_atomically(point_dir / ERROR_FILE,
                               json.dumps({"error": str(exc), "time": utc_timestamp()}) + "\n")
         finally:
