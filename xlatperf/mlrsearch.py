@@ -53,6 +53,8 @@ LOWER, UPPER, UNDECIDED = "lower", "upper", "undecided"
 
 # Durations of successive targets grow by at most this factor (1 s -> 7.7 s -> 60 s).
 DURATION_GROWTH = 8.0
+# A new load is probed with a short trial only when the target's trial is this much longer.
+PROBE_RATIO = 4.0
 # A search that has not met its goals after this many trials stops (incomplete).
 DEFAULT_MAX_TRIALS = 1000
 
@@ -471,11 +473,13 @@ class Search:
     def _duration_for(self, load: int, target: Target) -> float:
         """A load nothing was measured at is probed with the goal's initial trial duration
         first: a short high-loss trial may settle it (an upper bound for a zero-exceed goal,
-        or a cheap hint otherwise) before a full-length trial is spent on it."""
-        if load in self.by_load:
-            return target.duration
+        half the high-loss time needed otherwise) before a full-length trial is spent on it.
+        Only where the probe costs at most a quarter of the trial it may save: a probe that
+        finds no loss is wasted."""
         first = self.progress[target.goal_index].targets[0]
-        return min(target.duration, first.duration)
+        if load in self.by_load or target.duration < PROBE_RATIO * first.duration:
+            return target.duration
+        return first.duration
 
     def _width_at(self, target: Target, load: int) -> float:
         if target.width is None:
