@@ -371,3 +371,50 @@ def test_mlrsearch_needs_a_goal():
         load_config(None, ["throughput.mode=mlrsearch", "throughput.preset="])
     # the binary default does not care
     assert load_config(None, ["throughput.preset="])["throughput"]["mode"] == "binary"
+
+
+# -- the procedure with the fake engine (tests/fake_engine.py) ----------------------------------
+
+def test_procedure_writes_goals_trace_and_deviations(tmp_path, monkeypatch):
+    import csv
+    import json
+    from pathlib import Path
+
+    from xlatperf.runner import run_procedure
+
+    fake = Path(__file__).resolve().parent / "fake_engine.py"
+    for name in [n for n in __import__("os").environ if n.startswith("FAKE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "1234567")
+    path = tmp_path / "fake.toml"
+    path.write_text(f'[tester]\nnetns = ""\nhugepages = "no"\nengine = "{fake}"\n'
+                    '[left]\nport = "null"\n[right]\nport = "null"\n'
+                    '[trial]\nduration = 10.0\npause = 0.0\n'
+                    '[throughput]\nerror = 10000\nmode = "mlrsearch"\n'
+                    'preset = "rfc2544,ndr-pdr"\n')
+    out = tmp_path / "out"
+    summary = run_procedure("throughput", load_config(str(path), ["output.repeat=2"]), str(out))
+    assert summary["complete"] and summary["mode"] == "mlrsearch" and summary["n"] == 2
+    assert summary["primary_goal"] == "rfc2544"
+    assert 1_224_567 < summary["median"] <= 1_234_567
+    assert [g["name"] for g in summary["goals"]] == ["rfc2544", "ndr", "pdr"]
+    for g in summary["goals"]:
+        assert g["regular"] and g["unit"] == "fps" and g["width_unit"] == "fps"
+        assert g["relevant_upper_bound"]["median"] - g["median"] <= 10000
+    settings = summary["settings"]
+    assert settings["mode"] == "mlrsearch" and settings["max_load"] == 14_880_952
+    assert settings["min_load"] == 1 and len(settings["goals"]) == 3
+    assert any("final trials of 10 s" in d for d in settings["deviations"])
+    records = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()]
+    records = [r for r in records if r.get("phase") != "learning"]
+    steps = sum(len(r["steps"]) for r in summary["repetitions"])
+    assert len(records) == steps
+    assert records[0]["rate"] == 14_880_952 and records[0]["duration"] == 1.0
+    assert records[0]["mlrsearch"]["goals"]["rfc2544"] == {
+        "class": "upper", "relevant_lower_bound": None, "relevant_upper_bound": 14_880_952}
+    last = [r for r in records if r["repetition"] == 1][-1]["mlrsearch"]["goals"]["rfc2544"]
+    first_rep = summary["repetitions"][0]["goals"][0]
+    assert (last["relevant_lower_bound"], last["relevant_upper_bound"]) == \
+        (first_rep["relevant_lower_bound"], first_rep["relevant_upper_bound"])
+    rows = list(csv.DictReader((out / "summary.csv").open()))
+    assert len(rows) == 6 and rows[0]["goal"] == "rfc2544"
