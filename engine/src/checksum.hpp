@@ -14,9 +14,14 @@ inline uint64_t sum_words(const uint8_t* data, size_t len, uint64_t acc = 0) {
   return acc;
 }
 
-// Folds carries back into the low 16 bits (end-around carry).
+// Folds carries back into the low 16 bits (end-around carry). A fixed number of steps, no
+// loop: the per-frame checksum update must not branch on the data. 64 -> 33 bits -> at most
+// 0x2fffe -> at most 0x10001 -> at most 0xffff.
 inline uint16_t fold(uint64_t sum) {
-  while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffffffff) + (sum >> 32);
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
   return uint16_t(sum);
 }
 

@@ -5,6 +5,7 @@
 // time (the mode is looked at once per burst, not per frame), and the checksums are updated
 // incrementally (RFC 1624) from the template's value, never recomputed.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -42,6 +43,36 @@ class Rng {
  private:
   static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   uint64_t s_[4];
+};
+
+// Eight independent xoshiro256** generators stepped together with GCC/Clang vector types, so
+// each step is a handful of SIMD instructions (the multiplications by 5 and 9 are shifts and
+// adds). One step yields 8 x 64 = 16 x 32 random bits.
+class LaneRng {
+ public:
+  static constexpr int kLanes = 8;
+  typedef uint64_t Vec __attribute__((vector_size(8 * kLanes)));
+  explicit LaneRng(uint64_t seed) {
+    Rng seeder(seed);
+    for (auto& word : s_)
+      for (int l = 0; l < kLanes; ++l) word[l] = seeder.next();
+  }
+  Vec next() {
+    const Vec x5 = (s_[1] << 2) + s_[1];
+    const Vec r = (x5 << 7) | (x5 >> 57);
+    const Vec result = (r << 3) + r;
+    const Vec t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = (s_[3] << 45) | (s_[3] >> 19);
+    return result;
+  }
+
+ private:
+  Vec s_[4];
 };
 
 // Unbiased mapping of 32-bit random numbers onto [0, range) (Lemire, "Fast random integer
@@ -88,7 +119,8 @@ struct FieldSpec {
 class FieldGenerator {
  public:
   FieldGenerator(const FieldSpec& spec, uint16_t template_word, uint64_t seed)
-      : spec_(spec), rng_(seed), mapper_(spec.max - spec.min + 1),
+      : spec_(spec), rng_(seed), range_(spec.max - spec.min + 1),
+        threshold_(uint32_t(-range_) % range_),
         other_(spec.byte_only ? uint16_t(template_word & (spec.shift ? 0x00ff : 0xff00)) : 0),
         not_template_(uint16_t(~template_word)),
         next_(spec.mode == VaryMode::kDecreasing ? spec.max : spec.min) {}
@@ -108,14 +140,15 @@ class FieldGenerator {
           next_ = next_ == spec_.min ? spec_.max : next_ - 1;
         }
         break;
-      case VaryMode::kRandom: {
-        uint32_t i = 0;
-        while (i < count) {
-          uint32_t v;
-          if (mapper_.map(next32(), v)) out[i++] = word(spec_.min + v);
+      case VaryMode::kRandom:
+        for (uint32_t i = 0; i < count;) {
+          if (ready_ == taken_) refill();
+          const uint32_t n = std::min(count - i, ready_ - taken_);
+          std::memcpy(out + i, ready_values_ + taken_, n * sizeof *out);
+          i += n;
+          taken_ += n;
         }
         break;
-      }
     }
   }
   const FieldSpec& spec() const { return spec_; }
@@ -125,46 +158,70 @@ class FieldGenerator {
 
  private:
   uint16_t word(uint32_t v) const { return uint16_t(other_ | (v << spec_.shift)); }
-  // Both halves of every 64-bit draw are used, in order, across burst boundaries.
-  uint32_t next32() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
+
+  // Sixteen random words at a time, all lanes at once: Lemire's multiply-shift mapping onto
+  // [min, max] (RangeMapper's, on vectors), then the rare rejected draws (probability below
+  // 2^-16 per draw) are dropped, keeping the accepted ones in order.
+  void refill() {
+    using Vec = LaneRng::Vec;
+    typedef uint16_t Words __attribute__((vector_size(2 * LaneRng::kLanes)));
+    const Vec r = rng_.next();
+    const Vec products[2] = {(r & 0xffffffffu) * uint64_t(range_), (r >> 32) * uint64_t(range_)};
+    Vec rejected = {};
+    for (int h = 0; h < 2; ++h) {
+      const Vec v = (((products[h] >> 32) + spec_.min) << spec_.shift) | other_;
+      const Words w = __builtin_convertvector(v, Words);
+      std::memcpy(ready_values_ + h * LaneRng::kLanes, &w, sizeof w);
+      rejected |= (products[h] & 0xffffffffu) < threshold_;
     }
-    const uint64_t r = rng_.next();
-    spare_ = uint32_t(r >> 32);
-    has_spare_ = true;
-    return uint32_t(r);
+    taken_ = 0;
+    ready_ = 2 * LaneRng::kLanes;
+    bool any = false;
+    for (int l = 0; l < LaneRng::kLanes; ++l) any |= rejected[l] != 0;
+    if (any) {  // about once in 4000 refills: redo the compaction one by one
+      ready_ = 0;
+      for (int h = 0; h < 2; ++h)
+        for (int l = 0; l < LaneRng::kLanes; ++l)
+          if ((products[h][l] & 0xffffffffu) >= threshold_)
+            ready_values_[ready_++] = ready_values_[h * LaneRng::kLanes + l];
+    }
   }
+
   FieldSpec spec_;
-  Rng rng_;
-  RangeMapper mapper_;
+  LaneRng rng_;
+  uint32_t range_, threshold_;
   uint16_t other_, not_template_;
   uint32_t next_;
-  uint32_t spare_ = 0;
-  bool has_spare_ = false;
+  uint16_t ready_values_[2 * LaneRng::kLanes];
+  uint32_t ready_ = 0, taken_ = 0;
 };
 
-// Writes field j of each generator's burst values (values[f * stride + j]) into the frame,
-// fixes the IPv4 header checksum when a field lies in it, and returns what the fields add
-// to the UDP checksum sum (to be passed to stamp_frame).
-inline uint64_t apply_fields(uint8_t* frame, const FrameTemplate& t, const FieldGenerator* gens,
-                             size_t count, const uint16_t* values, size_t stride, size_t j,
-                             bool ipv4_fields) {
-  uint64_t udp_delta = 0, ip_delta = 0;
-  for (size_t f = 0; f < count; ++f) {
-    const uint16_t v = values[f * stride + j];
-    const uint16_t be = __builtin_bswap16(v);
-    std::memcpy(frame + gens[f].spec().word_offset, &be, 2);
-    const uint64_t delta = uint64_t(v) + gens[f].not_template();
-    udp_delta += delta;  // ports and addresses are all covered by the UDP checksum
-    if (gens[f].spec().in_ipv4_header) ip_delta += delta;
+// Writes one field's values into a burst of frames and adds, per frame, what the new value
+// changes in the UDP checksum sum (and in the IPv4 header sum, for address fields of IPv4).
+// Field-major order: the loops over the frames have no branch on the field's configuration.
+// Frame at(k) receives values[k], for k < count; `at` maps a stream's k-th frame of the burst
+// to its position in the burst (the identity when the flow has a single stream).
+// The sums are updated in loops of their own: a byte store into a frame may alias anything,
+// so mixing the two would make the compiler reload the sums after every store.
+template <class Position>
+inline void apply_field(const FieldGenerator& g, const uint16_t* __restrict values, uint32_t count,
+                        uint8_t* const* __restrict frames, Position at,
+                        uint64_t* __restrict udp_delta, uint64_t* __restrict ip_delta) {
+  const uint16_t offset = g.spec().word_offset, not_template = g.not_template();
+  for (uint32_t k = 0; k < count; ++k)  // ports and addresses: all in the UDP checksum
+    udp_delta[at(k)] += uint64_t(values[k]) + not_template;
+  if (g.spec().in_ipv4_header)
+    for (uint32_t k = 0; k < count; ++k) ip_delta[at(k)] += uint64_t(values[k]) + not_template;
+  for (uint32_t k = 0; k < count; ++k) {
+    const uint16_t be = __builtin_bswap16(values[k]);
+    std::memcpy(frames[at(k)] + offset, &be, 2);
   }
-  if (ipv4_fields) {
-    const uint16_t csum = __builtin_bswap16(uint16_t(~fold(t.ipv4_header_sum + ip_delta)));
-    std::memcpy(frame + t.ip_offset + 10, &csum, 2);
-  }
-  return udp_delta;
+}
+
+// The IPv4 header checksum after address fields changed the header by `ip_delta`.
+inline void finish_ipv4_header(uint8_t* frame, const FrameTemplate& t, uint64_t ip_delta) {
+  const uint16_t csum = __builtin_bswap16(uint16_t(~fold(t.ipv4_header_sum + ip_delta)));
+  std::memcpy(frame + t.ip_offset + 10, &csum, 2);
 }
 
 }  // namespace xlp

@@ -56,35 +56,39 @@ class TxTask final : public Task {
   template <bool kVarying>
   void build(uint32_t count, uint64_t tsc) {
     const uint32_t n = uint32_t(flow_.pattern.size());
+    uint8_t* frames[kMaxBurst];
+    uint8_t positions[2][kMaxBurst];  // burst positions of each stream's frames
     uint32_t per_stream[2] = {0, 0};
     for (uint32_t i = 0; i < count; ++i) {
-      burst_stream_[i] = flow_.pattern[cycle_];
+      const uint8_t s = flow_.pattern[cycle_];
       if (++cycle_ == n) cycle_ = 0;
-      ++per_stream[burst_stream_[i]];
-    }
-    // Field values for the whole burst, one generator call per field and stream.
-    uint16_t values[2][kMaxFields][kMaxBurst];
-    if constexpr (kVarying) {
-      for (size_t s = 0; s < flow_.streams.size(); ++s) {
-        auto& fields = flow_.streams[s]->fields;
-        for (size_t f = 0; f < fields.size(); ++f) fields[f].generate(values[s][f], per_stream[s]);
-      }
-    }
-    uint32_t used[2] = {0, 0};
-    for (uint32_t i = 0; i < count; ++i) {
-      const uint8_t s = burst_stream_[i];
-      Stream& st = *flow_.streams[s];
+      burst_stream_[i] = s;
+      positions[s][per_stream[s]++] = uint8_t(i);
+      const Stream& st = *flow_.streams[s];
       rte_mbuf* m = burst_[i];
-      uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
-      rte_memcpy(data, st.tmpl.bytes.data(), st.tmpl.size());
+      frames[i] = rte_pktmbuf_mtod(m, uint8_t*);
+      rte_memcpy(frames[i], st.tmpl.bytes.data(), st.tmpl.size());
       m->data_len = uint16_t(st.tmpl.size());
       m->pkt_len = st.tmpl.size();
-      uint64_t udp_delta = 0;
-      if constexpr (kVarying) {
-        udp_delta = apply_fields(data, st.tmpl, st.fields.data(), st.fields.size(), &values[s][0][0],
-                                 kMaxBurst, used[s]++, st.ipv4_fields);
+    }
+    uint64_t udp_delta[kMaxBurst] = {}, ip_delta[kMaxBurst] = {};
+    if constexpr (kVarying) {
+      uint16_t values[kMaxBurst];
+      const bool mixed = n > 1;
+      for (size_t s = 0; s < flow_.streams.size(); ++s) {
+        const uint8_t* pos = positions[s];
+        for (FieldGenerator& g : flow_.streams[s]->fields) {
+          g.generate(values, per_stream[s]);
+          if (mixed) apply_field(g, values, per_stream[s], frames, [pos](uint32_t k) { return pos[k]; }, udp_delta, ip_delta);
+          else apply_field(g, values, per_stream[s], frames, [](uint32_t k) { return k; }, udp_delta, ip_delta);
+        }
       }
-      stamp_frame(data, st.tmpl, st.next_seq++, tsc, udp_delta);
+    }
+    for (uint32_t i = 0; i < count; ++i) {
+      Stream& st = *flow_.streams[burst_stream_[i]];
+      if constexpr (kVarying)
+        if (st.ipv4_fields) finish_ipv4_header(frames[i], st.tmpl, ip_delta[i]);
+      stamp_frame(frames[i], st.tmpl, st.next_seq++, tsc, udp_delta[i]);
       ++st.sent;
     }
   }

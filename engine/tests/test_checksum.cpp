@@ -30,6 +30,19 @@ TEST(Checksum, MatchesReferenceOnRandomData) {
   }
 }
 
+TEST(Checksum, FoldHandlesTheLargestSums) {
+  // Against an end-around-carry loop, at the edges where the fixed number of steps matters.
+  auto slow = [](uint64_t s) { while (s >> 16) s = (s & 0xffff) + (s >> 16); return uint16_t(s); };
+  for (uint64_t s : {0ull, 0xffffull, 0x10000ull, 0x1fffeull, 0x2fffeull, 0xffffffffull, 0x1ffffffffull,
+                     0xffff0000ffffull, 0xffffffffffffffffull, 0xfffffffeffffffffull})
+    EXPECT_EQ(fold(s), slow(s)) << std::hex << s;
+  std::mt19937_64 rng(3);
+  for (int i = 0; i < 100000; ++i) {
+    uint64_t s = rng() >> (rng() % 64);
+    ASSERT_EQ(fold(s), slow(s)) << std::hex << s;
+  }
+}
+
 TEST(Checksum, UdpZeroIsSentAsAllOnes) {
   EXPECT_EQ(udp_checksum_field(0xffff), 0xffff);  // ~0xffff == 0 -> 0xffff
   EXPECT_EQ(udp_checksum_field(0x1234), uint16_t(~0x1234));

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tester speed on one worker core: the highest constant rate at which every trial is valid
+(the engine sent all frames within duration x (1 + 1e-5)), sending 64-byte IPv4 / 84-byte IPv6
+frames to DPDK net_null ports, for fixed frames and for the RFC 4814 / multiple-IP variations;
+and the engine's cost per trial beyond the trial's own duration.
+
+    python3 bench/engine_rate.py [--quick] [--out bench/results/engine_rate.json]
+
+The search: binary search on the rate with short trials (valid = pass), then the found rate is
+confirmed with three longer trials (if one is invalid, the rate is lowered by 2 % and confirmed
+again). One worker lcore sends; the main lcore sleeps.
+"""
+
+import argparse
+import fcntl
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from xlatperf.config import load_config  # noqa: E402
+from xlatperf.engine import Engine  # noqa: E402
+from xlatperf.flows import TrafficPlan  # noqa: E402
+
+NULL = str(Path(__file__).resolve().parents[1] / "examples" / "null.toml")
+RANDOM_PORTS = ['ports.forward_src="random"', 'ports.forward_dst="random"']
+RANDOM_IPS = ['addresses.left="random"', 'addresses.right="random"']
+VARIANTS = {
+    "fixed": [],
+    "random ports": RANDOM_PORTS,
+    "random IPs": RANDOM_IPS,
+    "random IPs+ports": RANDOM_IPS + RANDOM_PORTS,
+}
+
+
+def trial(engine: Engine, plan: TrafficPlan, rate: int, duration: float) -> dict:
+    return engine.trial({"duration": duration, "timeout": 0.0, "progress_interval": 0,
+                         "flows": plan.flows(rate)})
+
+
+def highest_valid_rate(engine, plan, lo, hi, precision, search_s, confirm_s) -> tuple[int, list]:
+    log = []
+    while hi - lo > precision:
+        mid = (lo + hi) // 2
+        ok = trial(engine, plan, mid, search_s)["valid"]
+        log.append((mid, search_s, ok))
+        lo, hi = (mid, hi) if ok else (lo, mid)
+    rate = lo
+    while rate > 0:
+        results = [trial(engine, plan, rate, confirm_s)["valid"] for _ in range(3)]
+        log += [(rate, confirm_s, ok) for ok in results]
+        if all(results):
+            return rate, log
+        rate = int(rate * 0.98)
+    return 0, log
+
+
+def per_trial_overhead(engine, plan, count=50, duration=0.01) -> dict:
+    costs = []
+    for _ in range(count):
+        start = time.perf_counter()
+        trial(engine, plan, 1_000_000, duration)
+        costs.append(time.perf_counter() - start - duration)
+    costs.sort()
+    return {"trials": count, "duration_s": duration, "median_ms": 1e3 * statistics.median(costs),
+            "p99_ms": 1e3 * costs[int(0.99 * (count - 1))], "max_ms": 1e3 * costs[-1]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short trials, IPv4 only")
+    parser.add_argument("--out", default="bench/results/engine_rate.json")
+    args = parser.parse_args()
+    # Nothing else may use the engine's worker lcore meanwhile (tests take the same lock).
+    lock = open("/run/xlatperf-tests.lock", "a")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    search_s, confirm_s = (0.5, 2.0) if args.quick else (2.0, 10.0)
+    results = {"command": " ".join(sys.argv), "search_trial_s": search_s,
+               "confirm_trial_s": confirm_s, "rates": {}}
+    versions = [4] if args.quick else [4, 6]
+    for version in versions:
+        for name, settings in VARIANTS.items():
+            base = ['traffic.direction="forward"']
+            if version == 6:
+                base += ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"]
+            config = load_config(NULL, base + settings)
+            started = time.perf_counter()
+            with Engine(config) as engine:
+                hello = engine.hello()
+                plan = TrafficPlan(config, hello["ports"])
+                if version == 4 and name == "fixed":
+                    results["overhead"] = per_trial_overhead(engine, plan)
+                    results["startup_s"] = time.perf_counter() - started
+                    results["engine"] = {k: hello[k] for k in ("engine", "dpdk", "tsc_hz")}
+                rate, log = highest_valid_rate(engine, plan, 1_000_000, plan.max_rate,
+                                               250_000, search_s, confirm_s)
+            key = f"IPv{version} {name}"
+            results["rates"][key] = {"mfps": rate / 1e6, "trials": log}
+            print(f"{key:24s} {rate / 1e6:7.2f} Mfps", flush=True)
+    o = results["overhead"]
+    print(f"per-trial overhead: median {o['median_ms']:.2f} ms, p99 {o['p99_ms']:.2f} ms, "
+          f"engine start {results['startup_s']:.2f} s")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
