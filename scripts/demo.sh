@@ -3,6 +3,7 @@
 # The main job on the built-in lab: build the router4 testbed (Linux kernel as IPv4 router in a
 # network namespace), measure its RFC 2544 throughput (10 s trials, 3 repetitions), then take
 # the lab down again. Results go to results/demo-router4/. Run as root after scripts/setup.sh.
+[ "$(id -u)" -eq 0 ] || { echo "demo.sh: run as root (the lab creates network namespaces)" >&2; exit 1; }
 set -euo pipefail
 cd "$(dirname "$0")/.."
 config=$(mktemp --suffix=.toml)
