@@ -182,7 +182,8 @@ _PCI_RE = re.compile(r"^(?:([0-9a-f]{4}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$
 # Linux interface names: at most 15 bytes (IFNAMSIZ - 1); ',' and '=' would break the EAL
 # --vdev argument, '/' and whitespace are not allowed by the kernel.
 _IFACE_RE = re.compile(r"^[^\s/,=:]{1,15}$")
-PORT_FORMS = "pci:0000:03:00.0 | af_packet:IFACE | af_xdp:IFACE | null"
+PORT_FORMS = "pci:0000:03:00.0 | af_packet:IFACE | af_xdp:IFACE | null | ring:NAME"
+_RING_RE = re.compile(r"^[A-Za-z0-9_]{1,20}$")
 
 
 def parse_port(text: str) -> PortSpec:
@@ -204,11 +205,12 @@ def parse_port(text: str) -> PortSpec:
                              "no whitespace, '/', ',', '=' or ':')")
         return PortSpec(kind, name)
     if kind == "ring":
-        # DPDK's net_ring PMD, created from the command line, shares one ring between the rx
-        # and tx side of a port (frames come back on the port that sent them); two ring ports
-        # cannot be wired to each other without C code, so there is no left -> right path.
-        raise ValueError("ring ports are not supported (a net_ring port created by EAL arguments "
-                         "only loops back to itself); use null, or af_packet/af_xdp on a veth pair")
+        # A pair of ports wired to each other through two rte_rings inside the engine
+        # (engine option --ring-pair): left and right must name the same pair.
+        if not _RING_RE.match(name):
+            raise ValueError("must be ring:NAME with a name of 1..20 letters, digits or '_' "
+                             "(the same on both sides: the two ends of one ring pair)")
+        return PortSpec("ring", name)
     raise ValueError(f"must be a port spec: {PORT_FORMS}")
 
 
@@ -588,7 +590,10 @@ def _check_port_order(config: dict) -> None:
     devices (af_packet, af_xdp, null), PCI devices in address order, virtual devices in the
     order of their --vdev arguments."""
     left, right = parse_port(config["left"]["port"]), parse_port(config["right"]["port"])
-    if left == right and left.kind != "null":
+    if "ring" in (left.kind, right.kind) and left != right:
+        raise _error("right.port", str(right), f'must be "{left}" too: ring ports come as a pair '
+                     "wired to each other, one end on each side")
+    if left == right and left.kind not in ("null", "ring"):
         raise _error("right.port", str(right), "must differ from left.port (one device cannot be "
                      "both tester ports)")
     if left.kind != "pci" and right.kind == "pci":

@@ -57,6 +57,9 @@ class ConsoleReporter(Reporter):
     def started(self, info):
         self.info = info
         self.started_at = time.monotonic()
+        self._repetitions_done = self._trials_in_repetitions_done = 0   # a new campaign point
+        self._trials_this_repetition = 0
+        self._last_trial_end = None
         hello = info.get("hello", {})
         directions = ", ".join(f"{name} {d['frame_size']}→{d['rx_frame_size']} B, max "
                                f"{_fps(d['max_rate'])} fps"

@@ -75,6 +75,8 @@ def device_name(side_index: int, port_spec: str) -> str:
     port = parse_port(port_spec)
     if port.kind == "pci":
         return port.name
+    if port.kind == "ring":  # the engine names its ring pair's ports so
+        return f"net_ring_{port.name}{side_index}"
     return f"net_{port.kind}{side_index}"
 
 
@@ -92,6 +94,8 @@ def port_eal_args(side_index: int, port_spec: str) -> list[str]:
         # no-rx=1: otherwise net_null's rx returns empty mbufs at CPU speed, and the receive
         # loop would spend the worker's time on "foreign" frames instead of on generation.
         return ["--vdev", f"{name},no-rx=1"]
+    if port.kind == "ring":
+        return []  # created by the engine itself (--ring-pair), not by EAL arguments
     raise AssertionError(f"unhandled port kind {port.kind}")  # parse_port admits no other
 
 
@@ -139,6 +143,9 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
     command += [engine_path, *eal_args(config, free_bytes), "--"]
     if config["tester"]["force"]:
         command.append("--force")
+    left = parse_port(config["left"]["port"])
+    if left.kind == "ring":
+        command += ["--ring-pair", left.name]
     return command
 
 
