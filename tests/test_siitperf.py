@@ -101,8 +101,9 @@ def test_hex_values_comments_and_no_direction(tmp_path):
 @pytest.mark.skipif(os.geteuid() != 0 or not (ENGINE.exists() or shutil.which("xlatperf-engine")),
                     reason="needs root and the built engine")
 @pytest.mark.parametrize("name", FIXTURES)
-def test_the_engine_accepts_the_converted_configs(name, tmp_path):
-    """One short trial on null ports (no DUT): the engine takes every converted setting."""
+def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab):
+    """One short trial on null ports (no DUT): the engine takes every converted setting.
+    (exclusive_lab: lab tests count the engines running on this machine.)"""
     from xlatperf.runner import run_procedure
     out = tmp_path / f"{name}.toml"
     import_siitperf(DATA / f"{name}.conf", out)
