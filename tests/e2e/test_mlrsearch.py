@@ -18,7 +18,8 @@ LIMIT = 20000
 WIDTH = 200
 # Short trials (the preset's final trial duration follows trial.duration) and a short timeout.
 COMMON = ["trial.duration=2", "trial.timeout=0.5", f"throughput.error={WIDTH}",
-          f"throughput.max_rate={5 * LIMIT}"]
+          f"throughput.max_rate={2 * LIMIT}"]
+ATTEMPTS = 2   # a busy 2-core machine can make the tester miss its send deadline: retry once
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root")
@@ -26,16 +27,19 @@ def test_rfc2544_preset_agrees_with_binary_search_on_limit(exclusive_lab, tmp_pa
     config_path = str(tmp_path / "limit.toml")
     try:
         lab.lab_up("limit", {"rate": str(LIMIT)}, config_path)
-        started = time.monotonic()
-        binary = run_procedure("throughput", load_config(config_path, COMMON),
-                               str(tmp_path / "binary"))
-        binary_wall = time.monotonic() - started
-        started = time.monotonic()
-        mlr = run_procedure("throughput", load_config(
-            config_path, COMMON + ["throughput.mode=mlrsearch",
-                                   "throughput.preset=rfc2544,ndr-pdr"]),
-            str(tmp_path / "mlr"))
-        mlr_wall = time.monotonic() - started
+        for _ in range(ATTEMPTS):
+            started = time.monotonic()
+            binary = run_procedure("throughput", load_config(config_path, COMMON),
+                                   str(tmp_path / "binary"))
+            binary_wall = time.monotonic() - started
+            started = time.monotonic()
+            mlr = run_procedure("throughput", load_config(
+                config_path, COMMON + ["throughput.mode=mlrsearch",
+                                       "throughput.preset=rfc2544,ndr-pdr"]),
+                str(tmp_path / "mlr"))
+            mlr_wall = time.monotonic() - started
+            if not binary["tester_limited"] and not mlr["tester_limited"]:
+                break
     finally:
         lab.lab_down()
     print(f"wall time: binary {binary_wall:.1f} s, mlrsearch (rfc2544+ndr-pdr) {mlr_wall:.1f} s")
@@ -67,7 +71,7 @@ def test_rfc2544_preset_agrees_with_binary_search_on_limit(exclusive_lab, tmp_pa
     # The search trace: every trial with load, duration, loss and each goal's class after it.
     records = [r for r in read_trials(tmp_path / "mlr") if r.get("phase") != "learning"]
     assert len(records) == len(mlr["repetitions"][0]["steps"])
-    assert records[0]["rate"] == 5 * LIMIT and records[0]["duration"] == 1.0
+    assert records[0]["rate"] == 2 * LIMIT and records[0]["duration"] == 1.0
     assert {r["duration"] for r in records} == {1.0, 2.0}
     for record in records:
         assert record["loss_ratio"] is not None
