@@ -73,6 +73,7 @@ def per_trial_overhead(engine, plan, count=50, duration=0.01) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short trials, IPv4 only")
+    parser.add_argument("--overhead-only", action="store_true", help="only the per-trial cost")
     parser.add_argument("--out", default="bench/results/engine_rate.json")
     args = parser.parse_args()
     # Nothing else may use the engine's worker lcore meanwhile (tests take the same lock).
@@ -81,9 +82,10 @@ def main() -> None:
     search_s, confirm_s = (0.5, 2.0) if args.quick else (2.0, 10.0)
     results = {"command": " ".join(sys.argv), "search_trial_s": search_s,
                "confirm_trial_s": confirm_s, "rates": {}}
-    versions = [4] if args.quick else [4, 6]
+    versions = [4] if args.quick or args.overhead_only else [4, 6]
+    variants = {"fixed": []} if args.overhead_only else VARIANTS
     for version in versions:
-        for name, settings in VARIANTS.items():
+        for name, settings in variants.items():
             base = ['traffic.direction="forward"']
             if version == 6:
                 base += ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"]
@@ -96,12 +98,16 @@ def main() -> None:
                     results["overhead"] = per_trial_overhead(engine, plan)
                     results["startup_s"] = time.perf_counter() - started
                     results["engine"] = {k: hello[k] for k in ("engine", "dpdk", "tsc_hz")}
+                if args.overhead_only:
+                    continue
                 rate, log = highest_valid_rate(engine, plan, 1_000_000, plan.max_rate,
                                                250_000, search_s, confirm_s)
             key = f"IPv{version} {name}"
             results["rates"][key] = {"mfps": rate / 1e6, "trials": log}
             print(f"{key:24s} {rate / 1e6:7.2f} Mfps", flush=True)
     o = results["overhead"]
+    if args.overhead_only:
+        args.out = args.out.replace(".json", "_overhead.json")
     print(f"per-trial overhead: median {o['median_ms']:.2f} ms, p99 {o['p99_ms']:.2f} ms, "
           f"engine start {results['startup_s']:.2f} s")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -3,7 +3,9 @@
 #include <poll.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
+#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_ring.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_version.h>
@@ -80,6 +82,22 @@ struct Engine {
   std::vector<unsigned> workers;
   uint64_t tsc_hz = 0;
   uint8_t trial_tag = 0;
+
+  // Two ports wired to each other through a pair of rte_rings, inside this process: what one
+  // sends the other receives. A tester self-test without any kernel or NIC in the path.
+  void create_ring_pair(const std::string& name) {
+    rte_ring* rings[2];
+    for (int i = 0; i < 2; ++i) {
+      const std::string ring_name = name + "_r" + std::to_string(i);
+      rings[i] = rte_ring_create(ring_name.c_str(), 4096, int(rte_socket_id()), RING_F_SP_ENQ | RING_F_SC_DEQ);
+      if (!rings[i]) throw std::runtime_error("ring pair " + name + ": cannot create ring: " + rte_strerror(rte_errno));
+    }
+    for (int i = 0; i < 2; ++i) {
+      const std::string port_name = "net_ring_" + name + std::to_string(i);
+      if (rte_eth_from_rings(port_name.c_str(), &rings[i], 1, &rings[1 - i], 1, rte_socket_id()) < 0)
+        throw std::runtime_error("ring pair " + name + ": cannot create port: " + rte_strerror(rte_errno));
+    }
+  }
 
   void setup_ports() {
     const unsigned nb_ports = rte_eth_dev_count_avail();
@@ -287,9 +305,11 @@ int main(int argc, char** argv) {
     (own ? own_args : eal_args).push_back(a);
   }
   bool force = false;
-  for (const auto& a : own_args) {
-    if (a == "--force") force = true;
-    else { std::fprintf(stderr, "xlatperf-engine: unknown option %s\n", a.c_str()); return 2; }
+  std::string ring_pair;
+  for (size_t i = 0; i < own_args.size(); ++i) {
+    if (own_args[i] == "--force") force = true;
+    else if (own_args[i] == "--ring-pair" && i + 1 < own_args.size()) ring_pair = own_args[++i];
+    else { std::fprintf(stderr, "xlatperf-engine: unknown option %s\n", own_args[i].c_str()); return 2; }
   }
   for (const auto& ifname : xlp::kernel_interfaces_in_eal_args(eal_args)) {
     std::string why = xlp::interface_in_use(ifname);
@@ -317,6 +337,7 @@ int main(int argc, char** argv) {
   Engine engine;
   int status = 0;
   try {
+    if (!ring_pair.empty()) engine.create_ring_pair(ring_pair);
     engine.setup_ports();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xlatperf-engine: %s\n", e.what());

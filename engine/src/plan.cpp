@@ -145,6 +145,10 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
   return out;
 }
 
+uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan) {
+  return uint64_t(std::ceil(double(foreground_frames) * plan.delay.tagged_start / plan.duration));
+}
+
 uint64_t FlowPlan::planned_frames(double duration) const {
   return uint64_t(std::llround(double(rate) * duration));
 }
@@ -158,6 +162,18 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   if (req.contains("finish_early")) {
     if (!req["finish_early"].is_boolean()) bad("finish_early", req["finish_early"], "must be true or false");
     plan.finish_early = req["finish_early"].get<bool>();
+  }
+  if (req.contains("delay")) {
+    const json& d = req["delay"];
+    if (!d.is_object()) bad("delay", d, "must be an object {frame_timeout, histogram, ipdv, tagged, tagged_start}");
+    plan.delay.frame_timeout = number_in(d, "delay.", "frame_timeout", 0, 3600, 0.0);
+    for (auto [key, target] : {std::pair{"histogram", &plan.delay.histogram}, {"ipdv", &plan.delay.ipdv}})
+      if (d.contains(key)) {
+        if (!d[key].is_boolean()) bad(std::string("delay.") + key, d[key], "must be true or false");
+        *target = d[key].get<bool>();
+      }
+    plan.delay.tagged = integer_in(d, "delay.", "tagged", 0, 10'000'000, 0);
+    plan.delay.tagged_start = number_in(d, "delay.", "tagged_start", 0, plan.duration, 0.0);
   }
   const json& flows = require(req, "", "flows");
   if (!flows.is_array() || flows.empty() || flows.size() > 127)
@@ -184,6 +200,15 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
       bad(path + "rate", flow.rate, "sends no frame in " + json(plan.duration).dump() + " s");
     if (flow.planned_frames(plan.duration) > (uint64_t(1) << 40))
       bad(path + "rate", flow.rate, "rate x duration must stay below 2^40 frames");
+    if (plan.delay.tagged > 0) {
+      // RFC 8219 §7.2: the tagged frames are sent after tagged_start; there must be enough.
+      const uint64_t fg = flow.foreground_frames(flow.planned_frames(plan.duration));
+      const uint64_t after = fg - tagged_first(fg, plan);
+      if (plan.delay.tagged > after)
+        bad("delay.tagged", plan.delay.tagged,
+            "must be at most " + std::to_string(after) + ": flow " + flow.name + " sends only that many "
+            "foreground frames after delay.tagged_start (rate x (duration - tagged_start))");
+    }
     plan.flows.push_back(std::move(flow));
   }
   return plan;

@@ -46,12 +46,25 @@ struct FlowPlan {
   }
 };
 
+// Delay measurements of a trial (RFC 8219 §7.2-7.3; per-frame timeout of the SIIT paper).
+struct DelayPlan {
+  double frame_timeout = 0;  // seconds; > 0: a frame later than this counts as lost ("late")
+  bool histogram = false;    // the delay distribution of every received frame (PDV)
+  bool ipdv = false;         // inter-packet delay variation
+  uint64_t tagged = 0;       // latency: frames tagged per flow (their delays reported one by one)
+  double tagged_start = 0;   // seconds into the trial where the tagged frames begin
+};
+
 struct TrialPlan {
   double duration = 0, timeout = 2.0, progress_interval = 1.0;
   uint64_t seed = 0;  // pseudorandom fields: the same seed gives the same frames (RFC 4814 §3.1)
+  DelayPlan delay;
   bool finish_early = true;
   std::vector<FlowPlan> flows;
 };
+
+// The first foreground sequence number sent at or after delay.tagged_start.
+uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan);
 
 // Throws std::invalid_argument naming the offending key, its value and the allowed range.
 TrialPlan parse_trial(const nlohmann::json& request, uint16_t port_count);

@@ -179,13 +179,21 @@ class RxTask final : public Task {
       ++st->bad_length;
       return;
     }
-    switch (st->seq.record(tag.seq)) {
+    uint64_t seq;
+    switch (st->seq.record(tag.seq, seq)) {
       case SequenceTracker::Result::kNew: {
-        st->received.add(1);
         const uint64_t delay = (rx_tsc - tag.timestamp) & kTimestampMask;
+        if (ctl_.frame_timeout_tsc && delay > ctl_.frame_timeout_tsc) {
+          ++st->late;  // too late to count: lost, as with RFC 2544's global timeout
+          break;
+        }
+        st->received.add(1);
         if (delay < st->delay_min) st->delay_min = delay;
         if (delay > st->delay_max) st->delay_max = delay;
         st->delay_sum += delay;
+        if (st->delays) st->delays->add(delay);
+        if (st->ipdv) st->ipdv->add(seq, int64_t(delay));
+        if (st->tagged) st->tagged->record(seq, int64_t(delay));
         break;
       }
       case SequenceTracker::Result::kDuplicate: ++st->duplicates; break;
@@ -195,7 +203,7 @@ class RxTask final : public Task {
 
   bool all_arrived() const {
     for (const Stream* s : streams_)
-      if (s->received.get() < s->sent) return false;
+      if (s->received.get() + s->late < s->sent) return false;
     return true;
   }
 
@@ -263,8 +271,9 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
   control_.tsc_hz = tsc_hz;
   control_.timeout_tsc = uint64_t(plan.timeout * double(tsc_hz));
   control_.finish_early = plan.finish_early;
+  control_.frame_timeout_tsc = uint64_t(plan.delay.frame_timeout * double(tsc_hz));
   // Start a little in the future so every worker begins on the same schedule.
-  control_.start_tsc = rte_rdtsc() + tsc_hz / 200;
+  control_.start_tsc = rte_rdtsc() + tsc_hz / 1000;
   control_.cutoff_tsc = control_.start_tsc + uint64_t(plan.duration * (1 + 1e-5) * double(tsc_hz));
 
   std::map<uint16_t, RxTask*> receivers;
@@ -283,6 +292,13 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
           "background", build_template(fp.background->spec, bg_id, trial_tag),
           fp.background->rx_frame_size - kFcs, flow->planned - fg));
     for (uint32_t k = 0; k < fp.mix_n; ++k) flow->pattern.push_back(k < fp.mix_m ? 0 : 1);
+    for (auto& st : flow->streams) {
+      if (plan.delay.histogram) st->delays = std::make_unique<Histogram>();
+      if (plan.delay.ipdv) st->ipdv = std::make_unique<IpdvTracker>();
+    }
+    if (plan.delay.tagged > 0)  // latency frames: foreground only
+      flow->streams[0]->tagged =
+          std::make_unique<TaggedFrames>(tagged_first(fg, plan), fg, plan.delay.tagged);
     const StreamPlan* stream_plans[2] = {&fp.foreground, fp.background ? &*fp.background : nullptr};
     for (size_t s = 0; s < flow->streams.size(); ++s) {
       Stream& st = *flow->streams[s];
@@ -335,13 +351,14 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
     workers_[p % workers_.size()]->tasks.push_back(t.get());
   }
   for (auto& w : workers_) rte_eal_remote_launch(worker_entry, w.get(), w->lcore);
-  // The control thread sleeps instead of spinning: on a 2-core machine the other core
-  // belongs to the DUT.
+  // The control thread sleeps instead of spinning (on a 2-core machine the other core
+  // belongs to the DUT), waking every millisecond so that a trial costs little beyond its
+  // own duration.
   for (;;) {
     bool done = true;
     for (auto& w : workers_) done = done && w->finished.load(std::memory_order_acquire);
     if (done) break;
-    sleep_ms(10);
+    sleep_ms(1);
     on_tick();
   }
   for (auto& w : workers_) rte_eal_wait_lcore(w->lcore);
@@ -356,6 +373,25 @@ nlohmann::json Trial::progress() const {
   }
   return flows;
 }
+
+namespace {
+
+// A delay histogram as the protocol reports it: exact count/min/max/mean, percentiles to the
+// histogram's resolution, and the non-empty buckets for distribution plots.
+nlohmann::json histogram_report(const Histogram& h, double ns_per_tick) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const auto& [low, high, count] : h.buckets())
+    buckets.push_back({double(low) * ns_per_tick, double(high + 1) * ns_per_tick, count});
+  return {{"count", h.count()}, {"min_ns", double(h.min()) * ns_per_tick},
+          {"max_ns", double(h.max()) * ns_per_tick}, {"mean_ns", h.mean() * ns_per_tick},
+          {"p50_ns", double(h.percentile(50)) * ns_per_tick},
+          {"p99_ns", double(h.percentile(99)) * ns_per_tick},
+          {"p999_ns", double(h.percentile(99.9)) * ns_per_tick},
+          {"relative_error", 1.0 / double(2 * Histogram::kSub)},
+          {"buckets", buckets}};
+}
+
+}  // namespace
 
 nlohmann::json Trial::result(double elapsed_s) const {
   using nlohmann::json;
@@ -380,6 +416,23 @@ nlohmann::json Trial::result(double elapsed_s) const {
         st["delay_ns"] = {{"min", double(s->delay_min) * ns_per_tick},
                           {"mean", double(s->delay_sum) / double(rx) * ns_per_tick},
                           {"max", double(s->delay_max) * ns_per_tick}};
+      if (control_.frame_timeout_tsc) st["late"] = s->late;
+      if (s->delays) st["delay"] = histogram_report(*s->delays, ns_per_tick);
+      if (s->ipdv) {
+        const SignedHistogram& h = s->ipdv->values();
+        st["ipdv"] = {{"count", h.count()}, {"min_ns", double(h.min()) * ns_per_tick},
+                      {"median_ns", double(h.percentile(50)) * ns_per_tick},
+                      {"max_ns", double(h.max()) * ns_per_tick}};
+      }
+      if (s->tagged) {
+        json delays = json::array();
+        uint64_t lost = 0;
+        for (int64_t d : s->tagged->delays()) {
+          if (d < 0) ++lost;
+          delays.push_back(d < 0 ? json() : json(double(d) * ns_per_tick));
+        }
+        st["tagged"] = {{"count", s->tagged->delays().size()}, {"lost", lost}, {"delays_ns", delays}};
+      }
       streams.push_back(std::move(st));
     }
     if (invalid.empty() && control_.abort.load()) invalid = "aborted";

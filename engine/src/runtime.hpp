@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "delays.hpp"
 #include "fields.hpp"
 #include "frame.hpp"
 #include "neighbor.hpp"
@@ -42,7 +43,11 @@ struct Stream {
   SequenceTracker seq;
   Counter received;
   uint64_t duplicates = 0, bad_length = 0, out_of_range = 0;
+  uint64_t late = 0;  // arrived after the per-frame timeout: counted as lost
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
+  std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
+  std::unique_ptr<IpdvTracker> ipdv;
+  std::unique_ptr<TaggedFrames> tagged;    // latency: the tagged frames' delays
 
   Stream(const char* k, FrameTemplate t, uint32_t rx, uint64_t n)
       : kind(k), tmpl(std::move(t)), rx_len(rx), planned(n), seq(n) {}
@@ -64,6 +69,7 @@ struct TrialControl {
   uint64_t start_tsc = 0;
   uint64_t cutoff_tsc = 0;     // sending must end before this (duration x (1 + 1e-5))
   uint64_t timeout_tsc = 0;    // RFC 2544 §23 d, in ticks
+  uint64_t frame_timeout_tsc = 0;  // per-frame timeout in ticks, 0 = none
   bool finish_early = true;
   std::atomic<uint32_t> senders_running{0};
   std::atomic<uint64_t> rx_deadline{UINT64_MAX};
@@ -103,7 +109,7 @@ class Trial {
         const std::vector<PortIdentity>& ports);
   ~Trial();
   // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
-  // every 10 ms on the calling thread while workers run; it may request an abort.
+  // every millisecond on the calling thread while workers run; it may request an abort.
   void run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick);
   void request_abort() { control_.abort.store(true); }
   nlohmann::json progress() const;

@@ -23,8 +23,13 @@ class SequenceTracker {
   // one closest to the highest seen so far (streams longer than 2^32 frames stay exact as
   // long as reordering is shorter than 2^31 frames).
   Result record(uint32_t seq32) {
+    uint64_t seq;
+    return record(seq32, seq);
+  }
+  // The same, also giving the full sequence number.
+  Result record(uint32_t seq32, uint64_t& seq) {
     uint64_t base = highest_ & ~uint64_t(0xffffffff);
-    uint64_t seq = base | seq32;
+    seq = base | seq32;
     if (seq > highest_ + (uint64_t(1) << 31) && seq >= (uint64_t(1) << 32)) seq -= uint64_t(1) << 32;
     else if (seq + (uint64_t(1) << 31) < highest_) seq += uint64_t(1) << 32;
     if (seq >= planned_) return Result::kOutOfRange;

@@ -122,3 +122,19 @@ def test_ctrl_c_keeps_finished_trials_and_stops_the_engine(make_lab, tmp_path):
     s = summary(out)
     assert s["complete"] is False
     assert engine_processes() == [], "the engine must have stopped its ports and exited"
+
+
+def test_selftest_over_an_in_engine_ring_pair(exclusive_lab, tmp_path):
+    """ring:NAME on both sides: two DPDK ports wired through rte_rings inside the engine, no
+    kernel in the path; every frame sent on one side arrives on the other."""
+    config = tmp_path / "ring.toml"
+    config.write_text('[tester]\nnetns = ""\n'
+                      '[left]\nport = "ring:pair"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:02"\n'
+                      '[right]\nport = "ring:pair"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:01"\n')
+    out = tmp_path / "out"
+    xlatperf("selftest", "-c", str(config), "--duration", "0.5", "--set", "trial.pause=0",
+             "--set", "throughput.max_rate=2000000", "--set", "throughput.error=200000",
+             "--out", str(out), "-q")
+    s = summary(out)
+    assert s["check"]["valid"] and s["check"]["loss_ratio"] == 0
+    assert s["median"] >= 1_000_000  # frames between two in-process rings: far above veth
