@@ -138,3 +138,27 @@ def test_selftest_over_an_in_engine_ring_pair(exclusive_lab, tmp_path):
     s = summary(out)
     assert s["check"]["valid"] and s["check"]["loss_ratio"] == 0
     assert s["median"] >= 1_000_000  # frames between two in-process rings: far above veth
+
+
+def test_af_xdp_ports_on_the_loopback_lab(make_lab, tmp_path):
+    config = make_lab("loopback")
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--set", "left.port=af_xdp:xlp-tl",
+             "--set", "right.port=af_xdp:xlp-tr", "--rate", "10000", "--duration", "1",
+             "--out", str(out), "-q")
+    (trial,) = trials(out)
+    assert trial["valid"] and all(d["received"] == d["sent"] == 10000
+                                  for d in trial["directions"].values())
+
+
+def test_engine_refuses_an_interface_with_an_address_unless_forced(make_lab, tmp_path):
+    config = make_lab("loopback")
+    subprocess.run(["ip", "-n", "xlp-tester", "addr", "add", "198.18.99.1/24", "dev", "xlp-tl"],
+                   check=True)
+    proc = xlatperf("trial", "-c", str(config), "--rate", "1000", "--duration", "0.5",
+                    "--out", str(tmp_path / "refused"), check=False)
+    assert proc.returncode == 1
+    line = proc.stderr.strip().splitlines()[-1]
+    assert "xlp-tl" in line and "198.18.99.1" in line, proc.stderr
+    xlatperf("trial", "-c", str(config), "--rate", "1000", "--duration", "0.5",
+             "--set", "tester.force=true", "--out", str(tmp_path / "forced"), "-q")
