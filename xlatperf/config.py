@@ -279,7 +279,7 @@ def _address_variation(side: str) -> dict[str, Key]:
 
 DIRECTIONS = ("forward", "reverse")
 MIN_FRAME_SIZE = {4: 64, 6: 84}  # the smallest frames whose UDP payload holds the 18-byte tag
-MAX_FRAME_SIZE = 9216
+MAX_FRAME_SIZE = 2048  # one mbuf segment per frame in the engine; jumbo frames are not supported yet
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
@@ -316,6 +316,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # is resolved dynamically.
         "learning": Key("auto", choice("auto", "yes", "no")),
         "learning_rate": Key(10000, integer(1)),
+        # Per-frame timeout (the SIIT paper's): a frame whose one-way delay exceeds it counts
+        # as lost ("late"); 0 = off (RFC 2544's global timeout only). Every procedure.
+        "frame_timeout": Key(0.0, number(0, 3600)),
     },
     "throughput": {
         "min_rate": Key(0, integer(0)),
@@ -333,6 +336,17 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "start": Key(100.0, number(0, 100, low_open=True)),
         "step": Key(10.0, number(0, 10, low_open=True)),   # RFC 2544 §26.3: at most 10 %
         "rates": Key([], rate_list),
+    },
+    # RFC 8219 §7.2 latency (docs/delay.md): `timestamps` tagged frames per direction, spread
+    # evenly over the trial after `delay` seconds (checked against the rate and trial.duration
+    # when the latency procedure starts).
+    "latency": {
+        "timestamps": Key(500, integer(1, 1_000_000)),
+        "delay": Key(60.0, number(0)),
+    },
+    # RFC 8219 §7.3 PDV (every frame's delay, histogram) and optionally IPDV.
+    "pdv": {
+        "ipdv": Key(False, boolean),
     },
     "output": {
         "repeat": Key(1, integer(1)),

@@ -162,3 +162,22 @@ def test_engine_refuses_an_interface_with_an_address_unless_forced(make_lab, tmp
     assert "xlp-tl" in line and "198.18.99.1" in line, proc.stderr
     xlatperf("trial", "-c", str(config), "--rate", "1000", "--duration", "0.5",
              "--set", "tester.force=true", "--out", str(tmp_path / "forced"), "-q")
+
+
+@pytest.mark.parametrize(("kind", "size", "received_sizes"), [
+    ("router4", 1518, {"forward": 1518, "reverse": 1518}),
+    ("siit", 1518, {"forward": 1498, "reverse": 1518}),  # IPv6 1518 <-> IPv4 1498 (RFC 8219)
+    ("siit", 84, {"forward": 64, "reverse": 84}),
+])
+def test_largest_and_smallest_frames_cross_the_dut_whole(make_lab, tmp_path, kind, size, received_sizes):
+    config = make_lab(kind)
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--set", f"traffic.frame_size={size}", "--rate", "2000",
+             "--duration", "1", "--out", str(out), "-q")
+    (trial,) = trials(out)
+    assert trial["valid"]
+    for name, d in trial["directions"].items():
+        assert d["received"] == d["sent"] == 2000 and d["bad_length"] == 0, (name, d)
+    s = summary(out)
+    for name, rx_size in received_sizes.items():
+        assert s["directions"][name]["rx_frame_size"] == rx_size
