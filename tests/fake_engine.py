@@ -10,6 +10,9 @@ testing the front end. Its behaviour comes from environment variables:
   FAKE_SPEED_MBPS       link speed reported for every port (default 10000)
   FAKE_FAIL             print this to stderr and exit 1 at start (e.g. a missing interface)
   FAKE_REQUEST_LOG      append every request line to this file
+  FAKE_DELAY_NS         one-way delay of every frame for delay measurements (default 10000):
+                        tagged frame j has FAKE_DELAY_NS + j, the histogram spans [D, 2 D]
+  FAKE_TAGGED_LOST      how many tagged frames (the first ones) are reported lost
 """
 
 import json
@@ -68,12 +71,42 @@ def run_trial(request):
         planned = round(flow["rate"] * duration)
         sent = planned if valid else planned // 2
         received = sent if flow["rate"] <= limit else min(sent, int(limit * duration))
+        stream = {"kind": "foreground", "sent": sent, "received": received,
+                  "duplicates": 0, "reordered": 0, "bad_length": 0}
+        if "delay" in request:
+            received = delay_data(request["delay"], stream)
         replies.append({"name": flow["name"], "rate": flow["rate"], "planned": planned,
                         "sent": sent, "received": received, "send_time": duration,
-                        "streams": [{"kind": "foreground", "sent": sent, "received": received,
-                                     "duplicates": 0, "reordered": 0, "bad_length": 0}]})
+                        "streams": [stream]})
     send({"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
           "elapsed": duration, "flows": replies, "ports": [{"index": 1, "foreign": 0}]})
+
+
+def delay_data(delay, stream):
+    """Fills in the delay measurements of docs/protocol.md; returns the received count."""
+    base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
+    received = stream["received"]
+    if delay.get("frame_timeout"):
+        late = received if base > delay["frame_timeout"] * 1e9 else 0
+        stream["late"], stream["received"] = late, received - late
+        received -= late
+    if delay.get("tagged"):
+        count, lost = delay["tagged"], int(os.environ.get("FAKE_TAGGED_LOST", "0"))
+        delays = [None if j < lost else base + j for j in range(count)]
+        if stream.get("late"):
+            delays = [None] * count
+        stream["tagged"] = {"count": count, "lost": sum(d is None for d in delays),
+                            "delays_ns": delays}
+    if delay.get("histogram") and received:
+        stream["delay"] = {"count": received, "min_ns": base, "max_ns": 2 * base,
+                           "mean_ns": 1.5 * base, "p50_ns": 1.5 * base, "p99_ns": 1.99 * base,
+                           "p999_ns": 1.999 * base, "relative_error": 2 ** -11,
+                           "buckets": [[base, 1.5 * base, received // 2],
+                                       [1.5 * base, 2 * base + 1, received - received // 2]]}
+        if delay.get("ipdv"):
+            stream["ipdv"] = {"count": received - 1, "min_ns": -base / 2, "median_ns": 0.0,
+                              "max_ns": base / 2}
+    return received
 
 
 def main():

@@ -3,6 +3,7 @@
 
     xlatperf PROCEDURE -c FILE [--set KEY=VALUE ...] [--duration S] [--repeat N] --out DIR
         PROCEDURE: trial [--rate R] | throughput | frame-loss [--rates R1,R2,...] | selftest
+                 | latency --rate R | pdv --rate R   (or --rate-from THROUGHPUT_DIR)
     xlatperf campaign run FILE --out DIR     (resumes when DIR holds an interrupted run)
     xlatperf campaign status DIR
     xlatperf report DIR [--out REPORT_DIR]
@@ -98,6 +99,16 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(frame_loss.rates)")
     commands.add_parser("selftest", parents=[common, display],
                         help="tester ports wired to each other, no DUT: check and capacity")
+    for name, help_text in (("latency", "RFC 8219 latency: typical and worst-case latency of "
+                                        "tagged frames (docs/delay.md)"),
+                            ("pdv", "RFC 8219 packet delay variation of every frame, and IPDV "
+                                    "with pdv.ipdv = true (docs/delay.md)")):
+        delay = commands.add_parser(name, parents=[common, display], help=help_text)
+        rate = delay.add_mutually_exclusive_group(required=True)
+        rate.add_argument("--rate", type=int, metavar="R",
+                          help="frames/s per direction, normally the measured throughput")
+        rate.add_argument("--rate-from", metavar="DIR",
+                          help="use the throughput (median) of a throughput result directory")
 
     campaign = commands.add_parser("campaign", help="sweeps over configuration keys")
     campaign_commands = campaign.add_subparsers(dest="campaign_command", required=True,
@@ -164,9 +175,13 @@ def run_measurement(args) -> int:
     from .runner import run_procedure
 
     config = load_config(args.config, _overrides(args))
+    rate = getattr(args, "rate", None)
+    if getattr(args, "rate_from", None):
+        from .delay import rate_from_results
+        rate = rate_from_results(args.rate_from)
     reporter = _reporter(args)
     try:
-        summary = run_procedure(args.command, config, args.out, rate=getattr(args, "rate", None),
+        summary = run_procedure(args.command, config, args.out, rate=rate,
                                 reporter=reporter, resume=args.resume)
     finally:
         if reporter is not None:

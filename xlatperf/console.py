@@ -20,6 +20,13 @@ def _ratio_pct(value) -> str:
     return "-" if value is None else f"{100 * value:.4g} %"
 
 
+def _delay_ms(value) -> str:
+    """A delay in ms (RFC 8219's unit), shown in µs below 1 ms; None is infinite/unknown."""
+    if value is None:
+        return "∞"
+    return f"{value:.4g} ms" if abs(value) >= 1 else f"{1000 * value:.4g} µs"
+
+
 def _duration(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
@@ -152,6 +159,18 @@ class ConsoleReporter(Reporter):
                                 for name, info in record["mlrsearch"]["goals"].items())
             line = line.replace(f"{where}: ", f"{where}: {record['duration']:g} s at ", 1)
             line += f" ({classes})"
+        if "latency" in record:  # RFC 8219 §7.2: TL and WCL of the tagged frames
+            line += "; " + ", ".join(
+                f"{name} TL {_delay_ms(info['tl_ms'])} WCL {_delay_ms(info['wcl_ms'])}"
+                + (f" ({info['lost']}/{info['tagged']} tagged lost)" if info["lost"] else "")
+                for name, info in record["latency"].items())
+        if "pdv" in record:      # RFC 8219 §7.3
+            line += "; " + ", ".join(
+                f"{name} PDV {_delay_ms(info['pdv_ms'])}"
+                + (f" IPDV {_delay_ms(info['ipdv']['min_ms'])}/"
+                   f"{_delay_ms(info['ipdv']['median_ms'])}/{_delay_ms(info['ipdv']['max_ms'])}"
+                   if "ipdv" in info else "")
+                for name, info in record["pdv"].items())
         return line
 
     def _render(self):
@@ -191,7 +210,7 @@ class ConsoleReporter(Reporter):
             return max(1, math.ceil(math.log2(span / error))) if span > error else 1
         if "percent" in c and self.info.get("step"):   # frame-loss scan: at most down to 0 %
             return max(1, math.ceil(c["percent"] / self.info["step"]))
-        if self.info.get("procedure") == "trial":
+        if self.info.get("procedure") in ("trial", "latency", "pdv"):
             return 1
         return None
 
@@ -301,6 +320,8 @@ def render_summary(summary: dict):
                           _ratio_pct(point["median"]), _ratio_pct(point["p1"]),
                           _ratio_pct(point["p99"]), *per_direction, str(point["n"]))
         parts.append(table)
+    elif procedure in ("latency", "pdv"):
+        parts += _delay_tables(summary)
     else:  # trial
         table = Table(title="trials", header_style="bold")
         for column in ("rep", "rate (fps)", "valid"):
@@ -321,3 +342,38 @@ def render_summary(summary: dict):
             table.add_row(*cells)
         parts += [table, _stats_table(summary, _ratio_pct)]
     return Group(*parts)
+
+
+def _delay_tables(summary: dict) -> list:
+    """latency: TL and WCL per direction; pdv: PDV (and IPDV) per direction; median, p1, p99
+    over the repetitions (RFC 8219 §7.2, §7.3, §12)."""
+    settings = summary.get("settings", {})
+    parts = [Text(f"rate {_fps(settings.get('rate'))} fps per direction; "
+                  f"{settings.get('timestamp_method', '')}; loss criterion: "
+                  f"{settings.get('loss_criterion', '')}", style="dim")]
+    table = Table(title=f"{summary['procedure']} over n = {summary.get('n', 0)} repetition(s)",
+                  header_style="bold")
+    for column in ("direction", "metric", "median", "p1", "p99", "min", "max", "note"):
+        table.add_column(column, justify="left" if column in ("direction", "metric", "note")
+                         else "right")
+
+    def row(name, metric, stats, note=""):
+        if stats.get("infinite"):
+            note = (note + "; " if note else "") + f"∞ in {stats['infinite']} of {stats['n']}"
+        table.add_row(name, metric, *[_delay_ms(stats.get(k)) if stats.get("n") else "-"
+                                      for k in ("median", "p1", "p99", "min", "max")], note)
+
+    for name, info in summary.get("directions", {}).items():
+        if summary["procedure"] == "latency" and "typical_latency" in info:
+            lost = info.get("lost_tagged", 0)
+            note = f"{lost}/{info.get('tagged', 0)} tagged lost" if lost else ""
+            row(name, "TL", info["typical_latency"], note)
+            row(name, "WCL", info["worst_case_latency"])
+        elif "pdv" in info:
+            row(name, "PDV", info["pdv"])
+            for key, stats in info.get("ipdv", {}).items():
+                row(name, f"IPDV {key}", stats)
+    parts.append(table)
+    for warning in summary.get("warnings", []):
+        parts.append(Text(f"note: {warning}", style="yellow"))
+    return parts

@@ -28,6 +28,7 @@ class DirectionCounts:
     duplicates: int = 0
     reordered: int = 0
     bad_length: int = 0
+    late: int | None = None     # frames later than trial.frame_timeout (None: no such timeout)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -42,7 +43,8 @@ class DirectionCounts:
     def to_dict(self) -> dict:
         return {"sent": self.sent, "received": self.received, "planned": self.planned,
                 "loss_ratio": self.loss_ratio, "duplicates": self.duplicates,
-                "reordered": self.reordered, "bad_length": self.bad_length}
+                "reordered": self.reordered, "bad_length": self.bad_length,
+                **({"late": self.late} if self.late is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -54,21 +56,31 @@ class TrialResult:
     directions: dict[str, DirectionCounts]
     invalid_reason: str | None = None
     reply: dict | None = field(default=None, compare=False, repr=False)  # engine reply, if any
+    # Delay data per direction when the trial asked for it (docs/delay.md): the engine's
+    # `tagged`, `histogram` (its `delay` object) and `ipdv` of the foreground stream, and the
+    # background stream's under "background".
+    delay: dict | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_reply(cls, rate: int, reply: dict) -> "TrialResult":
         """Build from the engine's final `trial` reply (docs/protocol.md)."""
-        directions = {}
+        directions, delay = {}, {}
         for flow in reply.get("flows", []):
             streams = flow.get("streams", [])
+            late = [s["late"] for s in streams if "late" in s]
             directions[flow["name"]] = DirectionCounts(
                 sent=int(flow["sent"]), received=int(flow["received"]),
                 planned=flow.get("planned"),
                 duplicates=sum(s.get("duplicates", 0) for s in streams),
                 reordered=sum(s.get("reordered", 0) for s in streams),
-                bad_length=sum(s.get("bad_length", 0) for s in streams))
+                bad_length=sum(s.get("bad_length", 0) for s in streams),
+                late=sum(late) if late else None)
+            delay_data = {kind: data for kind, data in
+                          ((s.get("kind"), _stream_delay(s)) for s in streams) if data}
+            if delay_data:
+                delay[flow["name"]] = {**delay_data.pop("foreground", {}), **delay_data}
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
-                   invalid_reason=reply.get("invalid_reason"), reply=reply)
+                   invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -91,7 +103,15 @@ class TrialResult:
     def to_dict(self) -> dict:
         return {"rate": self.rate, "valid": self.valid, "invalid_reason": self.invalid_reason,
                 "loss_ratio": self.loss_ratio,
-                "directions": {name: d.to_dict() for name, d in self.directions.items()}}
+                "directions": {name: d.to_dict() for name, d in self.directions.items()},
+                **({"delay": self.delay} if self.delay else {})}
+
+
+def _stream_delay(stream: dict) -> dict:
+    """A stream's delay data in a trial reply, renamed for trials.jsonl: the engine's `delay`
+    histogram becomes `histogram`; `tagged` and `ipdv` keep their names."""
+    return {name: stream[key] for key, name in
+            (("tagged", "tagged"), ("delay", "histogram"), ("ipdv", "ipdv")) if key in stream}
 
 
 RunTrial = Callable[[int], TrialResult]

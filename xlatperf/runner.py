@@ -28,7 +28,7 @@ from .procedures import (DirectionCounts, SearchResult, TrialResult, binary_sear
                          summarize_frame_loss, summarize_throughput, summarize_trials)
 from .results import SUMMARY_FILE, ResultStore, utc_timestamp
 
-PROCEDURES = ("trial", "throughput", "frame-loss", "selftest")
+PROCEDURES = ("trial", "throughput", "frame-loss", "selftest", "latency", "pdv")
 PROGRESS_INTERVAL = 1.0  # seconds between the engine's progress events
 # selftest check: a short trial at a low rate that any working tester passes without loss.
 SELFTEST_CHECK_DURATION = 2.0
@@ -94,9 +94,10 @@ class TrialSession:
                                     "phase": self.phase, **context})
 
     def run_trial(self, rate: int, duration: float | None = None,
-                  annotate=None) -> TrialResult:
+                  annotate=None, *, delay: dict | None = None) -> TrialResult:
         """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
-        classification after the trial)."""
+        classification after the trial). delay: the request's delay measurements (latency,
+        pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial."""
         trial_config = self.config["trial"]
         self._pause(trial_config["pause"])
         self.step += 1
@@ -109,6 +110,10 @@ class TrialSession:
                    "progress_interval": PROGRESS_INTERVAL,
                    "seed": self.config["traffic"]["seed"],
                    "flows": self.plan.flows(rate)}
+        delay = {**({"frame_timeout": trial_config["frame_timeout"]}
+                    if trial_config["frame_timeout"] else {}), **(delay or {})}
+        if delay:
+            request["delay"] = delay
         self._in_flight = rate
         try:
             reply = self.engine.trial(request, on_progress=self.reporter.progress)
@@ -395,9 +400,10 @@ def trial_from_record(record: dict) -> TrialResult:
     directions = {name: DirectionCounts(
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
-        bad_length=d.get("bad_length", 0)) for name, d in record.get("directions", {}).items()}
+        bad_length=d.get("bad_length", 0), late=d.get("late"))
+        for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
-                       invalid_reason=record.get("invalid_reason"))
+                       invalid_reason=record.get("invalid_reason"), delay=record.get("delay"))
 
 
 def _check_resumable(out_dir, config: dict) -> None:
@@ -434,7 +440,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     Raises ConfigError, EngineError, MeasurementError; KeyboardInterrupt after writing an
     incomplete summary.
     """
-    if procedure not in PROCEDURE_CLASSES:
+    if procedure not in PROCEDURES:
         raise ConfigError(f"procedure {procedure!r}: must be one of {', '.join(PROCEDURES)}")
     reporter = reporter or Reporter()
     started = utc_timestamp()
@@ -448,7 +454,11 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             if procedure != "selftest":
                 config = resolve_dut_macs(engine, config)
             plan = TrafficPlan(config, hello["ports"], through_dut=procedure != "selftest")
-            proc_class = PROCEDURE_CLASSES[procedure]
+            if procedure in ("latency", "pdv"):
+                from .delayprocedure import DELAY_PROCEDURES
+                proc_class = DELAY_PROCEDURES[procedure]
+            else:
+                proc_class = PROCEDURE_CLASSES[procedure]
             if procedure == "throughput" and config["throughput"]["mode"] == "mlrsearch":
                 from .mlrprocedure import MlrThroughput
                 proc_class = MlrThroughput
@@ -592,7 +602,18 @@ def _settings(config: dict, proc: Procedure) -> dict:
             "direction": traffic["direction"], "mix_n": traffic["mix_n"],
             "mix_m": traffic["mix_m"], "seed": traffic["seed"], "ports": config["ports"],
             "addresses": config["addresses"], "learning": config["trial"]["learning"],
+            "frame_timeout": trial["frame_timeout"], "loss_criterion": loss_criterion(config),
             **proc.settings()}
+
+
+def loss_criterion(config: dict) -> str:
+    """Which frames count as lost, for the report: RFC 2544's global timeout (frames arriving
+    up to trial.timeout after sending ended count), or the per-frame timeout."""
+    trial = config["trial"]
+    if trial["frame_timeout"]:
+        return (f"per-frame timeout {trial['frame_timeout']:g} s (within the global timeout "
+                f"{trial['timeout']:g} s)")
+    return f"global timeout {trial['timeout']:g} s"
 
 
 def _tester_info(hello: dict) -> dict:
