@@ -32,6 +32,7 @@ REPO_ENGINE = Path(__file__).resolve().parent.parent / "engine" / "build" / ENGI
 # Without this much free hugepage memory, "auto" runs the EAL with --no-huge.
 MIN_HUGEPAGE_BYTES = 512 * 2**20
 NO_HUGE_MEMORY_MB = 1024
+DPDK_RUNTIME_DIR = "/var/run/dpdk"
 STDERR_LINES_KEPT = 40
 # Slack on top of a trial's duration + timeout before the front end gives up on the reply.
 REPLY_SLACK_SECONDS = 60.0
@@ -105,13 +106,16 @@ def eal_args(config: dict, free_bytes: int | None = None) -> list[str]:
 
     free_bytes: free hugepage memory (None: read /proc/meminfo), for hugepages = "auto".
     """
-    args = ["-l", config["tester"]["lcores"], "--in-memory", "--no-telemetry",
-            "--log-level=*:notice"]
+    if use_hugepages(config, free_bytes):
+        memory = ["--in-memory"]  # no hugepage files or runtime directory left behind
+    else:
+        # --in-memory needs hugepages (DPDK refuses it with --no-huge); a private file prefix
+        # keeps concurrent engines apart instead.
+        memory = ["--no-huge", "-m", str(NO_HUGE_MEMORY_MB), "--file-prefix", f"xlatperf{os.getpid()}"]
+    args = ["-l", config["tester"]["lcores"], *memory, "--no-telemetry", "--log-level=*:notice"]
     specs = [config["left"]["port"], config["right"]["port"]]
     if not any(parse_port(spec).kind == "pci" for spec in specs):
         args.append("--no-pci")
-    if not use_hugepages(config, free_bytes):
-        args += ["--no-huge", "-m", str(NO_HUGE_MEMORY_MB)]
     for index, spec in enumerate(specs):
         args += port_eal_args(index, spec)
     return args
@@ -402,6 +406,9 @@ class Engine:
             process.wait()
         for thread in self._threads:
             thread.join(timeout=2)
+        if "--file-prefix" in self.command:  # --no-huge runs: DPDK's runtime directory
+            prefix = self.command[self.command.index("--file-prefix") + 1]
+            shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
 
     def _check_port_names(self, ports: list[dict]) -> None:
         """Port 0 must be left and port 1 right; flows rely on it."""

@@ -95,8 +95,9 @@ def test_missing_port_gives_one_clear_line(make_lab, tmp_path):
     assert len(lines) == 1 and "xlp-nope" in lines[0], proc.stderr
 
 
-def engine_processes() -> list[str]:
-    out = subprocess.run(["pgrep", "-f", "xlatperf-engine"], capture_output=True, text=True)
+def lab_tester_processes() -> list[str]:
+    """Processes inside the lab's tester namespace: the engine runs there, nothing else does."""
+    out = subprocess.run(["ip", "netns", "pids", "xlp-tester"], capture_output=True, text=True)
     return out.stdout.split()
 
 
@@ -121,7 +122,7 @@ def test_ctrl_c_keeps_finished_trials_and_stops_the_engine(make_lab, tmp_path):
     assert len(done) >= 1 and all("rate" in t for t in done)
     s = summary(out)
     assert s["complete"] is False
-    assert engine_processes() == [], "the engine must have stopped its ports and exited"
+    assert lab_tester_processes() == [], "the engine must have stopped its ports and exited"
 
 
 def test_selftest_over_an_in_engine_ring_pair(exclusive_lab, tmp_path):
