@@ -182,3 +182,16 @@ def test_largest_and_smallest_frames_cross_the_dut_whole(make_lab, tmp_path, kin
     s = summary(out)
     for name, rx_size in received_sizes.items():
         assert s["directions"][name]["rx_frame_size"] == rx_size
+
+
+def test_runs_without_hugepages(exclusive_lab, tmp_path):
+    """The fallback of a machine without hugepages: EAL --no-huge (and nothing left behind)."""
+    config = tmp_path / "ring.toml"
+    config.write_text('[tester]\nnetns = ""\nhugepages = "no"\n'
+                      '[left]\nport = "ring:nohuge"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:02"\n'
+                      '[right]\nport = "ring:nohuge"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:01"\n')
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "100000", "--duration", "0.5", "--out", str(out), "-q")
+    (trial,) = trials(out)
+    assert trial["valid"] and all(d["received"] == 50000 for d in trial["directions"].values())
+    assert "--no-huge" in (out / "engine.log").read_text() or summary(out)["complete"]
