@@ -336,6 +336,12 @@ def _line_rates(entry: Entry) -> list[str]:
             for name, d in entry.summary.get("directions", {}).items()]
 
 
+def _delay_setting(entries: list[Entry], key: str) -> str:
+    """A setting of the latency/pdv results (docs/delay.md), "" when there are none."""
+    return _values([e for e in entries if e.summary.get("settings", {}).get(key)],
+                   lambda e: e.summary["settings"][key])
+
+
 def _unique(entries: list[Entry], get) -> str:
     seen: list[str] = []
     for entry in entries:
@@ -371,6 +377,13 @@ def _precision(entry: Entry) -> str:
                 f"{settings.get('step')} % until two consecutive trials without loss")
     if procedure == "trial":
         return f"single trials at {settings.get('rate'):,} frames/s"
+    if procedure == "latency":
+        return (f"one trial per repetition at {settings.get('rate'):,} frames/s, "
+                f"{settings.get('timestamps')} tagged frames per direction after "
+                f"{settings.get('delay')} s")
+    if procedure == "pdv":
+        return (f"one trial per repetition at {settings.get('rate'):,} frames/s, every frame's "
+                f"delay in a histogram ({settings.get('histogram')})")
     return "-"
 
 
@@ -392,7 +405,12 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
         ["Frame format", _values(entries, _frame_format)],
         ["Frame sizes (traffic.frame_size names the IPv6 frame when IPv6 frames are sent; "
          "IPv4 frames are 20 bytes shorter)", _unique(entries, _frame_sizes)],
-        ["Latency definition (RFC 1242)", "not measured: these results hold no latency data"],
+        ["Latency definition (RFC 1242)", _delay_setting(entries, "latency_definition")
+         or "not measured: these results hold no latency data"],
+        ["Timestamps", _delay_setting(entries, "timestamp_method")
+         or "not used: these results hold no delay data"],
+        ["Loss criterion", _values(entries, lambda e: e.summary.get("settings", {}).get(
+            "loss_criterion") or f"global timeout {e.summary.get('settings', {}).get('timeout')} s")],
         ["Media", _values(entries, _ports)],
         ["Line rate and maximum frame rate", _unique(entries, _line_rates)],
         ["Traffic direction", _values(entries, config("traffic.direction"))],
