@@ -459,3 +459,15 @@ def test_cli_latency_and_pdv(fake_env):
     assert "PDV" in out and "IPDV median" in out
     summary = json.loads((fake_env / "pdv" / "summary.json").read_text())
     assert summary["settings"]["rate"] == 4000
+
+
+def test_json_progress_leaves_the_raw_delay_data_to_trials_jsonl(fake_env):
+    import io
+    from xlatperf.progress import JsonLinesReporter
+    stream = io.StringIO()
+    run_procedure("pdv", load_config(None, FAKE + ["output.repeat=1"]), fake_env / "p",
+                  rate=5000, reporter=JsonLinesReporter(stream))
+    (trial,) = [json.loads(line) for line in stream.getvalue().splitlines()
+                if json.loads(line)["event"] == "trial"]
+    assert "delay" not in trial and trial["pdv"]["forward"]["pdv_ns"] > 0
+    assert "delay" in read_trials(fake_env / "p")[0]

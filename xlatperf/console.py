@@ -21,10 +21,14 @@ def _ratio_pct(value) -> str:
 
 
 def _delay_ms(value) -> str:
-    """A delay in ms (RFC 8219's unit), shown in µs below 1 ms; None is infinite/unknown."""
+    """A delay in ms (RFC 8219's unit), shown in µs below 1 ms and in ns below 1 µs; None is
+    infinite/unknown."""
     if value is None:
         return "∞"
-    return f"{value:.4g} ms" if abs(value) >= 1 else f"{1000 * value:.4g} µs"
+    if abs(value) >= 1:
+        return f"{value:.4g} ms"
+    return f"{1000 * value:.4g} µs" if abs(value) >= 1e-3 or value == 0 else \
+        f"{1e6 * value:.4g} ns"
 
 
 def _duration(seconds: float) -> str:

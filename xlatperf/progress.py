@@ -61,7 +61,8 @@ class JsonLinesReporter(Reporter):
         self.emit("progress", elapsed=event.get("elapsed"), flows=event.get("flows", []))
 
     def after_trial(self, record, result):
-        self.emit("trial", **record)
+        # The engine's raw delay data (tagged delays, histogram buckets) stays in trials.jsonl.
+        self.emit("trial", **{key: value for key, value in record.items() if key != "delay"})
 
     def finished(self, summary):
         self.emit("finished", procedure=summary["procedure"], complete=summary["complete"],
