@@ -99,7 +99,8 @@ using RangeMapper = BasicRangeMapper<uint32_t, uint64_t>;
 
 constexpr size_t kMaxFields = 8;  // varying fields per stream
 
-enum class VaryMode { kIncreasing, kDecreasing, kRandom };
+// kEnumerate: the field is one digit of a stream's joint enumeration (enumerate.hpp).
+enum class VaryMode { kIncreasing, kDecreasing, kRandom, kEnumerate };
 
 // Where and how one field varies.
 struct FieldSpec {
@@ -140,6 +141,8 @@ class FieldGenerator {
           next_ = next_ == spec_.min ? spec_.max : next_ - 1;
         }
         break;
+      case VaryMode::kEnumerate:  // values come from the stream's TupleEnumerator
+        break;
       case VaryMode::kRandom:
         for (uint32_t i = 0; i < count;) {
           if (ready_ == taken_) refill();
@@ -152,6 +155,8 @@ class FieldGenerator {
     }
   }
   const FieldSpec& spec() const { return spec_; }
+  // The word written for the value min + offset (enumeration digits).
+  uint16_t word_at(uint32_t offset) const { return word(spec_.min + offset); }
   // One's complement of the template's word: adding value + this to a sum replaces the
   // template's contribution by the new value (RFC 1624, eqn. 3).
   uint16_t not_template() const { return not_template_; }

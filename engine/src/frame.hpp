@@ -70,6 +70,7 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
 }
 
 struct TestTag {
+  uint16_t l3_offset = 0;  // where the IP header starts
   uint8_t stream = 0;
   uint8_t trial_tag = 0;
   uint32_t seq = 0;
@@ -88,6 +89,7 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
     ethertype = uint16_t(p[off + 2] << 8 | p[off + 3]);
     off += 4;
   }
+  out.l3_offset = uint16_t(off);
   if (ethertype == 0x0800) {
     if (len < off + 20 || (p[off] >> 4) != 4 || p[off + 9] != 17) return false;
     if ((p[off + 6] & 0x3f) | p[off + 7]) return false;  // a fragment (MF or offset set)

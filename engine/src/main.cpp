@@ -79,6 +79,7 @@ struct Engine {
   rte_mempool* pool = nullptr;
   std::vector<uint16_t> ports;
   std::vector<xlp::PortIdentity> identities;  // per port: MAC and the addresses it answers for
+  std::vector<std::unique_ptr<xlp::StateTable>> tables;  // per port: the Responder's state table
   std::vector<unsigned> workers;
   uint64_t tsc_hz = 0;
   uint8_t trial_tag = 0;
@@ -93,7 +94,7 @@ struct Engine {
       if (!rings[i]) throw std::runtime_error("ring pair " + name + ": cannot create ring: " + rte_strerror(rte_errno));
     }
     for (int i = 0; i < 2; ++i) {
-      const std::string port_name = "net_ring_" + name + std::to_string(i);
+      const std::string port_name = name + std::to_string(i);  // the PMD prepends "net_ring_"
       if (rte_eth_from_rings(port_name.c_str(), &rings[i], 1, &rings[1 - i], 1, rte_socket_id()) < 0)
         throw std::runtime_error("ring pair " + name + ": cannot create port: " + rte_strerror(rte_errno));
     }
@@ -131,6 +132,7 @@ struct Engine {
       rte_eth_macaddr_get(port, &mac);
       std::memcpy(id.mac.data(), mac.addr_bytes, 6);
       identities.push_back(id);
+      tables.emplace_back();
     }
     unsigned lcore;
     RTE_LCORE_FOREACH_WORKER(lcore) workers.push_back(lcore);
@@ -273,7 +275,7 @@ struct Engine {
     xlp::TrialPlan plan = xlp::parse_trial(req, uint16_t(ports.size()));
     trial_tag = uint8_t(trial_tag % 255 + 1);  // 1..255, never 0
     service_ports();
-    xlp::Trial trial(plan, trial_tag, pool, tsc_hz, identities);
+    xlp::Trial trial(plan, trial_tag, pool, tsc_hz, identities, tables);
     const auto t0 = std::chrono::steady_clock::now();
     auto last_progress = t0;
     const auto interval = std::chrono::duration<double>(plan.progress_interval);

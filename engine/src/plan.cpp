@@ -1,5 +1,6 @@
 #include "plan.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -68,7 +69,8 @@ VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
   if (mode == "increasing") v.mode = VaryMode::kIncreasing;
   else if (mode == "decreasing") v.mode = VaryMode::kDecreasing;
   else if (mode == "random") v.mode = VaryMode::kRandom;
-  else bad(path + "mode", mode, "must be one of increasing, decreasing, random");
+  else if (mode == "enumerate") v.mode = VaryMode::kEnumerate;
+  else bad(path + "mode", mode, "must be one of increasing, decreasing, random, enumerate");
   const bool is_ip = v.field == VarySpec::Field::kSrcIp || v.field == VarySpec::Field::kDstIp;
   const uint32_t addr_len = ip_version == 4 ? 4 : 16;
   v.bits = uint32_t(integer_in(j, path, "bits", 8, 16, 16));
@@ -115,6 +117,18 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
       s.vary.push_back(v);
     }
   }
+  const bool enumerated = std::any_of(s.vary.begin(), s.vary.end(),
+                                      [](const VarySpec& v) { return v.mode == VaryMode::kEnumerate; });
+  if (j.contains("enumerate")) {
+    const std::string order = text(j, path, "enumerate");
+    if (order == "increasing") s.enumerate = TupleEnumerator::Order::kIncreasing;
+    else if (order == "decreasing") s.enumerate = TupleEnumerator::Order::kDecreasing;
+    else if (order == "random") s.enumerate = TupleEnumerator::Order::kRandom;
+    else bad(path + "enumerate", order, "must be one of increasing, decreasing, random");
+    if (!enumerated) bad(path + "enumerate", order, "needs vary fields with mode \"enumerate\"");
+  } else if (enumerated) {
+    throw std::invalid_argument(path + "enumerate: missing (the order of the fields with mode \"enumerate\")");
+  }
   return s;
 }
 
@@ -150,7 +164,7 @@ uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan) {
 }
 
 uint64_t FlowPlan::planned_frames(double duration) const {
-  return uint64_t(std::llround(double(rate) * duration));
+  return frames ? frames : uint64_t(std::llround(double(rate) * duration));
 }
 
 TrialPlan parse_trial(const json& req, uint16_t port_count) {
@@ -196,6 +210,28 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     if (flow.mix_m < flow.mix_n) {
       flow.background = parse_stream(require(f, path, "background"), path + "background.");
     }
+    if (f.contains("frames")) {
+      flow.frames = integer_in(f, path, "frames", 1, uint64_t(1) << 40);
+      // The last frame is due (frames - 1) / rate after the start: it must fall in the trial.
+      if (double(flow.frames - 1) / double(flow.rate) > plan.duration)
+        bad(path + "frames", flow.frames, "must be at most duration x rate + 1 = " +
+            std::to_string(uint64_t(plan.duration * double(flow.rate)) + 1));
+    }
+    if (f.contains("from_table")) {
+      const json& t = f["from_table"];
+      FromTable from;
+      from.port = uint16_t(integer_in(t, path + "from_table.", "port", 0, port_count - 1));
+      const std::string sel = t.contains("selection") ? text(t, path + "from_table.", "selection") : "random";
+      if (sel == "fixed") from.selection = EntrySelector::Mode::kFixed;
+      else if (sel == "increasing") from.selection = EntrySelector::Mode::kIncreasing;
+      else if (sel == "decreasing") from.selection = EntrySelector::Mode::kDecreasing;
+      else if (sel == "random") from.selection = EntrySelector::Mode::kRandom;
+      else bad(path + "from_table.selection", sel, "must be one of fixed, increasing, decreasing, random");
+      if (flow.background) bad(path + "from_table", t, "a flow built from the state table has no background traffic");
+      if (!flow.foreground.vary.empty())
+        bad(path + "from_table", t, "its addresses and ports come from the state table: no vary fields");
+      flow.from_table = from;
+    }
     if (flow.planned_frames(plan.duration) == 0)
       bad(path + "rate", flow.rate, "sends no frame in " + json(plan.duration).dump() + " s");
     if (flow.planned_frames(plan.duration) > (uint64_t(1) << 40))
@@ -210,6 +246,20 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
             "foreground frames after delay.tagged_start (rate x (duration - tagged_start))");
     }
     plan.flows.push_back(std::move(flow));
+  }
+  if (req.contains("learn")) {
+    const json& l = req["learn"];
+    LearnPlan learn;
+    learn.port = uint16_t(integer_in(l, "learn.", "port", 0, port_count - 1));
+    learn.flow = size_t(integer_in(l, "learn.", "flow", 0, plan.flows.size() - 1));
+    const json& version = require(l, "learn.", "ip_version");
+    if (version != 4 && version != 6) bad("learn.ip_version", version, "must be 4 or 6");
+    learn.ip_version = version.get<int>();
+    learn.table_size = integer_in(l, "learn.", "table_size", 1, uint64_t(1) << 36);
+    if (plan.flows[learn.flow].rx_port != learn.port)
+      bad("learn.port", learn.port, "must be the rx_port of flow " + plan.flows[learn.flow].name + " (" +
+                                        std::to_string(plan.flows[learn.flow].rx_port) + ")");
+    plan.learn = learn;
   }
   return plan;
 }

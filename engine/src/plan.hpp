@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "enumerate.hpp"
 #include "fields.hpp"
 #include "frame.hpp"
+#include "statetable.hpp"
 
 namespace xlp {
 
@@ -26,6 +28,22 @@ struct StreamPlan {
   FrameSpec spec;
   uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation)
   std::vector<VarySpec> vary;
+  // Order of the joint enumeration of the fields whose mode is kEnumerate (stateful phase 1).
+  std::optional<TupleEnumerator::Order> enumerate;
+};
+
+// Phase 2 of a stateful test: frames built from the Responder's state table (RFC 9693).
+struct FromTable {
+  uint16_t port = 0;
+  EntrySelector::Mode selection = EntrySelector::Mode::kRandom;
+};
+
+// Phase 1 of a stateful test: the receiver on `port` stores the four-tuples of flow `flow`.
+struct LearnPlan {
+  uint16_t port = 0;
+  size_t flow = 0;
+  int ip_version = 4;  // of the frames as they arrive at the Responder
+  uint64_t table_size = 0;
 };
 
 // Where the varying fields of a stream sit in its frame template.
@@ -38,6 +56,8 @@ struct FlowPlan {
   uint32_t mix_n = 1, mix_m = 1;
   StreamPlan foreground;
   std::optional<StreamPlan> background;
+  uint64_t frames = 0;  // > 0: send exactly this many frames (else rate x duration)
+  std::optional<FromTable> from_table;
 
   uint64_t planned_frames(double duration) const;
   // Frames of the first `total` that are foreground: frame k is foreground iff k % n < m.
@@ -59,6 +79,7 @@ struct TrialPlan {
   double duration = 0, timeout = 2.0, progress_interval = 1.0;
   uint64_t seed = 0;  // pseudorandom fields: the same seed gives the same frames (RFC 4814 §3.1)
   DelayPlan delay;
+  std::optional<LearnPlan> learn;
   bool finish_early = true;
   std::vector<FlowPlan> flows;
 };

@@ -25,6 +25,7 @@ class TxTask final : public Task {
         schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, ctl.start_tsc),
         next_tsc_(schedule_.next_send_tsc(0)) {
     for (const auto& st : flow.streams) varying_ = varying_ || !st->fields.empty();
+    varying_ = varying_ || flow.table != nullptr;
   }
 
   bool poll(uint64_t now) override {
@@ -74,15 +75,27 @@ class TxTask final : public Task {
     uint64_t udp_delta[kMaxBurst] = {}, ip_delta[kMaxBurst] = {};
     if constexpr (kVarying) {
       uint16_t values[kMaxBurst];
+      uint32_t digits[kMaxFields][kMaxBurst];
       const bool mixed = n > 1;
       for (size_t s = 0; s < flow_.streams.size(); ++s) {
+        Stream& st = *flow_.streams[s];
         const uint8_t* pos = positions[s];
-        for (FieldGenerator& g : flow_.streams[s]->fields) {
-          g.generate(values, per_stream[s]);
+        if (st.enumerator) st.enumerator->generate(digits, per_stream[s]);
+        for (size_t f = 0; f < st.fields.size(); ++f) {
+          FieldGenerator& g = st.fields[f];
+          if (g.spec().mode == VaryMode::kEnumerate) {
+            const size_t digit = size_t(std::find(st.enumerated.begin(), st.enumerated.end(), f) - st.enumerated.begin());
+            for (uint32_t k = 0; k < per_stream[s]; ++k) values[k] = g.word_at(digits[digit][k]);
+          } else {
+            g.generate(values, per_stream[s]);
+          }
           if (mixed) apply_field(g, values, per_stream[s], frames, [pos](uint32_t k) { return pos[k]; }, udp_delta, ip_delta);
           else apply_field(g, values, per_stream[s], frames, [](uint32_t k) { return k; }, udp_delta, ip_delta);
         }
       }
+      if (flow_.table)  // phase 2: the whole four-tuple from the state table (foreground only)
+        for (uint32_t i = 0; i < count; ++i)
+          udp_delta[i] += flow_.table->write(flow_.selector->next(), frames[i], flow_.streams[0]->tmpl);
     }
     for (uint32_t i = 0; i < count; ++i) {
       Stream& st = *flow_.streams[burst_stream_[i]];
@@ -144,6 +157,10 @@ class RxTask final : public Task {
     sinks_.fill(nullptr);
   }
   void add_stream(uint8_t id, Stream* s) { sinks_[id] = s; streams_.push_back(s); }
+  void learn_into(StateTable* table, uint8_t stream_id) {
+    learn_table_ = table;
+    learn_stream_ = stream_id;
+  }
   const uint64_t* foreign() const { return &foreign_; }
   const uint64_t* answered() const { return &answered_; }
   uint16_t port() const override { return port_; }
@@ -194,6 +211,8 @@ class RxTask final : public Task {
         if (st->delays) st->delays->add(delay);
         if (st->ipdv) st->ipdv->add(seq, int64_t(delay));
         if (st->tagged) st->tagged->record(seq, int64_t(delay));
+        if (learn_table_ && tag.stream == learn_stream_ && !learn_table_->full())
+          learn_table_->learn(data + tag.l3_offset);
         break;
       }
       case SequenceTracker::Result::kDuplicate: ++st->duplicates; break;
@@ -215,6 +234,8 @@ class RxTask final : public Task {
   std::array<Stream*, 256> sinks_;
   std::vector<Stream*> streams_;
   uint64_t foreign_ = 0, answered_ = 0;
+  StateTable* learn_table_ = nullptr;  // stateful phase 1: the Responder's table
+  uint8_t learn_stream_ = 0;
 };
 
 }  // namespace
@@ -266,8 +287,12 @@ void Worker::run() {
 }
 
 Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz,
-             const std::vector<PortIdentity>& ports)
+             const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables)
     : plan_(plan) {
+  if (plan.learn) {  // a new table replaces the port's old one
+    tables.at(plan.learn->port) = std::make_unique<StateTable>(plan.learn->ip_version, plan.learn->table_size);
+    learning_ = tables[plan.learn->port].get();
+  }
   control_.tsc_hz = tsc_hz;
   control_.timeout_tsc = uint64_t(plan.timeout * double(tsc_hz));
   control_.finish_early = plan.finish_early;
@@ -300,6 +325,20 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
       flow->streams[0]->tagged =
           std::make_unique<TaggedFrames>(tagged_first(fg, plan), fg, plan.delay.tagged);
     const StreamPlan* stream_plans[2] = {&fp.foreground, fp.background ? &*fp.background : nullptr};
+    if (fp.from_table) {
+      StateTable* table = tables.at(fp.from_table->port).get();
+      if (!table || table->size() == 0)
+        throw std::invalid_argument("flows[" + std::to_string(i) + "].from_table.port = " +
+                                    std::to_string(fp.from_table->port) +
+                                    ": no state table there (run a phase-1 trial with learn first)");
+      if (table->ip_version() != fp.foreground.spec.ip_version)
+        throw std::invalid_argument("flows[" + std::to_string(i) + "].foreground.ip_version = " +
+                                    std::to_string(fp.foreground.spec.ip_version) + ": the state table holds IPv" +
+                                    std::to_string(table->ip_version()) + " tuples");
+      table->prepare(flow->streams[0]->tmpl);
+      flow->table = table;
+      flow->selector = std::make_unique<EntrySelector>(fp.from_table->selection, table->size(), plan.seed + i);
+    }
     for (size_t s = 0; s < flow->streams.size(); ++s) {
       Stream& st = *flow->streams[s];
       for (const FieldSpec& f : resolve_fields(*stream_plans[s], st.tmpl)) {
@@ -308,6 +347,15 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
         const uint64_t seed = plan.seed ^ (0x9e3779b97f4a7c15ull * (1 + i * 64 + s * 16 + st.fields.size()));
         st.fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), seed);
         st.ipv4_fields = st.ipv4_fields || f.in_ipv4_header;
+      }
+      if (stream_plans[s]->enumerate) {
+        std::vector<uint64_t> radices;
+        for (size_t f = 0; f < st.fields.size(); ++f)
+          if (st.fields[f].spec().mode == VaryMode::kEnumerate) {
+            st.enumerated.push_back(f);
+            radices.push_back(uint64_t(st.fields[f].spec().max - st.fields[f].spec().min) + 1);
+          }
+        st.enumerator = std::make_unique<TupleEnumerator>(radices, *stream_plans[s]->enumerate, plan.seed + i);
       }
     }
 
@@ -321,6 +369,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
     }
     rx->add_stream(fg_id, flow->streams[0].get());
     if (fp.background) rx->add_stream(bg_id, flow->streams[1].get());
+    if (learning_ && plan.learn->flow == i) rx->learn_into(learning_, fg_id);
     tasks_.push_back(std::make_unique<TxTask>(*flow, control_, pool, 0));
     flows_.push_back(std::move(flow));
   }
@@ -453,8 +502,12 @@ nlohmann::json Trial::result(double elapsed_s) const {
   for (size_t i = 0; i < foreign_.size(); ++i)
     ports.push_back({{"index", foreign_[i].first}, {"foreign", *foreign_[i].second},
                      {"neighbor_replies", *answered_[i].second}});
-  return {{"valid", invalid.empty()}, {"invalid_reason", invalid.empty() ? json() : json(invalid)},
-          {"elapsed", elapsed_s}, {"flows", flows}, {"ports", ports}};
+  json out = {{"valid", invalid.empty()}, {"invalid_reason", invalid.empty() ? json() : json(invalid)},
+              {"elapsed", elapsed_s}, {"flows", flows}, {"ports", ports}};
+  if (learning_)
+    out["state_table"] = {{"port", plan_.learn->port}, {"entries", learning_->size()},
+                          {"capacity", learning_->capacity()}, {"ip_version", learning_->ip_version()}};
+  return out;
 }
 
 }  // namespace xlp

@@ -18,6 +18,7 @@
 #include "pacing.hpp"
 #include "plan.hpp"
 #include "seqtrack.hpp"
+#include "statetable.hpp"
 
 namespace xlp {
 
@@ -34,6 +35,8 @@ struct Stream {
   FrameTemplate tmpl;
   std::vector<FieldGenerator> fields;  // varying fields, empty for fixed frames
   bool ipv4_fields = false;            // some field is covered by the IPv4 header checksum
+  std::unique_ptr<TupleEnumerator> enumerator;  // stateful phase 1: fields varied jointly
+  std::vector<size_t> enumerated;               // their indices in `fields`, fastest first
   uint32_t rx_len;   // expected received length (frame without FCS)
   uint64_t planned;
   // TX side
@@ -59,6 +62,8 @@ struct Flow {
   std::vector<std::unique_ptr<Stream>> streams;  // [0] foreground, [1] background
   std::vector<uint8_t> pattern;                  // stream index of frame k % mix_n
   Counter sent;
+  StateTable* table = nullptr;                   // stateful phase 2: frames from this table
+  std::unique_ptr<EntrySelector> selector;
   uint64_t send_end_tsc = 0;
   uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
   bool cut_off = false;      // the tester could not send everything in time
@@ -105,8 +110,10 @@ struct Worker {
 class Trial {
  public:
   // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
+  // `tables`: the Responder state tables per port, which phase 1 fills (plan.learn) and phase
+  // 2 reads (from_table); they outlive the trial.
   Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz,
-        const std::vector<PortIdentity>& ports);
+        const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables);
   ~Trial();
   // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
   // every millisecond on the calling thread while workers run; it may request an abort.
@@ -123,6 +130,7 @@ class Trial {
   std::vector<std::pair<uint16_t, const uint64_t*>> foreign_;  // per RX port
   std::vector<std::pair<uint16_t, const uint64_t*>> answered_;  // ARP/ND replies per RX port
   std::vector<std::unique_ptr<Worker>> workers_;
+  StateTable* learning_ = nullptr;
 };
 
 }  // namespace xlp

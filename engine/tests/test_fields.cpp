@@ -149,7 +149,7 @@ TEST(Plan, VaryValidation) {
   EXPECT_EQ(error_of(R"([{"field":"src_port","mode":"random","min":1024,"max":70000}])"),
             "flows[0].foreground.vary[0].max = 70000: must be an integer in 1024..65535");
   EXPECT_EQ(error_of(R"([{"field":"dst_ip","mode":"up","min":0,"max":1}])"),
-            "flows[0].foreground.vary[0].mode = \"up\": must be one of increasing, decreasing, random");
+            "flows[0].foreground.vary[0].mode = \"up\": must be one of increasing, decreasing, random, enumerate");
   EXPECT_EQ(error_of(R"([{"field":"dst_ip","offset":3,"mode":"random","min":0,"max":1}])"),
             "flows[0].foreground.vary[0].offset = 3: must be an integer in 0..2");
   EXPECT_EQ(error_of(R"([{"field":"dst_ip","offset":2,"mode":"random","min":0,"max":65535},

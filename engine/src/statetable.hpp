@@ -1,0 +1,126 @@
+// The Responder's state table (RFC 9693 §4.4): the four-tuples of the frames it received in
+// phase 1, as they arrived (after the DUT's translation), and, in phase 2, frames built from
+// them with source and destination swapped. Pure: no DPDK.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "checksum.hpp"
+#include "fields.hpp"
+#include "frame.hpp"
+
+namespace xlp {
+
+class StateTable {
+ public:
+  StateTable(int ip_version, uint64_t capacity) : version_(ip_version), capacity_(capacity) {
+    tuples_.reserve(size_t(std::min<uint64_t>(capacity, 1u << 20)) * tuple_size());
+  }
+  int ip_version() const { return version_; }
+  uint64_t capacity() const { return capacity_; }
+  uint64_t size() const { return tuples_.size() / tuple_size(); }
+  bool full() const { return size() >= capacity_; }
+
+  // Stores the four-tuple of a received test frame whose IP header starts at `l3`; frames of
+  // another IP version than the table's are not stored (returns false).
+  bool learn(const uint8_t* l3) {
+    if (full() || (l3[0] >> 4) != version_) return false;
+    const size_t alen = addr_len(), l4 = version_ == 4 ? size_t(l3[0] & 0x0f) * 4 : 40;
+    const uint8_t* src = l3 + (version_ == 4 ? 12 : 8);
+    tuples_.insert(tuples_.end(), src, src + 2 * alen);  // source, destination
+    tuples_.insert(tuples_.end(), l3 + l4, l3 + l4 + 4);  // source port, destination port
+    return true;
+  }
+
+  // Prepares phase 2 for frames of template `t`: per entry, what writing its swapped tuple
+  // into the template changes in the UDP checksum sum and in the IPv4 header sum (RFC 1624).
+  void prepare(const FrameTemplate& t) {
+    if (prepared_for_ == t.bytes && deltas_.size() == size()) return;  // e.g. the next trial of a search
+    prepared_for_ = t.bytes;
+    deltas_.resize(size_t(size()));
+    const uint8_t* ip = t.bytes.data() + t.ip_offset;
+    const uint8_t* tmpl_addrs = ip + (version_ == 4 ? 12 : 8);
+    const uint8_t* tmpl_ports = t.bytes.data() + t.udp_offset;
+    const uint64_t not_template_addrs = uint64_t(uint16_t(~fold(sum_words(tmpl_addrs, 2 * addr_len()))));
+    const uint64_t not_template_ports = uint64_t(uint16_t(~fold(sum_words(tmpl_ports, 4))));
+    for (uint64_t i = 0; i < size(); ++i) {
+      const uint8_t* tuple = entry(i);
+      // Swapping source and destination does not change a one's complement sum.
+      const uint64_t addrs = sum_words(tuple, 2 * addr_len()) + not_template_addrs;
+      const uint64_t ports = sum_words(tuple + 2 * addr_len(), 4) + not_template_ports;
+      deltas_[i] = {fold(addrs + ports), fold(addrs)};
+    }
+  }
+
+  // Writes entry i into a copy of the template, swapped, and returns the UDP sum delta; fixes
+  // the IPv4 header checksum. prepare() must have been called for this template.
+  uint64_t write(uint64_t i, uint8_t* frame, const FrameTemplate& t) const {
+    const uint8_t* tuple = entry(i);
+    const size_t alen = addr_len();
+    uint8_t* addrs = frame + t.ip_offset + (version_ == 4 ? 12 : 8);
+    std::memcpy(addrs, tuple + alen, alen);         // source = the stored destination
+    std::memcpy(addrs + alen, tuple, alen);         // destination = the stored source
+    uint8_t* ports = frame + t.udp_offset;
+    std::memcpy(ports, tuple + 2 * alen + 2, 2);    // source port = the stored destination port
+    std::memcpy(ports + 2, tuple + 2 * alen, 2);
+    if (version_ == 4) {
+      const uint16_t csum = __builtin_bswap16(uint16_t(~fold(uint64_t(t.ipv4_header_sum) + deltas_[i].ip)));
+      std::memcpy(frame + t.ip_offset + 10, &csum, 2);
+    }
+    return deltas_[i].udp;
+  }
+
+  const uint8_t* entry(uint64_t i) const { return tuples_.data() + i * tuple_size(); }
+
+ private:
+  size_t addr_len() const { return version_ == 4 ? 4 : 16; }
+  size_t tuple_size() const { return 2 * addr_len() + 4; }
+  struct Delta {
+    uint16_t udp, ip;
+  };
+  int version_;
+  uint64_t capacity_;
+  std::vector<uint8_t> tuples_;  // packed: 12 bytes per IPv4 tuple, 36 per IPv6 tuple
+  std::vector<Delta> deltas_;
+  std::vector<uint8_t> prepared_for_;
+};
+
+// Which state-table entry each phase-2 frame uses: fixed (entry 0), increasing or decreasing
+// (wrapping), or uniformly random (Lemire's 64-bit multiply-shift with rejection: no bias).
+class EntrySelector {
+ public:
+  enum class Mode { kFixed, kIncreasing, kDecreasing, kRandom };
+  EntrySelector(Mode mode, uint64_t entries, uint64_t seed)
+      : mode_(mode), n_(entries), rng_(seed), threshold_((0 - entries) % entries),
+        next_(mode == Mode::kDecreasing ? entries - 1 : 0) {}
+  uint64_t next() {
+    switch (mode_) {
+      case Mode::kFixed: return 0;
+      case Mode::kIncreasing: {
+        const uint64_t i = next_;
+        next_ = next_ + 1 == n_ ? 0 : next_ + 1;
+        return i;
+      }
+      case Mode::kDecreasing: {
+        const uint64_t i = next_;
+        next_ = next_ == 0 ? n_ - 1 : next_ - 1;
+        return i;
+      }
+      case Mode::kRandom:
+        for (;;) {
+          const unsigned __int128 m = (unsigned __int128)rng_.next() * n_;
+          if (uint64_t(m) >= threshold_) return uint64_t(m >> 64);
+        }
+    }
+    return 0;
+  }
+
+ private:
+  Mode mode_;
+  uint64_t n_;
+  Rng rng_;
+  uint64_t threshold_, next_;
+};
+
+}  // namespace xlp

@@ -1,0 +1,148 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "enumerate.hpp"
+#include "plan.hpp"
+#include "reference.hpp"
+#include "statetable.hpp"
+
+using namespace xlp;
+
+TEST(Feistel, IsABijectionOnEverySize) {
+  for (uint64_t size : {1ull, 2ull, 3ull, 5ull, 17ull, 64ull, 1000ull, 4097ull, 65536ull, 100003ull}) {
+    FeistelPermutation p(size, 42);
+    std::vector<bool> seen(size, false);
+    for (uint64_t i = 0; i < size; ++i) {
+      const uint64_t v = p(i);
+      ASSERT_LT(v, size);
+      ASSERT_FALSE(seen[v]) << "size " << size << ": " << v << " twice";
+      seen[v] = true;
+    }
+  }
+}
+
+TEST(Feistel, LargeSpacesStayInRangeAndDependOnTheSeed) {
+  const uint64_t size = 64512ull * 49151ull * 1000ull;  // ports x ports x addresses
+  FeistelPermutation a(size, 1), b(size, 2);
+  int same = 0;
+  for (uint64_t i = 0; i < 10000; ++i) {
+    ASSERT_LT(a(i), size);
+    same += a(i) == b(i);
+  }
+  EXPECT_LT(same, 5);
+}
+
+TEST(TupleEnumerator, EveryCombinationExactlyOnceInEachOrder) {
+  for (auto order : {TupleEnumerator::Order::kIncreasing, TupleEnumerator::Order::kDecreasing,
+                     TupleEnumerator::Order::kRandom}) {
+    TupleEnumerator e({3, 4, 5}, order, 7);  // 60 combinations
+    ASSERT_EQ(e.space(), 60u);
+    uint32_t digits[8][32];
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t>> seen;
+    std::vector<uint32_t> first_digit;
+    for (int burst = 0; burst < 2; ++burst) {
+      const uint32_t n = burst == 0 ? 32 : 28;
+      e.generate(digits, n);
+      for (uint32_t k = 0; k < n; ++k) {
+        ASSERT_LT(digits[0][k], 3u);
+        ASSERT_LT(digits[1][k], 4u);
+        ASSERT_LT(digits[2][k], 5u);
+        seen.insert({digits[0][k], digits[1][k], digits[2][k]});
+        first_digit.push_back(digits[0][k]);
+      }
+    }
+    EXPECT_EQ(seen.size(), 60u);
+    if (order == TupleEnumerator::Order::kIncreasing)  // the first field varies fastest
+      EXPECT_EQ(std::vector<uint32_t>(first_digit.begin(), first_digit.begin() + 4),
+                (std::vector<uint32_t>{0, 1, 2, 0}));
+    if (order == TupleEnumerator::Order::kDecreasing) EXPECT_EQ(first_digit[0], 2u);
+  }
+  EXPECT_THROW(TupleEnumerator({65536, 65536, 65536, 65536}, TupleEnumerator::Order::kRandom, 1),
+               std::invalid_argument);  // 2^64 combinations do not fit
+}
+
+namespace {
+
+FrameTemplate responder_template(int v) {
+  FrameSpec s;
+  s.ip_version = v;
+  s.src_ip = parse_ip(v == 4 ? "198.19.0.2" : "2001:2:0:8000::2", v);
+  s.dst_ip = parse_ip(v == 4 ? "198.19.0.1" : "2001:2:0:8000::1", v);
+  s.frame_size = v == 4 ? 64 : 84;
+  return build_template(s, 2, 1);
+}
+
+}  // namespace
+
+TEST(StateTable, LearnsTuplesAndAnswersSwappedWithValidChecksums) {
+  for (int v : {4, 6}) {
+    // Phase 1 frames as they arrive at the Responder: from the NAT's public address and ports.
+    StateTable table(v, 3);
+    for (uint16_t port : {40000, 40001, 40002, 40003}) {
+      FrameSpec s;
+      s.ip_version = v;
+      s.src_ip = parse_ip(v == 4 ? "198.19.0.1" : "2001:2:0:8000::1", v);
+      s.dst_ip = parse_ip(v == 4 ? "198.19.0.2" : "2001:2:0:8000::2", v);
+      s.src_port = port;
+      s.dst_port = 80;
+      s.frame_size = v == 4 ? 64 : 84;
+      FrameTemplate f = build_template(s, 0, 1);
+      table.learn(f.bytes.data() + 14);
+    }
+    EXPECT_EQ(table.size(), 3u);  // capacity reached: the fourth is not stored
+    EXPECT_TRUE(table.full());
+    const FrameTemplate t = responder_template(v);
+    table.prepare(t);
+    for (uint64_t i = 0; i < 3; ++i) {
+      std::vector<uint8_t> frame = t.bytes;
+      const uint64_t delta = table.write(i, frame.data(), t);
+      stamp_frame(frame.data(), t, 7, 12345, delta);
+      ASSERT_TRUE(udp_checksum_ok(frame.data(), frame.size())) << "IPv" << v << " entry " << i;
+      if (v == 4) ASSERT_EQ(reference_checksum({frame.begin() + 14, frame.begin() + 34}), 0);
+      const size_t udp = t.udp_offset;
+      EXPECT_EQ(frame[udp] << 8 | frame[udp + 1], 80);                 // source port = stored dport
+      EXPECT_EQ(frame[udp + 2] << 8 | frame[udp + 3], int(40000 + i));  // destination = stored sport
+      const size_t dst = 14 + (v == 4 ? 16 : 24);
+      EXPECT_EQ(frame[dst + (v == 4 ? 3 : 15)], 1);  // to the NAT's public address (...::1 / .0.1)
+    }
+  }
+  StateTable wrong(4, 10);
+  FrameTemplate v6 = responder_template(6);
+  EXPECT_FALSE(wrong.learn(v6.bytes.data() + 14));  // IPv6 frame, IPv4 table
+}
+
+TEST(EntrySelector, OrdersAndUniformCoverage) {
+  EntrySelector inc(EntrySelector::Mode::kIncreasing, 3, 1), dec(EntrySelector::Mode::kDecreasing, 3, 1),
+      fixed(EntrySelector::Mode::kFixed, 3, 1), rnd(EntrySelector::Mode::kRandom, 7, 1);
+  std::vector<uint64_t> a, b;
+  for (int i = 0; i < 5; ++i) a.push_back(inc.next()), b.push_back(dec.next());
+  EXPECT_EQ(a, (std::vector<uint64_t>{0, 1, 2, 0, 1}));
+  EXPECT_EQ(b, (std::vector<uint64_t>{2, 1, 0, 2, 1}));
+  EXPECT_EQ(fixed.next(), 0u);
+  std::vector<int> counts(7, 0);
+  for (int i = 0; i < 70000; ++i) ++counts[rnd.next()];
+  for (int c : counts) EXPECT_NEAR(c, 10000, 500);
+}
+
+TEST(Plan, StatefulValidation) {
+  auto error_of = [](const std::string& extra_flow, const std::string& extra_trial) -> std::string {
+    try {
+      parse_trial(nlohmann::json::parse(R"({"duration":1,)" + extra_trial + R"("flows":[{"tx_port":0,"rx_port":1,"rate":10,)" +
+                                        extra_flow + R"("foreground":{"ip_version":4,"src_mac":"02:00:00:00:00:01",
+        "dst_mac":"02:00:00:00:00:02","src_ip":"198.18.0.2","dst_ip":"198.19.0.2","frame_size":64,
+        "vary":[{"field":"src_port","mode":"enumerate","min":1024,"max":1033}],"enumerate":"random"}}]})"),
+                  2);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(R"("frames":11,)", ""), "");
+  EXPECT_EQ(error_of(R"("frames":12,)", ""), "flows[0].frames = 12: must be at most duration x rate + 1 = 11");
+  EXPECT_EQ(error_of("", R"("learn":{"port":1,"flow":0,"ip_version":4,"table_size":10},)"), "");
+  EXPECT_EQ(error_of("", R"("learn":{"port":0,"flow":0,"ip_version":4,"table_size":10},)"),
+            "learn.port = 0: must be the rx_port of flow flow0 (1)");
+  EXPECT_EQ(error_of(R"("from_table":{"port":1,"selection":"random"},)", ""),
+            "flows[0].from_table = {\"port\":1,\"selection\":\"random\"}: its addresses and ports come from the state table: no vary fields");
+}
