@@ -13,6 +13,11 @@ testing the front end. Its behaviour comes from environment variables:
   FAKE_DELAY_NS         one-way delay of every frame for delay measurements (default 10000):
                         tagged frame j has FAKE_DELAY_NS + j, the histogram spans [D, 2 D]
   FAKE_TAGGED_LOST      how many tagged frames (the first ones) are reported lost
+  FAKE_CONN_RATE        stateful DUT: phase-1 frames (a trial with `learn`) above this rate
+                        establish only CONN_RATE x duration connections; the rest are lost
+  FAKE_TABLE_CAPACITY   stateful DUT: its connection table keeps the last CAPACITY connections
+                        (evicting older ones), so frames from the state table built on an evicted
+                        connection are lost; every phase 1 starts from an empty table
 """
 
 import json
@@ -22,6 +27,7 @@ import sys
 import time
 
 aborted = False
+state_tables = {}   # port -> learned entries (the engine's Responder state tables)
 
 
 def on_signal(signum, frame):
@@ -66,11 +72,16 @@ def run_trial(request):
         valid, reason = False, "aborted"
     elif any(f["rate"] > tester_limit for f in flows):
         valid, reason = False, "sending took longer than duration x (1 + 1e-5)"
+    problem = stateful_problem(request)
+    if problem:
+        send({"id": request["id"], "ok": False, "error": problem})
+        return
     replies = []
     for flow in flows:
-        planned = round(flow["rate"] * duration)
+        planned = flow.get("frames") or round(flow["rate"] * duration)
         sent = planned if valid else planned // 2
         received = sent if flow["rate"] <= limit else min(sent, int(limit * duration))
+        received = stateful_received(request, flow, sent, received)
         stream = {"kind": "foreground", "sent": sent, "received": received,
                   "duplicates": 0, "reordered": 0, "bad_length": 0}
         if "delay" in request:
@@ -78,8 +89,51 @@ def run_trial(request):
         replies.append({"name": flow["name"], "rate": flow["rate"], "planned": planned,
                         "sent": sent, "received": received, "send_time": duration,
                         "streams": [stream]})
-    send({"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
-          "elapsed": duration, "flows": replies, "ports": [{"index": 1, "foreign": 0}]})
+    reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
+             "elapsed": duration, "flows": replies, "ports": [{"index": 1, "foreign": 0}]}
+    if "learn" in request:
+        learn = request["learn"]
+        entries = min(learn["table_size"], replies[learn["flow"]]["received"])
+        state_tables[learn["port"]] = entries
+        reply["state_table"] = {"port": learn["port"], "entries": entries,
+                                "capacity": learn["table_size"], "ip_version": learn["ip_version"]}
+    send(reply)
+
+
+def stateful_problem(request):
+    """The engine's checks of the stateful keys (docs/protocol.md), or None."""
+    for index, flow in enumerate(request["flows"]):
+        if "frames" in flow and (flow["frames"] - 1) / flow["rate"] > request["duration"]:
+            return f"flows[{index}].frames: must be at most duration x rate + 1"
+        if "from_table" in flow:
+            if "background" in flow or flow["foreground"].get("vary"):
+                return f"flows[{index}].from_table: no background, no vary fields"
+            if flow["from_table"]["port"] not in state_tables:
+                return f"flows[{index}].from_table: port has no state table"
+        if any(v["mode"] == "enumerate" for v in flow["foreground"].get("vary", [])) != \
+                ("enumerate" in flow["foreground"]):
+            return f"flows[{index}].foreground.enumerate: needs vary fields with mode enumerate"
+    learn = request.get("learn")
+    if learn is not None:
+        if learn.get("ip_version") not in (4, 6):
+            return "learn.ip_version: must be 4 or 6"
+        if request["flows"][learn["flow"]]["rx_port"] != learn["port"]:
+            return "learn.port: must be the rx_port of the flow"
+    return None
+
+
+def stateful_received(request, flow, sent, received):
+    """The simulated stateful DUT: connection establishment rate and table capacity."""
+    capacity = float(os.environ.get("FAKE_TABLE_CAPACITY", "inf"))
+    if "learn" in request:
+        conn_rate = float(os.environ.get("FAKE_CONN_RATE", "inf"))
+        if flow["rate"] > conn_rate:
+            received = min(received, int(sent * conn_rate / flow["rate"]))
+    elif "from_table" in flow:
+        entries = state_tables[flow["from_table"]["port"]]
+        kept = min(entries, capacity)
+        received = min(received, sent if kept == entries else int(sent * kept / entries))
+    return received
 
 
 def delay_data(delay, stream):

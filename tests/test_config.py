@@ -71,7 +71,7 @@ def test_examples_load(example):
     ("frame_loss.rates=[1000,0]", "frame_loss.rates = [1000, 0]: must be a list of positive"),
     ("output.repeat=0", "output.repeat = 0: must be an integer >= 1"),
     ("trial.colour=red", "trial.colour: unknown key in [trial] (keys: duration, timeout"),
-    ("dut.port=x", "dut.port: unknown section [dut]"),
+    ("dutt.port=x", "dutt.port: unknown section [dutt]"),
 ])
 def test_validation_messages(override, message):
     assert message in error_of(override)
@@ -81,8 +81,8 @@ def test_unknown_key_in_file(tmp_path):
     path = tmp_path / "c.toml"
     path.write_text("[traffic]\nframe_sise = 64\n")
     assert "traffic.frame_sise: unknown key in [traffic]" in error_of(path=str(path))
-    path.write_text("[dut]\nx = 1\n")
-    assert "[dut]: unknown section" in error_of(path=str(path))
+    path.write_text("[dutt]\nx = 1\n")
+    assert "[dutt]: unknown section" in error_of(path=str(path))
 
 
 def test_file_errors(tmp_path):

@@ -4,6 +4,8 @@
     xlatperf PROCEDURE -c FILE [--set KEY=VALUE ...] [--duration S] [--repeat N] --out DIR
         PROCEDURE: trial [--rate R] | throughput | frame-loss [--rates R1,R2,...] | selftest
                  | latency --rate R | pdv --rate R   (or --rate-from THROUGHPUT_DIR)
+                 | connection-rate | teardown-rate | table-capacity   (RFC 9693, docs/stateful.md)
+        --stateful: RFC 9693 phase 1 before every trial (stateful.enabled = true)
     xlatperf campaign run FILE --out DIR     (resumes when DIR holds an interrupted run)
     xlatperf campaign status DIR
     xlatperf report DIR [--out REPORT_DIR]
@@ -76,6 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="repetitions of the whole procedure (output.repeat)")
     common.add_argument("--out", required=True, metavar="DIR",
                         help="result directory (trials.jsonl, summary.json, summary.csv)")
+    common.add_argument("--stateful", action="store_true",
+                        help="RFC 9693 stateful test: phase 1 (connections, state table) before "
+                             "every trial (stateful.enabled = true; docs/stateful.md)")
     common.add_argument("--resume", action="store_true",
                         help="keep the finished repetitions of an interrupted run into --out "
                              "and run only the rest")
@@ -99,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
                                  "(frame_loss.rates)")
     commands.add_parser("selftest", parents=[common, display],
                         help="tester ports wired to each other, no DUT: check and capacity")
+    for name, help_text in (
+            ("connection-rate", "RFC 9693 maximum connection establishment rate"),
+            ("teardown-rate", "RFC 9693 connection tear-down rate (times dut.teardown)"),
+            ("table-capacity", "RFC 9693 connection tracking table capacity")):
+        commands.add_parser(name, parents=[common, display], help=f"{help_text} "
+                            "(docs/stateful.md)")
     for name, help_text in (("latency", "RFC 8219 latency: typical and worst-case latency of "
                                         "tagged frames (docs/delay.md)"),
                             ("pdv", "RFC 8219 packet delay variation of every frame, and IPDV "
@@ -154,6 +165,8 @@ def _overrides(args) -> list[str]:
         overrides.append(f"output.repeat={args.repeat}")
     if getattr(args, "rates", None):
         overrides.append(f"frame_loss.rates={args.rates!r}")
+    if getattr(args, "stateful", False):
+        overrides.append("stateful.enabled=true")
     return overrides
 
 

@@ -348,6 +348,37 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "pdv": {
         "ipdv": Key(False, boolean),
     },
+    # RFC 9693 stateful NATxy tests (docs/stateful.md): the Initiator/Responder roles, phase 1
+    # (N frames at rate R, each tuple of the enumerated ranges once, learned by the Responder
+    # into an M-entry state table), the gap D before phase 2, and the searches on top.
+    "stateful": {
+        "enabled": Key(False, boolean),       # trial, throughput, frame-loss, latency, pdv: phase 1 first
+        "initiator": Key("left", choice("left", "right")),  # siitperf Stateful 1 | 2
+        "connections": Key(1_000_000, integer(1)),           # N: phase-1 frames
+        "table_size": Key(0, integer(0)),     # M: state table entries (0 = every foreground frame)
+        "rate_phase1": Key(100_000, integer(1)),             # R, frames/s
+        "timeout_phase1": Key(2.0, number(0)),               # T, s
+        "gap": Key(0.0, number(0)),           # D, s from phase-1 start to phase 2 (0 = N/R + 2T)
+        "enumerate": Key("ports", choice("none", "ports", "addresses", "both")),
+        "order": Key("random", choice("random", "increasing", "decreasing")),
+        "selection": Key("random", choice("fixed", "increasing", "decreasing", "random")),
+        "validation": Key(True, boolean),
+        "validation_factor": Key(1.0, number(0, 1, low_open=True)),   # alpha
+        "max_rate": Key(0, integer(0)),       # connection-rate search: upper end (0 = medium's)
+        "error": Key(1000, integer(1)),       # e: connection-rate search precision, frames/s
+        "capacity_error": Key(1000, integer(1)),                 # E, connections
+        "beta": Key(0.2, number(0, 1, low_open=True, high_open=True)),
+        "gamma": Key(0.4, number(0, 1, low_open=True, high_open=True)),
+    },
+    # The DUT: a description for the report, and hooks run at defined points (xlatperf/dut.py).
+    "dut": {
+        "description": Key("", string),
+        "ssh": Key("", string),               # "user@host": hooks run as `ssh HOST CMD`
+        "before_trial": Key("", string),      # before every trial (stateful: before phase 1)
+        "wait_until": Key("", string),        # then repeated until it exits 0
+        "teardown": Key("", string),          # the timed connection table deletion
+        "timeout": Key(60.0, number(0, low_open=True)),
+    },
     "output": {
         "repeat": Key(1, integer(1)),
         # Adaptive repetitions (docs/campaigns.md): 0 = always `repeat` repetitions; else at
@@ -546,6 +577,9 @@ def _cross_check(config: dict) -> None:
 
     _check_variation(config)
     _check_port_order(config)
+    if config["stateful"]["enabled"]:
+        from .stateful import check_stateful  # the RFC 9693 rules live with the procedures
+        check_stateful(config)
 
 
 def _check_variation(config: dict) -> None:

@@ -395,7 +395,8 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
     def setting(key):
         return lambda e: e.summary.get("settings", {}).get(key)
 
-    dut = _values(entries, lambda e: (e.summary.get("config") or {}).get("dut"))
+    dut = _values(entries, lambda e: ((e.summary.get("config") or {}).get("dut") or {}).get(
+        "description", ""))
     if dut in ("null", ""):
         dut = ("not recorded by xlatperf: state the DUT's hardware, software version and "
                "configuration here. It MUST be the same for every test of this report "
@@ -428,12 +429,44 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
                                     f"{e.summary.get('settings', {}).get('pause')}")],
         ["Search precision", _values(entries, _precision)],
         ["DUT configuration", dut],
+        *_stateful_rows(entries),
         ["Tester", _values(entries, lambda e: "xlatperf {xlatperf}, engine {engine}, {dpdk}, "
                            "lcores {lcores}".format(**{k: (e.summary.get("tester") or {}).get(k)
                                                        for k in ("xlatperf", "engine", "dpdk",
                                                                  "lcores")}))],
     ]
     return rows
+
+
+def _stateful_rows(entries: list[Entry]) -> list[list[str]]:
+    """RFC 9693 reporting items (settings.stateful, docs/stateful.md), when any entry has them."""
+    def item(key):
+        return lambda e: (e.summary.get("settings", {}).get("stateful") or {}).get(key)
+
+    if not any(item("connections")(e) for e in entries):
+        return []
+    return [
+        ["Stateful (RFC 9693): Initiator, Responder",
+         _values(entries, lambda e: f"{item('initiator')(e)}, {item('responder')(e)}")],
+        ["Number of connections N; state table size M",
+         _values(entries, lambda e: f"{item('connections')(e)}; {item('table_size')(e)}")],
+        ["Phase 1: rate R (fps), timeout T (s), gap D (s)",
+         _values(entries, lambda e: f"{item('rate_phase1')(e)}, {item('timeout_phase1')(e)}, "
+                                    f"{item('gap')(e)}")],
+        ["Enumeration (phase 1); Responder selection (phase 2)",
+         _values(entries, lambda e: f"{item('enumerate')(e)} in {item('order')(e)} order over "
+                                    f"{item('combinations')(e)} combinations; "
+                                    f"{item('selection')(e)}")],
+        ["Port ranges (Initiator's source; destination)",
+         _values(entries, lambda e: f"{item('source_ports')(e)}; {item('destination_ports')(e)}")],
+        ["Address ranges (Initiator's source; destination)",
+         _values(entries, lambda e: f"{item('source_addresses')(e)}; "
+                                    f"{item('destination_addresses')(e)}")],
+        ["Validation (factor α)",
+         _values(entries, lambda e: f"{item('validation')(e)} ({item('validation_factor')(e)})")],
+        ["DUT hook before each trial (empties the connection table)",
+         _values(entries, lambda e: item("before_trial")(e) or "none")],
+    ]
 
 
 def _results_table(entries: list[Entry], axes: list[str]) -> tuple[list[str], list[list[str]]]:

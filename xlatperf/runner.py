@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import __version__, adaptive
+from .dut import DutHooks
 from .engine import Engine
 from .errors import ConfigError, MeasurementError
 from .mlrgoals import deviations
@@ -28,7 +29,11 @@ from .procedures import (DirectionCounts, SearchResult, TrialResult, binary_sear
                          summarize_frame_loss, summarize_throughput, summarize_trials)
 from .results import SUMMARY_FILE, ResultStore, utc_timestamp
 
-PROCEDURES = ("trial", "throughput", "frame-loss", "selftest", "latency", "pdv")
+PROCEDURES = ("trial", "throughput", "frame-loss", "selftest", "latency", "pdv",
+              "connection-rate", "teardown-rate", "table-capacity")
+STATEFUL_PROCEDURES = ("connection-rate", "teardown-rate", "table-capacity")  # RFC 9693
+# Records that are not a procedure's steps: the learning trial, RFC 9693 phase 1 and validation.
+AUXILIARY_PHASES = ("learning", "phase1", "validation")
 PROGRESS_INTERVAL = 1.0  # seconds between the engine's progress events
 # selftest check: a short trial at a low rate that any working tester passes without loss.
 SELFTEST_CHECK_DURATION = 2.0
@@ -85,6 +90,10 @@ class TrialSession:
         self._in_flight: int | None = None     # rate of the trial the engine is running
         self._last_trial_end: float | None = None
         self._needs_learning = learning_needed(config) and plan.through_dut
+        # Set by run_procedure: the DUT hooks (xlatperf/dut.py) and, for RFC 9693 tests, the
+        # stateful phases (xlatperf/stateful.py) that precede every phase-2 trial.
+        self.hooks = None
+        self.stateful = None
 
     def start_repetition(self, number: int) -> None:
         self.repetition, self.step = number, 0
@@ -99,17 +108,21 @@ class TrialSession:
         classification after the trial). delay: the request's delay measurements (latency,
         pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial."""
         trial_config = self.config["trial"]
-        self._pause(trial_config["pause"])
-        self.step += 1
-        if self._needs_learning:
-            self._needs_learning = False
-            self._learn()
+        self.begin_step()
+        flows = self.plan.flows(rate)
+        if self.stateful is not None:  # RFC 9693: phase 1 and the gap D before this trial
+            failed = self.stateful.before_phase2(self, rate)
+            if failed is not None:      # an invalid step, never a measurement
+                record = self.record(failed, 0.0, extra={"phase2": "not run"})
+                self.reporter.after_trial(record, failed)
+                return failed
+            flows = self.stateful.phase2_flows(flows)
         request = {"duration": duration or trial_config["duration"],
                    "timeout": trial_config["timeout"],
                    "finish_early": trial_config["finish_early"],
                    "progress_interval": PROGRESS_INTERVAL,
                    "seed": self.config["traffic"]["seed"],
-                   "flows": self.plan.flows(rate)}
+                   "flows": flows}
         delay = {**({"frame_timeout": trial_config["frame_timeout"]}
                     if trial_config["frame_timeout"] else {}), **(delay or {})}
         if delay:
@@ -125,6 +138,45 @@ class TrialSession:
                               extra=annotate(result) if annotate is not None else None)
         self.reporter.after_trial(record, result)
         return result
+
+    def begin_step(self) -> None:
+        """What precedes every step: trial.pause, the step count, the learning trial before the
+        first step, and the DUT's before_trial hook (stateful tests: before phase 1)."""
+        self._pause(self.config["trial"]["pause"])
+        self.step += 1
+        if self._needs_learning:
+            self._needs_learning = False
+            self._learn()
+        if self.hooks is not None:
+            self.hooks.before_trial({"procedure": self.procedure, "repetition": self.repetition,
+                                     "step": self.step})
+
+    def run_request(self, request: dict, rate: int, phase: str, annotate=None) -> TrialResult:
+        """A trial request the procedure built itself (RFC 9693 phase 1, validation), sent as
+        it is and recorded with `phase` in the current step."""
+        self.reporter.before_trial({"repetition": self.repetition, "step": self.step,
+                                    "phase": phase, "rate": rate})
+        self._in_flight = rate
+        try:
+            reply = self.engine.trial(request, on_progress=self.reporter.progress)
+        finally:
+            self._last_trial_end = time.monotonic()
+        self._in_flight = None
+        result = TrialResult.from_reply(rate, reply)
+        record = self.record(result, request["duration"], phase,
+                             annotate(result) if annotate is not None else None)
+        self.reporter.after_trial(record, result)
+        return result
+
+    def record(self, result: TrialResult, duration: float, phase: str | None = None,
+               extra: dict | None = None) -> dict:
+        """Appends a record of the current step to trials.jsonl (phase: e.g. "phase1")."""
+        previous = self.phase
+        self.phase = phase or previous
+        try:
+            return self._record(result, duration, extra=extra)
+        finally:
+            self.phase = previous
 
     def _learn(self) -> None:
         """RFC 2544 §23 b: one trial whose frames visit every tester address in turn, so the
@@ -228,6 +280,10 @@ class Procedure:
     def value(self, repetition: Repetition) -> float | None:
         """The repetition's result as one number, for adaptive repetitions (None: unusable)."""
         return None
+
+    def steps_from_records(self, records: list[dict]) -> list:
+        """A finished repetition's steps rebuilt from its trials.jsonl records (--resume)."""
+        return [trial_from_record(r) for r in records if r.get("phase") not in AUXILIARY_PHASES]
 
 
 def _first_loss_ratio(repetition: Repetition) -> float | None:
@@ -457,6 +513,9 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             if procedure in ("latency", "pdv"):
                 from .delayprocedure import DELAY_PROCEDURES
                 proc_class = DELAY_PROCEDURES[procedure]
+            elif procedure in STATEFUL_PROCEDURES:
+                from .statefulprocedure import STATEFUL_PROCEDURE_CLASSES
+                proc_class = STATEFUL_PROCEDURE_CLASSES[procedure]
             else:
                 proc_class = PROCEDURE_CLASSES[procedure]
             if procedure == "throughput" and config["throughput"]["mode"] == "mlrsearch":
@@ -464,6 +523,11 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                 proc_class = MlrThroughput
             proc = proc_class(config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
+            session.hooks = DutHooks.from_config(config, store.directory, append=resume)
+            if config["stateful"]["enabled"] and procedure not in STATEFUL_PROCEDURES + (
+                    "selftest",):
+                from .stateful import StatefulTest
+                session.stateful = StatefulTest(plan)
             output = config["output"]
             count = output["repeat"]
             maximum = max(output["repeat_max"], count)
@@ -477,8 +541,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                               "duration": config["trial"]["duration"],
                               "hello": hello})
             repetitions: list[Repetition] = [
-                Repetition(number, [trial_from_record(r) for r in records
-                                    if r.get("phase") != "learning"], complete=True)
+                Repetition(number, proc.steps_from_records(records), complete=True)
                 for number, records in sorted(store.finished.items())]
             resumed = {"repetitions": len(repetitions),
                        "incomplete_trials": store.moved_to_incomplete} if resume else None
@@ -506,6 +569,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                                         for name, info in _direction_info(plan).items()}
                 result |= extra
                 result["settings"] = _settings(config, proc)
+                if session.stateful is not None:  # RFC 9693 reporting items
+                    result["settings"]["stateful"] = session.stateful.report()
                 result["config"] = config
                 result["tester"] = _tester_info(hello)
                 result["started"], result["finished"] = started, utc_timestamp()
