@@ -27,6 +27,13 @@ from xlatperf.engine import Engine  # noqa: E402
 from xlatperf.flows import TrafficPlan  # noqa: E402
 
 NULL = str(Path(__file__).resolve().parents[1] / "examples" / "null.toml")
+# An in-engine ring pair: what port 0 sends, port 1 receives; one worker sends and receives.
+LOOPBACK = ["left.port=ring:bench", "right.port=ring:bench", 'left.dut_mac="02:00:00:00:00:02"',
+            'right.dut_mac="02:00:00:00:00:01"']
+# PDV mode: every received frame's delay into the histogram (as `xlatperf pdv` by default);
+# IPDV (optional in RFC 8219) on top of it for comparison.
+PDV_REQUEST = {"delay": {"histogram": True}}
+PDV_IPDV_REQUEST = {"delay": {"histogram": True, "ipdv": True}}
 RANDOM_PORTS = ['ports.forward_src="random"', 'ports.forward_dst="random"']
 RANDOM_IPS = ['addresses.left="random"', 'addresses.right="random"']
 VARIANTS = {
@@ -37,21 +44,32 @@ VARIANTS = {
 }
 
 
-def trial(engine: Engine, plan: TrafficPlan, rate: int, duration: float) -> dict:
+def trial(engine: Engine, plan: TrafficPlan, rate: int, duration: float, extra=None) -> dict:
     return engine.trial({"duration": duration, "timeout": 0.0, "progress_interval": 0,
-                         "flows": plan.flows(rate)})
+                         "flows": plan.flows(rate), **(extra or {})})
 
 
-def highest_valid_rate(engine, plan, lo, hi, precision, search_s, confirm_s) -> tuple[int, list]:
+def sent_everything(reply: dict) -> bool:
+    """net_null receives nothing: a trial passes when the tester kept the rate."""
+    return reply["valid"]
+
+
+def lost_nothing(reply: dict) -> bool:
+    """Loopback (ring pair): kept the rate and received every frame, with one worker doing both."""
+    return reply["valid"] and all(f["received"] == f["sent"] for f in reply["flows"])
+
+
+def highest_valid_rate(engine, plan, lo, hi, precision, search_s, confirm_s,
+                       extra=None, passes=sent_everything) -> tuple[int, list]:
     log = []
     while hi - lo > precision:
         mid = (lo + hi) // 2
-        ok = trial(engine, plan, mid, search_s)["valid"]
+        ok = passes(trial(engine, plan, mid, search_s, extra))
         log.append((mid, search_s, ok))
         lo, hi = (mid, hi) if ok else (lo, mid)
     rate = lo
     while rate > 0:
-        results = [trial(engine, plan, rate, confirm_s)["valid"] for _ in range(3)]
+        results = [passes(trial(engine, plan, rate, confirm_s, extra)) for _ in range(3)]
         log += [(rate, confirm_s, ok) for ok in results]
         if all(results):
             return rate, log
@@ -74,6 +92,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short trials, IPv4 only")
     parser.add_argument("--overhead-only", action="store_true", help="only the per-trial cost")
+    parser.add_argument("--pdv", action="store_true",
+                        help="loopback (ring pair): plain trials vs PDV mode (every frame timed)")
     parser.add_argument("--out", default="bench/results/engine_rate.json")
     args = parser.parse_args()
     # Nothing else may use the engine's worker lcore meanwhile (tests take the same lock).
@@ -82,6 +102,21 @@ def main() -> None:
     search_s, confirm_s = (0.5, 2.0) if args.quick else (2.0, 10.0)
     results = {"command": " ".join(sys.argv), "search_trial_s": search_s,
                "confirm_trial_s": confirm_s, "rates": {}}
+    if args.pdv:
+        for name, extra in (("loopback plain", None), ("loopback PDV", PDV_REQUEST),
+                            ("loopback PDV+IPDV", PDV_IPDV_REQUEST)):
+            config = load_config(NULL, ['traffic.direction="forward"'] + LOOPBACK)
+            with Engine(config) as engine:
+                plan = TrafficPlan(config, engine.hello()["ports"])
+                rate, log = highest_valid_rate(engine, plan, 1_000_000, plan.max_rate, 250_000,
+                                               search_s, confirm_s, extra, lost_nothing)
+            results["rates"][name] = {"mfps": rate / 1e6, "trials": log}
+            print(f"{name:24s} {rate / 1e6:7.2f} Mfps", flush=True)
+        plain, pdv = (results["rates"][k]["mfps"] for k in ("loopback plain", "loopback PDV"))
+        print(f"PDV / plain = {pdv / plain:.2f}")
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out.replace(".json", "_pdv.json")).write_text(json.dumps(results, indent=2) + "\n")
+        return
     versions = [4] if args.quick or args.overhead_only else [4, 6]
     variants = {"fixed": []} if args.overhead_only else VARIANTS
     for version in versions:

@@ -47,7 +47,7 @@ class Histogram {
   void add(uint64_t v) {
     ++counts_.get()[index(v)];
     ++count_;
-    sum_ += double(v);
+    sum_ += v;
     min_ = std::min(min_, v);
     max_ = std::max(max_, v);
   }
@@ -55,7 +55,7 @@ class Histogram {
   uint64_t count() const { return count_; }
   uint64_t min() const { return count_ ? min_ : 0; }
   uint64_t max() const { return max_; }
-  double mean() const { return count_ ? sum_ / double(count_) : 0; }
+  double mean() const { return count_ ? double(sum_) / double(count_) : 0; }
 
   // The p-th percentile (0 < p <= 100) as RFC 2330 §11.3 defines it for a sample: the value
   // of rank ceil(p/100 * N) in sorted order, here known to the bucket's resolution.
@@ -85,7 +85,7 @@ class Histogram {
   struct Free { void operator()(uint64_t* p) const { std::free(p); } };
   std::unique_ptr<uint64_t, Free> counts_;
   uint64_t count_ = 0, min_ = UINT64_MAX, max_ = 0;
-  double sum_ = 0;
+  unsigned __int128 sum_ = 0;  // exact: 2^40 frames of 2^48-tick delays fit
 };
 
 // Signed values (IPDV: D(i) - D(i-1) may be negative): negatives and non-negatives kept in two

@@ -205,10 +205,13 @@ class RxTask final : public Task {
           break;
         }
         st->received.add(1);
-        if (delay < st->delay_min) st->delay_min = delay;
-        if (delay > st->delay_max) st->delay_max = delay;
-        st->delay_sum += delay;
-        if (st->delays) st->delays->add(delay);
+        if (st->delays) {
+          st->delays->add(delay);  // it keeps the exact min, max and mean as well
+        } else {
+          if (delay < st->delay_min) st->delay_min = delay;
+          if (delay > st->delay_max) st->delay_max = delay;
+          st->delay_sum += delay;
+        }
         if (st->ipdv) st->ipdv->add(seq, int64_t(delay));
         if (st->tagged) st->tagged->record(seq, int64_t(delay));
         if (learn_table_ && tag.stream == learn_stream_ && !learn_table_->full())
@@ -461,7 +464,11 @@ nlohmann::json Trial::result(double elapsed_s) const {
                  {"duplicates", s->duplicates}, {"reordered", s->seq.reordered()},
                  {"bad_length", s->bad_length}, {"out_of_range", s->out_of_range},
                  {"frame_size", s->tmpl.size() + kFcs}, {"rx_frame_size", s->rx_len + kFcs}};
-      if (rx > 0)
+      if (rx > 0 && s->delays)
+        st["delay_ns"] = {{"min", double(s->delays->min()) * ns_per_tick},
+                          {"mean", s->delays->mean() * ns_per_tick},
+                          {"max", double(s->delays->max()) * ns_per_tick}};
+      else if (rx > 0)
         st["delay_ns"] = {{"min", double(s->delay_min) * ns_per_tick},
                           {"mean", double(s->delay_sum) / double(rx) * ns_per_tick},
                           {"max", double(s->delay_max) * ns_per_tick}};
