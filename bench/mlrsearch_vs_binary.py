@@ -4,27 +4,35 @@
 duration and width (BENCHMARKS.md, "MLRsearch vs binary search").
 
     python3 bench/mlrsearch_vs_binary.py [--rate 20000] [--duration 2] [--width 200]
-        [--max-rate 100000] [--skip-lab] [--out bench/results/mlrsearch_vs_binary.json]
+        [--max-rate 100000] [--repeat 3] [--skip-lab]
+        [--out bench/results/mlrsearch_vs_binary.json]
 
 Lab part (root, the engine built): `lab up limit --param rate=RATE`, then, one after the other,
 each with `trial.duration = DURATION`, `throughput.error = WIDTH`, `throughput.max_rate =
-MAX_RATE` and the lab's pause (0.5 s) and the RFC's 2 s timeout:
+MAX_RATE` and the lab's pause (0.5 s) and the RFC's 2 s timeout, --repeat rounds of:
   binary         the classic binary search, loss 0 (the RFC 2544 throughput)
   binary-pdr     the classic binary search, loss tolerance 0.5 % (PDR)
   mlr-rfc2544    MLRsearch, preset rfc2544
   mlr-all        MLRsearch, presets rfc2544 + ndr-pdr (RFC 2544 value, NDR and PDR at once)
-Wall time = run_procedure's, engine start included. Holds the lab lock of tests/conftest.py.
+Wall time = run_procedure's, engine start included. Holds the lab lock of tests/conftest.py:
+run it as `flock /run/xlatperf-tests.lock python3 bench/mlrsearch_vs_binary.py` (the script
+then sees the inherited lock and does not take it again) or alone (it takes the lock).
 
-Simulation part (no root): the same searches on deterministic simulated DUTs (hard limit with
-a token bucket burst) at the RFC's 60 s trials, 5 s pause, 2 s wait after a trial with loss,
-with the wall time computed from those (no engine start): what the lab's short trials cannot
-show.
+Simulation part (no root): the same searches on deterministic simulated DUTs at the RFC's
+60 s trials, 5 s pause, 2 s wait after a trial with loss, with the wall time computed from
+those (no engine start): what the lab's short trials cannot show. The target's DUTs: a hard
+limit with and without a token bucket burst (a queue) of 1 s of 5 % of the limit; then, as a
+robustness check, loss that rises gradually above the limit (1 % more per 10 % more load), a
+noisy limit (+-0.05 %, half a width at 1 Mfps, per trial) and the same with two rare spikes
+(trials 4 and 11 lose 1 % more).
 """
 
 import argparse
 import contextlib
 import fcntl
 import json
+import os
+import random
 import sys
 import tempfile
 import time
@@ -45,6 +53,24 @@ PDR = 0.005
 # Lab
 # --------------------------------------------------------------------------------------------
 
+@contextlib.contextmanager
+def lab_lock():
+    """The lab lock, unless this process inherited an open descriptor of the lock file (it
+    runs under `flock LOCK ...`, which holds it): locking it again through a new descriptor
+    would wait for ever."""
+    for fd in os.listdir("/proc/self/fd"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/self/fd/{fd}") == LOCK:
+                yield
+                return
+    with open(LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def lab_runs(args) -> dict:
     from xlatperf import lab
     from xlatperf.config import load_config
@@ -58,16 +84,17 @@ def lab_runs(args) -> dict:
         "mlr-rfc2544": ["throughput.mode=mlrsearch", "throughput.preset=rfc2544"],
         "mlr-all": ["throughput.mode=mlrsearch", "throughput.preset=rfc2544,ndr-pdr"],
     }
-    results = {}
-    with open(LOCK, "a") as lock, tempfile.TemporaryDirectory() as tmp:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    results: dict = {name: {"runs": []} for name in runs}
+    with lab_lock(), tempfile.TemporaryDirectory() as tmp:
         try:
             config_path = str(Path(tmp) / "limit.toml")
             lab.lab_up("limit", {"rate": str(args.rate)}, config_path)
-            for name, extra in runs.items():
+            for round_, (name, extra) in ((r, item) for r in range(args.repeat)
+                                          for item in runs.items()):
                 config = load_config(config_path, common + extra)
                 started = time.monotonic()
-                summary = run_procedure("throughput", config, str(Path(tmp) / name))
+                summary = run_procedure("throughput", config,
+                                        str(Path(tmp) / f"{name}-{round_}"))
                 wall = time.monotonic() - started
                 entry = {"wall_s": round(wall, 1),
                          "trials": len(summary["repetitions"][0]["steps"]),
@@ -80,11 +107,17 @@ def lab_runs(args) -> dict:
                                                   "upper": g["relevant_upper_bound"]["median"],
                                                   "regular": g["regular"]}
                                       for g in summary["goals"]}
-                results[name] = entry
+                entry["path"] = [[s["rate"], s.get("duration", args.duration),
+                                  round(max((d["loss_ratio"] or 0)
+                                            for d in s["directions"].values()), 5)]
+                                 for s in summary["repetitions"][0]["steps"]]
+                results[name]["runs"].append(entry)
                 print(f"{name}: {entry}", flush=True)
         finally:
             lab.lab_down()
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    for entry in results.values():
+        walls = sorted(e["wall_s"] for e in entry["runs"])
+        entry.update(wall_s=walls[len(walls) // 2], wall_s_min=walls[0], wall_s_max=walls[-1])
     return results
 
 
@@ -92,10 +125,24 @@ def lab_runs(args) -> dict:
 # Simulation at 60 s
 # --------------------------------------------------------------------------------------------
 
-def token_bucket(limit: int, burst: int):
+def simulated_dut(limit: int, burst: int = 0, *, gradual: bool = False, noise: float = 0.0,
+                  spikes=()):
+    """run_trial(rate, duration) of a deterministic DUT: forwards limit x duration + burst
+    frames per direction (a token bucket: a hard limit with a queue); gradual: loses instead
+    (rate - limit) / (10 x limit) of the frames; noise: the limit of each trial varies by up
+    to this fraction (seeded); spikes: numbers of trials that lose 1 % more."""
+    rng, count = random.Random(1), [0]
+
     def run_trial(rate, duration):
+        count[0] += 1
         sent = round(rate * duration)
-        received = min(sent, round(limit * duration) + burst)
+        if gradual:
+            received = sent - round(sent * min(1.0, max(0.0, (rate - limit) / (10 * limit))))
+        else:
+            this = limit * (1 + noise * (2 * rng.random() - 1))
+            received = min(sent, round(this * duration) + burst)
+        if count[0] in spikes:
+            received = max(0, received - sent // 100)
         counts = {n: DirectionCounts(sent=sent, received=received) for n in ("forward", "reverse")}
         return TrialResult(rate=rate, valid=True, directions=counts)
     return run_trial
@@ -103,32 +150,74 @@ def token_bucket(limit: int, burst: int):
 
 def wall(trials, pause: float, wait: float) -> float:
     """(duration, lossy) pairs -> seconds: trial + wait after a lossy trial + pause between."""
+    trials = list(trials)
     return sum(d + (wait if lossy else 0.0) for d, lossy in trials) + pause * (len(trials) - 1)
 
 
-def simulate(final: float, width: int, pause: float = 5.0, wait: float = 2.0) -> list[dict]:
-    rows = []
+def goals_for(final: float, width: int) -> dict:
+    """The presets' goals as xlatperf builds them for trial.duration = final, throughput.error
+    = width and the default throughput.initial_duration = 1."""
+    return {"rfc2544": Goal(0.0, 0.0, final, final, width=width, initial_duration=1.0,
+                            name="rfc2544"),
+            "ndr": Goal(0.0, 0.5, final, 2 * final, width=width, initial_duration=1.0,
+                        name="ndr"),
+            "pdr": Goal(PDR, 0.5, final, 2 * final, width=width, initial_duration=1.0,
+                        name="pdr")}
+
+
+def simulate_one(make, final: float, width: int, pause: float, wait: float) -> dict:
+    times, results = {}, {}
+    for name, tolerance in (("binary", 0.0), ("binary-pdr", PDR)):
+        dut = make()
+        steps = binary_search(lambda r: dut(r, final), 0, SIM_MAX, width, tolerance).steps
+        times[name] = wall(((final, s.loss_ratio > 0) for s in steps), pause, wait)
+        results[name] = max((s.rate for s in steps if s.loss_ratio <= tolerance), default=0)
+    goals = goals_for(final, width)
+    trials = {}
+    for name, chosen in (("mlr-rfc2544", ["rfc2544"]), ("mlr-all", list(goals))):
+        result = mlrsearch(make(), [goals[g] for g in chosen], 1, SIM_MAX)
+        assert all(g.regular for g in result.goals), result.goals
+        times[name] = wall(((t.duration, t.loss_ratio > 0) for _, t in result.trials),
+                           pause, wait)
+        trials[name] = len(result.trials)
+        for g in result.goals:
+            results[f"{name}:{g.goal.title}"] = g.relevant_lower_bound
+    return {**{k: round(v) for k, v in times.items()}, "trials": trials, "results": results}
+
+
+def simulate(final: float, width: int, pause: float = 5.0, wait: float = 2.0) -> dict:
+    rows = {"target": [], "robustness": []}
     for limit in (20_000, 123_457, 1_000_000, 5_555_555):
         for burst in (0, limit // 20):
-            dut = token_bucket(limit, burst)
-            times = {}
-            for name, tolerance in (("binary", 0.0), ("binary-pdr", PDR)):
-                steps = binary_search(lambda r: dut(r, final), 0, SIM_MAX, width, tolerance).steps
-                times[name] = wall([(final, s.loss_ratio > 0) for s in steps], pause, wait)
-            goals = {"rfc2544": Goal(0.0, 0.0, final, final, width=width, initial_duration=1.0,
-                                     name="rfc2544"),
-                     "ndr": Goal(0.0, 0.5, final, 2 * final, width=width, initial_duration=1.0,
-                                 name="ndr"),
-                     "pdr": Goal(PDR, 0.5, final, 2 * final, width=width, initial_duration=1.0,
-                                 name="pdr")}
-            for name, chosen in (("mlr-rfc2544", ["rfc2544"]), ("mlr-all", list(goals))):
-                result = mlrsearch(dut, [goals[g] for g in chosen], 1, SIM_MAX)
-                assert all(g.regular for g in result.goals)
-                times[name] = wall([(t.duration, t.loss_ratio > 0) for _, t in result.trials],
-                                   pause, wait)
-            rows.append({"limit": limit, "burst": burst,
-                         **{k: round(v) for k, v in times.items()}})
+            rows["target"].append({"dut": f"limit {limit}, burst {burst}", **simulate_one(
+                lambda: simulated_dut(limit, burst), final, width, pause, wait)})
+    for limit in (123_457, 1_000_000):
+        burst = limit // 20
+        for label, make in (
+                ("gradual loss", lambda: simulated_dut(limit, gradual=True)),
+                ("noisy 0.05 %", lambda: simulated_dut(limit, burst, noise=0.0005)),
+                ("noisy + 2 spikes", lambda: simulated_dut(limit, burst, noise=0.0005,
+                                                           spikes={4, 11}))):
+            rows["robustness"].append({"dut": f"{label}, limit {limit}", **simulate_one(
+                make, final, width, pause, wait)})
     return rows
+
+
+def print_table(title: str, rows: list[dict]) -> dict:
+    print(f"\n{title}")
+    print(f"  {'DUT':34} binary  bin-pdr  mlr-rfc2544  mlr-all  all/binary")
+    for r in rows:
+        print(f"  {r['dut']:34} {r['binary']:6}  {r['binary-pdr']:7}  {r['mlr-rfc2544']:11}  "
+              f"{r['mlr-all']:7}  {r['mlr-all'] / r['binary']:10.2f}")
+    total = {k: sum(r[k] for r in rows) for k in ("binary", "binary-pdr", "mlr-rfc2544",
+                                                   "mlr-all")}
+    ratios = {"mlr-rfc2544/binary": total["mlr-rfc2544"] / total["binary"],
+              "mlr-all/binary": total["mlr-all"] / total["binary"],
+              "mlr-all/(binary+binary-pdr)":
+                  total["mlr-all"] / (total["binary"] + total["binary-pdr"]),
+              "worst mlr-all/binary": max(r["mlr-all"] / r["binary"] for r in rows)}
+    print("  sums: " + ", ".join(f"{k} = {v:.2f}" for k, v in ratios.items()))
+    return {k: round(v, 3) for k, v in ratios.items()}
 
 
 def main() -> int:
@@ -138,6 +227,8 @@ def main() -> int:
     parser.add_argument("--width", type=int, default=200)
     parser.add_argument("--max-rate", type=int, default=100000)
     parser.add_argument("--skip-lab", action="store_true")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="lab: rounds of the four searches (medians are reported)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" /
                                              "mlrsearch_vs_binary.json"))
     args = parser.parse_args()
@@ -146,25 +237,31 @@ def main() -> int:
         lab = lab_runs(args)
         report["lab"] = lab
         b, p = lab["binary"]["wall_s"], lab["binary-pdr"]["wall_s"]
-        print("\nlab, wall time (s):")
+        print(f"\nlab, wall time (s), median [min, max] of {args.repeat} run(s):")
         for name, e in lab.items():
-            print(f"  {name:12} {e['wall_s']:7.1f}  trials {e['trials']:3}  "
-                  f"throughput {e['throughput']}")
-        print(f"  mlr-rfc2544 / binary            = {lab['mlr-rfc2544']['wall_s'] / b:.2f}")
-        print(f"  mlr-all / binary                = {lab['mlr-all']['wall_s'] / b:.2f}")
-        print(f"  mlr-all / (binary + binary-pdr) = {lab['mlr-all']['wall_s'] / (b + p):.2f}")
+            print(f"  {name:12} {e['wall_s']:6.1f} [{e['wall_s_min']:.1f}, {e['wall_s_max']:.1f}]"
+                  f"  trials {[r['trials'] for r in e['runs']]}  "
+                  f"throughput {[r['throughput'] for r in e['runs']]}")
+        per_run = [m["wall_s"] / bb["wall_s"] for m, bb in zip(lab["mlr-all"]["runs"],
+                                                                lab["binary"]["runs"])]
+        report["lab_ratios"] = {
+            "mlr-rfc2544/binary": round(lab["mlr-rfc2544"]["wall_s"] / b, 3),
+            "mlr-all/binary": round(lab["mlr-all"]["wall_s"] / b, 3),
+            "mlr-all/(binary+binary-pdr)": round(lab["mlr-all"]["wall_s"] / (b + p), 3),
+            "mlr-all/binary per run": [round(r, 3) for r in per_run]}
+        for key, value in report["lab_ratios"].items():
+            print(f"  {key:30} = {value}")
+        for name in ("mlr-rfc2544", "mlr-all"):
+            for r in lab[name]["runs"]:
+                print(f"  {name} path (load, duration, loss): {r['path']}")
     rows = simulate(60.0, 1000)
     report["simulated_60s"] = rows
-    print("\nsimulated, 60 s final trials, width 1000 fps, pause 5 s, wait 2 s after loss (s):")
-    print("  limit      burst    binary  binary-pdr  mlr-rfc2544  mlr-all")
-    for r in rows:
-        print(f"  {r['limit']:<10} {r['burst']:<8} {r['binary']:6}  {r['binary-pdr']:10}  "
-              f"{r['mlr-rfc2544']:11}  {r['mlr-all']:7}")
-    total = {k: sum(r[k] for r in rows) for k in ("binary", "binary-pdr", "mlr-rfc2544",
-                                                   "mlr-all")}
-    print(f"  sums: mlr-rfc2544 / binary = {total['mlr-rfc2544'] / total['binary']:.2f}, "
-          f"mlr-all / binary = {total['mlr-all'] / total['binary']:.2f}, mlr-all / (binary + "
-          f"binary-pdr) = {total['mlr-all'] / (total['binary'] + total['binary-pdr']):.2f}")
+    print("\nsimulated: 60 s final trials, 1 s initial, width 1000 fps, pause 5 s, 2 s wait "
+          "after a trial with loss; wall time (s)")
+    report["ratios_60s"] = {
+        "target": print_table("target DUTs (hard limit, with and without a queue):",
+                              rows["target"]),
+        "robustness": print_table("robustness DUTs:", rows["robustness"])}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n")

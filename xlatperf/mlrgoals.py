@@ -14,7 +14,7 @@ so `--duration 2` scales them exactly like the binary search.
 """
 
 from .errors import ConfigError
-from .mlrsearch import Goal
+from .mlrsearch import Goal, targets_for
 
 PDR_LOSS_RATIO = 0.005      # CSIT's PDR: 0.5 %
 PRESETS = ("rfc2544", "ndr-pdr")
@@ -167,7 +167,7 @@ def deviations(config: dict, goals: list[Goal] | None = None) -> list[str]:
             if goal.final_duration < 60:
                 found.append(f"goal {label}: final trials of {goal.final_duration:g} s instead "
                              "of at least 60 s (RFC 2544 §24)")
-            initial = goal.initial_duration or goal.final_duration
+            initial = targets_for(goal)[0].duration   # no short trials below 1/4 of final
             if initial < goal.final_duration:
                 found.append(f"goal {label}: search trials from {initial:g} s, shorter than the "
                              "final trials (RFC 2544 §24 allows shorter trials while searching; "

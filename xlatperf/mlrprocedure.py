@@ -134,7 +134,12 @@ class MlrThroughput(Procedure):
                 "unit": "frames/s per direction",
                 "goals": [g.to_dict() for g in self.goals],
                 "primary_goal": self.goals[0].title,
-                "first_trial": "at the maximum load, with the shortest initial trial duration",
+                "first_trial": "at the maximum load, with the shortest initial trial duration "
+                               "(the final one where it is less than 4 times the initial)",
+                "upper_bound_trials": "where a load is expected to lose too much and one final "
+                                      "trial cannot decide it, one trial long enough to: final "
+                                      "+ initial trial duration for an exceed ratio of 0.5 over "
+                                      "two final trials (ndr, pdr)",
                 "trial_loss_ratio": LOSS_DEFINITION,
                 "effective_duration": "the trial duration",
                 "deviations": deviations(self.config, self.goals)}

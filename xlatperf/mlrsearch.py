@@ -18,21 +18,36 @@ What RFC 9971 fixes, and this module implements as written there:
   largest Lower Bound below it), Conditional Throughput (its Appendix B,
   `conditional_throughput`), regular or irregular.
 
-What it leaves to the implementation (the controller, `Search`), chosen here:
+What it leaves to the implementation (the controller, `Search`), chosen here. Heuristics only
+choose loads and trial durations; they never classify (docs/mlrsearch.md, "What the search
+does"):
 
-* The first trial is at the maximum load with the shortest initial trial duration; its
-  forwarding rate is the first estimate of where the bounds are.
-* Each goal has a chain of targets from coarse to fine: the initial trial duration and a wide
-  width first, the goal's own final trial duration, duration sum and width last. Durations grow
-  geometrically (at most 4x per step); each intermediate target has twice the width of the next
-  one and a duration sum of one trial at its duration.
-* For each goal the current target is the coarsest one not yet met (targets are not revisited
-  once passed). A target proposes: more trials at the lowest undecided load between its
-  relevant bounds; else, without a lower bound, a load below the upper bound (the forwarding
-  rate measured there, or an external search step that doubles each time); without an upper
-  bound, an external search step upwards; else the midpoint of the bounds while they are
-  wider than the target's width. Of all goals' proposals the one with the shortest trial
-  duration, then the smallest load, is measured: cheap trials and small loads first.
+* Durations: each goal has a chain of targets from its initial trial duration to its final one,
+  growing at most 8x per step (1 s -> 7.75 s -> 60 s); short trials only when the final trial
+  is at least 4x (PROBE_RATIO) the initial one, else the chain is the final duration alone.
+* Estimation: the first trial is at the maximum load with the shortest duration of the chain;
+  every shorter target then only has to tell the forwarding rate at its duration (one trial at
+  the rate predicted from shorter trials). Forwarding rates of lossy trials at two durations
+  are extrapolated to the final duration with rate + burst / duration (a DUT with a queue).
+* Final target, per goal: the boundary is estimated from the full-length trials that lost
+  frames (one: its forwarding rate / (1 - goal loss ratio), a DUT with a capacity; two whose
+  forwarding rates grow with the load: the loss ratio interpolated linearly, a DUT whose loss
+  rises gradually), else from the extrapolated rate. A load expected to be a lower bound is
+  aimed a quarter width below the estimate (or a width below an existing upper bound), then a
+  load a width above the lower bound is expected to be an upper bound. A trial that surprises
+  doubles the next step that way (external search); upwards the search then scouts with short
+  trials until one loses too much.
+* Trial durations: the final trial duration, except at a load expected to be an upper bound:
+  a short trial when it alone decides that (zero exceed ratio) and short trials lose there; else
+  the shortest trial that alone decides the load as an upper bound if it loses too much: for an
+  exceed ratio of 0.5 over two final trials, final + initial trial duration (60 + 1 s), instead
+  of a final trial and a second one. Where no loss is expected, final trials only, so that the
+  exceed ratio keeps tolerating a spike.
+* Spikes: a full-length trial that left a load undecided is followed up first (a short trial if
+  one losing too much settles it, else a final one); an upper bound with a lower bound above it
+  (loss inversion) is measured once more with a trial as long as its high-loss one.
+* Goals share trials: proposals for the same load become one trial (the longest wanted); of the
+  loads, the one with the shortest trial, then the lowest load, is measured.
 * The search stops when every goal's final target is met: both relevant bounds within the
   goal's width (regular), the maximum load a lower bound or the minimum load an upper bound
   (irregular).
@@ -53,8 +68,17 @@ LOWER, UPPER, UNDECIDED = "lower", "upper", "undecided"
 
 # Durations of successive targets grow by at most this factor (1 s -> 7.7 s -> 60 s).
 DURATION_GROWTH = 8.0
-# A new load is probed with a short trial only when the target's trial is this much longer.
+# Short trials (the goal's initial trial duration) are used only when the final trial is at
+# least this much longer: a short trial that finds no loss is wasted, and at 1 s against 2 s
+# the forwarding rate of the short trial says little about the final one.
 PROBE_RATIO = 4.0
+# A load meant to become the lower bound is aimed this fraction of the width below the
+# estimated boundary, so that a slightly optimistic estimate still gives a lower bound.
+AIM_MARGIN = 0.25
+# Two lossy trials whose forwarding rates differ by less than this fraction of their loads'
+# difference look like a DUT with a capacity (the forwarding rate stays when the load grows);
+# otherwise the loss ratio is interpolated between them.
+CAPACITY_SLOPE = 0.25
 # A search that has not met its goals after this many trials stops (incomplete).
 DEFAULT_MAX_TRIALS = 1000
 
@@ -224,7 +248,7 @@ def targets_for(goal: Goal, goal_index: int = 0) -> list[Target]:
     """The goal's targets, coarsest first; the last one carries the goal's attributes."""
     initial = goal.initial_duration or goal.final_duration
     steps = 0
-    if initial < goal.final_duration:
+    if initial * PROBE_RATIO <= goal.final_duration:
         steps = math.ceil(math.log(goal.final_duration / initial) / math.log(DURATION_GROWTH)
                           - 1e-9)
     targets = []
@@ -344,8 +368,19 @@ def trial_from_result(result, duration: float) -> Trial:
 class _Progress:
     targets: list[Target]
     current: int = 0            # index of the coarsest target not yet met (only advances)
-    up_step: dict = field(default_factory=dict)     # per target level: next external steps
-    down_step: dict = field(default_factory=dict)
+    # The last final-target trial this goal asked for: (load, "low" | "high"), what the
+    # estimate expected of it. A surprise (the other class) doubles the next step that way.
+    pending: tuple[int, str] | None = None
+    up_surprises: int = 0
+    down_surprises: int = 0
+
+
+def _fit_rate(t1: float, r1: float, t2: float, r2: float, duration: float) -> float:
+    """Forwarding rate at `duration` of a DUT that forwards rate x duration + burst frames
+    (a queue of `burst` frames drained at `rate`), fitted through (t1, r1), (t2, r2): r(t) =
+    rate + burst / t. A rate that grows with the duration is taken as constant (burst >= 0)."""
+    burst = max(0.0, (r1 - r2) / (1.0 / t1 - 1.0 / t2))
+    return r2 - burst / t2 + burst / duration
 
 
 class Search:
@@ -380,6 +415,106 @@ class Search:
     def results(self) -> list[GoalResult]:
         return [goal_result(g, self.by_load, self.min_load, self.max_load) for g in self.goals]
 
+    # -- what the trials say about the DUT (steers the search, never classifies) ----------------
+
+    def _best_losses(self, shortest: float, longest: float = math.inf) -> list[tuple[int, float]]:
+        """(load, lowest loss ratio of its trials lasting [shortest, longest]) by load: the
+        lowest, so that a rare spike does not move the estimates."""
+        best = {}
+        for load, trials in self.by_load.items():
+            losses = [t.loss_ratio for t in trials if shortest - 1e-9 <= t.duration <= longest]
+            if losses:
+                best[load] = min(losses)
+        return sorted(best.items())
+
+    def _rates_by_duration(self) -> dict[float, float]:
+        """Trial duration -> forwarding rate, load x (1 - loss), of the lowest load that lost
+        frames in trials of that duration (a loss ratio of 1 says nothing about the rate)."""
+        rates = {}
+        for duration in sorted({t.duration for _, t in self.trials}):
+            lossy = [(load, q) for load, q in self._best_losses(duration, duration) if 0 < q < 1]
+            if lossy:
+                load, q = lossy[0]
+                rates[duration] = load * (1.0 - q)
+        return rates
+
+    def capacity_at(self, duration: float, passes: bool = True) -> float | None:
+        """The forwarding rate expected of trials lasting `duration`: measured if some trial of
+        that duration lost frames, else fitted over the trial durations that did (rate + burst
+        / duration), else the nearest duration's. None before any trial lost frames."""
+        rates = self._rates_by_duration()
+        if not rates:
+            return None
+        if duration in rates:
+            estimate = rates[duration]
+        else:
+            below = sorted(t for t in rates if t < duration)
+            above = sorted(t for t in rates if t > duration)
+            if below and above:
+                t1, t2 = below[-1], above[0]
+            elif len(below) >= 2:
+                t1, t2 = below[-2], below[-1]
+            else:
+                t1 = t2 = (below or above)[-1 if below else 0]
+            estimate = (rates[t1] if t1 == t2 else
+                        _fit_rate(t1, rates[t1], t2, rates[t2], duration))
+        if not passes:
+            return estimate
+        # A trial at least this long without loss forwarded its whole load.
+        passed = [load for load, q in self._best_losses(duration) if q == 0]
+        return max([estimate] + passed)
+
+    def estimate(self, loss_ratio: float, duration: float) -> float | None:
+        """Where the trials put the highest load whose trials of `duration` lose at most
+        `loss_ratio`. From the trials at least that long that lost frames: with one, its
+        forwarding rate / (1 - loss_ratio) (a DUT with a capacity); with more, the loss ratio
+        interpolated (or extrapolated) linearly between the two nearest the goal's loss ratio
+        (a DUT whose loss rises gradually). Without such trials: capacity_at(duration) /
+        (1 - loss_ratio). None when nothing lost frames yet."""
+        g = loss_ratio
+        lossy = [(x, q) for x, q in self._best_losses(duration) if 0 < q < 1]
+        if not lossy:
+            capacity = self.capacity_at(duration, passes=False)
+            return None if capacity is None else capacity / (1.0 - g)
+        high = [(x, q) for x, q in lossy if q > g]
+        pair = None
+        if high:
+            below = [(x, q) for x, q in lossy if q <= g and x < high[0][0]]
+            if below:
+                pair = (below[-1], high[0])
+            elif len(high) >= 2:
+                pair = (high[0], high[1])
+        elif len(lossy) >= 2:
+            pair = (lossy[-2], lossy[-1])
+        x, q = (high or lossy)[0]
+        rate = x * (1.0 - q)
+        if pair is not None:
+            (x1, q1), (x2, q2) = pair
+            r1, r2 = x1 * (1 - q1), x2 * (1 - q2)
+            if r2 - r1 > CAPACITY_SLOPE * (x2 - x1) and q2 > q1:
+                # The forwarding rate grows with the load: the loss ratio rises gradually;
+                # interpolate (or extrapolate) it.
+                at = x1 + (g - q1) * (x2 - x1) / (q2 - q1)
+                if at > 0:
+                    return at
+            # A capacity: the forwarding rate stays; where it fell with the load, the lower
+            # rate is taken for a spike.
+            rate = max(r1, r2)
+        return rate / (1.0 - g)
+
+    def _capacity_known(self, duration: float) -> bool:
+        """Whether trials of at least `duration` told the DUT's forwarding rate: one lost frames
+        (not all of them), or one forwarded everything at the maximum load or at a load the
+        forwarding rate of a shorter trial predicted."""
+        rates = self._rates_by_duration()
+        shorter = [rate for t, rate in rates.items() if t < duration - 1e-9]
+        for load, q in self._best_losses(duration):
+            if 0 < q < 1:
+                return True
+            if q == 0 and (load >= self.max_load or (shorter and load >= math.floor(shorter[-1]))):
+                return True
+        return False
+
     # -- choosing the next trial ----------------------------------------------------------------
 
     def next_trial(self) -> tuple[int, float, Target] | None:
@@ -387,114 +522,236 @@ class Search:
         if not self.trials:
             shortest = min((p.targets[0] for p in self.progress), key=lambda t: t.duration)
             return self.max_load, shortest.duration, shortest
-        proposals = [p for p in (self._proposal(progress) for progress in self.progress)
+        proposals = [(index, p) for index, p in enumerate(self._proposal(progress)
+                                                          for progress in self.progress)
                      if p is not None]
         if not proposals:
             return None
-        load, duration, target, commit = min(proposals,
-                                             key=lambda p: (p[1], p[0], p[2].goal_index))
-        commit()   # only the chosen proposal's external search step counts as taken
+        # Goals that want the same load share one trial: the longest any of them wants (a
+        # longer trial at a load serves every goal a shorter one would). Of the loads, the one
+        # with the shortest trial, then the lowest load, is measured: cheap trials and
+        # (mostly lossless) low loads first.
+        by_load: dict[int, list] = {}
+        for index, proposal in proposals:
+            by_load.setdefault(proposal[0], []).append((index, proposal))
+        load, wanted = min(by_load.items(),
+                           key=lambda item: (max(p[1] for _, p in item[1]), item[0]))
+        duration = max(p[1] for _, p in wanted)
+        target = min((p for _, p in wanted if p[1] == duration),
+                     key=lambda p: p[2].goal_index)[2]
+        for index, (_, _, chosen_target, expect) in wanted:
+            if chosen_target.final and expect is not None:
+                self.progress[index].pending = (load, expect)
         return load, duration, target
 
     def _proposal(self, progress: _Progress):
+        """(load, duration, target, expected class or None) the goal wants next, or None when
+        its final target is met."""
         while True:
             target = progress.targets[progress.current]
-            wanted = self._target_load(progress, target)
+            wanted = (self._final_proposal(progress, target) if target.final
+                      else self._estimation_proposal(target))
             if wanted is not None:
-                load, commit = wanted
-                return load, self._duration_for(load, target), target, commit
+                return wanted
             if target.final:
                 return None
             progress.current += 1
 
-    def _target_load(self, progress: _Progress, target: Target):
-        """(load, commit) for the load the target wants measured next, or None when it is met;
-        commit() records the external search step as taken."""
+    def _ends(self, target: Target, lower, upper) -> bool:
+        """Whether the target needs no more trials: bounds within its width, or the range
+        exhausted (irregular)."""
+        if lower is not None and upper is not None:
+            return target.narrow_enough(lower, upper)
+        if upper is None and lower is not None:
+            return lower >= self.max_load
+        return upper is not None and upper <= self.min_load
+
+    def _estimation_proposal(self, target: Target):
+        """A target shorter than the final one only has to tell the forwarding rate at its
+        trial duration: one trial at the rate predicted from shorter trials (a lossy trial
+        measures the rate, a lossless one at the predicted rate confirms it). Without any
+        usable rate (every frame lost) it bisects its bracket."""
+        if self._capacity_known(target.duration):
+            return None
+        lower, upper = relevant_bounds(self.classes(target))
+        if self._ends(target, lower, upper):
+            return None
+        capacity = self.capacity_at(target.duration)
+        if capacity is not None and capacity >= 1:
+            load = min(self.max_load, max(self.min_load, math.floor(capacity)))
+            if not any(abs(t.duration - target.duration) < 1e-9
+                       for t in self.by_load.get(load, [])):
+                return load, target.duration, target, None
+        # Bisect below the lowest load where some trial (of any duration) lost too much.
+        low = lower if lower is not None else self.min_load - 1
+        ends = [x for x in (upper, self._lowest_high(target.loss_ratio, low)) if x is not None]
+        if not ends:
+            load = self.max_load if lower is None else (lower + self.max_load + 1) // 2
+        else:
+            load = (low + min(ends)) // 2
+            if load <= low:
+                load = min(ends)
+        return load, target.duration, target, None
+
+    def _resolve_pending(self, progress: _Progress, loss_ratio: float) -> None:
+        """Compare the last trial at the load this goal asked for with what it expected."""
+        if progress.pending is None:
+            return
+        load, expect = progress.pending
+        progress.pending = None
+        trials = self.by_load.get(load)
+        if not trials:
+            return
+        high = trials[-1].loss_ratio > loss_ratio
+        if expect == "high" and not high:
+            progress.up_surprises, progress.down_surprises = progress.up_surprises + 1, 0
+        elif expect == "low" and high:
+            progress.up_surprises, progress.down_surprises = 0, progress.down_surprises + 1
+        else:
+            progress.up_surprises = progress.down_surprises = 0
+
+    def _final_proposal(self, progress: _Progress, target: Target):
+        """The goal's own attributes. Aim at the estimated boundary p: a load expected to be a
+        lower bound a quarter width below p, then one expected to be an upper bound a width
+        above the lower bound; when a trial surprises, the next step that way doubles
+        (external search). Loads left undecided between the bounds are measured again first."""
+        goal = self.goals[target.goal_index]
         classes = self.classes(target)
         lower, upper = relevant_bounds(classes)
-        undecided = sorted(load for load, c in classes.items() if c == UNDECIDED
-                           and (lower is None or load > lower)
-                           and (upper is None or load < upper))
-        level = target.level
-
-        def reset():
-            progress.up_step.pop(level, None)
-            progress.down_step.pop(level, None)
-
+        self._resolve_pending(progress, goal.loss_ratio)
+        p = self.estimate(goal.loss_ratio, target.duration)
+        if p is not None and lower is not None and p <= lower:
+            # A full-length trial passed above the estimate: what shorter trials say instead
+            # (after scouting upwards, the forwarding rate of the first short trial that lost).
+            shorter = self.capacity_at(target.duration, passes=False)
+            if shorter is not None and shorter / (1.0 - goal.loss_ratio) > lower:
+                p = shorter / (1.0 - goal.loss_ratio)
+        again = self._inverted_upper(target, classes, upper)
+        if again is not None:
+            return again
+        if self._ends(target, lower, upper):
+            return None
+        load = self._aim(progress, target, lower, upper, p)
+        # A load between the bounds that a full-length trial left undecided is measured again
+        # first (a rare spike must not decide it), if it can matter: no lower bound yet, or
+        # within a width above the lower bound or not above the aim. Loads with short trials
+        # only are the estimation trials'.
+        width = self._width_at(target, lower if lower is not None else load)
+        undecided = sorted(
+            u for u, c in classes.items() if c == UNDECIDED
+            and (lower is None or lower < u <= max(load, lower + width))
+            and (upper is None or u < upper)
+            and any(t.duration >= target.duration - 1e-9 for t in self.by_load[u]))
         if undecided:
-            return undecided[0], (lambda: None)
-        width = self._width_at(target, upper if upper is not None else lower or self.max_load)
-        if upper is None:
-            if lower is None:       # happens only before the first trial
-                return self.max_load, (lambda: None)
-            if lower >= self.max_load:
-                return None         # irregular: the maximum load is a lower bound
-            step = progress.up_step.get(level, width)
+            load = undecided[0]
+            expect = "high" if p is not None and load > p else "low"
+            # It lost too much once: a short trial that loses too much too settles it as an
+            # upper bound; one that does not points to a spike, and a final trial follows.
+            trials = self.by_load[load]
+            shortest = progress.targets[0].duration
+            if (shortest < target.duration and any(t.loss_ratio > goal.loss_ratio for t in trials)
+                    and target.classify(trials + [Trial(shortest, 1.0)]) == UPPER):
+                return load, shortest, target, expect
+            return load, self._final_duration(target, load, expect), target, expect
+        expect = "high" if p is not None and load > p else "low"
+        return load, self._final_duration(target, load, expect), target, expect
 
-            def commit_up():
-                progress.up_step[level] = 2 * step
-                progress.down_step.pop(level, None)
-            return min(self.max_load, lower + max(1, math.ceil(step))), commit_up
-        if lower is None:
-            if upper <= self.min_load:
-                return None         # irregular: the minimum load is an upper bound
-            # The first move down goes to the forwarding rate measured at the upper bound (the
-            # maximum load's at the start: MLRsearch's initial estimate); later moves take
-            # external search steps that double each time, or jump further down to the
-            # forwarding rate, so the search never crawls.
-            estimate = self._forwarding_estimate(upper, target.loss_ratio)
-            first = level not in progress.down_step
-            step = progress.down_step.get(level, width)
-            candidate = upper - max(1, math.ceil(step))
-            if estimate is not None and (first or estimate < candidate):
-                candidate = estimate
-
-            def commit_down():
-                progress.down_step[level] = step if first else 2 * step
-                progress.up_step.pop(level, None)
-            return max(self.min_load, candidate), commit_down
-        if target.narrow_enough(lower, upper):
+    def _inverted_upper(self, target: Target, classes: dict[int, str], upper):
+        """Loss inversion: a lower bound above the relevant upper bound. The upper bound may
+        rest on a spike, so it is measured once more, with a trial as long as its longest
+        high-loss one, if one such trial without loss would make it a lower bound (never for
+        a zero exceed ratio, where any trial with loss decides)."""
+        if upper is None or not any(c == LOWER and load > upper for load, c in classes.items()):
             return None
-        middle = (lower + upper) // 2
-        estimate = self._forwarding_estimate(upper, target.loss_ratio)
-        if estimate is not None and lower < estimate < upper and estimate not in self.by_load:
-            return estimate, (lambda: None)     # where the upper bound's forwarding rate says
-        if estimate is not None and estimate <= lower:
-            # The upper bound forwards no more than the lower bound takes: the boundary is
-            # probably just above the lower bound. External search upwards, capped at the
-            # middle, so that it never costs more than bisection.
-            step = progress.up_step.get(level, width)
-            if lower + step < middle:
-                def commit_up():
-                    progress.up_step[level] = 2 * step
-                return lower + max(1, math.ceil(step)), commit_up
-        return middle, reset
+        trials = self.by_load[upper]
+        high = [t.duration for t in trials if t.loss_ratio > target.loss_ratio]
+        if not high or len(high) > len(trials) - len(high) + 1:
+            return None           # measured again already, and it lost too much again
+        duration = max(high)
+        if target.classify(trials + [Trial(duration, 0.0)]) != LOWER:
+            return None
+        return upper, duration, target, "low"
 
-    def _duration_for(self, load: int, target: Target) -> float:
-        """A load nothing was measured at is probed with the goal's initial trial duration
-        first: a short high-loss trial may settle it (an upper bound for a zero-exceed goal,
-        half the high-loss time needed otherwise) before a full-length trial is spent on it.
-        Only where the probe costs at most a quarter of the trial it may save: a probe that
-        finds no loss is wasted."""
-        first = self.progress[target.goal_index].targets[0]
-        if load in self.by_load or target.duration < PROBE_RATIO * first.duration:
-            return target.duration
-        return first.duration
+    def _lowest_high(self, loss_ratio: float, above: int) -> int | None:
+        """The lowest load above `above` with a trial (of any duration) that lost more than
+        `loss_ratio`."""
+        return min((load for load, trials in self.by_load.items() if load > above
+                    and any(t.loss_ratio > loss_ratio for t in trials)), default=None)
 
-    def _width_at(self, target: Target, load: int) -> float:
+    def _aim(self, progress: _Progress, target: Target, lower, upper, p) -> int:
+        loss_ratio = target.loss_ratio
+        width = self._width_at(target, lower if lower is not None else (
+            upper if upper is not None else (p or self.max_load)))
+        floor_ = lower if lower is not None else self.min_load - 1    # exclusive bounds
+        ceiling = upper if upper is not None else self.max_load + 1
+        if p is not None:
+            p = min(max(p, floor_ + 1), ceiling - 1)
+        margin = math.floor(AIM_MARGIN * width)
+        if lower is not None and upper is not None and upper - lower <= 2 * width:
+            # Any load in [upper - width, lower + width] ends the search either way.
+            centre = math.floor(p - margin) if p is not None else (lower + upper) // 2
+            load = min(max(centre, math.ceil(upper - width)), math.floor(lower + width))
+        elif lower is None or (p is not None and p - lower > width):
+            if p is None:
+                # Nothing told a forwarding rate yet (every frame lost): bisect below the
+                # lowest load where a trial of any duration lost too much.
+                high = self._lowest_high(loss_ratio, floor_)
+                if upper is not None:
+                    high = upper if high is None else min(high, upper)
+                load = self.max_load if high is None else (floor_ + high) // 2
+                if high is not None and load <= floor_:
+                    load = high
+            else:
+                load = math.floor(p - margin)
+                # As high as the estimate allows: a width below the upper bound (or a load
+                # where some trial already lost too much), which may then end the search.
+                hint = upper if upper is not None else self._lowest_high(loss_ratio, load)
+                if hint is not None and hint - width <= p:
+                    load = max(load, math.ceil(hint - width))
+                if progress.down_surprises and upper is not None:
+                    load = min(load, math.floor(
+                        upper - width * 2 ** (progress.down_surprises - 1)))
+        else:
+            load = lower + max(1, math.floor(width * 2 ** progress.up_surprises))
+            # a load on the way where some trial already lost too much needs fewer seconds
+            hint = self._lowest_high(loss_ratio, lower)
+            if hint is not None and hint < load:
+                load = hint
+        return min(max(load, floor_ + 1, self.min_load), ceiling - 1, self.max_load)
+
+    def _final_duration(self, target: Target, load: int, expect: str) -> float:
+        """The final trial duration, except at a load expected to be an upper bound: there a
+        short trial (the goal's initial trial duration) when it alone would make the load an
+        upper bound and the forwarding rate of short trials says it will lose too much (zero
+        exceed ratio); else the shortest trial that alone decides the load as an upper bound
+        if it loses too much: final + initial trial duration for an exceed ratio of 0.5 over
+        two final trials, instead of a final trial and then another one."""
+        final = target.duration
+        if expect != "high":
+            return final
+        goal = self.goals[target.goal_index]
+        progress = self.progress[target.goal_index]
+        trials = self.by_load.get(load, [])
+        shortest = progress.targets[0].duration
+        if shortest < final and not any(t.duration < final for t in trials):
+            if progress.up_surprises:
+                # The estimate was too low: scout upwards with short trials (external
+                # search) until one loses too much; its forwarding rate is the new estimate.
+                return shortest
+            if target.classify(trials + [Trial(shortest, 1.0)]) == UPPER:
+                capacity = self.capacity_at(shortest)
+                if capacity is not None and load * (1.0 - goal.loss_ratio) > capacity:
+                    return shortest
+        extra = goal.initial_duration or final
+        for duration in (final, final + extra):
+            if target.classify(trials + [Trial(duration, 1.0)]) == UPPER:
+                return duration
+        return final
+
+    def _width_at(self, target: Target, load: float) -> float:
         if target.width is None:
-            return max(1.0, load / 64)      # no width: external steps of 1/64 of the load
+            return 1.0                        # no width: bounds on adjacent integers
         return max(1.0, target.width * load if target.relative_width else target.width)
-
-    def _forwarding_estimate(self, load: int, loss_ratio: float) -> int | None:
-        """Where the forwarding rate measured at `load` (the lowest, if several) puts the
-        boundary of a goal with this loss ratio: rate / (1 - loss_ratio); None unless below
-        the load."""
-        rates = [t.forwarding_rate for t in self.by_load.get(load, [])]
-        if not rates:
-            return None
-        estimate = math.floor(min(rates) / (1.0 - loss_ratio))
-        return estimate if estimate < load else None
 
 
 RunTrial = Callable[[int, float], object]
