@@ -19,7 +19,7 @@ apt-get update
 apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
     build-essential cmake ninja-build pkg-config \
     libdpdk-dev dpdk nlohmann-json3-dev libgtest-dev googletest \
-    iproute2 nftables tayga tcpdump tshark ethtool \
+    iproute2 nftables conntrack tayga tcpdump tshark ethtool \
     python3-pip
 
 # Hugepages for DPDK, where the kernel lets us: 512 x 2 MiB. Never lower a larger reservation;

@@ -46,6 +46,12 @@ EXPECTED_SIDES = {
                  {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": TL}),
     "limit": V4,
     "lossy": V4,
+    "nat44": V4,
+    "nat66": V6,
+    "nat64": ({"ip_version": 6, "ipv6": "2001:2::2", "virtual_ipv4": "198.19.0.1", "dut_mac": "",
+               "dut_ipv6": "2001:2::1"},
+              {"ip_version": 4, "ipv4": "198.19.0.2", "virtual_ipv6": "2001:2:0:6464::c613:2",
+               "dut_mac": "", "dut_ipv4": "198.19.0.1"}),
 }
 EXPECTED_DUT_ADDRS = {
     "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
@@ -53,6 +59,9 @@ EXPECTED_DUT_ADDRS = {
     "siit": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
     "limit": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "lossy": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
+    "nat44": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
+    "nat66": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
+    "nat64": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
 }
 
 
@@ -336,3 +345,58 @@ def test_many_addresses_raise_the_neighbour_limits_and_down_restores_them(tmp_pa
     assert int(sh("sysctl", "-n", key)) >= 6000  # both sides' addresses fit
     lab.lab_down()
     assert sh("sysctl", "-n", key).strip() == before
+
+
+CONNTRACK_GLOBAL = ("net.netfilter.nf_conntrack_max", "net.netfilter.nf_conntrack_buckets")
+
+
+@needs_root
+@pytest.mark.parametrize("kind", ["nat44", "nat66", "nat64"])
+def test_nat_kinds_size_conntrack_write_stateful_configs_and_down_restores(kind, tmp_path):
+    before = {key: sh("sysctl", "-n", key).strip() for key in CONNTRACK_GLOBAL}
+    config_path = tmp_path / "lab.toml"
+    params = {"table_size": "5000", "buckets": "4096", "timeout": "600"}
+    lab.lab_up(kind, params, str(config_path))
+    lab.lab_up(kind, params, str(config_path))  # twice: the original values stay recorded
+    assert lab.lab_state()["restore_sysctl"] == {key: int(v) for key, v in before.items()}
+    assert [sh("sysctl", "-n", key).strip() for key in CONNTRACK_GLOBAL] == ["5000", "4096"]
+    for key in ("net.netfilter.nf_conntrack_udp_timeout",
+                "net.netfilter.nf_conntrack_udp_timeout_stream"):
+        assert sh("ip", "netns", "exec", "xlp-dut", "sysctl", "-n", key).strip() == "600"
+    ruleset = sh("ip", "netns", "exec", "xlp-dut", "nft", "list", "ruleset")
+    assert f"table {'ip6' if kind == 'nat66' else 'ip'} xlp_nat" in ruleset
+    assert 'oifname "xlp-dr" masquerade' in ruleset
+    assert 'iifname "xlp-dr" ct state established,related accept' in ruleset
+    if kind == "nat64":
+        conf = Path(lab.TAYGA_CONF).read_text()
+        assert "dynamic-pool 198.18.0.0/16" in conf and "prefix 2001:2:0:6464::/96" in conf
+        assert lab_taygas()
+
+    config = tomllib.loads(config_path.read_text())
+    assert config["stateful"]["enabled"] and config["stateful"]["initiator"] == "left"
+    assert config["ports"]["forward_src"] == "random"
+    flush = "ip netns exec xlp-dut conntrack -F"
+    assert config["dut"]["before_trial"] == config["dut"]["teardown"] == flush
+    assert "nf_conntrack_max 5000" in config["dut"]["description"]
+    from xlatperf.config import load_config
+    load_config(str(config_path))  # the stateful rules accept what the lab wrote
+    subprocess.run(flush, shell=True, check=True, capture_output=True)  # the hook works
+
+    lab.lab_down()
+    lab.lab_down()
+    assert {key: sh("sysctl", "-n", key).strip() for key in CONNTRACK_GLOBAL} == before
+    assert not [ns for ns in namespaces() if ns.startswith("xlp-")] and not lab_taygas()
+
+
+@needs_root
+def test_nat44_translates_and_keeps_unsolicited_frames_out(tmp_path):
+    lab.lab_up("nat44", {}, str(tmp_path / "lab.toml"))
+    pin_tester_neighbours()
+    out = Ether(src=TL, dst=DL) / IP(src=L4, dst=R4) / UDP(sport=1030, dport=7) / Raw(MARKER)
+    got = probe("xlp-tl", "xlp-tr", [out])
+    assert got["received"] == 1
+    translated = Ether(bytes.fromhex(got["frames"][0]))
+    assert (translated[IP].src, translated[IP].dst) == ("198.19.0.1", R4)
+    # A frame from the right to the private side that no connection expects is dropped.
+    stray = Ether(src=TR, dst=DR) / IP(src=R4, dst=L4) / UDP(sport=7, dport=1030) / Raw(MARKER)
+    assert probe("xlp-tr", "xlp-tl", [stray])["received"] == 0

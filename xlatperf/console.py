@@ -153,6 +153,14 @@ class ConsoleReporter(Reporter):
         where = f"rep {record['repetition']} step {record['step']}"
         if record.get("phase") == "check":
             where = "check"
+        elif record.get("phase") in ("phase1", "validation", "teardown"):  # RFC 9693 steps
+            where += f" {record['phase']}"
+            if "teardown" in record:
+                t = record["teardown"]
+                rate = "-" if t["rate"] is None else f"{t['rate']:,.0f} connections/s"
+                return (f"  {where}: {t['connections']:,} connections deleted in "
+                        f"{t['full_seconds']:.4f} s, empty table {t['empty_seconds']:.4f} s: "
+                        f"{rate}")
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss)"
                            for name, d in result.directions.items())
         verdict = self._verdict(result)
@@ -326,6 +334,8 @@ def render_summary(summary: dict):
         parts.append(table)
     elif procedure in ("latency", "pdv"):
         parts += _delay_tables(summary)
+    elif procedure in ("connection-rate", "teardown-rate", "table-capacity"):
+        parts += _stateful_tables(summary)
     else:  # trial
         table = Table(title="trials", header_style="bold")
         for column in ("rep", "rate (fps)", "valid"):
@@ -346,6 +356,45 @@ def render_summary(summary: dict):
             table.add_row(*cells)
         parts += [table, _stats_table(summary, _ratio_pct)]
     return Group(*parts)
+
+
+def _stateful_tables(summary: dict) -> list:
+    """RFC 9693 procedures: one row per repetition, then the statistics."""
+    procedure = summary["procedure"]
+    columns = {"connection-rate": [("connections/s", "connection_rate"), ("trials", "steps")],
+               "teardown-rate": [("connections/s", "teardown_rate"), ("T_N (s)", "full_seconds"),
+                                 ("T_0 (s)", "empty_seconds"), ("loaded", "loaded")],
+               "table-capacity": [("capacity", "capacity"), ("rate (cps)", "rate"),
+                                  ("C0", "c0"), ("R0", "r0"),
+                                  ("exponential", "exponential_iterations"),
+                                  ("binary", "binary_iterations"), ("trials", "trials")]}[procedure]
+    items = summary.get("settings", {}).get("stateful", {})
+    parts = [Text(f"N = {items.get('connections', '-'):,} connections, M = "
+                  f"{items.get('table_size', '-'):,}, R = {items.get('rate_phase1', '-'):,} fps, "
+                  f"enumerate {items.get('enumerate')} ({items.get('order')}), validation "
+                  f"{items.get('validation')}", style="dim")]
+    table = Table(title=f"{procedure} per repetition", header_style="bold")
+    table.add_column("rep", justify="right")
+    for title, _ in columns:
+        table.add_column(title, justify="right")
+    table.add_column("note")
+    for rep in summary.get("repetitions", []):
+        cells = []
+        for _, key in columns:
+            value = rep.get(key)
+            if isinstance(value, list):
+                value = len(value)
+            cells.append("-" if value is None else f"{value:,.4f}" if isinstance(value, float)
+                         and key.endswith("seconds") else f"{value:,.0f}"
+                         if isinstance(value, (int, float)) and not isinstance(value, bool)
+                         else str(value))
+        notes = [n for n in (rep.get("load_failure"),
+                             "limited by the enumerable ranges" if rep.get("limited_by_ranges")
+                             else None, None if rep.get("complete", True) else "incomplete")
+                 if n]
+        table.add_row(str(rep["repetition"]), *cells, "; ".join(notes))
+    parts += [table, _stats_table(summary, _fps)]
+    return parts
 
 
 def _delay_tables(summary: dict) -> list:

@@ -27,6 +27,10 @@ half, output ports in the second):
              (as IPv4: 198.18.0.2)                2001:2:0:8000::1/64  2001:2:0:8000::2
                                                                        (as IPv6: 2001:2:0:1::2)
     limit, lossy: as router4 (family=4) or router6 (family=6)
+    nat44    as router4; nftables masquerades left (private, Initiator) to 198.19.0.1 on the right
+    nat66    as router6; nftables masquerades left to 2001:2:0:8000::1 on the right
+    nat64    2001:2::2 -> TAYGA (dynamic pool 198.18.0.0/16, prefix 2001:2:0:6464::/96) -> NAT44
+             to 198.19.0.1 -> 198.19.0.2; the Initiator sends to 2001:2:0:6464::198.19.0.2
     loopback: xlp-tl and xlp-tr are the two ends of one veth pair, addresses as router4
 
 SIIT is TAYGA with explicit address mappings, as in the SIIT benchmarking paper (Lencse and
@@ -37,10 +41,17 @@ asks, TAYGA fragments an IPv4 packet without DF whose translation exceeds 1280 b
 
 The veths keep the default MTU of 1500, so frames up to 1518 bytes pass.
 
-All sysctls the lab sets live in its own namespaces, so no global setting is changed and
-`lab down` has nothing to restore. The only things outside the namespaces are the TAYGA process
-(found by its pid file and by `ip netns pids`), the lab directory /run/xlatperf-lab/ and the
-state file /run/xlatperf-lab.json.
+The stateful kinds (nat44, nat66, nat64: RFC 9693, docs/stateful.md) accept only replies to
+connections the left side opened (a forward-chain filter), set the UDP conntrack timeouts of the
+DUT namespace so that no entry expires during a test, and write a tester config with the
+Initiator on the left, the [stateful] settings and `conntrack -F` as DUT hooks.
+
+Most sysctls the lab sets live in its own namespaces. A few exist only in the initial namespace
+and apply to all: the neighbour table limits (many addresses) and the conntrack table and hash
+sizes (nf_conntrack_max, nf_conntrack_buckets: the NAT kinds). The lab records their previous
+values in the state file before changing them, and `lab down` restores them. The only other
+things outside the namespaces are the TAYGA process (found by its pid file and by `ip netns
+pids`), the lab directory /run/xlatperf-lab/ and the state file /run/xlatperf-lab.json.
 """
 
 from __future__ import annotations
@@ -103,6 +114,22 @@ TAYGA_CONF = os.path.join(LAB_DIR, "tayga.conf")
 TAYGA_PIDFILE = os.path.join(LAB_DIR, "tayga.pid")
 TAYGA_LOG = os.path.join(LAB_DIR, "tayga.log")
 TAYGA_DATA = os.path.join(LAB_DIR, "tayga")
+# nat64: TAYGA maps each IPv6 client to an address of its dynamic pool (the private IPv4 side),
+# which nftables masquerades to the DUT's public address, as in the stateful NAT64 paper.
+# A network-specific prefix (RFC 6052) inside 2001:2::/48: TAYGA refuses the well-known prefix
+# 64:ff9b::/96 with non-global IPv4 addresses such as the benchmarking range 198.18.0.0/15.
+NAT64_PREFIX = "2001:2:0:6464::/96"
+NAT64_POOL = "198.18.0.0/16"
+NAT64_TAYGA_IPV4 = "198.18.0.1"
+NAT64_RESPONDER_AS_6 = "2001:2:0:6464::c613:2"  # 198.19.0.2 in that prefix
+# The stateful kinds: the Initiator's phase-1 ranges (100 x 100 port pairs) and conntrack.
+NAT_KINDS = ("nat44", "nat66", "nat64")
+NAT_PORTS = {"forward_src": "random", "forward_src_min": 1024, "forward_src_max": 1123,
+             "forward_dst": "random", "forward_dst_min": 1, "forward_dst_max": 100}
+CONNTRACK_GLOBAL = ("net.netfilter.nf_conntrack_max", "net.netfilter.nf_conntrack_buckets")
+CONNTRACK_UDP_TIMEOUTS = ("net.netfilter.nf_conntrack_udp_timeout",
+                          "net.netfilter.nf_conntrack_udp_timeout_stream")
+FLUSH = f"ip netns exec {DUT_NS} conntrack -F"
 NFT_RULESET = os.path.join(LAB_DIR, "dut.nft")
 
 # limit: the token bucket holds BURST_SECONDS of frames at the limit rate, at least BURST_MIN.
@@ -126,6 +153,17 @@ _ADDRESSES = {"default": "1", "allowed": "an integer 1..65533",
 _GATEWAY = {"default": "no", "allowed": "yes or no",
             "help": "the DUT routes each side's test range to a next hop (draft Figs. 3 and 5)"}
 _ROUTER_PARAMS = {"addresses": _ADDRESSES, "gateway": _GATEWAY}
+_NAT_PARAMS = {
+    "table_size": {"default": "1048576", "allowed": "an integer 1..67108864",
+                   "help": "connection table size: the global nf_conntrack_max (restored by lab "
+                           "down)"},
+    "buckets": {"default": "auto", "allowed": "auto or an integer 1..67108864",
+                "help": "conntrack hash size, the global nf_conntrack_buckets; auto = table_size"},
+    "timeout": {"default": "3600", "allowed": "an integer 1..86400",
+                "help": "UDP conntrack timeouts in seconds (DUT namespace)"},
+}
+_NAT_ADDRESSES = {**_ADDRESSES, "help": "tester addresses per side, enumerated with the ports "
+                                        "(1 = a single pair)"}
 
 # Drives validation and `xlatperf lab up --help`. Defaults are strings, as parameters arrive.
 KINDS: dict[str, dict[str, Any]] = {
@@ -141,6 +179,21 @@ KINDS: dict[str, dict[str, Any]] = {
         "description": "TAYGA as SIIT with explicit address mappings, IPv6 left, IPv4 right "
         "(RFC 8219); native IPv6 is routed for background traffic",
         "params": {},
+    },
+    "nat44": {
+        "description": "stateful NAT44: nftables masquerade from the left (private) to "
+        "198.19.0.1 on the right (RFC 9693)",
+        "params": {**_NAT_PARAMS, "addresses": _NAT_ADDRESSES},
+    },
+    "nat66": {
+        "description": "stateful NAT66: nftables masquerade from the left to 2001:2:0:8000::1 "
+        "on the right",
+        "params": {**_NAT_PARAMS, "addresses": _NAT_ADDRESSES},
+    },
+    "nat64": {
+        "description": "stateful NAT64: TAYGA (dynamic pool, prefix 2001:2:0:6464::/96) plus "
+        "nftables NAT44 to 198.19.0.1, IPv6 left, IPv4 right",
+        "params": dict(_NAT_PARAMS),
     },
     "loopback": {
         "description": "the two tester ports wired to each other, no DUT (tests the tester)",
@@ -207,6 +260,9 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "family": lambda s: int(_parse_choice(s, ("4", "6"))),
     "loss": _parse_ratio,
     "addresses": lambda s: _parse_int(s, 1, 65533),
+    "table_size": lambda s: _parse_int(s, 1, 2**26),
+    "buckets": lambda s: "auto" if s == "auto" else _parse_int(s, 1, 2**26),
+    "timeout": lambda s: _parse_int(s, 1, 86400),
     "gateway": lambda s: _parse_choice(s, ("yes", "no")) == "yes",
 }
 
@@ -230,6 +286,8 @@ def _resolve(kind: str, params: dict[str, str]) -> dict[str, Any]:
                            f"allowed: {p['allowed']}") from None
     if kind == "limit" and resolved["burst"] == "auto":
         resolved["burst"] = auto_burst(resolved["rate"])
+    if resolved.get("buckets") == "auto":
+        resolved["buckets"] = resolved["table_size"]
     return resolved
 
 
@@ -281,9 +339,11 @@ def _sysctl(ns: str, settings: dict[str, str | int]) -> None:
 
 def _need_tools(kind: str) -> None:
     tools = {"ip": "iproute2", "sysctl": "procps", "ethtool": "ethtool"}
-    if kind in ("limit", "lossy"):
+    if kind in ("limit", "lossy") + NAT_KINDS:
         tools["nft"] = "nftables"
-    if kind == "siit":
+    if kind in NAT_KINDS:
+        tools["conntrack"] = "conntrack"
+    if kind in ("siit", "nat64"):
         tools["tayga"] = "tayga"
     missing = [f"{t} (Debian package {pkg})" for t, pkg in tools.items() if not shutil.which(t)]
     if missing:
@@ -368,7 +428,12 @@ def _build(kind: str, p: dict[str, Any]) -> None:
     _setup_tester_ports()
     if kind == "siit":
         _setup_router(left=[V6_LEFT], right=[V4_RIGHT, V6_RIGHT])
-        _start_tayga()
+        _start_tayga([f"ipv4-addr {TAYGA_IPV4}", f"ipv6-addr {TAYGA_IPV6}",
+                      *(f"map {v4} {v6}" for v4, v6 in TAYGA_MAPS)],
+                     [TAYGA_ROUTE4, TAYGA_ROUTE6])
+        return
+    if kind in NAT_KINDS:
+        _build_nat(kind, p)
         return
     v6 = kind == "router6" or p.get("family") == 6
     if p.get("addresses", 1) > 1 and not p.get("gateway"):
@@ -398,11 +463,20 @@ NEIGHBOUR_HEADROOM = 1024
 
 
 def _raise_neighbour_limits(entries: int) -> None:
-    previous = {key: int(_run(["sysctl", "-n", key]).strip()) for key in NEIGHBOUR_SYSCTLS}
+    current = {key: int(_run(["sysctl", "-n", key]).strip()) for key in NEIGHBOUR_SYSCTLS}
+    _set_global_sysctls({key: max(value, entries) for key, value in current.items()})
+
+
+def _set_global_sysctls(settings: dict[str, int]) -> None:
+    """Sets sysctls of the initial namespace, recording their values in the state file first
+    (a value this lab already recorded keeps the original), so that lab down restores them."""
     state = lab_state() or {}
-    state["restore_sysctl"] = previous
+    restore = state.setdefault("restore_sysctl", {})
+    for key in settings:
+        if key not in restore:
+            restore[key] = int(_run(["sysctl", "-n", key]).strip())
     _write_state(state)
-    _run(["sysctl", "-q", "-w", *(f"{key}={max(value, entries)}" for key, value in previous.items())])
+    _run(["sysctl", "-q", "-w", *(f"{key}={value}" for key, value in settings.items())])
 
 
 def _restore_global_sysctls() -> None:
@@ -455,19 +529,19 @@ def _setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> 
         _ip(DUT_NS, "link", "set", dev, "up")
 
 
-def _start_tayga() -> None:
+def _start_tayga(settings: list[str], routes: list[str]) -> None:
+    """TAYGA in the DUT namespace with `settings` (tayga.conf lines beyond its tun device and
+    data directory) and `routes` (IPv4 and IPv6 prefixes) into its tun device."""
     os.makedirs(TAYGA_DATA, exist_ok=True)
-    conf = [f"tun-device {TAYGA_TUN}", f"ipv4-addr {TAYGA_IPV4}", f"ipv6-addr {TAYGA_IPV6}",
-            f"data-dir {TAYGA_DATA}"]
-    conf += [f"map {v4} {v6}" for v4, v6 in TAYGA_MAPS]
+    conf = [f"tun-device {TAYGA_TUN}", f"data-dir {TAYGA_DATA}", *settings]
     with open(TAYGA_CONF, "w") as f:
-        f.write("# TAYGA as SIIT for the xlatperf lab (written by lab up)\n")
+        f.write("# TAYGA for the xlatperf lab (written by lab up)\n")
         f.write("\n".join(conf) + "\n")
     # A persistent tun first, so routes exist before TAYGA reads its first packet.
     _run(["tayga", "--config", TAYGA_CONF, "--mktun"], ns=DUT_NS)
     _ip(DUT_NS, "link", "set", TAYGA_TUN, "up")
-    _ip(DUT_NS, "route", "add", TAYGA_ROUTE4, "dev", TAYGA_TUN)
-    _ip(DUT_NS, "-6", "route", "add", TAYGA_ROUTE6, "dev", TAYGA_TUN)
+    for route in routes:
+        _ip(DUT_NS, "-6" if ":" in route else "-4", "route", "add", route, "dev", TAYGA_TUN)
     # TAYGA daemonizes; its output goes to a file so no pipe of ours is held by the daemon.
     with open(TAYGA_LOG, "w") as log:
         done = subprocess.run(
@@ -485,6 +559,39 @@ def _start_tayga() -> None:
         time.sleep(0.02)
     raise LabError(f"tayga did not come up (no live process in {TAYGA_PIDFILE}): "
                    f"{_tail(TAYGA_LOG)}")
+
+
+def _build_nat(kind: str, p: dict[str, Any]) -> None:
+    """nat44 / nat66 / nat64: addresses, NAT and conntrack settings (module docstring)."""
+    if kind == "nat64":
+        _setup_router(left=[V6_LEFT], right=[V4_RIGHT])
+        _start_tayga([f"ipv4-addr {NAT64_TAYGA_IPV4}", f"ipv6-addr {TAYGA_IPV6}",
+                      f"prefix {NAT64_PREFIX}", f"dynamic-pool {NAT64_POOL}"],
+                     [NAT64_POOL, NAT64_PREFIX])
+    else:
+        if p["addresses"] > 1:
+            _raise_neighbour_limits(2 * p["addresses"] + NEIGHBOUR_HEADROOM)
+        _setup_router(*(([V6_LEFT], [V6_RIGHT]) if kind == "nat66" else ([V4_LEFT], [V4_RIGHT])))
+    _set_global_sysctls(dict(zip(CONNTRACK_GLOBAL, (p["table_size"], p["buckets"]))))
+    _load_nft(nat_ruleset("ip6" if kind == "nat66" else "ip"))
+    # Per namespace, and present once nftables' NAT has conntrack running there.
+    _sysctl(DUT_NS, {key: p["timeout"] for key in CONNTRACK_UDP_TIMEOUTS})
+
+
+def nat_ruleset(family: str) -> str:
+    """Masquerade what leaves on the right; from the right, only replies to connections that
+    the left opened pass (as on a NAT gateway)."""
+    return (f"table {family} xlp_nat {{\n"
+            "\tchain postrouting {\n"
+            "\t\ttype nat hook postrouting priority srcnat; policy accept;\n"
+            '\t\toifname "xlp-dr" masquerade\n'
+            "\t}\n"
+            "\tchain forward {\n"
+            "\t\ttype filter hook forward priority filter; policy accept;\n"
+            '\t\tiifname "xlp-dr" ct state established,related accept\n'
+            '\t\tiifname "xlp-dr" counter drop\n'
+            "\t}\n"
+            "}\n")
 
 
 def limit_ruleset(rate: int, burst: int) -> str:
@@ -549,7 +656,15 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
                  "dut_mac": "", "dut_ipv6": _host(V6_LEFT[0])}
         right |= {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1],
                   "virtual_ipv6": TAYGA_MAPS[1][1], "dut_mac": "", "dut_ipv4": _host(V4_RIGHT[0])}
+    elif kind == "nat64":
+        # The Responder's frames come from the state table: left's virtual_ipv4 (the DUT's
+        # public address, as the right sees the left) only completes the reverse template.
+        left |= {"ip_version": 6, "ipv6": V6_LEFT[1], "virtual_ipv4": _host(V4_RIGHT[0]),
+                 "dut_mac": "", "dut_ipv6": _host(V6_LEFT[0])}
+        right |= {"ip_version": 4, "ipv4": V4_RIGHT[1], "virtual_ipv6": NAT64_RESPONDER_AS_6,
+                  "dut_mac": "", "dut_ipv4": _host(V4_RIGHT[0])}
     else:
+        v6 = v6 or kind == "nat66"
         version = 6 if v6 else 4
         plan = (V6_LEFT, V6_RIGHT) if v6 else (V4_LEFT, V4_RIGHT)
         gateways = (GW6_LEFT, GW6_RIGHT) if v6 else (GW4_LEFT, GW4_RIGHT)
@@ -573,7 +688,25 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         # The default frame_size (64) names an IPv6 frame here and is too short for the tag.
         sections["traffic"] = {"frame_size": 84}
     sections["trial"] = {"pause": 0.5}
+    if kind in NAT_KINDS:
+        sections |= nat_sections(kind, p)
     return sections
+
+
+def nat_sections(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The stateful kinds' [ports], [stateful] and [dut]: 100 x 100 port pairs (x the address
+    pairs) enumerated pseudorandomly in phase 1, 10,000 connections at 10,000 fps, and
+    `conntrack -F` in the DUT namespace before every trial and as the timed tear-down."""
+    many = p.get("addresses", 1) > 1
+    description = (f"xlatperf lab {kind}: {KINDS[kind]['description']}; Linux "
+                   f"{os.uname().release} netfilter: nf_conntrack_max {p['table_size']}, "
+                   f"nf_conntrack_buckets {p['buckets']}, UDP timeouts {p['timeout']} s")
+    return {"ports": dict(NAT_PORTS),
+            "stateful": {"enabled": True, "initiator": "left", "connections": 10000,
+                         "rate_phase1": 10000, "timeout_phase1": 1.0,
+                         "enumerate": "both" if many else "ports", "order": "random",
+                         "selection": "random", "validation": True},
+            "dut": {"description": description, "before_trial": FLUSH, "teardown": FLUSH}}
 
 
 def _host(address_with_prefix: str) -> str:
