@@ -22,8 +22,7 @@ class TxTask final : public Task {
  public:
   TxTask(Flow& flow, TrialControl& ctl, rte_mempool* pool, uint16_t queue)
       : flow_(flow), ctl_(ctl), pool_(pool), port_(flow.plan.tx_port), queue_(queue),
-        schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, ctl.start_tsc),
-        next_tsc_(schedule_.next_send_tsc(0)) {
+        schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, 0) {
     for (const auto& st : flow.streams) varying_ = varying_ || !st->fields.empty();
     varying_ = varying_ || flow.table != nullptr;
   }
@@ -80,18 +79,22 @@ class TxTask final : public Task {
       for (size_t s = 0; s < flow_.streams.size(); ++s) {
         Stream& st = *flow_.streams[s];
         const uint8_t* pos = positions[s];
-        if (st.enumerator) st.enumerator->generate(digits, per_stream[s]);
+        const bool precomputed = !st.enumerated_words.empty();
+        if (st.enumerator && !precomputed) st.enumerator->generate(digits, per_stream[s]);
         for (size_t f = 0; f < st.fields.size(); ++f) {
           FieldGenerator& g = st.fields[f];
           if (g.spec().mode == VaryMode::kEnumerate) {
             const size_t digit = size_t(std::find(st.enumerated.begin(), st.enumerated.end(), f) - st.enumerated.begin());
-            for (uint32_t k = 0; k < per_stream[s]; ++k) values[k] = g.word_at(digits[digit][k]);
+            if (precomputed) st.copy_enumerated(st.enumerated_words[digit], values, per_stream[s]);
+            else
+              for (uint32_t k = 0; k < per_stream[s]; ++k) values[k] = g.word_at(digits[digit][k]);
           } else {
             g.generate(values, per_stream[s]);
           }
           if (mixed) apply_field(g, values, per_stream[s], frames, [pos](uint32_t k) { return pos[k]; }, udp_delta, ip_delta);
           else apply_field(g, values, per_stream[s], frames, [](uint32_t k) { return k; }, udp_delta, ip_delta);
         }
+        if (precomputed) st.advance_enumerated(per_stream[s]);
       }
       if (flow_.table)  // phase 2: the whole four-tuple from the state table (foreground only)
         for (uint32_t i = 0; i < count; ++i)
@@ -117,6 +120,11 @@ class TxTask final : public Task {
 
   uint16_t port() const override { return port_; }
 
+  void begin() override {
+    schedule_ = Schedule(ctl_.tsc_hz, flow_.plan.rate, flow_.planned, ctl_.start_tsc);
+    next_tsc_ = schedule_.next_send_tsc(0);
+  }
+
   bool stop(uint64_t now, bool cut_off) {
     if (cut_off) {
       // Frames built but never accepted were not sent: take them back from the counts.
@@ -137,7 +145,7 @@ class TxTask final : public Task {
   rte_mempool* pool_;
   uint16_t port_, queue_;
   Schedule schedule_;
-  uint64_t next_tsc_;
+  uint64_t next_tsc_ = 0;
   uint64_t built_ = 0;
   uint32_t cycle_ = 0;
   bool varying_ = false;
@@ -300,9 +308,6 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
   control_.timeout_tsc = uint64_t(plan.timeout * double(tsc_hz));
   control_.finish_early = plan.finish_early;
   control_.frame_timeout_tsc = uint64_t(plan.delay.frame_timeout * double(tsc_hz));
-  // Start a little in the future so every worker begins on the same schedule.
-  control_.start_tsc = rte_rdtsc() + tsc_hz / 1000;
-  control_.cutoff_tsc = control_.start_tsc + uint64_t(plan.duration * (1 + 1e-5) * double(tsc_hz));
 
   std::map<uint16_t, RxTask*> receivers;
   for (size_t i = 0; i < plan.flows.size(); ++i) {
@@ -359,6 +364,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
             radices.push_back(uint64_t(st.fields[f].spec().max - st.fields[f].spec().min) + 1);
           }
         st.enumerator = std::make_unique<TupleEnumerator>(radices, *stream_plans[s]->enumerate, plan.seed + i);
+        st.precompute_enumeration();
       }
     }
 
@@ -382,6 +388,11 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
 Trial::~Trial() = default;
 
 void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick) {
+  // The schedule starts now, after everything was prepared (templates, enumerations, state
+  // tables), a little in the future so that every worker begins on it.
+  control_.start_tsc = rte_rdtsc() + control_.tsc_hz / 1000;
+  control_.cutoff_tsc = control_.start_tsc + uint64_t(plan_.duration * (1 + 1e-5) * double(control_.tsc_hz));
+  for (auto& t : tasks_) t->begin();
   if (worker_lcores.empty()) {
     Worker w;
     for (auto& t : tasks_) w.tasks.push_back(t.get());
