@@ -127,17 +127,21 @@ class TrialSession:
                     if trial_config["frame_timeout"] else {}), **(delay or {})}
         if delay:
             request["delay"] = delay
+        result = self._exchange(request, rate)
+        record = self._record(result, request["duration"],
+                              extra=annotate(result) if annotate is not None else None)
+        self.reporter.after_trial(record, result)
+        return result
+
+    def _exchange(self, request: dict, rate: int) -> TrialResult:
+        """Runs one trial request on the engine, keeping what abort() needs to record it."""
         self._in_flight = rate
         try:
             reply = self.engine.trial(request, on_progress=self.reporter.progress)
         finally:
             self._last_trial_end = time.monotonic()
         self._in_flight = None
-        result = TrialResult.from_reply(rate, reply)
-        record = self._record(result, request["duration"],
-                              extra=annotate(result) if annotate is not None else None)
-        self.reporter.after_trial(record, result)
-        return result
+        return TrialResult.from_reply(rate, reply)
 
     def begin_step(self) -> None:
         """What precedes every step: trial.pause, the step count, the learning trial before the
@@ -156,13 +160,7 @@ class TrialSession:
         it is and recorded with `phase` in the current step."""
         self.reporter.before_trial({"repetition": self.repetition, "step": self.step,
                                     "phase": phase, "rate": rate})
-        self._in_flight = rate
-        try:
-            reply = self.engine.trial(request, on_progress=self.reporter.progress)
-        finally:
-            self._last_trial_end = time.monotonic()
-        self._in_flight = None
-        result = TrialResult.from_reply(rate, reply)
+        result = self._exchange(request, rate)
         record = self.record(result, request["duration"], phase,
                              annotate(result) if annotate is not None else None)
         self.reporter.after_trial(record, result)
@@ -188,14 +186,13 @@ class TrialSession:
                    "seed": self.config["traffic"]["seed"], "flows": plan.flows(rate)}
         self.reporter.before_trial({"repetition": self.repetition, "step": 0, "phase": "learning",
                                     "rate": rate})
-        reply = self.engine.trial(request, on_progress=self.reporter.progress)
+        result = self._exchange(request, rate)
         phase, step = self.phase, self.step
         self.phase, self.step = "learning", 0
         try:
-            self._record(TrialResult.from_reply(rate, reply), request["duration"])
+            self._record(result, request["duration"])
         finally:
             self.phase, self.step = phase, step
-        self._last_trial_end = time.monotonic()
 
     def abort(self) -> None:
         """Abort the engine; an interrupted trial's (invalid) reply still goes to trials.jsonl."""
