@@ -50,9 +50,12 @@ def test_rfc2544_preset_agrees_with_binary_search_on_limit(exclusive_lab, tmp_pa
     assert [g["name"] for g in (rfc, ndr, pdr)] == ["rfc2544", "ndr", "pdr"]
     assert rfc["label"] == "2f2d0l0e" and pdr["loss_ratio"] == 0.005
     assert all(g["regular"] for g in (rfc, ndr, pdr)), mlr["goals"]
-    # Agreement within the width; both near the DUT's rate (its token bucket lets
-    # 50 ms of frames through on top of the rate: 2.5 % at 2 s).
-    assert abs(rfc["median"] - binary["median"]) <= WIDTH, (rfc, binary["median"])
+    # Agreement: each search brackets the DUT's boundary within one width, but a real DUT's
+    # boundary moves a little between trials (the token bucket lets up to 50 ms of frames
+    # through on top of the rate, depending on its state: up to 2.5 % at 2 s), so the two
+    # results may lie on either side of it: at most two widths apart. (On deterministic
+    # simulated DUTs tests/test_mlrsearch_logic.py asserts equality within one width.)
+    assert abs(rfc["median"] - binary["median"]) <= 2 * WIDTH, (rfc, binary["median"])
     for value in (rfc["median"], binary["median"]):
         assert 0.97 * LIMIT <= value <= 1.06 * LIMIT
     assert rfc["relevant_upper_bound"]["median"] - rfc["median"] <= WIDTH
