@@ -9,6 +9,7 @@ benchmark). `exclusive_lab` holds an exclusive lock on a file for the test's dur
 import fcntl
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -26,3 +27,34 @@ def exclusive_lab():
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+# A tester config driving tests/fake_engine.py (a stand-in speaking protocol 1) on null ports:
+# for the CLI, campaign and report tests that need no DPDK.
+FAKE_ENGINE = Path(__file__).resolve().parent / "fake_engine.py"
+FAKE_CONFIG = f"""
+[tester]
+netns = ""
+hugepages = "no"
+engine = "{FAKE_ENGINE}"
+[left]
+port = "null"
+[right]
+port = "null"
+[trial]
+duration = 10.0
+pause = 0.0
+[throughput]
+error = 10000
+"""
+
+
+@pytest.fixture
+def fake_config(tmp_path, monkeypatch) -> Path:
+    """Path of FAKE_CONFIG in tmp_path, with no FAKE_* behaviour switch left in the environment."""
+    for name in list(os.environ):
+        if name.startswith("FAKE_"):
+            monkeypatch.delenv(name)
+    path = tmp_path / "base.toml"  # the name campaign files in the tests refer to
+    path.write_text(FAKE_CONFIG)
+    return path

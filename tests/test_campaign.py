@@ -20,32 +20,9 @@ from xlatperf.results import ResultStore, read_trials
 from xlatperf.runner import Reporter, run_procedure
 
 ROOT = Path(__file__).resolve().parents[1]
-FAKE_ENGINE = str(ROOT / "tests" / "fake_engine.py")
-BASE = f"""
-[tester]
-netns = ""
-hugepages = "no"
-engine = "{FAKE_ENGINE}"
-[left]
-port = "null"
-[right]
-port = "null"
-[trial]
-duration = 10.0
-pause = 0.0
-[throughput]
-error = 10000
-"""
-
-
 @pytest.fixture
-def base(tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("FAKE_"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "base.toml"
-    path.write_text(BASE)
-    return path
+def base(fake_config):
+    return fake_config
 
 
 def campaign_file(tmp_path, text: str) -> Path:

@@ -9,39 +9,15 @@ import subprocess
 import sys
 import time
 import types
-from pathlib import Path
 
 import pytest
 
 from xlatperf import cli
 from xlatperf.results import read_trials
 
-FAKE_ENGINE = str(Path(__file__).resolve().parent / "fake_engine.py")
-CONFIG = f"""
-[tester]
-netns = ""
-hugepages = "no"
-engine = "{FAKE_ENGINE}"
-[left]
-port = "null"
-[right]
-port = "null"
-[trial]
-duration = 10.0
-pause = 0.0
-[throughput]
-error = 10000
-"""
-
-
 @pytest.fixture
-def config(tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("FAKE_"):
-            monkeypatch.delenv(name)
-    path = tmp_path / "fake.toml"
-    path.write_text(CONFIG)
-    return str(path)
+def config(fake_config):
+    return str(fake_config)
 
 
 def run(*argv):

@@ -3,7 +3,6 @@
 PNG/SVG images, and table numbers equal to the summaries'."""
 
 import json
-import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -15,33 +14,14 @@ from xlatperf.report import format_value, write_report
 from xlatperf.runner import run_procedure
 
 ROOT = Path(__file__).resolve().parents[1]
-BASE = f"""
-[tester]
-netns = ""
-hugepages = "no"
-engine = "{ROOT / 'tests' / 'fake_engine.py'}"
-[left]
-port = "null"
-[right]
-port = "null"
-[trial]
-duration = 10.0
-pause = 0.0
-[throughput]
-error = 10000
-"""
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.fixture
-def base(tmp_path, monkeypatch):
-    for name in list(os.environ):
-        if name.startswith("FAKE_"):
-            monkeypatch.delenv(name)
+def base(fake_config, monkeypatch):
     monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
-    path = tmp_path / "base.toml"
-    path.write_text(BASE)
-    return path
+    return fake_config
 
 
 def check_images(plots):
