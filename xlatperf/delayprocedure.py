@@ -51,6 +51,22 @@ class _DelayProcedure(Procedure):
     def measure(self, run_trial, rate, *, steps, notify):
         raise NotImplementedError
 
+    def csv_columns(self, name: str, info: dict) -> dict:
+        """The CSV columns of one direction's metrics in a trial."""
+        raise NotImplementedError
+
+    def csv_rows(self, repetitions):
+        """One row per trial: its rate and loss, then each direction's metrics."""
+        rows = []
+        for r in repetitions:
+            for trial in r.steps:
+                row = {"repetition": r.number, "rate": trial.rate, "valid": trial.valid,
+                       "loss_ratio": trial.loss_ratio}
+                for name, info in self.metrics(trial).items():
+                    row |= self.csv_columns(name, info)
+                rows.append(row)
+        return rows
+
     def _trials(self, repetitions: list[Repetition]):
         return [r.steps[0] for r in repetitions if r.steps]
 
@@ -93,17 +109,9 @@ class Latency(_DelayProcedure):
         summary["warnings"] = latency_warnings(self.config, summary)
         return summary
 
-    def csv_rows(self, repetitions):
-        rows = []
-        for r in repetitions:
-            for trial in r.steps:
-                row = {"repetition": r.number, "rate": trial.rate, "valid": trial.valid,
-                       "loss_ratio": trial.loss_ratio}
-                for name, info in self.metrics(trial).items():
-                    row |= {f"{name}_tl_ms": info["tl_ms"], f"{name}_wcl_ms": info["wcl_ms"],
-                            f"{name}_tagged": info["tagged"], f"{name}_lost": info["lost"]}
-                rows.append(row)
-        return rows
+    def csv_columns(self, name, info):
+        return {f"{name}_tl_ms": info["tl_ms"], f"{name}_wcl_ms": info["wcl_ms"],
+                f"{name}_tagged": info["tagged"], f"{name}_lost": info["lost"]}
 
     def settings(self):
         latency = self.config["latency"]
@@ -140,20 +148,13 @@ class Pdv(_DelayProcedure):
         summary["warnings"] = pdv_warnings(self.config, summary, trials)
         return summary
 
-    def csv_rows(self, repetitions):
-        rows = []
-        for r in repetitions:
-            for trial in r.steps:
-                row = {"repetition": r.number, "rate": trial.rate, "valid": trial.valid,
-                       "loss_ratio": trial.loss_ratio}
-                for name, info in self.metrics(trial).items():
-                    row |= {f"{name}_pdv_ms": info["pdv_ms"], f"{name}_min_ns": info["min_ns"],
-                            f"{name}_frames": info["frames"]}
-                    if "ipdv" in info:
-                        row |= {f"{name}_ipdv_{key}_ms": info["ipdv"][f"{key}_ms"]
-                                for key in ("min", "median", "max")}
-                rows.append(row)
-        return rows
+    def csv_columns(self, name, info):
+        columns = {f"{name}_pdv_ms": info["pdv_ms"], f"{name}_min_ns": info["min_ns"],
+                   f"{name}_frames": info["frames"]}
+        if "ipdv" in info:
+            columns |= {f"{name}_ipdv_{key}_ms": info["ipdv"][f"{key}_ms"]
+                        for key in ("min", "median", "max")}
+        return columns
 
     def settings(self):
         return {**super().settings(), "ipdv": self.config["pdv"]["ipdv"],
