@@ -63,12 +63,12 @@ def test_multi_ip_and_stateful_mapping(tmp_path):
     assert config6["addresses"]["right"] == "decreasing"
     assert config6["addresses"]["left_offset_ipv6"] == 12
     assert config6["traffic"]["frame_size"] == 84            # siitperf's minimum, with a note
-    result = import_siitperf(DATA / "stateful-multi-ip.conf", tmp_path / "z.toml")
+    import_siitperf(DATA / "stateful-multi-ip.conf", tmp_path / "z.toml")
     stateful = load_config(str(tmp_path / "z.toml"))
     assert stateful["traffic"]["direction"] == "reverse"     # Initiator on the right
     assert stateful["ports"]["reverse_src_max"] == 1087
-    assert any(n.startswith("Stateful 2") for n in result.notes)
-    assert any(n.startswith("Enumerate-ips 3") for n in result.notes)
+    assert stateful["stateful"]["enabled"] and stateful["stateful"]["initiator"] == "right"
+    assert stateful["stateful"]["enumerate"] == "both"       # tests/test_siitperf_stateful.py
 
 
 @pytest.mark.parametrize("line, message", [
@@ -103,15 +103,25 @@ def test_hex_values_comments_and_no_direction(tmp_path):
 @pytest.mark.parametrize("name", FIXTURES)
 def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab):
     """One short trial on null ports (no DUT): the engine takes every converted setting.
-    (exclusive_lab: lab tests count the engines running on this machine.)"""
+    (exclusive_lab: lab tests count the engines running on this machine.) A stateful config's
+    phase 1 is sent with its enumeration, but nothing reaches the Responder on null ports, so
+    the state table stays empty and the step is invalid without a phase 2."""
+    from xlatperf.results import read_trials
     from xlatperf.runner import run_procedure
     out = tmp_path / f"{name}.toml"
     import_siitperf(DATA / f"{name}.conf", out)
     config = load_config(str(out), ['tester.netns=""', "tester.lcores=0,1", "left.port=null",
                                     "right.port=null", "trial.duration=0.1", "trial.pause=0",
-                                    "trial.timeout=0.1", "trial.learning=no"])
+                                    "trial.timeout=0.1", "trial.learning=no",
+                                    "stateful.connections=1000", "stateful.timeout_phase1=0.1"])
     summary = run_procedure("trial", config, tmp_path / "run", rate=1000)
     assert summary["complete"]
+    if config["stateful"]["enabled"]:
+        (phase1, step) = read_trials(tmp_path / "run")
+        assert phase1["phase"] == "phase1" and phase1["connections"] == 1000
+        assert sum(d["sent"] for d in phase1["directions"].values()) == 1000
+        assert step["invalid_reason"].startswith("failed to fill state table: 0 of 1,000")
+        return
     sent = summary["repetitions"][0]["directions"]
     assert sent and all(d["sent"] > 0 for d in sent.values())
     assert set(sent) == set(["forward", "reverse"] if config["traffic"]["direction"] == "both"

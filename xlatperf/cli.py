@@ -9,7 +9,7 @@
     xlatperf campaign run FILE --out DIR     (resumes when DIR holds an interrupted run)
     xlatperf campaign status DIR
     xlatperf report DIR [--out REPORT_DIR]
-    xlatperf import SIITPERF_CONF -o OUT.toml [--cmdline "SIZE RATE DURATION TIMEOUT N M"]
+    xlatperf import SIITPERF_CONF -o OUT.toml [--cmdline "SIZE RATE DURATION TIMEOUT n m ..."]
     xlatperf lab up KIND [--param NAME=VALUE ...] --config-out FILE
     xlatperf lab down
 
@@ -143,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
     importer.add_argument("-o", "--output", required=True, metavar="OUT.toml")
     importer.add_argument("--cmdline", metavar="ARGS",
                           help="siitperf-tp's command line arguments to convert too: "
-                               "\"SIZE RATE DURATION TIMEOUT N M\"")
+                               "\"SIZE RATE DURATION TIMEOUT n m\", with Stateful 1|2 "
+                               "followed by \"N M R T D\"")
 
     lab = commands.add_parser("lab", help="network-namespace testbeds")
     lab_commands = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION")

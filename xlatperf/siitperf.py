@@ -8,20 +8,27 @@
 siitperf.conf is one `Parameter value` per line, `#` starts a comment. Every parameter that
 siitperf's README and its configuration reader know is recognised; a parameter name it does
 not know, or a value outside siitperf's own range, is an error naming the line. Parameters
-without an xlatperf equivalent (CPU placement, memory channels, promiscuous mode, stateful
-tests until xlatperf has them) are reported in `notes` and as comments in the written file,
-which is always a valid xlatperf configuration. docs/siitperf.md maps siitperf's programs,
-scripts and command-line parameters to xlatperf commands.
+without an xlatperf equivalent (CPU placement, memory channels, promiscuous mode) are reported
+in `notes` and as comments in the written file, which is always a valid xlatperf
+configuration. Stateful tests (Stateful 1|2, Responder-tuples, Enumerate-ports, Enumerate-ips,
+and N M R T D from the command line) become the [stateful] section (docs/stateful.md); a
+combination xlatperf cannot run the same way (siitperf's Table I rules) is an error naming the
+parameters. docs/siitperf.md maps siitperf's programs, scripts and command-line parameters to
+xlatperf commands.
 """
 
+import copy
 import ipaddress
 import json
+import math
 import re
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import SCHEMA, load_config
+from .config import SCHEMA, load_config, validate
 from .errors import ConfigError
+from .stateful import enumeration, foreground_frames
 
 VARY = {0: "fixed", 1: "increasing", 2: "decreasing", 3: "random"}  # siitperf's 0..3
 
@@ -84,6 +91,9 @@ PARAMETERS = {
     "Stateful": _int(0, 2), "Responder-tuples": _int(0, 3),
     "Enumerate-ports": _int(0, 3), "Enumerate-ips": _int(0, 3),
 }
+# siitperf's README example writes Responder-ports (its older name); the reader takes
+# Responder-tuples.
+ALIASES = {"Responder-ports": "Responder-tuples"}
 # IP-L-Vers must be 4 or 6, not 5.
 _VERSIONS = ("IP-L-Vers", "IP-R-Vers")
 
@@ -94,10 +104,21 @@ class ImportResult:
     notes: list[str] = field(default_factory=list)
     sources: dict = field(default_factory=dict)    # "section.key" -> siitperf parameter(s)
 
+    def put(self, dotted: str, value, *sources: str) -> None:
+        """Set an xlatperf key and remember the siitperf parameter(s) it comes from."""
+        section, key = dotted.split(".")
+        self.config.setdefault(section, {})[key] = value
+        self.sources[dotted] = ", ".join(sources)
+
+    def get(self, dotted: str, default=None):
+        section, key = dotted.split(".")
+        return self.config.get(section, {}).get(key, default)
+
 
 def parse_siitperf(text: str, name: str = "siitperf.conf") -> dict:
     """{parameter: value} of a siitperf.conf; ConfigError naming the line on any problem."""
     values: dict = {}
+    known = {**PARAMETERS, **ALIASES}
     for number, line in enumerate(text.splitlines(), 1):
         content = line.split("#", 1)[0].strip()
         if not content:
@@ -105,75 +126,69 @@ def parse_siitperf(text: str, name: str = "siitperf.conf") -> dict:
         parts = content.split()
         parameter = parts[0]
         where = f"{name} line {number}"
-        if parameter not in PARAMETERS:
+        if parameter not in known:
             close = [p for p in PARAMETERS if p.lower() == parameter.lower()]
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ConfigError(f"{where}: unknown siitperf parameter {parameter!r}{hint}")
         if len(parts) < 2:
             raise ConfigError(f"{where}: {parameter} has no value")
         try:
-            value = PARAMETERS[parameter](parts[1])
+            value = PARAMETERS[ALIASES.get(parameter, parameter)](parts[1])
             if parameter in _VERSIONS and value not in (4, 6):
                 raise ValueError("must be 4 or 6")
         except ValueError as exc:
             raise ConfigError(f"{where}: {parameter} {parts[1]}: {exc}") from None
-        values[parameter] = value
+        values[ALIASES.get(parameter, parameter)] = value
     return values
+
+
+SIDES = (("left", "L"), ("right", "R"))
+DIRECTIONS = (("forward", "Fwd"), ("reverse", "Rev"))
+
+
+def _direct_parameters() -> dict[str, str]:
+    """siitperf parameters whose value is an xlatperf key's value unchanged, in the order the
+    converted file lists them."""
+    table = {}
+    for side, letter in SIDES:
+        table[f"IP-{letter}-Vers"] = f"{side}.ip_version"
+        for version in (4, 6):
+            table[f"IPv{version}-{letter}-Real"] = f"{side}.ipv{version}"
+            table[f"IPv{version}-{letter}-Virt"] = f"{side}.virtual_ipv{version}"
+        table[f"MAC-{letter}-Tester"] = f"{side}.mac"
+        table[f"MAC-{letter}-DUT"] = f"{side}.dut_mac"
+    return table
+
+
+DIRECT = _direct_parameters()
 
 
 def convert(values: dict) -> ImportResult:
     """Map siitperf parameters to xlatperf configuration keys (docs/siitperf.md)."""
-    config: dict = {}
-    result = ImportResult(config)
+    result = ImportResult({})
     notes = result.notes
-
-    def put(dotted: str, value, *sources: str) -> None:
-        section, key = dotted.split(".")
-        config.setdefault(section, {})[key] = value
-        result.sources[dotted] = ", ".join(sources)
-
-    def has(section: str, key: str) -> bool:
-        return section in SCHEMA and key in SCHEMA[section]
 
     # Netns and ports: siitperf drives DPDK ports 0 and 1 directly.
     notes.append("siitperf uses DPDK ports 0 (left) and 1 (right): set left.port and right.port "
                  "(e.g. \"pci:0000:03:00.0\"), and tester.netns = \"\" outside the lab")
-    for side, letter in (("left", "L"), ("right", "R")):
-        if f"IP-{letter}-Vers" in values:
-            put(f"{side}.ip_version", values[f"IP-{letter}-Vers"], f"IP-{letter}-Vers")
-        for version in (4, 6):
-            for kind, prefix in (("Real", ""), ("Virt", "virtual_")):
-                parameter = f"IPv{version}-{letter}-{kind}"
-                if parameter in values:
-                    put(f"{side}.{prefix}ipv{version}", values[parameter], parameter)
-        if f"MAC-{letter}-Tester" in values:
-            put(f"{side}.mac", values[f"MAC-{letter}-Tester"], f"MAC-{letter}-Tester")
-        if f"MAC-{letter}-DUT" in values:
-            put(f"{side}.dut_mac", values[f"MAC-{letter}-DUT"], f"MAC-{letter}-DUT")
+    for parameter, key in DIRECT.items():
+        if parameter in values:
+            result.put(key, values[parameter], parameter)
 
     stateful = values.get("Stateful", 0)
     forward, reverse = values.get("Forward", 1), values.get("Reverse", 1)
-    if stateful:
-        initiator = "left" if stateful == 1 else "right"
-        notes.append(f"Stateful {stateful} (RFC 9693, Initiator on the {initiator}): xlatperf "
-                     "has no stateful tests yet; converted as a stateless test with the same "
-                     "addresses and port ranges (the preliminary phase, the Responder's state "
-                     "table, Responder-tuples and enumeration are not converted)")
-        if not forward and not reverse:
-            # siitperf's stateful tests may have no stateless direction; the Initiator's is
-            # the one its preliminary frames take.
-            forward, reverse = (1, 0) if stateful == 1 else (0, 1)
-            notes.append("Forward 0 and Reverse 0: the Initiator's direction "
-                         f"({'forward' if stateful == 1 else 'reverse'}) is used")
-    for parameter in ("Responder-tuples", "Enumerate-ports", "Enumerate-ips"):
-        if values.get(parameter):
-            notes.append(f"{parameter} {values[parameter]}: stateful-test parameter, not "
-                         "converted (no stateful tests in xlatperf yet)")
+    if stateful and not forward and not reverse:
+        # siitperf's stateful tests may have no phase-2 direction (phase 1 only); the
+        # Initiator's is the one its phase-1 frames take.
+        forward, reverse = (1, 0) if stateful == 1 else (0, 1)
+        notes.append("Forward 0 and Reverse 0 (phase 1 only): traffic.direction is the "
+                     f"Initiator's ({'forward' if stateful == 1 else 'reverse'}); "
+                     "connection-rate, teardown-rate and table-capacity do not use it")
     if not forward and not reverse:
         raise ConfigError("Forward 0 and Reverse 0: no active direction (siitperf requires one "
                           "for stateless tests)")
     direction = "both" if forward and reverse else "forward" if forward else "reverse"
-    put("traffic.direction", direction, "Forward", "Reverse")
+    result.put("traffic.direction", direction, "Forward", "Reverse")
 
     if "Promisc" in values:
         notes.append("Promisc: no xlatperf setting (the engine recognises test frames by their "
@@ -182,8 +197,8 @@ def convert(values: dict) -> ImportResult:
             if p in values]
     if cpus:
         cores = [0] + [c for i, c in enumerate(cpus) if c != 0 and c not in cpus[:i]]
-        put("tester.lcores", ",".join(str(c) for c in cores), "CPU-L-Send", "CPU-R-Recv",
-            "CPU-R-Send", "CPU-L-Recv")
+        result.put("tester.lcores", ",".join(str(c) for c in cores), "CPU-L-Send",
+                   "CPU-R-Recv", "CPU-R-Send", "CPU-L-Recv")
         notes.append(f"CPU-*-Send/Recv: lcores {','.join(str(c) for c in cores)} (0 is the main "
                      "lcore as in siitperf); xlatperf assigns senders and receivers to the "
                      "worker lcores itself")
@@ -192,105 +207,256 @@ def convert(values: dict) -> ImportResult:
                      "ignored")
 
     # RFC 4814 port variation.
-    for prefix, direction_name in (("Fwd", "forward"), ("Rev", "reverse")):
+    for direction_name, prefix in DIRECTIONS:
         for end, short in (("src", "sport"), ("dst", "dport")):
             mode = VARY[values.get(f"{prefix}-var-{short}", 0)]
             bounds = {b: values.get(f"{prefix}-{short}-{b}") for b in ("min", "max")}
             if mode == "fixed" and all(v is None for v in bounds.values()):
                 continue
-            key = f"{direction_name}_{end}"
-            if not has("ports", key):
-                notes.append(f"{prefix}-var-{short}: xlatperf has no port variation keys; "
-                             "ignored")
-                continue
-            put(f"ports.{key}", mode, f"{prefix}-var-{short}")
+            key = f"ports.{direction_name}_{end}"
+            result.put(key, mode, f"{prefix}-var-{short}")
             for b, value in bounds.items():
                 if value is not None:
-                    put(f"ports.{key}_{b}", value, f"{prefix}-{short}-{b}")
+                    result.put(f"{key}_{b}", value, f"{prefix}-{short}-{b}")
             if mode == "fixed":
                 notes.append(f"{prefix}-{short}-min/max given with {prefix}-var-{short} 0: "
                              "the range is kept but the port stays fixed")
 
     # Multiple IP addresses (draft-lencse-bmwg-multiple-ip-addresses) and destination networks.
-    for side, letter in (("left", "L"), ("right", "R")):
+    for side, letter in SIDES:
         mode = VARY[values.get(f"IP-{letter}-var", 0)]
         if mode != "fixed":
-            if not has("addresses", side):
-                notes.append(f"IP-{letter}-var: xlatperf has no address variation keys; ignored")
-            else:
-                put(f"addresses.{side}", mode, f"IP-{letter}-var")
-                for b in ("min", "max"):
-                    if f"IP-{letter}-{b}" in values:
-                        put(f"addresses.{side}_{b}", values[f"IP-{letter}-{b}"],
-                            f"IP-{letter}-{b}")
-                _offsets(values, side, letter, put, notes, has)
+            result.put(f"addresses.{side}", mode, f"IP-{letter}-var")
+            for b in ("min", "max"):
+                if f"IP-{letter}-{b}" in values:
+                    result.put(f"addresses.{side}_{b}", values[f"IP-{letter}-{b}"],
+                               f"IP-{letter}-{b}")
+            _offsets(values, side, letter, result)
         nets = values.get(f"Num-{letter}-Nets", 1)
         if nets > 1:
             # siitperf's Num-L-Nets counts the networks frames are sent *to* on the left.
-            if has("addresses", f"{side}_nets"):
-                put(f"addresses.{side}_nets", nets, f"Num-{letter}-Nets")
-            else:
-                notes.append(f"Num-{letter}-Nets {nets}: xlatperf has no destination network "
-                             "setting; ignored")
+            result.put(f"addresses.{side}_nets", nets, f"Num-{letter}-Nets")
+    _stateful(values, result)
     return result
 
 
-def _offsets(values, side, letter, put, notes, has) -> None:
+# Why an offset has no xlatperf equivalent, from the value and the key's own complaint.
+_OFFSET_REASONS = {
+    4: lambda value, complaint: (f"varying IPv4 bytes {value}-{value + 1} is not possible in "
+                                 f"xlatperf ({complaint})"),
+    6: lambda value, complaint: complaint,
+}
+
+
+def _offsets(values: dict, side: str, letter: str, result: ImportResult) -> None:
     """siitperf's offsets: IPv4 1 (bytes 1-2) or 2 (bytes 2-3); IPv6 6..14 (first byte)."""
-    v4 = values.get(f"IPv4-{letter}-offset")
-    if v4 is not None and has("addresses", f"{side}_offset_ipv4"):
-        allowed = SCHEMA["addresses"][f"{side}_offset_ipv4"]
+    for version, reason in _OFFSET_REASONS.items():
+        parameter, key = f"IPv{version}-{letter}-offset", f"{side}_offset_ipv{version}"
+        value = values.get(parameter)
+        if value is None:
+            continue
+        allowed = SCHEMA["addresses"][key]
         try:
-            put(f"addresses.{side}_offset_ipv4", allowed.check(v4), f"IPv4-{letter}-offset")
+            result.put(f"addresses.{key}", allowed.check(value), parameter)
         except ValueError as exc:
-            notes.append(f"IPv4-{letter}-offset {v4}: varying IPv4 bytes {v4}-{v4 + 1} is not "
-                         f"possible in xlatperf (addresses.{side}_offset_ipv4 {exc}); kept the "
-                         f"default ({allowed.default})")
-    v6 = values.get(f"IPv6-{letter}-offset")
-    if v6 is not None and has("addresses", f"{side}_offset_ipv6"):
-        allowed = SCHEMA["addresses"][f"{side}_offset_ipv6"]
+            result.notes.append(f"{parameter} {value}: {reason(value, f'addresses.{key} {exc}')}"
+                                f"; kept the default ({allowed.default})")
+
+
+def _shown(parameters: list[str], values: dict) -> str:
+    return " and ".join(f"{p} {values.get(p, 0)}" for p in parameters)
+
+
+def _stateful(values: dict, result: ImportResult) -> None:
+    """Stateful, Responder-tuples, Enumerate-ports and Enumerate-ips -> [stateful]: the roles,
+    the phase-2 selection, and the phase-1 enumeration with siitperf's rules (Table I of the
+    multiple-IP paper) as far as xlatperf's configuration refuses the same (docs/stateful.md)."""
+    stateful = values.get("Stateful", 0)
+    ports, ips = values.get("Enumerate-ports", 0), values.get("Enumerate-ips", 0)
+    if not stateful:
+        for parameter, value in (("Enumerate-ports", ports), ("Enumerate-ips", ips)):
+            if value:
+                raise ConfigError(f"{parameter} {value} with Stateful 0: enumeration is phase 1 "
+                                  "of a stateful test (siitperf refuses it too): set Stateful 1 "
+                                  f"or 2, or {parameter} 0")
+        if values.get("Responder-tuples"):
+            result.notes.append(f"Responder-tuples {values['Responder-tuples']}: only used by "
+                                "stateful tests (Stateful 1 or 2); ignored")
+        return
+    initiator, responder = ("left", "right") if stateful == 1 else ("right", "left")
+    prefix, other_prefix = DIRECTIONS[stateful - 1][1], DIRECTIONS[2 - stateful][1]
+    result.put("stateful.enabled", True, "Stateful")
+    result.put("stateful.initiator", initiator, "Stateful")
+    if "Responder-tuples" in values:
+        result.put("stateful.selection", VARY[values["Responder-tuples"]], "Responder-tuples")
+    else:
+        result.notes.append("Responder-tuples not given: stateful.selection keeps xlatperf's "
+                            "default \"random\" (RFC 9693's recommendation)")
+
+    port_modes = [f"{prefix}-var-sport", f"{prefix}-var-dport"]
+    address_modes = ["IP-L-var", "IP-R-var"]
+    varying_ports = [p for p in port_modes if values.get(p)]
+    varying_addresses = [p for p in address_modes if values.get(p)]
+    if ports and ips and ports != ips:
+        raise ConfigError(f"Enumerate-ports {ports} and Enumerate-ips {ips}: must be equal when "
+                          "both are non-zero (siitperf Table I; xlatperf enumerates ports and "
+                          "addresses together in one stateful.order): allowed Enumerate-ips 0 "
+                          f"or {ports}")
+    if ports and not varying_ports:
+        raise ConfigError(f"Enumerate-ports {ports} with {_shown(port_modes, values)}: xlatperf "
+                          "enumerates the Initiator's varying ports only (siitperf would "
+                          f"enumerate the {prefix}-sport/dport-min..max ranges although phase 2 "
+                          f"keeps the ports fixed): set {' and/or '.join(port_modes)} to 1..3, "
+                          "or Enumerate-ports 0")
+    if ips and not varying_addresses:
+        raise ConfigError(f"Enumerate-ips {ips} with {_shown(address_modes, values)}: "
+                          "enumerating addresses needs varying addresses: set IP-L-var and "
+                          "IP-R-var to 1..3 (siitperf requires both), or Enumerate-ips 0")
+    for name, enumerated, other, others, kind in (
+            ("Enumerate-ports", ports, "Enumerate-ips", varying_addresses, "addresses"),
+            ("Enumerate-ips", ips, "Enumerate-ports", varying_ports, "ports")):
+        if enumerated and others and not values.get(other):
+            raise ConfigError(f"{name} {enumerated} with {other} 0 while {_shown(others, values)} "
+                              f"vary the {kind}: phase 2 would send {kind} that phase 1 never "
+                              f"used (siitperf Table I): set {other} {enumerated} (the same "
+                              f"order) or {' and '.join(others)} 0")
+    what = {(False, False): "none", (True, False): "ports", (False, True): "addresses",
+            (True, True): "both"}[(bool(ports), bool(ips))]
+    result.put("stateful.enumerate", what, "Enumerate-ports", "Enumerate-ips")
+    if what != "none":
+        result.put("stateful.order", VARY[ports or ips], "Enumerate-ports", "Enumerate-ips")
+        nets = f"Num-{'R' if initiator == 'left' else 'L'}-Nets"
+        if values.get(nets, 1) > 1:
+            enumerating = _shown(["Enumerate-ports", "Enumerate-ips"], values)
+            raise ConfigError(f"{nets} {values[nets]} with {enumerating}: enumeration needs a "
+                              f"single destination network (allowed: {nets} 1)")
+    if ports and len(varying_ports) == 1:
+        fixed = next(p for p in port_modes if p not in varying_ports)
+        result.notes.append(f"Enumerate-ports {ports} with {fixed} 0: siitperf enumerates that "
+                            "port's min..max range in phase 1 too, xlatperf keeps it fixed "
+                            "(traffic.src_port / traffic.dst_port) and enumerates the varying "
+                            "one only")
+    responder_modes = [f"{other_prefix}-var-sport", f"{other_prefix}-var-dport"]
+    if any(values.get(p) for p in responder_modes):
+        result.notes.append(f"{' and '.join(responder_modes)}: the Responder ({responder}) "
+                            "takes its ports from the state table in a stateful test; kept "
+                            "but not used")
+
+
+# siitperf-tp's positional arguments (siitperf-lat and -pdv take further ones after them).
+@dataclass(frozen=True)
+class Argument:
+    name: str
+    low: int
+    high: int | str | None       # str: another argument's value; None: no upper bound
+    key: str | None = None       # the xlatperf key it sets (None: a note instead)
+    divisor: int | None = None   # the key's value is argument / divisor (a float)
+    source: str = ""             # its name in the converted file's comments (default: name)
+
+
+ARGUMENTS = (
+    Argument("ipv6_frame_size", 84, 1538, "traffic.frame_size"),
+    Argument("frame_rate", 1, 14880952),
+    Argument("duration", 1, 3600, "trial.duration", 1),
+    Argument("global_timeout", 0, 60000, "trial.timeout", 1000, "global_timeout (ms)"),
+    Argument("n", 2, None, "traffic.mix_n"),
+    Argument("m", 0, "n", "traffic.mix_m"),
+)
+# With Stateful 1 or 2, siitperf-tp takes RFC 9693's phase-1 parameters next.
+STATEFUL_ARGUMENTS = (
+    Argument("N", 1, 2**32 - 1, "stateful.connections"),
+    Argument("M", 1, 2**32 - 1, "stateful.table_size"),
+    Argument("R", 1, 14880952, "stateful.rate_phase1"),
+    Argument("T", 1, 2000, "stateful.timeout_phase1", 1000, "T (ms)"),
+    Argument("D", 1, 100_000_000, "stateful.gap", 1000, "D (ms)"),
+)
+STATEFUL_KEYS = ", ".join(f"{a.key} ({a.name})" for a in STATEFUL_ARGUMENTS)
+
+
+def _read_arguments(text: str, parts: list[str], specs) -> dict[str, int]:
+    got: dict[str, int] = {}
+    for part, spec in zip(parts, specs):
+        high = got[spec.high] if isinstance(spec.high, str) else spec.high
+        allowed = f"{spec.low}..{'' if high is None else high}"
         try:
-            put(f"addresses.{side}_offset_ipv6", allowed.check(v6), f"IPv6-{letter}-offset")
-        except ValueError as exc:
-            notes.append(f"IPv6-{letter}-offset {v6}: addresses.{side}_offset_ipv6 {exc}; kept "
-                         f"the default ({allowed.default})")
+            value = int(part)
+        except ValueError:
+            raise ConfigError(f"--cmdline {text!r}: {spec.name} = {part!r}: must be an integer "
+                              f"(siitperf allows {allowed})") from None
+        if value < spec.low or (high is not None and value > high):
+            raise ConfigError(f"--cmdline: {spec.name} = {value}: siitperf allows {allowed}")
+        got[spec.name] = value
+    return got
 
 
 def convert_cmdline(text: str, result: ImportResult) -> None:
-    """siitperf-tp/-lat/-pdv arguments: SIZE RATE DURATION TIMEOUT N M [...]."""
+    """siitperf-tp/-lat/-pdv arguments: SIZE RATE DURATION TIMEOUT n m, and with Stateful 1|2
+    N M R T D next (siitperf's README)."""
     parts = text.split()
-    names = ("ipv6_frame_size", "frame_rate", "duration", "global_timeout", "n", "m")
-    if len(parts) < len(names):
-        raise ConfigError(f"--cmdline {text!r}: expected at least {len(names)} values: "
-                          + " ".join(names))
-    try:
-        size, rate, duration, timeout, n, m = (int(p) for p in parts[:6])
-    except ValueError:
-        raise ConfigError(f"--cmdline {text!r}: the first six values must be integers") from None
-    checks = ((size, 84, 1538, "ipv6_frame_size"), (rate, 1, 14880952, "frame_rate"),
-              (duration, 1, 3600, "duration"), (timeout, 0, 60000, "global_timeout"),
-              (n, 2, None, "n"), (m, 0, n, "m"))
-    for value, low, high, name in checks:
-        if value < low or (high is not None and value > high):
-            raise ConfigError(f"--cmdline: {name} = {value}: siitperf allows {low}.."
-                              f"{'' if high is None else high}")
-    put = result.config.setdefault
-    put("traffic", {})["frame_size"] = size
-    put("trial", {})["duration"] = float(duration)
-    result.config["trial"]["timeout"] = timeout / 1000
-    if m == 0:
+    stateful = bool(result.get("stateful.enabled"))
+    specs = ARGUMENTS + (STATEFUL_ARGUMENTS if stateful else ())
+    if len(parts) < len(specs):
+        raise ConfigError(f"--cmdline {text!r}: expected at least {len(specs)} values: "
+                          + " ".join(spec.name for spec in specs)
+                          + (" (a stateful test: siitperf.conf has Stateful "
+                             f"{1 if result.get('stateful.initiator') == 'left' else 2})"
+                             if stateful else ""))
+    got = _read_arguments(text, parts, specs)
+    if got["m"] == 0:
         raise ConfigError("--cmdline: m = 0 (no foreground frames) is not a benchmark in xlatperf")
-    result.config["traffic"]["mix_n"], result.config["traffic"]["mix_m"] = n, m
-    result.sources.update({"traffic.frame_size": "ipv6_frame_size", "trial.duration": "duration",
-                           "trial.timeout": "global_timeout (ms)", "traffic.mix_n": "n",
-                           "traffic.mix_m": "m"})
+    if stateful:
+        _check_phase1(got)
+    for spec in specs:
+        if spec.key is not None:
+            value = got[spec.name]
+            result.put(spec.key, value if spec.divisor is None else value / spec.divisor,
+                       spec.source or spec.name)
+    rate = got["frame_rate"]
     result.notes.append(f"frame_rate {rate}: a rate is a command option in xlatperf: "
                         f"`xlatperf trial --rate {rate}` (one elementary trial, like siitperf-tp) "
                         "or the search range of `xlatperf throughput`")
-    if len(parts) > 6:
-        result.notes.append(f"further arguments {' '.join(parts[6:])} (stateful N M R T D, "
-                            "siitperf-lat's delay/timestamps or siitperf-pdv's frame timeout): "
-                            "not converted")
+    if len(parts) > len(specs):
+        result.notes.append(f"further arguments {' '.join(parts[len(specs):])} (siitperf-lat's "
+                            "delay/timestamps or siitperf-pdv's frame timeout): not converted")
+
+
+def _check_phase1(got: dict) -> None:
+    """siitperf's own rules for N M R T D, named as on its command line."""
+    n, m, connections, table = got["n"], got["m"], got["N"], got["M"]
+    needed = 1000 * connections / got["R"] + got["T"]
+    if got["D"] < needed:
+        raise ConfigError(f"--cmdline: D = {got['D']}: must be at least 1000·N/R + T = "
+                          f"{math.ceil(needed):,} ms (phase 1, N = {connections:,} frames at "
+                          f"R = {got['R']:,} fps and its timeout T = {got['T']} ms, must fit in "
+                          "D)")
+    foreground = foreground_frames(connections, n, m)
+    if table > foreground:
+        raise ConfigError(f"--cmdline: M = {table:,}: must be at most the {foreground:,} "
+                          f"foreground frames of phase 1 (N = {connections:,} with m/n = "
+                          f"{m}/{n}): the state table could never fill")
+
+
+def _fit_connections(result: ImportResult) -> None:
+    """Without siitperf's N, keep xlatperf's default number of phase-1 frames unless the
+    enumerated ranges have fewer combinations (xlatperf refuses more)."""
+    result.notes.append("N M R T D: siitperf-tp's stateful command-line arguments are not in "
+                        f"siitperf.conf: set {STATEFUL_KEYS} (T and D in seconds, not ms), "
+                        "or convert them with --cmdline \"SIZE RATE DURATION TIMEOUT n m N M R "
+                        "T D\"")
+    if result.get("stateful.enumerate") == "none":
+        return
+    raw = copy.deepcopy(result.config)
+    raw["stateful"]["enabled"] = False   # the rules are checked on the final file
+    try:
+        combinations = enumeration(validate(raw)).combinations
+    except ConfigError:
+        return                           # reported when the converted file is loaded
+    default = SCHEMA["stateful"]["connections"].default
+    if combinations < default:
+        result.put("stateful.connections", combinations, "the enumerable combinations")
+        result.notes.append(f"stateful.connections = {combinations:,}: every combination of "
+                            "the enumerated ranges once (xlatperf's default "
+                            f"{default:,} is more than they have)")
 
 
 def to_toml(result: ImportResult, source: str) -> str:
@@ -328,16 +494,15 @@ def import_siitperf(path, output=None, cmdline: str | None = None) -> ImportResu
     result = convert(parse_siitperf(text, str(path)))
     if cmdline:
         convert_cmdline(cmdline, result)
-    traffic = result.config.setdefault("traffic", {})
-    if "frame_size" not in traffic:
+    if result.get("traffic.frame_size") is None:
         # siitperf takes the (IPv6) frame size on the command line; start from its minimum.
-        ipv6 = any(result.config.get(side, {}).get("ip_version") == 6
-                   for side in ("left", "right"))
-        traffic["frame_size"] = 84 if ipv6 else 64
-        result.sources["traffic.frame_size"] = "not in siitperf.conf"
+        ipv6 = any(result.get(f"{side}.ip_version") == 6 for side in ("left", "right"))
+        result.put("traffic.frame_size", 84 if ipv6 else 64, "not in siitperf.conf")
         result.notes.append(f"frame size: siitperf's first command-line argument; set to "
-                            f"{traffic['frame_size']} here (use --cmdline, a campaign axis, or "
-                            "--set traffic.frame_size=...)")
+                            f"{result.get('traffic.frame_size')} here (use --cmdline, a campaign "
+                            "axis, or --set traffic.frame_size=...)")
+    if result.get("stateful.enabled") and result.get("stateful.connections") is None:
+        _fit_connections(result)
     toml_text = to_toml(result, path.name)
     if output is not None:
         output = Path(output)
@@ -345,9 +510,19 @@ def import_siitperf(path, output=None, cmdline: str | None = None) -> ImportResu
             output.write_text(toml_text, encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"{output}: {exc.strerror}") from None
-        try:
+    try:
+        if output is not None:
             load_config(str(output))
-        except ConfigError as exc:
-            raise ConfigError(f"{path} converts to an invalid xlatperf configuration: {exc} "
-                              f"(written to {output} for inspection)") from None
+        else:
+            validate(tomllib.loads(toml_text))
+    except ConfigError as exc:
+        where = f" (written to {output} for inspection)" if output is not None else ""
+        raise ConfigError(f"{path} converts to an invalid xlatperf configuration: {exc}"
+                          f"{_origin(result, str(exc))}{where}") from None
     return result
+
+
+def _origin(result: ImportResult, message: str) -> str:
+    """The siitperf parameter(s) behind the key an xlatperf error starts with."""
+    key = message.split(" ", 1)[0]
+    return f" (from siitperf's {result.sources[key]})" if result.sources.get(key) else ""
