@@ -25,6 +25,8 @@ class TxTask final : public Task {
         schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, 0) {
     for (const auto& st : flow.streams) varying_ = varying_ || !st->fields.empty();
     varying_ = varying_ || flow.table != nullptr;
+    mixed_ = flow.pattern.size() > 1;
+    enumerated_ = !mixed_ && !flow.table && flow.streams[0]->patches;
   }
 
   bool poll(uint64_t now) override {
@@ -40,8 +42,10 @@ class TxTask final : public Task {
     if (lag > flow_.max_lag_tsc) flow_.max_lag_tsc = lag;
     const uint32_t count = uint32_t(std::min<uint64_t>(schedule_.due_count(now) - built_, kMaxBurst));
     if (rte_pktmbuf_alloc_bulk(pool_, burst_, count) != 0) return true;  // pool empty: retry
-    if (varying_) build<true>(count, rte_rdtsc());
-    else build<false>(count, rte_rdtsc());
+    const uint64_t tsc = rte_rdtsc();
+    if (enumerated_) flow_.streams[0]->patches->with_width([&](auto words) { build_enumerated<words>(count, tsc); });
+    else if (mixed_) varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
+    else varying_ ? build<true, false>(count, tsc) : build<false, false>(count, tsc);
     built_ += count;
     pending_ = count;
     first_pending_ = 0;
@@ -52,61 +56,83 @@ class TxTask final : public Task {
 
  private:
   // Fills burst_[0..count) with the next frames of the flow. Specialised on whether any
-  // field varies, so fixed frames pay nothing for the mechanism.
-  template <bool kVarying>
+  // field varies and whether the flow mixes two streams, so fixed frames pay nothing for
+  // the variation and single-stream flows nothing for the mix.
+  template <bool kVarying, bool kMixed>
   void build(uint32_t count, uint64_t tsc) {
     const uint32_t n = uint32_t(flow_.pattern.size());
     uint8_t* frames[kMaxBurst];
-    uint8_t positions[2][kMaxBurst];  // burst positions of each stream's frames
-    uint32_t per_stream[2] = {0, 0};
+    uint8_t positions[2][kMaxBurst];  // burst positions of each stream's frames (mixed flows)
+    uint32_t per_stream[2] = {kMixed ? 0 : count, 0};
     for (uint32_t i = 0; i < count; ++i) {
-      const uint8_t s = flow_.pattern[cycle_];
-      if (++cycle_ == n) cycle_ = 0;
+      uint8_t s = 0;
+      if constexpr (kMixed) {
+        s = flow_.pattern[cycle_];
+        if (++cycle_ == n) cycle_ = 0;
+        positions[s][per_stream[s]++] = uint8_t(i);
+      }
       burst_stream_[i] = s;
-      positions[s][per_stream[s]++] = uint8_t(i);
-      const Stream& st = *flow_.streams[s];
-      rte_mbuf* m = burst_[i];
-      frames[i] = rte_pktmbuf_mtod(m, uint8_t*);
-      rte_memcpy(frames[i], st.tmpl.bytes.data(), st.tmpl.size());
-      m->data_len = uint16_t(st.tmpl.size());
-      m->pkt_len = st.tmpl.size();
+      frames[i] = copy_template(burst_[i], flow_.streams[s]->tmpl);
     }
     uint64_t udp_delta[kMaxBurst] = {}, ip_delta[kMaxBurst] = {};
     if constexpr (kVarying) {
       uint16_t values[kMaxBurst];
       uint32_t digits[kMaxFields][kMaxBurst];
-      const bool mixed = n > 1;
       for (size_t s = 0; s < flow_.streams.size(); ++s) {
         Stream& st = *flow_.streams[s];
         const uint8_t* pos = positions[s];
-        const bool precomputed = !st.enumerated_words.empty();
-        if (st.enumerator && !precomputed) st.enumerator->generate(digits, per_stream[s]);
+        const auto at = [pos](uint32_t k) -> uint32_t { return kMixed ? pos[k] : k; };
+        if (st.patches) {
+          st.patches->apply(per_stream[s], frames, at, udp_delta);
+          continue;
+        }
+        if (st.enumerator) st.enumerator->generate(digits, per_stream[s]);
         for (size_t f = 0; f < st.fields.size(); ++f) {
           FieldGenerator& g = st.fields[f];
           if (g.spec().mode == VaryMode::kEnumerate) {
             const size_t digit = size_t(std::find(st.enumerated.begin(), st.enumerated.end(), f) - st.enumerated.begin());
-            if (precomputed) st.copy_enumerated(st.enumerated_words[digit], values, per_stream[s]);
-            else
-              for (uint32_t k = 0; k < per_stream[s]; ++k) values[k] = g.word_at(digits[digit][k]);
+            for (uint32_t k = 0; k < per_stream[s]; ++k) values[k] = g.word_at(digits[digit][k]);
           } else {
             g.generate(values, per_stream[s]);
           }
-          if (mixed) apply_field(g, values, per_stream[s], frames, [pos](uint32_t k) { return pos[k]; }, udp_delta, ip_delta);
-          else apply_field(g, values, per_stream[s], frames, [](uint32_t k) { return k; }, udp_delta, ip_delta);
+          apply_field(g, values, per_stream[s], frames, at, udp_delta, ip_delta);
         }
-        if (precomputed) st.advance_enumerated(per_stream[s]);
       }
       if (flow_.table)  // phase 2: the whole four-tuple from the state table (foreground only)
         for (uint32_t i = 0; i < count; ++i)
           udp_delta[i] += flow_.table->write(flow_.selector->next(), frames[i], flow_.streams[0]->tmpl);
     }
     for (uint32_t i = 0; i < count; ++i) {
-      Stream& st = *flow_.streams[burst_stream_[i]];
+      Stream& st = *flow_.streams[kMixed ? burst_stream_[i] : 0];
       if constexpr (kVarying)
-        if (st.ipv4_fields) finish_ipv4_header(frames[i], st.tmpl, ip_delta[i]);
+        if (st.recompute_ipv4_checksum) finish_ipv4_header(frames[i], st.tmpl, ip_delta[i]);
       stamp_frame(frames[i], st.tmpl, st.next_seq++, tsc, udp_delta[i]);
       ++st.sent;
     }
+  }
+
+  // Stateful phase 1 with a precomputed enumeration (a single stream): each frame is copied,
+  // patched with its record and stamped in one pass, while it is in the L1 cache.
+  template <size_t kWords>
+  void build_enumerated(uint32_t count, uint64_t tsc) {
+    Stream& st = *flow_.streams[0];
+    FramePatches::Cursor<kWords> cursor(*st.patches);
+    for (uint32_t i = 0; i < count; ++i) {
+      burst_stream_[i] = 0;
+      uint8_t* frame = copy_template(burst_[i], st.tmpl);
+      stamp_frame(frame, st.tmpl, st.next_seq + i, tsc, cursor.write(frame));
+    }
+    cursor.save(*st.patches);
+    st.next_seq += count;
+    st.sent += count;
+  }
+
+  static uint8_t* copy_template(rte_mbuf* m, const FrameTemplate& t) {
+    uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
+    rte_memcpy(frame, t.bytes.data(), t.size());
+    m->data_len = uint16_t(t.size());
+    m->pkt_len = t.size();
+    return frame;
   }
 
   // Offers the pending frames to the port; true when all were accepted.
@@ -148,7 +174,7 @@ class TxTask final : public Task {
   uint64_t next_tsc_ = 0;
   uint64_t built_ = 0;
   uint32_t cycle_ = 0;
-  bool varying_ = false;
+  bool varying_ = false, mixed_ = false, enumerated_ = false;
   rte_mbuf* burst_[kMaxBurst];
   uint8_t burst_stream_[kMaxBurst];
   uint32_t pending_ = 0, first_pending_ = 0;
@@ -354,7 +380,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
         // Reproducible per seed, independent per flow, stream and field.
         const uint64_t seed = plan.seed ^ (0x9e3779b97f4a7c15ull * (1 + i * 64 + s * 16 + st.fields.size()));
         st.fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), seed);
-        st.ipv4_fields = st.ipv4_fields || f.in_ipv4_header;
+        st.recompute_ipv4_checksum = st.recompute_ipv4_checksum || f.in_ipv4_header;
       }
       if (stream_plans[s]->enumerate) {
         std::vector<uint64_t> radices;
@@ -364,7 +390,8 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
             radices.push_back(uint64_t(st.fields[f].spec().max - st.fields[f].spec().min) + 1);
           }
         st.enumerator = std::make_unique<TupleEnumerator>(radices, *stream_plans[s]->enumerate, plan.seed + i);
-        st.precompute_enumeration();
+        st.patches = FramePatches::precompute(st.fields, *st.enumerator, st.tmpl, st.planned, Stream::kPrecomputeWords);
+        if (st.patches && st.patches->sets_ipv4_checksum(st.fields.size())) st.recompute_ipv4_checksum = false;
       }
     }
 

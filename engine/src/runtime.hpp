@@ -14,6 +14,7 @@
 
 #include "delays.hpp"
 #include "fields.hpp"
+#include "patches.hpp"
 #include "frame.hpp"
 #include "neighbor.hpp"
 #include "pacing.hpp"
@@ -35,42 +36,15 @@ struct Stream {
   const char* kind;  // "foreground" | "background"
   FrameTemplate tmpl;
   std::vector<FieldGenerator> fields;  // varying fields, empty for fixed frames
-  bool ipv4_fields = false;            // some field is covered by the IPv4 header checksum
+  // The sender must recompute the IPv4 header checksum: some field in the header varies
+  // (and no precomputed record carries the checksum).
+  bool recompute_ipv4_checksum = false;
   std::unique_ptr<TupleEnumerator> enumerator;  // stateful phase 1: fields varied jointly
   std::vector<size_t> enumerated;               // their indices in `fields`, fastest first
-  // The enumeration's words computed before the trial (while they fit kPrecomputeWords), so
-  // the sender only copies them: the frames of one period (min(frames, space)), field-major.
-  std::vector<std::vector<uint16_t>> enumerated_words;
-  uint64_t enumerated_next = 0;
+  // The enumeration's frames computed before the trial, when they fit kPrecomputeWords (else
+  // the enumerator runs per burst).
+  std::unique_ptr<FramePatches> patches;
   static constexpr uint64_t kPrecomputeWords = uint64_t(1) << 27;  // 256 MiB
-
-  void precompute_enumeration() {
-    const uint64_t period = std::min<uint64_t>(planned, enumerator->space());
-    if (period * enumerated.size() > kPrecomputeWords) return;  // computed per burst instead
-    enumerated_words.assign(enumerated.size(), std::vector<uint16_t>(period));
-    uint32_t digits[kMaxFields][kMaxBurst];
-    for (uint64_t k = 0; k < period; k += kMaxBurst) {
-      const uint32_t n = uint32_t(std::min<uint64_t>(kMaxBurst, period - k));
-      enumerator->generate(digits, n);
-      for (size_t e = 0; e < enumerated.size(); ++e)
-        for (uint32_t j = 0; j < n; ++j) enumerated_words[e][k + j] = fields[enumerated[e]].word_at(digits[e][j]);
-    }
-  }
-  // The next `count` words of an enumerated field: one or two contiguous copies, wrapping
-  // around at the end of the period.
-  void copy_enumerated(const std::vector<uint16_t>& words, uint16_t* out, uint32_t count) const {
-    uint64_t at = enumerated_next;
-    for (uint32_t done = 0; done < count;) {
-      const uint32_t n = uint32_t(std::min<uint64_t>(count - done, words.size() - at));
-      std::memcpy(out + done, words.data() + at, n * sizeof *out);
-      done += n;
-      at = 0;
-    }
-  }
-  void advance_enumerated(uint32_t count) {
-    enumerated_next += count;
-    while (enumerated_next >= enumerated_words[0].size()) enumerated_next -= enumerated_words[0].size();
-  }
   uint32_t rx_len;   // expected received length (frame without FCS)
   uint64_t planned;
   // TX side

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "enumerate.hpp"
+#include "patches.hpp"
 #include "plan.hpp"
 #include "reference.hpp"
 #include "statetable.hpp"
@@ -145,4 +146,75 @@ TEST(Plan, StatefulValidation) {
             "learn.port = 0: must be the rx_port of flow flow0 (1)");
   EXPECT_EQ(error_of(R"("from_table":{"port":1,"selection":"random"},)", ""),
             "flows[0].from_table = {\"port\":1,\"selection\":\"random\"}: its addresses and ports come from the state table: no vary fields");
+}
+
+// The precomputed records (the fast path of phase 1) give byte for byte the frames that the
+// per-field path gives for the same enumeration, with valid checksums, and restart after one
+// period; mixed fields (an enumerated one and a random one) are not precomputed.
+TEST(FramePatches, SameFramesAsThePerFieldPathAndValidChecksums) {
+  for (int v : {4, 6}) {
+    StreamPlan sp;
+    sp.spec.ip_version = v;
+    sp.spec.src_ip = parse_ip(v == 4 ? "198.18.0.2" : "2001:2::2", v);
+    sp.spec.dst_ip = parse_ip(v == 4 ? "198.19.0.2" : "2001:2:0:8000::2", v);
+    sp.spec.frame_size = v == 4 ? 64 : 84;
+    using F = VarySpec::Field;
+    sp.vary = {{F::kSrcPort, 0, 16, VaryMode::kEnumerate, 1024, 1030, "sp"},
+               {F::kDstPort, 0, 16, VaryMode::kEnumerate, 80, 84, "dp"},
+               {F::kSrcIp, uint32_t(v == 4 ? 2 : 12), 16, VaryMode::kEnumerate, 2, 4, "si"},
+               {F::kDstIp, uint32_t(v == 4 ? 2 : 14), 16, VaryMode::kEnumerate, 7, 8, "di"}};
+    const FrameTemplate t = build_template(sp.spec, 0, 1);
+    std::vector<FieldGenerator> gens;
+    std::vector<uint64_t> radices;
+    for (const FieldSpec& f : resolve_fields(sp, t)) {
+      const uint8_t* w = t.bytes.data() + f.word_offset;
+      gens.emplace_back(f, uint16_t(w[0] << 8 | w[1]), 3);
+      radices.push_back(f.max - f.min + 1);
+    }
+    const uint64_t space = 7 * 5 * 3 * 2, frames = 2 * space + 17;  // wraps around twice
+    TupleEnumerator for_records(radices, TupleEnumerator::Order::kRandom, 9);
+    TupleEnumerator for_fields(radices, TupleEnumerator::Order::kRandom, 9);
+    auto patches = FramePatches::precompute(gens, for_records, t, frames, 1 << 20);
+    ASSERT_NE(patches, nullptr);
+    EXPECT_EQ(patches->period(), space);
+    EXPECT_EQ(patches->sets_ipv4_checksum(gens.size()), v == 4);
+    EXPECT_EQ(FramePatches::precompute(gens, for_records, t, frames, space), nullptr);  // too large
+
+    std::set<std::vector<uint8_t>> period_frames;
+    uint32_t digits[kMaxFields][kMaxBurst];
+    uint16_t values[kMaxBurst];
+    for (uint64_t done = 0; done < frames;) {
+      const uint32_t n = uint32_t(std::min<uint64_t>(kMaxBurst, frames - done));
+      std::vector<std::vector<uint8_t>> a(n, t.bytes), b(n, t.bytes);
+      uint8_t* pa[kMaxBurst];
+      uint8_t* pb[kMaxBurst];
+      for (uint32_t k = 0; k < n; ++k) pa[k] = a[k].data(), pb[k] = b[k].data();
+      const auto at = [](uint32_t k) { return k; };
+      uint64_t patched_delta[kMaxBurst] = {}, udp_delta[kMaxBurst] = {}, ip_delta[kMaxBurst] = {};
+      patches->apply(n, pa, at, patched_delta);
+      for_fields.generate(digits, n);
+      for (size_t f = 0; f < gens.size(); ++f) {
+        for (uint32_t k = 0; k < n; ++k) values[k] = gens[f].word_at(digits[f][k]);
+        apply_field(gens[f], values, n, pb, at, udp_delta, ip_delta);
+      }
+      for (uint32_t k = 0; k < n; ++k, ++done) {
+        if (v == 4) finish_ipv4_header(pb[k], t, ip_delta[k]);
+        stamp_frame(pa[k], t, uint32_t(done), 12345 + done, patched_delta[k]);
+        stamp_frame(pb[k], t, uint32_t(done), 12345 + done, udp_delta[k]);
+        ASSERT_EQ(a[k], b[k]) << "IPv" << v << " frame " << done;
+        ASSERT_TRUE(udp_checksum_ok(pa[k], a[k].size()));
+        if (v == 4) ASSERT_EQ(reference_checksum({a[k].begin() + 14, a[k].begin() + 34}), 0);
+        if (done < space) {
+          std::vector<uint8_t> tuple(a[k].begin() + 14, a[k].begin() + 14 + (v == 4 ? 24 : 44));
+          tuple[v == 4 ? 10 : 6] = tuple[v == 4 ? 11 : 7] = 0;  // not the IPv4 checksum
+          period_frames.insert(tuple);
+        }
+      }
+    }
+    EXPECT_EQ(period_frames.size(), space);  // every combination once per period
+
+    gens[1] = FieldGenerator({"dp", gens[1].spec().word_offset, 0, false, false, VaryMode::kRandom, 80, 84}, 0, 1);
+    TupleEnumerator three(radices, TupleEnumerator::Order::kRandom, 9);
+    EXPECT_EQ(FramePatches::precompute(gens, three, t, frames, 1 << 20), nullptr);
+  }
 }
