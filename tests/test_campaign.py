@@ -108,6 +108,18 @@ def test_bad_campaigns_are_named(text, message):
         parse_campaign(__import__("tomllib").loads(text))
 
 
+def test_stateful_procedures_are_campaign_procedures():
+    campaign = parse_campaign({"campaign": {"procedures": [
+        "connection-rate", "teardown-rate", "table-capacity"]},
+        "axes": {"stateful.connections": [1000, 2000]}})
+    assert [p.procedure for p in campaign.points] == [
+        "connection-rate", "connection-rate", "teardown-rate", "teardown-rate",
+        "table-capacity", "table-capacity"]
+    assert all(p.rate is None for p in campaign.points)
+    with pytest.raises(ConfigError, match="connection-rate, teardown-rate, table-capacity"):
+        parse_campaign({"campaign": {"procedures": ["connection_rate"]}})
+
+
 def test_a_bad_combination_is_reported_before_measuring(base, tmp_path):
     path = campaign_file(tmp_path, """
 [campaign]

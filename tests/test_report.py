@@ -34,16 +34,23 @@ def check_images(plots):
 
 
 def table_rows(markdown: str, first_header: str) -> list[dict]:
-    """The rows of the Markdown table whose first column is `first_header`."""
+    """The rows of the (first) Markdown table whose first column is `first_header`."""
+    return all_tables(markdown, first_header)[0]
+
+
+def all_tables(markdown: str, first_header: str) -> list[list[dict]]:
+    """The rows of every Markdown table whose first column is `first_header`."""
     lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
-    header = [cell.strip() for cell in lines[start].strip("|").split("|")]
-    rows = []
-    for line in lines[start + 2:]:
-        if not line.startswith("|"):
-            break
-        rows.append(dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")))))
-    return rows
+    tables = []
+    for start in (i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |")):
+        header = [cell.strip() for cell in lines[start].strip("|").split("|")]
+        rows = []
+        for line in lines[start + 2:]:
+            if not line.startswith("|"):
+                break
+            rows.append(dict(zip(header, (cell.strip() for cell in line.strip("|").split("|")))))
+        tables.append(rows)
+    return tables
 
 
 def test_campaign_report(base, tmp_path):
@@ -115,3 +122,97 @@ def test_single_procedure_report_and_cli(base, tmp_path):
     none = subprocess.run([sys.executable, "-m", "xlatperf.cli", "report", str(empty)],
                           capture_output=True, text=True, cwd=ROOT)
     assert none.returncode == 1 and "no summary.json found" in none.stderr
+
+
+# RFC 9693 procedures in a campaign: a NAT44-like setup (500 x 100 port combinations in the
+# Initiator's direction) on the fake engine's stateful DUT.
+STATEFUL_CAMPAIGN = """
+[campaign]
+config = "base.toml"
+procedures = ["connection-rate", "teardown-rate", "table-capacity"]
+repeat = 1
+[set]
+"ports.forward_src" = "random"
+"ports.forward_src_min" = 1024
+"ports.forward_src_max" = 1523
+"ports.forward_dst" = "random"
+"ports.forward_dst_min" = 1
+"ports.forward_dst_max" = 100
+"stateful.rate_phase1" = 100000
+"stateful.timeout_phase1" = 0.0
+"stateful.max_rate" = 400000
+"stateful.error" = 50000
+"stateful.capacity_error" = 2000
+"dut.before_trial" = "true"
+"dut.teardown" = "TEARDOWN"
+[axes]
+"stateful.connections" = [1000, 4000]
+"""
+
+
+def test_stateful_campaign_report(fake_config, tmp_path, monkeypatch):
+    from xlatperf.campaign import PROCEDURE_NAMES, campaign_status, format_status
+    monkeypatch.setenv("FAKE_CONN_RATE", "200000")
+    monkeypatch.setenv("FAKE_TABLE_CAPACITY", "9000")
+    assert {"connection-rate", "teardown-rate", "table-capacity"} <= set(PROCEDURE_NAMES)
+    # The fake DUT's tear-down: slow on the full table (the first run of each repetition), fast
+    # on the empty one, so that T_N > T_0 always.
+    mark = tmp_path / "full"
+    teardown = f"if [ -e {mark} ]; then rm {mark}; else touch {mark}; sleep 0.05; fi"
+    path = tmp_path / "stateful.toml"
+    path.write_text(STATEFUL_CAMPAIGN.replace("TEARDOWN", teardown))
+    out = tmp_path / "out"
+    run_campaign(load_campaign(path), out)
+    campaign = json.loads((out / "campaign.json").read_text())
+    summaries = [json.loads((out / "points" / p["id"] / "summary.json").read_text())
+                 for p in campaign["points"]]
+    assert [s["procedure"] for s in summaries] == ["connection-rate"] * 2 + \
+        ["teardown-rate"] * 2 + ["table-capacity"] * 2
+    assert [s["unit"] for s in summaries] == ["cps"] * 4 + ["connections"] * 2
+    assert all(s["complete"] for s in summaries)
+    assert 150_000 <= summaries[0]["median"] <= 200_000
+    assert 9000 - 2000 <= summaries[4]["median"] <= 9000
+    status = format_status(campaign_status(out))
+    assert f"{summaries[0]['median']:,.0f} cps" in status
+    assert f"{summaries[4]['median']:,.0f} connections" in status
+    assert "% loss" not in status
+    csv = (out / "results.csv").read_text()
+    assert csv.count(",cps,") == 4 and csv.count(",connections,") == 2
+
+    written = write_report(out)
+    markdown = Path(written["markdown"]).read_text()
+    rows = table_rows(markdown, "point")
+    assert [r["unit"] for r in rows] == ["connections/s"] * 4 + ["connections"] * 2
+    for row, summary in zip(rows, summaries):
+        assert row["procedure"] == summary["procedure"]
+        assert row["connections"] == str(summary["config"]["stateful"]["connections"])
+        for key in ("median", "p1", "p99", "min", "max"):
+            assert row[key] == format_value(summary[key], summary["unit"])
+    assert row["median"] == f"{int(summaries[5]['median']):,}"    # connections, exactly
+    assert "connection rates (unit cps) are connections per second" in markdown
+    precision = next(r["value"] for r in table_rows(markdown, "item")
+                     if r["item"] == "Search precision")
+    assert "binary search on the phase-1 rate" in precision and "C0 = 1,000" in precision
+    assert f"`{teardown}` (local) timed on the full table" in precision
+    # Per-repetition details of each procedure.
+    details = [table[0] for table in all_tables(markdown, "repetition")]
+    assert len(details) == 6
+    assert details[0]["connection rate (cps)"] == format_value(
+        summaries[0]["repetitions"][0]["connection_rate"], "cps")
+    timed = details[2]
+    rate = summaries[2]["repetitions"][0]["teardown_rate"]
+    assert 0 < rate < 1000 / 0.05 * 1.01                       # N / (T_N - T_0), T_N >= 50 ms
+    assert timed["loaded"] == "yes" and timed["tear-down rate (cps)"] == \
+        format_value(rate, "cps")
+    capacity = details[4]
+    found = summaries[4]["repetitions"][0]["capacity"]
+    assert capacity["capacity CS (connections)"] == f"{found:,}"
+    assert capacity["C0"] == "1,000"
+    # The stateful reporting items (RFC 9693) and the plot against the number of connections.
+    assert "| Number of connections N; state table size M |" in markdown
+    check_images(written["plots"])
+    names = {Path(png).stem for png, _, _ in written["plots"]}
+    # One plot per procedure against the number of connections; no bars (no frame sizes swept).
+    assert {"connections_connections_connection-rate", "connections_connections_teardown-rate",
+            "connections_connections_table-capacity"} <= names
+    assert not any(name.startswith("bars_") for name in names)

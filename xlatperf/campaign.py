@@ -9,7 +9,9 @@ A campaign file (docs/campaigns.md):
 
     [campaign]
     config = "router4.toml"         # base configuration, relative to this file
-    procedures = ["throughput"]     # trial | throughput | frame-loss | selftest (outermost loop)
+    procedures = ["throughput"]     # trial | throughput | frame-loss | selftest, or RFC 9693's
+                                    # connection-rate | teardown-rate | table-capacity
+                                    # (outermost loop)
     repeat = 20                     # output.repeat of every point (optional)
     rate = 100000                   # the trial procedure's rate (optional; also an axis "rate")
 
@@ -36,20 +38,22 @@ import hashlib
 import itertools
 import json
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import SCHEMA, validate
+from .config import SCHEMA, read_toml, validate
 from .errors import ConfigError, MeasurementError, XlatperfError
 from .results import (REPETITIONS_FILE, SUMMARY_FILE, TRIALS_FILE, _write_atomically,
-                      rows_to_csv, utc_timestamp)
+                      read_json, rows_to_csv, utc_timestamp)
+from .runner import STATEFUL_PROCEDURES
 
 CAMPAIGN_FILE = "campaign.json"
 RESULTS_FILE = "results.csv"
 POINTS_DIR = "points"
 ERROR_FILE = "error.json"
-PROCEDURE_NAMES = ("trial", "throughput", "frame-loss", "selftest")
+# Every point runs through runner.run_procedure, which dispatches these (latency and pdv need
+# a rate from a throughput result: not in campaigns yet).
+PROCEDURE_NAMES = ("trial", "throughput", "frame-loss", "selftest") + STATEFUL_PROCEDURES
 RATE_AXIS = "rate"   # the trial procedure's rate (frames/s), not a configuration key
 
 
@@ -77,7 +81,7 @@ class Campaign:
 
     def config_for(self, point: Point) -> dict:
         """The effective configuration of a point (validated)."""
-        raw = _read_toml(self.base_config) if self.base_config else {}
+        raw = read_toml(self.base_config) if self.base_config else {}
         for key, value in {**self.overrides, **point.assignments}.items():
             section, name = key.split(".", 1)
             raw.setdefault(section, {})[name] = value
@@ -87,18 +91,6 @@ class Campaign:
 # --------------------------------------------------------------------------------------------
 # Loading and expanding
 # --------------------------------------------------------------------------------------------
-
-
-def _read_toml(path: Path) -> dict:
-    try:
-        with open(path, "rb") as stream:
-            return tomllib.load(stream)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: {exc.strerror}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
 def _flatten(table: dict, prefix: str = "") -> dict:
@@ -268,7 +260,7 @@ def load_campaign(path) -> Campaign:
     """Read and expand a campaign file; every point's configuration is validated, so a bad
     combination is reported before anything is measured."""
     path = Path(path)
-    campaign = parse_campaign(_read_toml(path), path)
+    campaign = parse_campaign(read_toml(path), path)
     for point in campaign.points:
         try:
             campaign.config_for(point)
@@ -287,14 +279,6 @@ def _describe(point: Point) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _load_json(path: Path) -> dict | None:
-    try:
-        with open(path, encoding="utf-8") as stream:
-            return json.load(stream)
-    except (OSError, ValueError):
-        return None
-
-
 def _count_lines(path: Path) -> int:
     try:
         with open(path, encoding="utf-8") as stream:
@@ -306,8 +290,8 @@ def _count_lines(path: Path) -> int:
 def point_state(directory: Path, output: dict | None = None) -> dict:
     """state: done | partial | pending | failed, with finished repetitions and trials.
     `output`: the [output] section the point must have been measured with to count as done."""
-    summary = _load_json(directory / SUMMARY_FILE)
-    error = _load_json(directory / ERROR_FILE)
+    summary = read_json(directory / SUMMARY_FILE)
+    error = read_json(directory / ERROR_FILE)
     repetitions = _count_lines(directory / REPETITIONS_FILE)
     trials = _count_lines(directory / TRIALS_FILE)
     state = "pending"
@@ -325,7 +309,7 @@ def point_state(directory: Path, output: dict | None = None) -> dict:
 def campaign_status(directory) -> dict:
     """The campaign stored in `directory` and the state of each point."""
     directory = Path(directory)
-    stored = _load_json(directory / CAMPAIGN_FILE)
+    stored = read_json(directory / CAMPAIGN_FILE)
     if stored is None:
         raise XlatperfError(f"{directory}: not a campaign directory (no {CAMPAIGN_FILE})")
     rows = []
@@ -351,10 +335,10 @@ def format_status(status: dict) -> str:
         median = p["median"]
         if median is None:
             shown = "-"
-        elif p["unit"] == "fps":
-            shown = f"{median:,.0f} fps"
-        else:
+        elif p["unit"] == "ratio":
             shown = f"{100 * median:.4g} % loss"
+        else:  # fps; cps and connections of the stateful procedures
+            shown = f"{median:,.0f} {p['unit']}"
         rows.append((str(p["index"]), p["state"], str(p["repetitions"]), str(p["trials"]),
                      p["procedure"],
                      " ".join(f"{k}={v}" for k, v in p["labels"].items()) or "-",
@@ -387,7 +371,7 @@ def results_rows(directory) -> list[dict]:
     status = campaign_status(directory)
     rows = []
     for p in status["points"]:
-        summary = _load_json(Path(directory) / POINTS_DIR / p["id"] / SUMMARY_FILE) or {}
+        summary = read_json(Path(directory) / POINTS_DIR / p["id"] / SUMMARY_FILE) or {}
         row = {"index": p["index"], "procedure": p["procedure"], "state": p["state"],
                **{k: v for k, v in p["labels"].items()}, "unit": summary.get("unit")}
         for key in ("median", "p1", "p99", "min", "max", "dispersion", "n"):

@@ -448,22 +448,25 @@ def apply_override(raw: dict, assignment: str) -> None:
     raw.setdefault(section, {})[key] = parse_override_value(text.strip(), section, key)
 
 
+def read_toml(path, what: str = "file") -> dict:
+    """A TOML file's content; ConfigError naming the file (`what` it is when it is missing)."""
+    try:
+        with open(path, "rb") as stream:
+            return tomllib.load(stream)
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such {what}") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
 def load_config(path: str | None, overrides: Iterable[str] = ()) -> dict:
     """Read a TOML file (None: defaults only), apply --set overrides, validate.
 
     Returns the effective configuration (a new dict every call).
     """
-    raw: dict = {}
-    if path is not None:
-        try:
-            with open(path, "rb") as stream:
-                raw = tomllib.load(stream)
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such configuration file") from None
-        except OSError as exc:
-            raise ConfigError(f"{path}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    raw: dict = read_toml(path, "configuration file") if path is not None else {}
     for assignment in overrides:
         apply_override(raw, assignment)
     return validate(raw)

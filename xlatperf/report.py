@@ -16,6 +16,10 @@ Plots (PNG and SVG, matplotlib, drawn only when the data for them exists):
   * median against any other numeric swept key (DUT cores: with relative scale-up; number of
     connections or addresses: log axis when the values span more than a factor of 100);
   * the distribution (CDF) of the repetitions' results of points with at least 5 repetitions.
+
+RFC 9693's connection-rate and teardown-rate (unit cps, connections/s) and table-capacity
+(unit connections) take part in the same tables and plots, with their own per-repetition
+details (docs/stateful.md).
 """
 
 import html
@@ -25,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import XlatperfError
-from .results import SUMMARY_FILE, utc_timestamp
+from .results import SUMMARY_FILE, read_json, utc_timestamp
 
 CAMPAIGN_FILE = "campaign.json"
 REPORT_DIR = "report"
@@ -34,6 +38,27 @@ MAX_FIGURES_PER_KIND = 12
 _NOT_AXES = {"left.dut_mac", "right.dut_mac", "tester.engine"}
 _CORE_KEY = re.compile(r"core|cpu|lcore|worker|queue", re.I)
 _CONNECTION_KEY = re.compile(r"conn|state_table|flows|tuples", re.I)
+
+
+@dataclass(frozen=True)
+class StatefulResult:
+    """Where an RFC 9693 procedure's repetitions keep their result, and what it is."""
+    field: str              # the repetition's key
+    label: str              # axis label
+    complete_only: bool     # as the summary's statistics: only complete repetitions count
+
+
+STATEFUL_RESULTS = {
+    "connection-rate": StatefulResult("connection_rate",
+                                      "connection establishment rate (connections/s)", True),
+    "teardown-rate": StatefulResult("teardown_rate", "connection tear-down rate (connections/s)",
+                                    False),
+    "table-capacity": StatefulResult("capacity", "connection tracking table capacity "
+                                     "(connections)", True),
+}
+# Units counted in whole things, shown exactly with thousands separators.
+COUNT_UNITS = {"fps": "frames/s per direction", "cps": "connections/s",
+               "connections": "connections"}
 
 
 @dataclass
@@ -63,36 +88,28 @@ class Entry:
 # --------------------------------------------------------------------------------------------
 
 
-def _load(path: Path) -> dict | None:
-    try:
-        with open(path, encoding="utf-8") as stream:
-            return json.load(stream)
-    except (OSError, ValueError):
-        return None
-
-
 def collect(directory) -> list[Entry]:
     """The summaries under a results directory, in campaign order or by path."""
     directory = Path(directory)
     if not directory.is_dir():
         raise XlatperfError(f"{directory}: no such directory")
-    campaign = _load(directory / CAMPAIGN_FILE)
+    campaign = read_json(directory / CAMPAIGN_FILE)
     entries: list[Entry] = []
     if campaign is not None:
         for point in campaign.get("points", []):
             point_dir = directory / "points" / point["id"]
-            summary = _load(point_dir / SUMMARY_FILE)
+            summary = read_json(point_dir / SUMMARY_FILE)
             if summary is not None:
                 entries.append(Entry(f"{point['index']}", point_dir, summary,
                                      point.get("labels", {})))
         return entries
-    summary = _load(directory / SUMMARY_FILE)
+    summary = read_json(directory / SUMMARY_FILE)
     if summary is not None:
         return [Entry(directory.name, directory, summary)]
     for path in sorted(directory.rglob(SUMMARY_FILE)):
         if REPORT_DIR in path.relative_to(directory).parts:
             continue
-        found = _load(path)
+        found = read_json(path)
         if found is not None:
             entries.append(Entry(str(path.parent.relative_to(directory)), path.parent, found))
     return entries
@@ -126,6 +143,10 @@ def repetition_values(summary: dict) -> list[float]:
             points = rep.get("points") or []
             if points and points[0].get("valid") and points[0].get("loss_ratio") is not None:
                 values.append(points[0]["loss_ratio"])
+        elif procedure in STATEFUL_RESULTS:
+            result = STATEFUL_RESULTS[procedure]
+            if rep.get("complete") or not result.complete_only:
+                values.append(rep.get(result.field))
         elif rep.get("valid") and rep.get("loss_ratio") is not None:
             values.append(rep["loss_ratio"])
     return [v for v in values if v is not None]
@@ -137,11 +158,11 @@ def repetition_values(summary: dict) -> list[float]:
 
 
 def format_value(value, unit: str) -> str:
-    """How the report shows a statistic: frames/s with thousands separators (exact), loss
-    ratios in % (6 significant digits)."""
+    """How the report shows a statistic: frames/s, connections/s and connections with thousands
+    separators (exact), loss ratios in % (6 significant digits)."""
     if value is None:
         return "-"
-    if unit == "fps":
+    if unit in COUNT_UNITS:
         return f"{int(value):,}" if float(value).is_integer() else f"{value:,.1f}"
     if unit == "ratio":
         return f"{100 * value:.6g} %"
@@ -149,7 +170,7 @@ def format_value(value, unit: str) -> str:
 
 
 def _unit_label(unit: str) -> str:
-    return {"fps": "frames/s per direction", "ratio": "loss ratio, shown in %"}.get(unit, unit)
+    return {**COUNT_UNITS, "ratio": "loss ratio, shown in %"}.get(unit, unit)
 
 
 def _short(key: str) -> str:
@@ -205,62 +226,59 @@ class Document:
     def figure(self, png: str, svg: str, caption: str):
         self.blocks.append(("img", png, svg, caption))
 
+    def render(self, formats: dict) -> list[str]:
+        """Each block through the renderer of its kind: formats[kind](*the block's fields)."""
+        return [formats[block[0]](*block[1:]) for block in self.blocks]
+
     def markdown(self) -> str:
-        out = []
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "h":
-                out.append(f"{'#' * block[1]} {block[2]}\n")
-            elif kind == "p":
-                out.append(block[1] + "\n")
-            elif kind == "ul":
-                out.append("".join(f"* {item}\n" for item in block[1]))
-            elif kind == "table":
-                _, header, rows, caption = block
-                if caption:
-                    out.append(f"*{caption}*\n")
-                cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ")  # noqa: E731
-                lines = ["| " + " | ".join(cell(h) for h in header) + " |",
-                         "|" + "|".join("---" for _ in header) + "|"]
-                lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
-                out.append("\n".join(lines) + "\n")
-            elif kind == "img":
-                _, png, svg, caption = block
-                out.append(f"![{caption}]({png})\n\n*{caption}* ([SVG]({svg}))\n")
-        return "\n".join(out)
+        return "\n".join(self.render(MARKDOWN))
 
     def html(self, title: str) -> str:
-        esc = html.escape
-        body = []
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "h":
-                body.append(f"<h{block[1]}>{esc(block[2])}</h{block[1]}>")
-            elif kind == "p":
-                body.append(f"<p>{_inline_html(block[1])}</p>")
-            elif kind == "ul":
-                body.append("<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in block[1])
-                            + "</ul>")
-            elif kind == "table":
-                _, header, rows, caption = block
-                cap = f"<caption>{esc(caption)}</caption>" if caption else ""
-                head = "".join(f"<th>{esc(str(h))}</th>" for h in header)
-                cells = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in row)
-                                + "</tr>" for row in rows)
-                body.append(f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{cells}</tbody>"
-                            "</table>")
-            elif kind == "img":
-                _, png, svg, caption = block
-                body.append(f'<figure><img src="{esc(svg)}" alt="{esc(caption)}">'
-                            f'<figcaption>{esc(caption)} (<a href="{esc(png)}">PNG</a>)'
-                            "</figcaption></figure>")
         style = ("body{font-family:sans-serif;max-width:70em;margin:auto;padding:1em}"
                  "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #bbb;"
                  "padding:.2em .5em;text-align:right}th{background:#eee}caption{font-style:"
                  "italic;text-align:left}figure img{max-width:100%}code{background:#f4f4f4}")
         return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                f"<title>{esc(title)}</title><style>{style}</style></head><body>\n"
-                + "\n".join(body) + "\n</body></html>\n")
+                f"<title>{html.escape(title)}</title><style>{style}</style></head><body>\n"
+                + "\n".join(self.render(HTML)) + "\n</body></html>\n")
+
+
+def _markdown_table(header: list[str], rows: list[list[str]], caption: str) -> str:
+    def cell(text) -> str:
+        return str(text).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(cell(h) for h in header) + " |",
+             "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return (f"*{caption}*\n\n" if caption else "") + "\n".join(lines) + "\n"
+
+
+def _html_table(header: list[str], rows: list[list[str]], caption: str) -> str:
+    esc = html.escape
+    cap = f"<caption>{esc(caption)}</caption>" if caption else ""
+    head = "".join(f"<th>{esc(str(h))}</th>" for h in header)
+    cells = "".join("<tr>" + "".join(f"<td>{_inline_html(str(c))}</td>" for c in row)
+                    + "</tr>" for row in rows)
+    return f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{cells}</tbody></table>"
+
+
+# Document block renderers per output format, by block kind.
+MARKDOWN = {
+    "h": lambda level, text: f"{'#' * level} {text}\n",
+    "p": lambda text: text + "\n",
+    "ul": lambda items: "".join(f"* {item}\n" for item in items),
+    "table": _markdown_table,
+    "img": lambda png, svg, caption: f"![{caption}]({png})\n\n*{caption}* ([SVG]({svg}))\n",
+}
+HTML = {
+    "h": lambda level, text: f"<h{level}>{html.escape(text)}</h{level}>",
+    "p": lambda text: f"<p>{_inline_html(text)}</p>",
+    "ul": lambda items: "<ul>" + "".join(f"<li>{_inline_html(i)}</li>" for i in items) + "</ul>",
+    "table": _html_table,
+    "img": lambda png, svg, caption: (f'<figure><img src="{html.escape(svg)}" '
+                                      f'alt="{html.escape(caption)}"><figcaption>'
+                                      f'{html.escape(caption)} (<a href="{html.escape(png)}">'
+                                      "PNG</a>)</figcaption></figure>"),
+}
 
 
 def _inline_html(text: str) -> str:
@@ -285,21 +303,23 @@ def _values(entries: list[Entry], get) -> str:
     return "; ".join(seen)
 
 
+def _varying(config: dict, key: str, what: str, suffix: str = "") -> list[str]:
+    """A varying port or address part as "<what, with {mode}> MIN..MAX<suffix>" ([] if fixed)."""
+    mode = config.get(key)
+    if not mode or mode == "fixed":
+        return []
+    return [f"{what.format(mode=mode)} {config.get(f'{key}_min')}..{config.get(f'{key}_max')}"
+            f"{suffix}"]
+
+
 def _variation(config: dict) -> str:
     parts = []
     for direction in ("forward", "reverse"):
         for end in ("src", "dst"):
-            mode = config.get(f"ports.{direction}_{end}")
-            if mode and mode != "fixed":
-                parts.append(f"{direction} {end} port {mode} in "
-                             f"{config.get(f'ports.{direction}_{end}_min')}.."
-                             f"{config.get(f'ports.{direction}_{end}_max')} (RFC 4814)")
+            parts += _varying(config, f"ports.{direction}_{end}",
+                              f"{direction} {end} port {{mode}} in", " (RFC 4814)")
     for side in ("left", "right"):
-        mode = config.get(f"addresses.{side}")
-        if mode and mode != "fixed":
-            parts.append(f"{side} addresses {mode}, 16-bit part in "
-                         f"{config.get(f'addresses.{side}_min')}.."
-                         f"{config.get(f'addresses.{side}_max')}")
+        parts += _varying(config, f"addresses.{side}", f"{side} addresses {{mode}}, 16-bit part in")
         nets = config.get(f"addresses.{side}_nets")
         if nets and nets > 1:
             parts.append(f"{nets} destination networks on the {side} side (RFC 2544 §12)")
@@ -363,28 +383,61 @@ def _repetitions(entry: Entry) -> str:
     return text
 
 
+def _binary_search(s: dict) -> str:
+    return (f"binary search in [{s.get('min_rate'):,}, {s.get('max_rate'):,}] frames/s until "
+            f"upper − lower ≤ {s.get('error'):,} frames/s; loss tolerance "
+            f"{s.get('loss_tolerance')}")
+
+
+def _frame_loss_steps(s: dict) -> str:
+    if s.get("rates"):
+        return f"listed rates {s['rates']} frames/s"
+    return (f"from {s.get('start')} % of the maximum down in steps of {s.get('step')} % until "
+            "two consecutive trials without loss")
+
+
+def _connection_search(s: dict) -> str:
+    """connection-rate's search (docs/stateful.md), also each probe of table-capacity."""
+    validation = (f"; every step validated by the Responder at α·R, α = "
+                  f"{s.get('validation_factor')}" if s.get("validation") else "")
+    return (f"binary search on the phase-1 rate in [0, {s.get('max_rate'):,}] connections/s "
+            f"until upper − lower ≤ {s.get('error'):,} connections/s{validation}")
+
+
+def _connections(s: dict) -> int:
+    return (s.get("stateful") or {}).get("connections")
+
+
+# How each procedure searched or measured, from its summary's settings (Search precision).
+PRECISIONS = {
+    "throughput": _binary_search,
+    "selftest": _binary_search,
+    "frame-loss": _frame_loss_steps,
+    "trial": lambda s: f"single trials at {s.get('rate'):,} frames/s",
+    "latency": lambda s: (f"one trial per repetition at {s.get('rate'):,} frames/s, "
+                          f"{s.get('timestamps')} tagged frames per direction after "
+                          f"{s.get('delay')} s"),
+    "pdv": lambda s: (f"one trial per repetition at {s.get('rate'):,} frames/s, every frame's "
+                      f"delay in a histogram ({s.get('histogram')})"),
+    "connection-rate": lambda s: (f"{_connection_search(s)}; N = {_connections(s):,} "
+                                  "connections per step"),
+    "teardown-rate": lambda s: (f"N = {_connections(s):,} connections loaded at "
+                                f"{s.get('rate_phase1'):,} connections/s"
+                                + (" with validation" if s.get("validation") else "")
+                                + f", then `{s.get('teardown')}` ({s.get('where')}) timed on "
+                                "the full table (T_N) and on the empty table (T_0): rate = "
+                                "N / (T_N − T_0)"),
+    "table-capacity": lambda s: (f"from C0 = {s.get('c0'):,} connections doubling while the "
+                                 f"rate stays at least β·RS (β = {s.get('beta')}), then halving "
+                                 f"the interval until CT − CS ≤ E = {s.get('capacity_error'):,} "
+                                 f"connections, a count passing at γ·RS (γ = {s.get('gamma')}); "
+                                 f"the rate at each count: {_connection_search(s)}"),
+}
+
+
 def _precision(entry: Entry) -> str:
-    settings = entry.summary.get("settings", {})
-    procedure = entry.procedure
-    if procedure in ("throughput", "selftest"):
-        return (f"binary search in [{settings.get('min_rate'):,}, {settings.get('max_rate'):,}] "
-                f"frames/s until upper − lower ≤ {settings.get('error'):,} frames/s; loss "
-                f"tolerance {settings.get('loss_tolerance')}")
-    if procedure == "frame-loss":
-        if settings.get("rates"):
-            return f"listed rates {settings['rates']} frames/s"
-        return (f"from {settings.get('start')} % of the maximum down in steps of "
-                f"{settings.get('step')} % until two consecutive trials without loss")
-    if procedure == "trial":
-        return f"single trials at {settings.get('rate'):,} frames/s"
-    if procedure == "latency":
-        return (f"one trial per repetition at {settings.get('rate'):,} frames/s, "
-                f"{settings.get('timestamps')} tagged frames per direction after "
-                f"{settings.get('delay')} s")
-    if procedure == "pdv":
-        return (f"one trial per repetition at {settings.get('rate'):,} frames/s, every frame's "
-                f"delay in a histogram ({settings.get('histogram')})")
-    return "-"
+    known = PRECISIONS.get(entry.procedure)
+    return known(entry.summary.get("settings", {})) if known else "-"
 
 
 def reporting_items(entries: list[Entry]) -> list[list[str]]:
@@ -440,33 +493,35 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
 
 def _stateful_rows(entries: list[Entry]) -> list[list[str]]:
     """RFC 9693 reporting items (settings.stateful, docs/stateful.md), when any entry has them."""
-    def item(key):
-        return lambda e: (e.summary.get("settings", {}).get("stateful") or {}).get(key)
+    def items(entry) -> dict:
+        found = _Items(entry.summary.get("settings", {}).get("stateful") or {})
+        found["before_trial"] = found["before_trial"] or "none"
+        return found
 
-    if not any(item("connections")(e) for e in entries):
+    if not any(items(e)["connections"] for e in entries):
         return []
-    return [
-        ["Stateful (RFC 9693): Initiator, Responder",
-         _values(entries, lambda e: f"{item('initiator')(e)}, {item('responder')(e)}")],
-        ["Number of connections N; state table size M",
-         _values(entries, lambda e: f"{item('connections')(e)}; {item('table_size')(e)}")],
-        ["Phase 1: rate R (fps), timeout T (s), gap D (s)",
-         _values(entries, lambda e: f"{item('rate_phase1')(e)}, {item('timeout_phase1')(e)}, "
-                                    f"{item('gap')(e)}")],
-        ["Enumeration (phase 1); Responder selection (phase 2)",
-         _values(entries, lambda e: f"{item('enumerate')(e)} in {item('order')(e)} order over "
-                                    f"{item('combinations')(e)} combinations; "
-                                    f"{item('selection')(e)}")],
-        ["Port ranges (Initiator's source; destination)",
-         _values(entries, lambda e: f"{item('source_ports')(e)}; {item('destination_ports')(e)}")],
-        ["Address ranges (Initiator's source; destination)",
-         _values(entries, lambda e: f"{item('source_addresses')(e)}; "
-                                    f"{item('destination_addresses')(e)}")],
-        ["Validation (factor α)",
-         _values(entries, lambda e: f"{item('validation')(e)} ({item('validation_factor')(e)})")],
-        ["DUT hook before each trial (empties the connection table)",
-         _values(entries, lambda e: item("before_trial")(e) or "none")],
-    ]
+    return [[name, _values(entries, lambda e, text=text: text.format_map(items(e)))]
+            for name, text in STATEFUL_ITEMS]
+
+
+class _Items(dict):
+    def __missing__(self, key):
+        return None
+
+
+# The RFC 9693 reporting items: (row, template over settings.stateful).
+STATEFUL_ITEMS = [
+    ("Stateful (RFC 9693): Initiator, Responder", "{initiator}, {responder}"),
+    ("Number of connections N; state table size M", "{connections}; {table_size}"),
+    ("Phase 1: rate R (fps), timeout T (s), gap D (s)", "{rate_phase1}, {timeout_phase1}, {gap}"),
+    ("Enumeration (phase 1); Responder selection (phase 2)",
+     "{enumerate} in {order} order over {combinations} combinations; {selection}"),
+    ("Port ranges (Initiator's source; destination)", "{source_ports}; {destination_ports}"),
+    ("Address ranges (Initiator's source; destination)",
+     "{source_addresses}; {destination_addresses}"),
+    ("Validation (factor α)", "{validation} ({validation_factor})"),
+    ("DUT hook before each trial (empties the connection table)", "{before_trial}"),
+]
 
 
 def _results_table(entries: list[Entry], axes: list[str]) -> tuple[list[str], list[list[str]]]:
@@ -500,21 +555,69 @@ def _results_table(entries: list[Entry], axes: list[str]) -> tuple[list[str], li
     return header, rows
 
 
+# Per-repetition detail tables: (caption, [(column header, cell(repetition, summary))]).
+def _text(key: str, unit: str | None = None):
+    return lambda rep, summary: format_value(rep.get(key), unit) if unit else str(rep.get(key))
+
+
+def _yes(key: str):
+    return lambda rep, summary: "yes" if rep.get(key) else "no"
+
+
+def _steps(rep: dict, summary: dict) -> str:
+    return str(len(rep.get("steps", [])))
+
+
+def _percent_of_maximum(rep: dict, summary: dict) -> str:
+    max_rate = min((d.get("max_rate", 0) for d in summary.get("directions", {}).values()),
+                   default=0)
+    return f"{100 * rep['throughput'] / max_rate:.3f}" if max_rate and rep.get("throughput") \
+        is not None else "-"
+
+
+def _loaded(rep: dict, summary: dict) -> str:
+    return "yes" if rep.get("loaded") else f"no ({rep.get('load_failure')})"
+
+
+_THROUGHPUT_TABLE = ("throughput per repetition", [
+    ("repetition", _text("repetition")), ("throughput (fps)", _text("throughput", "fps")),
+    ("% of maximum", _percent_of_maximum), ("trials", _steps), ("found", _yes("found")),
+    ("tester limited", _yes("tester_limited")), ("complete", _yes("complete"))])
+REPETITION_TABLES = {
+    "throughput": _THROUGHPUT_TABLE,
+    "selftest": _THROUGHPUT_TABLE,
+    "connection-rate": ("connection establishment rate per repetition (RFC 9693)", [
+        ("repetition", _text("repetition")),
+        ("connection rate (cps)", _text("connection_rate", "cps")), ("trials", _steps),
+        ("found", _yes("found")), ("tester limited", _yes("tester_limited")),
+        ("complete", _yes("complete"))]),
+    "teardown-rate": ("connection tear-down rate per repetition (RFC 9693)", [
+        ("repetition", _text("repetition")), ("connections", _text("connections", "connections")),
+        ("loaded", _loaded), ("T_N full table (s)", _text("full_seconds", "s")),
+        ("T_0 empty table (s)", _text("empty_seconds", "s")),
+        ("tear-down rate (cps)", _text("teardown_rate", "cps")),
+        ("complete", _yes("complete"))]),
+    "table-capacity": ("connection tracking table capacity per repetition (RFC 9693)", [
+        ("repetition", _text("repetition")),
+        ("capacity CS (connections)", _text("capacity", "connections")),
+        ("rate RS (cps)", _text("rate", "cps")), ("C0", _text("c0", "connections")),
+        ("R0 (cps)", _text("r0", "cps")),
+        ("exponential, binary iterations",
+         lambda rep, summary: f"{rep.get('exponential_iterations')}, "
+                              f"{rep.get('binary_iterations')}"),
+        ("limited by ranges", _yes("limited_by_ranges")), ("trials", _text("trials")),
+        ("complete", _yes("complete"))]),
+}
+
+
 def _detail_tables(doc: Document, entry: Entry, axes: list[str]) -> None:
     summary = entry.summary
     label = f"point {entry.name}: {_point_label(entry, axes)}"
     procedure = entry.procedure
-    if procedure in ("throughput", "selftest"):
-        max_rate = min((d.get("max_rate", 0) for d in summary.get("directions", {}).values()),
-                       default=0)
-        rows = [[str(r["repetition"]), format_value(r.get("throughput"), "fps"),
-                 f"{100 * r['throughput'] / max_rate:.3f}" if max_rate and r.get("throughput")
-                 is not None else "-", str(len(r.get("steps", []))),
-                 "yes" if r.get("found") else "no", "yes" if r.get("tester_limited") else "no",
-                 "yes" if r.get("complete") else "no"]
-                for r in summary.get("repetitions", [])]
-        doc.table(["repetition", "throughput (fps)", "% of maximum", "trials", "found",
-                   "tester limited", "complete"], rows, f"{label}: throughput per repetition")
+    if procedure in REPETITION_TABLES:
+        caption, columns = REPETITION_TABLES[procedure]
+        rows = [[cell(r, summary) for _, cell in columns] for r in summary.get("repetitions", [])]
+        doc.table([header for header, _ in columns], rows, f"{label}: {caption}")
     elif procedure == "frame-loss":
         directions = list(summary.get("directions", {}))
         rows = []
@@ -604,9 +707,41 @@ def _group_title(group_key: tuple, keys: list[str]) -> str:
 
 
 def _y_label(unit: str, procedure: str) -> str:
+    if procedure in STATEFUL_RESULTS:
+        return STATEFUL_RESULTS[procedure].label
     if unit == "fps":
         return "throughput (frames/s per direction)"
     return "frame loss rate (%)" if procedure == "frame-loss" else "loss ratio (%)"
+
+
+def _by_quantity(entries: list[Entry], usable=lambda entry: True):
+    """The entries split into plots by what the y axis shows: their unit, but one plot per
+    RFC 9693 procedure (connection-rate and teardown-rate share the unit cps, not the scale).
+    Yields (name, unit, usable entries) for each non-empty plot."""
+    def quantity(entry):
+        return entry.procedure if entry.procedure in STATEFUL_RESULTS else entry.unit
+    for name in sorted({quantity(e) for e in entries}):
+        chosen = [e for e in entries if quantity(e) == name and usable(e)]
+        if chosen:
+            yield name, chosen[0].unit, chosen
+
+
+def _dress(ax, x_label: str, y_label: str, *, title: str | None = None, xlim=None, ylim=None,
+           log_x: bool = False, legend: dict | None = None, grid: dict | None = None) -> None:
+    """The set-up every plot shares: axis labels, limits and scale, title (10 pt), legend (7 pt
+    unless `legend` says otherwise) and a light grid."""
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if log_x:
+        ax.set_xscale("log")
+    if title is not None:
+        ax.set_title(title, fontsize=10)
+    ax.legend(**{"fontsize": 7, **(legend or {})})
+    ax.grid(**{"alpha": 0.3, **(grid or {})})
 
 
 def _scale(unit: str) -> float:
@@ -614,7 +749,10 @@ def _scale(unit: str) -> float:
 
 
 def _bar_charts(plotter: _Plotter, entries: list[Entry], axes: list[str]) -> None:
-    """Median with 1st/99th-percentile error bars per frame size (groups) and direction."""
+    """Median with 1st/99th-percentile error bars per frame size (groups) and direction. RFC 9693
+    procedures only when frame sizes are swept (they have roles, not directions)."""
+    entries = [e for e in entries
+               if e.procedure not in STATEFUL_RESULTS or "traffic.frame_size" in axes]
     others = [k for k in axes if k not in ("traffic.frame_size", "traffic.direction")]
     for number, (group_key, group) in enumerate(list(_groups(entries, others).items())
                                                 [:MAX_FIGURES_PER_KIND], 1):
@@ -653,14 +791,11 @@ def _bar_charts(plotter: _Plotter, entries: list[Entry], axes: list[str]) -> Non
                     ax.hlines(max(limits), j - 0.45, j + 0.45, colors="black", linestyles="--",
                               label="medium's maximum frame rate" if j == 0 else None)
         ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
-        ax.set_xlabel("frame size (bytes)")
-        ax.set_ylabel(_y_label(unit, procedure))
-        if unit == "ratio":
-            ax.set_ylim(0, 100)
         title = _group_title(group_key, others)
-        ax.set_title(f"median with 1st/99th percentiles: {title}", fontsize=10)
-        ax.legend(title="direction", fontsize=8)
-        ax.grid(axis="y", alpha=0.3)
+        _dress(ax, "frame size (bytes)", _y_label(unit, procedure),
+               title=f"median with 1st/99th percentiles: {title}",
+               ylim=(0, 100) if unit == "ratio" else None,
+               legend={"title": "direction", "fontsize": 8}, grid={"axis": "y"})
         plotter.save(fig, f"bars_{number}_{procedure}",
                      f"Median with 1st/99th-percentile error bars per frame size and direction "
                      f"({title})")
@@ -699,13 +834,9 @@ def _flr_plot(plotter: _Plotter, entries: list[Entry], axes: list[str]) -> None:
     fig, ax = plotter.plt.subplots(figsize=(7, 4.5))
     for name, points in list(series.items())[:20]:
         ax.plot([x for x, _ in points], [y for _, y in points], marker="o", label=name)
-    ax.set_xlim(0, 100)
-    ax.set_ylim(0, 100)
-    ax.set_xlabel("offered rate (% of the maximum frame rate)")
-    ax.set_ylabel("frame loss rate (%)")
-    ax.set_title("Frame loss rate (RFC 2544 §26.3), median over repetitions", fontsize=10)
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    _dress(ax, "offered rate (% of the maximum frame rate)", "frame loss rate (%)",
+           title="Frame loss rate (RFC 2544 §26.3), median over repetitions",
+           xlim=(0, 100), ylim=(0, 100))
     plotter.save(fig, "frame_loss_rate", "Frame loss rate against offered rate")
 
 
@@ -713,17 +844,16 @@ def _line_plot(plotter: _Plotter, entries: list[Entry], axes: list[str], x_of, x
                name: str, caption: str, relative: bool = False, log_x: bool = False) -> None:
     others = [k for k in axes if k not in ("traffic.mix_n", "traffic.mix_m") and not
               (name != "mix" and k == x_of.key)]
-    for unit in sorted({e.unit for e in entries}):
-        usable = [e for e in entries if e.unit == unit and e.summary.get("median") is not None]
-        if not usable:
-            continue
+    for quantity, unit, usable in _by_quantity(
+            entries, lambda entry: entry.summary.get("median") is not None):
         scale = _scale(unit)
         groups = _groups(usable, others)
         rows = 2 if relative else 1
         fig, axs = plotter.plt.subplots(rows, 1, figsize=(7, 4.5 * rows), squeeze=False)
         ax = axs[0][0]
         for group_key, group in list(groups.items())[:12]:
-            points = sorted((x_of(e), e.summary) for e in group)
+            # by x alone: points with equal x (keys swept outside `axes`) keep their order
+            points = sorted(((x_of(e), e.summary) for e in group), key=lambda p: p[0])
             xs = [x for x, _ in points]
             ys = [s["median"] * scale for _, s in points]
             err = [[(s["median"] - s["p1"]) * scale for _, s in points],
@@ -733,22 +863,11 @@ def _line_plot(plotter: _Plotter, entries: list[Entry], axes: list[str], x_of, x
             if relative and ys and ys[0]:
                 axs[1][0].plot(xs, [y / ys[0] for y in ys], marker="o",
                                label=_group_title(group_key, others))
-        procedure = usable[0].procedure
-        ax.set_xlabel(x_label)
-        ax.set_ylabel(_y_label(unit, procedure))
-        if log_x:
-            ax.set_xscale("log")
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-        ax.set_title(caption, fontsize=10)
+        _dress(ax, x_label, _y_label(unit, usable[0].procedure), title=caption, log_x=log_x)
         if relative:
-            second = axs[1][0]
-            second.set_xlabel(x_label)
-            second.set_ylabel(f"relative scale-up (median / median at {x_label} = "
-                              "smallest value)")
-            second.grid(alpha=0.3)
-            second.legend(fontsize=7)
-        plotter.save(fig, f"{name}_{unit}", caption)
+            _dress(axs[1][0], x_label, f"relative scale-up (median / median at {x_label} = "
+                                       "smallest value)")
+        plotter.save(fig, f"{name}_{quantity}", caption)
 
 
 def _numeric(values) -> bool:
@@ -788,23 +907,18 @@ def _axis_plots(plotter: _Plotter, entries: list[Entry], axes: list[str]) -> Non
 
 
 def _cdf_plot(plotter: _Plotter, entries: list[Entry], axes: list[str]) -> None:
-    for unit in sorted({e.unit for e in entries}):
-        series = [(e, sorted(repetition_values(e.summary))) for e in entries if e.unit == unit]
-        series = [(e, v) for e, v in series if len(v) >= 5]
-        if not series:
-            continue
+    for quantity, unit, usable in _by_quantity(
+            entries, lambda entry: len(repetition_values(entry.summary)) >= 5):
+        series = [(e, sorted(repetition_values(e.summary))) for e in usable]
         scale = _scale(unit)
         fig, ax = plotter.plt.subplots(figsize=(7, 4.5))
         for entry, values in series[:12]:
             n = len(values)
             ax.step([v * scale for v in values], [(i + 1) / n for i in range(n)], where="post",
                     label=f"{entry.name}: {_point_label(entry, axes)}")
-        ax.set_xlabel(_y_label(unit, series[0][0].procedure))
-        ax.set_ylabel("cumulative fraction of repetitions")
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-        plotter.save(fig, f"cdf_repetitions_{unit}",
+        _dress(ax, _y_label(unit, series[0][0].procedure), "cumulative fraction of repetitions",
+               ylim=(0, 1))
+        plotter.save(fig, f"cdf_repetitions_{quantity}",
                      "Distribution (CDF) of the repetitions' results")
 
 
@@ -822,7 +936,10 @@ def build_report(directory, report_dir: Path, plots: bool = True) -> tuple[Docum
     doc = Document()
     doc.heading(1, f"xlatperf report: {directory.name}")
     doc.paragraph(f"Results in `{directory}`, {len(entries)} measurement(s); report generated "
-                  f"{utc_timestamp()}. Rates are frames per second per direction (RFC 2544 §14).")
+                  f"{utc_timestamp()}. Rates are frames per second per direction (RFC 2544 §14)"
+                  + ("; connection rates (unit cps) are connections per second, table "
+                     "capacities numbers of connections (RFC 9693)."
+                     if any(e.procedure in STATEFUL_RESULTS for e in entries) else "."))
     incomplete = [e.name for e in entries if not e.summary.get("complete")]
     if incomplete:
         doc.paragraph(f"**Incomplete** (interrupted) measurements: {', '.join(incomplete)}; "

@@ -167,6 +167,15 @@ def _read_lines(path: Path) -> list[str]:
     return lines
 
 
+def read_json(path: Path) -> dict | None:
+    """A JSON file's content, None when it is missing or unreadable (being written, torn)."""
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return json.load(stream)
+    except (OSError, ValueError):
+        return None
+
+
 def _read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in _read_lines(path)]
 
