@@ -127,7 +127,7 @@ class TxTask final : public Task {
     st.sent += count;
   }
 
-  static uint8_t* copy_template(rte_mbuf* m, const FrameTemplate& t) {
+  [[gnu::always_inline]] static uint8_t* copy_template(rte_mbuf* m, const FrameTemplate& t) {
     uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
     rte_memcpy(frame, t.bytes.data(), t.size());
     m->data_len = uint16_t(t.size());

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <random>
 #include <set>
 
 #include "enumerate.hpp"
@@ -216,5 +217,21 @@ TEST(FramePatches, SameFramesAsThePerFieldPathAndValidChecksums) {
     gens[1] = FieldGenerator({"dp", gens[1].spec().word_offset, 0, false, false, VaryMode::kRandom, 80, 84}, 0, 1);
     TupleEnumerator three(radices, TupleEnumerator::Order::kRandom, 9);
     EXPECT_EQ(FramePatches::precompute(gens, three, t, frames, 1 << 20), nullptr);
+  }
+}
+
+TEST(Divider, QuotientAndRemainderEqualDivision) {
+  std::mt19937_64 rng(3);
+  for (uint64_t d : {1ull, 2ull, 3ull, 7ull, 1000ull, 45ull, 20000ull, 64512ull, 65536ull, 4294967291ull,
+                     (1ull << 63) + 5, ~0ull}) {
+    const Divider div(d);
+    for (int i = 0; i < 20000; ++i) {
+      uint64_t t = rng() >> (i % 64);
+      if (i < 8) t = i < 4 ? uint64_t(i) : ~0ull - uint64_t(i - 4);  // the edges
+      uint64_t q;
+      const uint64_t r = div.divide(t, q);
+      ASSERT_EQ(q, t / d) << t << " / " << d;
+      ASSERT_EQ(r, t % d) << t << " % " << d;
+    }
   }
 }
