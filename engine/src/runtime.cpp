@@ -43,8 +43,12 @@ class TxTask final : public Task {
     const uint32_t count = uint32_t(std::min<uint64_t>(schedule_.due_count(now) - built_, kMaxBurst));
     if (rte_pktmbuf_alloc_bulk(pool_, burst_, count) != 0) return true;  // pool empty: retry
     const uint64_t tsc = rte_rdtsc();
-    if (enumerated_) flow_.streams[0]->patches->with_width([&](auto words) { build_enumerated<words>(count, tsc); });
-    else if (mixed_) varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
+    if (enumerated_) {
+      Stream& st = *flow_.streams[0];
+      st.patches->with_length([&](auto length) { build_single(count, tsc, FramePatches::Cursor<length>(*st.patches)); });
+    } else if (!mixed_ && !varying_) {
+      build_single(count, tsc, FixedFrames{});
+    } else if (mixed_) varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
     else varying_ ? build<true, false>(count, tsc) : build<false, false>(count, tsc);
     built_ += count;
     pending_ = count;
@@ -111,21 +115,25 @@ class TxTask final : public Task {
     }
   }
 
-  // Stateful phase 1 with a precomputed enumeration (a single stream): each frame is copied,
-  // patched with its record and stamped in one pass, while it is in the L1 cache.
-  template <size_t kWords>
-  void build_enumerated(uint32_t count, uint64_t tsc) {
+  // A single stream whose frames differ only by what `patch` writes (fixed frames: nothing;
+  // stateful phase 1: a precomputed record, FramePatches::Cursor): each frame is copied,
+  // patched and stamped in one pass, while it is in the L1 cache.
+  template <class Patch>
+  void build_single(uint32_t count, uint64_t tsc, Patch patch) {
     Stream& st = *flow_.streams[0];
-    FramePatches::Cursor<kWords> cursor(*st.patches);
     for (uint32_t i = 0; i < count; ++i) {
       burst_stream_[i] = 0;
       uint8_t* frame = copy_template(burst_[i], st.tmpl);
-      stamp_frame(frame, st.tmpl, st.next_seq + i, tsc, cursor.write(frame));
+      stamp_frame(frame, st.tmpl, st.next_seq + i, tsc, patch.write(frame));
     }
-    cursor.save(*st.patches);
+    patch.save();
     st.next_seq += count;
     st.sent += count;
   }
+  struct FixedFrames {
+    static uint16_t write(uint8_t*) { return 0; }
+    static void save() {}
+  };
 
   [[gnu::always_inline]] static uint8_t* copy_template(rte_mbuf* m, const FrameTemplate& t) {
     uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
@@ -390,8 +398,8 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
             radices.push_back(uint64_t(st.fields[f].spec().max - st.fields[f].spec().min) + 1);
           }
         st.enumerator = std::make_unique<TupleEnumerator>(radices, *stream_plans[s]->enumerate, plan.seed + i);
-        st.patches = FramePatches::precompute(st.fields, *st.enumerator, st.tmpl, st.planned, Stream::kPrecomputeWords);
-        if (st.patches && st.patches->sets_ipv4_checksum(st.fields.size())) st.recompute_ipv4_checksum = false;
+        st.patches = FramePatches::precompute(st.fields, *st.enumerator, st.tmpl, st.planned, Stream::kPrecomputeBytes);
+        if (st.patches && st.patches->sets_ipv4_checksum()) st.recompute_ipv4_checksum = false;
       }
     }
 

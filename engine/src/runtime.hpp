@@ -41,10 +41,10 @@ struct Stream {
   bool recompute_ipv4_checksum = false;
   std::unique_ptr<TupleEnumerator> enumerator;  // stateful phase 1: fields varied jointly
   std::vector<size_t> enumerated;               // their indices in `fields`, fastest first
-  // The enumeration's frames computed before the trial, when they fit kPrecomputeWords (else
+  // The enumeration's frames computed before the trial, when they fit kPrecomputeBytes (else
   // the enumerator runs per burst).
   std::unique_ptr<FramePatches> patches;
-  static constexpr uint64_t kPrecomputeWords = uint64_t(1) << 27;  // 256 MiB
+  static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
   uint32_t rx_len;   // expected received length (frame without FCS)
   uint64_t planned;
   // TX side

@@ -54,6 +54,39 @@ def test_phase1_and_phase2_trial_without_loss(make_lab, tmp_path, kind):
         assert d["received"] == d["sent"] == 2000, (name, d)
 
 
+def test_phase1_on_the_dut_inside_interface_every_four_tuple_once(make_lab, tmp_path):
+    """RFC 9693 phase 1 through nat44 with ports and addresses enumerated together: what the
+    DUT receives on its inside (left) interface holds each four-tuple of the ranges exactly
+    once, in pseudorandom order, and the Responder learns as many translated tuples."""
+    config = make_lab("nat44", addresses=3)  # left and right addresses 198.18/19.0.2-4
+    sports, dports, hosts = range(1024, 1034), range(1, 9), range(2, 5)
+    tuples = len(sports) * len(dports) * len(hosts) ** 2  # 720
+    pcap = tmp_path / "inside.pcap"
+    dump = subprocess.Popen(["ip", "netns", "exec", "xlp-dut", "tcpdump", "-i", "xlp-dl", "-Q", "in",
+                             "-U", "-c", str(tuples), "-w", str(pcap), "udp"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert "listening" in dump.stderr.readline()
+    out = tmp_path / "out"
+    # No learning trial: its frames would reach the capture first (the DUT resolves the
+    # tester's addresses while phase 1 runs, queueing the first frames meanwhile).
+    xlatperf("trial", "-c", str(config), *FAST, "--rate", "1000", "--set", "trial.learning=no",
+             "--set", f"stateful.connections={tuples}", "--set", "stateful.rate_phase1=5000",
+             "--set", "stateful.enumerate=both", "--set", f"ports.forward_src_max={sports[-1]}",
+             "--set", f"ports.forward_dst_max={dports[-1]}", "--out", str(out), "-q")
+    dump.wait(timeout=30)
+    phase1, _ = trials(out)
+    assert phase1["state_table"]["entries"] == tuples
+    fields = ["ip.src", "udp.srcport", "ip.dst", "udp.dstport"]
+    text = subprocess.run(["tshark", "-r", str(pcap), "-T", "fields", "-E", "separator=,",
+                           *[a for f in fields for a in ("-e", f)]],
+                          capture_output=True, text=True, check=True).stdout
+    seen = [tuple(line.split(",")) for line in text.splitlines()]
+    expected = {(f"198.18.0.{s}", str(sp), f"198.19.0.{d}", str(dp))
+                for s in hosts for sp in sports for d in hosts for dp in dports}
+    assert len(seen) == tuples and set(seen) == expected, "each four-tuple exactly once"
+    assert seen != sorted(seen), "in pseudorandom order"
+
+
 def test_connection_rate_through_nat44(make_lab, tmp_path):
     config = make_lab("nat44")
     out = tmp_path / "out"
