@@ -55,8 +55,10 @@ class FramePatches {
     p->sets_ipv4_checksum_ = in_ipv4_header;
     p->stride_ = stride_for(p->length_);
     p->period_ = std::min(frames, enumerator.space());
-    if (p->period_ > max_bytes / p->stride_) return nullptr;
-    p->records_.resize(p->period_ * p->stride_);
+    if (p->period_ + kMaxBurst > max_bytes / p->stride_) return nullptr;
+    // One burst more than the period, repeating its start: a burst runs past the end without
+    // a check per frame, and the cursor wraps around once per burst.
+    p->records_.resize((p->period_ + kMaxBurst) * p->stride_);
 
     uint32_t digits[kMaxFields][kMaxBurst];
     uint8_t* record = p->records_.data();
@@ -83,6 +85,8 @@ class FramePatches {
         std::memcpy(record + p->stride_ - 2, &sum, 2);
       }
     }
+    for (uint64_t i = 0; i < kMaxBurst; ++i)
+      std::memcpy(record + i * p->stride_, p->records_.data() + (i % p->period_) * p->stride_, p->stride_);
     return p;
   }
 
@@ -97,15 +101,14 @@ class FramePatches {
   class Cursor {
    public:
     static constexpr size_t kStride = stride_for(kLength);
+    // At most kMaxBurst write() calls per Cursor: the records hold one burst beyond the period.
     explicit Cursor(FramePatches& p)
-        : owner_(p), offset_(p.offset_), begin_(p.records_.data()), end_(begin_ + p.period_ * kStride),
-          at_(begin_ + p.next_ * kStride) {
+        : owner_(p), offset_(p.offset_), begin_(p.records_.data()), at_(begin_ + p.next_ * kStride) {
       // The records of the burst after next, one prefetch per cache line: the period is
       // larger than the caches, and the hardware prefetcher alone left the sender waiting.
-      const size_t size = size_t(end_ - begin_);
-      size_t ahead = size_t(at_ - begin_) + 2 * kMaxBurst * kStride;
-      if (ahead >= size) ahead %= size;
-      for (size_t b = 0; b < kMaxBurst * kStride; b += 64) __builtin_prefetch(begin_ + ahead + b);
+      uint64_t ahead = p.next_ + 2 * kMaxBurst;
+      if (ahead >= p.period_) ahead %= p.period_;
+      for (size_t b = 0; b < kMaxBurst * kStride; b += 64) __builtin_prefetch(begin_ + ahead * kStride + b);
     }
     // Writes the next record into `frame`; returns what it adds to the UDP checksum sum.
     uint16_t write(uint8_t* frame) {
@@ -113,10 +116,13 @@ class FramePatches {
       std::memcpy(&sum, at_ + kStride - 2, 2);
       copy_span(frame + offset_, at_);
       at_ += kStride;
-      if (at_ == end_) at_ = begin_;  // more frames than combinations: start over
       return sum;
     }
-    void save() const { owner_.next_ = uint64_t(at_ - begin_) / kStride; }
+    void save() const {
+      uint64_t next = uint64_t(at_ - begin_) / kStride;
+      if (next >= owner_.period_) next %= owner_.period_;  // more frames than combinations: start over
+      owner_.next_ = next;
+    }
 
    private:
     // kLength bytes in register-sized chunks (the last one overlapping the one before when
@@ -132,7 +138,7 @@ class FramePatches {
 
     FramePatches& owner_;
     const uint16_t offset_;
-    const uint8_t *begin_, *end_, *at_;
+    const uint8_t *begin_, *at_;
   };
 
   // Calls f(std::integral_constant<size_t, length>) for this enumeration's span length (an
@@ -168,7 +174,7 @@ class FramePatches {
   uint16_t offset_ = 0, length_ = 0;  // the span in the frame, bytes
   bool sets_ipv4_checksum_ = false;
   uint32_t stride_ = 0;               // bytes per record
-  std::vector<uint8_t> records_;      // period_ x stride_
+  std::vector<uint8_t> records_;      // (period_ + kMaxBurst) x stride_
   uint64_t period_ = 0, next_ = 0;
 };
 
