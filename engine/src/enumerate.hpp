@@ -16,8 +16,8 @@ namespace xlp {
 // Unbalanced for odd bit counts: the value splits into a high part of `high_` bits and a low
 // part of `low_` bits, and the rounds alternately xor a keyed hash of one part into the other
 // (each round is its own inverse, so the network is a bijection of the domain). The round
-// hash is one multiplication whose high bits are taken (multiplicative hashing): cheap enough
-// to run per frame when a space is too large to precompute.
+// hash is two keyed multiplications whose high bits are taken (multiplicative hashing):
+// cheap enough to run per frame when a space is too large to precompute.
 class FeistelPermutation {
  public:
   FeistelPermutation(uint64_t size, uint64_t seed) : size_(size) {
