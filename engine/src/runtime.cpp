@@ -46,10 +46,13 @@ class TxTask final : public Task {
     if (enumerated_) {
       Stream& st = *flow_.streams[0];
       st.patches->with_length([&](auto length) { build_single(count, tsc, FramePatches::Cursor<length>(*st.patches)); });
-    } else if (!mixed_ && !varying_) {
+    } else if (mixed_) {
+      varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
+    } else if (varying_) {
+      build<true, false>(count, tsc);
+    } else {
       build_single(count, tsc, FixedFrames{});
-    } else if (mixed_) varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
-    else varying_ ? build<true, false>(count, tsc) : build<false, false>(count, tsc);
+    }
     built_ += count;
     pending_ = count;
     first_pending_ = 0;
@@ -59,9 +62,10 @@ class TxTask final : public Task {
   }
 
  private:
-  // Fills burst_[0..count) with the next frames of the flow. Specialised on whether any
-  // field varies and whether the flow mixes two streams, so fixed frames pay nothing for
-  // the variation and single-stream flows nothing for the mix.
+  // Fills burst_[0..count) with the next frames of the flow, field by field. Specialised on
+  // whether any field varies and whether the flow mixes two streams, so fixed frames pay
+  // nothing for the variation and single-stream flows nothing for the mix. (Fixed frames and
+  // precomputed enumerations of a single stream take build_single.)
   template <bool kVarying, bool kMixed>
   void build(uint32_t count, uint64_t tsc) {
     const uint32_t n = uint32_t(flow_.pattern.size());

@@ -124,7 +124,9 @@ TEST(ApplyFields, IncrementalChecksumsEqualFullRecomputation) {
         if (v == 4) finish_ipv4_header(f.data(), t, ip_delta[j]);
         stamp_frame(f.data(), t, uint32_t(rng()), rng(), udp_delta[j]);
         ASSERT_TRUE(udp_checksum_ok(f.data(), f.size())) << "IPv" << v;
-        if (v == 4) ASSERT_EQ(reference_checksum({f.begin() + 14, f.begin() + 34}), 0);
+        if (v == 4) {
+          ASSERT_EQ(reference_checksum({f.begin() + 14, f.begin() + 34}), 0);
+        }
         // Fields land where documented: IPv4 source word at bytes 2-3 of the address.
         const size_t src = 14 + (v == 4 ? 12 : 8) + (v == 4 ? 2 : 12);
         ASSERT_EQ(uint16_t(f[src] << 8 | f[src + 1]), values[2][j]);
