@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "plan.hpp"
+
 inline uint16_t reference_checksum(const std::vector<uint8_t>& bytes) {
   uint32_t sum = 0;
   for (size_t i = 0; i < bytes.size(); i += 2) {
@@ -33,4 +35,15 @@ inline bool udp_checksum_ok(const uint8_t* f, size_t len) {
   pseudo.insert(pseudo.end(), f + udp, f + udp + udp_len);
   if (udp_len % 2) pseudo.push_back(0);
   return reference_checksum(pseudo) == 0;
+}
+
+// A stream of the RFC 2544 / RFC 5180 test addresses with minimum-size frames (64 bytes for
+// IPv4, 84 for IPv6) and no varying fields yet.
+inline xlp::StreamPlan test_stream(int v) {
+  xlp::StreamPlan sp;
+  sp.spec.ip_version = v;
+  sp.spec.src_ip = xlp::parse_ip(v == 4 ? "198.18.0.2" : "2001:2::2", v);
+  sp.spec.dst_ip = xlp::parse_ip(v == 4 ? "198.19.0.2" : "2001:2:0:8000::2", v);
+  sp.spec.frame_size = v == 4 ? 64 : 84;
+  return sp;
 }

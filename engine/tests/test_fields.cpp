@@ -89,11 +89,7 @@ TEST(FieldGenerator, ByteFieldKeepsTheOtherByte) {
 TEST(ApplyFields, IncrementalChecksumsEqualFullRecomputation) {
   std::mt19937_64 rng(11);
   for (int v : {4, 6}) {
-    StreamPlan sp;
-    sp.spec.ip_version = v;
-    sp.spec.src_ip = parse_ip(v == 4 ? "198.18.0.2" : "2001:2::2", v);
-    sp.spec.dst_ip = parse_ip(v == 4 ? "198.19.0.2" : "2001:2:0:8000::2", v);
-    sp.spec.frame_size = v == 4 ? 64 : 84;
+    StreamPlan sp = test_stream(v);
     using F = VarySpec::Field;
     sp.vary = {{F::kSrcPort, 0, 16, VaryMode::kRandom, 1024, 65535, "sp"},
                {F::kDstPort, 0, 16, VaryMode::kRandom, 1, 49151, "dp"},

@@ -171,11 +171,7 @@ TEST(Plan, StatefulValidation) {
 // period; mixed fields (an enumerated one and a random one) are not precomputed.
 TEST(FramePatches, SameFramesAsThePerFieldPathAndValidChecksums) {
   for (int v : {4, 6}) {
-    StreamPlan sp;
-    sp.spec.ip_version = v;
-    sp.spec.src_ip = parse_ip(v == 4 ? "198.18.0.2" : "2001:2::2", v);
-    sp.spec.dst_ip = parse_ip(v == 4 ? "198.19.0.2" : "2001:2:0:8000::2", v);
-    sp.spec.frame_size = v == 4 ? 64 : 84;
+    StreamPlan sp = test_stream(v);
     using F = VarySpec::Field;
     sp.vary = {{F::kSrcPort, 0, 16, VaryMode::kEnumerate, 1024, 1030, "sp"},
                {F::kDstPort, 0, 16, VaryMode::kEnumerate, 80, 84, "dp"},
