@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The adaptive-repetition rule (xlatperf/adaptive.py) on synthetic result sequences."""
+"""The adaptive-repetition rule (xlatperf/run/adaptive.py) on synthetic result sequences."""
 
 import random
 from math import comb
 
 import pytest
 
-from xlatperf.adaptive import decide, median_interval, minimum_for_interval
-from xlatperf.config import load_config
-from xlatperf.errors import ConfigError
+from xlatperf.config.schema import load_config
+from xlatperf.run.adaptive import decide, median_interval, minimum_for_interval
+from xlatperf.util.errors import ConfigError
 
 
 def run_until_stop(results, minimum, maximum, tolerance=0.01, confidence=0.95):

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.campaign import (campaign_status, format_status, load_campaign, parse_campaign,
-                               point_id, run_campaign)
-from xlatperf.config import load_config
-from xlatperf.errors import ConfigError, EngineError, MeasurementError
-from xlatperf.results import ResultStore, read_trials
-from xlatperf.runner import Reporter, run_procedure
+from xlatperf.config.schema import load_config
+from xlatperf.measure.session import Reporter
+from xlatperf.measure.store import ResultStore, read_trials
+from xlatperf.run.campaign import (campaign_status, format_status, load_campaign, parse_campaign,
+                                   point_id, run_campaign)
+from xlatperf.run.runner import run_procedure
+from xlatperf.util.errors import ConfigError, EngineError, MeasurementError
 
 ROOT = Path(__file__).resolve().parents[1]
 @pytest.fixture
@@ -299,7 +300,7 @@ rate = 100000
 """)
     out = tmp_path / "out"
     env = {**os.environ, "FAKE_TRIAL_SECONDS": "0.2"}
-    command = [sys.executable, "-m", "xlatperf.cli", "campaign", "run", str(path), "--out",
+    command = [sys.executable, "-m", "xlatperf", "campaign", "run", str(path), "--out",
                str(out), "-q"]
     seen: set[tuple[str, str]] = set()
     for stop, after in ((signal.SIGINT, 4), (signal.SIGKILL, 8)):
@@ -311,7 +312,7 @@ rate = 100000
         _, err = process.communicate(timeout=30)
         assert process.returncode == (130 if stop == signal.SIGINT else -9), err
         seen |= {(p, line) for p, lines in _all_trials(out).items() for line in lines}
-        status = subprocess.run([sys.executable, "-m", "xlatperf.cli", "campaign", "status",
+        status = subprocess.run([sys.executable, "-m", "xlatperf", "campaign", "status",
                                  str(out)], capture_output=True, text=True, cwd=ROOT)
         assert status.returncode == 0 and "pending" in status.stdout
     done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=ROOT,
@@ -341,7 +342,7 @@ rate = 100000
 
 def test_cli_json_progress_and_statistics_log(base, tmp_path):
     env = {**os.environ, "FAKE_TRIAL_SECONDS": "1.2", "FAKE_DUT_LIMIT": "3000000"}
-    done = subprocess.run([sys.executable, "-m", "xlatperf.cli", "trial", "-c", str(base),
+    done = subprocess.run([sys.executable, "-m", "xlatperf", "trial", "-c", str(base),
                            "--rate", "1000", "--repeat", "2", "--json", "--out",
                            str(tmp_path / "j")], env=env, capture_output=True, text=True,
                           cwd=ROOT, timeout=60)
@@ -351,7 +352,7 @@ def test_cli_json_progress_and_statistics_log(base, tmp_path):
     assert kinds[0] == "started" and kinds[-1] == "finished"
     assert kinds.count("trial") == 2 and kinds.count("repetition") == 2 and "progress" in kinds
     assert events[-1]["complete"] and events[-1]["n"] == 2
-    logged = subprocess.run([sys.executable, "-m", "xlatperf.cli", "trial", "-c", str(base),
+    logged = subprocess.run([sys.executable, "-m", "xlatperf", "trial", "-c", str(base),
                              "--rate", "1000", "--log-interval", "0.5", "--out",
                              str(tmp_path / "l")], env=env, capture_output=True, text=True,
                             cwd=ROOT, timeout=60)

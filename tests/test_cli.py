@@ -12,8 +12,9 @@ import types
 
 import pytest
 
-from xlatperf import cli
-from xlatperf.results import read_trials
+from xlatperf.measure.store import read_trials
+from xlatperf.ui import cli
+
 
 @pytest.fixture
 def config(fake_config):
@@ -22,7 +23,7 @@ def config(fake_config):
 
 def run(*argv):
     """Run the CLI in a subprocess: (exit status, stdout, stderr)."""
-    done = subprocess.run([sys.executable, "-m", "xlatperf.cli", *argv], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "xlatperf", *argv], capture_output=True,
                           text=True, timeout=60)
     return done.returncode, done.stdout, done.stderr
 
@@ -113,7 +114,7 @@ def test_selftest(config, tmp_path, monkeypatch, capsys):
 def test_ctrl_c_keeps_results(config, tmp_path):
     out = tmp_path / "int"
     env = dict(os.environ, FAKE_DUT_LIMIT="3000000", FAKE_TRIAL_SECONDS="0.3")
-    process = subprocess.Popen([sys.executable, "-m", "xlatperf.cli", "throughput", "-c", config,
+    process = subprocess.Popen([sys.executable, "-m", "xlatperf", "throughput", "-c", config,
                                 "--out", str(out), "-q"], env=env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config import ConfigError, default_config, load_config
+from xlatperf.config.schema import default_config, load_config
+from xlatperf.util.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 SIIT_6_4 = ["left.ip_version=6", "traffic.frame_size=84", "left.virtual_ipv4=198.18.0.2",

@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config import ConfigError, load_config
-from xlatperf.delay import (INF, bucket_of_rank, check_latency_setup, foreground_frames,
-                            ipdv_of, latency_of, latency_trial, pdv_of, pdv_trial,
-                            rate_from_results, summarize_infinite, summarize_latency,
-                            summarize_pdv, tagged_capacity, timestamp_method, typical_latency,
-                            worst_case_latency)
-from xlatperf.procedures import DirectionCounts, TrialResult
-from xlatperf.results import read_trials
-from xlatperf.runner import run_procedure, trial_from_record
+from xlatperf.config.schema import load_config
+from xlatperf.engine.protocol import DirectionCounts, TrialResult, trial_from_record
+from xlatperf.measure.store import read_trials
+from xlatperf.procedures.delay import (INF, bucket_of_rank, check_latency_setup, foreground_frames,
+                                       ipdv_of, latency_of, latency_trial, pdv_of, pdv_trial,
+                                       rate_from_results, summarize_infinite, summarize_latency,
+                                       summarize_pdv, tagged_capacity, timestamp_method,
+                                       typical_latency, worst_case_latency)
+from xlatperf.run.runner import run_procedure
+from xlatperf.util.errors import ConfigError
 
 FAKE_ENGINE = str(Path(__file__).resolve().parent / "fake_engine.py")
 MS = 1e6  # ns
@@ -428,7 +429,7 @@ def test_resume_keeps_the_delay_data(fake_env):
 
 
 def cli(*argv):
-    done = subprocess.run([sys.executable, "-m", "xlatperf.cli", *argv], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "xlatperf", *argv], capture_output=True,
                           text=True, timeout=60)
     return done.returncode, done.stdout, done.stderr
 
@@ -463,7 +464,8 @@ def test_cli_latency_and_pdv(fake_env):
 
 def test_json_progress_leaves_the_raw_delay_data_to_trials_jsonl(fake_env):
     import io
-    from xlatperf.progress import JsonLinesReporter
+
+    from xlatperf.ui.progress import JsonLinesReporter
     stream = io.StringIO()
     run_procedure("pdv", load_config(None, FAKE + ["output.repeat=1"]), fake_env / "p",
                   rate=5000, reporter=JsonLinesReporter(stream))

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf import engine as engine_module
-from xlatperf.config import load_config
-from xlatperf.engine import (MIN_HUGEPAGE_BYTES, Engine, EngineError, eal_args, engine_command,
-                             find_engine, free_hugepage_bytes)
+from xlatperf.config.schema import load_config
+from xlatperf.engine import client as engine_module
+from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, eal_args, engine_command,
+                                    find_engine, free_hugepage_bytes)
+from xlatperf.util.errors import EngineError
 
 FAKE_ENGINE = str(Path(__file__).resolve().parent / "fake_engine.py")
 PLENTY = MIN_HUGEPAGE_BYTES  # free hugepage memory that is just enough

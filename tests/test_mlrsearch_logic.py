@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""MLRsearch (xlatperf/mlrsearch.py): the RFC 9971 classification against the worked examples
+"""MLRsearch (xlatperf/procedures/mlrsearch.py): the RFC 9971 classification against the worked examples
 of methodology.md §13/§14 (items 33-36), conditional throughput, stopping by width, and whole
 searches on deterministic simulated DUTs compared with the classic binary search."""
 
@@ -7,12 +7,14 @@ import random
 
 import pytest
 
-from xlatperf.config import load_config
-from xlatperf.errors import ConfigError
-from xlatperf.mlrgoals import deviations, goals_from_config
-from xlatperf.mlrsearch import (LOWER, UNDECIDED, UPPER, Goal, Search, Trial, classify,
-                                conditional_throughput, mlrsearch, relevant_bounds, targets_for)
-from xlatperf.procedures import DirectionCounts, TrialResult, binary_search
+from xlatperf.config.schema import load_config
+from xlatperf.engine.protocol import DirectionCounts, TrialResult
+from xlatperf.procedures.mlrgoals import deviations, goals_from_config
+from xlatperf.procedures.mlrsearch import (LOWER, UNDECIDED, UPPER, Goal, Search, Trial, classify,
+                                           conditional_throughput, mlrsearch, relevant_bounds,
+                                           targets_for)
+from xlatperf.procedures.search import binary_search
+from xlatperf.util.errors import ConfigError
 
 
 def goal(label_final, label_sum, loss, exceed, **kw):
@@ -530,7 +532,7 @@ def test_procedure_writes_goals_trace_and_deviations(tmp_path, monkeypatch):
     import json
     from pathlib import Path
 
-    from xlatperf.runner import run_procedure
+    from xlatperf.run.runner import run_procedure
 
     fake = Path(__file__).resolve().parent / "fake_engine.py"
     for name in [n for n in __import__("os").environ if n.startswith("FAKE_")]:

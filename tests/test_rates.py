@@ -4,9 +4,10 @@ the medium's maximum per direction)."""
 
 import pytest
 
-from xlatperf.config import ConfigError, load_config
-from xlatperf.flows import TrafficPlan, build_flows, frame_size_of, owned_addresses
-from xlatperf.rates import format_speed, max_frame_rate, parse_speed
+from xlatperf.config.schema import load_config
+from xlatperf.traffic.plan import TrafficPlan, build_flows, frame_size_of, owned_addresses
+from xlatperf.util.errors import ConfigError
+from xlatperf.util.rates import format_speed, max_frame_rate, parse_speed
 
 PORTS = [
     {"index": 0, "name": "net_af_packet0", "mac": "02:00:00:00:00:01", "link_speed_mbps": 10000},

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.campaign import load_campaign, run_campaign
-from xlatperf.config import load_config
-from xlatperf.report import format_value, write_report
-from xlatperf.runner import run_procedure
+from xlatperf.config.schema import load_config
+from xlatperf.report.report import format_value, write_report
+from xlatperf.run.campaign import load_campaign, run_campaign
+from xlatperf.run.runner import run_procedure
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -103,7 +103,7 @@ def test_single_procedure_report_and_cli(base, tmp_path):
     summary = run_procedure("throughput", config, out)
     import subprocess
     import sys
-    done = subprocess.run([sys.executable, "-m", "xlatperf.cli", "report", str(out), "--out",
+    done = subprocess.run([sys.executable, "-m", "xlatperf", "report", str(out), "--out",
                            str(tmp_path / "r")], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     markdown = (tmp_path / "r" / "report.md").read_text()
@@ -114,12 +114,12 @@ def test_single_procedure_report_and_cli(base, tmp_path):
         [f"{r['throughput']:,}" for r in summary["repetitions"]]
     check_images([(str(tmp_path / "r" / "plots" / "bars_1_throughput.png"),
                    str(tmp_path / "r" / "plots" / "bars_1_throughput.svg"), "x")])
-    missing = subprocess.run([sys.executable, "-m", "xlatperf.cli", "report", str(tmp_path)],
+    missing = subprocess.run([sys.executable, "-m", "xlatperf", "report", str(tmp_path)],
                              capture_output=True, text=True, cwd=ROOT)
     assert missing.returncode == 0  # tmp_path holds tp/ (and r/): a directory of results
     empty = tmp_path / "empty"
     empty.mkdir()
-    none = subprocess.run([sys.executable, "-m", "xlatperf.cli", "report", str(empty)],
+    none = subprocess.run([sys.executable, "-m", "xlatperf", "report", str(empty)],
                           capture_output=True, text=True, cwd=ROOT)
     assert none.returncode == 1 and "no summary.json found" in none.stderr
 
@@ -151,7 +151,7 @@ repeat = 1
 
 
 def test_stateful_campaign_report(fake_config, tmp_path, monkeypatch):
-    from xlatperf.campaign import PROCEDURE_NAMES, campaign_status, format_status
+    from xlatperf.run.campaign import PROCEDURE_NAMES, campaign_status, format_status
     monkeypatch.setenv("FAKE_CONN_RATE", "200000")
     monkeypatch.setenv("FAKE_TABLE_CAPACITY", "9000")
     assert {"connection-rate", "teardown-rate", "table-capacity"} <= set(PROCEDURE_NAMES)

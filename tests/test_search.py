@@ -3,8 +3,9 @@
 
 import pytest
 
-from xlatperf.procedures import (DirectionCounts, TrialResult, binary_search, frame_loss_scan,
-                                 repeat, scan_rates, summarize_frame_loss, summarize_throughput)
+from xlatperf.engine.protocol import DirectionCounts, TrialResult
+from xlatperf.procedures.search import (binary_search, frame_loss_scan, repeat, scan_rates,
+                                        summarize_frame_loss, summarize_throughput)
 
 DURATION = 10  # simulated seconds per trial
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config import load_config
-from xlatperf.errors import ConfigError
-from xlatperf.siitperf import import_siitperf, parse_siitperf
+from xlatperf.config.schema import load_config
+from xlatperf.config.siitperf import import_siitperf, parse_siitperf
+from xlatperf.util.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "siitperf"
@@ -106,8 +106,8 @@ def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab)
     (exclusive_lab: lab tests count the engines running on this machine.) A stateful config's
     phase 1 is sent with its enumeration, but nothing reaches the Responder on null ports, so
     the state table stays empty and the step is invalid without a phase 2."""
-    from xlatperf.results import read_trials
-    from xlatperf.runner import run_procedure
+    from xlatperf.measure.store import read_trials
+    from xlatperf.run.runner import run_procedure
     out = tmp_path / f"{name}.toml"
     import_siitperf(DATA / f"{name}.conf", out)
     config = load_config(str(out), ['tester.netns=""', "tester.lcores=0,1", "left.port=null",

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config import load_config
-from xlatperf.errors import ConfigError
-from xlatperf.siitperf import import_siitperf
-from xlatperf.stateful import check_stateful, enumeration, gap_seconds, table_size
+from xlatperf.config.schema import load_config
+from xlatperf.config.siitperf import import_siitperf
+from xlatperf.config.stateful import check_stateful, enumeration, gap_seconds, table_size
+from xlatperf.util.errors import ConfigError
 
 DATA = Path(__file__).resolve().parent / "data" / "siitperf"
 ORDERS = {1: "increasing", 2: "decreasing", 3: "random"}

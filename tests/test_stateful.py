@@ -10,15 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config import ConfigError, load_config
-from xlatperf.dut import DutHooks
-from xlatperf.errors import MeasurementError
-from xlatperf.flows import TrafficPlan
-from xlatperf.procedures import binary_search
-from xlatperf.results import read_trials
-from xlatperf.runner import run_procedure
-from xlatperf.stateful import (StatefulTest, capacity_search, check_stateful, enumeration,
-                               foreground_frames, gap_seconds, table_size, teardown_rate)
+from xlatperf.config.schema import load_config
+from xlatperf.config.stateful import (check_stateful, enumeration, foreground_frames, gap_seconds,
+                                      table_size)
+from xlatperf.measure.hooks import DutHooks
+from xlatperf.measure.stateful import StatefulTest
+from xlatperf.measure.store import read_trials
+from xlatperf.procedures.capacity import capacity_search, teardown_rate
+from xlatperf.procedures.search import binary_search
+from xlatperf.run.runner import run_procedure
+from xlatperf.traffic.plan import TrafficPlan
+from xlatperf.util.errors import ConfigError, MeasurementError
 
 FAKE_ENGINE = str(Path(__file__).resolve().parent / "fake_engine.py")
 PORTS = [{"index": 0, "name": "net_null0", "mac": "02:00:00:00:00:01", "link_speed_mbps": 10000},
@@ -246,7 +248,7 @@ def test_a_failing_hook_stops_the_measurement(tmp_path):
 
 
 def test_ssh_hooks_run_on_the_host():
-    from xlatperf.dut import command_line
+    from xlatperf.measure.hooks import command_line
     assert command_line("conntrack -F", "root@dut") == ["ssh", "-o", "BatchMode=yes", "root@dut",
                                                         "conntrack -F"]
     assert command_line("conntrack -F", "") == ["sh", "-c", "conntrack -F"]
@@ -371,7 +373,7 @@ def test_table_capacity_with_the_fake_dut_and_resume(fake, monkeypatch):
 
 
 def test_cli_stateful_switch_and_commands(fake, monkeypatch):
-    from xlatperf.cli import _overrides, build_parser
+    from xlatperf.ui.cli import _overrides, build_parser
     args = build_parser().parse_args(["throughput", "-c", "x", "--out", "o", "--stateful"])
     assert "stateful.enabled=true" in _overrides(args)
     for name in ("connection-rate", "teardown-rate", "table-capacity"):

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from xlatperf.stats import median, percentile, summarize
+from xlatperf.util.stats import median, percentile, summarize
 
 
 def test_one_to_thousand():

@@ -16,28 +16,33 @@ The command line is a thin layer over this API (docs/campaigns.md, "Python API")
 
 Names (imported on first use, so `import xlatperf` stays light):
     load_config, validate             configuration (xlatperf.config)
-    run_procedure, Reporter, PROCEDURES  measurements (xlatperf.runner)
-    load_campaign, parse_campaign, run_campaign, campaign_status  (xlatperf.campaign)
+    run_procedure, Reporter           measurements (xlatperf.run, xlatperf.measure)
+    REGISTRY                          the procedures (xlatperf.procedures)
+    load_campaign, parse_campaign, run_campaign, campaign_status  (xlatperf.run.campaign)
     write_report                      Markdown/HTML reports and plots (xlatperf.report)
-    import_siitperf                   siitperf.conf conversion (xlatperf.siitperf)
-    decide, median_interval           adaptive repetitions (xlatperf.adaptive)
+    import_siitperf                   siitperf.conf conversion (xlatperf.config.siitperf)
+    decide, median_interval           adaptive repetitions (xlatperf.run.adaptive)
     binary_search, frame_loss_scan    the procedures as functions of a trial runner
     XlatperfError, ConfigError, EngineError, MeasurementError
+
+The package is layered (docs/architecture.md): util < config, lab < engine < traffic <
+measure < procedures < report < run < ui; a module imports only from its own layer and the
+layers below it (tests/test_layers.py).
 """
 
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "load_config": "config", "validate": "config",
-    "run_procedure": "runner", "Reporter": "runner", "PROCEDURES": "runner",
-    "load_campaign": "campaign", "parse_campaign": "campaign", "run_campaign": "campaign",
-    "campaign_status": "campaign",
-    "write_report": "report",
-    "import_siitperf": "siitperf",
-    "decide": "adaptive", "median_interval": "adaptive",
-    "binary_search": "procedures", "frame_loss_scan": "procedures",
-    "XlatperfError": "errors", "ConfigError": "errors", "EngineError": "errors",
-    "MeasurementError": "errors",
+    "load_config": "config.schema", "validate": "config.schema",
+    "run_procedure": "run.runner", "Reporter": "measure.session", "REGISTRY": "procedures",
+    "load_campaign": "run.campaign", "parse_campaign": "run.campaign",
+    "run_campaign": "run.campaign", "campaign_status": "run.campaign",
+    "write_report": "report.report",
+    "import_siitperf": "config.siitperf",
+    "decide": "run.adaptive", "median_interval": "run.adaptive",
+    "binary_search": "procedures.search", "frame_loss_scan": "procedures.search",
+    "XlatperfError": "util.errors", "ConfigError": "util.errors", "EngineError": "util.errors",
+    "MeasurementError": "util.errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]

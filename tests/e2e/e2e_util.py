@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def xlatperf(*args: str, check: bool = True, timeout: float = 600) -> subprocess.CompletedProcess:
     """Runs the CLI as a user would; returns the completed process."""
-    proc = subprocess.run([sys.executable, "-m", "xlatperf.cli", *args], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "xlatperf", *args], capture_output=True,
                           text=True, timeout=timeout, cwd=ROOT)
     if check and proc.returncode != 0:
         raise AssertionError(f"xlatperf {' '.join(args)} exited {proc.returncode}:\n"

@@ -41,7 +41,7 @@ rate = 20000
 
 
 def cli(*args, **kwargs):
-    return subprocess.run([sys.executable, "-m", "xlatperf.cli", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "xlatperf", *args], capture_output=True,
                           text=True, cwd=ROOT, **kwargs)
 
 
@@ -95,7 +95,7 @@ def test_campaign_killed_resumed_and_reported(exclusive_lab, tmp_path):
         lab.lab_up("router4", {}, str(tmp_path / "router4.toml"))
         (tmp_path / "campaign.toml").write_text(CAMPAIGN)
         out = tmp_path / "out"
-        command = [sys.executable, "-m", "xlatperf.cli", "campaign", "run",
+        command = [sys.executable, "-m", "xlatperf", "campaign", "run",
                    str(tmp_path / "campaign.toml"), "--out", str(out), "-q"]
         recorded: set[tuple[str, str]] = set()
 

@@ -6,7 +6,7 @@ import math
 
 from e2e_util import summary, trials, xlatperf
 
-from xlatperf.delay import bucket_of_rank
+from xlatperf.procedures.delay import bucket_of_rank
 
 # Short trials keep the suite fast; RFC 8219 wants 120 s (latency), 60 s (PDV), 20 repetitions.
 RATE = 5000

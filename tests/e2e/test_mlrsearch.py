@@ -10,9 +10,9 @@ import time
 import pytest
 
 from xlatperf import lab
-from xlatperf.config import load_config
-from xlatperf.results import read_trials
-from xlatperf.runner import run_procedure
+from xlatperf.config.schema import load_config
+from xlatperf.measure.store import read_trials
+from xlatperf.run.runner import run_procedure
 
 LIMIT = 20000
 WIDTH = 200

@@ -9,7 +9,6 @@ import sys
 import time
 
 import pytest
-
 from e2e_util import ROOT, summary, trials, xlatperf
 
 # Short trials keep the suite fast; the procedures are the same at 60 s.
@@ -105,7 +104,7 @@ def lab_tester_processes() -> list[str]:
 def test_ctrl_c_keeps_finished_trials_and_stops_the_engine(make_lab, tmp_path):
     config = make_lab("router4")
     out = tmp_path / "out"
-    proc = subprocess.Popen([sys.executable, "-m", "xlatperf.cli", "throughput", "-c", str(config),
+    proc = subprocess.Popen([sys.executable, "-m", "xlatperf", "throughput", "-c", str(config),
                              "--duration", "2", "--set", "trial.pause=0", "--set",
                              "throughput.max_rate=1000000", "--out", str(out), "-q"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

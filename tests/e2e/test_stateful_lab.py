@@ -7,7 +7,6 @@ import math
 import subprocess
 
 import pytest
-
 from e2e_util import summary, trials, xlatperf
 
 # Short trials and a small phase 1 (2,000 connections in 0.2 s) keep the suite fast.

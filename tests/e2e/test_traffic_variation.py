@@ -10,7 +10,6 @@ import subprocess
 import time
 
 import pytest
-
 from e2e_util import summary, trials, xlatperf
 
 RATE, DURATION = 10000, 2.0

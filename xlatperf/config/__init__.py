@@ -1,0 +1,7 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Configuration: the schema (every key, default and rule), loading TOML with --set overrides,
+the derived facts, the RFC 9693 and MLRsearch rules, and the siitperf.conf import."""
+
+from .schema import SCHEMA, default_config, load_config, parse_port, validate
+
+__all__ = ["SCHEMA", "default_config", "load_config", "parse_port", "validate"]

@@ -1,0 +1,594 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Configuration: the TOML schema of docs/config.md, defaults, --set overrides and validation.
+
+`load_config(path, overrides)` returns the *effective configuration*: a plain dict
+{section: {key: value}} with every key present, values normalised (lower-case MACs, full PCI
+addresses, floats for seconds), ready to be dumped to JSON into the results. Every problem is a
+ConfigError whose message names the key, the value and what is allowed.
+"""
+
+import copy
+import ipaddress
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable
+
+from ..util.errors import ConfigError, key_error, show_value
+from ..util.files import read_toml
+from ..util.rates import parse_speed
+from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sides,
+                      foreground_addresses, has_background, lookup)
+from .mlrgoals import check_goals, check_preset
+from .stateful import check_stateful
+
+__all__ = ["ConfigError", "load_config", "default_config", "validate", "apply_override",
+           "parse_port", "PortSpec", "carries_ipv6", "active_directions", "DIRECTIONS"]
+
+
+# --------------------------------------------------------------------------------------------
+# Value checkers. Each takes the raw value and returns the normalised one, or raises ValueError
+# whose text says what is allowed ("must be an integer in 64..9216").
+# --------------------------------------------------------------------------------------------
+
+Checker = Callable[[Any], Any]
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # bool is an int in Python
+
+
+def integer(low: int, high: int | None = None) -> Checker:
+    allowed = f"an integer in {low}..{high}" if high is not None else f"an integer >= {low}"
+
+    def check(value):
+        if not _is_int(value) or value < low or (high is not None and value > high):
+            raise ValueError(f"must be {allowed}")
+        return value
+    return check
+
+
+def number(low: float, high: float | None = None, *, low_open: bool = False,
+           high_open: bool = False) -> Checker:
+    """A float (ints are accepted and converted) in an interval; open ends are excluded."""
+    left = "(" if low_open else "["
+    right = ")" if high_open else "]"
+    if high is None:
+        allowed = f"a number {'>' if low_open else '>='} {low:g}"
+    else:
+        allowed = f"a number in {left}{low:g}, {high:g}{right}"
+
+    def check(value):
+        if not (_is_int(value) or isinstance(value, float)):
+            raise ValueError(f"must be {allowed}")
+        ok = value > low if low_open else value >= low
+        if high is not None:
+            ok = ok and (value < high if high_open else value <= high)
+        if not ok:
+            raise ValueError(f"must be {allowed}")
+        return float(value)
+    return check
+
+
+def boolean(value):
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
+def choice(*options) -> Checker:
+    allowed = " | ".join(json.dumps(o) for o in options)
+
+    def check(value):
+        if value not in options or isinstance(value, bool) != isinstance(options[0], bool):
+            raise ValueError(f"must be one of {allowed}")
+        return value
+    return check
+
+
+def string(value):
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    return value
+
+
+def _address(version: int, optional: bool) -> Checker:
+    cls = ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address
+
+    def check(value):
+        if optional and value == "":
+            return ""
+        try:
+            if isinstance(value, str):
+                return str(cls(value))
+        except ValueError:
+            pass
+        raise ValueError(f"must be an IPv{version} address" + (' or ""' if optional else ""))
+    return check
+
+
+_MAC_RE = re.compile(r"^[0-9a-f]{2}(:[0-9a-f]{2}){5}$")
+
+
+def mac(optional: bool, unicast: bool) -> Checker:
+    allowed = "a MAC address like 02:00:00:00:00:01" + (' or ""' if optional else "")
+
+    def check(value):
+        if optional and value == "":
+            return ""
+        if not isinstance(value, str) or not _MAC_RE.match(value.lower()):
+            raise ValueError(f"must be {allowed}")
+        value = value.lower()
+        if unicast and int(value[:2], 16) & 1:
+            raise ValueError("must be a unicast MAC address (group bit clear)")
+        return value
+    return check
+
+
+def speed(value):
+    if value == "":
+        return ""
+    try:
+        if isinstance(value, str):
+            parse_speed(value)
+            return value
+    except ValueError:
+        pass
+    raise ValueError('must be a link speed like "10G", "2.5G", "100M" or "" (as the port reports)')
+
+
+_LCORES_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+
+
+def expand_lcores(text: str) -> list[int]:
+    """"0,2-4" -> [0, 2, 3, 4], in the order given (the first is the main lcore)."""
+    cores: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        cores.extend(range(int(first), int(last or first) + 1))
+    return cores
+
+
+def lcores(value):
+    allowed = 'must be a DPDK lcore list like "0,1" or "0-3" with at least two lcores (main + worker)'
+    if not isinstance(value, str) or not _LCORES_RE.match(value.replace(" ", "")):
+        raise ValueError(allowed)
+    value = value.replace(" ", "")
+    cores = expand_lcores(value)
+    if len(set(cores)) != len(cores) or len(cores) < 2:
+        raise ValueError(allowed)
+    return value
+
+
+def rate_list(value):
+    if not isinstance(value, list) or not all(_is_int(r) and r > 0 for r in value):
+        raise ValueError("must be a list of positive integers (frames/s), e.g. [1000000, 500000]")
+    return list(value)
+
+
+# --------------------------------------------------------------------------------------------
+# Port specs
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PortSpec:
+    """A parsed port spec: kind is pci | af_packet | af_xdp | null, name the PCI address or
+    interface ("" for null)."""
+    kind: str
+    name: str
+
+    def __str__(self):
+        return f"{self.kind}:{self.name}" if self.name else self.kind
+
+
+_PCI_RE = re.compile(r"^(?:([0-9a-f]{4}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
+# Linux interface names: at most 15 bytes (IFNAMSIZ - 1); ',' and '=' would break the EAL
+# --vdev argument, '/' and whitespace are not allowed by the kernel.
+_IFACE_RE = re.compile(r"^[^\s/,=:]{1,15}$")
+PORT_FORMS = "pci:0000:03:00.0 | af_packet:IFACE | af_xdp:IFACE | null | ring:NAME"
+_RING_RE = re.compile(r"^[A-Za-z0-9_]{1,20}$")
+
+
+def parse_port(text: str) -> PortSpec:
+    """Parse a port spec; raises ValueError saying what is allowed."""
+    if not isinstance(text, str):
+        raise ValueError(f"must be a port spec: {PORT_FORMS}")
+    kind, _, name = text.partition(":")
+    if kind == "null" and not name:
+        return PortSpec("null", "")
+    if kind == "pci":
+        match = _PCI_RE.match(name.lower())
+        if not match:
+            raise ValueError("must be pci:DOMAIN:BUS:DEVICE.FUNCTION, e.g. pci:0000:03:00.0")
+        domain, bus, device, function = match.groups()
+        return PortSpec("pci", f"{domain or '0000'}:{bus}:{device}.{function}")
+    if kind in ("af_packet", "af_xdp"):
+        if not _IFACE_RE.match(name):
+            raise ValueError(f"must be {kind}:IFACE with a Linux interface name (1..15 characters, "
+                             "no whitespace, '/', ',', '=' or ':')")
+        return PortSpec(kind, name)
+    if kind == "ring":
+        # A pair of ports wired to each other through two rte_rings inside the engine
+        # (engine option --ring-pair): left and right must name the same pair.
+        if not _RING_RE.match(name):
+            raise ValueError("must be ring:NAME with a name of 1..20 letters, digits or '_' "
+                             "(the same on both sides: the two ends of one ring pair)")
+        return PortSpec("ring", name)
+    raise ValueError(f"must be a port spec: {PORT_FORMS}")
+
+
+def port(value):
+    return str(parse_port(value))
+
+
+# --------------------------------------------------------------------------------------------
+# The schema (docs/config.md). Section -> key -> (default, checker).
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Key:
+    default: Any
+    check: Checker
+
+
+def _side(port_spec: str, ipv4: str, ipv6: str, dut_mac: str) -> dict[str, Key]:
+    return {
+        "port": Key(port_spec, port),
+        "speed": Key("", speed),
+        "ip_version": Key(4, choice(4, 6)),
+        "ipv4": Key(ipv4, _address(4, optional=True)),
+        "ipv6": Key(ipv6, _address(6, optional=True)),
+        "virtual_ipv4": Key("", _address(4, optional=True)),
+        "virtual_ipv6": Key("", _address(6, optional=True)),
+        "mac": Key("", mac(optional=True, unicast=True)),
+        # "" = resolve it with ARP / Neighbor Solicitation for dut_ipv4 / dut_ipv6
+        "dut_mac": Key(dut_mac, mac(optional=True, unicast=False)),
+        "dut_ipv4": Key("", _address(4, optional=True)),  # the DUT's address on this side
+        "dut_ipv6": Key("", _address(6, optional=True)),
+        # Gateway setups (multiple-IP draft Figs. 3 and 5): the address the DUT routes this
+        # side's test addresses to; the tester answers ARP/ND for it.
+        "next_hop_ipv4": Key("", _address(4, optional=True)),
+        "next_hop_ipv6": Key("", _address(6, optional=True)),
+    }
+
+
+VARY_MODES = ("fixed", "increasing", "decreasing", "random")
+
+
+def _port_variation(direction: str) -> dict[str, Key]:
+    """RFC 4814 §4.5: source ports 1024..65535, destination ports 1..49151 by default."""
+    keys = {}
+    for field, low, high in (("src", 1024, 65535), ("dst", 1, 49151)):
+        keys[f"{direction}_{field}"] = Key("fixed", choice(*VARY_MODES))
+        keys[f"{direction}_{field}_min"] = Key(low, integer(0, 65535))
+        keys[f"{direction}_{field}_max"] = Key(high, integer(0, 65535))
+    return keys
+
+
+def _address_variation(side: str) -> dict[str, Key]:
+    """draft-lencse-bmwg-multiple-ip-addresses: a 16-bit part of the side's addresses varies;
+    by default bytes 2-3 of IPv4 (198.18.0.2 .. 198.18.255.254) and bits 96-111 of IPv6."""
+    return {
+        side: Key("fixed", choice(*VARY_MODES)),
+        f"{side}_min": Key(2, integer(0, 65535)),
+        f"{side}_max": Key(65534, integer(0, 65535)),
+        f"{side}_offset_ipv4": Key(2, choice(0, 2)),
+        f"{side}_offset_ipv6": Key(12, choice(8, 10, 12, 14)),
+        # RFC 2544 §12: destinations spread over this many networks (bits 16-23 of IPv4,
+        # 56-63 of IPv6 destination addresses), pseudorandomly and uniformly.
+        f"{side}_nets": Key(1, integer(1, 256)),
+    }
+
+
+MIN_FRAME_SIZE = {4: 64, 6: 84}  # the smallest frames whose UDP payload holds the 18-byte tag
+MAX_FRAME_SIZE = 2048  # one mbuf segment per frame in the engine; jumbo frames are not supported yet
+
+SCHEMA: dict[str, dict[str, Key]] = {
+    "tester": {
+        "netns": Key("xlp-tester", string),
+        "lcores": Key("0,1", lcores),
+        "engine": Key("", string),
+        "hugepages": Key("auto", choice("auto", "yes", "no")),
+        "force": Key(False, boolean),
+    },
+    # RFC 2544 App. C / RFC 6815 (198.18.0.0/15) and RFC 5180 (2001:2::/48, input ports in the
+    # first half, output ports in the second half).
+    "left": _side("af_packet:xlp-tl", "198.18.0.2", "2001:2::2", "02:00:00:00:01:01"),
+    "right": _side("af_packet:xlp-tr", "198.19.0.2", "2001:2:0:8000::2", "02:00:00:00:01:02"),
+    "traffic": {
+        "frame_size": Key(64, integer(MIN_FRAME_SIZE[4], MAX_FRAME_SIZE)),
+        "direction": Key("both", choice("forward", "reverse", "both")),
+        "src_port": Key(0xC020, integer(0, 65535)),  # RFC 2544 App. C.2.6.4
+        "dst_port": Key(7, integer(0, 65535)),       # UDP echo, RFC 2544 App. C
+        "mix_n": Key(1, integer(1, 1000)),
+        "mix_m": Key(1, integer(1, 1000)),
+        # Pseudorandom fields: the same seed gives the same frames (RFC 4814 §4.2.1).
+        "seed": Key(1, integer(0, 2**63 - 1)),
+    },
+    "ports": {**_port_variation("forward"), **_port_variation("reverse")},
+    "addresses": {**_address_variation("left"), **_address_variation("right")},
+    "trial": {
+        "duration": Key(60.0, number(0, low_open=True)),   # RFC 2544 §24
+        "timeout": Key(2.0, number(0)),                    # RFC 2544 §23 d
+        "pause": Key(5.0, number(0)),                      # RFC 2544 §23 e
+        "finish_early": Key(True, boolean),
+        # RFC 2544 §23 b: before the first trial of a procedure, one trial that visits every
+        # tester address at learning_rate, so the DUT has resolved them all (its result is
+        # recorded as phase "learning" and not used). auto: when addresses vary or a DUT MAC
+        # is resolved dynamically.
+        "learning": Key("auto", choice("auto", "yes", "no")),
+        "learning_rate": Key(10000, integer(1)),
+        # Per-frame timeout (the SIIT paper's): a frame whose one-way delay exceeds it counts
+        # as lost ("late"); 0 = off (RFC 2544's global timeout only). Every procedure.
+        "frame_timeout": Key(0.0, number(0, 3600)),
+    },
+    "throughput": {
+        "min_rate": Key(0, integer(0)),
+        "max_rate": Key(0, integer(0)),
+        # error >= 1: with integer rates, mid = (lo + hi) // 2 == lo once hi - lo == 1.
+        "error": Key(1000, integer(1)),
+        "loss_tolerance": Key(0.0, number(0, 1, high_open=True)),
+        # MLRsearch (docs/mlrsearch.md): goals from presets and tables.
+        "mode": Key("binary", choice("binary", "mlrsearch")),
+        "preset": Key("rfc2544", check_preset),
+        "goals": Key([], check_goals),
+        "initial_duration": Key(1.0, number(0, low_open=True)),
+    },
+    "frame_loss": {
+        "start": Key(100.0, number(0, 100, low_open=True)),
+        "step": Key(10.0, number(0, 10, low_open=True)),   # RFC 2544 §26.3: at most 10 %
+        "rates": Key([], rate_list),
+    },
+    # RFC 8219 §7.2 latency (docs/delay.md): `timestamps` tagged frames per direction, spread
+    # evenly over the trial after `delay` seconds (checked against the rate and trial.duration
+    # when the latency procedure starts).
+    "latency": {
+        "timestamps": Key(500, integer(1, 1_000_000)),
+        "delay": Key(60.0, number(0)),
+    },
+    # RFC 8219 §7.3 PDV (every frame's delay, histogram) and optionally IPDV.
+    "pdv": {
+        "ipdv": Key(False, boolean),
+    },
+    # RFC 9693 stateful NATxy tests (docs/stateful.md): the Initiator/Responder roles, phase 1
+    # (N frames at rate R, each tuple of the enumerated ranges once, learned by the Responder
+    # into an M-entry state table), the gap D before phase 2, and the searches on top.
+    "stateful": {
+        "enabled": Key(False, boolean),       # trial, throughput, frame-loss, latency, pdv: phase 1 first
+        "initiator": Key("left", choice("left", "right")),  # siitperf Stateful 1 | 2
+        "connections": Key(1_000_000, integer(1)),           # N: phase-1 frames
+        "table_size": Key(0, integer(0)),     # M: state table entries (0 = every foreground frame)
+        "rate_phase1": Key(100_000, integer(1)),             # R, frames/s
+        "timeout_phase1": Key(2.0, number(0)),               # T, s
+        "gap": Key(0.0, number(0)),           # D, s from phase-1 start to phase 2 (0 = N/R + 2T)
+        "enumerate": Key("ports", choice("none", "ports", "addresses", "both")),
+        "order": Key("random", choice("random", "increasing", "decreasing")),
+        "selection": Key("random", choice("fixed", "increasing", "decreasing", "random")),
+        "validation": Key(True, boolean),
+        "validation_factor": Key(1.0, number(0, 1, low_open=True)),   # alpha
+        "max_rate": Key(0, integer(0)),       # connection-rate search: upper end (0 = medium's)
+        "error": Key(1000, integer(1)),       # e: connection-rate search precision, frames/s
+        "capacity_error": Key(1000, integer(1)),                 # E, connections
+        "beta": Key(0.2, number(0, 1, low_open=True, high_open=True)),
+        "gamma": Key(0.4, number(0, 1, low_open=True, high_open=True)),
+    },
+    # The DUT: a description for the report, and hooks run at defined points (xlatperf/measure/hooks.py).
+    "dut": {
+        "description": Key("", string),
+        "ssh": Key("", string),               # "user@host": hooks run as `ssh HOST CMD`
+        "before_trial": Key("", string),      # before every trial (stateful: before phase 1)
+        "wait_until": Key("", string),        # then repeated until it exits 0
+        "teardown": Key("", string),          # the timed connection table deletion
+        "timeout": Key(60.0, number(0, low_open=True)),
+    },
+    "output": {
+        "repeat": Key(1, integer(1)),
+        # Adaptive repetitions (docs/campaigns.md): 0 = always `repeat` repetitions; else at
+        # least `repeat` and at most `repeat_max`, stopping once the distribution-free
+        # confidence interval of the median is narrower than repeat_tolerance x |median|.
+        "repeat_max": Key(0, integer(0)),
+        "repeat_tolerance": Key(0.01, number(0, low_open=True)),
+        "repeat_confidence": Key(0.95, number(0.5, 1, low_open=True, high_open=True)),
+    },
+}
+
+
+def default_config() -> dict:
+    """The effective configuration when the file is empty."""
+    return {section: {key: copy.deepcopy(spec.default) for key, spec in keys.items()}
+            for section, keys in SCHEMA.items()}
+
+
+# --------------------------------------------------------------------------------------------
+# Loading, overriding, validating
+# --------------------------------------------------------------------------------------------
+
+def _split_key(dotted: str) -> tuple[str, str]:
+    section, _, key = dotted.partition(".")
+    if section not in SCHEMA:
+        raise ConfigError(f"{dotted}: unknown section [{section}] (sections: {', '.join(SCHEMA)})")
+    if key not in SCHEMA[section]:
+        raise ConfigError(f"{dotted}: unknown key in [{section}] "
+                          f"(keys: {', '.join(SCHEMA[section])})")
+    return section, key
+
+
+def parse_override_value(text: str, section: str, key: str):
+    """A --set value is parsed as TOML (10, 1.5, true, [1, 2], "x"), falling back to the text
+    itself; for keys that take strings the text is always kept (so lcores=0 stays "0")."""
+    try:
+        document = tomllib.loads(f"value = {text}")
+        parsed = document["value"] if len(document) == 1 else text
+    except tomllib.TOMLDecodeError:
+        parsed = text
+    if isinstance(SCHEMA[section][key].default, str) and not isinstance(parsed, str):
+        return text
+    return parsed
+
+
+def apply_override(raw: dict, assignment: str) -> None:
+    """Apply one `section.key=value` assignment to a raw (unvalidated) config dict."""
+    dotted, sep, text = assignment.partition("=")
+    dotted = dotted.strip()
+    if not sep or "." not in dotted:
+        raise ConfigError(f"--set {assignment}: expected SECTION.KEY=VALUE, e.g. trial.duration=10")
+    section, key = _split_key(dotted)
+    raw.setdefault(section, {})[key] = parse_override_value(text.strip(), section, key)
+
+
+def load_config(path: str | None, overrides: Iterable[str] = ()) -> dict:
+    """Read a TOML file (None: defaults only), apply --set overrides, validate.
+
+    Returns the effective configuration (a new dict every call).
+    """
+    raw: dict = read_toml(path, "configuration file") if path is not None else {}
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    return validate(raw)
+
+
+def validate(raw: dict) -> dict:
+    """Check every key of a raw config dict against the schema, fill in defaults, then run the
+    checks that involve several keys. Returns the effective configuration."""
+    config = default_config()
+    for section, values in raw.items():
+        if section not in SCHEMA:
+            raise ConfigError(f"[{section}]: unknown section (sections: {', '.join(SCHEMA)})")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{section} = {show_value(values)}: must be a table [{section}]")
+        for key, value in values.items():
+            _split_key(f"{section}.{key}")
+            try:
+                config[section][key] = SCHEMA[section][key].check(value)
+            except ValueError as exc:
+                raise key_error(f"{section}.{key}", value, str(exc)) from None
+    _cross_check(config)
+    return config
+
+
+def _cross_check(config: dict) -> None:
+    traffic = config["traffic"]
+
+    output = config["output"]
+    if output["repeat_max"] and output["repeat_max"] < output["repeat"]:
+        raise key_error("output.repeat_max", output["repeat_max"],
+                     f"must be 0 (a fixed number of repetitions) or at least output.repeat = "
+                     f"{output['repeat']} (the minimum)")
+
+    throughput = config["throughput"]
+    if throughput["mode"] == "mlrsearch":
+        if not throughput["preset"] and not throughput["goals"]:
+            raise key_error("throughput.preset", "", "must name a preset (rfc2544, ndr-pdr) when "
+                         "throughput.goals is empty: MLRsearch needs at least one goal")
+        if throughput["loss_tolerance"]:
+            raise key_error("throughput.loss_tolerance", throughput["loss_tolerance"],
+                         "must be 0 with mode = \"mlrsearch\" (each goal has its own loss_ratio)")
+
+    if traffic["mix_m"] > traffic["mix_n"]:
+        raise key_error("traffic.mix_m", traffic["mix_m"],
+                     f"must be an integer in 1..{traffic['mix_n']} (1 <= mix_m <= mix_n)")
+
+    # Frame size rule of docs/config.md: frame_size is the IPv6 size whenever IPv6 frames are
+    # part of the trial (IPv4 frames are then 20 bytes shorter), else the IPv4 size.
+    if carries_ipv6(config) and traffic["frame_size"] < MIN_FRAME_SIZE[6]:
+        raise key_error("traffic.frame_size", traffic["frame_size"],
+                     f"must be an integer in {MIN_FRAME_SIZE[6]}..{MAX_FRAME_SIZE} when the trial "
+                     f"carries IPv6 frames (it names the IPv6 frame size; IPv4 frames are 20 bytes "
+                     f"shorter, so {MIN_FRAME_SIZE[6]} gives 64-byte IPv4 frames)")
+
+    # Every address a frame is sent with must be set.
+    needed: list[tuple[str, str]] = []
+    for direction in active_directions(config):
+        source, destination = foreground_addresses(config, direction)
+        why = f"{direction} foreground frames use it"
+        if "virtual" in destination:
+            tx, rx = direction_sides(direction)
+            why = (f"{tx} sends IPv{config[tx]['ip_version']} and {rx} is "
+                   f"IPv{config[rx]['ip_version']}, so {direction} frames are addressed to "
+                   f"{rx}'s virtual address")
+        needed += [(source, why), (destination, why)]
+    if has_background(config):
+        why = "background traffic (mix_m < mix_n) is native IPv6 between left.ipv6 and right.ipv6"
+        needed += [("left.ipv6", why), ("right.ipv6", why)]
+    for dotted, why in needed:
+        if lookup(config, dotted) == "":
+            version = dotted[-1]
+            raise key_error(dotted, "", f"must be an IPv{version} address: {why}")
+
+    _check_variation(config)
+    _check_port_order(config)
+    if config["stateful"]["enabled"]:
+        check_stateful(config)
+
+
+def _check_variation(config: dict) -> None:
+    for direction in DIRECTIONS:
+        for field in ("src", "dst"):
+            key = f"ports.{direction}_{field}"
+            low, high = (config["ports"][f"{direction}_{field}_{end}"] for end in ("min", "max"))
+            if config["ports"][f"{direction}_{field}"] != "fixed" and low > high:
+                raise key_error(f"{key}_min", low, f"must be at most {key}_max = {high}")
+    addresses = config["addresses"]
+    for side in ("left", "right"):
+        if addresses[side] != "fixed" and addresses[f"{side}_min"] > addresses[f"{side}_max"]:
+            raise key_error(f"addresses.{side}_min", addresses[f"{side}_min"],
+                         f"must be at most addresses.{side}_max = {addresses[f'{side}_max']}")
+        nets = addresses[f"{side}_nets"]
+        if nets == 1:
+            continue
+        # The network byte: IPv4 bits 16-23 (byte 2), IPv6 bits 56-63 (byte 7). It collides
+        # with the 16-bit variation when that covers the same byte (IPv4 offset 2).
+        if addresses[side] != "fixed" and addresses[f"{side}_offset_ipv4"] == 2 and \
+                _side_uses_version(config, side, 4):
+            raise key_error(f"addresses.{side}_nets", nets,
+                         f"must be 1 while addresses.{side} varies bytes 2-3 of IPv4 addresses "
+                         f"(addresses.{side}_offset_ipv4 = 2 covers the network bits 16-23); "
+                         f"set addresses.{side}_offset_ipv4 = 0 or addresses.{side} = \"fixed\"")
+        for version, byte in ((4, 2), (6, 7)):
+            for key in _destination_keys(config, side, version):
+                base = ipaddress.ip_address(lookup(config, key)).packed[byte]
+                if base + nets - 1 > 255:
+                    raise key_error(f"addresses.{side}_nets", nets,
+                                 f"must be at most {256 - base}: {key} = {lookup(config, key)} "
+                                 f"has {base} in its network byte, and networks {base}.."
+                                 f"{base + nets - 1} must fit in 0..255")
+
+
+def _side_uses_version(config: dict, side: str, version: int) -> bool:
+    return bool(_destination_keys(config, side, version))
+
+
+def _destination_keys(config: dict, side: str, version: int) -> list[str]:
+    """Config keys of the addresses that frames are sent *to* on `side` with IP `version`."""
+    keys = []
+    for direction in active_directions(config):
+        tx, rx = direction_sides(direction)
+        if rx != side:
+            continue
+        if config[tx]["ip_version"] == version:
+            keys.append(foreground_addresses(config, direction)[1])
+        if version == 6 and has_background(config):
+            keys.append(f"{side}.ipv6")
+    return [k for k in keys if lookup(config, k)]
+
+
+def _check_port_order(config: dict) -> None:
+    """Left and right must become DPDK ports 0 and 1. DPDK probes PCI devices before virtual
+    devices (af_packet, af_xdp, null), PCI devices in address order, virtual devices in the
+    order of their --vdev arguments."""
+    left, right = parse_port(config["left"]["port"]), parse_port(config["right"]["port"])
+    if "ring" in (left.kind, right.kind) and left != right:
+        raise key_error("right.port", str(right), f'must be "{left}" too: ring ports come as a pair '
+                     "wired to each other, one end on each side")
+    if left == right and left.kind not in ("null", "ring"):
+        raise key_error("right.port", str(right), "must differ from left.port (one device cannot be "
+                     "both tester ports)")
+    if left.kind != "pci" and right.kind == "pci":
+        raise key_error("right.port", str(right),
+                     "cannot be a PCI port when left.port is not: DPDK numbers PCI ports before "
+                     "virtual ones, so left would not be port 0 (swap left and right)")
+    if left.kind == right.kind == "pci" and left.name > right.name:
+        raise key_error("right.port", str(right),
+                     f"must have a higher PCI address than left.port ({left.name}): DPDK numbers "
+                     "PCI ports in address order (swap left and right)")

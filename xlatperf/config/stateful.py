@@ -1,0 +1,186 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""RFC 9693 stateful NATxy tests in the configuration: roles, the enumerated fields, the rules
+of check_stateful() (methodology §12, §14 items 26-29), the derived N, M, D, and the reporting
+items that the configuration determines.
+
+The Initiator (stateful.initiator: the left or right tester port) may open connections through
+the DUT; the Responder (the other port) only answers, with four-tuples it learned. How the
+phases run is xlatperf/measure/stateful.py; the procedures are xlatperf/procedures/stateful.py.
+"""
+
+import math
+from dataclasses import dataclass
+
+from ..util.errors import key_error
+from .derived import foreground_addresses, has_background
+from .variation import varying_fields
+
+PORT_FIELDS = ("src_port", "dst_port")
+ADDRESS_FIELDS = ("src_ip", "dst_ip")
+ENUMERATED = {"none": (), "ports": PORT_FIELDS, "addresses": ADDRESS_FIELDS,
+              "both": PORT_FIELDS + ADDRESS_FIELDS}
+
+
+def roles(config: dict) -> tuple[str, str, str, str]:
+    """(Initiator side, Responder side, Initiator's direction, Responder's direction)."""
+    initiator = config["stateful"]["initiator"]
+    responder = "right" if initiator == "left" else "left"
+    forward = "forward" if initiator == "left" else "reverse"
+    backward = "reverse" if forward == "forward" else "forward"
+    return initiator, responder, forward, backward
+
+
+def foreground_frames(frames: int, mix_n: int, mix_m: int) -> int:
+    """How many of `frames` frames are foreground: frame k is when k % n < m."""
+    return (frames // mix_n) * mix_m + min(frames % mix_n, mix_m)
+
+
+def _field_key(config: dict, vary: dict) -> str:
+    """The configuration key that makes a vary field vary."""
+    initiator, responder, direction, _ = roles(config)
+    name = vary["field"]
+    if name in PORT_FIELDS:
+        return f"ports.{direction}_{name[:3]}"
+    return f"addresses.{initiator if name == 'src_ip' else responder}"
+
+
+@dataclass(frozen=True)
+class Enumeration:
+    """The phase-1 vary list of the Initiator's foreground frames: the enumerated fields get
+    mode "enumerate"; `combinations` is the product of their range sizes (1 with none)."""
+    vary: list[dict]
+    enumerated: list[dict]
+    varying: list[dict]          # every varying port or 16-bit address field, enumerated or not
+    combinations: int
+
+
+def enumeration(config: dict) -> Enumeration:
+    initiator, _, direction, _ = roles(config)
+    chosen = ENUMERATED[config["stateful"]["enumerate"]]
+    vary, enumerated, varying = [], [], []
+    for entry in varying_fields(config, direction, config[initiator]["ip_version"]):
+        whole = entry.get("bits", 16) == 16  # not RFC 2544 §12's 8-bit network byte
+        if whole:
+            varying.append(entry)
+        if whole and entry["field"] in chosen:
+            entry = {**entry, "mode": "enumerate"}
+            enumerated.append(entry)
+        vary.append(entry)
+    combinations = math.prod(e["max"] - e["min"] + 1 for e in enumerated)
+    return Enumeration(vary, enumerated, varying, combinations)
+
+
+def check_stateful(config: dict) -> None:
+    """The RFC 9693 / siitperf rules (methodology §12, §14 items 26-29); ConfigError names the
+    keys. Called by config validation when stateful.enabled, and by the stateful procedures."""
+    s = config["stateful"]
+    initiator, responder, direction, _ = roles(config)
+    for key in foreground_addresses(config, direction):
+        section, name = key.split(".")
+        if config[section][name] == "":
+            raise key_error(key, "", f"must be an IPv{key[-1]} address: the Initiator "
+                                  f"({initiator}) sends the phase-1 frames with it")
+    what = s["enumerate"]
+    e = enumeration(config)
+    varying_ports = [_field_key(config, v) for v in e.varying if v["field"] in PORT_FIELDS]
+    varying_addresses = [_field_key(config, v) for v in e.varying if v["field"] in ADDRESS_FIELDS]
+    if what in ("ports", "both") and not varying_ports:
+        raise key_error("stateful.enumerate", what,
+                     f"enumerating ports needs varying ports in the Initiator's ({direction}) "
+                     f"frames: set ports.{direction}_src and/or ports.{direction}_dst to "
+                     f'"random", "increasing" or "decreasing" (their _min/_max are the ranges)')
+    if what in ("addresses", "both") and not varying_addresses:
+        raise key_error("stateful.enumerate", what,
+                     f"enumerating addresses needs varying addresses: set addresses.{initiator} "
+                     f"and/or addresses.{responder} to \"random\", \"increasing\" or "
+                     f'"decreasing" (their _min/_max are the ranges)')
+    # siitperf Table I: IP addresses and ports are enumerated together (in the same order, here
+    # by construction: one stateful.order) unless one of the two is fixed.
+    others = {"ports": (varying_addresses, "addresses"),
+              "addresses": (varying_ports, "ports")}.get(what)
+    if others and others[0]:
+        keys, kind = others
+        raise key_error("stateful.enumerate", what,
+                     f"{' and '.join(keys)} also vary{'s' if len(keys) == 1 else ''}, so phase 2 "
+                     f"would send {kind} that phase 1 never used: enumerate both "
+                     f'(stateful.enumerate = "both", in the same order) or set '
+                     f'{" and ".join(keys)} = "fixed" (siitperf Table I: IP and port '
+                     "enumeration combine only when one is fixed or both are enumerated)")
+    nets = config["addresses"][f"{responder}_nets"]
+    if what != "none" and nets > 1:
+        raise key_error(f"addresses.{responder}_nets", nets,
+                     "must be 1 when phase-1 tuples are enumerated: the destination networks "
+                     "would add tuples that phase 1 does not enumerate")
+    traffic = config["traffic"]
+    frames = foreground_frames(s["connections"], traffic["mix_n"], traffic["mix_m"])
+    if what != "none" and frames > e.combinations:
+        ranges = " x ".join(f"{_field_key(config, v)} {v['max'] - v['min'] + 1}"
+                            for v in e.enumerated)
+        raise key_error("stateful.connections", s["connections"],
+                     f"must give at most {e.combinations:,} foreground frames, the combinations "
+                     f"of the enumerated ranges ({ranges}): each tuple is sent once in phase 1"
+                     + (f" (with mix {traffic['mix_m']}/{traffic['mix_n']}, {frames:,} of the "
+                        "frames are foreground)" if has_background(config) else ""))
+    if s["table_size"] > frames:
+        raise key_error("stateful.table_size", s["table_size"],
+                     f"must be at most the {frames:,} foreground frames of phase 1 "
+                     f"(stateful.connections = {s['connections']:,}"
+                     + (f", mix {traffic['mix_m']}/{traffic['mix_n']}" if has_background(config)
+                        else "") + "); 0 = all of them")
+    minimum = s["connections"] / s["rate_phase1"] + s["timeout_phase1"]
+    if s["gap"] and s["gap"] < minimum:
+        raise key_error("stateful.gap", s["gap"],
+                     f"must be at least N/R + T = {s['connections']:,}/{s['rate_phase1']:,} + "
+                     f"{s['timeout_phase1']:g} = {minimum:.6g} s (RFC 9693: phase 2 starts after "
+                     "phase 1 and its timeout), or 0 for N/R + 2T")
+
+
+def gap_seconds(config: dict) -> float:
+    """D: stateful.gap, or N/R + 2T (siitperf's scripts) when it is 0."""
+    s = config["stateful"]
+    return s["gap"] or s["connections"] / s["rate_phase1"] + 2 * s["timeout_phase1"]
+
+
+def table_size(config: dict, connections: int | None = None) -> int:
+    """M for `connections` phase-1 frames: stateful.table_size for the configured N (0: every
+    foreground frame), every foreground frame for any other number (the capacity search)."""
+    s, traffic = config["stateful"], config["traffic"]
+    frames = s["connections"] if connections is None else connections
+    if s["table_size"] and frames == s["connections"]:
+        return s["table_size"]
+    return foreground_frames(frames, traffic["mix_n"], traffic["mix_m"])
+
+
+def _range(vary: dict | None, fixed, enumerated: set) -> str:
+    if vary is None:
+        return f"fixed {fixed}"
+    size = vary["max"] - vary["min"] + 1
+    where = f" at byte offset {vary['offset']} of {fixed}" if "offset" in vary else ""
+    phase1 = ", enumerated in phase 1" if vary["field"] in enumerated else ""
+    return f"{vary['min']}..{vary['max']} ({size:,}){where}, {vary['mode']}{phase1}"
+
+
+def reporting_items(config: dict) -> dict:
+    s, traffic = config["stateful"], config["traffic"]
+    initiator, responder, forward, _ = roles(config)
+    e = enumeration(config)
+    by_field = {v["field"]: v for v in e.varying}
+    enumerated = {v["field"] for v in e.enumerated}
+    source, destination = foreground_addresses(config, forward)
+    value = {key: config[key.split(".")[0]][key.split(".")[1]] for key in (source, destination)}
+    return {
+        "initiator": initiator, "responder": responder, "initiator_direction": forward,
+        "connections": s["connections"], "table_size": table_size(config),
+        "rate_phase1": s["rate_phase1"], "timeout_phase1": s["timeout_phase1"],
+        "gap": gap_seconds(config), "enumerate": s["enumerate"], "order": s["order"],
+        "enumerated_fields": [_field_key(config, v) for v in e.enumerated],
+        "combinations": e.combinations if e.enumerated else None,
+        "source_ports": _range(by_field.get("src_port"), traffic["src_port"], enumerated),
+        "destination_ports": _range(by_field.get("dst_port"), traffic["dst_port"], enumerated),
+        "source_addresses": _range(by_field.get("src_ip"), value[source], enumerated),
+        "destination_addresses": _range(by_field.get("dst_ip"), value[destination], enumerated),
+        "selection": s["selection"], "validation": s["validation"],
+        "validation_factor": s["validation_factor"],
+        "dut": config["dut"]["description"],
+        "before_trial": config["dut"]["before_trial"],
+    }

@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What varies from frame to frame, as the configuration says it: the protocol `vary` list of a
+direction (RFC 4814 ports, the multiple-IP draft's 16-bit address parts, RFC 2544 §12
+destination networks). The traffic plan sends it; the stateful rules enumerate it."""
+
+import ipaddress
+
+from .derived import direction_sides, foreground_addresses, lookup
+
+
+def varying_fields(config: dict, direction: str, version: int) -> list[dict]:
+    """The protocol `vary` list of a direction's frames of one IP version: RFC 4814 ports,
+    the 16-bit address parts of the sending side (source) and the receiving side (destination,
+    real or virtual alike), and RFC 2544 §12 destination networks."""
+    tx, rx = direction_sides(direction)
+    fields = []
+    for field in ("src", "dst"):
+        mode = config["ports"][f"{direction}_{field}"]
+        if mode != "fixed":
+            fields.append({"field": f"{field}_port", "mode": mode,
+                           "min": config["ports"][f"{direction}_{field}_min"],
+                           "max": config["ports"][f"{direction}_{field}_max"]})
+    addresses = config["addresses"]
+    for field, side in (("src_ip", tx), ("dst_ip", rx)):
+        if addresses[side] != "fixed":
+            fields.append({"field": field, "mode": addresses[side],
+                           "offset": addresses[f"{side}_offset_ipv{version}"],
+                           "min": addresses[f"{side}_min"], "max": addresses[f"{side}_max"]})
+    nets = addresses[f"{rx}_nets"]
+    if nets > 1:
+        byte = NETWORK_BYTE[version]
+        base = ipaddress.ip_address(_destination(config, direction, version)).packed[byte]
+        fields.append({"field": "dst_ip", "offset": byte, "bits": 8, "mode": "random",
+                       "min": base, "max": base + nets - 1})
+    return fields
+
+
+# RFC 2544 §12 / siitperf Num-{L,R}-Nets: bits 16-23 of IPv4, 56-63 of IPv6 addresses.
+NETWORK_BYTE = {4: 2, 6: 7}
+
+
+def _destination(config: dict, direction: str, version: int) -> str:
+    tx, rx = direction_sides(direction)
+    if version == config[tx]["ip_version"]:
+        return lookup(config, foreground_addresses(config, direction)[1])
+    return config[rx]["ipv6"]  # background frames: native IPv6

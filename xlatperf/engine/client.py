@@ -1,0 +1,424 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Starting and talking to xlatperf-engine (docs/protocol.md, protocol version 1).
+
+    with Engine(config, log_path="out/engine.log") as engine:
+        hello = engine.hello()
+        reply = engine.trial({"duration": 10.0, "timeout": 2.0, "flows": [...]},
+                             on_progress=print)
+
+The engine runs in its own session (start_new_session=True), so a Ctrl-C on the terminal
+reaches only the front end, which then decides: `abort()` sends SIGTERM, the engine answers the
+running trial with `"valid": false, "invalid_reason": "aborted"`, stops its ports and exits.
+"""
+
+import collections
+import json
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..config.schema import parse_port
+from ..util.errors import EngineError
+
+PROTOCOL_VERSION = 1
+ENGINE_NAME = "xlatperf-engine"
+REPO_ENGINE = Path(__file__).resolve().parent.parent / "engine" / "build" / ENGINE_NAME
+# Without this much free hugepage memory, "auto" runs the EAL with --no-huge.
+MIN_HUGEPAGE_BYTES = 512 * 2**20
+NO_HUGE_MEMORY_MB = 1024
+DPDK_RUNTIME_DIR = "/var/run/dpdk"
+STDERR_LINES_KEPT = 40
+# Slack on top of a trial's duration + timeout before the front end gives up on the reply.
+REPLY_SLACK_SECONDS = 60.0
+STARTUP_TIMEOUT_SECONDS = 120.0   # EAL init and port start (af_xdp, real NICs can be slow)
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+# --------------------------------------------------------------------------------------------
+
+def free_hugepage_bytes(meminfo_path: str = "/proc/meminfo") -> int:
+    """HugePages_Free × Hugepagesize from /proc/meminfo (0 when unreadable)."""
+    fields = {}
+    try:
+        with open(meminfo_path) as stream:
+            for line in stream:
+                name, _, rest = line.partition(":")
+                fields[name.strip()] = rest.split()
+    except OSError:
+        return 0
+    try:
+        free = int(fields["HugePages_Free"][0])
+        size_kib = int(fields["Hugepagesize"][0])  # "2048 kB"
+    except (KeyError, IndexError, ValueError):
+        return 0
+    return free * size_kib * 1024
+
+
+def use_hugepages(config: dict, free_bytes: int | None = None) -> bool:
+    mode = config["tester"]["hugepages"]
+    if mode != "auto":
+        return mode == "yes"
+    if free_bytes is None:
+        free_bytes = free_hugepage_bytes()
+    return free_bytes >= MIN_HUGEPAGE_BYTES
+
+
+def device_name(side_index: int, port_spec: str) -> str:
+    """The DPDK device name a port spec becomes: the PCI address, or the vdev name (which the
+    engine reports as the port's `name` in hello)."""
+    port = parse_port(port_spec)
+    if port.kind == "pci":
+        return port.name
+    if port.kind == "ring":  # the engine names its ring pair's ports so
+        return f"net_ring_{port.name}{side_index}"
+    return f"net_{port.kind}{side_index}"
+
+
+def port_eal_args(side_index: int, port_spec: str) -> list[str]:
+    """EAL arguments that create one tester port (side 0 = left, 1 = right)."""
+    port = parse_port(port_spec)
+    name = device_name(side_index, port_spec)
+    if port.kind == "pci":
+        return ["-a", port.name]
+    if port.kind == "af_packet":
+        return ["--vdev", f"{name},iface={port.name},qpairs=1"]
+    if port.kind == "af_xdp":
+        return ["--vdev", f"{name},iface={port.name}"]
+    if port.kind == "null":
+        # no-rx=1: otherwise net_null's rx returns empty mbufs at CPU speed, and the receive
+        # loop would spend the worker's time on "foreign" frames instead of on generation.
+        return ["--vdev", f"{name},no-rx=1"]
+    if port.kind == "ring":
+        return []  # created by the engine itself (--ring-pair), not by EAL arguments
+    raise AssertionError(f"unhandled port kind {port.kind}")  # parse_port admits no other
+
+
+def eal_args(config: dict, free_bytes: int | None = None) -> list[str]:
+    """EAL arguments for the tester ports of `config`. Left becomes DPDK port 0 and right port 1
+    (config validation rejects the orders DPDK would number otherwise).
+
+    free_bytes: free hugepage memory (None: read /proc/meminfo), for hugepages = "auto".
+    """
+    if use_hugepages(config, free_bytes):
+        memory = ["--in-memory"]  # no hugepage files or runtime directory left behind
+    else:
+        # --in-memory needs hugepages (DPDK refuses it with --no-huge); a private file prefix
+        # keeps concurrent engines apart instead.
+        memory = ["--no-huge", "-m", str(NO_HUGE_MEMORY_MB), "--file-prefix", f"xlatperf{os.getpid()}"]
+    args = ["-l", config["tester"]["lcores"], *memory, "--no-telemetry", "--log-level=*:notice"]
+    specs = [config["left"]["port"], config["right"]["port"]]
+    if not any(parse_port(spec).kind == "pci" for spec in specs):
+        args.append("--no-pci")
+    for index, spec in enumerate(specs):
+        args += port_eal_args(index, spec)
+    return args
+
+
+def find_engine(config: dict) -> str:
+    """Path of the engine binary: tester.engine, $XLATPERF_ENGINE, the build tree, PATH."""
+    candidates = [("tester.engine", config["tester"]["engine"]),
+                  ("$XLATPERF_ENGINE", os.environ.get("XLATPERF_ENGINE", ""))]
+    for origin, path in candidates:
+        if path:
+            if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+                raise EngineError(f"{origin} = {path}: no executable file there")
+            return path
+    if REPO_ENGINE.is_file() and os.access(REPO_ENGINE, os.X_OK):
+        return str(REPO_ENGINE)
+    found = shutil.which(ENGINE_NAME)
+    if found:
+        return found
+    raise EngineError(f"{ENGINE_NAME} not found: build engine/ (cmake), or set tester.engine "
+                      "or $XLATPERF_ENGINE")
+
+
+def engine_command(config: dict, engine_path: str, free_bytes: int | None = None) -> list[str]:
+    """[ip netns exec NETNS] ENGINE EAL-ARGS -- [--force]"""
+    command = []
+    if config["tester"]["netns"]:
+        command += ["ip", "netns", "exec", config["tester"]["netns"]]
+    command += [engine_path, *eal_args(config, free_bytes), "--"]
+    if config["tester"]["force"]:
+        command.append("--force")
+    left = parse_port(config["left"]["port"])
+    if left.kind == "ring":
+        command += ["--ring-pair", left.name]
+    return command
+
+
+def check_ports_exist(config: dict) -> None:
+    """Fail early, with the port's name, when a network namespace or an af_packet/af_xdp
+    interface is missing (DPDK's own message for that is obscure)."""
+    netns = config["tester"]["netns"]
+    if netns and not os.path.exists(f"/run/netns/{netns}"):
+        raise EngineError(f'tester.netns = "{netns}": no such network namespace '
+                          '(create it, e.g. with "xlatperf lab up", or set tester.netns = "")')
+    for side in ("left", "right"):
+        port = parse_port(config[side]["port"])
+        if port.kind not in ("af_packet", "af_xdp"):
+            continue
+        where = f" in network namespace {netns}" if netns else ""
+        if netns:
+            exists = subprocess.run(["ip", "-n", netns, "link", "show", "dev", port.name],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        else:
+            exists = os.path.exists(f"/sys/class/net/{port.name}")
+        if not exists:
+            raise EngineError(f"{side}.port = \"{port}\": no such interface {port.name}{where}")
+
+
+# --------------------------------------------------------------------------------------------
+# The running engine
+# --------------------------------------------------------------------------------------------
+
+class Engine:
+    """One engine process for a whole campaign (EAL and ports are initialised once).
+
+    Requests are strictly sequential. If the engine exits or stops answering, the pending
+    call raises EngineError carrying the last lines of the engine's stderr.
+    """
+
+    def __init__(self, config: dict, *, log_path: str | os.PathLike | None = None,
+                 engine_path: str | None = None, check_ports: bool = True):
+        self.config = config
+        self.log_path = log_path
+        self.engine_path = engine_path
+        self.check_ports = check_ports
+        self.command: list[str] = []           # the command line the engine was started with
+        self.info: dict | None = None          # the hello reply
+        self._process: subprocess.Popen | None = None
+        self._replies: queue.Queue = queue.Queue()   # stdout lines; None at end of file
+        self._stderr_tail: collections.deque = collections.deque(maxlen=STDERR_LINES_KEPT)
+        self._threads: list[threading.Thread] = []
+        self._next_id = 1
+        self._pending_id: int | None = None     # id of the request whose reply is outstanding
+        self._stdout_closed = False
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    def start(self) -> "Engine":
+        if self.check_ports:
+            check_ports_exist(self.config)
+        self.command = command = engine_command(self.config,
+                                                self.engine_path or find_engine(self.config))
+        log = open(self.log_path, "w", encoding="utf-8", errors="replace") if self.log_path else None
+        try:
+            self._process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True, encoding="utf-8", errors="replace", bufsize=1, start_new_session=True)
+        except OSError as exc:
+            if log:
+                log.close()
+            raise EngineError(f"cannot start {command[0]}: {exc.strerror}") from None
+        self._threads = [
+            threading.Thread(target=self._read_stdout, daemon=True, name="engine-stdout"),
+            threading.Thread(target=self._read_stderr, args=(log,), daemon=True,
+                             name="engine-stderr"),
+        ]
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __enter__(self) -> "Engine":
+        return self.start()
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+            self.abort()
+        else:
+            self.shutdown()
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        return list(self._stderr_tail)
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    def hello(self) -> dict:
+        """Handshake; returns (and keeps in .info) the hello reply. Checks the protocol version."""
+        reply = self.request("hello", reply_timeout=STARTUP_TIMEOUT_SECONDS)
+        if reply.get("protocol") != PROTOCOL_VERSION:
+            raise EngineError(f"engine speaks protocol {reply.get('protocol')!r}, this front end "
+                              f"speaks protocol {PROTOCOL_VERSION}: use matching versions")
+        self._check_port_names(reply.get("ports", []))
+        self.info = reply
+        return reply
+
+    def addresses(self, ports: list[dict]) -> None:
+        """Tell the engine which addresses each port answers ARP/ND for:
+        ports = [{"port": 0, "ranges": [{"ip_version": 4, "address": "198.18.0.2"}]}, ...]."""
+        self.request("addresses", {"ports": ports})
+
+    def trial(self, request: dict, on_progress: Callable[[dict], None] | None = None) -> dict:
+        """Run one elementary trial. `request` holds the trial fields (duration, timeout,
+        finish_early, progress_interval, flows); progress events go to on_progress. Returns the
+        final reply (check its `valid`)."""
+        budget = float(request.get("duration", 0)) + float(request.get("timeout", 0))
+        return self.request("trial", request, on_event=on_progress,
+                            reply_timeout=budget + REPLY_SLACK_SECONDS)
+
+    def request(self, op: str, fields: dict | None = None, *,
+                on_event: Callable[[dict], None] | None = None,
+                reply_timeout: float | None = None) -> dict:
+        """Send one request {"id", "op", **fields} and wait for its final reply; events go to
+        on_event. Raises EngineError for `ok: false`, an early exit, or no reply within
+        reply_timeout seconds."""
+        if self._process is None:
+            raise EngineError("engine not started")
+        request_id = self._next_id
+        self._next_id += 1
+        self._send({"id": request_id, "op": op, **(fields or {})})
+        self._pending_id = request_id
+        reply = self._await_reply(request_id, on_event, reply_timeout)
+        self._pending_id = None
+        if not reply.get("ok", False):
+            raise EngineError(f"engine refused {op}: {reply.get('error', 'no reason given')}",
+                              self.stderr_tail)
+        return reply
+
+    def shutdown(self, timeout: float = 10.0) -> None:
+        """Ask the engine to stop its ports and exit; kill it if it does not within timeout.
+        With a request still in flight (its caller failed), this is an abort()."""
+        if self._process is None:
+            return
+        if self._pending_id is not None:
+            self.abort(timeout)
+            return
+        if self.running and not self._stdout_closed:
+            try:
+                self._send({"id": self._next_id, "op": "shutdown"})
+                self._await_reply(self._next_id, None, timeout)
+            except EngineError:
+                pass  # exiting anyway; the wait below settles it
+            self._next_id += 1
+        self._finish(timeout)
+
+    def abort(self, timeout: float = 10.0) -> dict | None:
+        """SIGTERM: the engine aborts a running trial, stops its ports and exits. Returns the
+        aborted trial's final reply if a request was in flight (else None)."""
+        if self._process is None:
+            return None
+        reply = None
+        if self.running:
+            self._signal(signal.SIGTERM)
+            if self._pending_id is not None:
+                try:
+                    reply = self._await_reply(self._pending_id, None, timeout)
+                except EngineError:
+                    reply = None
+                self._pending_id = None
+        self._finish(timeout)
+        return reply
+
+    # -- plumbing ---------------------------------------------------------------------------------
+
+    def _send(self, message: dict) -> None:
+        line = json.dumps(message, separators=(",", ":")) + "\n"
+        try:
+            self._process.stdin.write(line)
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self._raise_exited()
+
+    def _await_reply(self, request_id: int, on_event, timeout: float | None) -> dict:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                line = self._replies.get(timeout=remaining)
+            except queue.Empty:
+                raise EngineError(f"engine gave no reply within {timeout:.0f} s", self.stderr_tail)
+            if line is None:
+                self._stdout_closed = True
+                self._raise_exited()
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                raise EngineError(f"engine wrote a line that is not JSON: {line[:200]!r}",
+                                  self.stderr_tail) from None
+            if message.get("id") != request_id:
+                continue  # a late event or reply of an earlier request
+            if "event" in message:
+                if on_event is not None:
+                    on_event(message)
+                continue
+            return message
+
+    def _raise_exited(self):
+        try:
+            status = self._process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            status = None
+        for thread in self._threads[1:]:
+            thread.join(timeout=2)  # collect the last stderr lines
+        tail = self.stderr_tail
+        last = next((line for line in reversed(tail) if line.strip()), "")
+        what = "engine exited" if status is None else f"engine exited with status {status}"
+        raise EngineError(f"{what}: {last}" if last else what, tail)
+
+    def _read_stdout(self) -> None:
+        for line in self._process.stdout:
+            line = line.strip()
+            if line:
+                self._replies.put(line)
+        self._replies.put(None)
+
+    def _read_stderr(self, log) -> None:
+        try:
+            for line in self._process.stderr:
+                self._stderr_tail.append(line.rstrip("\n"))
+                if log:
+                    log.write(line)
+                    log.flush()
+        finally:
+            if log:
+                log.close()
+
+    def _signal(self, signum: int) -> None:
+        try:
+            # Own session and process group (start_new_session), so this reaches the engine
+            # (`ip netns exec` execs it in place) and nothing else.
+            os.killpg(self._process.pid, signum)
+        except ProcessLookupError:
+            pass
+
+    def _finish(self, timeout: float) -> None:
+        process = self._process
+        try:
+            process.stdin.close()  # end of stdin is a shutdown request as well
+        except (BrokenPipeError, OSError):
+            pass
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self._signal(signal.SIGKILL)
+            process.wait()
+        for thread in self._threads:
+            thread.join(timeout=2)
+        if "--file-prefix" in self.command:  # --no-huge runs: DPDK's runtime directory
+            prefix = self.command[self.command.index("--file-prefix") + 1]
+            shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
+
+    def _check_port_names(self, ports: list[dict]) -> None:
+        """Port 0 must be left and port 1 right; flows rely on it."""
+        if len(ports) < 2:
+            raise EngineError(f"engine reports {len(ports)} port(s), expected 2 (left, right)",
+                              self.stderr_tail)
+        for index, side in enumerate(("left", "right")):
+            expected = device_name(index, self.config[side]["port"])
+            reported = str(ports[index].get("name", ""))
+            if reported and not (reported == expected or reported.endswith(expected)
+                                 or expected.endswith(reported)):
+                raise EngineError(f"DPDK port {index} is {reported}, but {side}.port "
+                                  f"({self.config[side]['port']}) should be {expected}")

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The engine's replies as the front end reads them (docs/protocol.md): a trial reply becomes a
+TrialResult with counters per direction and the delay data it carries, and a trials.jsonl
+record becomes the same TrialResult again, so every summary can be derived from the records."""
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class DirectionCounts:
+    """Counters of one direction (one protocol flow) of a trial."""
+    sent: int
+    received: int
+    planned: int | None = None
+    duplicates: int = 0
+    reordered: int = 0
+    bad_length: int = 0
+    late: int | None = None     # frames later than trial.frame_timeout (None: no such timeout)
+
+    @property
+    def loss_ratio(self) -> float | None:
+        """(sent - received) / sent (RFC 2544 §26.3, as a ratio); None when nothing was sent."""
+        return (self.sent - self.received) / self.sent if self.sent else None
+
+    def passes(self, loss_tolerance: float) -> bool:
+        # received > sent cannot happen with deduplicated counting; if it does it is an
+        # anomaly, never a pass (duplicates must not mask losses, RFC 2544 §10).
+        return self.sent > 0 and self.received <= self.sent and self.loss_ratio <= loss_tolerance
+
+    def to_dict(self) -> dict:
+        return {"sent": self.sent, "received": self.received, "planned": self.planned,
+                "loss_ratio": self.loss_ratio, "duplicates": self.duplicates,
+                "reordered": self.reordered, "bad_length": self.bad_length,
+                **({"late": self.late} if self.late is not None else {})}
+
+
+@dataclass(frozen=True)
+class TrialResult:
+    """One elementary trial: the rate, whether the tester kept it (`valid`), and the counters
+    per direction ("forward", "reverse")."""
+    rate: int
+    valid: bool
+    directions: dict[str, DirectionCounts]
+    invalid_reason: str | None = None
+    reply: dict | None = field(default=None, compare=False, repr=False)  # engine reply, if any
+    # Delay data per direction when the trial asked for it (docs/delay.md): the engine's
+    # `tagged`, `histogram` (its `delay` object) and `ipdv` of the foreground stream, and the
+    # background stream's under "background".
+    delay: dict | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def from_reply(cls, rate: int, reply: dict) -> "TrialResult":
+        """Build from the engine's final `trial` reply (docs/protocol.md)."""
+        directions, delay = {}, {}
+        for flow in reply.get("flows", []):
+            streams = flow.get("streams", [])
+            late = [s["late"] for s in streams if "late" in s]
+            directions[flow["name"]] = DirectionCounts(
+                sent=int(flow["sent"]), received=int(flow["received"]),
+                planned=flow.get("planned"),
+                duplicates=sum(s.get("duplicates", 0) for s in streams),
+                reordered=sum(s.get("reordered", 0) for s in streams),
+                bad_length=sum(s.get("bad_length", 0) for s in streams),
+                late=sum(late) if late else None)
+            delay_data = {kind: data for kind, data in
+                          ((s.get("kind"), _stream_delay(s)) for s in streams) if data}
+            if delay_data:
+                delay[flow["name"]] = {**delay_data.pop("foreground", {}), **delay_data}
+        return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
+                   invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None)
+
+    @property
+    def loss_ratio(self) -> float | None:
+        """The worst direction's loss ratio (a bidirectional test shows the weaker direction);
+        None when a direction sent nothing."""
+        ratios = [d.loss_ratio for d in self.directions.values()]
+        if not ratios or None in ratios:
+            return None
+        return max(ratios)
+
+    def passes(self, loss_tolerance: float = 0.0) -> bool:
+        """RFC 2544 §26.1 pass: the tester kept the rate, and every active direction lost at
+        most loss_tolerance of its frames (0: none). An invalid trial never passes."""
+        return (self.valid and bool(self.directions)
+                and all(d.passes(loss_tolerance) for d in self.directions.values()))
+
+    def failing_directions(self, loss_tolerance: float = 0.0) -> list[str]:
+        return [name for name, d in self.directions.items() if not d.passes(loss_tolerance)]
+
+    def to_dict(self) -> dict:
+        return {"rate": self.rate, "valid": self.valid, "invalid_reason": self.invalid_reason,
+                "loss_ratio": self.loss_ratio,
+                "directions": {name: d.to_dict() for name, d in self.directions.items()},
+                **({"delay": self.delay} if self.delay else {})}
+
+
+def _stream_delay(stream: dict) -> dict:
+    """A stream's delay data in a trial reply, renamed for trials.jsonl: the engine's `delay`
+    histogram becomes `histogram`; `tagged` and `ipdv` keep their names."""
+    return {name: stream[key] for key, name in
+            (("tagged", "tagged"), ("delay", "histogram"), ("ipdv", "ipdv")) if key in stream}
+
+
+
+def trial_from_record(record: dict) -> TrialResult:
+    """A TrialResult rebuilt from its trials.jsonl record (without the engine reply)."""
+    directions = {name: DirectionCounts(
+        sent=d["sent"], received=d["received"], planned=d.get("planned"),
+        duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
+        bad_length=d.get("bad_length", 0), late=d.get("late"))
+        for name, d in record.get("directions", {}).items()}
+    return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
+                       invalid_reason=record.get("invalid_reason"), delay=record.get("delay"))

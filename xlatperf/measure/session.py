@@ -1,0 +1,246 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The measurer: one trial at a load for a duration, with everything that surrounds it.
+
+TrialSession.run_trial(rate) keeps trial.pause between trials, runs the learning trial before
+the first step (RFC 2544 §23 b), calls the DUT's before_trial hook, runs RFC 9693 phase 1 and
+the gap before a phase-2 trial, sends the request to the engine and appends the trial's record
+to trials.jsonl. Procedures (xlatperf/procedures/) see only this interface.
+"""
+
+import time
+
+from ..engine.client import Engine
+from ..engine.protocol import TrialResult
+from ..traffic.plan import TrafficPlan
+from ..util.errors import ConfigError
+from ..util.files import utc_timestamp
+from .store import ResultStore
+
+# Records that are not a procedure's steps: the learning trial, RFC 9693 phase 1 and validation.
+AUXILIARY_PHASES = ("learning", "phase1", "validation")
+PROGRESS_INTERVAL = 1.0  # seconds between the engine's progress events
+
+
+class Reporter:
+    """Receives what happens during a measurement, for live display. Methods are no-ops here;
+    the CLI's console reporter overrides them."""
+
+    def started(self, info: dict) -> None:
+        """info: procedure, repetitions, max_rate, directions (plan info), loss_tolerance,
+        duration, hello."""
+
+    def repetition(self, number: int, count: int) -> None:
+        """Repetition `number` (1-based) of `count` starts."""
+
+    def before_trial(self, context: dict) -> None:
+        """context: repetition, step, rate, and the procedure's lo/hi or percent."""
+
+    def pausing(self, seconds: float) -> None:
+        """Waiting `seconds` before the next trial (trial.pause)."""
+
+    def progress(self, event: dict) -> None:
+        """An engine progress event: elapsed, flows[{name, sent, received}]."""
+
+    def after_trial(self, record: dict, result: TrialResult) -> None:
+        """A trial finished; record is what went to trials.jsonl."""
+
+    def finished(self, summary: dict) -> None:
+        """The summary was written (also for an interrupted, incomplete measurement)."""
+
+    def point(self, info: dict) -> None:
+        """A campaign point starts: index (1-based), count, id, procedure, assignments."""
+
+
+class TrialSession:
+    """`run_trial(rate)` for procedures: builds the request, keeps trial.pause between trials,
+    records every trial and forwards progress to the reporter."""
+
+    def __init__(self, engine: Engine, plan: TrafficPlan, config: dict, store: ResultStore,
+                 reporter: Reporter, procedure: str):
+        self.engine, self.plan, self.config = engine, plan, config
+        self.store, self.reporter, self.procedure = store, reporter, procedure
+        self.repetition = 0
+        self.step = 0
+        self.phase: str | None = None
+        self.trials_recorded = 0
+        self._in_flight: int | None = None     # rate of the trial the engine is running
+        self._last_trial_end: float | None = None
+        self._needs_learning = learning_needed(config) and plan.through_dut
+        # Set by run_procedure: the DUT hooks (xlatperf/measure/hooks.py) and, for RFC 9693 tests, the
+        # stateful phases (xlatperf/measure/stateful.py) that precede every phase-2 trial.
+        self.hooks = None
+        self.stateful = None
+
+    def start_repetition(self, number: int) -> None:
+        self.repetition, self.step = number, 0
+
+    def notify(self, context: dict) -> None:
+        self.reporter.before_trial({"repetition": self.repetition, "step": self.step + 1,
+                                    "phase": self.phase, **context})
+
+    def run_trial(self, rate: int, duration: float | None = None,
+                  annotate=None, *, delay: dict | None = None) -> TrialResult:
+        """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
+        classification after the trial). delay: the request's delay measurements (latency,
+        pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial."""
+        trial_config = self.config["trial"]
+        self.begin_step()
+        flows = self.plan.flows(rate)
+        if self.stateful is not None:  # RFC 9693: phase 1 and the gap D before this trial
+            failed = self.stateful.before_phase2(self, rate)
+            if failed is not None:      # an invalid step, never a measurement
+                record = self.record(failed, 0.0, extra={"phase2": "not run"})
+                self.reporter.after_trial(record, failed)
+                return failed
+            flows = self.stateful.phase2_flows(flows)
+        request = {"duration": duration or trial_config["duration"],
+                   "timeout": trial_config["timeout"],
+                   "finish_early": trial_config["finish_early"],
+                   "progress_interval": PROGRESS_INTERVAL,
+                   "seed": self.config["traffic"]["seed"],
+                   "flows": flows}
+        delay = {**({"frame_timeout": trial_config["frame_timeout"]}
+                    if trial_config["frame_timeout"] else {}), **(delay or {})}
+        if delay:
+            request["delay"] = delay
+        result = self._exchange(request, rate)
+        record = self._record(result, request["duration"],
+                              extra=annotate(result) if annotate is not None else None)
+        self.reporter.after_trial(record, result)
+        return result
+
+    def _exchange(self, request: dict, rate: int) -> TrialResult:
+        """Runs one trial request on the engine, keeping what abort() needs to record it."""
+        self._in_flight = rate
+        try:
+            reply = self.engine.trial(request, on_progress=self.reporter.progress)
+        finally:
+            self._last_trial_end = time.monotonic()
+        self._in_flight = None
+        return TrialResult.from_reply(rate, reply)
+
+    def begin_step(self) -> None:
+        """What precedes every step: trial.pause, the step count, the learning trial before the
+        first step, and the DUT's before_trial hook (stateful tests: before phase 1)."""
+        self._pause(self.config["trial"]["pause"])
+        self.step += 1
+        if self._needs_learning:
+            self._needs_learning = False
+            self._learn()
+        if self.hooks is not None:
+            self.hooks.before_trial({"procedure": self.procedure, "repetition": self.repetition,
+                                     "step": self.step})
+
+    def run_request(self, request: dict, rate: int, phase: str, annotate=None) -> TrialResult:
+        """A trial request the procedure built itself (RFC 9693 phase 1, validation), sent as
+        it is and recorded with `phase` in the current step."""
+        self.reporter.before_trial({"repetition": self.repetition, "step": self.step,
+                                    "phase": phase, "rate": rate})
+        result = self._exchange(request, rate)
+        record = self.record(result, request["duration"], phase,
+                             annotate(result) if annotate is not None else None)
+        self.reporter.after_trial(record, result)
+        return result
+
+    def record(self, result: TrialResult, duration: float, phase: str | None = None,
+               extra: dict | None = None) -> dict:
+        """Appends a record of the current step to trials.jsonl (phase: e.g. "phase1")."""
+        previous = self.phase
+        self.phase = phase or previous
+        try:
+            return self._record(result, duration, extra=extra)
+        finally:
+            self.phase = previous
+
+    def _learn(self) -> None:
+        """RFC 2544 §23 b: one trial whose frames visit every tester address in turn, so the
+        DUT resolves them all before the first measured trial; recorded as phase "learning"."""
+        plan, count = learning_plan(self.config, self.plan)
+        rate = min(self.config["trial"]["learning_rate"], plan.max_rate)
+        request = {"duration": max(0.1, count / rate), "timeout": self.config["trial"]["timeout"],
+                   "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
+                   "seed": self.config["traffic"]["seed"], "flows": plan.flows(rate)}
+        self.reporter.before_trial({"repetition": self.repetition, "step": 0, "phase": "learning",
+                                    "rate": rate})
+        result = self._exchange(request, rate)
+        phase, step = self.phase, self.step
+        self.phase, self.step = "learning", 0
+        try:
+            self._record(result, request["duration"])
+        finally:
+            self.phase, self.step = phase, step
+
+    def abort(self) -> None:
+        """Abort the engine; an interrupted trial's (invalid) reply still goes to trials.jsonl."""
+        reply = self.engine.abort()
+        if reply is not None and self._in_flight is not None:
+            self._record(TrialResult.from_reply(self._in_flight, reply),
+                         self.config["trial"]["duration"], aborted=True)
+
+    def _pause(self, seconds: float) -> None:
+        """RFC 2544 §23 e: let the DUT settle between trials."""
+        if self._last_trial_end is None:
+            return
+        remaining = seconds - (time.monotonic() - self._last_trial_end)
+        if remaining > 0:
+            self.reporter.pausing(remaining)
+            time.sleep(remaining)
+
+    def _record(self, result: TrialResult, duration: float, aborted: bool = False,
+                extra: dict | None = None) -> dict:
+        reply = result.reply or {}
+        record = {"procedure": self.procedure, "repetition": self.repetition, "step": self.step,
+                  **({"phase": self.phase} if self.phase else {}),
+                  **result.to_dict(),
+                  "duration": duration, "elapsed": reply.get("elapsed"),
+                  "foreign": {str(p.get("index")): p.get("foreign", 0)
+                              for p in reply.get("ports", [])},
+                  "timestamp": utc_timestamp()}
+        if aborted:
+            record["aborted"] = True
+        if extra:
+            record |= extra
+        self.store.record_trial(record)
+        self.trials_recorded += 1
+        return record
+
+
+def resolve_dut_macs(engine: Engine, config: dict) -> dict:
+    """Fills in every empty `dut_mac` by asking the engine to resolve the side's `dut_ipvX`
+    (ARP or Neighbor Solicitation from the side's own address); returns the updated config."""
+    resolved = None
+    for side, port in (("left", 0), ("right", 1)):
+        if config[side]["dut_mac"]:
+            continue
+        version = config[side]["ip_version"]
+        target = config[side][f"dut_ipv{version}"]
+        if not target:
+            raise ConfigError(f'{side}.dut_mac = "": set the DUT\'s MAC address, or '
+                              f'{side}.dut_ipv{version} so that the tester resolves it')
+        own = config[side][f"next_hop_ipv{version}"] or config[side][f"ipv{version}"]
+        reply = engine.request("resolve", {"port": port, "ip_version": version, "own_ip": own,
+                                           "target": target, "timeout": 3.0},
+                               reply_timeout=10.0)
+        resolved = resolved or {section: dict(values) for section, values in config.items()}
+        resolved[side]["dut_mac"] = reply["mac"]
+    return resolved or config
+
+
+def learning_needed(config: dict) -> bool:
+    choice = config["trial"]["learning"]
+    if choice != "auto":
+        return choice == "yes"
+    return any(config["addresses"][side] != "fixed" for side in ("left", "right"))
+
+
+def learning_plan(config: dict, plan: TrafficPlan) -> tuple[TrafficPlan, int]:
+    """A plan whose varying addresses increase through their whole range, and the number of
+    frames per direction that visits each address once."""
+    learning = {section: dict(values) for section, values in config.items()}
+    count = 1
+    for side in ("left", "right"):
+        if learning["addresses"][side] != "fixed":
+            learning["addresses"][side] = "increasing"
+            count = max(count, config["addresses"][f"{side}_max"] - config["addresses"][f"{side}_min"] + 1)
+    ports = [plan.ports["left"], plan.ports["right"]]
+    return TrafficPlan(learning, ports, through_dut=plan.through_dut), count

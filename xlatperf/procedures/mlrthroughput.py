@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The `throughput` procedure with `throughput.mode = "mlrsearch"` (docs/mlrsearch.md):
+one MLRsearch per repetition over [max(1, min_rate), max_rate or the medium's maximum], with
+the goals of throughput.preset and throughput.goals. Every trial's record in trials.jsonl
+carries `mlrsearch`: the target it was measured for and, per goal, the load's class and the
+relevant bounds after it."""
+
+from ..util.errors import ConfigError
+from ..util.stats import summarize
+from .base import Procedure
+from .mlrgoals import deviations, goals_from_config
+from .mlrsearch import Search, classify, mlrsearch, relevant_bounds, trial_from_result
+
+LOSS_DEFINITION = ("worst direction's (sent - received) / sent; an invalid trial (the tester "
+                   "could not keep the rate) counts as 1")
+
+
+class MlrThroughput(Procedure):
+    name = "throughput"
+
+    def __init__(self, config, plan, rate=None):
+        super().__init__(config, plan)
+        settings = config["throughput"]
+        self.lo = max(1, settings["min_rate"])
+        self.hi = settings["max_rate"] or plan.max_rate
+        plan.check_rate(self.hi, "throughput.max_rate")
+        if self.lo >= self.hi:
+            raise ConfigError(f"throughput.min_rate = {settings['min_rate']}: must be below the "
+                              f"search's upper end, {self.hi} frames/s")
+        self.goals = goals_from_config(config)
+        self.loss_tolerance = min(g.loss_ratio for g in self.goals)  # for the live view only
+        self.searches: dict[int, Search] = {}    # repetition number -> its search
+        self.stop_reasons: dict[int, str] = {}
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def run(self, session, steps):
+        search = Search(self.goals, self.lo, self.hi)
+        self.searches[session.repetition] = search
+        context: dict = {}
+
+        def notify(info: dict) -> None:
+            context.clear()
+            context.update(info)
+            session.notify(info)
+
+        def run_trial(load: int, duration: float):
+            def annotate(result) -> dict:
+                trials = search.by_load.get(load, []) + [trial_from_result(result, duration)]
+                by_load = {**search.by_load, load: trials}
+                goals = {}
+                for goal in self.goals:
+                    lower, upper = relevant_bounds(
+                        {at: classify(goal, ts) for at, ts in by_load.items()})
+                    goals[goal.title] = {"class": classify(goal, trials),
+                                         "relevant_lower_bound": lower,
+                                         "relevant_upper_bound": upper}
+                return {"mlrsearch": {"target": {k: context.get(k) for k in
+                                                 ("goal", "level", "final")},
+                                      "goals": goals}}
+            return session.run_trial(load, duration, annotate=annotate)
+
+        result = mlrsearch(run_trial, self.goals, self.lo, self.hi, steps=steps, notify=notify,
+                           search=search)
+        # The trial limit is a safeguard: the goals it left unmet are irregular results.
+        self.stop_reasons[session.repetition] = result.stop_reason
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def _repetition(self, repetition) -> dict:
+        search = self.searches.get(repetition.number)
+        goals = search.results() if search is not None and search.trials else []
+        first = goals[0] if goals else None
+        trials = search.trials if search is not None else []
+        lower = first.relevant_lower_bound if first else None
+        return {"repetition": repetition.number, "complete": repetition.complete,
+                "throughput": lower or 0, "found": lower is not None,
+                "tester_limited": any(not s.valid for s in repetition.steps),
+                "stop_reason": self.stop_reasons.get(repetition.number,
+                                                     "interrupted" if not repetition.complete
+                                                     else "goals met"),
+                "trial_seconds": sum(t.duration for _, t in trials),
+                "goals": [g.to_dict() for g in goals],
+                "steps": [{**s.to_dict(), "duration": t.duration}
+                          for s, (_, t) in zip(repetition.steps, trials)]}
+
+    def summarize(self, repetitions):
+        reps = [self._repetition(r) for r in repetitions]
+        complete = [r for r in reps if r["complete"]]
+        goals = []
+        for index, goal in enumerate(self.goals):
+            results = [r["goals"][index] for r in complete if len(r["goals"]) > index]
+            stats = summarize([g["relevant_lower_bound"] or 0 for g in results])
+            goals.append({**goal.to_dict(), "unit": "fps", **stats,
+                          "relevant_upper_bound": summarize(
+                              [g["relevant_upper_bound"] for g in results
+                               if g["relevant_upper_bound"] is not None]),
+                          "conditional_throughput": summarize(
+                              [g["conditional_throughput"] for g in results
+                               if g["conditional_throughput"] is not None]),
+                          "regular": bool(results) and all(g["regular"] for g in results),
+                          "irregular": sorted({g["irregular_reason"] for g in results
+                                               if g["irregular_reason"]})})
+        failures: dict[str, int] = {}
+        primary = self.goals[0].loss_ratio
+        for r in repetitions:
+            for step in r.steps:
+                failing = step.failing_directions(primary)
+                for name in step.directions:
+                    failures[name] = failures.get(name, 0) + (name in failing)
+        return {"unit": "fps", "mode": "mlrsearch", "primary_goal": self.goals[0].title,
+                **summarize([r["throughput"] for r in complete]),
+                "tester_limited": any(r["tester_limited"] for r in reps),
+                "goals": goals,
+                "directions": {name: {"failed_trials": n} for name, n in failures.items()},
+                "repetitions": reps}
+
+    def csv_rows(self, repetitions):
+        rows = []
+        for r in map(self._repetition, repetitions):
+            for g in r["goals"]:
+                rows.append({"repetition": r["repetition"], "goal": g["name"],
+                             "label": g["label"],
+                             "relevant_lower_bound_fps": g["relevant_lower_bound"],
+                             "relevant_upper_bound_fps": g["relevant_upper_bound"],
+                             "conditional_throughput_fps": g["conditional_throughput"],
+                             "regular": g["regular"], "irregular_reason": g["irregular_reason"],
+                             "complete": r["complete"], "trials": len(r["steps"]),
+                             "trial_seconds": r["trial_seconds"]})
+        return rows
+
+    def settings(self):
+        return {"mode": "mlrsearch", "min_load": self.lo, "max_load": self.hi,
+                "unit": "frames/s per direction",
+                "goals": [g.to_dict() for g in self.goals],
+                "primary_goal": self.goals[0].title,
+                "first_trial": "at the maximum load, with the shortest initial trial duration "
+                               "(the final one where it is less than 4 times the initial)",
+                "upper_bound_trials": "where a load is expected to lose too much and one final "
+                                      "trial cannot decide it, one trial long enough to: final "
+                                      "+ initial trial duration for an exceed ratio of 0.5 over "
+                                      "two final trials (ndr, pdr)",
+                "trial_loss_ratio": LOSS_DEFINITION,
+                "effective_duration": "the trial duration",
+                "deviations": deviations(self.config, self.goals)}
+
+    def value(self, repetition):
+        if not repetition.complete:
+            return None
+        return self._repetition(repetition)["throughput"]

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Measurement procedures as plain functions of a trial runner.
+
+A trial runner is any callable `run_trial(rate) -> TrialResult` (rate in frames/s per
+direction). The real one talks to the engine (xlatperf/measure/session.py); tests pass deterministic fakes.
+Procedures append every trial to a caller-supplied `steps` list as soon as it returns, so an
+interrupted procedure (Ctrl-C) still leaves its trials to the caller.
+"""
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Callable, Iterable, TypeVar
+
+from ..engine.protocol import TrialResult
+from ..util.stats import summarize
+
+RunTrial = Callable[[int], TrialResult]
+Notify = Callable[[dict], None]
+
+
+def measure_step(run_trial: RunTrial, rate: int, steps: list, notify: Notify | None,
+             **context) -> TrialResult:
+    if notify is not None:
+        notify({"rate": rate, **context})
+    result = run_trial(rate)
+    steps.append(result)
+    return result
+
+
+# --------------------------------------------------------------------------------------------
+# Throughput: binary search (RFC 2544 §26.1)
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SearchResult:
+    throughput: int            # highest rate measured as passing; 0 when no trial passed
+    found: bool                # whether any trial passed
+    tester_limited: bool       # an invalid trial (tester could not keep a rate) bounded the search
+    steps: list[TrialResult]
+    loss_tolerance: float = 0.0
+    complete: bool = True
+
+    @classmethod
+    def from_steps(cls, steps: list[TrialResult], loss_tolerance: float,
+                   complete: bool = True) -> "SearchResult":
+        passing = [s.rate for s in steps if s.passes(loss_tolerance)]
+        return cls(throughput=max(passing, default=0), found=bool(passing),
+                   tester_limited=any(not s.valid for s in steps), steps=steps,
+                   loss_tolerance=loss_tolerance, complete=complete)
+
+    def to_dict(self) -> dict:
+        return {"throughput": self.throughput, "found": self.found,
+                "tester_limited": self.tester_limited, "complete": self.complete,
+                "steps": [{**s.to_dict(), "passed": s.passes(self.loss_tolerance)}
+                          for s in self.steps]}
+
+
+def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolerance: float = 0.0,
+                  *, steps: list | None = None, notify: Notify | None = None) -> SearchResult:
+    """RFC 2544 throughput: the highest rate in [lo, hi] at which a trial passes.
+
+    The first trial is at `hi` itself: when the DUT forwards at the medium's maximum rate (the
+    usual default for hi), one trial settles it. (siitperf starts with the midpoint instead.)
+    Then, on integers: mid = (lo + hi) // 2; a pass sets lo = mid, a failure hi = mid, until
+    hi - lo <= error. An invalid trial (the tester could not keep the rate) is a failure; the
+    result's `tester_limited` then says the search may have been bounded by the tester.
+
+    The result is the highest rate *measured* as passing (never an untested midpoint; `lo`
+    itself is not measured), or 0 with found=False when no trial passed. On a DUT that passes
+    exactly the rates <= L (lo <= L < hi) it lies in (L - error, L].
+    """
+    if error < 1:
+        raise ValueError(f"error = {error}: must be >= 1 (integer rates)")
+    if not 0 <= lo < hi:
+        raise ValueError(f"search range [{lo}, {hi}]: must have 0 <= lo < hi")
+    steps = [] if steps is None else steps
+    if not measure_step(run_trial, hi, steps, notify, lo=lo, hi=hi).passes(loss_tolerance):
+        while hi - lo > error:
+            mid = (lo + hi) // 2
+            if measure_step(run_trial, mid, steps, notify, lo=lo, hi=hi).passes(loss_tolerance):
+                lo = mid
+            else:
+                hi = mid
+    return SearchResult.from_steps(steps, loss_tolerance)
+
+
+# --------------------------------------------------------------------------------------------
+# Frame loss rate (RFC 2544 §26.3)
+# --------------------------------------------------------------------------------------------
+
+
+def scan_rates(max_rate: int, start_pct: float, step_pct: float) -> Iterable[tuple[int, float]]:
+    """(rate, percent of max_rate) for start, start - step, ... while the rate is positive.
+    Percentages are computed exactly (no accumulated float error): 100, 90, ..., 10."""
+    start, step = Fraction(str(start_pct)), Fraction(str(step_pct))
+    k = 0
+    while (percent := start - k * step) > 0:
+        rate = math.floor(max_rate * percent / 100)
+        if rate <= 0:
+            return
+        yield rate, float(percent)
+        k += 1
+
+
+def frame_loss_scan(run_trial: RunTrial, max_rate: int, start_pct: float = 100.0,
+                    step_pct: float = 10.0, rates: list[int] | None = None, *,
+                    steps: list | None = None, notify: Notify | None = None) -> list[TrialResult]:
+    """RFC 2544 frame loss rate: trials from start_pct % of max_rate down in steps of step_pct %
+    of max_rate (the RFC's first trial is at 100 %, steps at most 10 %), stopping right after
+    the second consecutive trial without loss (an invalid trial is not one). With an explicit
+    `rates` list every rate in it is measured, highest first, with no stop rule.
+    Returns the trials; FLR per direction is each direction's loss_ratio.
+    """
+    steps = [] if steps is None else steps
+    if rates:
+        for rate in sorted(set(rates), reverse=True):
+            measure_step(run_trial, rate, steps, notify, percent=100 * rate / max_rate)
+        return steps
+    zero_loss_in_a_row = 0
+    for rate, percent in scan_rates(max_rate, start_pct, step_pct):
+        result = measure_step(run_trial, rate, steps, notify, percent=percent)
+        zero_loss_in_a_row = zero_loss_in_a_row + 1 if result.passes(0.0) else 0
+        if zero_loss_in_a_row == 2:
+            break
+    return steps
+
+
+# --------------------------------------------------------------------------------------------
+# Repetitions and summaries (RFC 8219 §12: median, 1st and 99th percentiles)
+# --------------------------------------------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def repeat(count: int, run_once: Callable[[int], T], results: list | None = None) -> list[T]:
+    """Run a procedure `count` times (run_once(repetition index)); each result is appended to
+    `results` as it completes, so an interruption keeps the finished repetitions."""
+    results = [] if results is None else results
+    for index in range(count):
+        results.append(run_once(index))
+    return results
+
+
+def summarize_throughput(searches: list[SearchResult]) -> dict:
+    """Statistics of the throughput over complete searches (fps per direction)."""
+    values = [s.throughput for s in searches if s.complete]
+    failures: dict[str, int] = {}  # trials each direction failed: which one limits the DUT
+    for search in searches:
+        for step in search.steps:
+            failing = step.failing_directions(search.loss_tolerance)
+            for name in step.directions:
+                failures[name] = failures.get(name, 0) + (name in failing)
+    return {"unit": "fps", **summarize(values),
+            "tester_limited": any(s.tester_limited for s in searches),
+            "directions": {name: {"failed_trials": count} for name, count in failures.items()}}
+
+
+def summarize_frame_loss(scans: list[list[TrialResult]], max_rate: int) -> dict:
+    """Loss-ratio statistics per rate over the repetitions that measured it (invalid trials
+    are excluded: they are tester failures, not DUT results), overall (worst direction) and per
+    direction. The top-level statistics are those of the first, highest rate (the RFC's 100 %
+    point by default), so a frame-loss summary has the same top-level shape as any other."""
+    by_rate: dict[int, list[TrialResult]] = {}
+    for scan in scans:
+        for trial in scan:
+            by_rate.setdefault(trial.rate, []).append(trial)
+    rates = []
+    for rate in sorted(by_rate, reverse=True):
+        trials = by_rate[rate]
+        valid = [t for t in trials if t.valid and t.loss_ratio is not None]
+        names = sorted({name for t in valid for name in t.directions})
+        rates.append({
+            "rate": rate, "percent": 100 * rate / max_rate if max_rate else None,
+            **summarize([t.loss_ratio for t in valid]),
+            "invalid": len(trials) - len(valid),
+            "directions": {name: summarize([t.directions[name].loss_ratio for t in valid
+                                            if name in t.directions]) for name in names},
+        })
+    top = {key: value for key, value in rates[0].items()
+           if key not in ("rate", "percent", "invalid")} if rates else summarize([])
+    return {"unit": "ratio", "directions": {}, **top, "rates": rates}
+
+
+def summarize_trials(trials: list[TrialResult]) -> dict:
+    """Loss-ratio statistics of repeated single trials (the `trial` procedure)."""
+    valid = [t for t in trials if t.valid and t.loss_ratio is not None]
+    names = sorted({name for t in valid for name in t.directions})
+    return {"unit": "ratio", **summarize([t.loss_ratio for t in valid]),
+            "invalid": len(trials) - len(valid),
+            "directions": {name: summarize([t.directions[name].loss_ratio for t in valid
+                                               if name in t.directions]) for name in names}}

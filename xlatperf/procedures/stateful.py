@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The RFC 9693 procedures of their own (docs/stateful.md): connection-rate, teardown-rate and
+table-capacity. Each step is phase 1 from an empty DUT table (the before_trial hook) plus the
+optional validation trial (xlatperf.stateful.StatefulTest.establish). Phase-2 measurements
+(throughput, frame loss, latency, PDV) are the ordinary procedures with stateful.enabled.
+
+Summaries are computed from the steps alone, so a resumed run (--resume) gives the same result
+as an uninterrupted one: the capacity search is replayed over the recorded steps."""
+
+import itertools
+
+from ..engine.protocol import TrialResult, trial_from_record
+from ..measure.stateful import PHASE1, TEARDOWN, VALIDATION, EstablishmentStep, StatefulTest
+from ..util.stats import summarize
+from .base import Procedure, ProcedureSpec, Repetition
+from .capacity import CapacityResult, capacity_search, teardown_rate
+from .search import SearchResult, binary_search
+
+
+class _Stateful(Procedure):
+    """Common parts: the StatefulTest, and steps rebuilt from phase-1/validation records."""
+    name = ""
+
+    def __init__(self, config, plan, rate=None):
+        super().__init__(config, plan)
+        self.test = StatefulTest(plan)
+        self.s = config["stateful"]
+        self.hi = self.s["max_rate"] or self.test.max_rate
+        self.test.initiator_plan.check_rate(self.hi, "stateful.max_rate")
+
+    def establish(self, session, connections: int, rate: int) -> EstablishmentStep:
+        return self.test.establish(session, connections, rate, self.s["validation"])
+
+    def steps_from_records(self, records):
+        steps = []
+        for _, group in itertools.groupby(records, key=lambda r: r.get("step")):
+            group = list(group)
+            phase1 = next((r for r in group if r.get("phase") == PHASE1), None)
+            if phase1 is not None:
+                validation = next((r for r in group if r.get("phase") == VALIDATION), None)
+                table = phase1.get("state_table") or {}
+                steps.append(EstablishmentStep(
+                    connections=phase1["connections"], table_size=table.get("capacity", 0),
+                    phase1=trial_from_record(phase1), entries=table.get("entries"),
+                    validation=trial_from_record(validation) if validation else None))
+            steps += [Teardown(**r["teardown"]) for r in group if r.get("phase") == TEARDOWN]
+        return steps
+
+    def settings(self):
+        s = self.s
+        return {"stateful": self.test.report(), "max_rate": self.hi, "error": s["error"],
+                "validation": s["validation"], "validation_factor": s["validation_factor"]}
+
+
+def _search_dict(search: SearchResult) -> dict:
+    entry = search.to_dict()
+    entry["connection_rate"] = entry.pop("throughput")
+    return entry
+
+
+class ConnectionRate(_Stateful):
+    """Maximum connection establishment rate: binary search on the phase-1 rate R over
+    [0, stateful.max_rate]; a step passes when all N phase-1 frames reached the Responder and
+    (stateful.validation) the Responder-only validation lost nothing."""
+    name = "connection-rate"
+
+    def run(self, session, steps):
+        n = self.s["connections"]
+        binary_search(lambda rate: self.establish(session, n, rate), 0, self.hi, self.s["error"],
+                      steps=steps, notify=lambda c: session.notify({**c, "connections": n}))
+
+    def _searches(self, repetitions):
+        return [SearchResult.from_steps(r.steps, 0.0, r.complete) for r in repetitions]
+
+    def summarize(self, repetitions):
+        searches = self._searches(repetitions)
+        return {"unit": "cps", **summarize([s.throughput for s in searches if s.complete]),
+                "tester_limited": any(s.tester_limited for s in searches),
+                "repetitions": [{"repetition": r.number, **_search_dict(s)}
+                                for r, s in zip(repetitions, searches)]}
+
+    def csv_rows(self, repetitions):
+        return [{"repetition": r.number, "connection_rate_cps": s.throughput, "found": s.found,
+                 "tester_limited": s.tester_limited, "complete": r.complete,
+                 "steps": len(r.steps)} for r, s in zip(repetitions, self._searches(repetitions))]
+
+    def value(self, repetition):
+        if not repetition.complete:
+            return None
+        return SearchResult.from_steps(repetition.steps, 0.0).throughput
+
+
+class Teardown:
+    """teardown-rate's timed deletions: T_N on the full table, T_0 on the empty one."""
+
+    def __init__(self, connections: int, full_seconds: float, empty_seconds: float, **_):
+        self.connections = connections
+        self.full_seconds, self.empty_seconds = full_seconds, empty_seconds
+        self.rate = teardown_rate(connections, full_seconds, empty_seconds)
+
+    def to_dict(self) -> dict:
+        return {"connections": self.connections, "full_seconds": self.full_seconds,
+                "empty_seconds": self.empty_seconds, "rate": self.rate}
+
+
+class TeardownRate(_Stateful):
+    """Connection tear-down rate: load N connections (phase 1 at stateful.rate_phase1, with
+    validation), time dut.teardown on the full table (T_N), then again on the now empty table
+    (T_0); rate = N / (T_N - T_0)."""
+    name = "teardown-rate"
+
+    def run(self, session, steps):
+        n, rate = self.s["connections"], self.s["rate_phase1"]
+        step = self.establish(session, n, rate)
+        steps.append(step)
+        if step.failure() is not None:  # not loaded: nothing to time in this repetition
+            return
+        context = {"procedure": self.name, "repetition": session.repetition,
+                   "step": session.step}
+        full = session.hooks.timed("teardown", {**context, "table": "full"})
+        empty = session.hooks.timed("teardown", {**context, "table": "empty"})
+        measured = Teardown(n, full.duration, empty.duration)
+        steps.append(measured)
+        session.record(TrialResult(rate=rate, valid=True, directions={}), 0.0, TEARDOWN,
+                       {"teardown": measured.to_dict(), "command": full.command})
+
+    def _repetition(self, repetition: Repetition) -> dict:
+        loads = [s for s in repetition.steps if isinstance(s, EstablishmentStep)]
+        timed = [s for s in repetition.steps if isinstance(s, Teardown)]
+        entry = {"repetition": repetition.number, "complete": repetition.complete,
+                 "connections": self.s["connections"],
+                 "loaded": bool(loads) and loads[-1].failure() is None,
+                 "load_failure": loads[-1].failure() if loads else None,
+                 "load": loads[-1].to_dict() if loads else None}
+        if timed:
+            entry |= {"full_seconds": timed[-1].full_seconds,
+                      "empty_seconds": timed[-1].empty_seconds, "teardown_rate": timed[-1].rate}
+        return entry
+
+    def summarize(self, repetitions):
+        entries = [self._repetition(r) for r in repetitions]
+        rates = [e["teardown_rate"] for e in entries if e.get("teardown_rate") is not None]
+        return {"unit": "cps", **summarize(rates),
+                "full_seconds": summarize([e["full_seconds"] for e in entries
+                                           if "full_seconds" in e]),
+                "empty_seconds": summarize([e["empty_seconds"] for e in entries
+                                            if "empty_seconds" in e]),
+                "not_loaded": sum(not e["loaded"] for e in entries),
+                "repetitions": entries}
+
+    def csv_rows(self, repetitions):
+        return [{k: v for k, v in self._repetition(r).items() if k != "load"}
+                for r in repetitions]
+
+    def settings(self):
+        return {**super().settings(), "rate_phase1": self.s["rate_phase1"],
+                "teardown": self.config["dut"]["teardown"], "where": self.config["dut"]["ssh"]
+                or "local"}
+
+    def value(self, repetition):
+        return self._repetition(repetition).get("teardown_rate")
+
+
+class _Tee(list):
+    """A list that also appends every item to another (the repetition's steps)."""
+
+    def __init__(self, also: list):
+        super().__init__()
+        self.also = also
+
+    def append(self, item):
+        super().append(item)
+        self.also.append(item)
+
+
+class _Exhausted(Exception):
+    pass
+
+
+class TableCapacity(_Stateful):
+    """Connection tracking table capacity (cttc.sh): exponential search doubling the number of
+    connections from C0 = stateful.connections, then binary search until CT - CS <= E; each
+    probe is a connection-rate search with validation, bounded below by beta (gamma) x RS."""
+    name = "table-capacity"
+
+    def _search(self, max_rate, result: CapacityResult | None = None) -> CapacityResult:
+        s = self.s
+        return capacity_search(max_rate, s["connections"], self.hi, s["capacity_error"],
+                               s["beta"], s["gamma"], limit=self.test.enumeration.combinations
+                               if self.test.enumeration.enumerated else None, result=result)
+
+    def run(self, session, steps):
+        def max_rate(connections, lo, hi):
+            return binary_search(
+                lambda rate: self.establish(session, connections, rate), lo, hi, self.s["error"],
+                steps=_Tee(steps),
+                notify=lambda c: session.notify({**c, "connections": connections})).throughput
+        self._search(max_rate)
+
+    def replay(self, repetition: Repetition) -> CapacityResult:
+        """The search's result recomputed from the recorded steps (deterministic given the
+        outcomes); complete = False when the steps end before the search does."""
+        queue = iter(repetition.steps)
+
+        def max_rate(connections, lo, hi):
+            def run(rate):
+                step = next(queue, None)
+                if step is None:
+                    raise _Exhausted
+                if (step.connections, step.rate) != (connections, rate):
+                    raise ValueError(f"recorded step ({step.connections} connections at "
+                                     f"{step.rate}) does not follow the search ({connections} "
+                                     f"at {rate})")
+                return step
+            return binary_search(run, lo, hi, self.s["error"]).throughput
+        result = CapacityResult(c0=self.s["connections"], r0=0, capacity=None, rate=None)
+        try:
+            self._search(max_rate, result)
+        except _Exhausted:
+            result.complete = False
+        return result
+
+    def summarize(self, repetitions):
+        results = [self.replay(r) for r in repetitions]
+        return {"unit": "connections",
+                **summarize([c.capacity for c in results if c.complete and c.capacity]),
+                "repetitions": [{"repetition": r.number, **c.to_dict(), "trials": len(r.steps),
+                                 "steps": [s.to_dict() for s in r.steps]}
+                                for r, c in zip(repetitions, results)]}
+
+    def csv_rows(self, repetitions):
+        rows = []
+        for r in repetitions:
+            c = self.replay(r)
+            rows.append({"repetition": r.number, "capacity": c.capacity, "rate": c.rate,
+                         "c0": c.c0, "r0": c.r0, "exponential_iterations":
+                         c.exponential_iterations, "binary_iterations": c.binary_iterations,
+                         "limited_by_ranges": c.limited_by_ranges, "complete": c.complete,
+                         "trials": len(r.steps)})
+        return rows
+
+    def settings(self):
+        s = self.s
+        return {**super().settings(), "c0": s["connections"], "capacity_error": s["capacity_error"],
+                "beta": s["beta"], "gamma": s["gamma"], "alpha": s["validation_factor"]}
+
+    def value(self, repetition):
+        c = self.replay(repetition)
+        return c.capacity if c.complete else None
+
+
+def _stateful_spec(cls, help_text: str, unit: str, report: str) -> ProcedureSpec:
+    return ProcedureSpec(cls.name, f"{help_text} (docs/stateful.md)", unit=unit, make=cls,
+                         report=report, stateful_phase2=False)
+
+
+SPECS = (
+    _stateful_spec(ConnectionRate, "RFC 9693 maximum connection establishment rate", "cps", "cps"),
+    _stateful_spec(TeardownRate, "RFC 9693 connection tear-down rate (times dut.teardown)", "cps",
+                   "cps"),
+    _stateful_spec(TableCapacity, "RFC 9693 connection tracking table capacity", "connections",
+                   "capacity"),
+)

@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""RFC 2544 §26.1 throughput by binary search, and `selftest` (the tester's own capacity)."""
+
+from ..util.errors import ConfigError, MeasurementError
+from .base import Procedure, ProcedureSpec
+from .mlrgoals import deviations
+from .mlrthroughput import MlrThroughput
+from .search import SearchResult, binary_search, summarize_throughput
+
+# selftest check: a short trial at a low rate that any working tester passes without loss.
+SELFTEST_CHECK_DURATION = 2.0
+SELFTEST_CHECK_RATE = 10_000
+
+
+class Throughput(Procedure):
+    """RFC 2544 §26.1 binary search over [throughput.min_rate, max_rate or the medium's max]."""
+    name = "throughput"
+
+    def __init__(self, config, plan, rate=None):
+        super().__init__(config, plan)
+        settings = config["throughput"]
+        self.lo = settings["min_rate"]
+        self.hi = settings["max_rate"] or plan.max_rate
+        self.error = settings["error"]
+        self.loss_tolerance = settings["loss_tolerance"]
+        plan.check_rate(self.hi, "throughput.max_rate")
+        if self.lo >= self.hi:
+            raise ConfigError(f"throughput.min_rate = {self.lo}: must be below the search's upper "
+                              f"end, {self.hi} frames/s")
+
+    def run(self, session, steps):
+        binary_search(session.run_trial, self.lo, self.hi, self.error, self.loss_tolerance,
+                      steps=steps, notify=session.notify)
+
+    def summarize(self, repetitions):
+        searches = [SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete)
+                    for r in repetitions]
+        summary = summarize_throughput(searches)
+        summary["repetitions"] = [{"repetition": r.number, **s.to_dict()}
+                                  for r, s in zip(repetitions, searches)]
+        return summary
+
+    def csv_rows(self, repetitions):
+        rows = []
+        for r in repetitions:
+            search = SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete)
+            rows.append({"repetition": r.number, "throughput_fps": search.throughput,
+                         "found": search.found, "tester_limited": search.tester_limited,
+                         "complete": r.complete, "trials": len(r.steps)})
+        return rows
+
+    def settings(self):
+        return {"mode": "binary", "min_rate": self.lo, "max_rate": self.hi,
+                "error": self.error, "loss_tolerance": self.loss_tolerance,
+                "first_trial_at_max_rate": True, "deviations": deviations(self.config)}
+
+    def value(self, repetition):
+        if not repetition.complete:
+            return None
+        return SearchResult.from_steps(repetition.steps, self.loss_tolerance).throughput
+
+
+class SelfTest(Throughput):
+    """Tester ports wired to each other, no DUT: a short low-rate trial must pass without loss,
+    then a throughput search measures the tester's own capacity."""
+    name = "selftest"
+
+    def prepare(self, session):
+        rate = max(1, min(SELFTEST_CHECK_RATE, self.plan.max_rate // 100))
+        duration = min(self.config["trial"]["duration"], SELFTEST_CHECK_DURATION)
+        session.phase = "check"
+        session.notify({"rate": rate})
+        result = session.run_trial(rate, duration=duration)
+        session.phase = "search"
+        if not result.passes(0.0):
+            problems = [f"tester invalid ({result.invalid_reason})"] if not result.valid else []
+            problems += [f"{name} received {d.received} of {d.sent} frames"
+                         for name, d in result.directions.items() if not d.passes(0.0)]
+            raise MeasurementError(f"selftest: the {duration:g} s check trial at {rate} fps "
+                                   f"failed: {'; '.join(problems)} (are the ports wired to each "
+                                   "other?)")
+        return {"check": {**result.to_dict(), "duration": duration, "passed": True}}
+
+
+def _throughput(config, plan, rate=None) -> Procedure:
+    """The binary search, or MLRsearch with throughput.mode = "mlrsearch" (docs/mlrsearch.md)."""
+    if config["throughput"]["mode"] == "mlrsearch":
+        return MlrThroughput(config, plan, rate)
+    return Throughput(config, plan, rate)
+
+
+SPEC = ProcedureSpec("throughput", "RFC 2544 throughput (binary search or MLRsearch)",
+                     unit="fps", make=_throughput, report="search")
+SELFTEST_SPEC = ProcedureSpec("selftest", "tester ports wired to each other, no DUT: check and "
+                              "capacity", unit="fps", make=SelfTest, report="search",
+                              through_dut=False, stateful_phase2=False)

@@ -1,0 +1,429 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Campaigns: one procedure (or several) over the cross product of sweep axes, resumable.
+
+    from xlatperf.run.campaign import load_campaign, run_campaign, campaign_status
+    campaign = load_campaign("tp-sizes.toml")
+    run_campaign(campaign, "results/tp-sizes")      # again after an interruption: resumes
+
+A campaign file (docs/campaigns.md):
+
+    [campaign]
+    config = "router4.toml"         # base configuration, relative to this file
+    procedures = ["throughput"]     # trial | throughput | frame-loss | selftest, or RFC 9693's
+                                    # connection-rate | teardown-rate | table-capacity
+                                    # (outermost loop)
+    repeat = 20                     # output.repeat of every point (optional)
+    rate = 100000                   # the trial procedure's rate (optional; also an axis "rate")
+
+    [set]                           # overrides of the base configuration for every point
+    "trial.duration" = 10
+
+    [axes]                          # cross product, first axis outermost
+    "traffic.frame_size" = [84, 128, 256, 512, 1024, 1280, 1518]
+    "traffic.direction" = ["forward", "reverse", "both"]
+    mix = [{"traffic.mix_n" = 1, "traffic.mix_m" = 1}, {"traffic.mix_n" = 10, "traffic.mix_m" = 9}]
+
+    [[points]]                      # optional listed combinations (crossed with the axes)
+    "traffic.frame_size" = 84
+
+Every point is a result directory DIR/points/<id>/ as `xlatperf PROCEDURE --out` writes it,
+plus repetitions.jsonl. A point is finished when its summary.json says "complete": true with
+the campaign's [output] settings; otherwise it is resumed at the granularity of repetitions
+(runner.run_procedure(resume=True)): finished repetitions are kept, the trials of an
+unfinished one move to the point's incomplete/ directory and the repetition runs again.
+"""
+
+import copy
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config.schema import SCHEMA, validate
+from ..measure.store import REPETITIONS_FILE, SUMMARY_FILE, TRIALS_FILE, rows_to_csv
+from ..procedures import REGISTRY
+from ..util.errors import ConfigError, MeasurementError, XlatperfError
+from ..util.files import read_json, read_toml, utc_timestamp, write_atomically
+
+CAMPAIGN_FILE = "campaign.json"
+RESULTS_FILE = "results.csv"
+POINTS_DIR = "points"
+ERROR_FILE = "error.json"
+# Every point runs through runner.run_procedure; the registry says which procedures a campaign
+# may list (latency and pdv need a rate from a throughput result: not in campaigns yet).
+PROCEDURE_NAMES = tuple(name for name, spec in REGISTRY.items() if spec.campaign)
+RATE_AXIS = "rate"   # the trial procedure's rate (frames/s), not a configuration key
+
+
+@dataclass
+class Point:
+    index: int                        # 1-based, in execution order
+    procedure: str
+    assignments: dict                 # dotted config key -> value (from [set] excluded)
+    labels: dict                      # axis name -> value as shown (linked axes: their table)
+    rate: int | None = None           # trial procedure's rate
+    id: str = ""
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "id": self.id, "procedure": self.procedure,
+                "assignments": self.assignments, "labels": self.labels, "rate": self.rate}
+
+
+@dataclass
+class Campaign:
+    path: Path | None
+    base_config: Path | None
+    overrides: dict                   # dotted key -> value, every point
+    points: list[Point] = field(default_factory=list)
+    raw: dict = field(default_factory=dict)
+
+    def config_for(self, point: Point) -> dict:
+        """The effective configuration of a point (validated)."""
+        raw = read_toml(self.base_config) if self.base_config else {}
+        for key, value in {**self.overrides, **point.assignments}.items():
+            section, name = key.split(".", 1)
+            raw.setdefault(section, {})[name] = value
+        return validate(raw)
+
+
+# --------------------------------------------------------------------------------------------
+# Loading and expanding
+# --------------------------------------------------------------------------------------------
+
+
+def _flatten(table: dict, prefix: str = "") -> dict:
+    """{"trial": {"duration": 1}} and {"trial.duration": 1} both -> {"trial.duration": 1}.
+    Lists stay values (they are axes, or list-valued keys such as frame_loss.rates)."""
+    flat = {}
+    for key, value in table.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{dotted}."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def _check_key(where: str, key: str) -> None:
+    section, _, name = key.partition(".")
+    if section not in SCHEMA or name not in SCHEMA[section]:
+        known = ", ".join(f"{s}.*" for s in SCHEMA)
+        raise ConfigError(f"{where}: {key!r} is not a configuration key ({known}; see "
+                          "docs/config.md)")
+
+
+def _axes(table: dict, where: str) -> list[tuple[str, list[tuple[dict, object, int | None]]]]:
+    """[(axis name, [(assignments, label, rate), ...]), ...] in file order.
+
+    A config-key axis ("traffic.frame_size" = [84, 1518]) assigns that key; a named axis whose
+    values are tables (mix = [{"traffic.mix_n" = 10, "traffic.mix_m" = 9}, ...]) assigns every
+    key of a table together; the axis "rate" sets the trial procedure's rate."""
+    axes = []
+    for name, values in _axis_items(table):
+        if not isinstance(values, list) or not values:
+            raise ConfigError(f"{where}.{name} = {json.dumps(values)}: an axis must be a "
+                              "non-empty list of values")
+        entries = []
+        for value in values:
+            if name == RATE_AXIS:
+                if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+                    raise ConfigError(f"{where}.rate: {value!r}: must be a positive integer "
+                                      "(frames/s)")
+                entries.append(({}, value, value))
+            elif isinstance(value, dict):
+                assignments = _flatten(value)
+                for key in assignments:
+                    _check_key(f"{where}.{name}", key)
+                entries.append((assignments, _label(assignments), None))
+            else:
+                _check_key(where, name)
+                entries.append(({name: value}, value, None))
+        axes.append((name, entries))
+    return axes
+
+
+def _axis_items(table: dict, prefix: str = ""):
+    """Axis entries of [axes]: nested tables are config sections (traffic.frame_size = [...]
+    written unquoted), lists are axes."""
+    for key, value in table.items():
+        if isinstance(value, dict):
+            yield from _axis_items(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
+
+
+def _label(assignments: dict) -> str:
+    if set(assignments) == {"traffic.mix_n", "traffic.mix_m"}:
+        return f"{assignments['traffic.mix_m']}/{assignments['traffic.mix_n']}"
+    return ",".join(f"{k.split('.')[-1]}={v}" for k, v in assignments.items())
+
+
+def point_id(procedure: str, assignments: dict, rate: int | None) -> str:
+    """A stable directory name: readable, plus a hash of everything that defines the point."""
+    canonical = json.dumps([procedure, sorted(assignments.items()), rate], sort_keys=True,
+                           default=str)
+    digest = hashlib.sha256(canonical.encode()).hexdigest()[:8]
+    parts = [procedure] + [f"{k.split('.')[-1]}-{v}" for k, v in assignments.items()]
+    if rate is not None:
+        parts.append(f"rate-{rate}")
+    slug = re.sub(r"[^A-Za-z0-9.=+-]+", "_", "_".join(str(p) for p in parts))[:80]
+    return f"{slug}_{digest}"
+
+
+def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
+    """Build a Campaign from a parsed campaign file (see the module docstring)."""
+    where = str(path) if path else "campaign"
+    unknown = set(raw) - {"campaign", "set", "axes", "points"}
+    if unknown:
+        raise ConfigError(f"{where}: unknown table(s) {', '.join(sorted(unknown))} (allowed: "
+                          "[campaign], [set], [axes], [[points]])")
+    head = raw.get("campaign", {})
+    allowed = {"config", "procedures", "procedure", "repeat", "rate", "name", "description"}
+    for key in head:
+        if key not in allowed:
+            raise ConfigError(f"{where}: campaign.{key}: unknown key (allowed: "
+                              f"{', '.join(sorted(allowed))})")
+    procedures = head.get("procedures", head.get("procedure", ["throughput"]))
+    if isinstance(procedures, str):
+        procedures = [procedures]
+    if not procedures or any(p not in PROCEDURE_NAMES for p in procedures):
+        raise ConfigError(f"{where}: campaign.procedures = {json.dumps(procedures)}: must be a "
+                          f"list of {', '.join(PROCEDURE_NAMES)}")
+    base = head.get("config")
+    base_path = None
+    if base is not None:
+        if not isinstance(base, str):
+            raise ConfigError(f"{where}: campaign.config: must be a file name")
+        base_path = Path(base)
+        if not base_path.is_absolute() and path is not None:
+            base_path = path.parent / base_path
+    overrides = _flatten(raw.get("set", {}))
+    for key in overrides:
+        _check_key(f"{where}: [set]", key)
+    if "repeat" in head:
+        overrides["output.repeat"] = head["repeat"]
+    default_rate = head.get("rate")
+    if default_rate is not None and (not isinstance(default_rate, int) or default_rate <= 0):
+        raise ConfigError(f"{where}: campaign.rate = {default_rate!r}: must be a positive "
+                          "integer (frames/s)")
+
+    listed = raw.get("points", [{}])
+    if not isinstance(listed, list) or not all(isinstance(p, dict) for p in listed):
+        raise ConfigError(f"{where}: [[points]] must be an array of tables")
+    listed_entries = []
+    for number, table in enumerate(listed or [{}], 1):
+        assignments = _flatten(table)
+        rate = assignments.pop(RATE_AXIS, None)
+        for key in assignments:
+            _check_key(f"{where}: points[{number}]", key)
+        listed_entries.append((assignments, rate))
+    axes = _axes(raw.get("axes", {}), f"{where}: axes")
+    axis_keys = {key for _, entries in axes for values, _, _ in entries for key in values}
+    for assignments, _ in listed_entries:
+        both = sorted(axis_keys & set(assignments))
+        if both:
+            raise ConfigError(f"{where}: {both[0]} is set both by [[points]] and by [axes]")
+
+    campaign = Campaign(path, base_path, overrides, raw=raw)
+    index = 0
+    for procedure in procedures:
+        for listed_assignments, listed_rate in listed_entries:
+            for combination in itertools.product(*[entries for _, entries in axes]):
+                assignments = dict(listed_assignments)
+                labels = {key: value for key, value in listed_assignments.items()}
+                rate = listed_rate
+                for (name, _), (values, label, axis_rate) in zip(axes, combination):
+                    assignments.update(values)
+                    labels[name] = label
+                    if axis_rate is not None:
+                        rate = axis_rate
+                if rate is not None:
+                    labels[RATE_AXIS] = rate
+                if procedure == "trial" and rate is None:
+                    rate = default_rate
+                index += 1
+                point = Point(index, procedure, assignments, labels,
+                              rate if procedure == "trial" else None)
+                point.id = point_id(procedure, assignments, point.rate)
+                campaign.points.append(point)
+    ids = [p.id for p in campaign.points]
+    if len(set(ids)) != len(ids):
+        duplicate = next(i for i in ids if ids.count(i) > 1)
+        raise ConfigError(f"{where}: the combination {duplicate} occurs twice (listed points "
+                          "and axes overlap)")
+    return campaign
+
+
+def load_campaign(path) -> Campaign:
+    """Read and expand a campaign file; every point's configuration is validated, so a bad
+    combination is reported before anything is measured."""
+    path = Path(path)
+    campaign = parse_campaign(read_toml(path), path)
+    for point in campaign.points:
+        try:
+            campaign.config_for(point)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: point {point.index} ({_describe(point)}): {exc}") from None
+    return campaign
+
+
+def _describe(point: Point) -> str:
+    values = ", ".join(f"{k}={v}" for k, v in point.labels.items())
+    return f"{point.procedure}" + (f" {values}" if values else "")
+
+
+# --------------------------------------------------------------------------------------------
+# State of a campaign directory
+# --------------------------------------------------------------------------------------------
+
+
+def _count_lines(path: Path) -> int:
+    try:
+        with open(path, encoding="utf-8") as stream:
+            return sum(1 for line in stream if line.strip())
+    except OSError:
+        return 0
+
+
+def point_state(directory: Path, output: dict | None = None) -> dict:
+    """state: done | partial | pending | failed, with finished repetitions and trials.
+    `output`: the [output] section the point must have been measured with to count as done."""
+    summary = read_json(directory / SUMMARY_FILE)
+    error = read_json(directory / ERROR_FILE)
+    repetitions = _count_lines(directory / REPETITIONS_FILE)
+    trials = _count_lines(directory / TRIALS_FILE)
+    state = "pending"
+    if summary is not None and summary.get("complete") and (
+            output is None or (summary.get("config") or {}).get("output") == output):
+        state = "done"
+    elif error is not None:
+        state = "failed"
+    elif repetitions or trials:
+        state = "partial"
+    return {"state": state, "repetitions": repetitions, "trials": trials,
+            "summary": summary, "error": (error or {}).get("error")}
+
+
+def campaign_status(directory) -> dict:
+    """The campaign stored in `directory` and the state of each point."""
+    directory = Path(directory)
+    stored = read_json(directory / CAMPAIGN_FILE)
+    if stored is None:
+        raise XlatperfError(f"{directory}: not a campaign directory (no {CAMPAIGN_FILE})")
+    rows = []
+    for point in stored["points"]:
+        state = point_state(directory / POINTS_DIR / point["id"], point.get("output"))
+        summary = state.pop("summary") or {}
+        rows.append({**point, **state, "unit": summary.get("unit"),
+                     "median": summary.get("median"), "n": summary.get("n")})
+    counts = {s: sum(1 for r in rows if r["state"] == s)
+              for s in ("done", "partial", "failed", "pending")}
+    return {"directory": str(directory), "file": stored.get("file"), "points": rows,
+            "counts": counts, "total": len(rows)}
+
+
+def format_status(status: dict) -> str:
+    """A plain-text table of campaign_status()."""
+    lines = [f"campaign {status['file'] or ''} in {status['directory']}: "
+             + ", ".join(f"{count} {state}" for state, count in status["counts"].items())
+             + f" of {status['total']} points"]
+    header = ("#", "state", "reps", "trials", "procedure", "point", "median", "n")
+    rows = []
+    for p in status["points"]:
+        median = p["median"]
+        if median is None:
+            shown = "-"
+        elif p["unit"] == "ratio":
+            shown = f"{100 * median:.4g} % loss"
+        else:  # fps; cps and connections of the stateful procedures
+            shown = f"{median:,.0f} {p['unit']}"
+        rows.append((str(p["index"]), p["state"], str(p["repetitions"]), str(p["trials"]),
+                     p["procedure"],
+                     " ".join(f"{k}={v}" for k, v in p["labels"].items()) or "-",
+                     shown, "-" if p["n"] is None else str(p["n"])))
+    widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
+    for row in [header] + rows:
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    for p in status["points"]:
+        if p["state"] == "failed":
+            lines.append(f"point {p['index']} failed: {p['error']}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------------------------
+
+
+def _write_campaign_file(directory: Path, campaign: Campaign, outputs: dict) -> None:
+    stored = {"file": str(campaign.path) if campaign.path else None,
+              "base_config": str(campaign.base_config) if campaign.base_config else None,
+              "campaign": campaign.raw, "overrides": campaign.overrides,
+              "updated": utc_timestamp(),
+              "points": [{**p.to_dict(), "output": outputs[p.id]} for p in campaign.points]}
+    write_atomically(directory / CAMPAIGN_FILE, json.dumps(stored, indent=2, default=str) + "\n")
+
+
+def results_rows(directory) -> list[dict]:
+    """One row per point with its axis values and statistics (results.csv)."""
+    status = campaign_status(directory)
+    rows = []
+    for p in status["points"]:
+        summary = read_json(Path(directory) / POINTS_DIR / p["id"] / SUMMARY_FILE) or {}
+        row = {"index": p["index"], "procedure": p["procedure"], "state": p["state"],
+               **{k: v for k, v in p["labels"].items()}, "unit": summary.get("unit")}
+        for key in ("median", "p1", "p99", "min", "max", "dispersion", "n"):
+            row[key] = summary.get(key)
+        row["id"] = p["id"]
+        rows.append(row)
+    return rows
+
+
+def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str | None = None,
+                 run=None) -> dict:
+    """Run every point of `campaign` that is not finished yet into out_dir/points/<id>/ and
+    return campaign_status(out_dir). An interrupted campaign (Ctrl-C, kill, crash) resumes
+    when run again into the same directory. A point that fails (engine or measurement error)
+    is recorded in its error.json and the campaign goes on; MeasurementError is raised at the
+    end if any point failed. ConfigError and KeyboardInterrupt stop the campaign at once.
+
+    run: the function that measures one point (default runner.run_procedure), for tests."""
+    if run is None:
+        from .runner import run_procedure as run
+    directory = Path(out_dir)
+    try:
+        (directory / POINTS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise XlatperfError(f"--out {out_dir}: {exc.strerror or exc}") from None
+    configs = {p.id: campaign.config_for(p) for p in campaign.points}
+    outputs = {pid: config["output"] for pid, config in configs.items()}
+    _write_campaign_file(directory, campaign, outputs)
+    failures = []
+    for point in campaign.points:
+        point_dir = directory / POINTS_DIR / point.id
+        state = point_state(point_dir, outputs[point.id])
+        if state["state"] == "done":
+            continue
+        if reporter is not None:
+            reporter.point({"index": point.index, "count": len(campaign.points), "id": point.id,
+                            "procedure": point.procedure, "labels": point.labels,
+                            "state": state["state"], "repetitions_done": state["repetitions"]})
+        (point_dir / ERROR_FILE).unlink(missing_ok=True)
+        try:
+            run(point.procedure, copy.deepcopy(configs[point.id]), point_dir, rate=point.rate,
+                reporter=reporter, engine_path=engine_path, resume=True)
+        except ConfigError as exc:
+            raise ConfigError(f"point {point.index} ({_describe(point)}): {exc}") from None
+        except XlatperfError as exc:
+            failures.append(f"point {point.index} ({_describe(point)}): {exc}")
+            point_dir.mkdir(parents=True, exist_ok=True)
+            write_atomically(point_dir / ERROR_FILE,
+                              json.dumps({"error": str(exc), "time": utc_timestamp()}) + "\n")
+        finally:
+            write_atomically(directory / RESULTS_FILE, rows_to_csv(results_rows(directory)))
+    if failures:
+        raise MeasurementError(f"{len(failures)} of {len(campaign.points)} points failed "
+                               f"(run again to retry them): {failures[0]}")
+    return campaign_status(directory)

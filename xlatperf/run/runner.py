@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Running a procedure against the engine and storing its results.
+
+    from xlatperf.config import load_config
+    from xlatperf.run import run_procedure
+    summary = run_procedure("throughput", load_config("lab.toml"), "results/run1")
+
+run_procedure starts the engine, runs the procedure `output.repeat` times, appends every trial
+to trials.jsonl as it finishes, and writes summary.json and summary.csv. On Ctrl-C
+(KeyboardInterrupt) it aborts the engine (which stops its ports), writes the summary of what
+was measured with "complete": false, and re-raises.
+"""
+
+import contextlib
+import json
+import signal
+import threading
+from pathlib import Path
+
+from .. import __version__
+from ..engine.client import Engine
+from ..measure.hooks import DutHooks
+from ..measure.session import Reporter, TrialSession, resolve_dut_macs
+from ..measure.stateful import StatefulTest
+from ..measure.store import SUMMARY_FILE, ResultStore
+from ..procedures import procedure_spec
+from ..procedures.base import Procedure, Repetition
+from ..traffic.plan import TrafficPlan, owned_addresses
+from ..util.errors import ConfigError
+from ..util.files import utc_timestamp
+from . import adaptive
+
+# --------------------------------------------------------------------------------------------
+# run_procedure
+# --------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _sigint_ignored():
+    """A second Ctrl-C must not interrupt aborting the engine and writing the summary."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _direction_info(plan: TrafficPlan) -> dict:
+    info = {}
+    for d in plan.directions:
+        info[d.name] = {"tx_port": d.tx_side, "rx_port": d.rx_side,
+                        "ip_version": d.foreground["ip_version"],
+                        "frame_size": d.foreground["frame_size"],
+                        "rx_frame_size": d.foreground["rx_frame_size"],
+                        "background_frame_size": d.background["frame_size"] if d.background else None,
+                        "speed_bps": d.speed_bps, "max_rate": d.max_rate}
+    return info
+
+
+def _check_resumable(out_dir, config: dict) -> None:
+    """Resuming into a directory measured with another configuration would mix results: only
+    the [output] section (repetitions) may differ, and an empty dut_mac (resolved at run time)."""
+    try:
+        with open(Path(out_dir) / SUMMARY_FILE, encoding="utf-8") as stream:
+            previous = json.load(stream).get("config") or {}
+    except (OSError, ValueError):
+        return
+    for section, values in config.items():
+        if section == "output":
+            continue
+        for key, value in values.items():
+            if key == "dut_mac" and value == "":
+                continue
+            old = previous.get(section, {}).get(key, value)
+            if old != value:
+                raise ConfigError(f"{out_dir}: measured with {section}.{key} = {json.dumps(old)}, "
+                                  f"now {json.dumps(value)}: cannot resume into it (use another "
+                                  "--out directory)")
+
+
+def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = None,
+                  reporter: Reporter | None = None, engine_path: str | None = None,
+                  resume: bool = False) -> dict:
+    """Run the registered `procedure` (xlatperf/procedures/__init__.py) `output.repeat` times (or
+    adaptively up to `output.repeat_max`, see xlatperf/run/adaptive.py) and write the results under
+    out_dir. Returns the summary (also in summary.json, rewritten after every repetition).
+
+    rate: the `trial` procedure's rate in frames/s (default: the medium's maximum).
+    resume: keep the repetitions an earlier, interrupted run into out_dir finished and run
+    only the rest (the trials of its unfinished repetition go to out_dir/incomplete/).
+    Raises ConfigError, EngineError, MeasurementError; KeyboardInterrupt after writing an
+    incomplete summary.
+    """
+    spec = procedure_spec(procedure)
+    reporter = reporter or Reporter()
+    started = utc_timestamp()
+    if resume:
+        _check_resumable(out_dir, config)
+    with ResultStore(out_dir, resume=resume) as store:
+        engine = Engine(config, log_path=store.engine_log, engine_path=engine_path)
+        with engine:
+            hello = engine.hello()
+            engine.addresses(owned_addresses(config))
+            if spec.through_dut:
+                config = resolve_dut_macs(engine, config)
+            plan = TrafficPlan(config, hello["ports"], through_dut=spec.through_dut)
+            proc = spec.make(config, plan, rate)
+            session = TrialSession(engine, plan, config, store, reporter, procedure)
+            session.hooks = DutHooks.from_config(config, store.directory, append=resume)
+            if config["stateful"]["enabled"] and spec.stateful_phase2:
+                session.stateful = StatefulTest(plan)
+            output = config["output"]
+            count = output["repeat"]
+            maximum = max(output["repeat_max"], count)
+            reporter.started({"procedure": procedure, "repetitions": maximum,
+                              "repeat_min": count,
+                              "max_rate": plan.max_rate, "directions": _direction_info(plan),
+                              "loss_tolerance": getattr(proc, "loss_tolerance", 0.0),
+                              "error": getattr(proc, "error", None),
+                              "step": None if procedure != "frame-loss" or config["frame_loss"][
+                                  "rates"] else config["frame_loss"]["step"],
+                              "duration": config["trial"]["duration"],
+                              "hello": hello})
+            repetitions: list[Repetition] = [
+                Repetition(number, proc.steps_from_records(records), complete=True)
+                for number, records in sorted(store.finished.items())]
+            resumed = {"repetitions": len(repetitions),
+                       "incomplete_trials": store.moved_to_incomplete} if resume else None
+            extra: dict = {}
+            decision = None
+
+            def decide_now():
+                return adaptive.decide([proc.value(r) for r in repetitions], len(repetitions),
+                                       count, maximum, output["repeat_tolerance"],
+                                       output["repeat_confidence"])
+
+            def summary(complete: bool) -> dict:
+                result = {"procedure": procedure, "complete": complete,
+                          **proc.summarize(repetitions)}
+                if output["repeat_max"]:
+                    result["repetition_rule"] = {
+                        "minimum": count, "maximum": maximum,
+                        "tolerance": output["repeat_tolerance"],
+                        "confidence": output["repeat_confidence"],
+                        **(decision or decide_now()).to_dict()}
+                if resumed:
+                    result["resumed"] = resumed
+                stats_by_direction = result.pop("directions", {})
+                result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
+                                        for name, info in _direction_info(plan).items()}
+                result |= extra
+                result["settings"] = _settings(config, proc)
+                if session.stateful is not None:  # RFC 9693 reporting items
+                    result["settings"]["stateful"] = session.stateful.report()
+                result["config"] = config
+                result["tester"] = _tester_info(hello)
+                result["started"], result["finished"] = started, utc_timestamp()
+                return result
+
+            def write(complete: bool, final: bool = True) -> dict:
+                result = summary(complete)
+                store.write_summary(result, proc.csv_rows(repetitions))
+                if final:
+                    reporter.finished(result)
+                return result
+
+            try:
+                extra = proc.prepare(session)
+                while True:
+                    if output["repeat_max"]:
+                        decision = decide_now()
+                        if decision.stop:
+                            break
+                    elif len(repetitions) >= count:
+                        break
+                    number = len(repetitions) + 1
+                    repetition = Repetition(number)
+                    repetitions.append(repetition)
+                    session.start_repetition(number)
+                    reporter.repetition(number, maximum)
+                    recorded_before = session.trials_recorded
+                    proc.run(session, repetition.steps)
+                    repetition.complete = True
+                    store.finish_repetition(number, session.trials_recorded - recorded_before)
+                    if number < maximum:  # results so far, readable while the run goes on
+                        write(complete=False, final=False)
+            except KeyboardInterrupt:
+                with _sigint_ignored():
+                    session.abort()
+                    if session.trials_recorded or repetitions:
+                        write(complete=False)
+                raise
+            except BaseException:
+                if session.trials_recorded or repetitions:  # e.g. the engine died: keep them
+                    with contextlib.suppress(Exception):
+                        write(complete=False)
+                raise
+            return write(complete=True)
+
+
+def _settings(config: dict, proc: Procedure) -> dict:
+    trial, traffic = config["trial"], config["traffic"]
+    return {"procedure": proc.name, "duration": trial["duration"], "timeout": trial["timeout"],
+            "pause": trial["pause"], "finish_early": trial["finish_early"],
+            "repeat": config["output"]["repeat"], "repeat_max": config["output"]["repeat_max"],
+            "frame_size": traffic["frame_size"],
+            "direction": traffic["direction"], "mix_n": traffic["mix_n"],
+            "mix_m": traffic["mix_m"], "seed": traffic["seed"], "ports": config["ports"],
+            "addresses": config["addresses"], "learning": config["trial"]["learning"],
+            "frame_timeout": trial["frame_timeout"], "loss_criterion": loss_criterion(config),
+            **proc.settings()}
+
+
+def loss_criterion(config: dict) -> str:
+    """Which frames count as lost, for the report: RFC 2544's global timeout (frames arriving
+    up to trial.timeout after sending ended count), or the per-frame timeout."""
+    trial = config["trial"]
+    if trial["frame_timeout"]:
+        return (f"per-frame timeout {trial['frame_timeout']:g} s (within the global timeout "
+                f"{trial['timeout']:g} s)")
+    return f"global timeout {trial['timeout']:g} s"
+
+
+def _tester_info(hello: dict) -> dict:
+    return {"xlatperf": __version__, "engine": hello.get("engine"), "dpdk": hello.get("dpdk"),
+            "protocol": hello.get("protocol"), "tsc_hz": hello.get("tsc_hz"),
+            "lcores": hello.get("lcores"), "timestamps": hello.get("timestamps"),
+            "ports": hello.get("ports")}

@@ -1,0 +1,182 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Flows of a protocol `trial` request, frame sizes, and the medium's maximum frame rate.
+
+Port 0 is the left tester port, port 1 the right one (xlatperf/engine/client.py makes DPDK number them so).
+Forward frames go left -> right, reverse frames right -> left.
+"""
+
+from dataclasses import dataclass
+
+from ..config.derived import (active_directions, carries_ipv6, direction_sides,
+                              foreground_addresses, has_background, lookup)
+from ..config.variation import varying_fields
+from ..util.errors import ConfigError
+from ..util.rates import format_speed, max_frame_rate, parse_speed
+
+PORT_INDEX = {"left": 0, "right": 1}
+# IPv6 header (40 bytes) minus IPv4 header (20 bytes): what translation adds or removes.
+IPV6_EXTRA_BYTES = 20
+
+
+def frame_size_of(config: dict, ip_version: int) -> int:
+    """Size in bytes (destination MAC to FCS) of this trial's frames of one IP version.
+
+    `traffic.frame_size` names the IPv6 frame whenever the trial carries an IPv6 frame, and the
+    IPv4 frames carrying the same UDP payload are 20 bytes shorter (siitperf's convention,
+    RFC 8219 §5.1.1: 84 -> 64); with no IPv6 frame at all it names the IPv4 frame.
+    """
+    size = config["traffic"]["frame_size"]
+    if ip_version == 4 and carries_ipv6(config):
+        return size - IPV6_EXTRA_BYTES
+    return size
+
+
+def port_speed_bps(config: dict, side: str, port_info: dict) -> int:
+    """Link speed of a side in bit/s: `speed` from the config, else what the port reports."""
+    if config[side]["speed"]:
+        return parse_speed(config[side]["speed"])
+    mbps = port_info.get("link_speed_mbps") or 0
+    if mbps <= 0:
+        raise ConfigError(f'{side}.speed = "": the port {port_info.get("name", side)} reports no '
+                          f'link speed; set {side}.speed, e.g. "10G"')
+    return int(mbps) * 10**6
+
+
+@dataclass(frozen=True)
+class DirectionPlan:
+    """Everything about one direction that does not depend on the rate."""
+    name: str                    # "forward" | "reverse"
+    tx_side: str                 # "left" | "right"
+    rx_side: str
+    foreground: dict             # protocol `foreground` object
+    background: dict | None      # protocol `background` object (native IPv6), or None
+    largest_frame: int           # bytes; the largest frame sent or received in this direction
+    speed_bps: int               # the slower of the two ports
+    max_rate: int                # frames/s: the medium's maximum for largest_frame at speed_bps
+
+    def describe_limit(self) -> str:
+        return (f"the medium's maximum for {self.name} frames of {self.largest_frame} bytes at "
+                f"{format_speed(self.speed_bps)}")
+
+
+class TrafficPlan:
+    """Turns the effective config and the engine's port list into trial flows.
+
+    ports: the `ports` list of the engine's `hello` reply (index 0 = left, 1 = right).
+    through_dut: False for a selftest where the two tester ports are wired to each other: no
+    translation happens, so frames arrive as they were sent, addressed to the other port's MAC.
+    """
+
+    def __init__(self, config: dict, ports: list[dict], *, through_dut: bool = True):
+        if len(ports) < 2:
+            raise ConfigError(f"the engine reports {len(ports)} port(s); two are needed "
+                              "(left = port 0, right = port 1)")
+        self.config = config
+        self.ports = {side: ports[index] for side, index in PORT_INDEX.items()}
+        self.through_dut = through_dut
+        self.directions = [self._plan(name) for name in active_directions(config)]
+
+    # -- rates ---------------------------------------------------------------------------------
+
+    @property
+    def max_rate(self) -> int:
+        """Highest rate (frames/s per direction) every active direction can carry: RFC 2544 §14
+        bidirectional tests use the same rate in each direction."""
+        return min(plan.max_rate for plan in self.directions)
+
+    def check_rate(self, rate: int, what: str = "rate") -> None:
+        """Reject a rate that is not positive or exceeds the medium's maximum of a direction;
+        `what` names where the rate came from (e.g. "throughput.max_rate", "--rate")."""
+        if not isinstance(rate, int) or isinstance(rate, bool) or rate <= 0:
+            raise ConfigError(f"{what} = {rate}: must be a positive integer (frames/s)")
+        for plan in self.directions:
+            if rate > plan.max_rate:
+                raise ConfigError(f"{what} = {rate}: must be at most {plan.max_rate} frames/s, "
+                                  f"{plan.describe_limit()}")
+
+    # -- flows ---------------------------------------------------------------------------------
+
+    def flows(self, rate: int) -> list[dict]:
+        """The `flows` list of a protocol trial request, one flow per active direction."""
+        self.check_rate(rate)
+        traffic = self.config["traffic"]
+        flows = []
+        for plan in self.directions:
+            flow = {"name": plan.name, "tx_port": PORT_INDEX[plan.tx_side],
+                    "rx_port": PORT_INDEX[plan.rx_side], "rate": rate,
+                    "mix": {"n": traffic["mix_n"], "m": traffic["mix_m"]},
+                    "foreground": dict(plan.foreground)}
+            if plan.background is not None:
+                flow["background"] = dict(plan.background)
+            flows.append(flow)
+        return flows
+
+    def _plan(self, name: str) -> DirectionPlan:
+        config = self.config
+        tx, rx = direction_sides(name)
+        source, destination = foreground_addresses(config, name)
+        foreground = self._stream(name, config[tx]["ip_version"], config[rx]["ip_version"],
+                                  source, destination)
+        background = None
+        if has_background(config):
+            # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated.
+            background = self._stream(name, 6, 6, f"{tx}.ipv6", f"{rx}.ipv6")
+        sizes = [foreground["frame_size"], foreground["rx_frame_size"]]
+        if background:
+            sizes += [background["frame_size"], background["rx_frame_size"]]
+        largest = max(sizes)
+        speed = min(port_speed_bps(config, side, self.ports[side]) for side in (tx, rx))
+        return DirectionPlan(name=name, tx_side=tx, rx_side=rx, foreground=foreground,
+                             background=background, largest_frame=largest, speed_bps=speed,
+                             max_rate=max_frame_rate(speed, largest))
+
+    def _stream(self, direction: str, tx_version: int, rx_version: int,
+                source: str, destination: str) -> dict:
+        config = self.config
+        tx, rx = direction_sides(direction)
+        if self.through_dut:
+            dst_mac = config[tx]["dut_mac"]
+        else:  # wired to the other tester port: nothing translates on a cable
+            rx_version = tx_version
+            dst_mac = config[rx]["mac"] or self.ports[rx]["mac"]
+        return {
+            "ip_version": tx_version,
+            "src_mac": config[tx]["mac"] or self.ports[tx]["mac"],
+            "dst_mac": dst_mac,
+            "src_ip": lookup(config, source),
+            "dst_ip": lookup(config, destination),
+            "src_port": config["traffic"]["src_port"],
+            "dst_port": config["traffic"]["dst_port"],
+            "frame_size": frame_size_of(config, tx_version),
+            "rx_frame_size": frame_size_of(config, rx_version),
+            "vary": varying_fields(config, direction, tx_version),
+        }
+
+
+def owned_addresses(config: dict) -> list[dict]:
+    """The `ports` of an `addresses` request: each tester port answers ARP/ND for the real
+    addresses of its side, every one of them when they vary (RFC 2544 §25: the tester should
+    answer the DUT's requests), and for its next hop address in gateway setups. Virtual
+    addresses belong to the DUT's translation and are not answered for."""
+    addresses = config["addresses"]
+    ports = []
+    for side, index in PORT_INDEX.items():
+        ranges = []
+        for version in (4, 6):
+            address = config[side][f"ipv{version}"]
+            if address:
+                entry = {"ip_version": version, "address": address}
+                if addresses[side] != "fixed":
+                    entry.update(offset=addresses[f"{side}_offset_ipv{version}"],
+                                 min=addresses[f"{side}_min"], max=addresses[f"{side}_max"])
+                ranges.append(entry)
+            if config[side][f"next_hop_ipv{version}"]:
+                ranges.append({"ip_version": version,
+                               "address": config[side][f"next_hop_ipv{version}"]})
+        ports.append({"port": index, "ranges": ranges})
+    return ports
+
+
+def build_flows(config: dict, rate: int, ports: list[dict]) -> list[dict]:
+    """Convenience: the flows of a trial at `rate` frames/s per direction."""
+    return TrafficPlan(config, ports).flows(rate)

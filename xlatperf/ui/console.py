@@ -1,0 +1,433 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Console output: live progress while trials run, and the result table (rich)."""
+
+import math
+import time
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from ..engine.protocol import TrialResult
+from ..measure.session import Reporter
+
+
+def _fps(value) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _ratio_pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.4g} %"
+
+
+def _delay_ms(value) -> str:
+    """A delay in ms (RFC 8219's unit), shown in µs below 1 ms and in ns below 1 µs; None is
+    infinite/unknown."""
+    if value is None:
+        return "∞"
+    if abs(value) >= 1:
+        return f"{value:.4g} ms"
+    return f"{1000 * value:.4g} µs" if abs(value) >= 1e-3 or value == 0 else \
+        f"{1e6 * value:.4g} ns"
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class ConsoleReporter(Reporter):
+    """One line per finished trial; on a terminal also a live status line for the running
+    trial (step, rate, search interval, frames sent/received, elapsed time)."""
+
+    def __init__(self, console: Console | None = None, log_interval: float | None = None):
+        if console is None:
+            console = Console()
+            if not console.is_terminal:  # logs and pipes: no 80-column wrapping of the tables
+                console = Console(width=max(console.width, 160))
+        self.console = console
+        self.live: Live | None = None
+        self.info: dict = {}
+        self.context: dict = {}
+        self.progress_event: dict | None = None
+        self.status = ""
+        self.started_at = time.monotonic()
+        self.trial_started_at: float | None = None
+        # Periodic statistics log (--log-interval): a timestamped status line that stays in
+        # the scrollback (or the log file) every log_interval seconds while trials run.
+        self.log_interval = log_interval
+        self._last_log = time.monotonic()
+        self._trial_seconds: list[float] = []    # wall time of each finished trial
+        self._last_trial_end: float | None = None
+        self._repetitions_done = 0
+        self._trials_in_repetitions_done = 0
+        self._trials_this_repetition = 0
+
+    # -- Reporter hooks ------------------------------------------------------------------------
+
+    def started(self, info):
+        self.info = info
+        self.started_at = time.monotonic()
+        self._repetitions_done = self._trials_in_repetitions_done = 0   # a new campaign point
+        self._trials_this_repetition = 0
+        self._last_trial_end = None
+        hello = info.get("hello", {})
+        directions = ", ".join(f"{name} {d['frame_size']}→{d['rx_frame_size']} B, max "
+                               f"{_fps(d['max_rate'])} fps"
+                               for name, d in info["directions"].items())
+        self.console.print(f"[bold]xlatperf {info['procedure']}[/bold]: {info['repetitions']} "
+                           f"repetition(s); {directions}; engine {hello.get('engine', '?')}, "
+                           f"{hello.get('dpdk', '?')}")
+        if self.console.is_terminal:
+            self.live = Live(get_renderable=self._render, console=self.console,
+                             refresh_per_second=4, transient=True)
+            self.live.start()
+
+    def point(self, info):
+        labels = " ".join(f"{k}={v}" for k, v in info["labels"].items())
+        resumed = (f" (resuming: {info['repetitions_done']} repetition(s) kept)"
+                   if info.get("state") == "partial" else "")
+        self.console.print(f"[bold]point {info['index']}/{info['count']}[/bold]: "
+                           f"{info['procedure']} {labels}{resumed}", highlight=False)
+
+    def repetition(self, number, count):
+        if number > 1 and self._trials_this_repetition:
+            self._repetitions_done += 1
+            self._trials_in_repetitions_done += self._trials_this_repetition
+        self._trials_this_repetition = 0
+        if count > 1:
+            self.console.print(f"repetition {number}/{count}")
+
+    def before_trial(self, context):
+        self.context = context
+        self.progress_event = None
+        self.status = ""
+        self.trial_started_at = None
+
+    def pausing(self, seconds):
+        self.status = f"pausing {seconds:.1f} s"
+
+    def progress(self, event):
+        if self.trial_started_at is None:
+            self.trial_started_at = time.monotonic()
+        self.status = ""
+        self.progress_event = event
+        now = time.monotonic()
+        if self.log_interval and now - self._last_log >= self.log_interval:
+            self._last_log = now
+            stamp = time.strftime("%H:%M:%S")
+            self.console.print(f"[dim]{stamp}[/dim] {self._status_line()}", highlight=False,
+                               soft_wrap=True)
+
+    def after_trial(self, record, result):
+        now = time.monotonic()
+        if self._last_trial_end is not None or self.trial_started_at is not None:
+            start = self._last_trial_end if self._last_trial_end is not None else \
+                self.trial_started_at
+            self._trial_seconds.append(now - start)
+        self._last_trial_end = now
+        if record.get("phase") not in ("learning", "check"):
+            self._trials_this_repetition += 1
+        # Printed above the live status line, so the whole search stays in the scrollback.
+        self.console.print(self._trial_line(record, result), highlight=False, soft_wrap=True)
+
+    def finished(self, summary):
+        self.close()
+
+    def close(self):
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    # -- rendering -------------------------------------------------------------------------------
+
+    def _passed(self, result: TrialResult) -> bool:
+        return result.passes(self.info.get("loss_tolerance", 0.0))
+
+    def _verdict(self, result: TrialResult) -> str:
+        if not result.valid:
+            return f"invalid ({result.invalid_reason or 'tester'})"
+        return "pass" if self._passed(result) else "loss"
+
+    def _trial_line(self, record: dict, result: TrialResult) -> str:
+        where = f"rep {record['repetition']} step {record['step']}"
+        if record.get("phase") == "check":
+            where = "check"
+        elif record.get("phase") in ("phase1", "validation", "teardown"):  # RFC 9693 steps
+            where += f" {record['phase']}"
+            if "teardown" in record:
+                t = record["teardown"]
+                rate = "-" if t["rate"] is None else f"{t['rate']:,.0f} connections/s"
+                return (f"  {where}: {t['connections']:,} connections deleted in "
+                        f"{t['full_seconds']:.4f} s, empty table {t['empty_seconds']:.4f} s: "
+                        f"{rate}")
+        losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss)"
+                           for name, d in result.directions.items())
+        verdict = self._verdict(result)
+        style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
+        line = f"  {where}: {_fps(result.rate)} fps: {losses}: [{style}]{verdict}[/{style}]"
+        if "mlrsearch" in record:  # MLRsearch: trial duration and each goal's class after it
+            classes = ", ".join(f"{name} {info['class']}"
+                                for name, info in record["mlrsearch"]["goals"].items())
+            line = line.replace(f"{where}: ", f"{where}: {record['duration']:g} s at ", 1)
+            line += f" ({classes})"
+        if "latency" in record:  # RFC 8219 §7.2: TL and WCL of the tagged frames
+            line += "; " + ", ".join(
+                f"{name} TL {_delay_ms(info['tl_ms'])} WCL {_delay_ms(info['wcl_ms'])}"
+                + (f" ({info['lost']}/{info['tagged']} tagged lost)" if info["lost"] else "")
+                for name, info in record["latency"].items())
+        if "pdv" in record:      # RFC 8219 §7.3
+            line += "; " + ", ".join(
+                f"{name} PDV {_delay_ms(info['pdv_ms'])}"
+                + (f" IPDV {_delay_ms(info['ipdv']['min_ms'])}/"
+                   f"{_delay_ms(info['ipdv']['median_ms'])}/{_delay_ms(info['ipdv']['max_ms'])}"
+                   if "ipdv" in info else "")
+                for name, info in record["pdv"].items())
+        return line
+
+    def _render(self):
+        return Text(self._status_line(), style="cyan")
+
+    def _status_line(self) -> str:
+        c = self.context
+        parts = [f"repetition {c.get('repetition', '?')}/{self.info.get('repetitions', '?')}",
+                 f"step {c.get('step', '?')}"]
+        if c.get("phase"):
+            parts.insert(0, c["phase"])
+        if "rate" in c:
+            parts.append(f"rate {_fps(c['rate'])} fps")
+        if "lo" in c:
+            parts.append(f"interval [{_fps(c['lo'])}, {_fps(c['hi'])}]")
+        if "percent" in c:
+            parts.append(f"{c['percent']:.4g} % of max")
+        if self.status:
+            parts.append(self.status)
+        elif self.progress_event:
+            event = self.progress_event
+            parts += [f"{f['name']} {f['received']:,}/{f['sent']:,}"
+                      for f in event.get("flows", [])]
+            parts.append(f"trial {event.get('elapsed', 0):.1f} s of "
+                         f"{self.info.get('duration', 0):g} s + timeout")
+        parts.append(f"elapsed {_duration(time.monotonic() - self.started_at)}")
+        remaining = self._remaining_seconds()
+        if remaining is not None:
+            parts.append(f"about {_duration(remaining)} left")
+        return " · ".join(parts)
+
+    def _remaining_trials_in_repetition(self) -> int | None:
+        c = self.context
+        error = self.info.get("error")
+        if "lo" in c and error:       # binary search: about log2((hi - lo) / error) more trials
+            span = max(c["hi"] - c["lo"], 1)
+            return max(1, math.ceil(math.log2(span / error))) if span > error else 1
+        if "percent" in c and self.info.get("step"):   # frame-loss scan: at most down to 0 %
+            return max(1, math.ceil(c["percent"] / self.info["step"]))
+        if self.info.get("procedure") in ("trial", "latency", "pdv"):
+            return 1
+        return None
+
+    def _remaining_seconds(self) -> float | None:
+        """Estimated time left: average trial wall time x trials still to come (this
+        repetition's estimate, plus the average trials per finished repetition for the rest)."""
+        if not self._trial_seconds:
+            return None
+        in_repetition = self._remaining_trials_in_repetition()
+        if in_repetition is None:
+            return None
+        per_trial = sum(self._trial_seconds) / len(self._trial_seconds)
+        current = self.context.get("repetition") or 1
+        left = max(0, self.info.get("repetitions", 1) - current)
+        if self._repetitions_done:
+            per_repetition = self._trials_in_repetitions_done / self._repetitions_done
+        else:
+            per_repetition = self._trials_this_repetition + in_repetition
+        return per_trial * (in_repetition + left * per_repetition)
+
+
+# --------------------------------------------------------------------------------------------
+# Result table
+# --------------------------------------------------------------------------------------------
+
+
+def _stats_table(summary: dict, formatter) -> Table:
+    table = Table(title=f"{summary['procedure']}: summary over n = {summary.get('n', 0)}",
+                  header_style="bold")
+    for column in ("median", "p1", "p99", "min", "max", "dispersion"):
+        table.add_column(column, justify="right")
+    dispersion = summary.get("dispersion")
+    table.add_row(*[formatter(summary.get(k)) for k in ("median", "p1", "p99", "min", "max")],
+                  "-" if dispersion is None else f"{dispersion:.4g}")
+    return table
+
+
+def _goals_table(goals: list[dict], max_rate: int) -> Table:
+    """MLRsearch: per goal the median relevant bounds and conditional throughput."""
+    table = Table(title="MLRsearch goals (median over repetitions, frames/s per direction)",
+                  header_style="bold")
+    for column in ("goal", "attributes", "lower bound", "% of max", "upper bound",
+                   "cond. throughput", "result"):
+        table.add_column(column, justify="left" if column in ("goal", "attributes", "result")
+                         else "right")
+    for goal in goals:
+        median = goal.get("median")
+        pct = f"{100 * median / max_rate:.2f}" if max_rate and median is not None else "-"
+        result = "regular" if goal.get("regular") else \
+            "IRREGULAR: " + "; ".join(goal.get("irregular") or ["no result"])
+        table.add_row(goal["name"], goal["label"], _fps(median), pct,
+                      _fps(goal["relevant_upper_bound"].get("median")),
+                      _fps(goal["conditional_throughput"].get("median")), result)
+    return table
+
+
+def render_summary(summary: dict):
+    """A rich renderable with the result of a summary.json."""
+    procedure = summary["procedure"]
+    settings = summary.get("settings", {})
+    parts = []
+    head = (f"frame size {settings.get('frame_size')} B, direction {settings.get('direction')}, "
+            f"mix {settings.get('mix_m')}/{settings.get('mix_n')}, trial "
+            f"{settings.get('duration')} s")
+    if not summary.get("complete", True):
+        head += " — [bold red]INCOMPLETE[/bold red] (interrupted)"
+    parts.append(Text.from_markup(head))
+    max_rate = min((d["max_rate"] for d in summary.get("directions", {}).values()), default=0)
+
+    if procedure in ("throughput", "selftest"):
+        table = Table(title="throughput per repetition (frames/s per direction)",
+                      header_style="bold")
+        for column in ("rep", "throughput (fps)", "% of max", "trials", "note"):
+            table.add_column(column, justify="left" if column == "note" else "right")
+        for rep in summary.get("repetitions", []):
+            notes = []
+            if not rep.get("found"):
+                notes.append("no trial passed")
+            if rep.get("tester_limited"):
+                notes.append("tester could not keep a rate (limited by the tester)")
+            if not rep.get("complete"):
+                notes.append("incomplete")
+            pct = f"{100 * rep['throughput'] / max_rate:.2f}" if max_rate else "-"
+            table.add_row(str(rep["repetition"]), _fps(rep["throughput"]), pct,
+                          str(len(rep.get("steps", []))), "; ".join(notes))
+        parts += [table, _stats_table(summary, _fps)]
+        if summary.get("goals"):
+            parts.append(_goals_table(summary["goals"], max_rate))
+        if summary.get("tester_limited"):
+            parts.append(Text("warning: invalid trials occurred: the result may be limited by "
+                              "the tester, not the DUT", style="yellow"))
+    elif procedure == "frame-loss":
+        table = Table(title="frame loss rate (median over repetitions)", header_style="bold")
+        table.add_column("rate (fps)", justify="right")
+        table.add_column("% of max", justify="right")
+        table.add_column("FLR median", justify="right")
+        table.add_column("p1", justify="right")
+        table.add_column("p99", justify="right")
+        directions = list(summary.get("directions", {}))
+        for name in directions:
+            table.add_column(f"{name} FLR", justify="right")
+        table.add_column("n", justify="right")
+        for point in summary.get("rates", []):
+            per_direction = [_ratio_pct(point["directions"].get(name, {}).get("median"))
+                             for name in directions]
+            table.add_row(_fps(point["rate"]), f"{point['percent']:.2f}",
+                          _ratio_pct(point["median"]), _ratio_pct(point["p1"]),
+                          _ratio_pct(point["p99"]), *per_direction, str(point["n"]))
+        parts.append(table)
+    elif procedure in ("latency", "pdv"):
+        parts += _delay_tables(summary)
+    elif procedure in ("connection-rate", "teardown-rate", "table-capacity"):
+        parts += _stateful_tables(summary)
+    else:  # trial
+        table = Table(title="trials", header_style="bold")
+        for column in ("rep", "rate (fps)", "valid"):
+            table.add_column(column, justify="right")
+        directions = list(summary.get("directions", {}))
+        for name in directions:
+            table.add_column(f"{name} received/sent", justify="right")
+            table.add_column(f"{name} loss", justify="right")
+        for rep in summary.get("repetitions", []):
+            if "rate" not in rep:
+                continue
+            cells = [str(rep["repetition"]), _fps(rep["rate"]),
+                     "yes" if rep["valid"] else f"no ({rep.get('invalid_reason')})"]
+            for name in directions:
+                d = rep["directions"].get(name)
+                cells += [f"{d['received']:,}/{d['sent']:,}", _ratio_pct(d["loss_ratio"])] if d \
+                    else ["-", "-"]
+            table.add_row(*cells)
+        parts += [table, _stats_table(summary, _ratio_pct)]
+    return Group(*parts)
+
+
+def _stateful_tables(summary: dict) -> list:
+    """RFC 9693 procedures: one row per repetition, then the statistics."""
+    procedure = summary["procedure"]
+    columns = {"connection-rate": [("connections/s", "connection_rate"), ("trials", "steps")],
+               "teardown-rate": [("connections/s", "teardown_rate"), ("T_N (s)", "full_seconds"),
+                                 ("T_0 (s)", "empty_seconds"), ("loaded", "loaded")],
+               "table-capacity": [("capacity", "capacity"), ("rate (cps)", "rate"),
+                                  ("C0", "c0"), ("R0", "r0"),
+                                  ("exponential", "exponential_iterations"),
+                                  ("binary", "binary_iterations"), ("trials", "trials")]}[procedure]
+    items = summary.get("settings", {}).get("stateful", {})
+    parts = [Text(f"N = {items.get('connections', '-'):,} connections, M = "
+                  f"{items.get('table_size', '-'):,}, R = {items.get('rate_phase1', '-'):,} fps, "
+                  f"enumerate {items.get('enumerate')} ({items.get('order')}), validation "
+                  f"{items.get('validation')}", style="dim")]
+    table = Table(title=f"{procedure} per repetition", header_style="bold")
+    table.add_column("rep", justify="right")
+    for title, _ in columns:
+        table.add_column(title, justify="right")
+    table.add_column("note")
+    for rep in summary.get("repetitions", []):
+        cells = []
+        for _, key in columns:
+            value = rep.get(key)
+            if isinstance(value, list):
+                value = len(value)
+            cells.append("-" if value is None else f"{value:,.4f}" if isinstance(value, float)
+                         and key.endswith("seconds") else f"{value:,.0f}"
+                         if isinstance(value, (int, float)) and not isinstance(value, bool)
+                         else str(value))
+        notes = [n for n in (rep.get("load_failure"),
+                             "limited by the enumerable ranges" if rep.get("limited_by_ranges")
+                             else None, None if rep.get("complete", True) else "incomplete")
+                 if n]
+        table.add_row(str(rep["repetition"]), *cells, "; ".join(notes))
+    parts += [table, _stats_table(summary, _fps)]
+    return parts
+
+
+def _delay_tables(summary: dict) -> list:
+    """latency: TL and WCL per direction; pdv: PDV (and IPDV) per direction; median, p1, p99
+    over the repetitions (RFC 8219 §7.2, §7.3, §12)."""
+    settings = summary.get("settings", {})
+    parts = [Text(f"rate {_fps(settings.get('rate'))} fps per direction; "
+                  f"{settings.get('timestamp_method', '')}; loss criterion: "
+                  f"{settings.get('loss_criterion', '')}", style="dim")]
+    table = Table(title=f"{summary['procedure']} over n = {summary.get('n', 0)} repetition(s)",
+                  header_style="bold")
+    for column in ("direction", "metric", "median", "p1", "p99", "min", "max", "note"):
+        table.add_column(column, justify="left" if column in ("direction", "metric", "note")
+                         else "right")
+
+    def row(name, metric, stats, note=""):
+        if stats.get("infinite"):
+            note = (note + "; " if note else "") + f"∞ in {stats['infinite']} of {stats['n']}"
+        table.add_row(name, metric, *[_delay_ms(stats.get(k)) if stats.get("n") else "-"
+                                      for k in ("median", "p1", "p99", "min", "max")], note)
+
+    for name, info in summary.get("directions", {}).items():
+        if summary["procedure"] == "latency" and "typical_latency" in info:
+            lost = info.get("lost_tagged", 0)
+            note = f"{lost}/{info.get('tagged', 0)} tagged lost" if lost else ""
+            row(name, "TL", info["typical_latency"], note)
+            row(name, "WCL", info["worst_case_latency"])
+        elif "pdv" in info:
+            row(name, "PDV", info["pdv"])
+            for key, stats in info.get("ipdv", {}).items():
+                row(name, f"IPDV {key}", stats)
+    parts.append(table)
+    for warning in summary.get("warnings", []):
+        parts.append(Text(f"note: {warning}", style="yellow"))
+    return parts
