@@ -41,8 +41,8 @@ def spread(stats: dict) -> dict:
 
 def run_lab(kind: str, args, tmp: Path) -> dict:
     from xlatperf import lab
-    from xlatperf.config import load_config
-    from xlatperf.runner import run_procedure
+    from xlatperf.config.schema import load_config
+    from xlatperf.run.runner import run_procedure
 
     config_path = str(tmp / f"{kind}.toml")
     lab.lab_up(kind, {}, config_path)

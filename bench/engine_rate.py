@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xlatperf.config import load_config  # noqa: E402
-from xlatperf.engine import Engine  # noqa: E402
-from xlatperf.flows import TrafficPlan  # noqa: E402
+from xlatperf.config.schema import load_config  # noqa: E402
+from xlatperf.engine.client import Engine  # noqa: E402
+from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
 
 NULL = str(Path(__file__).resolve().parents[1] / "examples" / "null.toml")
 # An in-engine ring pair: what port 0 sends, port 1 receives; one worker sends and receives.

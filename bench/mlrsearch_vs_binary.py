@@ -41,8 +41,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from xlatperf.mlrsearch import Goal, mlrsearch  # noqa: E402
-from xlatperf.procedures import DirectionCounts, TrialResult, binary_search  # noqa: E402
+from xlatperf.engine.protocol import DirectionCounts, TrialResult
+from xlatperf.procedures.mlrsearch import Goal, mlrsearch  # noqa: E402
+from xlatperf.procedures.search import binary_search  # noqa: E402
 
 LOCK = "/run/xlatperf-tests.lock"   # tests/conftest.py: one lab user at a time
 SIM_MAX = 14_880_952                # 10GE, 64-byte frames
@@ -73,8 +74,8 @@ def lab_lock():
 
 def lab_runs(args) -> dict:
     from xlatperf import lab
-    from xlatperf.config import load_config
-    from xlatperf.runner import run_procedure
+    from xlatperf.config.schema import load_config
+    from xlatperf.run.runner import run_procedure
 
     common = [f"trial.duration={args.duration}", f"throughput.error={args.width}",
               f"throughput.max_rate={args.max_rate}", "trial.timeout=2.0"]
