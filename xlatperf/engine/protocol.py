@@ -47,9 +47,12 @@ class TrialResult:
     # `tagged`, `histogram` (its `delay` object) and `ipdv` of the foreground stream, and the
     # background stream's under "background".
     delay: dict | None = field(default=None, compare=False, repr=False)
+    # Seconds of sending the trial was requested for (MLRsearch classifies trials by it); None
+    # when unknown. Kept in the record's "duration", so a summary can be rebuilt from records.
+    duration: float | None = field(default=None, compare=False)
 
     @classmethod
-    def from_reply(cls, rate: int, reply: dict) -> "TrialResult":
+    def from_reply(cls, rate: int, reply: dict, duration: float | None = None) -> "TrialResult":
         """Build from the engine's final `trial` reply (docs/protocol.md)."""
         directions, delay = {}, {}
         for flow in reply.get("flows", []):
@@ -67,7 +70,8 @@ class TrialResult:
             if delay_data:
                 delay[flow["name"]] = {**delay_data.pop("foreground", {}), **delay_data}
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
-                   invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None)
+                   invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None,
+                   duration=duration)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -110,4 +114,5 @@ def trial_from_record(record: dict) -> TrialResult:
         bad_length=d.get("bad_length", 0), late=d.get("late"))
         for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
-                       invalid_reason=record.get("invalid_reason"), delay=record.get("delay"))
+                       invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
+                       duration=record.get("duration"))

@@ -62,7 +62,6 @@ class TrialSession:
         self.repetition = 0
         self.step = 0
         self.phase: str | None = None
-        self.trials_recorded = 0
         self._in_flight: int | None = None     # rate of the trial the engine is running
         self._last_trial_end: float | None = None
         self._needs_learning = learning_needed(config) and plan.through_dut
@@ -117,7 +116,7 @@ class TrialSession:
         finally:
             self._last_trial_end = time.monotonic()
         self._in_flight = None
-        return TrialResult.from_reply(rate, reply)
+        return TrialResult.from_reply(rate, reply, request["duration"])
 
     def begin_step(self) -> None:
         """What precedes every step: trial.pause, the step count, the learning trial before the
@@ -201,7 +200,6 @@ class TrialSession:
         if extra:
             record |= extra
         self.store.record_trial(record)
-        self.trials_recorded += 1
         return record
 
 

@@ -42,6 +42,7 @@ class ResultStore:
         self.directory = Path(directory)
         self.finished: dict[int, list[dict]] = {}
         self.moved_to_incomplete = 0
+        self.trials_recorded = 0
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             if resume:
@@ -100,6 +101,7 @@ class ResultStore:
         self._trials.write(json.dumps(record, separators=(",", ":")) + "\n")
         self._trials.flush()
         os.fsync(self._trials.fileno())
+        self.trials_recorded += 1   # in this run (resumed records not counted)
 
     def finish_repetition(self, number: int, trials: int) -> None:
         """Mark repetition `number` (with `trials` trial records) as finished; called after its

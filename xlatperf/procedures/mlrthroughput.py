@@ -9,7 +9,8 @@ from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure
 from .mlrgoals import deviations, goals_from_config
-from .mlrsearch import Search, classify, mlrsearch, relevant_bounds, trial_from_result
+from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
+                        trial_from_result)
 
 LOSS_DEFINITION = ("worst direction's (sent - received) / sent; an invalid trial (the tester "
                    "could not keep the rate) counts as 1")
@@ -17,6 +18,7 @@ LOSS_DEFINITION = ("worst direction's (sent - received) / sent; an invalid trial
 
 class MlrThroughput(Procedure):
     name = "throughput"
+    max_trials = DEFAULT_MAX_TRIALS   # per repetition (a safeguard; see _stop_reason)
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
@@ -29,14 +31,11 @@ class MlrThroughput(Procedure):
                               f"search's upper end, {self.hi} frames/s")
         self.goals = goals_from_config(config)
         self.loss_tolerance = min(g.loss_ratio for g in self.goals)  # for the live view only
-        self.searches: dict[int, Search] = {}    # repetition number -> its search
-        self.stop_reasons: dict[int, str] = {}
 
     # -- running ---------------------------------------------------------------------------------
 
     def run(self, session, steps):
         search = Search(self.goals, self.lo, self.hi)
-        self.searches[session.repetition] = search
         context: dict = {}
 
         def notify(info: dict) -> None:
@@ -60,25 +59,38 @@ class MlrThroughput(Procedure):
                                       "goals": goals}}
             return session.run_trial(load, duration, annotate=annotate)
 
-        result = mlrsearch(run_trial, self.goals, self.lo, self.hi, steps=steps, notify=notify,
-                           search=search)
-        # The trial limit is a safeguard: the goals it left unmet are irregular results.
-        self.stop_reasons[session.repetition] = result.stop_reason
+        mlrsearch(run_trial, self.goals, self.lo, self.hi, steps=steps, notify=notify,
+                  max_trials=self.max_trials, search=search)
 
     # -- results ---------------------------------------------------------------------------------
 
+    def replay(self, repetition) -> Search:
+        """The repetition's search rebuilt from its steps (each with its requested duration),
+        so a summary is the same whether the steps were just measured or read back from
+        trials.jsonl by --resume."""
+        search = Search(self.goals, self.lo, self.hi)
+        for step in repetition.steps:
+            search.add(step.rate, trial_from_result(step, step.duration))
+        return search
+
+    def _stop_reason(self, repetition, search: Search) -> str:
+        if not repetition.complete:
+            return "interrupted"
+        # The trial limit is a safeguard: the goals it left unmet are irregular results.
+        if len(search.trials) >= self.max_trials and search.next_trial() is not None:
+            return f"trial limit ({self.max_trials}) reached"
+        return "goals met"
+
     def _repetition(self, repetition) -> dict:
-        search = self.searches.get(repetition.number)
-        goals = search.results() if search is not None and search.trials else []
+        search = self.replay(repetition)
+        goals = search.results() if search.trials else []
         first = goals[0] if goals else None
-        trials = search.trials if search is not None else []
+        trials = search.trials
         lower = first.relevant_lower_bound if first else None
         return {"repetition": repetition.number, "complete": repetition.complete,
                 "throughput": lower or 0, "found": lower is not None,
                 "tester_limited": any(not s.valid for s in repetition.steps),
-                "stop_reason": self.stop_reasons.get(repetition.number,
-                                                     "interrupted" if not repetition.complete
-                                                     else "goals met"),
+                "stop_reason": self._stop_reason(repetition, search),
                 "trial_seconds": sum(t.duration for _, t in trials),
                 "goals": [g.to_dict() for g in goals],
                 "steps": [{**s.to_dict(), "duration": t.duration}

@@ -181,20 +181,20 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                     repetitions.append(repetition)
                     session.start_repetition(number)
                     reporter.repetition(number, maximum)
-                    recorded_before = session.trials_recorded
+                    recorded_before = store.trials_recorded
                     proc.run(session, repetition.steps)
                     repetition.complete = True
-                    store.finish_repetition(number, session.trials_recorded - recorded_before)
+                    store.finish_repetition(number, store.trials_recorded - recorded_before)
                     if number < maximum:  # results so far, readable while the run goes on
                         write(complete=False, final=False)
             except KeyboardInterrupt:
                 with _sigint_ignored():
                     session.abort()
-                    if session.trials_recorded or repetitions:
+                    if store.trials_recorded or repetitions:
                         write(complete=False)
                 raise
             except BaseException:
-                if session.trials_recorded or repetitions:  # e.g. the engine died: keep them
+                if store.trials_recorded or repetitions:  # e.g. the engine died: keep them
                     with contextlib.suppress(Exception):
                         write(complete=False)
                 raise

@@ -1,0 +1,111 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Every procedure's summary is derived from its recorded trials alone: a run interrupted after
+any one of its trials and then resumed (--resume; campaigns always resume) gives exactly the
+summary of an uninterrupted run. tests/fake_engine.py is a deterministic DUT, so the two runs
+measure the same trials."""
+
+import json
+import os
+
+import pytest
+
+from conftest import FAKE_ENGINE
+from xlatperf.config import load_config
+from xlatperf.measure.store import ResultStore, read_trials
+from xlatperf.procedures import REGISTRY
+from xlatperf.run import run_procedure
+
+BASE = [f"tester.engine={FAKE_ENGINE}", "tester.netns=", "tester.hugepages=no",
+        "left.port=null", "right.port=null", "trial.pause=0", "trial.duration=1",
+        "output.repeat=2", "throughput.error=100000", "latency.delay=0.5"]
+STATEFUL = ["stateful.connections=2000", "stateful.rate_phase1=100000",
+            "stateful.timeout_phase1=0", "stateful.error=20000", "stateful.max_rate=400000",
+            "ports.forward_src=random", "ports.forward_src_min=1024", "ports.forward_src_max=1123",
+            "ports.forward_dst=random", "ports.forward_dst_min=1", "ports.forward_dst_max=20",
+            "stateful.capacity_error=500", "dut.before_trial=true", "dut.teardown=true"]
+
+# name: (procedure, extra overrides, rate, fake-DUT environment)
+CASES = {
+    "trial": ("trial", [], 1000, {}),
+    "throughput": ("throughput", [], None, {"FAKE_DUT_LIMIT": "3000000"}),
+    "throughput-mlrsearch": ("throughput", ["throughput.mode=mlrsearch",
+                                            "throughput.preset=rfc2544,ndr-pdr"], None,
+                             {"FAKE_DUT_LIMIT": "3000000"}),
+    "frame-loss": ("frame-loss", [], None, {"FAKE_DUT_LIMIT": "9000000"}),
+    "selftest": ("selftest", [], None, {"FAKE_TESTER_LIMIT": "5000000"}),
+    "latency": ("latency", [], 5000, {"FAKE_TAGGED_LOST": "1"}),
+    "pdv": ("pdv", ["pdv.ipdv=true"], 5000, {}),
+    "connection-rate": ("connection-rate", STATEFUL, None, {"FAKE_CONN_RATE": "123456"}),
+    "teardown-rate": ("teardown-rate", STATEFUL, None, {}),   # timed: see TIMED
+    "table-capacity": ("table-capacity", STATEFUL, None,
+                       {"FAKE_TABLE_CAPACITY": "1500", "FAKE_CONN_RATE": "200000"}),
+    "throughput-stateful": ("throughput", ["stateful.enabled=true", *STATEFUL], None,
+                            {"FAKE_DUT_LIMIT": "3000000"}),
+}
+# What legitimately differs between an uninterrupted and a resumed run.
+VOLATILE = {"started", "finished", "resumed", "timestamp", "elapsed", "wall_seconds"}
+# Procedures that time a DUT command (dut.teardown) in real time: no two runs agree, so the
+# resumed summary is compared with the interrupted run's summary for the repetitions that had
+# finished (they must be taken from the records as they were, never measured again).
+TIMED = {"teardown-rate"}
+
+
+def test_every_registered_procedure_has_a_case():
+    assert {procedure for procedure, *_ in CASES.values()} == set(REGISTRY)
+
+
+def interrupt_at(monkeypatch, n: int) -> None:
+    """Ctrl-C right after the n-th trial record (any phase: learning, phase 1, a timed
+    tear-down...) reached trials.jsonl."""
+    seen = 0
+    original = ResultStore.record_trial
+
+    def record_trial(store, record):
+        nonlocal seen
+        original(store, record)
+        seen += 1
+        if seen == n:
+            raise KeyboardInterrupt
+    monkeypatch.setattr(ResultStore, "record_trial", record_trial)
+
+
+def _stable(value):
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_resume_after_any_trial_gives_the_uninterrupted_summary(case, tmp_path, monkeypatch):
+    procedure, overrides, rate, environment = CASES[case]
+    for name in list(os.environ):
+        if name.startswith("FAKE_"):
+            monkeypatch.delenv(name)
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    config = load_config(None, [*BASE, *overrides])
+    clean = run_procedure(procedure, config, tmp_path / "clean", rate=rate)
+    assert clean["complete"]
+    records = len(read_trials(tmp_path / "clean"))
+    assert records >= 2
+    for n in range(1, records + 1):
+        out = tmp_path / f"at{n}"
+        with monkeypatch.context() as patch:
+            interrupt_at(patch, n)
+            with pytest.raises(KeyboardInterrupt):
+                run_procedure(procedure, config, out, rate=rate)
+        interrupted = json.loads((out / "summary.json").read_text())
+        resumed = run_procedure(procedure, config, out, rate=rate, resume=True)
+        assert resumed["complete"], f"interrupted after trial {n}"
+        if case in TIMED:
+            finished = [r for r in interrupted["repetitions"] if r.get("complete", True)]
+            expected, got = finished, resumed["repetitions"][:len(finished)]
+        else:
+            expected, got = clean, resumed
+        assert _text(got) == _text(expected), f"interrupted after trial {n}"
+
+
+def _text(summary) -> str:
+    return json.dumps(_stable(summary), sort_keys=True, default=str)
