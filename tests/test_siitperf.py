@@ -129,3 +129,51 @@ def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab)
     assert sent and all(d["sent"] > 0 for d in sent.values())
     assert set(sent) == set(["forward", "reverse"] if config["traffic"]["direction"] == "both"
                             else [config["traffic"]["direction"]])
+
+
+# siitperf's first argument always names the IPv6 frame (its IPv4 frames are 20 bytes shorter);
+# xlatperf's traffic.frame_size names the IPv4 frame when a trial carries no IPv6 frame at all.
+@pytest.mark.parametrize("cmdline, frame_size, sent", [
+    ("84 1000 60 2000 2 2", 64, {4: 64}),        # pure IPv4: the 64-byte frames siitperf sent
+    ("1538 1000 60 2000 2 2", 1518, {4: 1518}),  # siitperf's largest, pure IPv4 only
+    ("84 1000 60 2000 2 1", 84, {4: 64, 6: 84}),  # IPv6 background: the size names IPv6 frames
+])
+def test_pure_ipv4_frame_size_is_converted(cmdline, frame_size, sent, tmp_path):
+    from xlatperf.traffic.plan import frame_size_of
+    out = tmp_path / "ipv4.toml"
+    result = import_siitperf(DATA / "multi-ip-ipv4.conf", out, cmdline=cmdline)
+    config = load_config(str(out))
+    assert config["traffic"]["frame_size"] == frame_size
+    assert {v: frame_size_of(config, v) for v in sent} == sent
+    converted = [n for n in result.notes if "names the IPv4 frame" in n]
+    assert len(converted) == (frame_size != int(cmdline.split()[0]))
+
+
+def test_frame_size_without_cmdline_is_siitperfs_minimum_in_xlatperfs_terms(tmp_path):
+    """The conf-file path: no size on a command line, siitperf's minimum 84 (IPv6) is taken,
+    i.e. 64-byte frames for a pure IPv4 test and 84 for one with IPv6."""
+    from xlatperf.traffic.plan import frame_size_of
+    for name, size, ipv4_frames in (("multi-ip-ipv4", 64, 64), ("multi-ip-ipv6", 84, None),
+                                    ("nat64-stateless", 84, 64)):
+        out = tmp_path / f"{name}.toml"
+        result = import_siitperf(DATA / f"{name}.conf", out)
+        config = load_config(str(out))
+        assert config["traffic"]["frame_size"] == size, name
+        if ipv4_frames is not None:
+            assert frame_size_of(config, 4) == ipv4_frames, name
+        assert any("ipv6_frame_size 84" in n for n in result.notes), name
+
+
+def test_siitperfs_jumbo_ipv6_rule(tmp_path):
+    """1519..1538 only for pure IPv4 traffic, as siitperf refuses it otherwise."""
+    with pytest.raises(ConfigError, match=r"ipv6_frame_size = 1538: siitperf allows 84..1518 "
+                                          r"here \(left sends IPv6\)"):
+        import_siitperf(DATA / "nat64-stateless.conf", None, cmdline="1538 1000 60 2000 2 2")
+    with pytest.raises(ConfigError, match="m = 1 < n = 2 sends native IPv6 background"):
+        import_siitperf(DATA / "multi-ip-ipv4.conf", None, cmdline="1530 1000 60 2000 2 1")
+
+
+def test_siitperfs_ipv4_offset_is_xlatperfs_header_difference():
+    from xlatperf.config.siitperf import SIITPERF_IPV4_SHORTER
+    from xlatperf.traffic.plan import IPV6_EXTRA_BYTES
+    assert SIITPERF_IPV4_SHORTER == IPV6_EXTRA_BYTES

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..util.errors import ConfigError
+from .derived import carries_ipv6
 from .schema import SCHEMA, load_config, validate
 from .stateful import enumeration, foreground_frames
 
@@ -355,7 +356,7 @@ class Argument:
 
 
 ARGUMENTS = (
-    Argument("ipv6_frame_size", 84, 1538, "traffic.frame_size"),
+    Argument("ipv6_frame_size", 84, 1538),   # converted by _frame_size()
     Argument("frame_rate", 1, 14880952),
     Argument("duration", 1, 3600, "trial.duration", 1),
     Argument("global_timeout", 0, 60000, "trial.timeout", 1000, "global_timeout (ms)"),
@@ -389,9 +390,10 @@ def _read_arguments(text: str, parts: list[str], specs) -> dict[str, int]:
     return got
 
 
-def convert_cmdline(text: str, result: ImportResult) -> None:
+def convert_cmdline(text: str, result: ImportResult) -> int:
     """siitperf-tp/-lat/-pdv arguments: SIZE RATE DURATION TIMEOUT n m, and with Stateful 1|2
-    N M R T D next (siitperf's README)."""
+    N M R T D next (siitperf's README). Returns SIZE, siitperf's IPv6 frame size, which
+    _frame_size() converts once the whole test (versions, mix) is known."""
     parts = text.split()
     stateful = bool(result.get("stateful.enabled"))
     specs = ARGUMENTS + (STATEFUL_ARGUMENTS if stateful else ())
@@ -404,6 +406,7 @@ def convert_cmdline(text: str, result: ImportResult) -> None:
     got = _read_arguments(text, parts, specs)
     if got["m"] == 0:
         raise ConfigError("--cmdline: m = 0 (no foreground frames) is not a benchmark in xlatperf")
+    _check_jumbo_ipv6(got, result)
     if stateful:
         _check_phase1(got)
     for spec in specs:
@@ -418,6 +421,24 @@ def convert_cmdline(text: str, result: ImportResult) -> None:
     if len(parts) > len(specs):
         result.notes.append(f"further arguments {' '.join(parts[len(specs):])} (siitperf-lat's "
                             "delay/timestamps or siitperf-pdv's frame timeout): not converted")
+    return got["ipv6_frame_size"]
+
+
+def _check_jumbo_ipv6(got: dict, result: ImportResult) -> None:
+    """siitperf's own rule: an IPv6 frame size above 1518 only when no IPv6 frame is sent (its
+    IPv4 frames are then at most 1518 bytes)."""
+    size = got["ipv6_frame_size"]
+    if size <= 1518:
+        return
+    direction = result.get("traffic.direction")
+    senders = [side for side, active in (("left", direction in ("both", "forward")),
+                                         ("right", direction in ("both", "reverse"))) if active]
+    why = [f"{side} sends IPv6" for side in senders if result.get(f"{side}.ip_version") == 6]
+    if got["m"] < got["n"]:
+        why.append(f"m = {got['m']} < n = {got['n']} sends native IPv6 background frames")
+    if why:
+        raise ConfigError(f"--cmdline: ipv6_frame_size = {size}: siitperf allows 84..1518 here "
+                          f"({', '.join(why)}); 1519..1538 only for pure IPv4 traffic")
 
 
 def _check_phase1(got: dict) -> None:
@@ -434,6 +455,43 @@ def _check_phase1(got: dict) -> None:
         raise ConfigError(f"--cmdline: M = {table:,}: must be at most the {foreground:,} "
                           f"foreground frames of phase 1 (N = {connections:,} with m/n = "
                           f"{m}/{n}): the state table could never fill")
+
+
+# siitperf's IPv4 frames are always its IPv6 frame size minus this (Throughput::readCmdLine:
+# ipv4_frame_size = ipv6_frame_size - 20), whatever the test sends. tests/test_siitperf.py checks
+# that it equals the header difference xlatperf's frame size rule uses.
+SIITPERF_IPV4_SHORTER = 20
+SIITPERF_MIN_FRAME_SIZE = ARGUMENTS[0].low
+
+
+def _frame_size(result: ImportResult, size: int | None) -> None:
+    """traffic.frame_size for siitperf's ipv6_frame_size `size` (None: not given, siitperf's
+    minimum). siitperf's size always names the IPv6 frame; xlatperf's names the IPv4 frame
+    when the trial carries no IPv6 frame at all (docs/config.md, "Frame size"), so a pure IPv4
+    test without background traffic takes size - 20: the frames siitperf sent."""
+    defaults = {section: {key: result.get(f"{section}.{key}", SCHEMA[section][key].default)
+                          for key in keys}
+                for section, keys in (("left", ["ip_version"]), ("right", ["ip_version"]),
+                                      ("traffic", ["mix_n", "mix_m"]))}
+    ipv6 = carries_ipv6(defaults)
+    given = size is not None
+    size = size if given else SIITPERF_MIN_FRAME_SIZE
+    frame_size = size if ipv6 else size - SIITPERF_IPV4_SHORTER
+    source = "ipv6_frame_size" if given else "not in siitperf.conf"
+    if not ipv6:
+        source += f" {size} - {SIITPERF_IPV4_SHORTER}"
+    result.put("traffic.frame_size", frame_size, source)
+    if not given:
+        result.notes.append(f"frame size: siitperf's first command-line argument; set to "
+                            f"siitperf's minimum here, ipv6_frame_size {size} (traffic.frame_size "
+                            f"= {frame_size}; use --cmdline, a campaign axis, or --set "
+                            "traffic.frame_size=...)")
+    if not ipv6:
+        result.notes.append(f"ipv6_frame_size {size}: siitperf sends {frame_size}-byte IPv4 "
+                            f"frames (its size names the IPv6 frame, IPv4 frames are "
+                            f"{SIITPERF_IPV4_SHORTER} bytes shorter); this test carries no IPv6 "
+                            f"frame, so xlatperf's traffic.frame_size names the IPv4 frame: "
+                            f"{frame_size}")
 
 
 def _fit_connections(result: ImportResult) -> None:
@@ -492,15 +550,10 @@ def import_siitperf(path, output=None, cmdline: str | None = None) -> ImportResu
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     result = convert(parse_siitperf(text, str(path)))
+    size = None
     if cmdline:
-        convert_cmdline(cmdline, result)
-    if result.get("traffic.frame_size") is None:
-        # siitperf takes the (IPv6) frame size on the command line; start from its minimum.
-        ipv6 = any(result.get(f"{side}.ip_version") == 6 for side in ("left", "right"))
-        result.put("traffic.frame_size", 84 if ipv6 else 64, "not in siitperf.conf")
-        result.notes.append(f"frame size: siitperf's first command-line argument; set to "
-                            f"{result.get('traffic.frame_size')} here (use --cmdline, a campaign "
-                            "axis, or --set traffic.frame_size=...)")
+        size = int(convert_cmdline(cmdline, result))
+    _frame_size(result, size)
     if result.get("stateful.enabled") and result.get("stateful.connections") is None:
         _fit_connections(result)
     toml_text = to_toml(result, path.name)
