@@ -71,7 +71,8 @@ def run_trial(request):
     if aborted:
         valid, reason = False, "aborted"
     elif any(f["rate"] > tester_limit for f in flows):
-        valid, reason = False, "sending took longer than duration x (1 + 1e-5)"
+        valid, reason = False, ("tester could not keep the rate: sending took longer than "
+                                "duration x (1 + 1e-5)")
     problem = stateful_problem(request)
     if problem:
         send({"id": request["id"], "ok": False, "error": problem})
