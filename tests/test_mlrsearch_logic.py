@@ -507,7 +507,7 @@ def test_user_goals():
     ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, "
      "speed=2}]", "throughput.goals[0].speed: unknown goal key"),
     ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, "
-     "frame_timeout=0.01}]", "throughput.goals[0].frame_timeout = 0.01: not supported"),
+     "frame_timeout=-1}]", "throughput.goals[0].frame_timeout = -1: must be a number >= 0"),
     ("throughput.goals=[{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, "
      "width=0.1, width_fps=10}]", "throughput.goals[0].width_fps = 10: must be 0 when width"),
     ("throughput.loss_tolerance=0.1", "throughput.loss_tolerance = 0.1: must be 0 with mode"),
@@ -570,3 +570,80 @@ def test_procedure_writes_goals_trace_and_deviations(tmp_path, monkeypatch):
         (first_rep["relevant_lower_bound"], first_rep["relevant_upper_bound"])
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert len(rows) == 6 and rows[0]["goal"] == "rfc2544"
+
+
+# -- per-frame timeout goals ---------------------------------------------------------------------
+
+GOAL = "{loss_ratio=0, exceed_ratio=0, final_duration=1, duration_sum=1, width_fps=10000%s}"
+
+
+def test_goals_carry_a_per_frame_timeout():
+    """A goal's frame_timeout; the presets and goals without it take trial.frame_timeout."""
+    config = load_config(None, ["throughput.mode=mlrsearch", "throughput.preset=",
+                                f"throughput.goals=[{GOAL % ', frame_timeout=0.01'}]"])
+    (g,) = goals_from_config(config)
+    assert g.frame_timeout == 0.01 and g.to_dict()["frame_timeout"] == 0.01
+    assert any("later than 0.01 s" in d for d in deviations(config, [g]))
+    config = load_config(None, ["throughput.mode=mlrsearch", "trial.frame_timeout=0.5",
+                                f"throughput.goals=[{GOAL % ''}, {GOAL % ', frame_timeout=0.5'}]"])
+    assert [g.frame_timeout for g in goals_from_config(config)] == [0.5, 0.5, 0.5]
+    assert not any("later than" in d for d in deviations(load_config(None, [
+        "throughput.mode=mlrsearch"]), goals_from_config(load_config(None, [
+            "throughput.mode=mlrsearch"]))))
+
+
+@pytest.mark.parametrize("assignments, message", [
+    # the rfc2544 preset takes trial.frame_timeout = 0: one trial cannot serve both
+    ([f"throughput.goals=[{GOAL % ', frame_timeout=0.01'}]"],
+     "throughput.goals[0].frame_timeout = 0.01: must be the per-frame timeout of every goal of "
+     "the search (preset rfc2544: trial.frame_timeout = 0, none): the engine applies one "
+     "per-frame timeout to a trial"),
+    (["throughput.preset=", f"throughput.goals=[{GOAL % ', frame_timeout=0.01'}, "
+      f"{GOAL % ', frame_timeout=0.02'}]"],
+     "throughput.goals[1].frame_timeout = 0.02: must be the per-frame timeout of every goal"),
+    (["throughput.preset=", f"throughput.goals=[{GOAL % ', frame_timeout=4000'}]"],
+     "throughput.goals[0].frame_timeout = 4000: must be a number in [0, 3600]"),
+])
+def test_goals_with_different_frame_timeouts_are_refused(assignments, message):
+    with pytest.raises(ConfigError) as error:
+        load_config(None, ["throughput.mode=mlrsearch", *assignments])
+    assert message in str(error.value)
+    # the binary search has no goals: the same keys are no error there
+    load_config(None, ["throughput.mode=binary", *assignments])
+
+
+def test_per_frame_timeout_goal_counts_late_frames_as_lost(tmp_path, monkeypatch):
+    """Every trial of the search carries the goals' frame timeout: with every frame 5 µs late
+    (tests/fake_engine.py) a 1 µs goal finds no lower bound, a 1 s goal the DUT's limit."""
+    import json
+    from pathlib import Path
+
+    from xlatperf.measure.store import read_trials
+    from xlatperf.run.runner import run_procedure
+
+    fake = Path(__file__).resolve().parent / "fake_engine.py"
+    for name in [n for n in __import__("os").environ if n.startswith("FAKE_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "1234567")
+    monkeypatch.setenv("FAKE_DELAY_NS", "5000")
+    log = tmp_path / "requests.jsonl"
+    monkeypatch.setenv("FAKE_REQUEST_LOG", str(log))
+    base = [f'tester.engine="{fake}"', 'tester.netns=""', 'tester.hugepages="no"',
+            'left.port="null"', 'right.port="null"', "trial.pause=0", "trial.duration=1",
+            "throughput.mode=mlrsearch", "throughput.preset="]
+    late = run_procedure("throughput", load_config(None, base + [
+        f"throughput.goals=[{GOAL % ', frame_timeout=1e-6'}]"]), tmp_path / "late")
+    (goal,) = late["goals"]
+    assert goal["frame_timeout"] == 1e-6 and goal["median"] == 0 and not goal["regular"]
+    assert late["repetitions"][0]["goals"][0]["irregular_reason"] == \
+        "the minimum load is an upper bound"
+    assert late["settings"]["frame_timeout"] == 1e-6
+    assert late["settings"]["loss_criterion"].startswith("per-frame timeout 1e-06 s of the goals")
+    trials = [json.loads(line) for line in log.read_text().splitlines()
+              if json.loads(line).get("op") == "trial"]
+    assert trials and all(t["delay"] == {"frame_timeout": 1e-6} for t in trials)
+    assert all(d["late"] > 0 and d["received"] == 0
+               for r in read_trials(tmp_path / "late") for d in r["directions"].values())
+    on_time = run_procedure("throughput", load_config(None, base + [
+        f"throughput.goals=[{GOAL % ', frame_timeout=1'}]"]), tmp_path / "on-time")
+    assert 1_224_567 < on_time["median"] <= 1_234_567

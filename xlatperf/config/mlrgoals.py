@@ -9,8 +9,9 @@ deviations from the RFC 2544 trial procedure (docs/mlrsearch.md).
               duration_sum = 120}]
 
 Preset goals take their final trial duration from trial.duration, their width from
-throughput.error (frames/s) and their initial trial duration from throughput.initial_duration,
-so `--duration 2` scales them exactly like the binary search.
+throughput.error (frames/s), their initial trial duration from throughput.initial_duration and
+their per-frame timeout from trial.frame_timeout, so `--duration 2` scales them exactly like the
+binary search.
 """
 
 from ..util.errors import ConfigError, show_value
@@ -27,6 +28,8 @@ GOAL_KEYS = {
     "width": "a number in [0, 1) (relative to the upper bound; 0 = not relative)",
     "width_fps": "an integer >= 0 (frames/s; 0 = throughput.error unless width is set)",
     "initial_duration": "a number >= 0 (seconds, at most final_duration; 0 = final_duration)",
+    "frame_timeout": "a number >= 0 (seconds: a frame later than this counts as lost; 0 = none, "
+                     "the global timeout only; not given = trial.frame_timeout)",
 }
 REQUIRED = ("loss_ratio", "exceed_ratio", "final_duration", "duration_sum")
 
@@ -62,11 +65,6 @@ def check_goals(value) -> list[dict]:
     goals = []
     for index, table in enumerate(value):
         for key in table:
-            if key == "frame_timeout":
-                raise ConfigError(
-                    f"throughput.goals[{index}].frame_timeout = {table[key]!r}: not supported: "
-                    "the engine measures no per-frame delay yet (a frame is lost only when it "
-                    "misses the trial's timeout), so goals cannot have a per-frame timeout")
             if key not in GOAL_KEYS:
                 raise ConfigError(f"throughput.goals[{index}].{key}: unknown goal key "
                                   f"(keys: {', '.join(GOAL_KEYS)})")
@@ -74,8 +72,9 @@ def check_goals(value) -> list[dict]:
             if key not in table:
                 raise ConfigError(f"throughput.goals[{index}].{key}: missing (a goal needs "
                                   f"{', '.join(REQUIRED)})")
+        # frame_timeout None: the goal takes trial.frame_timeout (check_frame_timeouts).
         goal = {"name": table.get("name", ""), "width": 0.0, "width_fps": 0,
-                "initial_duration": 0.0}
+                "initial_duration": 0.0, "frame_timeout": None}
         name = goal["name"]
         if not isinstance(name, str):
             raise _goal_error(index, "name", name, GOAL_KEYS["name"])
@@ -105,5 +104,60 @@ def check_goals(value) -> list[dict]:
                                   f"a number in [0, {goal['final_duration']:g}] (seconds, at most "
                                   "final_duration; 0 = final_duration)")
             goal["initial_duration"] = float(v)
+        if table.get("frame_timeout") is not None:
+            v = table["frame_timeout"]
+            if not _number(v) or v < 0:
+                raise _goal_error(index, "frame_timeout", v, GOAL_KEYS["frame_timeout"])
+            goal["frame_timeout"] = float(v)
         goals.append({key: goal[key] for key in GOAL_KEYS})
     return goals
+
+
+def frame_timeout(config: dict, goal: dict | None) -> float:
+    """The per-frame timeout (s, 0 = none) of a user goal table, or of a preset's goals (None):
+    the goal's frame_timeout if it has one, else trial.frame_timeout."""
+    if goal is not None and goal["frame_timeout"] is not None:
+        return goal["frame_timeout"]
+    return config["trial"]["frame_timeout"]
+
+
+def _frame_timeouts(config: dict) -> list[tuple[str, float]]:
+    """(where it comes from, seconds) for each preset and user goal."""
+    throughput = config["throughput"]
+    found = [(f"preset {name}: trial.frame_timeout", frame_timeout(config, None))
+             for name in filter(None, throughput["preset"].split(","))]
+    for index, goal in enumerate(throughput["goals"]):
+        where = (f"throughput.goals[{index}]: trial.frame_timeout"
+                 if goal["frame_timeout"] is None else
+                 f"throughput.goals[{index}].frame_timeout")
+        found.append((where, frame_timeout(config, goal)))
+    return found
+
+
+def check_frame_timeouts(config: dict, check_timeout) -> None:
+    """Cross-key rule of mode = "mlrsearch": the goals' per-frame timeouts are valid values of
+    trial.frame_timeout (`check_timeout`, its checker) and all the same. Every trial of the
+    search serves every goal, and the engine applies one per-frame timeout to a trial; another
+    timeout's late frames could be counted from the trial's delay histogram only to within a
+    bucket (2^-11 of the delay, docs/delay.md), so a frame near that timeout could be classified
+    wrongly. Such goals are refused rather than classified approximately."""
+    timeouts = _frame_timeouts(config)
+    for where, value in timeouts:
+        try:
+            check_timeout(value)
+        except ValueError as exc:
+            raise ConfigError(f"{where.split(':')[0]} = {value:g}: {exc}") from None
+    first_where, first = timeouts[0]
+    for where, value in timeouts[1:]:
+        if value != first:
+            odd, other, odd_value, other_value = (
+                (where, first_where, value, first) if where.endswith(".frame_timeout")
+                else (first_where, where, first, value))
+            raise ConfigError(
+                f"{odd.split(':')[0]} = {odd_value:g}: must be the per-frame timeout "
+                f"of every goal of the search ({other} = {other_value:g}"
+                f"{', none' if not other_value else ''}): the engine applies one per-frame "
+                "timeout to a trial and every trial serves every goal, while the delay "
+                "histogram could count another timeout's late frames only approximately "
+                "(buckets of 2^-11 of the delay). Give every goal the same frame_timeout (e.g. "
+                "with trial.frame_timeout), or measure such goals in separate runs")

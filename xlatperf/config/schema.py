@@ -20,7 +20,7 @@ from ..util.files import read_toml
 from ..util.rates import parse_speed
 from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sides,
                       foreground_addresses, has_background, lookup)
-from .mlrgoals import check_goals, check_preset
+from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 
 __all__ = ["ConfigError", "load_config", "default_config", "validate", "apply_override",
@@ -484,6 +484,7 @@ def _cross_check(config: dict) -> None:
         if throughput["loss_tolerance"]:
             raise key_error("throughput.loss_tolerance", throughput["loss_tolerance"],
                          "must be 0 with mode = \"mlrsearch\" (each goal has its own loss_ratio)")
+        check_frame_timeouts(config, SCHEMA["trial"]["frame_timeout"].check)
 
     if traffic["mix_m"] > traffic["mix_n"]:
         raise key_error("traffic.mix_m", traffic["mix_m"],

@@ -3,6 +3,9 @@
 Goals, and the report's list of deviations from the RFC 2544 trial procedure
 (docs/mlrsearch.md)."""
 
+from dataclasses import replace
+
+from ..config.mlrgoals import frame_timeout
 from .mlrsearch import Goal, targets_for
 
 PDR_LOSS_RATIO = 0.005      # CSIT's PDR: 0.5 %
@@ -30,7 +33,10 @@ def preset_goals(name: str, config: dict) -> list[Goal]:
 def goals_from_config(config: dict) -> list[Goal]:
     """The search goals: the presets' in the order named, then the user goals."""
     throughput = config["throughput"]
-    goals = [g for name in filter(None, throughput["preset"].split(","))
+    # The per-frame timeouts: config/mlrgoals.py says which each goal has (and made sure at
+    # validation that they are all the same).
+    goals = [replace(g, frame_timeout=frame_timeout(config, None))
+             for name in filter(None, throughput["preset"].split(","))
              for g in preset_goals(name, config)]
     for table in throughput["goals"]:
         if table["width"]:
@@ -40,8 +46,13 @@ def goals_from_config(config: dict) -> list[Goal]:
         goals.append(Goal(table["loss_ratio"], table["exceed_ratio"], table["final_duration"],
                           table["duration_sum"], width=width, relative_width=relative,
                           initial_duration=table["initial_duration"] or None,
-                          name=table["name"]))
+                          name=table["name"], frame_timeout=frame_timeout(config, table)))
     return goals
+
+
+def search_frame_timeout(goals: list[Goal]) -> float:
+    """The per-frame timeout the search's trials carry: the goals' one (seconds, 0 = none)."""
+    return goals[0].frame_timeout
 
 
 def deviations(config: dict, goals: list[Goal] | None = None) -> list[str]:
@@ -75,6 +86,11 @@ def deviations(config: dict, goals: list[Goal] | None = None) -> list[str]:
                 found.append(f"goal {label}: a lower bound may include trials above the loss "
                              f"ratio, up to an exceed ratio of {goal.exceed_ratio:g} of the "
                              "duration sum (RFC 2544: every trial at the result passes)")
+    timeout = trial["frame_timeout"] if goals is None else search_frame_timeout(goals)
+    if timeout:
+        found.append(f"a frame later than {timeout:g} s after it was sent counts as lost (the "
+                     "per-frame timeout; RFC 2544 §23 d counts every frame received before the "
+                     "global timeout)")
     if trial["timeout"] < 2:
         found.append(f"waits {trial['timeout']:g} s for late frames after sending instead of "
                      "2 s (RFC 2544 §23 d)")

@@ -99,7 +99,11 @@ class Goal:
     width: the Goal Width; relative (a fraction of the upper bound) when `relative_width`, else
     absolute in frames/s; None: no width (search until the bounds are adjacent integers).
     initial_duration: the Goal Initial Trial Duration (None: the final trial duration, so no
-    short trials)."""
+    short trials).
+    frame_timeout: seconds; a frame later than this is lost (0: none, the trial's global
+    timeout only). Not RFC 9971's: the search never reads it, the measurer applies it to the
+    trials (xlatperf/procedures/mlrthroughput.py), so it is part of what a trial's loss ratio
+    means for the goal."""
     loss_ratio: float
     exceed_ratio: float
     final_duration: float
@@ -108,6 +112,7 @@ class Goal:
     relative_width: bool = False
     initial_duration: float | None = None
     name: str = ""
+    frame_timeout: float = 0.0
 
     def __post_init__(self):
         checks = [
@@ -118,6 +123,7 @@ class Goal:
             (self.width is None or self.width > 0, "width", self.width, "must be > 0"),
             (self.initial_duration is None or 0 < self.initial_duration <= self.final_duration,
              "initial_duration", self.initial_duration, "must be in (0, final_duration]"),
+            (self.frame_timeout >= 0, "frame_timeout", self.frame_timeout, "must be >= 0"),
         ]
         for ok, key, value, allowed in checks:
             if not ok:
@@ -140,7 +146,8 @@ class Goal:
                 "duration_sum": self.duration_sum, "width": self.width,
                 "width_unit": None if self.width is None else
                 ("relative" if self.relative_width else "fps"),
-                "initial_trial_duration": self.initial_duration or self.final_duration}
+                "initial_trial_duration": self.initial_duration or self.final_duration,
+                "frame_timeout": self.frame_timeout}
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ relevant bounds after it."""
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure
-from .mlrgoals import deviations, goals_from_config
+from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
                         trial_from_result)
 
@@ -31,6 +31,11 @@ class MlrThroughput(Procedure):
                               f"search's upper end, {self.hi} frames/s")
         self.goals = goals_from_config(config)
         self.loss_tolerance = min(g.loss_ratio for g in self.goals)  # for the live view only
+        # The goals' per-frame timeout. The session applies trial.frame_timeout to every
+        # trial; goals that set their own override it in each request.
+        self.frame_timeout = search_frame_timeout(self.goals)
+        self.delay = ({"frame_timeout": self.frame_timeout}
+                      if self.frame_timeout != config["trial"]["frame_timeout"] else None)
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -57,7 +62,8 @@ class MlrThroughput(Procedure):
                 return {"mlrsearch": {"target": {k: context.get(k) for k in
                                                  ("goal", "level", "final")},
                                       "goals": goals}}
-            return session.run_trial(load, duration, annotate=annotate)
+            return session.run_trial(load, duration, annotate=annotate,
+                                     delay=self.delay)
 
         mlrsearch(run_trial, self.goals, self.lo, self.hi, steps=steps, notify=notify,
                   max_trials=self.max_trials, search=search)
@@ -153,8 +159,20 @@ class MlrThroughput(Procedure):
                                       "+ initial trial duration for an exceed ratio of 0.5 over "
                                       "two final trials (ndr, pdr)",
                 "trial_loss_ratio": LOSS_DEFINITION,
+                **self._frame_timeout_settings(),
                 "effective_duration": "the trial duration",
                 "deviations": deviations(self.config, self.goals)}
+
+    def _frame_timeout_settings(self) -> dict:
+        """The goals' per-frame timeout replaces trial.frame_timeout in the summary's
+        settings when a goal set its own."""
+        if self.delay is None:
+            return {}
+        timeout = self.config["trial"]["timeout"]
+        criterion = (f"per-frame timeout {self.frame_timeout:g} s of the goals (within the "
+                     f"global timeout {timeout:g} s)" if self.frame_timeout else
+                     f"global timeout {timeout:g} s (the goals' frame_timeout = 0)")
+        return {"frame_timeout": self.frame_timeout, "loss_criterion": criterion}
 
     def value(self, repetition):
         if not repetition.complete:
