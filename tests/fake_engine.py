@@ -55,6 +55,10 @@ def run_trial(request):
     interval = float(request.get("progress_interval", 1.0))
     duration = float(request["duration"])
     flows = request["flows"]
+    if not 1e-3 <= duration <= 1e6:  # the engine's range (engine/src/plan.cpp parse_trial)
+        send({"id": request["id"], "ok": False,
+              "error": f"duration = {duration:g}: must be a number in 0.001..1000000.0"})
+        return
     start = time.monotonic()
     next_event = interval
     while time.monotonic() - start < seconds and not aborted:
@@ -88,7 +92,11 @@ def run_trial(request):
         if "delay" in request:
             received = delay_data(request["delay"], stream)
         replies.append({"name": flow["name"], "rate": flow["rate"], "planned": planned,
-                        "sent": sent, "received": received, "send_time": duration,
+                        "sent": sent, "received": received,
+                        # A frame count is sent on the engine's schedule: the last frame is
+                        # due (frames - 1) / rate after the start, maybe well inside duration.
+                        "send_time": (planned - 1) / flow["rate"] if "frames" in flow
+                        else duration,
                         "streams": [stream]})
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
              "elapsed": duration, "flows": replies, "ports": [{"index": 1, "foreign": 0}]}
