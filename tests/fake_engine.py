@@ -18,6 +18,8 @@ testing the front end. Its behaviour comes from environment variables:
   FAKE_TABLE_CAPACITY   stateful DUT: its connection table keeps the last CAPACITY connections
                         (evicting older ones), so frames from the state table built on an evicted
                         connection are lost; every phase 1 starts from an empty table
+  FAKE_FILL_FAILURES    stateful DUT: the first K phase-1 trials of the engine process lose
+                        half their frames (a state table that did not fill, to be retaken)
 """
 
 import json
@@ -28,6 +30,7 @@ import time
 
 aborted = False
 state_tables = {}   # port -> learned entries (the engine's Responder state tables)
+phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
 def on_signal(signum, frame):
@@ -133,11 +136,15 @@ def stateful_problem(request):
 
 def stateful_received(request, flow, sent, received):
     """The simulated stateful DUT: connection establishment rate and table capacity."""
+    global phase1_trials
     capacity = float(os.environ.get("FAKE_TABLE_CAPACITY", "inf"))
     if "learn" in request:
         conn_rate = float(os.environ.get("FAKE_CONN_RATE", "inf"))
         if flow["rate"] > conn_rate:
             received = min(received, int(sent * conn_rate / flow["rate"]))
+        phase1_trials += 1
+        if phase1_trials <= int(os.environ.get("FAKE_FILL_FAILURES", "0")):
+            received = min(received, sent // 2)
     elif "from_table" in flow:
         entries = state_tables[flow["from_table"]["port"]]
         kept = min(entries, capacity)
