@@ -3,7 +3,7 @@
 
 import pytest
 
-from xlatperf.engine.protocol import DirectionCounts, TrialResult
+from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
 from xlatperf.procedures.search import (binary_search, frame_loss_scan, repeat, scan_rates,
                                         summarize_frame_loss, summarize_throughput)
 
@@ -30,7 +30,7 @@ def dut(limit=float("inf"), *, reverse_limit=None, tester_limit=float("inf"), lo
                 received = sent if rate <= cap else int(cap * DURATION)
             counts[name] = DirectionCounts(sent=sent, received=received, planned=sent)
         return TrialResult(rate=rate, valid=rate <= tester_limit, directions=counts,
-                           invalid_reason=None if rate <= tester_limit else "too slow")
+                           invalid_reason=None if rate <= tester_limit else f"{RATE_NOT_KEPT}: too slow")
     run_trial.calls = calls
     return run_trial
 

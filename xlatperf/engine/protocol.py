@@ -5,6 +5,11 @@ record becomes the same TrialResult again, so every summary can be derived from 
 
 from dataclasses import dataclass, field
 
+# How an invalid trial's reason starts when the tester could not send at the requested rate
+# (the engine's validity rule: sending took longer than duration x (1 + 1e-5)), as opposed to
+# an aborted trial or a stateful step whose phase 1 failed.
+RATE_NOT_KEPT = "tester could not keep the rate"
+
 
 @dataclass(frozen=True)
 class DirectionCounts:
@@ -81,6 +86,11 @@ class TrialResult:
         if not ratios or None in ratios:
             return None
         return max(ratios)
+
+    @property
+    def rate_not_kept(self) -> bool:
+        """Invalid because the tester could not send at this rate."""
+        return not self.valid and (self.invalid_reason or "").startswith(RATE_NOT_KEPT)
 
     def passes(self, loss_tolerance: float = 0.0) -> bool:
         """RFC 2544 §26.1 pass: the tester kept the rate, and every active direction lost at

@@ -37,6 +37,9 @@ class Procedure:
         """Runs once before the repetitions; returns extra summary fields."""
         return {}
 
+    def begin_repetition(self, earlier: list[Repetition]) -> None:
+        """Called before each repetition with the finished ones (measured or resumed)."""
+
     def run(self, session: TrialSession, steps: list) -> None:
         raise NotImplementedError
 

@@ -33,39 +33,71 @@ def measure_step(run_trial: RunTrial, rate: int, steps: list, notify: Notify | N
 # --------------------------------------------------------------------------------------------
 
 
+def _rate_not_kept(step) -> bool:
+    # Steps are TrialResults or look like one (RFC 9693's EstablishmentStep: a phase 1 the
+    # tester could not send at its rate also bounds a connection-rate search).
+    return bool(getattr(step, "rate_not_kept", False))
+
+
+def tester_ceiling(steps, known: int | None = None) -> int | None:
+    """The lowest rate the tester has shown it cannot send at (an invalid trial whose tester
+    could not keep the rate), among `steps` and an earlier `known` one; None when none."""
+    rates = [s.rate for s in steps if _rate_not_kept(s)]
+    return min(rates + ([known] if known is not None else []), default=None)
+
+
 @dataclass
 class SearchResult:
     throughput: int            # highest rate measured as passing; 0 when no trial passed
     found: bool                # whether any trial passed
-    tester_limited: bool       # an invalid trial (tester could not keep a rate) bounded the search
+    # The search ended against the tester, not the DUT: the lowest rate above the result that
+    # did not pass was one the tester could not send at (so the result is a lower bound).
+    tester_limited: bool
     steps: list[TrialResult]
     loss_tolerance: float = 0.0
     complete: bool = True
+    tester_ceiling: int | None = None   # lowest rate the tester could not keep in this run
 
     @classmethod
     def from_steps(cls, steps: list[TrialResult], loss_tolerance: float,
-                   complete: bool = True) -> "SearchResult":
+                   complete: bool = True, ceiling: int | None = None) -> "SearchResult":
+        """ceiling: the tester's ceiling from earlier repetitions of this run (a search that
+        started below it never measured it, but was bounded by it all the same)."""
         passing = [s.rate for s in steps if s.passes(loss_tolerance)]
-        return cls(throughput=max(passing, default=0), found=bool(passing),
-                   tester_limited=any(not s.valid for s in steps), steps=steps,
-                   loss_tolerance=loss_tolerance, complete=complete)
+        throughput = max(passing, default=0)
+        # What stopped the search from going higher: the lowest failure above the result.
+        above = [(s.rate, _rate_not_kept(s)) for s in steps
+                 if s.rate > throughput and not s.passes(loss_tolerance)]
+        if ceiling is not None and ceiling > throughput:
+            above.append((ceiling, True))
+        bound = min(above, key=lambda pair: (pair[0], not pair[1]), default=None)
+        return cls(throughput=throughput, found=bool(passing),
+                   tester_limited=bound is not None and bound[1], steps=steps,
+                   loss_tolerance=loss_tolerance, complete=complete,
+                   tester_ceiling=tester_ceiling(steps, ceiling))
 
     def to_dict(self) -> dict:
         return {"throughput": self.throughput, "found": self.found,
-                "tester_limited": self.tester_limited, "complete": self.complete,
+                "tester_limited": self.tester_limited, "tester_ceiling": self.tester_ceiling,
+                "complete": self.complete,
                 "steps": [{**s.to_dict(), "passed": s.passes(self.loss_tolerance)}
                           for s in self.steps]}
 
 
 def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolerance: float = 0.0,
-                  *, steps: list | None = None, notify: Notify | None = None) -> SearchResult:
+                  *, steps: list | None = None, notify: Notify | None = None,
+                  ceiling: int | None = None) -> SearchResult:
     """RFC 2544 throughput: the highest rate in [lo, hi] at which a trial passes.
 
     The first trial is at `hi` itself: when the DUT forwards at the medium's maximum rate (the
     usual default for hi), one trial settles it. (siitperf starts with the midpoint instead.)
     Then, on integers: mid = (lo + hi) // 2; a pass sets lo = mid, a failure hi = mid, until
     hi - lo <= error. An invalid trial (the tester could not keep the rate) is a failure; the
-    result's `tester_limited` then says the search may have been bounded by the tester.
+    result's `tester_limited` then says the search was bounded by the tester.
+
+    ceiling: a rate the tester has already shown in this run that it cannot send at (an
+    earlier repetition's invalid trial). A search never spends trials at or above it: `hi`
+    becomes the ceiling, counted as failed without being measured again.
 
     The result is the highest rate *measured* as passing (never an untested midpoint; `lo`
     itself is not measured), or 0 with found=False when no trial passed. On a DUT that passes
@@ -76,14 +108,18 @@ def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolera
     if not 0 <= lo < hi:
         raise ValueError(f"search range [{lo}, {hi}]: must have 0 <= lo < hi")
     steps = [] if steps is None else steps
-    if not measure_step(run_trial, hi, steps, notify, lo=lo, hi=hi).passes(loss_tolerance):
+    known_unreachable = ceiling is not None and ceiling <= hi
+    if known_unreachable:
+        hi = max(ceiling, lo)
+    if known_unreachable or not measure_step(run_trial, hi, steps, notify, lo=lo,
+                                             hi=hi).passes(loss_tolerance):
         while hi - lo > error:
             mid = (lo + hi) // 2
             if measure_step(run_trial, mid, steps, notify, lo=lo, hi=hi).passes(loss_tolerance):
                 lo = mid
             else:
                 hi = mid
-    return SearchResult.from_steps(steps, loss_tolerance)
+    return SearchResult.from_steps(steps, loss_tolerance, ceiling=ceiling)
 
 
 # --------------------------------------------------------------------------------------------
@@ -152,9 +188,22 @@ def summarize_throughput(searches: list[SearchResult]) -> dict:
             failing = step.failing_directions(search.loss_tolerance)
             for name in step.directions:
                 failures[name] = failures.get(name, 0) + (name in failing)
+    ceiling = min((s.tester_ceiling for s in searches if s.tester_ceiling is not None),
+                  default=None)
+    limited = any(s.tester_limited for s in searches if s.complete)
     return {"unit": "fps", **summarize(values),
-            "tester_limited": any(s.tester_limited for s in searches),
+            "tester_limited": limited, "tester_ceiling": ceiling,
+            **({"lower_bound": lower_bound_note(ceiling)} if limited else {}),
             "directions": {name: {"failed_trials": count} for name, count in failures.items()}}
+
+
+def lower_bound_note(ceiling: int | None) -> str:
+    """What a tester-limited throughput means, in one sentence for the summary and report."""
+    return ("a lower bound set by the tester, not a property of the DUT: the tester could not "
+            f"send at {ceiling:,} frames/s in this run (invalid trials), so the DUT's throughput "
+            "may be higher; measure with a faster tester set-up (more cores, another port "
+            "type) to find it")
+
 
 
 def summarize_frame_loss(scans: list[list[TrialResult]], max_rate: int) -> dict:

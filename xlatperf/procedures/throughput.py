@@ -5,7 +5,7 @@ from ..util.errors import ConfigError, MeasurementError
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
 from .mlrthroughput import MlrThroughput
-from .search import SearchResult, binary_search, summarize_throughput
+from .search import SearchResult, binary_search, summarize_throughput, tester_ceiling
 
 # selftest check: a short trial at a low rate that any working tester passes without loss.
 SELFTEST_CHECK_DURATION = 2.0
@@ -23,36 +23,53 @@ class Throughput(Procedure):
         self.hi = settings["max_rate"] or plan.max_rate
         self.error = settings["error"]
         self.loss_tolerance = settings["loss_tolerance"]
+        self.ceiling: int | None = None
         plan.check_rate(self.hi, "throughput.max_rate")
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {self.lo}: must be below the search's upper "
                               f"end, {self.hi} frames/s")
 
+    def begin_repetition(self, earlier):
+        # Trials above a rate the tester could not keep earlier in this run would only show
+        # the tester's limit again.
+        self.ceiling = self._ceiling_before(earlier)
+
     def run(self, session, steps):
         binary_search(session.run_trial, self.lo, self.hi, self.error, self.loss_tolerance,
-                      steps=steps, notify=session.notify)
+                      steps=steps, notify=session.notify, ceiling=self.ceiling)
+
+    @staticmethod
+    def _ceiling_before(repetitions) -> int | None:
+        return tester_ceiling([s for r in repetitions for s in r.steps])
+
+    def searches(self, repetitions) -> list[SearchResult]:
+        """Each repetition's search result from its steps and the earlier repetitions' ones:
+        the same whether the steps were just measured or read back by --resume."""
+        return [SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete,
+                                        ceiling=self._ceiling_before(repetitions[:i]))
+                for i, r in enumerate(repetitions)]
 
     def summarize(self, repetitions):
-        searches = [SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete)
-                    for r in repetitions]
+        searches = self.searches(repetitions)
         summary = summarize_throughput(searches)
         summary["repetitions"] = [{"repetition": r.number, **s.to_dict()}
                                   for r, s in zip(repetitions, searches)]
         return summary
 
     def csv_rows(self, repetitions):
-        rows = []
-        for r in repetitions:
-            search = SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete)
-            rows.append({"repetition": r.number, "throughput_fps": search.throughput,
-                         "found": search.found, "tester_limited": search.tester_limited,
-                         "complete": r.complete, "trials": len(r.steps)})
-        return rows
+        return [{"repetition": r.number, "throughput_fps": search.throughput,
+                 "found": search.found, "tester_limited": search.tester_limited,
+                 "tester_ceiling_fps": search.tester_ceiling, "complete": r.complete,
+                 "trials": len(r.steps)}
+                for r, search in zip(repetitions, self.searches(repetitions))]
 
     def settings(self):
         return {"mode": "binary", "min_rate": self.lo, "max_rate": self.hi,
                 "error": self.error, "loss_tolerance": self.loss_tolerance,
-                "first_trial_at_max_rate": True, "deviations": deviations(self.config)}
+                "first_trial_at_max_rate": True,
+                "tester_ceiling_rule": "no trial at or above the lowest rate the tester could "
+                                       "not keep earlier in the run",
+                "deviations": deviations(self.config)}
 
     def value(self, repetition):
         if not repetition.complete:

@@ -182,6 +182,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                     session.start_repetition(number)
                     reporter.repetition(number, maximum)
                     recorded_before = store.trials_recorded
+                    proc.begin_repetition(repetitions[:-1])
                     proc.run(session, repetition.steps)
                     repetition.complete = True
                     store.finish_repetition(number, store.trials_recorded - recorded_before)

@@ -1,0 +1,80 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""A throughput search spends no trial at or above a rate the tester has already shown, in
+this run, that it cannot send at, and its summary says plainly when the result is a lower bound
+set by the tester rather than a property of the DUT (issue 11, finding 9)."""
+
+import os
+
+import pytest
+
+from conftest import FAKE_ENGINE
+from xlatperf.config import load_config
+from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
+from xlatperf.measure.store import read_trials
+from xlatperf.procedures.search import binary_search
+from xlatperf.run import run_procedure
+
+
+def simulated(tester_limit: int, dut_limit: int):
+    """A trial runner: invalid above tester_limit (the tester fell behind), loss above
+    dut_limit, and the list of rates it was asked for."""
+    asked = []
+
+    def run_trial(rate):
+        asked.append(rate)
+        if rate > tester_limit:
+            return TrialResult(rate, False, {"forward": DirectionCounts(rate // 2, rate // 2)},
+                               invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...")
+        received = rate if rate <= dut_limit else dut_limit
+        return TrialResult(rate, True, {"forward": DirectionCounts(rate, received)})
+    return run_trial, asked
+
+
+def test_a_search_below_a_known_ceiling_never_measures_it():
+    run_trial, asked = simulated(tester_limit=600_000, dut_limit=10**9)
+    first = binary_search(run_trial, 0, 1_000_000, 10_000)
+    assert asked[0] == 1_000_000 and first.tester_limited
+    assert first.tester_ceiling == min(r for r in asked if r > 600_000)
+    assert 600_000 - 10_000 < first.throughput <= 600_000
+    asked.clear()
+    second = binary_search(run_trial, 0, 1_000_000, 10_000, ceiling=first.tester_ceiling)
+    assert asked and max(asked) < first.tester_ceiling
+    assert second.tester_limited and 600_000 - 10_000 < second.throughput <= 600_000
+    assert len(asked) < len(first.steps)
+
+
+def test_a_dut_limit_below_the_tester_ceiling_is_not_tester_limited():
+    run_trial, _ = simulated(tester_limit=800_000, dut_limit=300_000)
+    result = binary_search(run_trial, 0, 1_000_000, 10_000)
+    # The first trial at the maximum was invalid, but a valid trial with loss bounded the
+    # result: the DUT's throughput was found.
+    assert not result.steps[0].valid
+    assert not result.tester_limited and 290_000 < result.throughput <= 300_000
+
+
+def test_run_spends_no_trial_above_the_ceiling_and_says_lower_bound(fake_config, tmp_path,
+                                                                      monkeypatch):
+    monkeypatch.setenv("FAKE_TESTER_LIMIT", "1000000")
+    config = load_config(str(fake_config), ["output.repeat=3"])
+    out = tmp_path / "tp"
+    summary = run_procedure("throughput", config, out)
+    trials = read_trials(out)
+    invalid = [t["rate"] for t in trials if not t["valid"]]
+    ceiling = min(t["rate"] for t in trials if t["repetition"] == 1 and not t["valid"])
+    assert summary["tester_ceiling"] == ceiling
+    later = [t["rate"] for t in trials if t["repetition"] > 1]
+    assert later and max(later) < ceiling
+    assert invalid and all(t["repetition"] == 1 or t["rate"] < ceiling for t in trials)
+    assert summary["tester_limited"] is True
+    assert summary["lower_bound"].startswith("a lower bound set by the tester")
+    assert f"{ceiling:,} frames/s" in summary["lower_bound"]
+    assert all(r["tester_limited"] for r in summary["repetitions"])
+
+
+def test_dut_limited_run_has_no_lower_bound_note(fake_config, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_TESTER_LIMIT", "5000000")
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "2000000")
+    config = load_config(str(fake_config), ["output.repeat=2"])
+    summary = run_procedure("throughput", config, tmp_path / "tp")
+    assert summary["tester_limited"] is False and "lower_bound" not in summary
+    assert 2_000_000 - 10_000 < summary["median"] <= 2_000_000
