@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from xlatperf.config.schema import load_config
-from xlatperf.report.report import format_value, write_report
+from xlatperf.report import write_report
+from xlatperf.report.units import format_value
 from xlatperf.run.campaign import load_campaign, run_campaign
 from xlatperf.run.runner import run_procedure
 
@@ -80,7 +81,10 @@ mix = [{"traffic.mix_n" = 1, "traffic.mix_m" = 1}, {"traffic.mix_n" = 2, "traffi
         assert f"| {item}" in markdown, item
     check_images(written["plots"])
     names = {Path(png).stem for png, _, _ in written["plots"]}
-    assert {"frame_loss_rate", "mix_fps", "mix_ratio", "cdf_repetitions_fps"} <= names
+    # One line plot per quantity: throughput, frame-loss's loss at its highest rate, and the
+    # trials' loss ratio never share an axis.
+    assert {"frame_loss_rate", "mix_throughput", "mix_loss_ratio",
+            "mix_frame_loss_rate_at_the_highest_rate", "cdf_repetitions_throughput"} <= names
     assert any(name.startswith("bars_") for name in names)
     campaign = json.loads((out / "campaign.json").read_text())
     rows = table_rows(markdown, "point")
@@ -213,6 +217,46 @@ def test_stateful_campaign_report(fake_config, tmp_path, monkeypatch):
     check_images(written["plots"])
     names = {Path(png).stem for png, _, _ in written["plots"]}
     # One plot per procedure against the number of connections; no bars (no frame sizes swept).
-    assert {"connections_connections_connection-rate", "connections_connections_teardown-rate",
-            "connections_connections_table-capacity"} <= names
+    assert {"connections_connections_connection_establishment_rate",
+            "connections_connections_connection_tear_down_rate",
+            "connections_connections_connection_tracking_table_capacity"} <= names
     assert not any(name.startswith("bars_") for name in names)
+
+
+# Finding 1 (issue 11): MLRsearch's settings have no binary-search keys (min_rate, error...);
+# the report crashed formatting them as numbers, alone and as a campaign point.
+def test_mlrsearch_throughput_report(base, tmp_path):
+    config = load_config(str(base), ["output.repeat=2", "trial.duration=1",
+                                     "throughput.mode=mlrsearch",
+                                     "throughput.preset=rfc2544,ndr-pdr"])
+    out = tmp_path / "mlr"
+    summary = run_procedure("throughput", config, out)
+    assert summary["settings"]["mode"] == "mlrsearch"
+    markdown = Path(write_report(out)["markdown"]).read_text()
+    precision = next(r["value"] for r in table_rows(markdown, "item")
+                     if r["item"] == "Search precision")
+    assert "MLRsearch" in precision and "1f1d0l0e" in precision, precision
+    assert table_rows(markdown, "point")[0]["median"] == format_value(summary["median"], "fps")
+    # Each goal's bounds per repetition.
+    goals = table_rows(markdown, "goal")
+    assert [g["goal"] for g in goals] == ["rfc2544", "ndr", "pdr"]
+    assert goals[0]["conditional throughput (fps)"] == format_value(
+        summary["goals"][0]["conditional_throughput"]["median"], "fps")
+
+    path = tmp_path / "c.toml"
+    path.write_text("""
+[campaign]
+config = "base.toml"
+procedures = ["throughput"]
+repeat = 1
+[set]
+"trial.duration" = 1
+[axes]
+"throughput.mode" = ["binary", "mlrsearch"]
+""")
+    campaign = tmp_path / "campaign"
+    run_campaign(load_campaign(path), campaign)
+    markdown = Path(write_report(campaign)["markdown"]).read_text()
+    precision = next(r["value"] for r in table_rows(markdown, "item")
+                     if r["item"] == "Search precision")
+    assert "binary search in [" in precision and "MLRsearch" in precision, precision

@@ -3,6 +3,7 @@
 
 import math
 import time
+from pathlib import Path
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -11,6 +12,9 @@ from rich.text import Text
 
 from ..engine.protocol import TrialResult
 from ..measure.session import Reporter
+from ..procedures import REGISTRY
+from ..report.collect import Entry
+from ..report.families import family
 
 
 def _fps(value) -> str:
@@ -281,120 +285,120 @@ def _goals_table(goals: list[dict], max_rate: int) -> Table:
 
 
 def render_summary(summary: dict):
-    """A rich renderable with the result of a summary.json."""
-    procedure = summary["procedure"]
+    """A rich renderable with the result of a summary.json: a head line, then the tables of
+    the procedure's report family (the registry's ProcedureSpec.report)."""
     settings = summary.get("settings", {})
-    parts = []
     head = (f"frame size {settings.get('frame_size')} B, direction {settings.get('direction')}, "
             f"mix {settings.get('mix_m')}/{settings.get('mix_n')}, trial "
             f"{settings.get('duration')} s")
     if not summary.get("complete", True):
         head += " — [bold red]INCOMPLETE[/bold red] (interrupted)"
-    parts.append(Text.from_markup(head))
-    max_rate = min((d["max_rate"] for d in summary.get("directions", {}).values()), default=0)
+    spec = REGISTRY.get(summary["procedure"])
+    tables = SUMMARY_TABLES.get(spec.report if spec else "", _statistics_only)
+    return Group(Text.from_markup(head), *tables(summary))
 
-    if procedure in ("throughput", "selftest"):
-        table = Table(title="throughput per repetition (frames/s per direction)",
-                      header_style="bold")
-        for column in ("rep", "throughput (fps)", "% of max", "trials", "note"):
-            table.add_column(column, justify="left" if column == "note" else "right")
-        for rep in summary.get("repetitions", []):
-            notes = []
-            if not rep.get("found"):
-                notes.append("no trial passed")
-            if rep.get("tester_limited"):
-                notes.append("tester could not keep a rate (limited by the tester)")
-            if not rep.get("complete"):
-                notes.append("incomplete")
-            pct = f"{100 * rep['throughput'] / max_rate:.2f}" if max_rate else "-"
-            table.add_row(str(rep["repetition"]), _fps(rep["throughput"]), pct,
-                          str(len(rep.get("steps", []))), "; ".join(notes))
-        parts += [table, _stats_table(summary, _fps)]
-        if summary.get("goals"):
-            parts.append(_goals_table(summary["goals"], max_rate))
-        if summary.get("tester_limited"):
-            parts.append(Text("warning: invalid trials occurred: the result may be limited by "
-                              "the tester, not the DUT", style="yellow"))
-    elif procedure == "frame-loss":
-        table = Table(title="frame loss rate (median over repetitions)", header_style="bold")
-        table.add_column("rate (fps)", justify="right")
-        table.add_column("% of max", justify="right")
-        table.add_column("FLR median", justify="right")
-        table.add_column("p1", justify="right")
-        table.add_column("p99", justify="right")
-        directions = list(summary.get("directions", {}))
+
+def _max_rate(summary: dict) -> int:
+    return min((d["max_rate"] for d in summary.get("directions", {}).values()), default=0)
+
+
+def _statistics_only(summary: dict) -> list:
+    """A procedure this version does not know: its statistics in its own unit."""
+    unit = summary.get("unit", "")
+    return [_stats_table(summary, lambda v: "-" if v is None else f"{v:.6g} {unit}")]
+
+
+def _search_tables(summary: dict) -> list:
+    """throughput and selftest: the result of each repetition's search, the statistics, and
+    MLRsearch's goals."""
+    max_rate = _max_rate(summary)
+    table = Table(title="throughput per repetition (frames/s per direction)",
+                  header_style="bold")
+    for column in ("rep", "throughput (fps)", "% of max", "trials", "note"):
+        table.add_column(column, justify="left" if column == "note" else "right")
+    for rep in summary.get("repetitions", []):
+        notes = []
+        if not rep.get("found"):
+            notes.append("no trial passed")
+        if rep.get("tester_limited"):
+            notes.append("tester could not keep a rate (limited by the tester)")
+        if not rep.get("complete"):
+            notes.append("incomplete")
+        pct = f"{100 * rep['throughput'] / max_rate:.2f}" if max_rate else "-"
+        table.add_row(str(rep["repetition"]), _fps(rep["throughput"]), pct,
+                      str(len(rep.get("steps", []))), "; ".join(notes))
+    parts = [table, _stats_table(summary, _fps)]
+    if summary.get("goals"):
+        parts.append(_goals_table(summary["goals"], max_rate))
+    if summary.get("lower_bound"):
+        parts.append(Text(f"warning: the throughput is {summary['lower_bound']}",
+                          style="yellow"))
+    elif summary.get("tester_limited"):
+        parts.append(Text("warning: invalid trials occurred: the result may be limited by "
+                          "the tester, not the DUT", style="yellow"))
+    return parts
+
+
+def _scan_tables(summary: dict) -> list:
+    """frame-loss: the frame loss rate at each offered rate."""
+    table = Table(title="frame loss rate (median over repetitions)", header_style="bold")
+    for column in ("rate (fps)", "% of max", "FLR median", "p1", "p99"):
+        table.add_column(column, justify="right")
+    directions = list(summary.get("directions", {}))
+    for name in directions:
+        table.add_column(f"{name} FLR", justify="right")
+    table.add_column("n", justify="right")
+    for point in summary.get("rates", []):
+        per_direction = [_ratio_pct(point["directions"].get(name, {}).get("median"))
+                         for name in directions]
+        table.add_row(_fps(point["rate"]), f"{point['percent']:.2f}",
+                      _ratio_pct(point["median"]), _ratio_pct(point["p1"]),
+                      _ratio_pct(point["p99"]), *per_direction, str(point["n"]))
+    return [table]
+
+
+def _trial_tables(summary: dict) -> list:
+    """trial: each trial's counts and loss, then the loss ratio's statistics."""
+    table = Table(title="trials", header_style="bold")
+    for column in ("rep", "rate (fps)", "valid"):
+        table.add_column(column, justify="right")
+    directions = list(summary.get("directions", {}))
+    for name in directions:
+        table.add_column(f"{name} received/sent", justify="right")
+        table.add_column(f"{name} loss", justify="right")
+    for rep in summary.get("repetitions", []):
+        if "rate" not in rep:
+            continue
+        cells = [str(rep["repetition"]), _fps(rep["rate"]),
+                 "yes" if rep["valid"] else f"no ({rep.get('invalid_reason')})"]
         for name in directions:
-            table.add_column(f"{name} FLR", justify="right")
-        table.add_column("n", justify="right")
-        for point in summary.get("rates", []):
-            per_direction = [_ratio_pct(point["directions"].get(name, {}).get("median"))
-                             for name in directions]
-            table.add_row(_fps(point["rate"]), f"{point['percent']:.2f}",
-                          _ratio_pct(point["median"]), _ratio_pct(point["p1"]),
-                          _ratio_pct(point["p99"]), *per_direction, str(point["n"]))
-        parts.append(table)
-    elif procedure in ("latency", "pdv"):
-        parts += _delay_tables(summary)
-    elif procedure in ("connection-rate", "teardown-rate", "table-capacity"):
-        parts += _stateful_tables(summary)
-    else:  # trial
-        table = Table(title="trials", header_style="bold")
-        for column in ("rep", "rate (fps)", "valid"):
-            table.add_column(column, justify="right")
-        directions = list(summary.get("directions", {}))
-        for name in directions:
-            table.add_column(f"{name} received/sent", justify="right")
-            table.add_column(f"{name} loss", justify="right")
-        for rep in summary.get("repetitions", []):
-            if "rate" not in rep:
-                continue
-            cells = [str(rep["repetition"]), _fps(rep["rate"]),
-                     "yes" if rep["valid"] else f"no ({rep.get('invalid_reason')})"]
-            for name in directions:
-                d = rep["directions"].get(name)
-                cells += [f"{d['received']:,}/{d['sent']:,}", _ratio_pct(d["loss_ratio"])] if d \
-                    else ["-", "-"]
-            table.add_row(*cells)
-        parts += [table, _stats_table(summary, _ratio_pct)]
-    return Group(*parts)
+            d = rep["directions"].get(name)
+            cells += [f"{d['received']:,}/{d['sent']:,}", _ratio_pct(d["loss_ratio"])] if d \
+                else ["-", "-"]
+        table.add_row(*cells)
+    return [table, _stats_table(summary, _ratio_pct)]
 
 
 def _stateful_tables(summary: dict) -> list:
-    """RFC 9693 procedures: one row per repetition, then the statistics."""
-    procedure = summary["procedure"]
-    columns = {"connection-rate": [("connections/s", "connection_rate"), ("trials", "steps")],
-               "teardown-rate": [("connections/s", "teardown_rate"), ("T_N (s)", "full_seconds"),
-                                 ("T_0 (s)", "empty_seconds"), ("loaded", "loaded")],
-               "table-capacity": [("capacity", "capacity"), ("rate (cps)", "rate"),
-                                  ("C0", "c0"), ("R0", "r0"),
-                                  ("exponential", "exponential_iterations"),
-                                  ("binary", "binary_iterations"), ("trials", "trials")]}[procedure]
+    """RFC 9693 procedures: their settings, one row per repetition (the report's detail table
+    of the procedure's family, so console and report show the same columns), the statistics."""
     items = summary.get("settings", {}).get("stateful", {})
-    parts = [Text(f"N = {items.get('connections', '-'):,} connections, M = "
-                  f"{items.get('table_size', '-'):,}, R = {items.get('rate_phase1', '-'):,} fps, "
-                  f"enumerate {items.get('enumerate')} ({items.get('order')}), validation "
-                  f"{items.get('validation')}", style="dim")]
-    table = Table(title=f"{procedure} per repetition", header_style="bold")
-    table.add_column("rep", justify="right")
-    for title, _ in columns:
-        table.add_column(title, justify="right")
-    table.add_column("note")
-    for rep in summary.get("repetitions", []):
-        cells = []
-        for _, key in columns:
-            value = rep.get(key)
-            if isinstance(value, list):
-                value = len(value)
-            cells.append("-" if value is None else f"{value:,.4f}" if isinstance(value, float)
-                         and key.endswith("seconds") else f"{value:,.0f}"
-                         if isinstance(value, (int, float)) and not isinstance(value, bool)
-                         else str(value))
-        notes = [n for n in (rep.get("load_failure"),
-                             "limited by the enumerable ranges" if rep.get("limited_by_ranges")
-                             else None, None if rep.get("complete", True) else "incomplete")
-                 if n]
-        table.add_row(str(rep["repetition"]), *cells, "; ".join(notes))
-    parts += [table, _stats_table(summary, _fps)]
+
+    def count(key):
+        value = items.get(key)
+        return "-" if value is None else f"{value:,}"
+    parts = [Text(f"N = {count('connections')} connections, M = {count('table_size')}, R = "
+                  f"{count('rate_phase1')} fps, enumerate {items.get('enumerate')} "
+                  f"({items.get('order')}), validation {items.get('validation')}", style="dim")]
+    entry = Entry(summary["procedure"], Path("."), summary)
+    for header, rows, caption in family(entry).details(entry):
+        table = Table(title=f"{summary['procedure']}: {caption}", header_style="bold")
+        for title in header:
+            table.add_column(title, justify="right")
+        for row in rows:
+            table.add_row(*row)
+        parts.append(table)
+    parts.append(_stats_table(summary, _fps))
     return parts
 
 
@@ -418,7 +422,7 @@ def _delay_tables(summary: dict) -> list:
                                       for k in ("median", "p1", "p99", "min", "max")], note)
 
     for name, info in summary.get("directions", {}).items():
-        if summary["procedure"] == "latency" and "typical_latency" in info:
+        if "typical_latency" in info:
             lost = info.get("lost_tagged", 0)
             note = f"{lost}/{info.get('tagged', 0)} tagged lost" if lost else ""
             row(name, "TL", info["typical_latency"], note)
@@ -431,3 +435,8 @@ def _delay_tables(summary: dict) -> list:
     for warning in summary.get("warnings", []):
         parts.append(Text(f"note: {warning}", style="yellow"))
     return parts
+
+
+# The result tables of each report family (ProcedureSpec.report).
+SUMMARY_TABLES = {"search": _search_tables, "scan": _scan_tables, "trial": _trial_tables,
+                  "delay": _delay_tables, "cps": _stateful_tables, "capacity": _stateful_tables}

@@ -1,0 +1,126 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Reading results for a report: the summaries under a directory (one procedure's result, a
+campaign, or a directory of either), each with its procedure's registration, and the swept
+configuration keys. The report is built from the summaries, plus the delay distributions that
+only trials.jsonl holds (docs/delay.md)."""
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from ..measure.store import SUMMARY_FILE, TRIALS_FILE, read_trials
+from ..procedures import REGISTRY
+from ..procedures.base import ProcedureSpec
+from ..util.errors import XlatperfError
+from ..util.files import read_json
+
+CAMPAIGN_FILE = "campaign.json"
+REPORT_DIR = "report"
+# Keys that always differ or that the report shows elsewhere: not treated as swept axes.
+NOT_AXES = {"left.dut_mac", "right.dut_mac", "tester.engine"}
+
+
+@dataclass
+class Entry:
+    """One summary.json and where it came from."""
+    name: str
+    directory: Path
+    summary: dict
+    labels: dict = field(default_factory=dict)   # campaign axis labels, if any
+
+    @property
+    def procedure(self) -> str:
+        return self.summary.get("procedure", "?")
+
+    @property
+    def spec(self) -> ProcedureSpec | None:
+        """The procedure's registration; None for a procedure this version does not know."""
+        return REGISTRY.get(self.procedure)
+
+    @property
+    def family(self) -> str:
+        """The report renderer family (ProcedureSpec.report); "" when unregistered."""
+        return self.spec.report if self.spec else ""
+
+    @property
+    def unit(self) -> str:
+        # The registry's unit is the procedure's; the summary's only for unknown procedures.
+        return self.spec.unit if self.spec else self.summary.get("unit", "")
+
+    @property
+    def settings(self) -> dict:
+        return self.summary.get("settings") or {}
+
+    @property
+    def fixed_rate(self) -> int | None:
+        """The offered rate a procedure with --rate measured at (trial, latency, pdv): part of
+        what the point is; None for procedures that search or scan rates."""
+        if self.spec is None or self.spec.rate_option == "none":
+            return None
+        return self.settings.get("rate")
+
+    @property
+    def max_rate(self) -> int:
+        """The medium's maximum frame rate (the smaller of the directions'), 0 if unknown."""
+        return min((d.get("max_rate", 0) for d in self.summary.get("directions", {}).values()),
+                   default=0)
+
+    def flat_config(self) -> dict:
+        return {f"{section}.{key}": value
+                for section, values in (self.summary.get("config") or {}).items()
+                if isinstance(values, dict) for key, value in values.items()}
+
+    def config_value(self, key: str):
+        return self.flat_config().get(key)
+
+    @cached_property
+    def trials(self) -> list[dict]:
+        """The trial records behind the summary (only its repetitions' measuring trials)."""
+        if not (self.directory / TRIALS_FILE).exists():
+            return []
+        counted = {r.get("repetition") for r in self.summary.get("repetitions", [])}
+        return [r for r in read_trials(self.directory) if r.get("repetition") in counted]
+
+
+def collect(directory) -> list[Entry]:
+    """The summaries under a results directory, in campaign order or by path."""
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise XlatperfError(f"{directory}: no such directory")
+    campaign = read_json(directory / CAMPAIGN_FILE)
+    entries: list[Entry] = []
+    if campaign is not None:
+        for point in campaign.get("points", []):
+            point_dir = directory / "points" / point["id"]
+            summary = read_json(point_dir / SUMMARY_FILE)
+            if summary is not None:
+                entries.append(Entry(f"{point['index']}", point_dir, summary,
+                                     point.get("labels", {})))
+        return entries
+    summary = read_json(directory / SUMMARY_FILE)
+    if summary is not None:
+        return [Entry(directory.name, directory, summary)]
+    for path in sorted(directory.rglob(SUMMARY_FILE)):
+        if REPORT_DIR in path.relative_to(directory).parts:
+            continue
+        found = read_json(path)
+        if found is not None:
+            entries.append(Entry(str(path.parent.relative_to(directory)), path.parent, found))
+    return entries
+
+
+def varying_keys(entries: list[Entry]) -> list[str]:
+    """Configuration keys whose value differs between the entries (the swept axes)."""
+    configs = [e.flat_config() for e in entries]
+    keys: list[str] = []
+    for config in configs:
+        keys += [k for k in config if k not in keys]
+    varying = []
+    for key in keys:
+        if key in NOT_AXES or key.startswith("output."):
+            continue
+        values = {json.dumps(c.get(key), sort_keys=True) for c in configs}
+        if len(values) > 1:
+            varying.append(key)
+    return varying

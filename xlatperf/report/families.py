@@ -1,0 +1,427 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""One renderer per report family (ProcedureSpec.report): what a summary's median is (the
+quantity on a plot axis), each repetition's result, how the procedure searched (the reporting
+item "Search precision") and its per-repetition detail tables.
+
+FAMILIES is keyed by the family names of the registry; a new procedure of an existing family
+needs nothing here, a new family one Family subclass (tests/test_report_all.py checks that every
+registered family has one)."""
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .collect import Entry
+from .units import format_value
+
+# A detail table: (header, rows, caption); a cell function gets (repetition, entry).
+Cell = Callable[[dict, Entry], str]
+Table = tuple[list[str], list[list[str]], str]
+
+
+def text(key: str, unit: str | None = None) -> Cell:
+    return lambda rep, entry: format_value(rep.get(key), unit) if unit else str(rep.get(key))
+
+
+def yes(key: str) -> Cell:
+    return lambda rep, entry: "yes" if rep.get(key) else "no"
+
+
+def steps(rep: dict, entry: Entry) -> str:
+    return str(len(rep.get("steps", [])))
+
+
+def per_repetition(entry: Entry, columns: list[tuple[str, Cell]], caption: str) -> Table:
+    rows = [[cell(r, entry) for _, cell in columns] for r in entry.summary.get("repetitions", [])]
+    return [header for header, _ in columns], rows, caption
+
+
+class Family:
+    """The defaults: a plain result per repetition under `key`, no detail table."""
+    key = "value"
+    complete_only = False    # as the summary's statistics: only complete repetitions count
+    # The result belongs to a traffic direction (False: RFC 9693 roles), so it has a bar per
+    # direction in the bar charts.
+    per_direction = True
+
+    def quantity(self, entry: Entry) -> str:
+        return "result"
+
+    def repetition_values(self, entry: Entry) -> list[float]:
+        """Each repetition's result (what the statistics summarise), in the summary's unit."""
+        reps = entry.summary.get("repetitions", [])
+        values = [r.get(self.key) for r in reps if r.get("complete") or not self.complete_only]
+        return [v for v in values if v is not None]
+
+    def precision(self, entry: Entry) -> str:
+        return "-"
+
+    def details(self, entry: Entry) -> list[Table]:
+        return []
+
+    def notes(self, entry: Entry) -> list[str]:
+        return []
+
+
+# --------------------------------------------------------------------------------------------
+# search: RFC 2544 throughput (binary search or MLRsearch), selftest
+# --------------------------------------------------------------------------------------------
+
+
+def _percent_of_maximum(rep: dict, entry: Entry) -> str:
+    return f"{100 * rep['throughput'] / entry.max_rate:.3f}" if entry.max_rate and \
+        rep.get("throughput") is not None else "-"
+
+
+def _rate(value) -> str:
+    return "-" if value is None else f"{value:,}"
+
+
+class Search(Family):
+    key = "throughput"
+    complete_only = True
+    COLUMNS = [("repetition", text("repetition")), ("throughput (fps)", text("throughput", "fps")),
+               ("% of maximum", _percent_of_maximum), ("trials", steps), ("found", yes("found")),
+               ("tester limited", yes("tester_limited")), ("complete", yes("complete"))]
+
+    def quantity(self, entry):
+        return "throughput"
+
+    def precision(self, entry):
+        s = entry.settings
+        if s.get("mode") == "mlrsearch":
+            goals = "; ".join(
+                f"{g.get('name')} {g.get('label')}: loss ratio {g.get('loss_ratio'):g}, exceed "
+                f"ratio {g.get('exceed_ratio'):g}, final trial {g.get('final_trial_duration'):g} "
+                f"s, duration sum {g.get('duration_sum'):g} s, width "
+                + ("none" if g.get("width") is None else
+                   f"{g['width']:g}" + (" (relative)" if g.get("width_unit") == "relative"
+                                        else " frames/s"))
+                for g in s.get("goals", []))
+            return (f"MLRsearch (docs/mlrsearch.md) in [{_rate(s.get('min_load'))}, "
+                    f"{_rate(s.get('max_load'))}] frames/s; goals: {goals}")
+        return (f"binary search in [{_rate(s.get('min_rate'))}, {_rate(s.get('max_rate'))}] "
+                f"frames/s until upper − lower ≤ {_rate(s.get('error'))} frames/s; loss "
+                f"tolerance {s.get('loss_tolerance')}")
+
+    def details(self, entry):
+        tables = [per_repetition(entry, self.COLUMNS, "throughput per repetition")]
+        goals = entry.summary.get("goals") or []
+        if goals:
+            def median(goal, key):
+                stats = goal.get(key)
+                return format_value(stats.get("median") if isinstance(stats, dict) else stats,
+                                    "fps")
+            rows = [[g.get("name"), g.get("label"), f"{g.get('loss_ratio'):g}",
+                     f"{g.get('exceed_ratio'):g}", format_value(g.get("median"), "fps"),
+                     median(g, "relevant_upper_bound"), median(g, "conditional_throughput"),
+                     "yes" if g.get("regular") else "no: " + "; ".join(g.get("irregular") or [])]
+                    for g in goals]
+            tables.append((["goal", "attributes", "loss ratio", "exceed ratio",
+                            "lower bound (fps)", "upper bound (fps)",
+                            "conditional throughput (fps)", "regular"], rows,
+                           "MLRsearch goals: relevant bounds and conditional throughput, median "
+                           "over repetitions"))
+        return tables
+
+    def notes(self, entry):
+        note = entry.summary.get("lower_bound")
+        return [f"the throughput is {note}"] if note else []
+
+
+# --------------------------------------------------------------------------------------------
+# scan: RFC 2544 frame loss rate
+# --------------------------------------------------------------------------------------------
+
+
+class Scan(Family):
+    def quantity(self, entry):
+        return "frame loss rate at the highest rate"
+
+    def repetition_values(self, entry):
+        values = []
+        for rep in entry.summary.get("repetitions", []):
+            points = rep.get("points") or []
+            if points and points[0].get("valid") and points[0].get("loss_ratio") is not None:
+                values.append(points[0]["loss_ratio"])
+        return values
+
+    def precision(self, entry):
+        s = entry.settings
+        if s.get("rates"):
+            return f"listed rates {s['rates']} frames/s"
+        return (f"from {s.get('start')} % of the maximum down in steps of {s.get('step')} % "
+                "until two consecutive trials without loss")
+
+    def details(self, entry):
+        summary = entry.summary
+        directions = list(summary.get("directions", {}))
+        rows = [[f"{point['rate']:,}", f"{point.get('percent') or 0:.4g}",
+                 format_value(point.get("median"), "ratio"),
+                 format_value(point.get("p1"), "ratio"), format_value(point.get("p99"), "ratio")]
+                + [format_value(point.get("directions", {}).get(d, {}).get("median"), "ratio")
+                   for d in directions]
+                + [str(point.get("n")), str(point.get("invalid", 0))]
+                for point in summary.get("rates", [])]
+        return [(["rate (fps)", "% of maximum", "FLR median", "p1", "p99"]
+                 + [f"{d} FLR median" for d in directions] + ["n", "invalid"], rows,
+                 "frame loss rate per offered rate")]
+
+
+# --------------------------------------------------------------------------------------------
+# trial: single trials at a rate
+# --------------------------------------------------------------------------------------------
+
+
+class Trial(Family):
+    def quantity(self, entry):
+        return "loss ratio"
+
+    def repetition_values(self, entry):
+        return [r["loss_ratio"] for r in entry.summary.get("repetitions", [])
+                if r.get("valid") and r.get("loss_ratio") is not None]
+
+    def precision(self, entry):
+        return f"single trials at {_rate(entry.settings.get('rate'))} frames/s"
+
+    def details(self, entry):
+        directions = list(entry.summary.get("directions", {}))
+        rows = []
+        for rep in entry.summary.get("repetitions", []):
+            if "rate" not in rep:
+                continue
+            cells = [str(rep["repetition"]), f"{rep['rate']:,}",
+                     "yes" if rep.get("valid") else f"no ({rep.get('invalid_reason')})"]
+            for d in directions:
+                counts = rep.get("directions", {}).get(d)
+                cells += ([f"{counts['received']:,}/{counts['sent']:,}",
+                           format_value(counts.get("loss_ratio"), "ratio")] if counts
+                          else ["-", "-"])
+            rows.append(cells)
+        header = ["repetition", "rate (fps)", "valid"]
+        for d in directions:
+            header += [f"{d} received/sent", f"{d} loss"]
+        return [(header, rows, "trials")]
+
+
+# --------------------------------------------------------------------------------------------
+# delay: RFC 8219 latency (TL, WCL) and PDV (PDV, IPDV), docs/delay.md
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DelayMetric:
+    key: str        # in a repetition's directions (ms; None: +infinity)
+    name: str       # as RFC 8219 names it
+    headline: bool  # the summary's median is this metric's (worse direction)
+
+
+def _ipdv(part: str) -> Callable[[dict], float | None]:
+    return lambda info: (info.get("ipdv") or {}).get(f"{part}_ms")
+
+
+# Every delay metric a repetition may carry, each read from one direction's metrics.
+DELAY_METRICS = [
+    (DelayMetric("tl_ms", "TL", True), lambda info: info.get("tl_ms")),
+    (DelayMetric("wcl_ms", "WCL", False), lambda info: info.get("wcl_ms")),
+    (DelayMetric("pdv_ms", "PDV", True), lambda info: info.get("pdv_ms")),
+    (DelayMetric("ipdv_min", "IPDV min", False), _ipdv("min")),
+    (DelayMetric("ipdv_median", "IPDV median", False), _ipdv("median")),
+    (DelayMetric("ipdv_max", "IPDV max", False), _ipdv("max")),
+]
+
+
+def delay_series(entry: Entry) -> dict[tuple[str, str], list[tuple[int, float | None]]]:
+    """(metric name, direction) -> [(repetition, value in ms, None for +infinity)] over the
+    valid repetitions, for the metrics the repetitions carry."""
+    series: dict[tuple[str, str], list] = {}
+    for rep in entry.summary.get("repetitions", []):
+        if not rep.get("valid"):
+            continue
+        for direction, info in (rep.get("directions") or {}).items():
+            for metric, get in DELAY_METRICS:
+                # A metric is present when its key is (a null value is +infinity).
+                present = metric.key in info or (metric.key.startswith("ipdv")
+                                                 and "ipdv" in info)
+                if present:
+                    series.setdefault((metric.name, direction), []).append(
+                        (rep["repetition"], get(info)))
+    return series
+
+
+class Delay(Family):
+    def quantity(self, entry):
+        # latency: "typical latency (worse direction)", pdv: "PDV (worse direction)"
+        return entry.summary.get("metric") or "delay"
+
+    def repetition_values(self, entry):
+        """The headline metric of each valid repetition, the worse direction's (+infinity,
+        null, when any direction's is: then it is not a value to plot)."""
+        values = []
+        for rep in entry.summary.get("repetitions", []):
+            if not rep.get("valid"):
+                continue
+            infos = list((rep.get("directions") or {}).values())
+            for metric, get in DELAY_METRICS:
+                if metric.headline and infos and all(metric.key in i for i in infos):
+                    found = [get(i) for i in infos]
+                    if None not in found:
+                        values.append(max(found))
+                    break
+        return values
+
+    def precision(self, entry):
+        s = entry.settings
+        if s.get("timestamps") is not None:
+            return (f"one trial per repetition at {_rate(s.get('rate'))} frames/s, "
+                    f"{s.get('timestamps')} tagged frames per direction after {s.get('delay')} s")
+        return (f"one trial per repetition at {_rate(s.get('rate'))} frames/s, every frame's "
+                f"delay in a histogram ({s.get('histogram')})")
+
+    def details(self, entry):
+        series = delay_series(entry)
+        if not series:
+            return []
+        keys = list(series)
+        numbers = sorted({n for values in series.values() for n, _ in values})
+        rows = []
+        for number in numbers:
+            cells = [str(number)]
+            for key in keys:
+                value = dict(series[key]).get(number, "missing")
+                cells.append("-" if value == "missing" else "∞" if value is None
+                             else format_value(value, "ms"))
+            rows.append(cells)
+        header = ["repetition"] + [f"{direction} {name} (ms)" for name, direction in keys]
+        return [(header, rows, "delays per repetition (ms; ∞: lost or late tagged frames, "
+                 "RFC 8219 §7.2)")]
+
+    def notes(self, entry):
+        return list(entry.summary.get("warnings", []))
+
+
+# --------------------------------------------------------------------------------------------
+# cps and capacity: RFC 9693 connection establishment rate, tear-down rate, table capacity
+# --------------------------------------------------------------------------------------------
+
+
+def _connections(entry: Entry) -> int | None:
+    return (entry.settings.get("stateful") or {}).get("connections")
+
+
+def connection_search(s: dict) -> str:
+    """connection-rate's search (docs/stateful.md), also each probe of table-capacity."""
+    validation = (f"; every step validated by the Responder at α·R, α = "
+                  f"{s.get('validation_factor')}" if s.get("validation") else "")
+    return (f"binary search on the phase-1 rate in [0, {_rate(s.get('max_rate'))}] "
+            f"connections/s until upper − lower ≤ {_rate(s.get('error'))} connections/s"
+            f"{validation}")
+
+
+def _loaded(rep: dict, entry: Entry) -> str:
+    return "yes" if rep.get("loaded") else f"no ({rep.get('load_failure')})"
+
+
+@dataclass(frozen=True)
+class RateKind:
+    """One kind of connection rate: the repetition key that holds it tells the kinds apart."""
+    key: str
+    quantity: str
+    complete_only: bool
+    precision: Callable[[Entry], str]
+    columns: list
+    caption: str
+
+
+RATE_KINDS = [
+    RateKind("connection_rate", "connection establishment rate", True,
+             lambda e: f"{connection_search(e.settings)}; N = {_rate(_connections(e))} "
+                       "connections per step",
+             [("repetition", text("repetition")),
+              ("connection rate (cps)", text("connection_rate", "cps")), ("trials", steps),
+              ("found", yes("found")), ("tester limited", yes("tester_limited")),
+              ("complete", yes("complete"))],
+             "connection establishment rate per repetition (RFC 9693)"),
+    RateKind("teardown_rate", "connection tear-down rate", False,
+             lambda e: (f"N = {_rate(_connections(e))} connections loaded at "
+                        f"{_rate(e.settings.get('rate_phase1'))} connections/s"
+                        + (" with validation" if e.settings.get("validation") else "")
+                        + f", then `{e.settings.get('teardown')}` ({e.settings.get('where')}) "
+                        "timed on the full table (T_N) and on the empty table (T_0): rate = "
+                        "N / (T_N − T_0)"),
+             [("repetition", text("repetition")),
+              ("connections", text("connections", "connections")), ("loaded", _loaded),
+              ("T_N full table (s)", text("full_seconds", "s")),
+              ("T_0 empty table (s)", text("empty_seconds", "s")),
+              ("tear-down rate (cps)", text("teardown_rate", "cps")),
+              ("complete", yes("complete"))],
+             "connection tear-down rate per repetition (RFC 9693)"),
+]
+
+
+class ConnectionRates(Family):
+    per_direction = False
+
+    @staticmethod
+    def kind(entry: Entry) -> RateKind | None:
+        reps = entry.summary.get("repetitions", [])
+        return next((k for k in RATE_KINDS if any(k.key in r for r in reps)), None)
+
+    def quantity(self, entry):
+        kind = self.kind(entry)
+        return kind.quantity if kind else "connection rate"
+
+    def repetition_values(self, entry):
+        kind = self.kind(entry)
+        if kind is None:
+            return []
+        values = [r.get(kind.key) for r in entry.summary.get("repetitions", [])
+                  if r.get("complete") or not kind.complete_only]
+        return [v for v in values if v is not None]
+
+    def precision(self, entry):
+        kind = self.kind(entry)
+        return kind.precision(entry) if kind else "-"
+
+    def details(self, entry):
+        kind = self.kind(entry)
+        return [per_repetition(entry, kind.columns, kind.caption)] if kind else []
+
+
+class Capacity(Family):
+    key = "capacity"
+    complete_only = True
+    per_direction = False
+    COLUMNS = [("repetition", text("repetition")),
+               ("capacity CS (connections)", text("capacity", "connections")),
+               ("rate RS (cps)", text("rate", "cps")), ("C0", text("c0", "connections")),
+               ("R0 (cps)", text("r0", "cps")),
+               ("exponential, binary iterations",
+                lambda rep, entry: f"{rep.get('exponential_iterations')}, "
+                                   f"{rep.get('binary_iterations')}"),
+               ("limited by ranges", yes("limited_by_ranges")), ("trials", text("trials")),
+               ("complete", yes("complete"))]
+
+    def quantity(self, entry):
+        return "connection tracking table capacity"
+
+    def precision(self, entry):
+        s = entry.settings
+        return (f"from C0 = {_rate(s.get('c0'))} connections doubling while the rate stays at "
+                f"least β·RS (β = {s.get('beta')}), then halving the interval until CT − CS ≤ "
+                f"E = {_rate(s.get('capacity_error'))} connections, a count passing at γ·RS "
+                f"(γ = {s.get('gamma')}); the rate at each count: {connection_search(s)}")
+
+    def details(self, entry):
+        return [per_repetition(entry, self.COLUMNS,
+                               "connection tracking table capacity per repetition (RFC 9693)")]
+
+
+FAMILIES: dict[str, Family] = {"search": Search(), "scan": Scan(), "trial": Trial(),
+                               "delay": Delay(), "cps": ConnectionRates(),
+                               "capacity": Capacity()}
+UNKNOWN = Family()
+
+
+def family(entry: Entry) -> Family:
+    """The renderer of the entry's procedure (a plain one for an unregistered procedure)."""
+    return FAMILIES.get(entry.family, UNKNOWN)

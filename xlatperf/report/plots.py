@@ -1,0 +1,419 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The report's plots (PNG and SVG, matplotlib), each drawn only when the data for it exists:
+
+  * median with 1st/99th-percentile error bars per frame size and direction (bar chart), with
+    the medium's maximum frame rate for throughput (RFC 2544 §26.1);
+  * frame loss rate against offered rate, both in % from 0 to 100 (RFC 2544 §26.3);
+  * median against the proportion of translated traffic (RFC 8219 §5.3 mixes);
+  * median against any other numeric swept key (DUT cores: with relative scale-up; number of
+    connections or addresses: log axis when the values span more than a factor of 100);
+  * the distribution (CDF) of the repetitions' results of points with at least 5 repetitions;
+  * per delay measurement (RFC 8219 §7.2, §7.3): TL and WCL, or PDV and IPDV, per repetition,
+    and the distribution of the delays the engine recorded (tagged frames or every frame).
+
+Every measured value is plotted as `quantity (unit)` in its unit's plot scale (units.py): one
+plot per quantity, so values of different meaning never share an axis."""
+
+import json
+import re
+from pathlib import Path
+
+from .collect import Entry
+from .families import delay_series, family
+from .tables import point_label, short
+from .units import axis_label, unit
+
+MAX_FIGURES_PER_KIND = 12
+CORE_KEY = re.compile(r"core|cpu|lcore|worker|queue", re.I)
+CONNECTION_KEY = re.compile(r"conn|state_table|flows|tuples", re.I)
+DELAY_AXIS = "one-way delay (µs)"
+
+
+class Plotter:
+    def __init__(self, directory: Path, relative_to: Path):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        self.plt = plt
+        self.directory = directory
+        self.relative_to = relative_to
+        self.written: list[tuple[str, str, str]] = []   # (png, svg, caption), report-relative
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def figure(self, rows: int = 1, height: float = 4.5):
+        fig, axs = self.plt.subplots(rows, 1, figsize=(7.5, height * rows), squeeze=False)
+        return fig, [row[0] for row in axs]
+
+    def save(self, fig, name: str, caption: str) -> None:
+        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+        png, svg = self.directory / f"{name}.png", self.directory / f"{name}.svg"
+        fig.tight_layout()
+        fig.savefig(png, dpi=110)
+        fig.savefig(svg)
+        self.plt.close(fig)
+        self.written.append((str(png.relative_to(self.relative_to)),
+                             str(svg.relative_to(self.relative_to)), caption))
+
+
+def dress(ax, x_label: str, y_label: str, *, title: str | None = None, xlim=None, ylim=None,
+          log_x: bool = False, legend: dict | None = None, grid: dict | None = None,
+          integer_x: bool = False) -> None:
+    """The set-up every plot shares: axis labels, limits and scale, title (10 pt), legend (7 pt
+    unless `legend` says otherwise; only when something is labelled) and a light grid."""
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    if xlim is not None:
+        ax.set_xlim(*xlim)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
+    if log_x:
+        ax.set_xscale("log")
+    if integer_x:
+        from matplotlib.ticker import MaxNLocator
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if title is not None:
+        ax.set_title(title, fontsize=10)
+    if ax.get_legend_handles_labels()[1]:
+        ax.legend(**{"fontsize": 7, **(legend or {})})
+    ax.grid(**{"alpha": 0.3, **(grid or {})})
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def y_label(entry: Entry) -> str:
+    """The axis label of the entry's result: its family's quantity in its unit's plot scale."""
+    return axis_label(family(entry).quantity(entry), entry.unit)
+
+
+def _statistics(summary: dict, scale: float):
+    """(median, below, above) scaled, the error bars to the 1st and 99th percentiles; None when
+    a statistic is missing or infinite (null): such a point is not drawn."""
+    values = [summary.get(k) for k in ("median", "p1", "p99")]
+    if None in values:
+        return None
+    median, p1, p99 = (v * scale for v in values)
+    return median, median - p1, p99 - median
+
+
+def _plottable(entry: Entry) -> bool:
+    return _statistics(entry.summary, 1.0) is not None
+
+
+def groups(entries: list[Entry], keys: list[str]) -> dict[tuple, list[Entry]]:
+    found: dict[tuple, list[Entry]] = {}
+    for entry in entries:
+        config = entry.flat_config()
+        key = (entry.procedure, entry.unit, entry.fixed_rate) + tuple(
+            json.dumps(config.get(k), default=str) for k in keys)
+        found.setdefault(key, []).append(entry)
+    return found
+
+
+def group_title(group_key: tuple, keys: list[str]) -> str:
+    procedure, _, rate = group_key[:3]
+    parts = [procedure] + [f"{short(k)} {json.loads(v)}" for k, v in zip(keys, group_key[3:])]
+    if rate is not None:
+        parts.append(f"rate {rate:,} fps")
+    return ", ".join(parts)
+
+
+def by_quantity(entries: list[Entry], usable=lambda entry: True):
+    """The entries split into plots by what the y axis shows (quantity and unit: connection
+    establishment and tear-down rates share the unit cps, not the meaning or the scale).
+    Yields (file name part, usable entries) for each non-empty plot."""
+    def quantity(entry):
+        return family(entry).quantity(entry), entry.unit
+    for key in sorted({quantity(e) for e in entries}):
+        chosen = [e for e in entries if quantity(e) == key and usable(e)]
+        if chosen:
+            yield slug(key[0]), chosen
+
+
+# --------------------------------------------------------------------------------------------
+# Plots over all entries
+# --------------------------------------------------------------------------------------------
+
+
+def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
+    """Median with 1st/99th-percentile error bars per frame size (groups) and direction. Results
+    that belong to no direction (RFC 9693 roles) only when frame sizes are swept."""
+    entries = [e for e in entries
+               if family(e).per_direction or "traffic.frame_size" in axes]
+    others = [k for k in axes if k not in ("traffic.frame_size", "traffic.direction")]
+    for number, (group_key, group) in enumerate(list(groups(entries, others).items())
+                                                [:MAX_FIGURES_PER_KIND], 1):
+        usable = [e for e in group if _plottable(e)]
+        if not usable:
+            continue
+        procedure, unit_name = group_key[0], group_key[1]
+        scale = unit(unit_name).scale
+        sizes = sorted({e.config_value("traffic.frame_size") for e in usable})
+        directions = []
+        for e in usable:
+            if e.config_value("traffic.direction") not in directions:
+                directions.append(e.config_value("traffic.direction"))
+        fig, (ax,) = plotter.figure()
+        width = 0.8 / max(len(directions), 1)
+        for i, direction in enumerate(directions):
+            xs, medians, low, high = [], [], [], []
+            for j, size in enumerate(sizes):
+                match = [e for e in usable if e.config_value("traffic.frame_size") == size
+                         and e.config_value("traffic.direction") == direction]
+                if not match:
+                    continue
+                median, below, above = _statistics(match[0].summary, scale)
+                xs.append(j - 0.4 + width * (i + 0.5))
+                medians.append(median)
+                low.append(below)
+                high.append(above)
+            ax.bar(xs, medians, width=width * 0.9, yerr=[low, high], capsize=3,
+                   label=f"{direction}")
+        if unit_name == "fps":
+            for j, size in enumerate(sizes):
+                limits = [e.max_rate for e in usable
+                          if e.config_value("traffic.frame_size") == size]
+                if limits:
+                    ax.hlines(max(limits), j - 0.45, j + 0.45, colors="black", linestyles="--",
+                              label="medium's maximum frame rate" if j == 0 else None)
+        ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
+        title = group_title(group_key, others)
+        dress(ax, "frame size (bytes)", y_label(usable[0]),
+              title=f"median with 1st/99th percentiles: {title}",
+              ylim=(0, 100) if unit_name == "ratio" else None,
+              legend={"title": "direction", "fontsize": 8}, grid={"axis": "y"})
+        plotter.save(fig, f"bars_{number}_{procedure}",
+                     f"Median with 1st/99th-percentile error bars per frame size and direction "
+                     f"({title})")
+
+
+def _flr_series(entries: list[Entry], axes: list[str]) -> dict[str, list[tuple[float, float]]]:
+    """Frame loss rate (%) against offered rate (% of the maximum) per series: a frame-loss
+    scan's rates, or trials at several rates."""
+    series: dict[str, list[tuple[float, float]]] = {}
+    for entry in entries:
+        if entry.family == "scan":
+            points = [(r["percent"], 100 * r["median"]) for r in entry.summary.get("rates", [])
+                      if r.get("median") is not None and r.get("percent") is not None]
+            series[point_label(entry, axes)] = sorted(points)
+    by_series: dict[str, list[tuple[float, float]]] = {}
+    for entry in entries:
+        if entry.family != "trial" or entry.summary.get("median") is None:
+            continue
+        if not entry.max_rate or entry.fixed_rate is None:
+            continue
+        name = "trial, " + ", ".join(f"{short(k)} {entry.config_value(k)}"
+                                     for k in axes) if axes else "trial"
+        by_series.setdefault(name, []).append((100 * entry.fixed_rate / entry.max_rate,
+                                               100 * entry.summary["median"]))
+    series.update({k: sorted(v) for k, v in by_series.items() if len({x for x, _ in v}) > 1})
+    return series
+
+
+def flr_plot(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
+    series = _flr_series(entries, axes)
+    if not series:
+        return
+    fig, (ax,) = plotter.figure()
+    for name, points in list(series.items())[:20]:
+        ax.plot([x for x, _ in points], [y for _, y in points], marker="o", label=name)
+    dress(ax, "offered rate (% of the maximum frame rate)", "frame loss rate (%)",
+          title="Frame loss rate (RFC 2544 §26.3), median over repetitions",
+          xlim=(0, 100), ylim=(0, 100))
+    plotter.save(fig, "frame_loss_rate", "Frame loss rate against offered rate")
+
+
+def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_label: str,
+              name: str, caption: str, relative: bool = False, log_x: bool = False) -> None:
+    others = [k for k in axes if k not in ("traffic.mix_n", "traffic.mix_m") and not
+              (name != "mix" and k == x_of.key)]
+    for quantity, usable in by_quantity(entries, _plottable):
+        scale = unit(usable[0].unit).scale
+        fig, axs = plotter.figure(2 if relative else 1)
+        for group_key, group in list(groups(usable, others).items())[:MAX_FIGURES_PER_KIND]:
+            # by x alone: points with equal x (keys swept outside `axes`) keep their order
+            points = sorted(((x_of(e), _statistics(e.summary, scale)) for e in group),
+                            key=lambda p: p[0])
+            xs = [x for x, _ in points]
+            ys = [s[0] for _, s in points]
+            err = [[s[1] for _, s in points], [s[2] for _, s in points]]
+            axs[0].errorbar(xs, ys, yerr=err, marker="o", capsize=3,
+                            label=group_title(group_key, others))
+            if relative and ys and ys[0]:
+                axs[1].plot(xs, [y / ys[0] for y in ys], marker="o",
+                            label=group_title(group_key, others))
+        dress(axs[0], x_label, y_label(usable[0]), title=caption, log_x=log_x)
+        if relative:
+            dress(axs[1], x_label, "relative scale-up (median / median at the smallest "
+                                   f"{x_label})", log_x=log_x)
+        plotter.save(fig, f"{name}_{quantity}", caption)
+
+
+def _numeric(values) -> bool:
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+def axis_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
+    if "traffic.mix_n" in axes or "traffic.mix_m" in axes:
+        def translated(entry):
+            config = entry.flat_config()
+            return 100 * config["traffic.mix_m"] / config["traffic.mix_n"]
+        translated.key = "traffic.mix_n"
+        line_plot(plotter, entries, axes, translated,
+                  "translated traffic (% of all frames)", "mix",
+                  "Median against the proportion of translated traffic (RFC 8219 §5.3)")
+    skip = {"traffic.frame_size", "traffic.direction", "traffic.mix_n", "traffic.mix_m",
+            "traffic.seed"}
+    for key in axes:
+        values = [e.config_value(key) for e in entries]
+        if key in skip or not _numeric(values) or len(set(values)) < 2:
+            continue
+
+        def x_of(entry, key=key):
+            return entry.config_value(key)
+        x_of.key = key
+        span = max(values) / max(min(values), 1e-12)
+        if CORE_KEY.search(key):
+            line_plot(plotter, entries, axes, x_of, f"{key} (number)", f"scaleup_{short(key)}",
+                      f"Scale-up: median against {key}", relative=True)
+        elif CONNECTION_KEY.search(key):
+            line_plot(plotter, entries, axes, x_of, f"{key} (number of connections)",
+                      f"connections_{short(key)}", f"Median against {key}", log_x=span > 100)
+        else:
+            line_plot(plotter, entries, axes, x_of, key, f"vs_{short(key)}",
+                      f"Median against {key}", log_x=span > 100)
+
+
+def cdf_plot(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
+    """The distribution of the repetitions' results, one plot per quantity."""
+    def values(entry):
+        return sorted(family(entry).repetition_values(entry))
+    for quantity, usable in by_quantity(entries, lambda entry: len(values(entry)) >= 5):
+        scale = unit(usable[0].unit).scale
+        fig, (ax,) = plotter.figure()
+        for entry in usable[:MAX_FIGURES_PER_KIND]:
+            found = values(entry)
+            n = len(found)
+            ax.step([v * scale for v in found], [(i + 1) / n for i in range(n)], where="post",
+                    label=f"{entry.name}: {point_label(entry, axes)} (n = {n})")
+        what = family(usable[0]).quantity(usable[0])
+        dress(ax, y_label(usable[0]), "cumulative fraction of repetitions", ylim=(0, 1.02),
+              title=f"Distribution (CDF) of the repetitions' {what}")
+        plotter.save(fig, f"cdf_repetitions_{quantity}",
+                     f"Distribution (CDF) of the repetitions' results ({what})")
+
+
+# --------------------------------------------------------------------------------------------
+# Delay measurements (family "delay"): per measurement
+# --------------------------------------------------------------------------------------------
+
+# The per-repetition delay metrics by what they measure, each group on its own plot.
+DELAY_PANELS = [("latency", ("TL", "WCL"), "latency per repetition (RFC 8219 §7.2)"),
+                ("delay variation", ("PDV", "IPDV min", "IPDV median", "IPDV max"),
+                 "delay variation per repetition (RFC 8219 §7.3)")]
+
+
+def delay_repetitions(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """TL and WCL (latency) or PDV and IPDV (pdv) per repetition and direction, in µs; an
+    infinite value (lost or late tagged frames) is not drawn and is counted in the legend."""
+    series = delay_series(entry)
+    scale = unit("ms").scale
+    for quantity, metrics, caption in DELAY_PANELS:
+        chosen = {k: v for k, v in series.items() if k[0] in metrics}
+        if not chosen:
+            continue
+        fig, (ax,) = plotter.figure()
+        for (metric, direction), values in chosen.items():
+            finite = [(n, v * scale) for n, v in values if v is not None]
+            infinite = len(values) - len(finite)
+            name = f"{metric} {direction}" + (
+                f" (∞ in {infinite} of {len(values)}: lost tagged frames, not drawn)"
+                if infinite else "")
+            ax.plot([n for n, _ in finite], [v for _, v in finite], marker="o", label=name)
+        dress(ax, "repetition", axis_label(quantity, "ms"), integer_x=True,
+              title=f"{caption}: {label}")
+        plotter.save(fig, f"delay_{number}_{slug(quantity)}_per_repetition",
+                     f"{caption[0].upper()}{caption[1:]} ({label})")
+
+
+def _merged_buckets(histograms: list[dict]) -> list[tuple[float, float, int]]:
+    """The trials' histogram buckets [low_ns, high_ns, count] added up per bucket (the engine's
+    buckets have fixed bounds, so the same bucket has the same bounds in every trial)."""
+    counts: dict[tuple[float, float], int] = {}
+    for histogram in histograms:
+        for low, high, count in histogram.get("buckets", []):
+            counts[(low, high)] = counts.get((low, high), 0) + count
+    return sorted((low, high, count) for (low, high), count in counts.items())
+
+
+def delay_distribution(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """The CDF of the delays the engine recorded over the valid trials, per direction: the
+    tagged frames' delays (latency; a lost or late frame is +∞, so the curve ends below 1) and
+    every received frame's delay from the histograms (pdv)."""
+    tagged: dict[str, list] = {}
+    histograms: dict[str, list[dict]] = {}
+    for record in entry.trials:
+        if not record.get("valid"):
+            continue
+        for direction, data in (record.get("delay") or {}).items():
+            if "tagged" in data:
+                tagged.setdefault(direction, []).extend(data["tagged"].get("delays_ns", []))
+            if data.get("histogram"):
+                histograms.setdefault(direction, []).append(data["histogram"])
+    if not tagged and not histograms:
+        return
+    fig, (ax,) = plotter.figure()
+    spans = []
+    for direction, delays in tagged.items():
+        finite = sorted(d / 1000 for d in delays if d is not None)
+        if not delays:
+            continue
+        lost = len(delays) - len(finite)
+        ax.step(finite, [(i + 1) / len(delays) for i in range(len(finite))], where="post",
+                label=f"{direction}: {len(delays):,} tagged frames"
+                      + (f", {lost:,} lost or late (+∞: the curve ends below 1)" if lost
+                         else ""))
+        spans += finite[:1] + finite[-1:]
+    for direction, found in histograms.items():
+        buckets = _merged_buckets(found)
+        total = sum(count for _, _, count in buckets)
+        if not total:
+            continue
+        xs, ys, seen = [buckets[0][0] / 1000], [0.0], 0
+        for _, high, count in buckets:
+            seen += count
+            xs.append(high / 1000)
+            ys.append(seen / total)
+        ax.plot(xs, ys, label=f"{direction}: every received frame ({total:,}, histogram of "
+                              f"{len(found)} trial(s))")
+        spans += [xs[0], xs[-1]]
+    positive = [s for s in spans if s > 0]
+    log_x = bool(positive) and max(positive) / min(positive) > 100
+    what = "tagged frames" if tagged and not histograms else \
+        "received frames" if histograms and not tagged else "frames"
+    dress(ax, DELAY_AXIS, f"cumulative fraction of {what}", ylim=(0, 1.02), log_x=log_x,
+          title=f"Delay distribution (CDF) over the valid trials: {label}")
+    plotter.save(fig, f"delay_{number}_distribution",
+                 f"Distribution (CDF) of the one-way delays of the {what} ({label})")
+
+
+# Plots drawn per measurement, by report family.
+ENTRY_PLOTS = {"delay": (delay_repetitions, delay_distribution)}
+
+
+def entry_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
+    for family_name, plots in ENTRY_PLOTS.items():
+        chosen = [e for e in entries if e.family == family_name][:MAX_FIGURES_PER_KIND]
+        for number, entry in enumerate(chosen, 1):
+            label = f"point {entry.name}: {point_label(entry, axes)}"
+            for plot in plots:
+                plot(plotter, entry, label, number)
+
+
+def draw_all(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
+    bar_charts(plotter, entries, axes)
+    flr_plot(plotter, entries, axes)
+    axis_plots(plotter, entries, axes)
+    cdf_plot(plotter, entries, axes)
+    entry_plots(plotter, entries, axes)

@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The report's tables: the reporting items every report must state (RFC 2544 §26, RFC 8219
+§12, RFC 9693), the results table (one row per measurement) and each measurement's details
+(its family's per-repetition tables)."""
+
+import json
+
+from .collect import Entry
+from .document import Document
+from .families import family
+from .units import format_value, unit
+
+
+def short(key: str) -> str:
+    return key.split(".")[-1]
+
+
+def _mix(config: dict) -> str:
+    n, m = config.get("traffic.mix_n", 1), config.get("traffic.mix_m", 1)
+    return "100 % translated" if m == n else f"{m}/{n} translated ({100 * m / n:.4g} %), " \
+        f"{n - m}/{n} native IPv6 background"
+
+
+def point_label(entry: Entry, axes: list[str]) -> str:
+    config = entry.flat_config()
+    parts = [entry.procedure]
+    for key in axes:
+        if key in ("traffic.mix_n", "traffic.mix_m"):
+            if key == "traffic.mix_n":
+                parts.append(f"mix {config.get('traffic.mix_m')}/{config.get('traffic.mix_n')}")
+            continue
+        parts.append(f"{short(key)} {config.get(key)}")
+    if entry.fixed_rate is not None:
+        parts.append(f"rate {entry.fixed_rate:,} fps")
+    return ", ".join(parts)
+
+
+def _values(entries: list[Entry], get) -> str:
+    seen: list[str] = []
+    for entry in entries:
+        value = get(entry)
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        if text not in seen:
+            seen.append(text)
+    return "; ".join(seen)
+
+
+def _varying(config: dict, key: str, what: str, suffix: str = "") -> list[str]:
+    """A varying port or address part as "<what, with {mode}> MIN..MAX<suffix>" ([] if fixed)."""
+    mode = config.get(key)
+    if not mode or mode == "fixed":
+        return []
+    return [f"{what.format(mode=mode)} {config.get(f'{key}_min')}..{config.get(f'{key}_max')}"
+            f"{suffix}"]
+
+
+def _variation(config: dict) -> str:
+    parts = []
+    for direction in ("forward", "reverse"):
+        for end in ("src", "dst"):
+            parts += _varying(config, f"ports.{direction}_{end}",
+                              f"{direction} {end} port {{mode}} in", " (RFC 4814)")
+    for side in ("left", "right"):
+        parts += _varying(config, f"addresses.{side}", f"{side} addresses {{mode}}, 16-bit part in")
+        nets = config.get(f"addresses.{side}_nets")
+        if nets and nets > 1:
+            parts.append(f"{nets} destination networks on the {side} side (RFC 2544 §12)")
+    fixed = (f"UDP ports {config.get('traffic.src_port')} → {config.get('traffic.dst_port')}")
+    if not parts:
+        return f"none: one address pair per direction, {fixed}"
+    return "; ".join(parts) + f"; seed {config.get('traffic.seed')}"
+
+
+def _frame_format(entry: Entry) -> str:
+    config = entry.flat_config()
+    left, right = config.get("left.ip_version"), config.get("right.ip_version")
+    background = " and native IPv6 background frames" if \
+        config.get("traffic.mix_m") != config.get("traffic.mix_n") else ""
+    return (f"Ethernet II / IPv{left} on the left, IPv{right} on the right{background} / UDP "
+            f"(ports {config.get('traffic.src_port')} → {config.get('traffic.dst_port')}); the "
+            "xlatperf test tag right after the UDP header (RFC 8219 §7.2, docs/protocol.md)")
+
+
+def _frame_sizes(entry: Entry) -> list[str]:
+    return [f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
+            for name, d in entry.summary.get("directions", {}).items()]
+
+
+def _ports(entry: Entry) -> str:
+    ports = (entry.summary.get("tester") or {}).get("ports") or []
+    return ", ".join(f"port {p.get('index', i)}: {p.get('driver', '?')} "
+                     f"{p.get('link_speed_mbps', '?')} Mbit/s" for i, p in enumerate(ports))
+
+
+def _line_rates(entry: Entry) -> list[str]:
+    return [f"{d.get('speed_bps', 0) / 1e9:g} Gbit/s, maximum {d.get('max_rate', 0):,} frames/s "
+            f"for {d.get('frame_size')}-byte frames ({name}, RFC 2544 App. B)"
+            for name, d in entry.summary.get("directions", {}).items()]
+
+
+def _delay_setting(entries: list[Entry], key: str) -> str:
+    """A setting of the latency/pdv results (docs/delay.md), "" when there are none."""
+    return _values([e for e in entries if e.summary.get("settings", {}).get(key)],
+                   lambda e: e.summary["settings"][key])
+
+
+def _unique(entries: list[Entry], get) -> str:
+    seen: list[str] = []
+    for entry in entries:
+        for text in get(entry):
+            if text not in seen:
+                seen.append(text)
+    return "; ".join(seen)
+
+
+def _repetitions(entry: Entry) -> str:
+    settings = entry.summary.get("settings", {})
+    config = entry.flat_config()
+    text = f"{settings.get('repeat', config.get('output.repeat'))}"
+    if config.get("output.repeat_max"):
+        text = (f"adaptive: {config.get('output.repeat')} to {config.get('output.repeat_max')}, "
+                f"stop when the {100 * config.get('output.repeat_confidence', 0.95):g} % "
+                "distribution-free confidence interval of the median is narrower than "
+                f"{100 * config.get('output.repeat_tolerance', 0):g} % of it")
+    return text
+
+
+def reporting_items(entries: list[Entry]) -> list[list[str]]:
+    """The items methodology §14 item 37 (RFC 2544 §26, RFC 8219 §12) asks every report for."""
+    def config(key):
+        return lambda e: e.flat_config().get(key)
+
+    def setting(key):
+        return lambda e: e.summary.get("settings", {}).get(key)
+
+    dut = _values(entries, lambda e: ((e.summary.get("config") or {}).get("dut") or {}).get(
+        "description", ""))
+    if dut in ("null", ""):
+        dut = ("not recorded by xlatperf: state the DUT's hardware, software version and "
+               "configuration here. It MUST be the same for every test of this report "
+               "(RFC 2544 §7).")
+    rows = [
+        ["Procedures", _values(entries, lambda e: e.procedure)],
+        ["Frame format", _values(entries, _frame_format)],
+        ["Frame sizes (traffic.frame_size names the IPv6 frame when IPv6 frames are sent; "
+         "IPv4 frames are 20 bytes shorter)", _unique(entries, _frame_sizes)],
+        ["Latency definition (RFC 1242)", _delay_setting(entries, "latency_definition")
+         or "not measured: these results hold no latency data"],
+        ["Timestamps", _delay_setting(entries, "timestamp_method")
+         or "not used: these results hold no delay data"],
+        ["Loss criterion", _values(entries, lambda e: e.summary.get("settings", {}).get(
+            "loss_criterion") or f"global timeout {e.summary.get('settings', {}).get('timeout')} s")],
+        ["Media", _values(entries, _ports)],
+        ["Line rate and maximum frame rate", _unique(entries, _line_rates)],
+        ["Traffic direction", _values(entries, config("traffic.direction"))],
+        ["Traffic mix (RFC 8219 §5.3)",
+         _values(entries, lambda e: _mix(e.flat_config()))],
+        ["Address and port variation", _values(entries, lambda e: _variation(e.flat_config()))],
+        ["Repetitions", _values(entries, _repetitions)],
+        ["Summary statistics", "median, 1st and 99th percentiles (RFC 8219 §12; percentiles as "
+         "in RFC 2330 §11.3: sorted[ceil(p/100·N) − 1]), min, max, dispersion = "
+         "(max − min) / median, and the number of results n (with n < 100 the 1st and 99th "
+         "percentiles are the min and max)"],
+        ["Trial duration (s)", _values(entries, setting("duration"))],
+        ["Waits (s): timeout after sending; pause between trials",
+         _values(entries, lambda e: f"{e.summary.get('settings', {}).get('timeout')}; "
+                                    f"{e.summary.get('settings', {}).get('pause')}")],
+        ["Search precision", _values(entries, lambda e: family(e).precision(e))],
+        ["DUT configuration", dut],
+        *_stateful_rows(entries),
+        ["Tester", _values(entries, lambda e: "xlatperf {xlatperf}, engine {engine}, {dpdk}, "
+                           "lcores {lcores}".format(**{k: (e.summary.get("tester") or {}).get(k)
+                                                       for k in ("xlatperf", "engine", "dpdk",
+                                                                 "lcores")}))],
+    ]
+    return rows
+
+
+def _stateful_rows(entries: list[Entry]) -> list[list[str]]:
+    """RFC 9693 reporting items (settings.stateful, docs/stateful.md), when any entry has them."""
+    def items(entry) -> dict:
+        found = _Items(entry.summary.get("settings", {}).get("stateful") or {})
+        found["before_trial"] = found["before_trial"] or "none"
+        return found
+
+    if not any(items(e)["connections"] for e in entries):
+        return []
+    return [[name, _values(entries, lambda e, text=text: text.format_map(items(e)))]
+            for name, text in STATEFUL_ITEMS]
+
+
+class _Items(dict):
+    def __missing__(self, key):
+        return None
+
+
+# The RFC 9693 reporting items: (row, template over settings.stateful).
+STATEFUL_ITEMS = [
+    ("Stateful (RFC 9693): Initiator, Responder", "{initiator}, {responder}"),
+    ("Number of connections N; state table size M", "{connections}; {table_size}"),
+    ("Phase 1: rate R (fps), timeout T (s), gap D (s)", "{rate_phase1}, {timeout_phase1}, {gap}"),
+    ("Enumeration (phase 1); Responder selection (phase 2)",
+     "{enumerate} in {order} order over {combinations} combinations; {selection}"),
+    ("Port ranges (Initiator's source; destination)", "{source_ports}; {destination_ports}"),
+    ("Address ranges (Initiator's source; destination)",
+     "{source_addresses}; {destination_addresses}"),
+    ("Validation (factor α)", "{validation} ({validation_factor})"),
+    ("DUT hook before each trial (empties the connection table)", "{before_trial}"),
+]
+
+
+def results_table(entries: list[Entry], axes: list[str]) -> tuple[list[str], list[list[str]]]:
+    axis_columns = [k for k in axes if k != "traffic.mix_m"]
+    header = ["point", "procedure"] + [
+        "mix (translated)" if k == "traffic.mix_n" else short(k) for k in axis_columns]
+    has_rate = any(e.fixed_rate is not None for e in entries)
+    if has_rate:
+        header.append("rate (fps)")
+    header += ["unit", "median", "p1", "p99", "min", "max", "n", "dispersion", "complete"]
+    rows = []
+    for entry in entries:
+        config = entry.flat_config()
+        summary = entry.summary
+        row = [entry.name, entry.procedure]
+        for key in axis_columns:
+            if key == "traffic.mix_n":
+                row.append(f"{config.get('traffic.mix_m')}/{config.get('traffic.mix_n')}")
+            else:
+                row.append(str(config.get(key)))
+        if has_rate:
+            row.append("-" if entry.fixed_rate is None else f"{entry.fixed_rate:,}")
+        name = entry.unit
+        row += [unit(name).table] + [format_value(summary.get(k), name)
+                                      for k in ("median", "p1", "p99", "min", "max")]
+        dispersion = summary.get("dispersion")
+        row += [str(summary.get("n")), "-" if dispersion is None else f"{dispersion:.4g}",
+                "yes" if summary.get("complete") else "**no**"]
+        rows.append(row)
+    return header, rows
+
+
+def detail_tables(doc: Document, entry: Entry, axes: list[str]) -> None:
+    """The entry's per-repetition tables (its family's), notes, and the adaptive stop rule."""
+    label = f"point {entry.name}: {point_label(entry, axes)}"
+    found = family(entry)
+    for header, rows, caption in found.details(entry):
+        doc.table(header, rows, f"{label}: {caption}")
+    for note in found.notes(entry):
+        doc.paragraph(f"{label}: note: {note}")
+    rule = entry.summary.get("repetition_rule")
+    if rule:
+        interval = rule.get("interval")
+        doc.paragraph(f"{label}: adaptive repetitions stopped "
+                      f"({rule.get('stopped') or 'not yet'}) after n = {rule.get('n')}; "
+                      f"median confidence interval {interval} (coverage "
+                      f"{rule.get('coverage')}).")
