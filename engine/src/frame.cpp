@@ -58,8 +58,8 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   put16(f + udp + 4, udp_len);
   uint8_t* tag = f + udp + kUdpHeader;
   std::memcpy(tag, kMagic, sizeof kMagic);
-  tag[6] = stream_id;
-  tag[7] = trial_tag;
+  tag[kTagStream] = stream_id;
+  tag[kTagTrial] = trial_tag;
   // Sequence number and timestamp stay zero in the template; stamp_frame fills them.
   for (size_t i = kTagSize; i < udp_len - kUdpHeader; ++i) tag[i] = uint8_t(i - kTagSize);
 

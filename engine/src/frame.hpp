@@ -11,8 +11,16 @@
 
 namespace xlp {
 
+// The test tag at the start of the UDP payload (docs/protocol.md, "Test frame payload"; the
+// hello reply reports this layout as limits.tag).
 constexpr uint8_t kMagic[6] = {'X', 'L', 'A', 'T', 'P', 'F'};
-constexpr size_t kTagSize = 18;        // magic 6 + stream 1 + trial tag 1 + seq 4 + ts 6
+constexpr size_t kTagStream = 6;       // stream id, 1 byte
+constexpr size_t kTagTrial = 7;        // trial tag, 1 byte
+constexpr size_t kTagSeq = 8;          // sequence number, 4 bytes big endian
+constexpr size_t kTagSeqSize = 4;
+constexpr size_t kTagTimestamp = 12;   // low 48 bits of the sender's TSC, big endian
+constexpr size_t kTagTimestampSize = 6;
+constexpr size_t kTagSize = kTagTimestamp + kTagTimestampSize;  // 18
 constexpr size_t kEthHeader = 14;
 constexpr size_t kUdpHeader = 8;
 constexpr size_t kFcs = 4;             // counted in frame sizes, appended by the NIC
@@ -58,11 +66,11 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
   uint8_t* tag = frame + t.tag_offset;
   uint64_t ts = tsc & kTimestampMask;
   uint32_t seq_be = __builtin_bswap32(seq);
-  std::memcpy(tag + 8, &seq_be, 4);
+  std::memcpy(tag + kTagSeq, &seq_be, kTagSeqSize);
   uint16_t ts_hi = __builtin_bswap16(uint16_t(ts >> 32));
   uint32_t ts_lo = __builtin_bswap32(uint32_t(ts));
-  std::memcpy(tag + 12, &ts_hi, 2);
-  std::memcpy(tag + 14, &ts_lo, 4);
+  std::memcpy(tag + kTagTimestamp, &ts_hi, 2);
+  std::memcpy(tag + kTagTimestamp + 2, &ts_lo, 4);
   uint64_t sum = extra_sum + t.base_sum + (seq >> 16) + (seq & 0xffff) + (ts >> 32) +
                  ((ts >> 16) & 0xffff) + (ts & 0xffff);
   uint16_t csum_be = __builtin_bswap16(udp_checksum_field(sum));
@@ -103,11 +111,12 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
   off += kUdpHeader;
   if (len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;
   const uint8_t* tag = p + off;
-  out.stream = tag[6];
-  out.trial_tag = tag[7];
-  out.seq = uint32_t(tag[8]) << 24 | uint32_t(tag[9]) << 16 | uint32_t(tag[10]) << 8 | tag[11];
+  out.stream = tag[kTagStream];
+  out.trial_tag = tag[kTagTrial];
+  const uint8_t* seq = tag + kTagSeq;
+  out.seq = uint32_t(seq[0]) << 24 | uint32_t(seq[1]) << 16 | uint32_t(seq[2]) << 8 | seq[3];
   uint64_t ts = 0;
-  for (int i = 12; i < 18; ++i) ts = ts << 8 | tag[i];
+  for (size_t i = kTagTimestamp; i < kTagSize; ++i) ts = ts << 8 | tag[i];
   out.timestamp = ts;
   return true;
 }

@@ -1,11 +1,10 @@
-// A trial request, parsed and validated (docs/protocol.md, op "trial"). Pure: no DPDK.
+// A trial request, parsed and validated (docs/protocol.md, op "trial"; parsed by protocol.cpp).
+// Pure: no DPDK.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "enumerate.hpp"
 #include "fields.hpp"
@@ -86,8 +85,5 @@ struct TrialPlan {
 
 // The first foreground sequence number sent at or after delay.tagged_start.
 uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan);
-
-// Throws std::invalid_argument naming the offending key, its value and the allowed range.
-TrialPlan parse_trial(const nlohmann::json& request, uint16_t port_count);
 
 }  // namespace xlp

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <map>
 
+#include "errors.hpp"
+
 namespace xlp {
 
 namespace {
@@ -20,8 +22,8 @@ namespace {
 // and offered again first, so none is skipped and the sequence stays in order.
 class TxTask final : public Task {
  public:
-  TxTask(Flow& flow, TrialControl& ctl, rte_mempool* pool, uint16_t queue)
-      : flow_(flow), ctl_(ctl), pool_(pool), port_(flow.plan.tx_port), queue_(queue),
+  TxTask(Flow& flow, TrialControl& ctl, BurstIo& io, rte_mempool* pool, uint16_t queue)
+      : flow_(flow), ctl_(ctl), io_(io), pool_(pool), port_(flow.plan.tx_port), queue_(queue),
         schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, 0) {
     for (const auto& st : flow.streams) varying_ = varying_ || !st->fields.empty();
     varying_ = varying_ || flow.table != nullptr;
@@ -149,7 +151,7 @@ class TxTask final : public Task {
 
   // Offers the pending frames to the port; true when all were accepted.
   bool flush() {
-    uint16_t n = rte_eth_tx_burst(port_, queue_, burst_ + first_pending_, uint16_t(pending_));
+    uint16_t n = io_.tx(port_, queue_, burst_ + first_pending_, uint16_t(pending_));
     first_pending_ += n;
     pending_ -= n;
     flow_.sent.add(n);
@@ -180,6 +182,7 @@ class TxTask final : public Task {
 
   Flow& flow_;
   TrialControl& ctl_;
+  BurstIo& io_;
   rte_mempool* pool_;
   uint16_t port_, queue_;
   Schedule schedule_;
@@ -197,9 +200,9 @@ class TxTask final : public Task {
 // stopped, or earlier when every frame sent to this port has arrived (finish_early).
 class RxTask final : public Task {
  public:
-  RxTask(uint16_t port, uint16_t queue, uint8_t trial_tag, TrialControl& ctl, const PortIdentity& id,
-         rte_mempool* pool)
-      : port_(port), queue_(queue), tag_(trial_tag), ctl_(ctl), identity_(id), pool_(pool) {
+  RxTask(uint16_t port, uint16_t queue, uint8_t trial_tag, TrialControl& ctl, BurstIo& io,
+         const PortIdentity& id, rte_mempool* pool)
+      : port_(port), queue_(queue), tag_(trial_tag), ctl_(ctl), io_(io), identity_(id), pool_(pool) {
     sinks_.fill(nullptr);
   }
   void add_stream(uint8_t id, Stream* s) { sinks_[id] = s; streams_.push_back(s); }
@@ -213,7 +216,7 @@ class RxTask final : public Task {
 
   bool poll(uint64_t now) override {
     rte_mbuf* bufs[kMaxBurst];
-    const uint16_t n = rte_eth_rx_burst(port_, queue_, bufs, kMaxBurst);
+    const uint16_t n = io_.rx(port_, queue_, bufs, kMaxBurst);
     if (n > 0) {
       const uint64_t rx_tsc = rte_rdtsc();
       for (uint16_t i = 0; i < n; ++i) classify(bufs[i], rx_tsc);
@@ -221,7 +224,8 @@ class RxTask final : public Task {
     }
     if (now >= ctl_.rx_deadline.load(std::memory_order_relaxed)) return false;
     if (ctl_.abort.load(std::memory_order_relaxed)) return false;
-    if (n == 0 && ctl_.finish_early && ctl_.senders_running.load(std::memory_order_relaxed) == 0 &&
+    // Acquire: all_arrived() reads the senders' Stream::sent (see TrialControl).
+    if (n == 0 && ctl_.finish_early && ctl_.senders_running.load(std::memory_order_acquire) == 0 &&
         all_arrived())
       return false;
     return true;
@@ -235,7 +239,7 @@ class RxTask final : public Task {
     if (m->nb_segs != 1 || !parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
         !(st = sinks_[tag.stream])) {
       ++foreign_;
-      if (answer_neighbor(port_, m, identity_, pool_)) ++answered_;
+      if (answer_neighbor(io_, port_, m, identity_, pool_)) ++answered_;
       return;
     }
     if (m->pkt_len != st->rx_len) {
@@ -278,6 +282,7 @@ class RxTask final : public Task {
   uint16_t port_, queue_;
   uint8_t tag_;
   TrialControl& ctl_;
+  BurstIo& io_;
   const PortIdentity& identity_;
   rte_mempool* pool_;
   std::array<Stream*, 256> sinks_;
@@ -289,7 +294,7 @@ class RxTask final : public Task {
 
 }  // namespace
 
-bool answer_neighbor(uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool) {
+bool answer_neighbor(BurstIo& io, uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool) {
   if (id.owned.size() == 0 || m->nb_segs != 1) return false;
   uint8_t reply[kNeighborFrameMax];
   const size_t len = answer_neighbor_request(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, id.owned,
@@ -300,7 +305,7 @@ bool answer_neighbor(uint16_t port, const rte_mbuf* m, const PortIdentity& id, r
   std::memcpy(rte_pktmbuf_mtod(r, uint8_t*), reply, len);
   r->data_len = uint16_t(len);
   r->pkt_len = uint32_t(len);
-  if (rte_eth_tx_burst(port, 0, &r, 1) == 1) return true;
+  if (io.tx(port, 0, &r, 1) == 1) return true;
   rte_pktmbuf_free(r);
   return false;
 }
@@ -335,7 +340,7 @@ void Worker::run() {
   finished.store(true, std::memory_order_release);
 }
 
-Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz,
+Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
              const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables)
     : plan_(plan) {
   if (plan.learn) {  // a new table replaces the port's old one
@@ -374,11 +379,11 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
     if (fp.from_table) {
       StateTable* table = tables.at(fp.from_table->port).get();
       if (!table || table->size() == 0)
-        throw std::invalid_argument("flows[" + std::to_string(i) + "].from_table.port = " +
+        throw ExecutionFailure("flows[" + std::to_string(i) + "].from_table.port = " +
                                     std::to_string(fp.from_table->port) +
                                     ": no state table there (run a phase-1 trial with learn first)");
       if (table->ip_version() != fp.foreground.spec.ip_version)
-        throw std::invalid_argument("flows[" + std::to_string(i) + "].foreground.ip_version = " +
+        throw ExecutionFailure("flows[" + std::to_string(i) + "].foreground.ip_version = " +
                                     std::to_string(fp.foreground.spec.ip_version) + ": the state table holds IPv" +
                                     std::to_string(table->ip_version()) + " tuples");
       table->prepare(flow->streams[0]->tmpl);
@@ -409,7 +414,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
 
     RxTask*& rx = receivers[fp.rx_port];
     if (!rx) {
-      auto task = std::make_unique<RxTask>(fp.rx_port, 0, trial_tag, control_, ports.at(fp.rx_port), pool);
+      auto task = std::make_unique<RxTask>(fp.rx_port, 0, trial_tag, control_, io, ports.at(fp.rx_port), pool);
       rx = task.get();
       foreign_.emplace_back(fp.rx_port, rx->foreign());
       answered_.emplace_back(fp.rx_port, rx->answered());
@@ -418,7 +423,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64
     rx->add_stream(fg_id, flow->streams[0].get());
     if (fp.background) rx->add_stream(bg_id, flow->streams[1].get());
     if (learning_ && plan.learn->flow == i) rx->learn_into(learning_, fg_id);
-    tasks_.push_back(std::make_unique<TxTask>(*flow, control_, pool, 0));
+    tasks_.push_back(std::make_unique<TxTask>(*flow, control_, io, pool, 0));
     flows_.push_back(std::move(flow));
   }
   control_.senders_running = uint32_t(flows_.size());
@@ -466,104 +471,106 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
   for (auto& w : workers_) rte_eal_wait_lcore(w->lcore);
 }
 
-nlohmann::json Trial::progress() const {
-  nlohmann::json flows = nlohmann::json::array();
+std::vector<FlowProgress> Trial::progress() const {
+  std::vector<FlowProgress> flows;
   for (const auto& f : flows_) {
     uint64_t received = 0;
     for (const auto& s : f->streams) received += s->received.get();
-    flows.push_back({{"name", f->plan.name}, {"sent", f->sent.get()}, {"received", received}});
+    flows.push_back({f->plan.name, f->sent.get(), received});
   }
   return flows;
 }
 
 namespace {
 
-// A delay histogram as the protocol reports it: exact count/min/max/mean, percentiles to the
-// histogram's resolution, and the non-empty buckets for distribution plots.
-nlohmann::json histogram_report(const Histogram& h, double ns_per_tick) {
-  nlohmann::json buckets = nlohmann::json::array();
+DelayDistribution distribution(const Histogram& h, double ns_per_tick) {
+  DelayDistribution d;
   for (const auto& [low, high, count] : h.buckets())
-    buckets.push_back({double(low) * ns_per_tick, double(high + 1) * ns_per_tick, count});
-  return {{"count", h.count()}, {"min_ns", double(h.min()) * ns_per_tick},
-          {"max_ns", double(h.max()) * ns_per_tick}, {"mean_ns", h.mean() * ns_per_tick},
-          {"p50_ns", double(h.percentile(50)) * ns_per_tick},
-          {"p99_ns", double(h.percentile(99)) * ns_per_tick},
-          {"p999_ns", double(h.percentile(99.9)) * ns_per_tick},
-          {"relative_error", 1.0 / double(2 * Histogram::kSub)},
-          {"buckets", buckets}};
+    d.buckets.push_back({double(low) * ns_per_tick, double(high + 1) * ns_per_tick, count});
+  d.count = h.count();
+  d.min_ns = double(h.min()) * ns_per_tick;
+  d.max_ns = double(h.max()) * ns_per_tick;
+  d.mean_ns = h.mean() * ns_per_tick;
+  d.p50_ns = double(h.percentile(50)) * ns_per_tick;
+  d.p99_ns = double(h.percentile(99)) * ns_per_tick;
+  d.p999_ns = double(h.percentile(99.9)) * ns_per_tick;
+  d.relative_error = 1.0 / double(2 * Histogram::kSub);
+  return d;
 }
 
 }  // namespace
 
-nlohmann::json Trial::result(double elapsed_s) const {
-  using nlohmann::json;
+TrialReport Trial::result(double elapsed_s) const {
   const double hz = double(control_.tsc_hz);
   const double ns_per_tick = 1e9 / hz;
   const double limit = plan_.duration * (1 + 1e-5);
-  json flows = json::array();
-  std::string invalid;
+  TrialReport out;
+  out.elapsed = elapsed_s;
   for (const auto& f : flows_) {
-    const double send_time = double(f->send_end_tsc - control_.start_tsc) / hz;
-    json streams = json::array();
-    uint64_t sent = 0, received = 0;
+    FlowReport flow;
+    flow.name = f->plan.name;
+    flow.rate = f->plan.rate;
+    flow.planned = f->planned;
+    flow.send_time = double(f->send_end_tsc - control_.start_tsc) / hz;
+    flow.max_lag_us = double(f->max_lag_tsc) / hz * 1e6;
     for (const auto& s : f->streams) {
-      const uint64_t rx = s->received.get();
-      sent += s->sent;
-      received += rx;
-      json st = {{"kind", s->kind}, {"sent", s->sent}, {"received", rx},
-                 {"duplicates", s->duplicates}, {"reordered", s->seq.reordered()},
-                 {"bad_length", s->bad_length}, {"out_of_range", s->out_of_range},
-                 {"frame_size", s->tmpl.size() + kFcs}, {"rx_frame_size", s->rx_len + kFcs}};
-      if (rx > 0 && s->delays)
-        st["delay_ns"] = {{"min", double(s->delays->min()) * ns_per_tick},
-                          {"mean", s->delays->mean() * ns_per_tick},
-                          {"max", double(s->delays->max()) * ns_per_tick}};
-      else if (rx > 0)
-        st["delay_ns"] = {{"min", double(s->delay_min) * ns_per_tick},
-                          {"mean", double(s->delay_sum) / double(rx) * ns_per_tick},
-                          {"max", double(s->delay_max) * ns_per_tick}};
-      if (control_.frame_timeout_tsc) st["late"] = s->late;
-      if (s->delays) st["delay"] = histogram_report(*s->delays, ns_per_tick);
+      StreamReport st;
+      st.kind = s->kind;
+      st.sent = s->sent;
+      st.received = s->received.get();
+      st.duplicates = s->duplicates;
+      st.reordered = s->seq.reordered();
+      st.bad_length = s->bad_length;
+      st.out_of_range = s->out_of_range;
+      st.frame_size = uint32_t(s->tmpl.size() + kFcs);
+      st.rx_frame_size = uint32_t(s->rx_len + kFcs);
+      flow.sent += st.sent;
+      flow.received += st.received;
+      if (st.received > 0 && s->delays)
+        st.delay_ns = DelayRange{double(s->delays->min()) * ns_per_tick, s->delays->mean() * ns_per_tick,
+                                 double(s->delays->max()) * ns_per_tick};
+      else if (st.received > 0)
+        st.delay_ns = DelayRange{double(s->delay_min) * ns_per_tick,
+                                 double(s->delay_sum) / double(st.received) * ns_per_tick,
+                                 double(s->delay_max) * ns_per_tick};
+      if (control_.frame_timeout_tsc) st.late = s->late;
+      if (s->delays) st.delay = distribution(*s->delays, ns_per_tick);
       if (s->ipdv) {
         const SignedHistogram& h = s->ipdv->values();
-        st["ipdv"] = {{"count", h.count()}, {"min_ns", double(h.min()) * ns_per_tick},
-                      {"median_ns", double(h.percentile(50)) * ns_per_tick},
-                      {"max_ns", double(h.max()) * ns_per_tick}};
+        st.ipdv = IpdvSummary{h.count(), double(h.min()) * ns_per_tick, double(h.percentile(50)) * ns_per_tick,
+                              double(h.max()) * ns_per_tick};
       }
       if (s->tagged) {
-        json delays = json::array();
-        uint64_t lost = 0;
+        TaggedDelays tagged;
         for (int64_t d : s->tagged->delays()) {
-          if (d < 0) ++lost;
-          delays.push_back(d < 0 ? json() : json(double(d) * ns_per_tick));
+          if (d < 0) ++tagged.lost;
+          tagged.delays_ns.push_back(d < 0 ? std::nullopt : std::optional<double>(double(d) * ns_per_tick));
         }
-        st["tagged"] = {{"count", s->tagged->delays().size()}, {"lost", lost}, {"delays_ns", delays}};
+        st.tagged = std::move(tagged);
       }
-      streams.push_back(std::move(st));
+      flow.streams.push_back(std::move(st));
     }
-    if (invalid.empty() && control_.abort.load()) invalid = "aborted";
-    if (invalid.empty() && (f->cut_off || send_time > limit)) {
+    if (out.valid && control_.abort.load()) {
+      out.valid = false;
+      out.invalid_reason = "aborted";
+    }
+    if (out.valid && (f->cut_off || flow.send_time > limit)) {
       char buf[256];
       std::snprintf(buf, sizeof buf,
                     "tester could not keep the rate: flow %s sent %llu of %llu frames in %.6f s "
                     "(limit %.6f s)",
                     f->plan.name.c_str(), (unsigned long long)f->sent.get(),
-                    (unsigned long long)f->planned, send_time, limit);
-      invalid = buf;
+                    (unsigned long long)f->planned, flow.send_time, limit);
+      out.valid = false;
+      out.invalid_reason = buf;
     }
-    flows.push_back({{"name", f->plan.name}, {"rate", f->plan.rate}, {"planned", f->planned},
-                     {"sent", sent}, {"received", received}, {"send_time", send_time},
-                     {"max_lag_us", double(f->max_lag_tsc) / hz * 1e6}, {"streams", streams}});
+    out.flows.push_back(std::move(flow));
   }
-  json ports = json::array();
   for (size_t i = 0; i < foreign_.size(); ++i)
-    ports.push_back({{"index", foreign_[i].first}, {"foreign", *foreign_[i].second},
-                     {"neighbor_replies", *answered_[i].second}});
-  json out = {{"valid", invalid.empty()}, {"invalid_reason", invalid.empty() ? json() : json(invalid)},
-              {"elapsed", elapsed_s}, {"flows", flows}, {"ports", ports}};
+    out.ports.push_back({foreign_[i].first, *foreign_[i].second, *answered_[i].second});
   if (learning_)
-    out["state_table"] = {{"port", plan_.learn->port}, {"entries", learning_->size()},
-                          {"capacity", learning_->capacity()}, {"ip_version", learning_->ip_version()}};
+    out.state_table = StateTableReport{plan_.learn->port, learning_->size(), learning_->capacity(),
+                                       learning_->ip_version()};
   return out;
 }
 

@@ -7,18 +7,19 @@
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "delays.hpp"
 #include "fields.hpp"
 #include "patches.hpp"
 #include "frame.hpp"
+#include "io.hpp"
 #include "neighbor.hpp"
 #include "pacing.hpp"
 #include "plan.hpp"
+#include "report.hpp"
 #include "seqtrack.hpp"
 #include "statetable.hpp"
 
@@ -49,6 +50,10 @@ struct Stream {
   uint64_t planned;
   // TX side
   uint32_t next_seq = 0;
+  // Written only by the flow's TX task. The RX task, on another worker, reads it only after
+  // it has seen TrialControl::senders_running reach 0 with an acquire load: every sender's
+  // fetch_sub releases its final count, so that read is ordered after the last write (a
+  // hand-over, no per-frame atomic on the sending path).
   uint64_t sent = 0;
   // RX side
   SequenceTracker seq;
@@ -84,6 +89,8 @@ struct TrialControl {
   uint64_t timeout_tsc = 0;    // RFC 2544 §23 d, in ticks
   uint64_t frame_timeout_tsc = 0;  // per-frame timeout in ticks, 0 = none
   bool finish_early = true;
+  // Senders still sending. Each TX task decrements it once when it stops (acq_rel): a reader
+  // that loads 0 with acquire sees every sender's final counts (Stream::sent).
   std::atomic<uint32_t> senders_running{0};
   std::atomic<uint64_t> rx_deadline{UINT64_MAX};
   std::atomic<bool> abort{false};
@@ -107,7 +114,7 @@ struct PortIdentity {
 
 // Answers an ARP request / Neighbor Solicitation in `m` if it asks for one of the port's
 // addresses; returns true when a reply was sent.
-bool answer_neighbor(uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool);
+bool answer_neighbor(BurstIo& io, uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool);
 
 struct Worker {
   unsigned lcore = 0;
@@ -120,16 +127,19 @@ class Trial {
  public:
   // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
   // `tables`: the Responder state tables per port, which phase 1 fills (plan.learn) and phase
-  // 2 reads (from_table); they outlive the trial.
-  Trial(const TrialPlan& plan, uint8_t trial_tag, rte_mempool* pool, uint64_t tsc_hz,
+  // 2 reads (from_table); they outlive the trial. `io` carries every burst. Throws
+  // ExecutionFailure when a flow asks for a state table that is not there.
+  Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
         const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables);
   ~Trial();
   // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
   // every millisecond on the calling thread while workers run; it may request an abort.
   void run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick);
   void request_abort() { control_.abort.store(true); }
-  nlohmann::json progress() const;
-  nlohmann::json result(double elapsed_s) const;
+  // Counts so far, readable while the workers run.
+  std::vector<FlowProgress> progress() const;
+  // The trial's report, once run() returned; elapsed_s: the whole trial as the caller saw it.
+  TrialReport result(double elapsed_s) const;
 
  private:
   TrialPlan plan_;

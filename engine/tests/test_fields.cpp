@@ -6,6 +6,7 @@
 #include "fields.hpp"
 #include "pacing.hpp"
 #include "plan.hpp"
+#include "protocol.hpp"
 #include "reference.hpp"
 
 using namespace xlp;
@@ -140,7 +141,7 @@ TEST(Plan, VaryValidation) {
       "src_ip":"198.18.0.2","dst_ip":"198.19.0.2","frame_size":64,"vary":)" + vary + "}}]}");
   };
   auto error_of = [&](const std::string& vary) -> std::string {
-    try { parse_trial(req(vary), 2); } catch (const std::invalid_argument& e) { return e.what(); }
+    try { protocol::parse_trial(req(vary), 2); } catch (const std::invalid_argument& e) { return e.what(); }
     return "";
   };
   EXPECT_EQ(error_of(R"([{"field":"src_port","mode":"random","min":1024,"max":65535}])"), "");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "plan.hpp"
+#include "protocol.hpp"
 
 using namespace xlp;
 using nlohmann::json;
@@ -18,7 +19,7 @@ json valid_request() {
 
 std::string error_of(const json& req) {
   try {
-    parse_trial(req, 2);
+    protocol::parse_trial(req, 2);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -28,7 +29,7 @@ std::string error_of(const json& req) {
 }  // namespace
 
 TEST(Plan, ParsesAValidRequest) {
-  TrialPlan p = parse_trial(valid_request(), 2);
+  TrialPlan p = protocol::parse_trial(valid_request(), 2);
   ASSERT_EQ(p.flows.size(), 1u);
   const FlowPlan& f = p.flows[0];
   EXPECT_EQ(f.planned_frames(p.duration), 2000u);

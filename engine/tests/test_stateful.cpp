@@ -6,6 +6,7 @@
 #include "enumerate.hpp"
 #include "patches.hpp"
 #include "plan.hpp"
+#include "protocol.hpp"
 #include "reference.hpp"
 #include "statetable.hpp"
 
@@ -147,7 +148,7 @@ TEST(EntrySelector, OrdersAndUniformCoverage) {
 TEST(Plan, StatefulValidation) {
   auto error_of = [](const std::string& extra_flow, const std::string& extra_trial) -> std::string {
     try {
-      parse_trial(nlohmann::json::parse(R"({"duration":1,)" + extra_trial + R"("flows":[{"tx_port":0,"rx_port":1,"rate":10,)" +
+      protocol::parse_trial(nlohmann::json::parse(R"({"duration":1,)" + extra_trial + R"("flows":[{"tx_port":0,"rx_port":1,"rate":10,)" +
                                         extra_flow + R"("foreground":{"ip_version":4,"src_mac":"02:00:00:00:00:01",
         "dst_mac":"02:00:00:00:00:02","src_ip":"198.18.0.2","dst_ip":"198.19.0.2","frame_size":64,
         "vary":[{"field":"src_port","mode":"enumerate","min":1024,"max":1033}],"enumerate":"random"}}]})"),

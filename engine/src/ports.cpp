@@ -1,0 +1,154 @@
+#include "ports.hpp"
+
+#include <rte_eth_ring.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+#include <chrono>
+#include <cstring>
+#include <ctime>
+
+#include "errors.hpp"
+#include "neighbor.hpp"
+
+namespace xlp {
+
+void create_ring_pair(const std::string& name) {
+  rte_ring* rings[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string ring_name = name + "_r" + std::to_string(i);
+    rings[i] = rte_ring_create(ring_name.c_str(), 4096, int(rte_socket_id()), RING_F_SP_ENQ | RING_F_SC_DEQ);
+    if (!rings[i]) throw ExecutionFailure("ring pair " + name + ": cannot create ring: " + rte_strerror(rte_errno));
+  }
+  for (int i = 0; i < 2; ++i) {
+    const std::string port_name = name + std::to_string(i);  // the PMD prepends "net_ring_"
+    if (rte_eth_from_rings(port_name.c_str(), &rings[i], 1, &rings[1 - i], 1, rte_socket_id()) < 0)
+      throw ExecutionFailure("ring pair " + name + ": cannot create port: " + rte_strerror(rte_errno));
+  }
+}
+
+Ports::Ports() {
+  const unsigned nb_ports = rte_eth_dev_count_avail();
+  if (nb_ports == 0) throw ExecutionFailure("no DPDK ports (check the port specs)");
+  // Enough mbufs for every descriptor ring plus the per-lcore caches and bursts in flight.
+  pool_ = rte_pktmbuf_pool_create("xlp_pool", 32767, 512, 0, RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
+  if (!pool_) throw ExecutionFailure(std::string("cannot create mbuf pool: ") + rte_strerror(rte_errno));
+  try {
+    start_ports();
+  } catch (...) {
+    close();  // a constructor that throws gets no destructor call
+    throw;
+  }
+}
+
+void Ports::start_ports() {
+  uint16_t port;
+  RTE_ETH_FOREACH_DEV(port) {
+    rte_eth_conf conf{};
+    char name[RTE_ETH_NAME_MAX_LEN] = "";
+    rte_eth_dev_get_name_by_port(port, name);
+    auto fail = [&](const char* what, int rc) {
+      throw ExecutionFailure(std::string("port ") + name + ": " + what + ": " + rte_strerror(-rc));
+    };
+    int rc = rte_eth_dev_configure(port, 1, 1, &conf);
+    if (rc < 0) fail("configure", rc);
+    uint16_t rxd = 1024, txd = 1024;
+    rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
+    const int socket = rte_eth_dev_socket_id(port);
+    if ((rc = rte_eth_rx_queue_setup(port, 0, rxd, socket < 0 ? 0 : socket, nullptr, pool_)) < 0)
+      fail("rx queue", rc);
+    if ((rc = rte_eth_tx_queue_setup(port, 0, txd, socket < 0 ? 0 : socket, nullptr)) < 0)
+      fail("tx queue", rc);
+    // Counted before starting, so that the destructor also closes a port that failed here.
+    ports_.push_back(port);
+    if ((rc = rte_eth_dev_start(port)) < 0) fail("start", rc);
+    rte_eth_promiscuous_enable(port);  // not all drivers support it; frames to us are enough
+    PortIdentity id;
+    rte_ether_addr mac{};
+    rte_eth_macaddr_get(port, &mac);
+    std::memcpy(id.mac.data(), mac.addr_bytes, 6);
+    identities_.push_back(id);
+    tables_.emplace_back();
+  }
+}
+
+Ports::~Ports() { close(); }
+
+void Ports::close() {
+  for (uint16_t p : ports_) {
+    rte_eth_dev_stop(p);
+    rte_eth_dev_close(p);
+  }
+  ports_.clear();
+}
+
+std::vector<PortInfo> Ports::info() const {
+  std::vector<PortInfo> out;
+  for (uint16_t p : ports_) {
+    rte_eth_dev_info info{};
+    rte_eth_dev_info_get(p, &info);
+    rte_ether_addr mac{};
+    rte_eth_macaddr_get(p, &mac);
+    rte_eth_link link{};
+    rte_eth_link_get_nowait(p, &link);
+    char name[RTE_ETH_NAME_MAX_LEN] = "";
+    rte_eth_dev_get_name_by_port(p, name);
+    PortInfo port;
+    port.index = p;
+    port.name = name;
+    port.driver = info.driver_name ? info.driver_name : "";
+    std::memcpy(port.mac.data(), mac.addr_bytes, 6);
+    port.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
+    port.link_up = link.link_status == RTE_ETH_LINK_UP;
+    port.rx_queues = info.max_rx_queues;
+    port.tx_queues = info.max_tx_queues;
+    port.hw_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
+    out.push_back(port);
+  }
+  return out;
+}
+
+void Ports::service(const std::function<void(uint16_t, const rte_mbuf*)>& inspect) {
+  rte_mbuf* bufs[32];
+  for (uint16_t p : ports_)
+    for (int i = 0; i < 100000; ++i) {
+      uint16_t n = io_.rx(p, 0, bufs, 32);
+      if (n == 0) break;
+      for (uint16_t k = 0; k < n; ++k) {
+        if (inspect) inspect(p, bufs[k]);
+        answer_neighbor(io_, p, bufs[k], identities_[p], pool_);
+      }
+      rte_pktmbuf_free_bulk(bufs, n);
+    }
+}
+
+std::optional<std::array<uint8_t, 6>> Ports::resolve(uint16_t port, int ip_version, const uint8_t* own_ip,
+                                                     const uint8_t* target, double timeout,
+                                                     const std::function<bool()>& stop) {
+  std::optional<std::array<uint8_t, 6>> mac;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  double next_request = 0;
+  while (!mac && elapsed() < timeout && !stop()) {
+    if (elapsed() >= next_request) {
+      next_request += 0.5;
+      uint8_t frame[kNeighborFrameMax];
+      const size_t len = build_neighbor_request(ip_version, identities_[port].mac.data(), own_ip, target, frame);
+      if (rte_mbuf* m = rte_pktmbuf_alloc(pool_)) {
+        std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame, len);
+        m->data_len = uint16_t(len);
+        m->pkt_len = uint32_t(len);
+        if (io_.tx(port, 0, &m, 1) != 1) rte_pktmbuf_free(m);
+      }
+    }
+    service([&](uint16_t p, const rte_mbuf* m) {
+      if (p == port && !mac)
+        mac = parse_neighbor_reply(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, ip_version, target);
+    });
+    timespec ts{0, 1000000};
+    nanosleep(&ts, nullptr);
+  }
+  return mac;
+}
+
+}  // namespace xlp

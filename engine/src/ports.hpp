@@ -1,0 +1,64 @@
+// Port set-up and the ports' life between trials: the mbuf pool, one RX and one TX queue per
+// DPDK port, what hello reports about them, ARP/ND service and neighbour resolution.
+#pragma once
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io.hpp"
+#include "report.hpp"
+#include "runtime.hpp"
+#include "statetable.hpp"
+
+namespace xlp {
+
+// Two ports wired to each other through a pair of rte_rings inside this process: what one
+// sends the other receives (a tester self-test without any kernel or NIC in the path). Call
+// before Ports is built. Throws ExecutionFailure.
+void create_ring_pair(const std::string& name);
+
+class Ports {
+ public:
+  // Configures and starts every DPDK port with one RX and one TX queue. Throws
+  // ExecutionFailure naming the port and the step that failed.
+  Ports();
+  ~Ports();  // stops and closes the ports
+  Ports(const Ports&) = delete;
+  Ports& operator=(const Ports&) = delete;
+
+  uint16_t count() const { return uint16_t(ports_.size()); }
+  rte_mempool* pool() const { return pool_; }
+  BurstIo& io() { return io_; }
+  std::vector<PortIdentity>& identities() { return identities_; }
+  std::vector<std::unique_ptr<StateTable>>& tables() { return tables_; }
+  std::vector<PortInfo> info() const;
+
+  // Between trials: answers ARP/ND on every port and discards everything else, so the DUT
+  // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
+  void service(const std::function<void(uint16_t, const rte_mbuf*)>& inspect = nullptr);
+
+  // Asks for the MAC address of `target` (ARP / Neighbor Solicitation every 0.5 s) until a
+  // reply, `timeout` seconds, or `stop()`.
+  std::optional<std::array<uint8_t, 6>> resolve(uint16_t port, int ip_version, const uint8_t* own_ip,
+                                                const uint8_t* target, double timeout,
+                                                const std::function<bool()>& stop);
+
+ private:
+  void start_ports();
+  void close();
+
+  rte_mempool* pool_ = nullptr;
+  EthdevIo io_;
+  std::vector<uint16_t> ports_;
+  std::vector<PortIdentity> identities_;               // per port: MAC and the addresses it answers for
+  std::vector<std::unique_ptr<StateTable>> tables_;    // per port: the Responder's state table
+};
+
+}  // namespace xlp

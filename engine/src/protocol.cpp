@@ -1,0 +1,432 @@
+#include "protocol.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+#include "errors.hpp"
+#include "frame.hpp"
+
+namespace xlp::protocol {
+
+using nlohmann::json;
+
+namespace {
+
+// The one shape of a parameter error: `key = value: what is allowed`.
+[[noreturn]] void bad(const std::string& key, const json& value, const std::string& allowed) {
+  throw BadParameter(key, key + " = " + value.dump() + ": " + allowed);
+}
+
+const json& require(const json& obj, const std::string& path, const char* key) {
+  if (!obj.is_object() || !obj.contains(key))
+    throw BadParameter(path + key, path + key + ": missing");
+  return obj.at(key);
+}
+
+double number_in(const json& obj, const std::string& path, const char* key, double lo, double hi,
+                 std::optional<double> dflt = std::nullopt) {
+  if (dflt && !obj.contains(key)) return *dflt;
+  const json& v = require(obj, path, key);
+  if (!v.is_number() || v.get<double>() < lo || v.get<double>() > hi)
+    bad(path + key, v, "must be a number in " + json(lo).dump() + ".." + json(hi).dump());
+  return v.get<double>();
+}
+
+uint64_t integer_in(const json& obj, const std::string& path, const char* key, uint64_t lo,
+                    uint64_t hi, std::optional<uint64_t> dflt = std::nullopt) {
+  if (dflt && !obj.contains(key)) return *dflt;
+  const json& v = require(obj, path, key);
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<uint64_t>() < lo ||
+      v.get<uint64_t>() > hi)
+    bad(path + key, v, "must be an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return v.get<uint64_t>();
+}
+
+std::string text(const json& obj, const std::string& path, const char* key) {
+  const json& v = require(obj, path, key);
+  if (!v.is_string()) bad(path + key, v, "must be a string");
+  return v.get<std::string>();
+}
+
+template <class Parse>
+auto parsed(const json& obj, const std::string& path, const char* key, Parse parse) {
+  std::string s = text(obj, path, key);
+  try {
+    return parse(s);
+  } catch (const std::invalid_argument& e) {  // parse_ip / parse_mac: what is wrong with s
+    bad(path + key, s, e.what());
+  }
+}
+
+VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
+  VarySpec v;
+  const std::string field = text(j, path, "field");
+  static const std::pair<const char*, VarySpec::Field> kFields[] = {
+      {"src_port", VarySpec::Field::kSrcPort}, {"dst_port", VarySpec::Field::kDstPort},
+      {"src_ip", VarySpec::Field::kSrcIp}, {"dst_ip", VarySpec::Field::kDstIp}};
+  bool known = false;
+  for (auto& [name, f] : kFields)
+    if (field == name) { v.field = f; known = true; }
+  if (!known) bad(path + "field", field, "must be one of src_port, dst_port, src_ip, dst_ip");
+  const std::string mode = text(j, path, "mode");
+  if (mode == "increasing") v.mode = VaryMode::kIncreasing;
+  else if (mode == "decreasing") v.mode = VaryMode::kDecreasing;
+  else if (mode == "random") v.mode = VaryMode::kRandom;
+  else if (mode == "enumerate") v.mode = VaryMode::kEnumerate;
+  else bad(path + "mode", mode, "must be one of increasing, decreasing, random, enumerate");
+  const bool is_ip = v.field == VarySpec::Field::kSrcIp || v.field == VarySpec::Field::kDstIp;
+  const uint32_t addr_len = ip_version == 4 ? 4 : 16;
+  v.bits = uint32_t(integer_in(j, path, "bits", 8, 16, 16));
+  if (v.bits != 8 && v.bits != 16) bad(path + "bits", v.bits, "must be 8 or 16");
+  if (!is_ip && v.bits != 16) bad(path + "bits", v.bits, "must be 16 for a port");
+  if (is_ip) {
+    v.offset = uint32_t(integer_in(j, path, "offset", 0, addr_len - v.bits / 8));
+    if (v.bits == 16 && v.offset % 2) bad(path + "offset", v.offset, "must be even for a 16-bit field");
+  }
+  const uint32_t top = (1u << v.bits) - 1;
+  v.min = uint32_t(integer_in(j, path, "min", 0, top));
+  v.max = uint32_t(integer_in(j, path, "max", v.min, top));
+  v.name = path.substr(0, path.size() - 1);
+  return v;
+}
+
+StreamPlan parse_stream(const json& j, const std::string& path) {
+  StreamPlan s;
+  const json& version = require(j, path, "ip_version");
+  if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
+  s.spec.ip_version = version.get<int>();
+  const int v = s.spec.ip_version;
+  s.spec.src_mac = parsed(j, path, "src_mac", parse_mac);
+  s.spec.dst_mac = parsed(j, path, "dst_mac", parse_mac);
+  s.spec.src_ip = parsed(j, path, "src_ip", [v](const std::string& t) { return parse_ip(t, v); });
+  s.spec.dst_ip = parsed(j, path, "dst_ip", [v](const std::string& t) { return parse_ip(t, v); });
+  s.spec.src_port = uint16_t(integer_in(j, path, "src_port", 0, 65535, 0xC020));
+  s.spec.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535, 7));
+  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v), kMaxFrameSize));
+  s.rx_frame_size = uint32_t(integer_in(j, path, "rx_frame_size", 64, kMaxFrameSize, s.spec.frame_size));
+  if (j.contains("vary")) {
+    const json& vary = j["vary"];
+    if (!vary.is_array() || vary.size() > kMaxFields)
+      bad(path + "vary", vary, "must be a list of at most " + std::to_string(kMaxFields) + " fields");
+    std::vector<std::pair<VarySpec::Field, uint32_t>> words;  // fields must not share a word
+    for (size_t i = 0; i < vary.size(); ++i) {
+      VarySpec v = parse_vary(vary[i], path + "vary[" + std::to_string(i) + "].", s.spec.ip_version);
+      const auto word = std::make_pair(v.field, v.offset & ~1u);
+      for (size_t k = 0; k < words.size(); ++k)
+        if (words[k] == word)
+          throw BadParameter("", v.name + " collides with " + s.vary[k].name +
+                                     ": both change the same 16 bits of the header");
+      words.push_back(word);
+      s.vary.push_back(v);
+    }
+  }
+  const bool enumerated = std::any_of(s.vary.begin(), s.vary.end(),
+                                      [](const VarySpec& v) { return v.mode == VaryMode::kEnumerate; });
+  if (j.contains("enumerate")) {
+    const std::string order = text(j, path, "enumerate");
+    if (order == "increasing") s.enumerate = TupleEnumerator::Order::kIncreasing;
+    else if (order == "decreasing") s.enumerate = TupleEnumerator::Order::kDecreasing;
+    else if (order == "random") s.enumerate = TupleEnumerator::Order::kRandom;
+    else bad(path + "enumerate", order, "must be one of increasing, decreasing, random");
+    if (!enumerated) bad(path + "enumerate", order, "needs vary fields with mode \"enumerate\"");
+  } else if (enumerated) {
+    throw BadParameter(path + "enumerate",
+                       path + "enumerate: missing (the order of the fields with mode \"enumerate\")");
+  }
+  return s;
+}
+
+}  // namespace
+
+TrialPlan parse_trial(const json& req, uint16_t port_count) {
+  TrialPlan plan;
+  plan.duration = number_in(req, "", "duration", 1e-3, 1e6);
+  plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
+  plan.progress_interval = number_in(req, "", "progress_interval", 0, 3600, 1.0);
+  plan.seed = integer_in(req, "", "seed", 0, INT64_MAX, 1);
+  if (req.contains("finish_early")) {
+    if (!req["finish_early"].is_boolean()) bad("finish_early", req["finish_early"], "must be true or false");
+    plan.finish_early = req["finish_early"].get<bool>();
+  }
+  if (req.contains("delay")) {
+    const json& d = req["delay"];
+    if (!d.is_object()) bad("delay", d, "must be an object {frame_timeout, histogram, ipdv, tagged, tagged_start}");
+    plan.delay.frame_timeout = number_in(d, "delay.", "frame_timeout", 0, 3600, 0.0);
+    for (auto [key, target] : {std::pair{"histogram", &plan.delay.histogram}, {"ipdv", &plan.delay.ipdv}})
+      if (d.contains(key)) {
+        if (!d[key].is_boolean()) bad(std::string("delay.") + key, d[key], "must be true or false");
+        *target = d[key].get<bool>();
+      }
+    plan.delay.tagged = integer_in(d, "delay.", "tagged", 0, 10'000'000, 0);
+    plan.delay.tagged_start = number_in(d, "delay.", "tagged_start", 0, plan.duration, 0.0);
+  }
+  const json& flows = require(req, "", "flows");
+  if (!flows.is_array() || flows.empty() || flows.size() > 127)
+    bad("flows", flows.is_array() ? json(flows.size()) : flows, "must be a list of 1..127 flows");
+  if (port_count == 0) throw ExecutionFailure("the engine has no ports");
+  for (size_t i = 0; i < flows.size(); ++i) {
+    const json& f = flows[i];
+    const std::string path = "flows[" + std::to_string(i) + "].";
+    FlowPlan flow;
+    flow.name = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>()
+                                                            : "flow" + std::to_string(i);
+    flow.tx_port = uint16_t(integer_in(f, path, "tx_port", 0, port_count - 1));
+    flow.rx_port = uint16_t(integer_in(f, path, "rx_port", 0, port_count - 1));
+    flow.rate = integer_in(f, path, "rate", 1, 1'000'000'000);
+    if (f.contains("mix")) {
+      flow.mix_n = uint32_t(integer_in(f["mix"], path + "mix.", "n", 1, 1000));
+      flow.mix_m = uint32_t(integer_in(f["mix"], path + "mix.", "m", 0, flow.mix_n));
+    }
+    flow.foreground = parse_stream(require(f, path, "foreground"), path + "foreground.");
+    if (flow.mix_m < flow.mix_n) {
+      flow.background = parse_stream(require(f, path, "background"), path + "background.");
+    }
+    if (f.contains("frames")) {
+      flow.frames = integer_in(f, path, "frames", 1, uint64_t(1) << 40);
+      // The last frame is due (frames - 1) / rate after the start: it must fall in the trial.
+      if (double(flow.frames - 1) / double(flow.rate) > plan.duration)
+        bad(path + "frames", flow.frames, "must be at most duration x rate + 1 = " +
+            std::to_string(uint64_t(plan.duration * double(flow.rate)) + 1));
+    }
+    if (f.contains("from_table")) {
+      const json& t = f["from_table"];
+      FromTable from;
+      from.port = uint16_t(integer_in(t, path + "from_table.", "port", 0, port_count - 1));
+      const std::string sel = t.contains("selection") ? text(t, path + "from_table.", "selection") : "random";
+      if (sel == "fixed") from.selection = EntrySelector::Mode::kFixed;
+      else if (sel == "increasing") from.selection = EntrySelector::Mode::kIncreasing;
+      else if (sel == "decreasing") from.selection = EntrySelector::Mode::kDecreasing;
+      else if (sel == "random") from.selection = EntrySelector::Mode::kRandom;
+      else bad(path + "from_table.selection", sel, "must be one of fixed, increasing, decreasing, random");
+      if (flow.background) bad(path + "from_table", t, "a flow built from the state table has no background traffic");
+      if (!flow.foreground.vary.empty())
+        bad(path + "from_table", t, "its addresses and ports come from the state table: no vary fields");
+      flow.from_table = from;
+    }
+    if (flow.planned_frames(plan.duration) == 0)
+      bad(path + "rate", flow.rate, "sends no frame in " + json(plan.duration).dump() + " s");
+    if (flow.planned_frames(plan.duration) > (uint64_t(1) << 40))
+      bad(path + "rate", flow.rate, "rate x duration must stay below 2^40 frames");
+    if (plan.delay.tagged > 0) {
+      // RFC 8219 §7.2: the tagged frames are sent after tagged_start; there must be enough.
+      const uint64_t fg = flow.foreground_frames(flow.planned_frames(plan.duration));
+      const uint64_t after = fg - tagged_first(fg, plan);
+      if (plan.delay.tagged > after)
+        bad("delay.tagged", plan.delay.tagged,
+            "must be at most " + std::to_string(after) + ": flow " + flow.name + " sends only that many "
+            "foreground frames after delay.tagged_start (rate x (duration - tagged_start))");
+    }
+    plan.flows.push_back(std::move(flow));
+  }
+  if (req.contains("learn")) {
+    const json& l = req["learn"];
+    LearnPlan learn;
+    learn.port = uint16_t(integer_in(l, "learn.", "port", 0, port_count - 1));
+    learn.flow = size_t(integer_in(l, "learn.", "flow", 0, plan.flows.size() - 1));
+    const json& version = require(l, "learn.", "ip_version");
+    if (version != 4 && version != 6) bad("learn.ip_version", version, "must be 4 or 6");
+    learn.ip_version = version.get<int>();
+    learn.table_size = integer_in(l, "learn.", "table_size", 1, uint64_t(1) << 36);
+    if (plan.flows[learn.flow].rx_port != learn.port)
+      bad("learn.port", learn.port, "must be the rx_port of flow " + plan.flows[learn.flow].name + " (" +
+                                        std::to_string(plan.flows[learn.flow].rx_port) + ")");
+    plan.learn = learn;
+  }
+  return plan;
+}
+
+namespace {
+
+uint16_t port_index(const json& obj, const std::string& path, const char* key, uint16_t port_count) {
+  if (port_count == 0) throw ExecutionFailure("the engine has no ports");
+  return uint16_t(integer_in(obj, path, key, 0, port_count - 1u));
+}
+
+int ip_version(const json& obj, const std::string& path, const char* key) {
+  const json& version = require(obj, path, key);
+  if (version != 4 && version != 6) bad(path + key, version, "must be 4 or 6");
+  return version.get<int>();
+}
+
+// {"ports":[{"port":0,"ranges":[{"ip_version":4,"address":"198.18.0.2","offset":2,"min":2,
+//  "max":65534}]}]}
+AddressesRequest parse_addresses(const json& req, uint16_t port_count) {
+  AddressesRequest out;
+  const json& ports = require(req, "", "ports");
+  if (!ports.is_array()) bad("ports", ports, "must be a list of {port, ranges}");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const json& p = ports[i];
+    const std::string path = "ports[" + std::to_string(i) + "].";
+    const uint16_t port = port_index(p, path, "port", port_count);
+    AddressSet set;
+    const json ranges = p.is_object() ? p.value("ranges", json::array()) : json::array();
+    if (!ranges.is_array()) bad(path + "ranges", ranges, "must be a list of address ranges");
+    for (size_t k = 0; k < ranges.size(); ++k) {
+      const json& r = ranges[k];
+      const std::string rpath = path + "ranges[" + std::to_string(k) + "].";
+      AddressRange range;
+      range.ip_version = ip_version(r, rpath, "ip_version");
+      const int v = range.ip_version;
+      range.base = parsed(r, rpath, "address", [v](const std::string& t) { return parse_ip(t, v); });
+      const uint32_t len = v == 4 ? 4 : 16;
+      range.offset = uint32_t(integer_in(r, rpath, "offset", 0, len - 2, len - 2));
+      if (range.offset % 2) bad(rpath + "offset", range.offset, "must be even");
+      const uint32_t word = uint32_t(range.base[range.offset] << 8 | range.base[range.offset + 1]);
+      range.min = uint32_t(integer_in(r, rpath, "min", 0, 65535, word));
+      range.max = uint32_t(integer_in(r, rpath, "max", range.min, 65535, word));
+      set.add(range);
+    }
+    out.ports.emplace_back(port, std::move(set));
+  }
+  return out;
+}
+
+// {"port":0,"ip_version":4,"own_ip":"198.18.0.2","target":"198.18.0.1","timeout":3}
+ResolveRequest parse_resolve(const json& req, uint16_t port_count) {
+  ResolveRequest out;
+  out.port = port_index(req, "", "port", port_count);
+  const int v = out.ip_version = ip_version(req, "", "ip_version");
+  auto ip = [v](const std::string& t) { return parse_ip(t, v); };
+  out.own_ip = parsed(req, "", "own_ip", ip);
+  out.target = parsed(req, "", "target", ip);
+  out.target_text = req["target"].get<std::string>();
+  out.timeout = number_in(req, "", "timeout", 0, 3600, 3.0);
+  return out;
+}
+
+}  // namespace
+
+Body parse_request(const json& req, uint16_t port_count) {
+  if (!req.is_object()) throw BadParameter("", "a request must be a JSON object");
+  const json op = req.value("op", json());
+  if (op == "hello") return HelloRequest{};
+  if (op == "trial") return parse_trial(req, port_count);
+  if (op == "addresses") return parse_addresses(req, port_count);
+  if (op == "resolve") return parse_resolve(req, port_count);
+  if (op == "shutdown") return ShutdownRequest{};
+  bad("op", op, "must be one of hello, trial, addresses, resolve, shutdown");
+}
+
+// -- replies ------------------------------------------------------------------------------
+
+json serialise(const HelloReport& r) {
+  json ports = json::array();
+  bool hw = false;
+  for (const PortInfo& p : r.ports) {
+    ports.push_back({{"index", p.index}, {"name", p.name}, {"driver", p.driver},
+                     {"mac", format_mac(p.mac.data())}, {"link_speed_mbps", p.link_speed_mbps},
+                     {"link_up", p.link_up}, {"rx_queues", p.rx_queues}, {"tx_queues", p.tx_queues},
+                     {"hw_timestamp", p.hw_timestamp}});
+    hw = hw || p.hw_timestamp;
+  }
+  return {{"ok", true}, {"protocol", 1}, {"engine", r.engine}, {"dpdk", r.dpdk},
+          {"tsc_hz", r.tsc_hz},
+          {"lcores", {{"main", r.main_lcore}, {"workers", r.workers}}},
+          {"timestamps", {{"software", "tsc"}, {"resolution_ns", 1e9 / double(r.tsc_hz)}, {"hardware", hw}}},
+          {"ports", ports}};
+}
+
+namespace {
+
+json serialise(const StreamReport& s) {
+  json out = {{"kind", s.kind}, {"sent", s.sent}, {"received", s.received},
+              {"duplicates", s.duplicates}, {"reordered", s.reordered},
+              {"bad_length", s.bad_length}, {"out_of_range", s.out_of_range},
+              {"frame_size", s.frame_size}, {"rx_frame_size", s.rx_frame_size}};
+  if (s.delay_ns) out["delay_ns"] = {{"min", s.delay_ns->min}, {"mean", s.delay_ns->mean}, {"max", s.delay_ns->max}};
+  if (s.late) out["late"] = *s.late;
+  if (s.delay) {
+    const DelayDistribution& d = *s.delay;
+    json buckets = json::array();
+    for (const auto& b : d.buckets) buckets.push_back({b.low_ns, b.high_ns, b.count});
+    out["delay"] = {{"count", d.count}, {"min_ns", d.min_ns}, {"max_ns", d.max_ns}, {"mean_ns", d.mean_ns},
+                    {"p50_ns", d.p50_ns}, {"p99_ns", d.p99_ns}, {"p999_ns", d.p999_ns},
+                    {"relative_error", d.relative_error}, {"buckets", buckets}};
+  }
+  if (s.ipdv)
+    out["ipdv"] = {{"count", s.ipdv->count}, {"min_ns", s.ipdv->min_ns}, {"median_ns", s.ipdv->median_ns},
+                   {"max_ns", s.ipdv->max_ns}};
+  if (s.tagged) {
+    json delays = json::array();
+    for (const auto& d : s.tagged->delays_ns) delays.push_back(d ? json(*d) : json());
+    out["tagged"] = {{"count", s.tagged->delays_ns.size()}, {"lost", s.tagged->lost}, {"delays_ns", delays}};
+  }
+  return out;
+}
+
+}  // namespace
+
+json serialise(const TrialReport& r) {
+  json flows = json::array();
+  for (const FlowReport& f : r.flows) {
+    json streams = json::array();
+    for (const StreamReport& s : f.streams) streams.push_back(serialise(s));
+    flows.push_back({{"name", f.name}, {"rate", f.rate}, {"planned", f.planned}, {"sent", f.sent},
+                     {"received", f.received}, {"send_time", f.send_time}, {"max_lag_us", f.max_lag_us},
+                     {"streams", streams}});
+  }
+  json ports = json::array();
+  for (const PortReport& p : r.ports)
+    ports.push_back({{"index", p.index}, {"foreign", p.foreign}, {"neighbor_replies", p.neighbor_replies}});
+  json out = {{"ok", true}, {"valid", r.valid},
+              {"invalid_reason", r.valid ? json() : json(r.invalid_reason)},
+              {"elapsed", r.elapsed}, {"flows", flows}, {"ports", ports}};
+  if (r.state_table)
+    out["state_table"] = {{"port", r.state_table->port}, {"entries", r.state_table->entries},
+                          {"capacity", r.state_table->capacity}, {"ip_version", r.state_table->ip_version}};
+  return out;
+}
+
+json serialise(const ProgressReport& r) {
+  json flows = json::array();
+  for (const FlowProgress& f : r.flows)
+    flows.push_back({{"name", f.name}, {"sent", f.sent}, {"received", f.received}});
+  return {{"event", "progress"}, {"elapsed", r.elapsed}, {"flows", flows}};
+}
+
+namespace {
+
+json error_reply(const json& id, const std::string& message) {
+  return {{"id", id}, {"ok", false}, {"error", message}};
+}
+
+}  // namespace
+
+Answer answer(const std::string& line, Executor& executor, const std::function<void(const json&)>& emit) {
+  json req;
+  try {
+    req = json::parse(line);
+  } catch (const json::exception& e) {
+    return {error_reply(json(), std::string("bad JSON: ") + e.what())};
+  }
+  const json id = req.is_object() ? req.value("id", json()) : json();
+  try {
+    Body body = parse_request(req, executor.port_count());
+    Answer out;
+    if (std::holds_alternative<HelloRequest>(body)) {
+      out.reply = serialise(executor.hello());
+    } else if (auto* plan = std::get_if<TrialPlan>(&body)) {
+      out.reply = serialise(executor.trial(*plan, [&](const ProgressReport& p) {
+        json event = serialise(p);
+        event["id"] = id;
+        emit(event);
+      }));
+    } else if (auto* a = std::get_if<AddressesRequest>(&body)) {
+      executor.addresses(*a);
+      out.reply = {{"ok", true}};
+    } else if (auto* r = std::get_if<ResolveRequest>(&body)) {
+      out.reply = {{"ok", true}, {"mac", format_mac(executor.resolve(*r).data())}};
+    } else {
+      out.reply = {{"ok", true}};
+      out.shutdown = true;
+    }
+    out.reply["id"] = id;
+    return out;
+  } catch (const std::exception& e) {
+    return {error_reply(id, e.what())};
+  }
+}
+
+}  // namespace xlp::protocol

@@ -1,0 +1,109 @@
+// What the engine reports, as plain values: the data plane fills these, the protocol unit
+// serialises them (docs/protocol.md). No JSON and no DPDK here, so result building can be
+// tested on its own.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace xlp {
+
+struct PortInfo {
+  uint16_t index = 0;
+  std::string name, driver;
+  std::array<uint8_t, 6> mac{};
+  uint32_t link_speed_mbps = 0;  // 0: unknown
+  bool link_up = false;
+  uint16_t rx_queues = 0, tx_queues = 0;
+  bool hw_timestamp = false;     // the NIC offers RX timestamps
+};
+
+struct HelloReport {
+  std::string engine, dpdk;
+  uint64_t tsc_hz = 0;
+  unsigned main_lcore = 0;
+  std::vector<unsigned> workers;
+  std::vector<PortInfo> ports;
+};
+
+// One-way delays of a stream's received frames, in ns.
+struct DelayRange {
+  double min = 0, mean = 0, max = 0;
+};
+
+// The delay histogram of a stream (RFC 8219 §7.3): exact count/min/max/mean, percentiles to
+// the histogram's resolution, and its non-empty buckets.
+struct DelayDistribution {
+  struct Bucket {
+    double low_ns = 0, high_ns = 0;
+    uint64_t count = 0;
+  };
+  uint64_t count = 0;
+  double min_ns = 0, max_ns = 0, mean_ns = 0, p50_ns = 0, p99_ns = 0, p999_ns = 0;
+  double relative_error = 0;
+  std::vector<Bucket> buckets;
+};
+
+struct IpdvSummary {
+  uint64_t count = 0;
+  double min_ns = 0, median_ns = 0, max_ns = 0;
+};
+
+// RFC 8219 §7.2: the delay of each tagged frame, none for a lost or late one.
+struct TaggedDelays {
+  uint64_t lost = 0;
+  std::vector<std::optional<double>> delays_ns;
+};
+
+struct StreamReport {
+  std::string kind;  // "foreground" | "background"
+  uint64_t sent = 0, received = 0, duplicates = 0, reordered = 0, bad_length = 0, out_of_range = 0;
+  uint32_t frame_size = 0, rx_frame_size = 0;
+  std::optional<DelayRange> delay_ns;      // when a frame was received
+  std::optional<uint64_t> late;            // with a per-frame timeout
+  std::optional<DelayDistribution> delay;  // delay.histogram
+  std::optional<IpdvSummary> ipdv;         // delay.ipdv
+  std::optional<TaggedDelays> tagged;      // delay.tagged (foreground only)
+};
+
+struct FlowReport {
+  std::string name;
+  uint64_t rate = 0, planned = 0, sent = 0, received = 0;
+  double send_time = 0;   // s from the schedule's start to the end of sending
+  double max_lag_us = 0;  // how far sending fell behind the schedule at worst
+  std::vector<StreamReport> streams;
+};
+
+struct PortReport {
+  uint16_t index = 0;
+  uint64_t foreign = 0, neighbor_replies = 0;
+};
+
+struct StateTableReport {
+  uint16_t port = 0;
+  uint64_t entries = 0, capacity = 0;
+  int ip_version = 4;
+};
+
+struct TrialReport {
+  bool valid = true;
+  std::string invalid_reason;  // empty when valid
+  double elapsed = 0;          // s, the whole trial as the control thread saw it
+  std::vector<FlowReport> flows;
+  std::vector<PortReport> ports;
+  std::optional<StateTableReport> state_table;  // after a trial with learn
+};
+
+struct FlowProgress {
+  std::string name;
+  uint64_t sent = 0, received = 0;
+};
+
+struct ProgressReport {
+  double elapsed = 0;
+  std::vector<FlowProgress> flows;
+};
+
+}  // namespace xlp

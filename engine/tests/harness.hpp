@@ -1,0 +1,146 @@
+// The data plane without a NIC: DPDK's EAL started once per process with --no-huge --no-pci
+// (needs root, as CI has), and ports in memory whose "DUT" is a function of the test. Every
+// frame passes a mutex on its way from the sending to the receiving worker, so the hand-over
+// is a synchronisation ThreadSanitizer sees (DPDK's drivers are not instrumented).
+#pragma once
+#include <gtest/gtest.h>
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "io.hpp"
+#include "runtime.hpp"
+
+namespace xlp::test {
+
+struct Eal {
+  rte_mempool* pool = nullptr;
+  std::vector<unsigned> workers;
+  uint64_t tsc_hz = 0;
+  std::string error;  // why the EAL or the pool could not be set up
+};
+
+// Main lcore and two workers, spread over the CPUs this process may use: a TX task and an RX
+// task on different workers, as in a bidirectional trial of the engine.
+inline const Eal& eal() {
+  static const Eal instance = [] {
+    Eal e;
+    cpu_set_t cpus;
+    std::string allowed;
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0)
+      for (int c = 0; c < CPU_SETSIZE; ++c)
+        if (CPU_ISSET(c, &cpus)) allowed += (allowed.empty() ? "" : ",") + std::to_string(c);
+    const std::string lcores = "--lcores=(0-2)@(" + (allowed.empty() ? std::string("0") : allowed) + ")";
+    const std::string prefix = "xlptest" + std::to_string(getpid());
+    std::vector<std::string> args = {"dataplane_tests", "--no-huge", "--no-pci", "-m", "256", lcores,
+                                     "--file-prefix", prefix, "--no-telemetry", "--log-level=*:warning"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    if (rte_eal_init(int(argv.size()), argv.data()) < 0) {
+      e.error = std::string("EAL initialisation failed (the data-plane tests need root): ") + rte_strerror(rte_errno);
+      return e;
+    }
+    e.pool = rte_pktmbuf_pool_create("xlp_test_pool", 8191, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+    if (!e.pool) e.error = std::string("cannot create the mbuf pool: ") + rte_strerror(rte_errno);
+    unsigned lcore;
+    RTE_LCORE_FOREACH_WORKER(lcore) e.workers.push_back(lcore);
+    e.tsc_hz = rte_get_tsc_hz();
+    return e;
+  }();
+  return instance;
+}
+
+// Fails the calling test (never skips it) when the EAL is not there.
+#define XLP_REQUIRE_EAL()                                 \
+  do {                                                    \
+    ASSERT_EQ(::xlp::test::eal().error, std::string());   \
+    ASSERT_EQ(::xlp::test::eal().workers.size(), 2u);     \
+  } while (0)
+
+// Two ports in memory. A frame sent on a port goes to `dut`, which delivers it (or copies,
+// or nothing) to a port's receive queue; the default DUT is a cable: 0 <-> 1.
+class MemoryIo final : public BurstIo {
+ public:
+  using Deliver = std::function<void(uint16_t port, rte_mbuf* m)>;
+  // Called under the lock for every frame sent on `port`, in sending order; it owns `m`.
+  using Dut = std::function<void(uint16_t port, rte_mbuf* m, const Deliver& deliver)>;
+
+  explicit MemoryIo(Dut dut = nullptr) : dut_(std::move(dut)) {}
+  ~MemoryIo() override {
+    for (auto& q : inbox_)
+      for (rte_mbuf* m : q) rte_pktmbuf_free(m);
+  }
+
+  uint16_t rx(uint16_t port, uint16_t, rte_mbuf** bufs, uint16_t n) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& q = inbox_[port];
+    uint16_t k = 0;
+    for (; k < n && !q.empty(); ++k) {
+      bufs[k] = q.front();
+      q.pop_front();
+    }
+    return k;
+  }
+
+  uint16_t tx(uint16_t port, uint16_t, rte_mbuf** bufs, uint16_t n) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const Deliver deliver = [this](uint16_t to, rte_mbuf* m) { inbox_[to].push_back(m); };
+    for (uint16_t i = 0; i < n; ++i) {
+      ++sent_[port];
+      if (dut_) dut_(port, bufs[i], deliver);
+      else deliver(uint16_t(1 - port), bufs[i]);
+    }
+    return n;
+  }
+
+  uint64_t sent(uint16_t port) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return sent_[port];
+  }
+
+ private:
+  std::mutex mutex_;
+  Dut dut_;
+  std::deque<rte_mbuf*> inbox_[2];
+  uint64_t sent_[2] = {0, 0};
+};
+
+// One trial on MemoryIo: `tick` runs on this thread about every millisecond while the
+// workers send and receive (an empty worker list runs every task on this thread).
+class Bench {
+ public:
+  explicit Bench(MemoryIo::Dut dut = nullptr) : io(std::move(dut)), identities(2), tables(2) {
+    identities[0].mac = {0x02, 0, 0, 0, 0, 0x01};
+    identities[1].mac = {0x02, 0, 0, 0, 0, 0x02};
+  }
+
+  TrialReport run(const TrialPlan& plan, const std::function<void(Trial&)>& tick = nullptr,
+                  bool on_workers = true) {
+    trial_tag = uint8_t(trial_tag % 255 + 1);
+    Trial trial(plan, trial_tag, io, eal().pool, eal().tsc_hz, identities, tables);
+    const auto t0 = std::chrono::steady_clock::now();
+    trial.run(on_workers ? eal().workers : std::vector<unsigned>{}, [&] {
+      if (tick) tick(trial);
+    });
+    return trial.result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+
+  MemoryIo io;
+  std::vector<PortIdentity> identities;
+  std::vector<std::unique_ptr<StateTable>> tables;
+  uint8_t trial_tag = 0;
+};
+
+}  // namespace xlp::test
