@@ -372,6 +372,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "capacity_error": Key(1000, integer(1)),                 # E, connections
         "beta": Key(0.2, number(0, 1, low_open=True, high_open=True)),
         "gamma": Key(0.4, number(0, 1, low_open=True, high_open=True)),
+        # Phase-2 procedures and teardown-rate's loading: how often a phase 1 whose state table
+        # did not fill is taken again (siitperf's scripts retake it) before the step is invalid.
+        "retakes": Key(2, integer(0, 100)),
     },
     # The DUT: a description for the report, and hooks run at defined points (xlatperf/measure/hooks.py).
     "dut": {

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 
 from ..util.errors import key_error
-from .derived import foreground_addresses, has_background
+from .derived import active_directions, foreground_addresses, has_background
 from .variation import varying_fields
 
 PORT_FIELDS = ("src_port", "dst_port")
@@ -114,11 +114,10 @@ def check_stateful(config: dict) -> None:
     traffic = config["traffic"]
     frames = foreground_frames(s["connections"], traffic["mix_n"], traffic["mix_m"])
     if what != "none" and frames > e.combinations:
-        ranges = " x ".join(f"{_field_key(config, v)} {v['max'] - v['min'] + 1}"
-                            for v in e.enumerated)
         raise key_error("stateful.connections", s["connections"],
                      f"must give at most {e.combinations:,} foreground frames, the combinations "
-                     f"of the enumerated ranges ({ranges}): each tuple is sent once in phase 1"
+                     f"of the enumerated ranges ({_ranges(config, e)}): each tuple is sent once "
+                     "in phase 1"
                      + (f" (with mix {traffic['mix_m']}/{traffic['mix_n']}, {frames:,} of the "
                         "frames are foreground)" if has_background(config) else ""))
     if s["table_size"] > frames:
@@ -135,10 +134,73 @@ def check_stateful(config: dict) -> None:
                      "phase 1 and its timeout), or 0 for N/R + 2T")
 
 
-def gap_seconds(config: dict) -> float:
-    """D: stateful.gap, or N/R + 2T (siitperf's scripts) when it is 0."""
+def _ranges(config: dict, e: Enumeration) -> str:
+    """The enumerated ranges for a message: "ports.forward_src 100 x ports.forward_dst 100"."""
+    return " x ".join(f"{_field_key(config, v)} {v['max'] - v['min'] + 1}" for v in e.enumerated)
+
+
+def _frames_for(foreground: int, mix_n: int, mix_m: int) -> int:
+    """The fewest frames of which `foreground` are foreground (inverse of foreground_frames)."""
+    periods, rest = divmod(foreground, mix_m)
+    return (periods - 1) * mix_n + mix_m if rest == 0 else periods * mix_n + rest
+
+
+def check_phase2(config: dict) -> None:
+    """RFC 9693 phase 2 uses only connections phase 1 established (methodology §12.5: phase-2
+    tests exercise existing connections only; §12.4: phase 1 sends every combination). The
+    Initiator's phase-2 frames vary over the same ranges as phase 1, so phase 1 must send every
+    four-tuple they can carry: all the combinations of the enumerated ranges. Otherwise each
+    unsent tuple opens a connection during the measurement, and what the report calls the DUT's
+    forwarding loss is partly its connection set-up (or its table overflowing).
+
+    Only for procedures with a phase 2 whose Initiator's direction sends: connection-rate,
+    teardown-rate and table-capacity send no Initiator traffic after phase 1, so they may
+    establish fewer connections than there are combinations (table-capacity must)."""
+    s, traffic = config["stateful"], config["traffic"]
+    _, responder, direction, backward = roles(config)
+    if direction not in active_directions(config):
+        return  # phase 2 sends only from the state table: no new tuple can appear
+    only_responder = (f"or measure only the Responder's direction (traffic.direction = "
+                      f'"{backward}")')
+    e = enumeration(config)
+    if s["enumerate"] == "none":
+        varying = [_field_key(config, v) for v in e.varying]
+        if config["addresses"][f"{responder}_nets"] > 1:
+            varying.append(f"addresses.{responder}_nets")
+        if varying:
+            raise key_error("stateful.enumerate", "none",
+                         f"{', '.join(varying)} vary in the Initiator's ({direction}) frames, and "
+                         "phase 1 without enumeration does not send every combination, so phase "
+                         "2 would open new connections (RFC 9693 phase 2 uses only established "
+                         'ones): enumerate them (stateful.enumerate = "ports", "addresses" or '
+                         f'"both"), set them "fixed" (nets: 1), {only_responder}')
+        return
+    frames = foreground_frames(s["connections"], traffic["mix_n"], traffic["mix_m"])
+    if frames < e.combinations:
+        needed = _frames_for(e.combinations, traffic["mix_n"], traffic["mix_m"])
+        raise key_error("stateful.connections", s["connections"],
+                     f"must send all {e.combinations:,} combinations of the enumerated ranges "
+                     f"({_ranges(config, e)}) in phase 1 when phase 2 sends in the Initiator's "
+                     f"({direction}) direction, not {frames:,}"
+                     + (f" foreground frames (mix {traffic['mix_m']}/{traffic['mix_n']})"
+                        if has_background(config) else "")
+                     + ": phase 2's Initiator frames vary over the same ranges, and every tuple "
+                     "phase 1 did not send would open a new connection, which RFC 9693 phase 2 "
+                     f"must not; set stateful.connections = {needed:,}, narrow the ranges, "
+                     + only_responder)
+
+
+def gap_seconds(config: dict, connections: int | None = None, rate: int | None = None) -> float:
+    """D for phase 1 with `connections` frames at `rate` (default: stateful.connections at
+    stateful.rate_phase1): stateful.gap, or N/R + 2T (siitperf's scripts) when it is 0. A search
+    varies N and R, so an explicit gap below N/R + T (RFC 9693's minimum) is raised to it; for
+    the configured N and R check_stateful() already refused such a gap."""
     s = config["stateful"]
-    return s["gap"] or s["connections"] / s["rate_phase1"] + 2 * s["timeout_phase1"]
+    n = s["connections"] if connections is None else connections
+    r = s["rate_phase1"] if rate is None else rate
+    if not s["gap"]:
+        return n / r + 2 * s["timeout_phase1"]
+    return max(s["gap"], n / r + s["timeout_phase1"])
 
 
 def table_size(config: dict, connections: int | None = None) -> int:
@@ -180,7 +242,7 @@ def reporting_items(config: dict) -> dict:
         "source_addresses": _range(by_field.get("src_ip"), value[source], enumerated),
         "destination_addresses": _range(by_field.get("dst_ip"), value[destination], enumerated),
         "selection": s["selection"], "validation": s["validation"],
-        "validation_factor": s["validation_factor"],
+        "validation_factor": s["validation_factor"], "retakes": s["retakes"],
         "dut": config["dut"]["description"],
         "before_trial": config["dut"]["before_trial"],
     }

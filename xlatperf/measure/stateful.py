@@ -13,20 +13,42 @@ Each step of a stateful test:
      direction sending ordinary traffic within the same ranges.
 
 connection-rate, teardown-rate and table-capacity (xlatperf/procedures/stateful.py) use phase 1
-followed by a validation trial instead of phase 2.
+followed by a validation trial instead of phase 2, started D after phase 1 as siitperf's cttc.sh
+starts its validation phase 2.
 """
 
 import time
 from dataclasses import dataclass
 
-from ..config.stateful import (check_stateful, enumeration, gap_seconds, reporting_items, roles,
-                               table_size)
+from ..config.stateful import (check_phase2, check_stateful, enumeration, gap_seconds,
+                               reporting_items, roles, table_size)
 from ..engine.protocol import TrialResult
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import MeasurementError
 
 PHASE1, VALIDATION, TEARDOWN = "phase1", "validation", "teardown"
 PROGRESS_INTERVAL = 1.0
+# The engine's shortest trial (its trial parser: "duration" in 1e-3..1e6 s; checked against
+# engine/src by tests/test_stateful_short.py). Phase 1 of N frames at R lasts N/R, which
+# a small N at a high R makes shorter: the request then asks for this window while `frames`
+# keeps the count at N and the rate at R (docs/protocol.md "Frame count").
+ENGINE_MIN_DURATION = 1e-3
+# The engine's rate check: the trial is invalid when sending took longer than duration x this.
+RATE_SLACK = 1 + 1e-5
+
+
+def window(frames: int, rate: int) -> float:
+    """The `duration` of a request that sends `frames` frames at `rate`: N/R, at least the
+    engine's shortest trial."""
+    return max(frames / rate, ENGINE_MIN_DURATION)
+
+
+def send_seconds(result: TrialResult, flow: str) -> float | None:
+    """How long the engine took to send `flow`'s frames (its reply's send_time; None unknown)."""
+    for entry in (result.reply or {}).get("flows", []):
+        if entry.get("name") == flow:
+            return entry.get("send_time")
+    return None
 
 
 @dataclass(frozen=True)
@@ -40,22 +62,50 @@ class EstablishmentStep:
     phase1: TrialResult
     entries: int | None = None
     validation: TrialResult | None = None
+    # Seconds the engine took to send phase 1 (None: not recorded). The engine checks its
+    # sending time against the request's duration, which is ENGINE_MIN_DURATION when N/R is
+    # shorter; this keeps the check at N/R itself (the same rule as the engine's).
+    send_seconds: float | None = None
 
     @property
     def rate(self) -> int:
         return self.phase1.rate
 
+    def _late(self) -> str | None:
+        due = self.connections / self.rate
+        if self.send_seconds is None or self.send_seconds <= due * RATE_SLACK:
+            return None
+        return (f"tester could not keep the rate: sent {self.connections:,} frames in "
+                f"{self.send_seconds:.6f} s, more than N/R = {due:.6f} s x {RATE_SLACK:g}")
+
     @property
     def valid(self) -> bool:
-        return self.phase1.valid and (self.validation is None or self.validation.valid)
+        return (self.phase1.valid and self._late() is None
+                and (self.validation is None or self.validation.valid))
 
     @property
     def invalid_reason(self) -> str | None:
         if not self.phase1.valid:
             return f"phase 1: {self.phase1.invalid_reason}"
+        if self._late() is not None:
+            return f"phase 1: {self._late()}"
         if self.validation is not None and not self.validation.valid:
             return f"validation: {self.validation.invalid_reason}"
         return None
+
+    @property
+    def rate_not_kept(self) -> bool:
+        """Invalid because the tester could not send phase 1 (or validation) at its rate: the
+        search was bounded by the tester (xlatperf/procedures/search.py)."""
+        trials = [self.phase1] + ([self.validation] if self.validation is not None else [])
+        return self._late() is not None or any(getattr(t, "rate_not_kept", False)
+                                               for t in trials)
+
+    @property
+    def filled(self) -> bool:
+        """The Responder's state table has its M entries (RFC 9693; siitperf: else "Failed to
+        fill state table")."""
+        return self.entries is None or self.entries >= self.table_size
 
     @property
     def received(self) -> int:
@@ -69,7 +119,7 @@ class EstablishmentStep:
         if sent != self.connections or self.received != sent:
             return (f"phase 1: {self.received:,} of {self.connections:,} frames reached the "
                     "Responder")
-        if self.entries is not None and self.entries < self.table_size:
+        if not self.filled:
             return f"failed to fill state table: {self.entries:,} of {self.table_size:,} entries"
         if self.validation is not None and not self.validation.passes(0.0):
             counts = list(self.validation.directions.values())
@@ -84,7 +134,7 @@ class EstablishmentStep:
         return {"connections": self.connections, "table_size": self.table_size,
                 "rate": self.rate, "valid": self.valid, "passed": self.passes(),
                 "failure": self.failure(), "state_table_entries": self.entries,
-                "phase1": self.phase1.to_dict(),
+                "send_seconds": self.send_seconds, "phase1": self.phase1.to_dict(),
                 "validation": self.validation.to_dict() if self.validation else None}
 
 
@@ -101,11 +151,16 @@ def _single_direction(config: dict, direction: str) -> dict:
 
 class StatefulTest:
     """Builds the stateful requests for a TrafficPlan (whose config has the DUT MACs resolved)
-    and runs phase 1 (and validation) through a TrialSession (runner.py)."""
+    and runs phase 1 (and validation) through a TrialSession (runner.py). phase2: phase-2
+    trials follow (the runner's stateful.enabled procedures), so phase 1 must send every tuple
+    the Initiator's phase-2 frames can carry (check_phase2); the establishment procedures
+    pass False."""
 
-    def __init__(self, plan: TrafficPlan):
+    def __init__(self, plan: TrafficPlan, phase2: bool = True):
         config = plan.config
         check_stateful(config)
+        if phase2:
+            check_phase2(config)
         self.config = config
         self.settings = config["stateful"]
         self.initiator, self.responder, self.forward, self.backward = roles(config)
@@ -133,7 +188,7 @@ class StatefulTest:
         foreground["vary"] = [dict(v) for v in self.enumeration.vary]
         if self.enumeration.enumerated:
             foreground["enumerate"] = self.settings["order"]
-        return {"duration": connections / rate, "timeout": self.settings["timeout_phase1"],
+        return {"duration": window(connections, rate), "timeout": self.settings["timeout_phase1"],
                 "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
                 "seed": self.config["traffic"]["seed"], "flows": [flow],
                 "learn": {"port": self.responder_port, "flow": 0, "table_size": table,
@@ -152,7 +207,7 @@ class StatefulTest:
         (flow,) = self.responder_plan.flows(rate)
         flow = self._from_table(flow, "increasing")
         flow["frames"] = entries
-        return {"duration": entries / rate, "timeout": self.settings["timeout_phase1"],
+        return {"duration": window(entries, rate), "timeout": self.settings["timeout_phase1"],
                 "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
                 "seed": self.config["traffic"]["seed"], "flows": [flow]}
 
@@ -163,57 +218,89 @@ class StatefulTest:
 
     # -- running ---------------------------------------------------------------------------
 
-    def run_phase1(self, session, connections: int, rate: int, table: int) -> EstablishmentStep:
+    def run_phase1(self, session, connections: int, rate: int, table: int,
+                   extra: dict | None = None) -> EstablishmentStep:
+        """Phase 1, recorded as phase "phase1" with `connections`, the engine's state_table,
+        send_seconds and `extra` (e.g. the attempt)."""
         request = self.phase1_request(connections, rate, table)
         holder: dict = {}
 
         def annotate(result):
             holder["table"] = (result.reply or {}).get("state_table")
-            return {"connections": connections, "state_table": holder["table"]}
+            holder["send"] = send_seconds(result, self.forward)
+            return {"connections": connections, "state_table": holder["table"],
+                    "send_seconds": holder["send"], **(extra or {})}
         result = session.run_request(request, rate, PHASE1, annotate)
         state = holder.get("table")
         if state is None and result.valid:
             raise MeasurementError("the engine's phase-1 reply has no state_table: does it "
                                    "support stateful tests (docs/protocol.md)?")
         return EstablishmentStep(connections, table, result,
-                                 entries=None if state is None else int(state["entries"]))
+                                 entries=None if state is None else int(state["entries"]),
+                                 send_seconds=holder.get("send"))
+
+    def _wait_gap(self, session, started: float, connections: int, rate: int) -> None:
+        """Sleeps until D (gap_seconds for this N and R) after `started`, phase 1's start."""
+        remaining = gap_seconds(self.config, connections, rate) - (time.monotonic() - started)
+        if remaining > 0:
+            session.reporter.pausing(remaining)
+            time.sleep(remaining)
 
     def establish(self, session, connections: int, rate: int, validate: bool,
                   table: int | None = None) -> EstablishmentStep:
         """One step of connection-rate / table-capacity / teardown-rate: the DUT hook (empty
         table), phase 1, and, when phase 1 passed and `validate`, the validation trial at
-        validation_factor x rate."""
+        validation_factor x rate, D after phase 1 started (siitperf's cttc.sh validates in its
+        phase 2, which starts D = N/R + 2T after phase 1; RFC 9693 requires D >= N/R + T)."""
         table = table_size(self.config, connections) if table is None else table
         session.begin_step()
+        started = time.monotonic()
         step = self.run_phase1(session, connections, rate, table)
         if not validate or step.failure() is not None:
             return step
+        self._wait_gap(session, started, connections, rate)
         entries = step.entries if step.entries is not None else table
         speed = max(1, int(self.settings["validation_factor"] * rate))
         validation = session.run_request(self.validation_request(entries, speed), speed,
                                          VALIDATION, lambda r: {"connections": connections})
-        return EstablishmentStep(connections, table, step.phase1, step.entries, validation)
+        return EstablishmentStep(connections, table, step.phase1, step.entries, validation,
+                                 step.send_seconds)
 
     def before_phase2(self, session, rate: int) -> TrialResult | None:
-        """Phase 1 and the gap before a phase-2 trial (the session has begun the step). Returns
+        """Phase 1 and the gap before a phase-2 trial (the session has begun the step and run
+        the before_trial hook). A phase 1 whose state table did not fill is taken again, hook
+        first, up to stateful.retakes times (siitperf's binary-rate-alg.sh-sf retakes "Failed to
+        fill state table" without limit); every attempt is recorded with its number. Returns
         None when phase 2 may run, else the step's invalid result (RFC 9693: a state table
         that did not fill makes the trial invalid, never a measurement)."""
-        started = time.monotonic()
         s = self.settings
-        step = self.run_phase1(session, s["connections"], s["rate_phase1"], table_size(self.config))
-        if not step.phase1.valid or (step.entries is not None and step.entries < step.table_size):
-            reason = step.invalid_reason if not step.phase1.valid else (
-                f"failed to fill state table: {step.entries:,} of {step.table_size:,} entries")
-            return TrialResult(rate=rate, valid=False, directions={}, invalid_reason=reason)
-        remaining = self.gap - (time.monotonic() - started)
-        if remaining > 0:
-            session.reporter.pausing(remaining)
-            time.sleep(remaining)
-        return None
+        attempts = 1 + s["retakes"]
+        for attempt in range(1, attempts + 1):
+            if attempt > 1 and session.hooks is not None:  # empty the DUT's table again
+                session.hooks.before_trial({"procedure": session.procedure,
+                                            "repetition": session.repetition,
+                                            "step": session.step, "attempt": attempt})
+            started = time.monotonic()
+            step = self.run_phase1(session, s["connections"], s["rate_phase1"],
+                                   table_size(self.config), {"attempt": attempt})
+            if not step.valid:  # the tester, not the DUT: retaking would not help
+                return TrialResult(rate=rate, valid=False, directions={},
+                                   invalid_reason=step.invalid_reason)
+            if step.filled:
+                self._wait_gap(session, started, s["connections"], s["rate_phase1"])
+                return None
+        reason = f"failed to fill state table: {step.entries:,} of {step.table_size:,} entries"
+        if attempts > 1:
+            reason += f" (in each of {attempts} attempts, stateful.retakes = {s['retakes']})"
+        return TrialResult(rate=rate, valid=False, directions={}, invalid_reason=reason)
 
     # -- reporting -------------------------------------------------------------------------
 
     def report(self) -> dict:
         """The RFC 9693 reporting items that the configuration determines (methodology
-        §12.10): roles, N, M, R, T, D, enumeration and ranges, selection, validation, DUT."""
-        return reporting_items(self.config)
+        §12.10): roles, N, M, R, T, D, enumeration and ranges, selection, validation, DUT;
+        and how this tester times them: validation starts D after phase 1 (D for that step's
+        N and R), and a phase 1 or validation shorter than the engine's shortest trial is sent
+        in a window of that length, its frame count and rate unchanged."""
+        return {**reporting_items(self.config), "validation_start": "D after phase 1 started",
+                "shortest_window": ENGINE_MIN_DURATION}

@@ -23,7 +23,7 @@ class _Stateful(Procedure):
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
-        self.test = StatefulTest(plan)
+        self.test = StatefulTest(plan, phase2=False)  # phase 1 and validation only
         self.s = config["stateful"]
         self.hi = self.s["max_rate"] or self.test.max_rate
         self.test.initiator_plan.check_rate(self.hi, "stateful.max_rate")
@@ -42,7 +42,8 @@ class _Stateful(Procedure):
                 steps.append(EstablishmentStep(
                     connections=phase1["connections"], table_size=table.get("capacity", 0),
                     phase1=trial_from_record(phase1), entries=table.get("entries"),
-                    validation=trial_from_record(validation) if validation else None))
+                    validation=trial_from_record(validation) if validation else None,
+                    send_seconds=phase1.get("send_seconds")))
             steps += [Teardown(**r["teardown"]) for r in group if r.get("phase") == TEARDOWN]
         return steps
 
@@ -106,14 +107,19 @@ class Teardown:
 class TeardownRate(_Stateful):
     """Connection tear-down rate: load N connections (phase 1 at stateful.rate_phase1, with
     validation), time dut.teardown on the full table (T_N), then again on the now empty table
-    (T_0); rate = N / (T_N - T_0)."""
+    (T_0); rate = N / (T_N - T_0). A load that failed is taken again (each attempt its own
+    step, hook first), up to stateful.retakes times, as phase-2 procedures retake phase 1:
+    loading at a safe rate is a precondition of the measurement, not its result."""
     name = "teardown-rate"
 
     def run(self, session, steps):
         n, rate = self.s["connections"], self.s["rate_phase1"]
-        step = self.establish(session, n, rate)
-        steps.append(step)
-        if step.failure() is not None:  # not loaded: nothing to time in this repetition
+        for _ in range(1 + self.s["retakes"]):
+            step = self.establish(session, n, rate)
+            steps.append(step)
+            if step.failure() is None:
+                break
+        else:  # not loaded: nothing to time in this repetition
             return
         context = {"procedure": self.name, "repetition": session.repetition,
                    "step": session.step}
@@ -131,6 +137,7 @@ class TeardownRate(_Stateful):
                  "connections": self.s["connections"],
                  "loaded": bool(loads) and loads[-1].failure() is None,
                  "load_failure": loads[-1].failure() if loads else None,
+                 "load_attempts": len(loads),
                  "load": loads[-1].to_dict() if loads else None}
         if timed:
             entry |= {"full_seconds": timed[-1].full_seconds,
