@@ -58,7 +58,7 @@ def run_trial(request):
     interval = float(request.get("progress_interval", 1.0))
     duration = float(request["duration"])
     flows = request["flows"]
-    if not 1e-3 <= duration <= 1e6:  # the engine's range (engine/src/plan.cpp parse_trial)
+    if not 1e-3 <= duration <= 1e6:  # the engine's range (its trial parser, engine/src/)
         send({"id": request["id"], "ok": False,
               "error": f"duration = {duration:g}: must be a number in 0.001..1000000.0"})
         return
