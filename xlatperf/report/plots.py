@@ -16,17 +16,20 @@ plot per quantity, so values of different meaning never share an axis."""
 
 import json
 import re
+import textwrap
 from pathlib import Path
 
 from .collect import Entry
 from .families import delay_series, family
 from .tables import point_label, short
-from .units import axis_label, unit
+from .units import UNITS, axis_label, unit
 
 MAX_FIGURES_PER_KIND = 12
 CORE_KEY = re.compile(r"core|cpu|lcore|worker|queue", re.I)
 CONNECTION_KEY = re.compile(r"conn|state_table|flows|tuples", re.I)
 DELAY_AXIS = "one-way delay (µs)"
+# Cycled with the colours, so that equal series (equal results) still show as several lines.
+LINE_STYLES = ("-", "--", ":", "-.")
 
 
 class Plotter:
@@ -70,14 +73,28 @@ def dress(ax, x_label: str, y_label: str, *, title: str | None = None, xlim=None
         ax.set_ylim(*ylim)
     if log_x:
         ax.set_xscale("log")
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
     if integer_x:
-        from matplotlib.ticker import MaxNLocator
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    for axis, label in ((ax.xaxis, x_label), (ax.yaxis, y_label)):
+        # Frames/s and connections written out with thousands separators, never as an offset
+        # ("1e7") the reader has to multiply in.
+        if axis.get_scale() == "linear" and any(label.endswith(f"({u.axis})")
+                                                 for u in UNITS.values() if u.count):
+            axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     if title is not None:
-        ax.set_title(title, fontsize=10)
-    if ax.get_legend_handles_labels()[1]:
-        ax.legend(**{"fontsize": 7, **(legend or {})})
+        ax.set_title(textwrap.fill(title, 90), fontsize=10)
+    handles, labels = ax.get_legend_handles_labels()
+    if labels:
+        # Long labels (a campaign point's swept keys) wrapped, so the legend never squeezes
+        # the plot.
+        ax.legend(handles, [_fit(label) for label in labels],
+                  **{"fontsize": 7, **(legend or {})})
     ax.grid(**{"alpha": 0.3, **(grid or {})})
+
+
+def _fit(label: str, width: int = 60, lines: int = 3) -> str:
+    return textwrap.fill(label, width, max_lines=lines, placeholder=" …")
 
 
 def slug(text: str) -> str:
@@ -184,7 +201,8 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
         dress(ax, "frame size (bytes)", y_label(usable[0]),
               title=f"median with 1st/99th percentiles: {title}",
               ylim=(0, 100) if unit_name == "ratio" else None,
-              legend={"title": "direction", "fontsize": 8}, grid={"axis": "y"})
+              legend={"title": "direction", "fontsize": 8, "loc": "upper left",
+                      "bbox_to_anchor": (1.01, 1.0)}, grid={"axis": "y"})
         plotter.save(fig, f"bars_{number}_{procedure}",
                      f"Median with 1st/99th-percentile error bars per frame size and direction "
                      f"({title})")
@@ -233,19 +251,22 @@ def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_l
     for quantity, usable in by_quantity(entries, _plottable):
         scale = unit(usable[0].unit).scale
         fig, axs = plotter.figure(2 if relative else 1)
-        for group_key, group in list(groups(usable, others).items())[:MAX_FIGURES_PER_KIND]:
+        for number, (group_key, group) in enumerate(
+                list(groups(usable, others).items())[:MAX_FIGURES_PER_KIND]):
+            style = LINE_STYLES[number % len(LINE_STYLES)]
             # by x alone: points with equal x (keys swept outside `axes`) keep their order
             points = sorted(((x_of(e), _statistics(e.summary, scale)) for e in group),
                             key=lambda p: p[0])
             xs = [x for x, _ in points]
             ys = [s[0] for _, s in points]
             err = [[s[1] for _, s in points], [s[2] for _, s in points]]
-            axs[0].errorbar(xs, ys, yerr=err, marker="o", capsize=3,
+            axs[0].errorbar(xs, ys, yerr=err, marker="o", capsize=3, linestyle=style,
                             label=group_title(group_key, others))
             if relative and ys and ys[0]:
-                axs[1].plot(xs, [y / ys[0] for y in ys], marker="o",
+                axs[1].plot(xs, [y / ys[0] for y in ys], marker="o", linestyle=style,
                             label=group_title(group_key, others))
-        dress(axs[0], x_label, y_label(usable[0]), title=caption, log_x=log_x)
+        dress(axs[0], x_label, y_label(usable[0]), log_x=log_x,
+              title=f"{caption} (error bars: 1st and 99th percentiles)")
         if relative:
             dress(axs[1], x_label, "relative scale-up (median / median at the smallest "
                                    f"{x_label})", log_x=log_x)
@@ -295,10 +316,13 @@ def cdf_plot(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
     for quantity, usable in by_quantity(entries, lambda entry: len(values(entry)) >= 5):
         scale = unit(usable[0].unit).scale
         fig, (ax,) = plotter.figure()
-        for entry in usable[:MAX_FIGURES_PER_KIND]:
+        for number, entry in enumerate(usable[:MAX_FIGURES_PER_KIND]):
             found = values(entry)
             n = len(found)
-            ax.step([v * scale for v in found], [(i + 1) / n for i in range(n)], where="post",
+            # from 0 at the smallest value: the ECDF's first step is drawn, not implied
+            ax.step([found[0] * scale] + [v * scale for v in found],
+                    [0] + [(i + 1) / n for i in range(n)], where="post",
+                    linestyle=LINE_STYLES[number % len(LINE_STYLES)],
                     label=f"{entry.name}: {point_label(entry, axes)} (n = {n})")
         what = family(usable[0]).quantity(usable[0])
         dress(ax, y_label(usable[0]), "cumulative fraction of repetitions", ylim=(0, 1.02),
@@ -310,6 +334,20 @@ def cdf_plot(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
 # --------------------------------------------------------------------------------------------
 # Delay measurements (family "delay"): per measurement
 # --------------------------------------------------------------------------------------------
+
+# Directions drawn differently, so that equal values (the usual case in both directions) show
+# as two lines, not one hiding the other.
+DIRECTION_LINES = {"forward": {"linestyle": "-", "marker": "o"},
+                   "reverse": {"linestyle": "--", "marker": "x", "markersize": 8}}
+
+
+def _direction_style(direction: str, markers: bool = True) -> dict:
+    style = dict(DIRECTION_LINES.get(direction, {"linestyle": ":", "marker": "s"}))
+    if not markers:
+        style.pop("marker")
+        style.pop("markersize", None)
+    return style
+
 
 # The per-repetition delay metrics by what they measure, each group on its own plot.
 DELAY_PANELS = [("latency", ("TL", "WCL"), "latency per repetition (RFC 8219 §7.2)"),
@@ -333,9 +371,12 @@ def delay_repetitions(plotter: Plotter, entry: Entry, label: str, number: int) -
             name = f"{metric} {direction}" + (
                 f" (∞ in {infinite} of {len(values)}: lost tagged frames, not drawn)"
                 if infinite else "")
-            ax.plot([n for n, _ in finite], [v for _, v in finite], marker="o", label=name)
+            # One colour per metric, one line style per direction.
+            ax.plot([n for n, _ in finite], [v for _, v in finite], label=name,
+                    color=f"C{metrics.index(metric)}", **_direction_style(direction))
         dress(ax, "repetition", axis_label(quantity, "ms"), integer_x=True,
-              title=f"{caption}: {label}")
+              title=f"{caption}: {label}",
+              legend={"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)})
         plotter.save(fig, f"delay_{number}_{slug(quantity)}_per_repetition",
                      f"{caption[0].upper()}{caption[1:]} ({label})")
 
@@ -374,7 +415,7 @@ def delay_distribution(plotter: Plotter, entry: Entry, label: str, number: int) 
             continue
         lost = len(delays) - len(finite)
         ax.step(finite, [(i + 1) / len(delays) for i in range(len(finite))], where="post",
-                label=f"{direction}: {len(delays):,} tagged frames"
+                **_direction_style(direction, markers=False), label=f"{direction}: {len(delays):,} tagged frames"
                       + (f", {lost:,} lost or late (+∞: the curve ends below 1)" if lost
                          else ""))
         spans += finite[:1] + finite[-1:]
@@ -388,7 +429,8 @@ def delay_distribution(plotter: Plotter, entry: Entry, label: str, number: int) 
             seen += count
             xs.append(high / 1000)
             ys.append(seen / total)
-        ax.plot(xs, ys, label=f"{direction}: every received frame ({total:,}, histogram of "
+        ax.plot(xs, ys, **_direction_style(direction, markers=False),
+                label=f"{direction}: every received frame ({total:,}, histogram of "
                               f"{len(found)} trial(s))")
         spans += [xs[0], xs[-1]]
     positive = [s for s in spans if s > 0]
