@@ -20,8 +20,10 @@ from conftest import FAKE_CONFIG, FAKE_ENGINE
 from xlatperf.config import load_config
 from xlatperf.procedures import REGISTRY
 from xlatperf.report import write_report
+from xlatperf.report.families import FAMILIES
 from xlatperf.run import run_procedure
 from xlatperf.run.campaign import load_campaign, run_campaign
+from xlatperf.ui.console import SUMMARY_TABLES
 
 # The port ranges the RFC 9693 procedures enumerate (500 x 100 four-tuples) are set for every
 # procedure, so that the results of all procedures differ only in a few keys (fewer swept axes
@@ -80,9 +82,11 @@ SETTINGS
 """
 
 
-def test_every_registered_procedure_has_a_case():
+def test_every_registered_procedure_has_a_case_and_a_renderer():
     assert {procedure for procedure, *_ in CASES.values()} == set(REGISTRY)
     assert {spec.unit for spec in REGISTRY.values()} <= set(TABLE_UNIT) & set(AXIS_UNIT)
+    families = {spec.report for spec in REGISTRY.values()}
+    assert families <= set(FAMILIES) and families <= set(SUMMARY_TABLES)
 
 
 def _environment(patch, environment: dict) -> None:
