@@ -305,7 +305,7 @@ def test_a_state_table_that_did_not_fill_is_an_invalid_step(fake, monkeypatch):
     assert step["valid"] is False
     # Taken again stateful.retakes = 2 times (tests/test_stateful_retake.py), then invalid.
     assert step["invalid_reason"] == ("failed to fill state table: 5,000 of 10,000 entries "
-                                      "(in each of 3 attempts, stateful.retakes = 2)")
+                                      "(the last of 3 attempts, stateful.retakes = 2)")
     assert [r.get("phase") for r in read_trials(out)] == ["phase1"] * 3 + [None]  # no phase 2
 
 

@@ -49,9 +49,22 @@ def test_retakes_are_bounded_and_the_step_then_invalid(fake, monkeypatch):
     (step,) = summary["repetitions"]
     assert step["valid"] is False
     assert step["invalid_reason"] == ("failed to fill state table: 5,000 of 10,000 entries "
-                                      "(in each of 2 attempts, stateful.retakes = 1)")
+                                      "(the last of 2 attempts, stateful.retakes = 1)")
     assert [r.get("phase") for r in read_trials(out)] == ["phase1", "phase1", None]
     assert read_trials(out)[-1]["phase2"] == "not run"
+
+
+def test_a_phase1_the_tester_could_not_send_is_retaken_too(fake, monkeypatch):
+    """Frames the tester did not send are tuples phase 2 would open (the engine cuts a late
+    sender off); in a phase-2 procedure R is only a safe rate, so phase 1 is taken again."""
+    monkeypatch.setenv("FAKE_TESTER_LIMIT", "50000")  # phase 1 at 100,000 fps: invalid
+    out = fake / "trial"
+    summary = run_procedure("trial", fake_config(), out, rate=1000)
+    (step,) = summary["repetitions"]
+    reason = step["invalid_reason"]
+    assert reason.startswith("phase 1: ") and "sending took longer than duration" in reason
+    assert reason.endswith(" (the last of 3 attempts, stateful.retakes = 2)"), reason
+    assert [r.get("attempt") for r in read_trials(out)] == [1, 2, 3, None]
 
 
 def test_no_retakes_when_set_to_zero(fake, monkeypatch):

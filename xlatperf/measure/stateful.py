@@ -268,11 +268,12 @@ class StatefulTest:
 
     def before_phase2(self, session, rate: int) -> TrialResult | None:
         """Phase 1 and the gap before a phase-2 trial (the session has begun the step and run
-        the before_trial hook). A phase 1 whose state table did not fill is taken again, hook
-        first, up to stateful.retakes times (siitperf's binary-rate-alg.sh-sf retakes "Failed to
-        fill state table" without limit); every attempt is recorded with its number. Returns
-        None when phase 2 may run, else the step's invalid result (RFC 9693: a state table
-        that did not fill makes the trial invalid, never a measurement)."""
+        the before_trial hook). A phase 1 that did not prepare phase 2 (its state table did not
+        fill, or the tester could not send it at R, which also leaves frames unsent) is taken
+        again, hook first, up to stateful.retakes times (siitperf's binary-rate-alg.sh-sf
+        retakes "Failed to fill state table" without a bound); every attempt is recorded with
+        its number. Returns None when phase 2 may run, else the step's invalid result (RFC
+        9693: a state table that did not fill makes the trial invalid, never a measurement)."""
         s = self.settings
         attempts = 1 + s["retakes"]
         for attempt in range(1, attempts + 1):
@@ -283,15 +284,13 @@ class StatefulTest:
             started = time.monotonic()
             step = self.run_phase1(session, s["connections"], s["rate_phase1"],
                                    table_size(self.config), {"attempt": attempt})
-            if not step.valid:  # the tester, not the DUT: retaking would not help
-                return TrialResult(rate=rate, valid=False, directions={},
-                                   invalid_reason=step.invalid_reason)
-            if step.filled:
+            if step.valid and step.filled:
                 self._wait_gap(session, started, s["connections"], s["rate_phase1"])
                 return None
-        reason = f"failed to fill state table: {step.entries:,} of {step.table_size:,} entries"
+        reason = step.invalid_reason if not step.valid else (
+            f"failed to fill state table: {step.entries:,} of {step.table_size:,} entries")
         if attempts > 1:
-            reason += f" (in each of {attempts} attempts, stateful.retakes = {s['retakes']})"
+            reason += f" (the last of {attempts} attempts, stateful.retakes = {s['retakes']})"
         return TrialResult(rate=rate, valid=False, directions={}, invalid_reason=reason)
 
     # -- reporting -------------------------------------------------------------------------
