@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""A stand-in for xlatperf-engine that speaks protocol 1 (docs/protocol.md) without DPDK, for
-testing the front end. Its behaviour comes from environment variables:
+"""A stand-in for xlatperf-engine that speaks protocol 2.0 (docs/protocol.md) without DPDK, for
+testing the front end. It validates requests as the engine does (unknown keys, ranges) and
+answers with the engine's reply shapes and typed errors; tests/test_protocol_transcripts.py
+replays the engine's transcripts (engine/tests/transcripts) through it. Its behaviour comes from environment variables:
 
   FAKE_DUT_LIMIT        the simulated DUT forwards every frame at rates <= this (fps), and
                         LIMIT x duration frames above it (default: no limit)
@@ -22,15 +24,205 @@ testing the front end. Its behaviour comes from environment variables:
                         half their frames (a state table that did not fill, to be retaken)
 """
 
+import ipaddress
 import json
+import math
 import os
 import signal
 import sys
 import time
 
+from xlatperf.config.schema import MAX_FRAME_SIZE, MIN_FRAME_SIZE
+
 aborted = False
 state_tables = {}   # port -> learned entries (the engine's Responder state tables)
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
+
+
+PROTOCOL = "2.0"
+PORT_COUNT = 2
+# hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
+# reports it (docs/protocol.md, "Test frame payload").
+LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6]},
+          "max_frame_size": MAX_FRAME_SIZE,
+          "tag": {"magic": "XLATPF", "size": 18, "stream_id": {"offset": 6, "size": 1},
+                  "trial_tag": {"offset": 7, "size": 1}, "sequence": {"offset": 8, "size": 4},
+                  "timestamp": {"offset": 12, "size": 6}}}
+
+
+# --------------------------------------------------------------------------------------------
+# Validation with the engine's messages (engine/src/protocol.cpp)
+# --------------------------------------------------------------------------------------------
+
+KEYS = {
+    "trial": ("id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
+              "learn", "flows"),
+    "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
+    "flow": ("name", "tx_port", "rx_port", "rate", "frames", "mix", "foreground", "background",
+             "from_table"),
+    "mix": ("n", "m"),
+    "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
+               "frame_size", "rx_frame_size", "vary", "enumerate"),
+    "vary": ("field", "mode", "min", "max", "offset", "bits"),
+    "from_table": ("port", "selection"),
+    "learn": ("port", "flow", "table_size", "ip_version"),
+    "addresses": ("id", "op", "ports"),
+    "address_port": ("port", "ranges"),
+    "range": ("ip_version", "address", "offset", "min", "max"),
+    "resolve": ("id", "op", "port", "ip_version", "own_ip", "target", "timeout"),
+    "hello": ("id", "op"),
+    "shutdown": ("id", "op"),
+}
+MISSING = object()
+
+
+class RequestError(Exception):
+    def __init__(self, kind, message, key=None):
+        super().__init__(message)
+        self.error = {"type": kind, "message": message, **({"key": key} if key else {})}
+
+
+def bad(key, value, allowed):
+    raise RequestError("bad_parameter", f"{key} = {json.dumps(value)}: {allowed}", key)
+
+
+def known(obj, path, kind):
+    if not isinstance(obj, dict):
+        bad(path[:-1] if path else "request", obj, "must be an object")
+    for key in obj:
+        if key not in KEYS[kind]:
+            raise RequestError("bad_parameter", f"{path}{key}: unknown key (keys: "
+                               f"{', '.join(KEYS[kind])})", path + key)
+
+
+def require(obj, path, key):
+    if key not in obj:
+        raise RequestError("bad_parameter", f"{path}{key}: missing", path + key)
+    return obj[key]
+
+
+def number_in(obj, path, key, low, high, default=MISSING):
+    if default is not MISSING and key not in obj:
+        return default
+    value = require(obj, path, key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
+        bad(path + key, value, f"must be a number in {json.dumps(float(low))}..{json.dumps(float(high))}")
+    return value
+
+
+def integer_in(obj, path, key, low, high, default=MISSING):
+    if default is not MISSING and key not in obj:
+        return default
+    value = require(obj, path, key)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        bad(path + key, value, f"must be an integer in {low}..{high}")
+    return value
+
+
+def ip_version_of(obj, path):
+    version = require(obj, path, "ip_version")
+    if version not in (4, 6) or isinstance(version, bool):
+        bad(path + "ip_version", version, "must be 4 or 6")
+    return version
+
+
+def address(obj, path, key, version):
+    text = require(obj, path, key)
+    try:
+        if ipaddress.ip_address(text).version == version:
+            return text
+    except (ValueError, TypeError):
+        pass
+    bad(path + key, text, f"'{text}' is not an IPv{version} address")
+
+
+def foreground_frames(total, n, m):
+    """Frame k of a flow is foreground when k % n < m (the engine's rule)."""
+    return total // n * m + min(total % n, m)
+
+
+def validate_stream(stream, path):
+    known(stream, path, "stream")
+    version = ip_version_of(stream, path)
+    integer_in(stream, path, "frame_size", MIN_FRAME_SIZE[version], MAX_FRAME_SIZE)
+    for vary in stream.get("vary", []):
+        known(vary, path + "vary[].", "vary")
+
+
+def validate_trial(request):
+    known(request, "", "trial")
+    duration = number_in(request, "", "duration", 1e-3, 1e6)
+    number_in(request, "", "timeout", 0, 3600, 2.0)
+    number_in(request, "", "progress_interval", 0, 3600, 1.0)
+    delay = request.get("delay", {})
+    known(delay, "delay.", "delay")
+    tagged = integer_in(delay, "delay.", "tagged", 0, 10_000_000, 0)
+    tagged_start = number_in(delay, "delay.", "tagged_start", 0, duration, 0.0)
+    flows = require(request, "", "flows")
+    for index, flow in enumerate(flows):
+        path = f"flows[{index}]."
+        known(flow, path, "flow")
+        integer_in(flow, path, "tx_port", 0, PORT_COUNT - 1)
+        integer_in(flow, path, "rx_port", 0, PORT_COUNT - 1)
+        rate = integer_in(flow, path, "rate", 1, 1_000_000_000)
+        n, m = 1, 1
+        if "mix" in flow:
+            known(flow["mix"], path + "mix.", "mix")
+            n = integer_in(flow["mix"], path + "mix.", "n", 1, 1000)
+            m = integer_in(flow["mix"], path + "mix.", "m", 0, n)
+        validate_stream(require(flow, path, "foreground"), path + "foreground.")
+        if m < n:
+            validate_stream(require(flow, path, "background"), path + "background.")
+        planned = round(rate * duration)
+        if "frames" in flow:
+            planned = integer_in(flow, path, "frames", 1, 2**40)
+            if (planned - 1) / rate > duration:
+                bad(path + "frames", planned,
+                    f"must be at most duration x rate + 1 = {int(duration * rate) + 1}")
+        if "from_table" in flow:
+            known(flow["from_table"], path + "from_table.", "from_table")
+        if tagged:
+            foreground = foreground_frames(planned, n, m)
+            after = foreground - math.ceil(foreground * tagged_start / duration)
+            if tagged > after:
+                bad("delay.tagged", tagged,
+                    f"must be at most {after}: flow {flow.get('name', f'flow{index}')} sends only "
+                    "that many foreground frames after delay.tagged_start (rate x (duration - "
+                    "tagged_start))")
+    learn = request.get("learn")
+    if learn is not None:
+        known(learn, "learn.", "learn")
+        port = integer_in(learn, "learn.", "port", 0, PORT_COUNT - 1)
+        flow = flows[integer_in(learn, "learn.", "flow", 0, len(flows) - 1)]
+        ip_version_of(learn, "learn.")
+        if flow["rx_port"] != port:
+            bad("learn.port", port, f"must be the rx_port of flow {flow.get('name')} "
+                                    f"({flow['rx_port']})")
+
+
+def validate(request):
+    """Raises RequestError as the engine would refuse `request`."""
+    op = request.get("op")
+    if op == "trial":
+        validate_trial(request)
+    elif op in ("hello", "shutdown"):
+        known(request, "", op)
+    elif op == "addresses":
+        known(request, "", "addresses")
+        for index, port in enumerate(require(request, "", "ports")):
+            path = f"ports[{index}]."
+            known(port, path, "address_port")
+            integer_in(port, path, "port", 0, PORT_COUNT - 1)
+            for number, entry in enumerate(port.get("ranges", [])):
+                known(entry, f"{path}ranges[{number}].", "range")
+    elif op == "resolve":
+        known(request, "", "resolve")
+        integer_in(request, "", "port", 0, PORT_COUNT - 1)
+        version = ip_version_of(request, "")
+        address(request, "", "own_ip", version)
+        address(request, "", "target", version)
+    else:
+        bad("op", op, "must be one of hello, trial, addresses, resolve, shutdown")
 
 
 def on_signal(signum, frame):
@@ -51,6 +243,10 @@ def send(message):
     sys.stdout.flush()
 
 
+def send_error(request_id, error):
+    send({"id": request_id, "ok": False, "error": error})
+
+
 def run_trial(request):
     limit = float(os.environ.get("FAKE_DUT_LIMIT", "inf"))
     tester_limit = float(os.environ.get("FAKE_TESTER_LIMIT", "inf"))
@@ -58,10 +254,6 @@ def run_trial(request):
     interval = float(request.get("progress_interval", 1.0))
     duration = float(request["duration"])
     flows = request["flows"]
-    if not 1e-3 <= duration <= 1e6:  # the engine's range (its trial parser, engine/src/)
-        send({"id": request["id"], "ok": False,
-              "error": f"duration = {duration:g}: must be a number in 0.001..1000000.0"})
-        return
     start = time.monotonic()
     next_event = interval
     while time.monotonic() - start < seconds and not aborted:
@@ -82,7 +274,7 @@ def run_trial(request):
                                 "duration x (1 + 1e-5)")
     problem = stateful_problem(request)
     if problem:
-        send({"id": request["id"], "ok": False, "error": problem})
+        send_error(request["id"], problem)
         return
     replies = []
     for flow in flows:
@@ -90,19 +282,27 @@ def run_trial(request):
         sent = planned if valid else planned // 2
         received = sent if flow["rate"] <= limit else min(sent, int(limit * duration))
         received = stateful_received(request, flow, sent, received)
-        stream = {"kind": "foreground", "sent": sent, "received": received,
-                  "duplicates": 0, "reordered": 0, "bad_length": 0}
+        n, m = flow.get("mix", {}).get("n", 1), flow.get("mix", {}).get("m", 1)
+        streams = [make_stream("foreground", flow["foreground"], foreground_frames(sent, n, m),
+                               foreground_frames(received, n, m))]
+        if m < n:
+            streams.append(make_stream("background", flow["background"],
+                                       sent - streams[0]["sent"], received - streams[0]["received"]))
         if "delay" in request:
-            received = delay_data(request["delay"], stream)
+            for stream in streams:
+                delay_data(request["delay"], stream, tagged=stream is streams[0])
+            received = sum(stream["received"] for stream in streams)
         replies.append({"name": flow["name"], "rate": flow["rate"], "planned": planned,
-                        "sent": sent, "received": received,
+                        "sent": sent, "received": received, "max_lag_us": 0.0,
                         # A frame count is sent on the engine's schedule: the last frame is
                         # due (frames - 1) / rate after the start, maybe well inside duration.
                         "send_time": (planned - 1) / flow["rate"] if "frames" in flow
                         else duration,
-                        "streams": [stream]})
+                        "streams": streams})
+    rx_ports = list(dict.fromkeys(flow["rx_port"] for flow in flows))
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
-             "elapsed": duration, "flows": replies, "ports": [{"index": 1, "foreign": 0}]}
+             "elapsed": duration, "flows": replies,
+             "ports": [{"index": port, "foreign": 0, "neighbor_replies": 0} for port in rx_ports]}
     if "learn" in request:
         learn = request["learn"]
         entries = min(learn["table_size"], replies[learn["flow"]]["received"])
@@ -112,25 +312,34 @@ def run_trial(request):
     send(reply)
 
 
+def make_stream(kind, spec, sent, received):
+    stream = {"kind": kind, "sent": sent, "received": received, "duplicates": 0, "reordered": 0,
+              "bad_length": 0, "out_of_range": 0, "frame_size": spec["frame_size"],
+              "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"])}
+    if received:
+        base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
+        stream["delay_ns"] = {"min": base, "mean": 1.5 * base, "max": 2 * base}
+    return stream
+
+
 def stateful_problem(request):
-    """The engine's checks of the stateful keys (docs/protocol.md), or None."""
+    """The engine's checks of the stateful keys that need its state (docs/protocol.md), as
+    an error object, or None."""
     for index, flow in enumerate(request["flows"]):
-        if "frames" in flow and (flow["frames"] - 1) / flow["rate"] > request["duration"]:
-            return f"flows[{index}].frames: must be at most duration x rate + 1"
         if "from_table" in flow:
             if "background" in flow or flow["foreground"].get("vary"):
-                return f"flows[{index}].from_table: no background, no vary fields"
-            if flow["from_table"]["port"] not in state_tables:
-                return f"flows[{index}].from_table: port has no state table"
+                return {"type": "bad_parameter", "key": f"flows[{index}].from_table",
+                        "message": f"flows[{index}].from_table: no background, no vary fields"}
+            port = flow["from_table"]["port"]
+            if port not in state_tables:
+                return {"type": "execution_failure",
+                        "message": f"flows[{index}].from_table.port = {port}: no state table "
+                                   "there (run a phase-1 trial with learn first)"}
         if any(v["mode"] == "enumerate" for v in flow["foreground"].get("vary", [])) != \
                 ("enumerate" in flow["foreground"]):
-            return f"flows[{index}].foreground.enumerate: needs vary fields with mode enumerate"
-    learn = request.get("learn")
-    if learn is not None:
-        if learn.get("ip_version") not in (4, 6):
-            return "learn.ip_version: must be 4 or 6"
-        if request["flows"][learn["flow"]]["rx_port"] != learn["port"]:
-            return "learn.port: must be the rx_port of the flow"
+            return {"type": "bad_parameter", "key": f"flows[{index}].foreground.enumerate",
+                    "message": f"flows[{index}].foreground.enumerate: needs vary fields with "
+                               "mode enumerate"}
     return None
 
 
@@ -152,30 +361,34 @@ def stateful_received(request, flow, sent, received):
     return received
 
 
-def delay_data(delay, stream):
-    """Fills in the delay measurements of docs/protocol.md; returns the received count."""
+def delay_data(delay, stream, tagged=True):
+    """Fills in the delay measurements of docs/protocol.md (tagged frames: foreground only);
+    returns the received count."""
     base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
     received = stream["received"]
     if delay.get("frame_timeout"):
         late = received if base > delay["frame_timeout"] * 1e9 else 0
         stream["late"], stream["received"] = late, received - late
         received -= late
-    if delay.get("tagged"):
+    if delay.get("tagged") and tagged:
         count, lost = delay["tagged"], int(os.environ.get("FAKE_TAGGED_LOST", "0"))
         delays = [None if j < lost else base + j for j in range(count)]
         if stream.get("late"):
             delays = [None] * count
         stream["tagged"] = {"count": count, "lost": sum(d is None for d in delays),
                             "delays_ns": delays}
-    if delay.get("histogram") and received:
+    if not received:
+        stream.pop("delay_ns", None)  # the engine reports no delay range without a frame
+    if delay.get("histogram"):  # the engine reports the histogram whenever it was asked for
         stream["delay"] = {"count": received, "min_ns": base, "max_ns": 2 * base,
                            "mean_ns": 1.5 * base, "p50_ns": 1.5 * base, "p99_ns": 1.99 * base,
                            "p999_ns": 1.999 * base, "relative_error": 2 ** -11,
                            "buckets": [[base, 1.5 * base, received // 2],
-                                       [1.5 * base, 2 * base + 1, received - received // 2]]}
-        if delay.get("ipdv"):
-            stream["ipdv"] = {"count": received - 1, "min_ns": -base / 2, "median_ns": 0.0,
-                              "max_ns": base / 2}
+                                       [1.5 * base, 2 * base + 1, received - received // 2]]
+                           if received else []}
+    if delay.get("ipdv"):
+        stream["ipdv"] = {"count": max(received - 1, 0), "min_ns": -base / 2, "median_ns": 0.0,
+                          "max_ns": base / 2}
     return received
 
 
@@ -198,8 +411,14 @@ def main():
                 stream.write(line)
         request = json.loads(line)
         op = request.get("op")
+        try:
+            validate(request)
+        except RequestError as error:
+            send_error(request.get("id"), error.error)
+            continue
         if op == "hello":
-            send({"id": request["id"], "ok": True, "protocol": 1, "engine": "0.0.0-fake",
+            send({"id": request["id"], "ok": True, "protocol": PROTOCOL, "limits": LIMITS,
+                  "engine": "0.0.0-fake",
                   "dpdk": "DPDK 22.11.11", "tsc_hz": 2_000_000_000,
                   "lcores": {"main": 0, "workers": [1]},
                   "timestamps": {"software": "tsc", "resolution_ns": 0.5, "hardware": False},
@@ -209,13 +428,16 @@ def main():
                              "hw_timestamp": False} for i, name in enumerate(names)]})
         elif op == "addresses":
             send({"id": request["id"], "ok": True})
+        elif op == "resolve":  # no neighbour answers a fake port
+            send_error(request["id"], {
+                "type": "execution_failure",
+                "message": f"no reply from {request['target']} on port {request['port']} within "
+                           f"{json.dumps(float(request.get('timeout', 3.0)))} s"})
         elif op == "trial":
             run_trial(request)
         elif op == "shutdown":
             send({"id": request["id"], "ok": True})
             return 0
-        else:
-            send({"id": request["id"], "ok": False, "error": f"unknown op {op!r}"})
         if aborted:
             return 0
     return 0

@@ -11,7 +11,8 @@ from xlatperf.config.schema import load_config
 from xlatperf.engine import client as engine_module
 from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, eal_args, engine_command,
                                     find_engine, free_hugepage_bytes)
-from xlatperf.util.errors import EngineError
+from xlatperf.engine.protocol import PROTOCOL_VERSION
+from xlatperf.util.errors import EngineError, EngineExited
 
 FAKE_ENGINE = str(Path(__file__).resolve().parent / "fake_engine.py")
 PLENTY = MIN_HUGEPAGE_BYTES  # free hugepage memory that is just enough
@@ -111,7 +112,10 @@ def fake_env(monkeypatch):
 def trial_request(rate=1000):
     return {"duration": 1.0, "timeout": 0.1, "finish_early": True, "progress_interval": 0.05,
             "flows": [{"name": "forward", "tx_port": 0, "rx_port": 1, "rate": rate,
-                       "mix": {"n": 1, "m": 1}, "foreground": {}}]}
+                       "mix": {"n": 1, "m": 1},
+                       "foreground": {"ip_version": 4, "src_mac": "02:00:00:00:00:01",
+                                      "dst_mac": "02:00:00:00:00:02", "src_ip": "198.18.0.2",
+                                      "dst_ip": "198.19.0.2", "frame_size": 64}}]}
 
 
 def test_hello_trial_shutdown(fake_env, tmp_path):
@@ -119,7 +123,7 @@ def test_hello_trial_shutdown(fake_env, tmp_path):
     log = tmp_path / "engine.log"
     with Engine(load_config(None, FAKE_CONFIG), log_path=log) as engine:
         hello = engine.hello()
-        assert hello["protocol"] == 1
+        assert hello["protocol"] == PROTOCOL_VERSION
         assert [p["name"] for p in hello["ports"]] == ["net_null0", "net_null1"]
         events = []
         reply = engine.trial(trial_request(), on_progress=events.append)
@@ -132,8 +136,9 @@ def test_hello_trial_shutdown(fake_env, tmp_path):
 def test_early_exit_reports_last_stderr_line(fake_env):
     fake_env.setenv("FAKE_FAIL", "port af_packet:xlp-tl: no such interface")
     engine = Engine(load_config(None, FAKE_CONFIG)).start()
-    with pytest.raises(EngineError) as info:
+    with pytest.raises(EngineExited) as info:
         engine.hello()
+    assert info.value.returncode == 1
     assert str(info.value) == ("engine exited with status 1: "
                                "port af_packet:xlp-tl: no such interface")
     assert info.value.stderr_tail[-2:] == ["EAL: Detected CPU lcores: 2",

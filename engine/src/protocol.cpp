@@ -19,6 +19,19 @@ namespace {
   throw BadParameter(key, key + " = " + value.dump() + ": " + allowed);
 }
 
+// Rejects keys the protocol does not know, so that a misspelt key fails loudly instead of
+// silently leaving its default: `obj` (at `path`, "" or ending in '.') must be an object
+// with no key but `keys`.
+void known_keys(const json& obj, const std::string& path, std::initializer_list<const char*> keys) {
+  if (!obj.is_object()) bad(path.empty() ? "request" : path.substr(0, path.size() - 1), obj, "must be an object");
+  for (const auto& item : obj.items()) {
+    if (std::any_of(keys.begin(), keys.end(), [&](const char* k) { return item.key() == k; })) continue;
+    std::string list;
+    for (const char* k : keys) list += (list.empty() ? "" : ", ") + std::string(k);
+    throw BadParameter(path + item.key(), path + item.key() + ": unknown key (keys: " + list + ")");
+  }
+}
+
 const json& require(const json& obj, const std::string& path, const char* key) {
   if (!obj.is_object() || !obj.contains(key))
     throw BadParameter(path + key, path + key + ": missing");
@@ -61,6 +74,7 @@ auto parsed(const json& obj, const std::string& path, const char* key, Parse par
 }
 
 VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
+  known_keys(j, path, {"field", "mode", "min", "max", "offset", "bits"});
   VarySpec v;
   const std::string field = text(j, path, "field");
   static const std::pair<const char*, VarySpec::Field> kFields[] = {
@@ -93,6 +107,8 @@ VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
 }
 
 StreamPlan parse_stream(const json& j, const std::string& path) {
+  known_keys(j, path, {"ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
+                       "frame_size", "rx_frame_size", "vary", "enumerate"});
   StreamPlan s;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -141,6 +157,8 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
 }  // namespace
 
 TrialPlan parse_trial(const json& req, uint16_t port_count) {
+  known_keys(req, "", {"id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
+                       "learn", "flows"});
   TrialPlan plan;
   plan.duration = number_in(req, "", "duration", 1e-3, 1e6);
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
@@ -152,7 +170,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   }
   if (req.contains("delay")) {
     const json& d = req["delay"];
-    if (!d.is_object()) bad("delay", d, "must be an object {frame_timeout, histogram, ipdv, tagged, tagged_start}");
+    known_keys(d, "delay.", {"frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"});
     plan.delay.frame_timeout = number_in(d, "delay.", "frame_timeout", 0, 3600, 0.0);
     for (auto [key, target] : {std::pair{"histogram", &plan.delay.histogram}, {"ipdv", &plan.delay.ipdv}})
       if (d.contains(key)) {
@@ -169,6 +187,8 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   for (size_t i = 0; i < flows.size(); ++i) {
     const json& f = flows[i];
     const std::string path = "flows[" + std::to_string(i) + "].";
+    known_keys(f, path, {"name", "tx_port", "rx_port", "rate", "frames", "mix", "foreground", "background",
+                         "from_table"});
     FlowPlan flow;
     flow.name = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>()
                                                             : "flow" + std::to_string(i);
@@ -176,6 +196,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     flow.rx_port = uint16_t(integer_in(f, path, "rx_port", 0, port_count - 1));
     flow.rate = integer_in(f, path, "rate", 1, 1'000'000'000);
     if (f.contains("mix")) {
+      known_keys(f["mix"], path + "mix.", {"n", "m"});
       flow.mix_n = uint32_t(integer_in(f["mix"], path + "mix.", "n", 1, 1000));
       flow.mix_m = uint32_t(integer_in(f["mix"], path + "mix.", "m", 0, flow.mix_n));
     }
@@ -192,6 +213,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     }
     if (f.contains("from_table")) {
       const json& t = f["from_table"];
+      known_keys(t, path + "from_table.", {"port", "selection"});
       FromTable from;
       from.port = uint16_t(integer_in(t, path + "from_table.", "port", 0, port_count - 1));
       const std::string sel = t.contains("selection") ? text(t, path + "from_table.", "selection") : "random";
@@ -222,6 +244,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   }
   if (req.contains("learn")) {
     const json& l = req["learn"];
+    known_keys(l, "learn.", {"port", "flow", "table_size", "ip_version"});
     LearnPlan learn;
     learn.port = uint16_t(integer_in(l, "learn.", "port", 0, port_count - 1));
     learn.flow = size_t(integer_in(l, "learn.", "flow", 0, plan.flows.size() - 1));
@@ -254,18 +277,21 @@ int ip_version(const json& obj, const std::string& path, const char* key) {
 //  "max":65534}]}]}
 AddressesRequest parse_addresses(const json& req, uint16_t port_count) {
   AddressesRequest out;
+  known_keys(req, "", {"id", "op", "ports"});
   const json& ports = require(req, "", "ports");
   if (!ports.is_array()) bad("ports", ports, "must be a list of {port, ranges}");
   for (size_t i = 0; i < ports.size(); ++i) {
     const json& p = ports[i];
     const std::string path = "ports[" + std::to_string(i) + "].";
+    known_keys(p, path, {"port", "ranges"});
     const uint16_t port = port_index(p, path, "port", port_count);
     AddressSet set;
-    const json ranges = p.is_object() ? p.value("ranges", json::array()) : json::array();
+    const json ranges = p.value("ranges", json::array());
     if (!ranges.is_array()) bad(path + "ranges", ranges, "must be a list of address ranges");
     for (size_t k = 0; k < ranges.size(); ++k) {
       const json& r = ranges[k];
       const std::string rpath = path + "ranges[" + std::to_string(k) + "].";
+      known_keys(r, rpath, {"ip_version", "address", "offset", "min", "max"});
       AddressRange range;
       range.ip_version = ip_version(r, rpath, "ip_version");
       const int v = range.ip_version;
@@ -286,6 +312,7 @@ AddressesRequest parse_addresses(const json& req, uint16_t port_count) {
 // {"port":0,"ip_version":4,"own_ip":"198.18.0.2","target":"198.18.0.1","timeout":3}
 ResolveRequest parse_resolve(const json& req, uint16_t port_count) {
   ResolveRequest out;
+  known_keys(req, "", {"id", "op", "port", "ip_version", "own_ip", "target", "timeout"});
   out.port = port_index(req, "", "port", port_count);
   const int v = out.ip_version = ip_version(req, "", "ip_version");
   auto ip = [v](const std::string& t) { return parse_ip(t, v); };
@@ -301,6 +328,7 @@ ResolveRequest parse_resolve(const json& req, uint16_t port_count) {
 Body parse_request(const json& req, uint16_t port_count) {
   if (!req.is_object()) throw BadParameter("", "a request must be a JSON object");
   const json op = req.value("op", json());
+  if (op == "hello" || op == "shutdown") known_keys(req, "", {"id", "op"});
   if (op == "hello") return HelloRequest{};
   if (op == "trial") return parse_trial(req, port_count);
   if (op == "addresses") return parse_addresses(req, port_count);
@@ -310,6 +338,20 @@ Body parse_request(const json& req, uint16_t port_count) {
 }
 
 // -- replies ------------------------------------------------------------------------------
+
+std::string version() { return std::to_string(kMajor) + "." + std::to_string(kMinor); }
+
+json limits() {
+  auto field = [](size_t offset, size_t size) { return json{{"offset", offset}, {"size", size}}; };
+  return {{"min_frame_size", {{"ipv4", min_frame_size(4)}, {"ipv6", min_frame_size(6)}}},
+          {"max_frame_size", kMaxFrameSize},
+          {"tag", {{"magic", std::string(std::begin(kMagic), std::end(kMagic))},
+                   {"size", kTagSize},
+                   {"stream_id", field(kTagStream, 1)},
+                   {"trial_tag", field(kTagTrial, 1)},
+                   {"sequence", field(kTagSeq, kTagSeqSize)},
+                   {"timestamp", field(kTagTimestamp, kTagTimestampSize)}}}};
+}
 
 json serialise(const HelloReport& r) {
   json ports = json::array();
@@ -321,7 +363,7 @@ json serialise(const HelloReport& r) {
                      {"hw_timestamp", p.hw_timestamp}});
     hw = hw || p.hw_timestamp;
   }
-  return {{"ok", true}, {"protocol", 1}, {"engine", r.engine}, {"dpdk", r.dpdk},
+  return {{"ok", true}, {"protocol", version()}, {"limits", limits()}, {"engine", r.engine}, {"dpdk", r.dpdk},
           {"tsc_hz", r.tsc_hz},
           {"lcores", {{"main", r.main_lcore}, {"workers", r.workers}}},
           {"timestamps", {{"software", "tsc"}, {"resolution_ns", 1e9 / double(r.tsc_hz)}, {"hardware", hw}}},
@@ -388,8 +430,10 @@ json serialise(const ProgressReport& r) {
 
 namespace {
 
-json error_reply(const json& id, const std::string& message) {
-  return {{"id", id}, {"ok", false}, {"error", message}};
+json error_reply(const json& id, const char* type, const std::string& message, const std::string& key = "") {
+  json error = {{"type", type}, {"message", message}};
+  if (!key.empty()) error["key"] = key;
+  return {{"id", id}, {"ok", false}, {"error", error}};
 }
 
 }  // namespace
@@ -399,7 +443,7 @@ Answer answer(const std::string& line, Executor& executor, const std::function<v
   try {
     req = json::parse(line);
   } catch (const json::exception& e) {
-    return {error_reply(json(), std::string("bad JSON: ") + e.what())};
+    return {error_reply(json(), "bad_parameter", std::string("bad JSON: ") + e.what())};
   }
   const json id = req.is_object() ? req.value("id", json()) : json();
   try {
@@ -424,8 +468,12 @@ Answer answer(const std::string& line, Executor& executor, const std::function<v
     }
     out.reply["id"] = id;
     return out;
-  } catch (const std::exception& e) {
-    return {error_reply(id, e.what())};
+  } catch (const BadParameter& e) {
+    return {error_reply(id, "bad_parameter", e.what(), e.key())};
+  } catch (const std::invalid_argument& e) {  // a value the core refused (e.g. a frame template)
+    return {error_reply(id, "bad_parameter", e.what())};
+  } catch (const std::exception& e) {  // ExecutionFailure, and whatever else went wrong carrying it out
+    return {error_reply(id, "execution_failure", e.what())};
   }
 }
 

@@ -19,6 +19,14 @@
 
 namespace xlp::protocol {
 
+// Protocol version MAJOR.MINOR (docs/protocol.md, "Versions"): a new optional key or reply
+// field bumps the minor, anything a peer of the same major could misread bumps the major.
+constexpr int kMajor = 2, kMinor = 0;
+std::string version();  // "2.0"
+// The engine's limits that the front end mirrors (hello's "limits"), from the engine's own
+// constants.
+nlohmann::json limits();
+
 struct HelloRequest {};
 struct ShutdownRequest {};
 struct AddressesRequest {

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Starting and talking to xlatperf-engine (docs/protocol.md, protocol version 1).
+"""Starting and talking to xlatperf-engine (docs/protocol.md; the version: protocol.py).
 
     with Engine(config, log_path="out/engine.log") as engine:
         hello = engine.hello()
@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..config.schema import parse_port
-from ..util.errors import EngineError
+from ..util.errors import EngineError, EngineExited
+from .protocol import check_version, error_from_reply
 
-PROTOCOL_VERSION = 1
 ENGINE_NAME = "xlatperf-engine"
 REPO_ENGINE = Path(__file__).resolve().parent.parent / "engine" / "build" / ENGINE_NAME
 # Without this much free hugepage memory, "auto" runs the EAL with --no-huge.
@@ -248,9 +248,7 @@ class Engine:
     def hello(self) -> dict:
         """Handshake; returns (and keeps in .info) the hello reply. Checks the protocol version."""
         reply = self.request("hello", reply_timeout=STARTUP_TIMEOUT_SECONDS)
-        if reply.get("protocol") != PROTOCOL_VERSION:
-            raise EngineError(f"engine speaks protocol {reply.get('protocol')!r}, this front end "
-                              f"speaks protocol {PROTOCOL_VERSION}: use matching versions")
+        check_version(reply.get("protocol"))
         self._check_port_names(reply.get("ports", []))
         self.info = reply
         return reply
@@ -272,8 +270,8 @@ class Engine:
                 on_event: Callable[[dict], None] | None = None,
                 reply_timeout: float | None = None) -> dict:
         """Send one request {"id", "op", **fields} and wait for its final reply; events go to
-        on_event. Raises EngineError for `ok: false`, an early exit, or no reply within
-        reply_timeout seconds."""
+        on_event. Raises EngineBadParameter or EngineExecutionFailure for `ok: false`,
+        EngineExited for an early exit, EngineError for no reply within reply_timeout seconds."""
         if self._process is None:
             raise EngineError("engine not started")
         request_id = self._next_id
@@ -283,8 +281,7 @@ class Engine:
         reply = self._await_reply(request_id, on_event, reply_timeout)
         self._pending_id = None
         if not reply.get("ok", False):
-            raise EngineError(f"engine refused {op}: {reply.get('error', 'no reason given')}",
-                              self.stderr_tail)
+            raise error_from_reply(op, reply, self.stderr_tail)
         return reply
 
     def shutdown(self, timeout: float = 10.0) -> None:
@@ -365,7 +362,7 @@ class Engine:
         tail = self.stderr_tail
         last = next((line for line in reversed(tail) if line.strip()), "")
         what = "engine exited" if status is None else f"engine exited with status {status}"
-        raise EngineError(f"{what}: {last}" if last else what, tail)
+        raise EngineExited(f"{what}: {last}" if last else what, status, tail)
 
     def _read_stdout(self) -> None:
         for line in self._process.stdout:

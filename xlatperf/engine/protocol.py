@@ -5,6 +5,8 @@ record becomes the same TrialResult again, so every summary can be derived from 
 
 from dataclasses import dataclass, field
 
+from ..util.errors import EngineBadParameter, EngineError, EngineExecutionFailure
+
 # How an invalid trial's reason starts when the tester could not send at the requested rate
 # (the engine's validity rule: sending took longer than duration x (1 + 1e-5)), as opposed to
 # an aborted trial or a stateful step whose phase 1 failed.
@@ -126,3 +128,40 @@ def trial_from_record(record: dict) -> TrialResult:
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
                        duration=record.get("duration"))
+
+
+# --------------------------------------------------------------------------------------------
+# Version and errors (docs/protocol.md, "Versions" and "Errors")
+# --------------------------------------------------------------------------------------------
+
+# The protocol this front end speaks: an engine of the same major and any minor is accepted
+# (a minor only adds optional keys and reply fields, which the front end ignores).
+PROTOCOL_VERSION = "2.0"
+
+
+def _major(version) -> int | None:
+    if not isinstance(version, str):
+        return None
+    major, dot, minor = version.partition(".")
+    return int(major) if dot and major.isdigit() and minor.isdigit() else None
+
+
+def check_version(reported) -> None:
+    """Raises EngineError unless the engine's hello `protocol` has this front end's major."""
+    if _major(reported) is None or _major(reported) != _major(PROTOCOL_VERSION):
+        raise EngineError(f"engine speaks protocol {reported!r}, this front end speaks protocol "
+                          f"{PROTOCOL_VERSION!r} (major versions must match): use matching "
+                          "versions of xlatperf and xlatperf-engine")
+
+
+def error_from_reply(op: str, reply: dict, stderr_tail: list[str] | None = None) -> EngineError:
+    """The exception for a failed reply `{"ok": false, "error": {type, message, key?}}`."""
+    error = reply.get("error")
+    if not isinstance(error, dict):
+        return EngineError(f"engine refused {op}: {error or 'no reason given'}", stderr_tail)
+    message = f"engine refused {op}: {error.get('message', 'no reason given')}"
+    if error.get("type") == "bad_parameter":
+        return EngineBadParameter(message, error.get("key"), stderr_tail)
+    if error.get("type") == "execution_failure":
+        return EngineExecutionFailure(message, stderr_tail)
+    return EngineError(message, stderr_tail)

@@ -31,6 +31,31 @@ class EngineError(XlatperfError):
         self.stderr_tail = list(stderr_tail or [])
 
 
+class EngineBadParameter(EngineError):
+    """The engine refused a request as invalid (protocol error type `bad_parameter`): unknown
+    op or key, a value out of range. `key` names the key at fault when one is (e.g.
+    "flows[0].rate"), else None."""
+
+    def __init__(self, message: str, key: str | None = None, stderr_tail: list[str] | None = None):
+        super().__init__(message, stderr_tail)
+        self.key = key
+
+
+class EngineExecutionFailure(EngineError):
+    """The engine could not carry out a valid request (protocol error type
+    `execution_failure`): a port error, no neighbour reply, no state table yet."""
+
+
+class EngineExited(EngineError):
+    """The engine process ended while the front end was waiting for it; `returncode` is its
+    exit status (None if it could not be collected)."""
+
+    def __init__(self, message: str, returncode: int | None = None,
+                 stderr_tail: list[str] | None = None):
+        super().__init__(message, stderr_tail)
+        self.returncode = returncode
+
+
 class MeasurementError(XlatperfError):
     """A procedure cannot produce a result (e.g. the selftest's zero-loss check failed)."""
 
