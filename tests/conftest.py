@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from fakes import FAKE_CONFIG  # the fake engine's tester config (tests/fakes.py)
+
 TEST_LOCK = "/run/xlatperf-tests.lock"
 
 needs_root = pytest.mark.skipif(
@@ -29,25 +31,6 @@ def exclusive_lab():
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-# A tester config driving tests/fake_engine.py (a stand-in speaking protocol 1) on null ports:
-# for the CLI, campaign and report tests that need no DPDK.
-FAKE_ENGINE = Path(__file__).resolve().parent / "fake_engine.py"
-FAKE_CONFIG = f"""
-[tester]
-netns = ""
-hugepages = "no"
-engine = "{FAKE_ENGINE}"
-[left]
-port = "null"
-[right]
-port = "null"
-[trial]
-duration = 10.0
-pause = 0.0
-[throughput]
-error = 10000
-"""
-
 
 @pytest.fixture
 def fake_config(tmp_path, monkeypatch) -> Path:
@@ -58,3 +41,12 @@ def fake_config(tmp_path, monkeypatch) -> Path:
     path = tmp_path / "base.toml"  # the name campaign files in the tests refer to
     path.write_text(FAKE_CONFIG)
     return path
+
+
+@pytest.fixture
+def fake(monkeypatch, tmp_path) -> Path:
+    """tmp_path, with no FAKE_* behaviour switch of the fake engine left in the environment."""
+    for name in list(os.environ):
+        if name.startswith("FAKE_"):
+            monkeypatch.delenv(name)
+    return tmp_path

@@ -82,8 +82,8 @@ def test_zero_median_needs_identical_results_and_unusable_ones_do_not_count():
 
 
 def test_config_keys_and_their_check():
-    output = load_config(None)["output"]
-    assert output["repeat_max"] == 0 and output["repeat_confidence"] == 0.95
+    output = load_config(None).output
+    assert output.repeat_max == 0 and output.repeat_confidence == 0.95
     load_config(None, ["output.repeat=5", "output.repeat_max=20"])
     with pytest.raises(ConfigError, match="output.repeat_max = 3: must be 0 .* at least "
                                           "output.repeat = 5"):

@@ -57,8 +57,8 @@ traffic.direction = ["forward", "reverse"]
     assert campaign.points[6].procedure == "frame-loss"
     assert [p.index for p in campaign.points] == list(range(1, 13))
     config = campaign.config_for(campaign.points[5])
-    assert config["traffic"]["frame_size"] == 1518 and config["traffic"]["direction"] == "reverse"
-    assert config["trial"]["duration"] == 0.5 and config["output"]["repeat"] == 3
+    assert config.traffic.frame_size == 1518 and config.traffic.direction == "reverse"
+    assert config.trial.duration == 0.5 and config.output.repeat == 3
     assert len({p.id for p in campaign.points}) == 12
 
 
@@ -82,7 +82,7 @@ rate = 500
     assert point.assignments == {"traffic.frame_size": 84, "traffic.mix_n": 10,
                                  "traffic.mix_m": 9}
     assert point.rate == 2000 and point.labels["mix"] == "9/10"
-    assert campaign.config_for(point)["traffic"]["mix_m"] == 9
+    assert campaign.config_for(point).traffic.mix_m == 9
 
 
 def test_ids_are_stable_and_distinct():
@@ -238,14 +238,14 @@ rate = 1000
     calls = []
 
     def fake_run(procedure, config, out_dir, *, rate, reporter, engine_path, resume):
-        calls.append(config["traffic"]["frame_size"])
+        calls.append(config.traffic.frame_size)
         assert resume and rate == 1000
-        if config["traffic"]["frame_size"] == 128 and len(calls) < 4:
+        if config.traffic.frame_size == 128 and len(calls) < 4:
             raise EngineError("engine exited with status 1: no such interface")
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / "summary.json").write_text(json.dumps(
             {"procedure": procedure, "complete": True, "unit": "ratio", "median": 0.0, "n": 1,
-             "config": config}))
+             "config": config.to_dict()}))
         return {}
 
     with pytest.raises(MeasurementError, match=r"1 of 3 points failed .*point 2"):

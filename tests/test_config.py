@@ -23,10 +23,10 @@ def error_of(*overrides, path=None) -> str:
 def test_defaults_are_valid_and_json_ready():
     config = load_config(None)
     assert config == default_config()
-    assert config["traffic"]["frame_size"] == 64
-    assert config["trial"]["duration"] == 60.0
-    assert config["traffic"]["src_port"] == 0xC020
-    json.dumps(config)
+    assert config.traffic.frame_size == 64
+    assert config.trial.duration == 60.0
+    assert config.traffic.src_port == 0xC020
+    json.dumps(config.to_dict())
 
 
 @pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
@@ -107,19 +107,19 @@ def test_set_overrides_parse_toml_else_string(tmp_path):
         "frame_loss.rates=[3000, 2000]",
         "throughput.loss_tolerance=1e-3",
     ])
-    assert config["trial"]["duration"] == 10.0
-    assert config["trial"]["finish_early"] is False
-    assert config["tester"]["netns"] == ""
-    assert config["tester"]["lcores"] == "2,3"
-    assert config["left"]["port"] == config["right"]["port"] == "null"
-    assert config["left"]["ipv4"] == "198.18.0.7"
-    assert config["frame_loss"]["rates"] == [3000, 2000]
-    assert config["throughput"]["loss_tolerance"] == 0.001
+    assert config.trial.duration == 10.0
+    assert config.trial.finish_early is False
+    assert config.tester.netns == ""
+    assert config.tester.lcores == "2,3"
+    assert config.left.port == config.right.port == "null"
+    assert config.left.ipv4 == "198.18.0.7"
+    assert config.frame_loss.rates == (3000, 2000)
+    assert config.throughput.loss_tolerance == 0.001
     # a string key keeps the text even when it parses as another TOML type
-    assert load_config(None, ["tester.lcores=1", "tester.lcores=0,1"])["tester"]["lcores"] == "0,1"
+    assert load_config(None, ["tester.lcores=1", "tester.lcores=0,1"]).tester.lcores == "0,1"
     assert "tester.lcores = \"7\"" in error_of("tester.lcores=7")
     # later assignments win
-    assert load_config(None, ["trial.pause=1", "trial.pause=2"])["trial"]["pause"] == 2.0
+    assert load_config(None, ["trial.pause=1", "trial.pause=2"]).trial.pause == 2.0
 
 
 def test_set_syntax_errors():
@@ -130,15 +130,15 @@ def test_set_syntax_errors():
 def test_normalisation():
     config = load_config(None, ["left.dut_mac=02:AA:BB:CC:DD:EE", "left.port=pci:03:00.0",
                                 "right.port=pci:0000:04:00.1", "right.ipv6=2001:0002:0::0002"])
-    assert config["left"]["dut_mac"] == "02:aa:bb:cc:dd:ee"
-    assert config["left"]["port"] == "pci:0000:03:00.0"
-    assert config["right"]["ipv6"] == "2001:2::2"
+    assert config.left.dut_mac == "02:aa:bb:cc:dd:ee"
+    assert config.left.port == "pci:0000:03:00.0"
+    assert config.right.ipv6 == "2001:2::2"
 
 
 # -- frame sizes (docs/config.md "Frame size") ------------------------------------------------
 
 def test_minimum_frame_size_ipv4_only_is_64():
-    assert load_config(None, ["traffic.frame_size=64"])["traffic"]["frame_size"] == 64
+    assert load_config(None, ["traffic.frame_size=64"]).traffic.frame_size == 64
 
 
 @pytest.mark.parametrize("case", [

@@ -4,7 +4,6 @@ arithmetic against exact computations, the summaries, the configuration checks, 
 latency/pdv procedures and per-frame timeout with tests/fake_engine.py as the engine."""
 
 import json
-import math
 import os
 import random
 import subprocess
@@ -256,9 +255,9 @@ def config_error(*overrides) -> str:
 
 def test_config_keys_and_errors():
     config = load_config(None)
-    assert config["trial"]["frame_timeout"] == 0.0
-    assert config["latency"] == {"timestamps": 500, "delay": 60.0}
-    assert config["pdv"] == {"ipdv": False}
+    assert config.trial.frame_timeout == 0.0
+    assert config.latency.to_dict() == {"timestamps": 500, "delay": 60.0}
+    assert config.pdv.to_dict() == {"ipdv": False}
     assert config_error("trial.frame_timeout=-1") == \
         "trial.frame_timeout = -1: must be a number in [0, 3600]"
     assert config_error("latency.timestamps=0") == \

@@ -164,7 +164,7 @@ def test_port_name_mismatch(fake_env):
     config = load_config(None, FAKE_CONFIG)
     engine = Engine(config, check_ports=False).start()
     # as if DPDK had numbered the ports differently from the config
-    engine.config = dict(config, left=dict(config["left"], port="af_packet:eth0"))
+    engine.config = config.changed({"left.port": "af_packet:eth0", "right.port": "null"})
     with pytest.raises(EngineError, match="DPDK port 0 is net_null0, but left.port"):
         engine.hello()
     engine.shutdown()

@@ -522,7 +522,7 @@ def test_mlrsearch_needs_a_goal():
     with pytest.raises(ConfigError, match="throughput.preset"):
         load_config(None, ["throughput.mode=mlrsearch", "throughput.preset="])
     # the binary default does not care
-    assert load_config(None, ["throughput.preset="])["throughput"]["mode"] == "binary"
+    assert load_config(None, ["throughput.preset="]).throughput.mode == "binary"
 
 
 # -- the procedure with the fake engine (tests/fake_engine.py) ----------------------------------

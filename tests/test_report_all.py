@@ -16,7 +16,7 @@ from pathlib import Path
 import matplotlib.figure
 import pytest
 
-from conftest import FAKE_CONFIG, FAKE_ENGINE
+from fakes import FAKE_CONFIG, FAKE_ENGINE
 from xlatperf.config import load_config
 from xlatperf.procedures import REGISTRY
 from xlatperf.report import write_report

@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from conftest import FAKE_ENGINE
+from fakes import FAKE_ENGINE
 from xlatperf.config import load_config
 from xlatperf.measure.store import ResultStore, read_trials
 from xlatperf.procedures import REGISTRY

@@ -26,7 +26,7 @@ def test_readme_examples_convert_and_load(name, tmp_path):
     text = out.read_text()
     assert text.startswith("# xlatperf configuration converted from")
     assert all(f"#   - {note}" in text for note in result.notes)
-    assert config["left"]["dut_mac"] and config["right"]["dut_mac"]
+    assert config.left.dut_mac and config.right.dut_mac
 
 
 def test_stateless_nat64_mapping(tmp_path):
@@ -34,19 +34,19 @@ def test_stateless_nat64_mapping(tmp_path):
     result = import_siitperf(DATA / "nat64-stateless.conf", out,
                              cmdline="1518 100000 60 2000 10 9")
     config = load_config(str(out))
-    left, right = config["left"], config["right"]
-    assert (left["ip_version"], right["ip_version"]) == (6, 4)
-    assert left["ipv6"] == "2001:2::2" and left["virtual_ipv4"] == "198.18.0.2"
-    assert left["ipv4"] == "" and right["virtual_ipv4"] == ""     # 0.0.0.0: unused
-    assert right["virtual_ipv6"] == "2001:2:0:1000::2" and right["ipv4"] == "198.19.0.2"
-    assert left["mac"] == "a0:36:9f:c5:fa:1c" and right["dut_mac"] == "a0:36:9f:c5:e6:5a"
-    assert config["traffic"]["direction"] == "both"
-    assert (config["traffic"]["frame_size"], config["traffic"]["mix_n"],
-            config["traffic"]["mix_m"]) == (1518, 10, 9)
-    assert config["trial"]["duration"] == 60.0 and config["trial"]["timeout"] == 2.0
-    assert config["tester"]["lcores"] == "0,2,4,6,8"
-    ports = config["ports"]
-    assert ports["forward_src"] == "random" and ports["reverse_dst_max"] == 49151
+    left, right = config.left, config.right
+    assert (left.ip_version, right.ip_version) == (6, 4)
+    assert left.ipv6 == "2001:2::2" and left.virtual_ipv4 == "198.18.0.2"
+    assert left.ipv4 == "" and right.virtual_ipv4 == ""     # 0.0.0.0: unused
+    assert right.virtual_ipv6 == "2001:2:0:1000::2" and right.ipv4 == "198.19.0.2"
+    assert left.mac == "a0:36:9f:c5:fa:1c" and right.dut_mac == "a0:36:9f:c5:e6:5a"
+    assert config.traffic.direction == "both"
+    assert (config.traffic.frame_size, config.traffic.mix_n,
+            config.traffic.mix_m) == (1518, 10, 9)
+    assert config.trial.duration == 60.0 and config.trial.timeout == 2.0
+    assert config.tester.lcores == "0,2,4,6,8"
+    ports = config.ports
+    assert ports.forward_src == "random" and ports.reverse_dst_max == 49151
     assert any("Promisc" in n for n in result.notes)
     assert any("xlatperf trial --rate 100000" in n for n in result.notes)
 
@@ -54,21 +54,21 @@ def test_stateless_nat64_mapping(tmp_path):
 def test_multi_ip_and_stateful_mapping(tmp_path):
     import_siitperf(DATA / "multi-ip-ipv4.conf", tmp_path / "x.toml")
     config = load_config(str(tmp_path / "x.toml"))
-    addresses = config["addresses"]
-    assert addresses["left"] == addresses["right"] == "random"
-    assert addresses["left_max"] == 0xfeff and addresses["left_offset_ipv4"] == 2
+    addresses = config.addresses
+    assert addresses.left == addresses.right == "random"
+    assert addresses.left_max == 0xfeff and addresses.left_offset_ipv4 == 2
     import_siitperf(DATA / "multi-ip-ipv6.conf", tmp_path / "y.toml")
     config6 = load_config(str(tmp_path / "y.toml"))
-    assert config6["addresses"]["left"] == "increasing"
-    assert config6["addresses"]["right"] == "decreasing"
-    assert config6["addresses"]["left_offset_ipv6"] == 12
-    assert config6["traffic"]["frame_size"] == 84            # siitperf's minimum, with a note
+    assert config6.addresses.left == "increasing"
+    assert config6.addresses.right == "decreasing"
+    assert config6.addresses.left_offset_ipv6 == 12
+    assert config6.traffic.frame_size == 84            # siitperf's minimum, with a note
     import_siitperf(DATA / "stateful-multi-ip.conf", tmp_path / "z.toml")
     stateful = load_config(str(tmp_path / "z.toml"))
-    assert stateful["traffic"]["direction"] == "reverse"     # Initiator on the right
-    assert stateful["ports"]["reverse_src_max"] == 1087
-    assert stateful["stateful"]["enabled"] and stateful["stateful"]["initiator"] == "right"
-    assert stateful["stateful"]["enumerate"] == "both"       # tests/test_siitperf_stateful.py
+    assert stateful.traffic.direction == "reverse"     # Initiator on the right
+    assert stateful.ports.reverse_src_max == 1087
+    assert stateful.stateful.enabled and stateful.stateful.initiator == "right"
+    assert stateful.stateful.enumerate == "both"       # tests/test_siitperf_stateful.py
 
 
 @pytest.mark.parametrize("line, message", [
@@ -112,11 +112,11 @@ def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab)
     import_siitperf(DATA / f"{name}.conf", out)
     converted = load_config(str(out))
     responder_only = []
-    if converted["stateful"]["enabled"]:
+    if converted.stateful.enabled:
         # 1,000 phase-1 frames cover only part of the enumerated ranges: phase 2 then runs in
         # the Responder's direction alone (its tuples come from the state table), as
         # xlatperf requires.
-        responder = "reverse" if converted["stateful"]["initiator"] == "left" else "forward"
+        responder = "reverse" if converted.stateful.initiator == "left" else "forward"
         responder_only = [f"traffic.direction={responder}"]
     config = load_config(str(out), ['tester.netns=""', "tester.lcores=0,1", "left.port=null",
                                     "right.port=null", "trial.duration=0.1", "trial.pause=0",
@@ -125,7 +125,7 @@ def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab)
                                     "stateful.timeout_phase1=0.1", *responder_only])
     summary = run_procedure("trial", config, tmp_path / "run", rate=1000)
     assert summary["complete"]
-    if config["stateful"]["enabled"]:
+    if config.stateful.enabled:
         # phase 1 (taken again when its state table did not fill), then the step
         *phases1, step = read_trials(tmp_path / "run")
         phase1 = phases1[0]
@@ -138,8 +138,8 @@ def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab)
         return
     sent = summary["repetitions"][0]["directions"]
     assert sent and all(d["sent"] > 0 for d in sent.values())
-    assert set(sent) == set(["forward", "reverse"] if config["traffic"]["direction"] == "both"
-                            else [config["traffic"]["direction"]])
+    assert set(sent) == set(["forward", "reverse"] if config.traffic.direction == "both"
+                            else [config.traffic.direction])
 
 
 # siitperf's first argument always names the IPv6 frame (its IPv4 frames are 20 bytes shorter);
@@ -154,7 +154,7 @@ def test_pure_ipv4_frame_size_is_converted(cmdline, frame_size, sent, tmp_path):
     out = tmp_path / "ipv4.toml"
     result = import_siitperf(DATA / "multi-ip-ipv4.conf", out, cmdline=cmdline)
     config = load_config(str(out))
-    assert config["traffic"]["frame_size"] == frame_size
+    assert config.traffic.frame_size == frame_size
     assert {v: frame_size_of(config, v) for v in sent} == sent
     converted = [n for n in result.notes if "names the IPv4 frame" in n]
     assert len(converted) == (frame_size != int(cmdline.split()[0]))
@@ -169,7 +169,7 @@ def test_frame_size_without_cmdline_is_siitperfs_minimum_in_xlatperfs_terms(tmp_
         out = tmp_path / f"{name}.toml"
         result = import_siitperf(DATA / f"{name}.conf", out)
         config = load_config(str(out))
-        assert config["traffic"]["frame_size"] == size, name
+        assert config.traffic.frame_size == size, name
         if ipv4_frames is not None:
             assert frame_size_of(config, 4) == ipv4_frames, name
         assert any("ipv6_frame_size 84" in n for n in result.notes), name

@@ -70,12 +70,12 @@ def test_stateful_nat64_fixture(tmp_path):
     result = import_siitperf(DATA / "nat64-stateful.conf", tmp_path / "nat64.toml")
     config = load_config(str(tmp_path / "nat64.toml"))
     check_stateful(config)
-    s = config["stateful"]
-    assert s["enabled"] and s["initiator"] == "left" and s["selection"] == "increasing"
-    assert (s["enumerate"], s["order"]) == ("ports", "random")
+    s = config.stateful
+    assert s.enabled and s.initiator == "left" and s.selection == "increasing"
+    assert (s.enumerate, s.order) == ("ports", "random")
     # 64,512 source ports x one destination port: fewer than the default N, so N is all of them.
-    assert enumeration(config).combinations == s["connections"] == 64512
-    assert config["traffic"]["direction"] == "reverse"          # Forward 0, Reverse 1
+    assert enumeration(config).combinations == s.connections == 64512
+    assert config.traffic.direction == "reverse"          # Forward 0, Reverse 1
     text = (tmp_path / "nat64.toml").read_text()
     assert 'initiator = "left"  # Stateful' in text
     assert "connections = 64512  # the enumerable combinations" in text
@@ -90,12 +90,12 @@ def test_stateful_multi_ip_fixture(tmp_path):
     result = import_siitperf(DATA / "stateful-multi-ip.conf", tmp_path / "z.toml")
     config = load_config(str(tmp_path / "z.toml"))
     check_stateful(config)
-    s = config["stateful"]
-    assert (s["initiator"], s["enumerate"], s["order"], s["selection"]) == \
+    s = config.stateful
+    assert (s.initiator, s.enumerate, s.order, s.selection) == \
         ("right", "both", "random", "random")
-    assert config["traffic"]["direction"] == "reverse"           # Forward 0, Reverse 0
+    assert config.traffic.direction == "reverse"           # Forward 0, Reverse 0
     assert enumeration(config).combinations == 64 * 64 * 16 * 16
-    assert s["connections"] == 1_000_000                         # the default fits
+    assert s.connections == 1_000_000                         # the default fits
     assert any(n.startswith("Forward 0 and Reverse 0") for n in result.notes)
 
 
@@ -106,25 +106,25 @@ def test_stateful_multi_ip_fixture(tmp_path):
 def test_enumeration_and_roles(tmp_path, stateful, initiator, ports, ips, ip_var, enumerate):
     port_var = 0 if enumerate == "addresses" else 3
     _, config = convert(tmp_path, nat44(stateful, ports, ips, port_var, ip_var))
-    s = config["stateful"]
-    assert (s["enabled"], s["initiator"], s["enumerate"]) == (True, initiator, enumerate)
+    s = config.stateful
+    assert (s.enabled, s.initiator, s.enumerate) == (True, initiator, enumerate)
     if enumerate != "none":
-        assert s["order"] == ORDERS[ports or ips]
+        assert s.order == ORDERS[ports or ips]
         assert enumeration(config).combinations == {
             "ports": 64 * 64, "addresses": 16 * 16, "both": 64 * 64 * 16 * 16}[enumerate]
-        assert s["connections"] <= enumeration(config).combinations
+        assert s.connections <= enumeration(config).combinations
 
 
 @pytest.mark.parametrize("tuples, selection", [(0, "fixed"), (1, "increasing"),
                                                (2, "decreasing"), (3, "random")])
 def test_responder_tuples(tmp_path, tuples, selection):
     result, config = convert(tmp_path, nat44(ports=3, extra=f"Responder-tuples {tuples}"))
-    assert config["stateful"]["selection"] == selection
+    assert config.stateful.selection == selection
     # The README's example spells it Responder-ports.
     _, alias = convert(tmp_path, nat44(ports=3, extra=f"Responder-ports {tuples}"))
-    assert alias["stateful"]["selection"] == selection
+    assert alias.stateful.selection == selection
     _, missing = convert(tmp_path, nat44(ports=3))
-    assert missing["stateful"]["selection"] == "random"
+    assert missing.stateful.selection == "random"
 
 
 def test_siitperf_table_1(tmp_path):
@@ -134,7 +134,7 @@ def test_siitperf_table_1(tmp_path):
             text = nat44(ports=ports, ips=ips, ip_var=3)
             if ports == ips:
                 _, config = convert(tmp_path, text)
-                assert config["stateful"]["enumerate"] == ("both" if ports else "none")
+                assert config.stateful.enumerate == ("both" if ports else "none")
             else:
                 message = refused(tmp_path, text)
                 assert f"Enumerate-ports {ports}" in message and f"Enumerate-ips {ips}" in message
@@ -176,19 +176,19 @@ def test_stateless_ignores_responder_tuples(tmp_path):
     conf = tmp_path / "s.conf"
     conf.write_text(nat44(stateful=0, extra="Responder-tuples 2"))
     result = import_siitperf(conf, tmp_path / "s.toml")
-    assert not load_config(str(tmp_path / "s.toml"))["stateful"]["enabled"]
+    assert not load_config(str(tmp_path / "s.toml")).stateful.enabled
     assert any(n.startswith("Responder-tuples 2: only used by stateful") for n in result.notes)
 
 
 def test_stateful_command_line(tmp_path):
     result, config = convert(tmp_path, nat44(ports=3),
                              cmdline="84 100000 30 2000 10 9 2000 1500 50000 500 1000 7 8")
-    s = config["stateful"]
-    assert (s["connections"], s["table_size"], s["rate_phase1"]) == (2000, 1500, 50000)
-    assert (s["timeout_phase1"], s["gap"]) == (0.5, 1.0)         # milliseconds -> seconds
+    s = config.stateful
+    assert (s.connections, s.table_size, s.rate_phase1) == (2000, 1500, 50000)
+    assert (s.timeout_phase1, s.gap) == (0.5, 1.0)         # milliseconds -> seconds
     assert gap_seconds(config) == 1.0 and table_size(config) == 1500
-    assert (config["traffic"]["mix_n"], config["traffic"]["mix_m"]) == (10, 9)
-    assert config["trial"]["duration"] == 30.0
+    assert (config.traffic.mix_n, config.traffic.mix_m) == (10, 9)
+    assert config.trial.duration == 30.0
     assert not any(n.startswith("N M R T D") for n in result.notes)
     assert any(n.startswith("further arguments 7 8") for n in result.notes)
     text = (tmp_path / "out.toml").read_text()

@@ -4,7 +4,6 @@ the requests of phase 1, validation and phase 2, the capacity search on simulate
 tear-down arithmetic, DUT hooks, and the procedures end to end with tests/fake_engine.py."""
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -220,7 +219,7 @@ def test_teardown_arithmetic():
 
 def test_hooks_log_output_status_and_duration(tmp_path):
     dut = load_config(None, ["dut.before_trial=echo flushed", "dut.teardown=sleep 0.05",
-                             "dut.wait_until=test -e " + str(tmp_path / "up")])["dut"]
+                             "dut.wait_until=test -e " + str(tmp_path / "up")]).dut
     (tmp_path / "up").touch()
     hooks = DutHooks(dut, tmp_path / "hooks.jsonl")
     runs = hooks.before_trial({"repetition": 1, "step": 2})
@@ -234,16 +233,16 @@ def test_hooks_log_output_status_and_duration(tmp_path):
 
 
 def test_a_failing_hook_stops_the_measurement(tmp_path):
-    dut = load_config(None, ["dut.before_trial=echo no table; exit 3"])["dut"]
+    dut = load_config(None, ["dut.before_trial=echo no table; exit 3"]).dut
     with pytest.raises(MeasurementError) as err:
         DutHooks(dut).before_trial()
     assert "exit 3" in str(err.value) and "no table" in str(err.value)
-    dut = load_config(None, ["dut.wait_until=false", "dut.timeout=1.5"])["dut"]
+    dut = load_config(None, ["dut.wait_until=false", "dut.timeout=1.5"]).dut
     with pytest.raises(MeasurementError) as err:
         DutHooks(dut).before_trial()
     assert "dut.wait_until" in str(err.value) and "attempts" in str(err.value)
     with pytest.raises(MeasurementError) as err:
-        DutHooks(load_config(None)["dut"]).timed("teardown")
+        DutHooks(load_config(None).dut).timed("teardown")
     assert "dut.teardown" in str(err.value)
 
 
@@ -259,14 +258,6 @@ def test_ssh_hooks_run_on_the_host():
 FAKE = [f"tester.engine={FAKE_ENGINE}", "tester.netns=", "tester.hugepages=no",
         "left.port=null", "right.port=null", "trial.pause=0", "trial.duration=1",
         "stateful.timeout_phase1=0", "stateful.connections=10000", "stateful.error=1000"]
-
-
-@pytest.fixture
-def fake(monkeypatch, tmp_path):
-    for name in list(os.environ):
-        if name.startswith("FAKE_"):
-            monkeypatch.delenv(name)
-    return tmp_path
 
 
 def fake_config(*overrides, hooks=True):

@@ -9,7 +9,7 @@ import random
 import re
 
 import pytest
-from test_stateful import NAT44, PORTS, fake, fake_config  # noqa: F401 (fixture)
+from test_stateful import NAT44, PORTS, fake_config
 
 from xlatperf.config.schema import load_config
 from xlatperf.config.stateful import check_phase2, foreground_frames

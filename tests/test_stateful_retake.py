@@ -7,7 +7,7 @@ procedures validate D after phase 1 started, as siitperf's cttc.sh does."""
 import json
 
 import pytest
-from test_stateful import fake, fake_config  # noqa: F401 (fixture)
+from test_stateful import fake_config
 
 from xlatperf.measure.session import Reporter
 from xlatperf.measure.store import read_trials

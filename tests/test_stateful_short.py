@@ -10,8 +10,7 @@ import json
 import re
 from pathlib import Path
 
-import pytest
-from test_stateful import NAT44, PORTS, fake, fake_config  # noqa: F401 (fixture)
+from test_stateful import NAT44, PORTS, fake_config
 
 from xlatperf.config.schema import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult

@@ -3,11 +3,6 @@
 this run, that it cannot send at, and its summary says plainly when the result is a lower bound
 set by the tester rather than a property of the DUT (issue 11, finding 9)."""
 
-import os
-
-import pytest
-
-from conftest import FAKE_ENGINE
 from xlatperf.config import load_config
 from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
 from xlatperf.measure.store import read_trials

@@ -2,11 +2,8 @@
 """End-to-end fixtures: a real lab (namespaces, veth, kernel/nftables/TAYGA DUTs) and the real
 engine. Every test here holds the exclusive lab lock and leaves no lab behind."""
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest

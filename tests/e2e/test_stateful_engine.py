@@ -19,7 +19,7 @@ def stream(src, dst, src_mac, dst_mac, **extra) -> dict:
 
 def test_enumeration_learning_and_responding(make_lab, tmp_path):
     config = load_config(str(make_lab("loopback")))
-    left_mac, right_mac = config["left"]["mac"], config["right"]["mac"]
+    left_mac, right_mac = config.left.mac, config.right.mac
     pcap = tmp_path / "phase1.pcap"
     dump = subprocess.Popen(["ip", "netns", "exec", "xlp-tester", "tcpdump", "-i", "xlp-tr", "-U",
                              "-c", str(TUPLES), "-w", str(pcap), "udp"],

@@ -5,11 +5,8 @@ side of the veth and decoded and checksum-validated by tshark, an independent im
 import collections
 import ipaddress
 import math
-import os
 import subprocess
-import time
 
-import pytest
 from e2e_util import summary, trials, xlatperf
 
 RATE, DURATION = 10000, 2.0

@@ -7,18 +7,18 @@ DIRECTIONS = ("forward", "reverse")
 
 def active_directions(config: dict) -> list[str]:
     """"both" -> ["forward", "reverse"]; forward is left -> right."""
-    direction = config["traffic"]["direction"]
+    direction = config.traffic.direction
     return list(DIRECTIONS) if direction == "both" else [direction]
 
 
 def has_background(config: dict) -> bool:
-    return config["traffic"]["mix_m"] < config["traffic"]["mix_n"]
+    return config.traffic.mix_m < config.traffic.mix_n
 
 
 def carries_ipv6(config: dict) -> bool:
     """Whether a trial sends or receives any IPv6 frame. Every direction touches both sides,
     so this does not depend on the direction."""
-    return (config["left"]["ip_version"] == 6 or config["right"]["ip_version"] == 6
+    return (config.left.ip_version == 6 or config.right.ip_version == 6
             or has_background(config))
 
 
@@ -33,12 +33,11 @@ def foreground_addresses(config: dict, direction: str) -> tuple[str, str]:
     the destination is the receiver's real address when both sides have the same version,
     else its virtual address in the sender's version (docs/config.md)."""
     tx, rx = direction_sides(direction)
-    version = config[tx]["ip_version"]
-    same = config[rx]["ip_version"] == version
+    version = config.side(tx).ip_version
+    same = config.side(rx).ip_version == version
     return f"{tx}.ipv{version}", f"{rx}.{'' if same else 'virtual_'}ipv{version}"
 
 
-def lookup(config: dict, dotted: str):
+def lookup(config, dotted: str):
     """The value of a "section.key" name."""
-    section, key = dotted.split(".")
-    return config[section][key]
+    return config.value(dotted)

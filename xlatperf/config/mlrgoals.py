@@ -118,15 +118,15 @@ def frame_timeout(config: dict, goal: dict | None) -> float:
     the goal's frame_timeout if it has one, else trial.frame_timeout."""
     if goal is not None and goal["frame_timeout"] is not None:
         return goal["frame_timeout"]
-    return config["trial"]["frame_timeout"]
+    return config.trial.frame_timeout
 
 
 def _frame_timeouts(config: dict) -> list[tuple[str, float]]:
     """(where it comes from, seconds) for each preset and user goal."""
-    throughput = config["throughput"]
+    throughput = config.throughput
     found = [(f"preset {name}: trial.frame_timeout", frame_timeout(config, None))
-             for name in filter(None, throughput["preset"].split(","))]
-    for index, goal in enumerate(throughput["goals"]):
+             for name in filter(None, throughput.preset.split(","))]
+    for index, goal in enumerate(throughput.goals):
         where = (f"throughput.goals[{index}]: trial.frame_timeout"
                  if goal["frame_timeout"] is None else
                  f"throughput.goals[{index}].frame_timeout")

@@ -22,6 +22,7 @@ from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sid
                       foreground_addresses, has_background, lookup)
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
+from .views import ConfigBase, config_class, make_config
 
 __all__ = ["ConfigError", "load_config", "default_config", "validate", "apply_override",
            "parse_port", "PortSpec", "carries_ipv6", "active_directions", "DIRECTIONS"]
@@ -397,10 +398,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
 }
 
 
-def default_config() -> dict:
-    """The effective configuration when the file is empty."""
+def _defaults() -> dict:
     return {section: {key: copy.deepcopy(spec.default) for key, spec in keys.items()}
             for section, keys in SCHEMA.items()}
+
+
+def default_config() -> ConfigBase:
+    """The effective configuration when the file is empty."""
+    return validate({})
 
 
 # --------------------------------------------------------------------------------------------
@@ -440,10 +445,10 @@ def apply_override(raw: dict, assignment: str) -> None:
     raw.setdefault(section, {})[key] = parse_override_value(text.strip(), section, key)
 
 
-def load_config(path: str | None, overrides: Iterable[str] = ()) -> dict:
+def load_config(path: str | None, overrides: Iterable[str] = ()) -> ConfigBase:
     """Read a TOML file (None: defaults only), apply --set overrides, validate.
 
-    Returns the effective configuration (a new dict every call).
+    Returns the effective configuration, a typed read-only Config (xlatperf/config/views.py).
     """
     raw: dict = read_toml(path, "configuration file") if path is not None else {}
     for assignment in overrides:
@@ -451,10 +456,18 @@ def load_config(path: str | None, overrides: Iterable[str] = ()) -> dict:
     return validate(raw)
 
 
-def validate(raw: dict) -> dict:
+def validate(raw: dict) -> ConfigBase:
     """Check every key of a raw config dict against the schema, fill in defaults, then run the
-    checks that involve several keys. Returns the effective configuration."""
-    config = default_config()
+    checks that involve several keys. Returns the effective configuration as a Config."""
+    config = partial_config(raw)
+    _cross_check(config)
+    return config
+
+
+def partial_config(raw: dict) -> ConfigBase:
+    """The defaults with every key of `raw` checked, but not the rules that involve several
+    keys: for reasoning about a configuration still being assembled (the siitperf import)."""
+    checked = _defaults()
     for section, values in raw.items():
         if section not in SCHEMA:
             raise ConfigError(f"[{section}]: unknown section (sections: {', '.join(SCHEMA)})")
@@ -463,40 +476,39 @@ def validate(raw: dict) -> dict:
         for key, value in values.items():
             _split_key(f"{section}.{key}")
             try:
-                config[section][key] = SCHEMA[section][key].check(value)
+                checked[section][key] = SCHEMA[section][key].check(value)
             except ValueError as exc:
                 raise key_error(f"{section}.{key}", value, str(exc)) from None
-    _cross_check(config)
-    return config
+    return make_config(Config, checked)
 
 
-def _cross_check(config: dict) -> None:
-    traffic = config["traffic"]
+def _cross_check(config: ConfigBase) -> None:
+    traffic = config.traffic
 
-    output = config["output"]
-    if output["repeat_max"] and output["repeat_max"] < output["repeat"]:
-        raise key_error("output.repeat_max", output["repeat_max"],
+    output = config.output
+    if output.repeat_max and output.repeat_max < output.repeat:
+        raise key_error("output.repeat_max", output.repeat_max,
                      f"must be 0 (a fixed number of repetitions) or at least output.repeat = "
-                     f"{output['repeat']} (the minimum)")
+                     f"{output.repeat} (the minimum)")
 
-    throughput = config["throughput"]
-    if throughput["mode"] == "mlrsearch":
-        if not throughput["preset"] and not throughput["goals"]:
+    throughput = config.throughput
+    if throughput.mode == "mlrsearch":
+        if not throughput.preset and not throughput.goals:
             raise key_error("throughput.preset", "", "must name a preset (rfc2544, ndr-pdr) when "
                          "throughput.goals is empty: MLRsearch needs at least one goal")
-        if throughput["loss_tolerance"]:
-            raise key_error("throughput.loss_tolerance", throughput["loss_tolerance"],
+        if throughput.loss_tolerance:
+            raise key_error("throughput.loss_tolerance", throughput.loss_tolerance,
                          "must be 0 with mode = \"mlrsearch\" (each goal has its own loss_ratio)")
         check_frame_timeouts(config, SCHEMA["trial"]["frame_timeout"].check)
 
-    if traffic["mix_m"] > traffic["mix_n"]:
-        raise key_error("traffic.mix_m", traffic["mix_m"],
-                     f"must be an integer in 1..{traffic['mix_n']} (1 <= mix_m <= mix_n)")
+    if traffic.mix_m > traffic.mix_n:
+        raise key_error("traffic.mix_m", traffic.mix_m,
+                     f"must be an integer in 1..{traffic.mix_n} (1 <= mix_m <= mix_n)")
 
     # Frame size rule of docs/config.md: frame_size is the IPv6 size whenever IPv6 frames are
     # part of the trial (IPv4 frames are then 20 bytes shorter), else the IPv4 size.
-    if carries_ipv6(config) and traffic["frame_size"] < MIN_FRAME_SIZE[6]:
-        raise key_error("traffic.frame_size", traffic["frame_size"],
+    if carries_ipv6(config) and traffic.frame_size < MIN_FRAME_SIZE[6]:
+        raise key_error("traffic.frame_size", traffic.frame_size,
                      f"must be an integer in {MIN_FRAME_SIZE[6]}..{MAX_FRAME_SIZE} when the trial "
                      f"carries IPv6 frames (it names the IPv6 frame size; IPv4 frames are 20 bytes "
                      f"shorter, so {MIN_FRAME_SIZE[6]} gives 64-byte IPv4 frames)")
@@ -508,8 +520,8 @@ def _cross_check(config: dict) -> None:
         why = f"{direction} foreground frames use it"
         if "virtual" in destination:
             tx, rx = direction_sides(direction)
-            why = (f"{tx} sends IPv{config[tx]['ip_version']} and {rx} is "
-                   f"IPv{config[rx]['ip_version']}, so {direction} frames are addressed to "
+            why = (f"{tx} sends IPv{config.side(tx).ip_version} and {rx} is "
+                   f"IPv{config.side(rx).ip_version}, so {direction} frames are addressed to "
                    f"{rx}'s virtual address")
         needed += [(source, why), (destination, why)]
     if has_background(config):
@@ -522,7 +534,7 @@ def _cross_check(config: dict) -> None:
 
     _check_variation(config)
     _check_port_order(config)
-    if config["stateful"]["enabled"]:
+    if config.stateful.enabled:
         check_stateful(config)
 
 
@@ -530,20 +542,20 @@ def _check_variation(config: dict) -> None:
     for direction in DIRECTIONS:
         for field in ("src", "dst"):
             key = f"ports.{direction}_{field}"
-            low, high = (config["ports"][f"{direction}_{field}_{end}"] for end in ("min", "max"))
-            if config["ports"][f"{direction}_{field}"] != "fixed" and low > high:
+            low, high = (getattr(config.ports, f"{direction}_{field}_{end}") for end in ("min", "max"))
+            if getattr(config.ports, f"{direction}_{field}") != "fixed" and low > high:
                 raise key_error(f"{key}_min", low, f"must be at most {key}_max = {high}")
-    addresses = config["addresses"]
+    addresses = config.addresses
     for side in ("left", "right"):
-        if addresses[side] != "fixed" and addresses[f"{side}_min"] > addresses[f"{side}_max"]:
-            raise key_error(f"addresses.{side}_min", addresses[f"{side}_min"],
-                         f"must be at most addresses.{side}_max = {addresses[f'{side}_max']}")
-        nets = addresses[f"{side}_nets"]
+        if getattr(addresses, side) != "fixed" and getattr(addresses, f"{side}_min") > getattr(addresses, f"{side}_max"):
+            raise key_error(f"addresses.{side}_min", getattr(addresses, f"{side}_min"),
+                         f"must be at most addresses.{side}_max = {getattr(addresses, f'{side}_max')}")
+        nets = getattr(addresses, f"{side}_nets")
         if nets == 1:
             continue
         # The network byte: IPv4 bits 16-23 (byte 2), IPv6 bits 56-63 (byte 7). It collides
         # with the 16-bit variation when that covers the same byte (IPv4 offset 2).
-        if addresses[side] != "fixed" and addresses[f"{side}_offset_ipv4"] == 2 and \
+        if getattr(addresses, side) != "fixed" and getattr(addresses, f"{side}_offset_ipv4") == 2 and \
                 _side_uses_version(config, side, 4):
             raise key_error(f"addresses.{side}_nets", nets,
                          f"must be 1 while addresses.{side} varies bytes 2-3 of IPv4 addresses "
@@ -570,7 +582,7 @@ def _destination_keys(config: dict, side: str, version: int) -> list[str]:
         tx, rx = direction_sides(direction)
         if rx != side:
             continue
-        if config[tx]["ip_version"] == version:
+        if config.side(tx).ip_version == version:
             keys.append(foreground_addresses(config, direction)[1])
         if version == 6 and has_background(config):
             keys.append(f"{side}.ipv6")
@@ -581,7 +593,7 @@ def _check_port_order(config: dict) -> None:
     """Left and right must become DPDK ports 0 and 1. DPDK probes PCI devices before virtual
     devices (af_packet, af_xdp, null), PCI devices in address order, virtual devices in the
     order of their --vdev arguments."""
-    left, right = parse_port(config["left"]["port"]), parse_port(config["right"]["port"])
+    left, right = parse_port(config.left.port), parse_port(config.right.port)
     if "ring" in (left.kind, right.kind) and left != right:
         raise key_error("right.port", str(right), f'must be "{left}" too: ring ports come as a pair '
                      "wired to each other, one end on each side")
@@ -596,3 +608,7 @@ def _check_port_order(config: dict) -> None:
         raise key_error("right.port", str(right),
                      f"must have a higher PCI address than left.port ({left.name}): DPDK numbers "
                      "PCI ports in address order (swap left and right)")
+
+
+# The typed view of this schema: validate() returns one, Config.changed() validates again.
+Config = config_class(SCHEMA, validate)

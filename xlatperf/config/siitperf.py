@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..util.errors import ConfigError
 from .derived import carries_ipv6
-from .schema import SCHEMA, load_config, validate
+from .schema import SCHEMA, load_config, partial_config, validate
 from .stateful import enumeration, foreground_frames
 
 VARY = {0: "fixed", 1: "increasing", 2: "decreasing", 3: "random"}  # siitperf's 0..3
@@ -469,11 +469,11 @@ def _frame_size(result: ImportResult, size: int | None) -> None:
     minimum). siitperf's size always names the IPv6 frame; xlatperf's names the IPv4 frame
     when the trial carries no IPv6 frame at all (docs/config.md, "Frame size"), so a pure IPv4
     test without background traffic takes size - 20: the frames siitperf sent."""
-    defaults = {section: {key: result.get(f"{section}.{key}", SCHEMA[section][key].default)
-                          for key in keys}
-                for section, keys in (("left", ["ip_version"]), ("right", ["ip_version"]),
-                                      ("traffic", ["mix_n", "mix_m"]))}
-    ipv6 = carries_ipv6(defaults)
+    known = {section: {key: result.get(f"{section}.{key}", SCHEMA[section][key].default)
+                       for key in keys}
+             for section, keys in (("left", ["ip_version"]), ("right", ["ip_version"]),
+                                   ("traffic", ["mix_n", "mix_m"]))}
+    ipv6 = carries_ipv6(partial_config(known))
     given = size is not None
     size = size if given else SIITPERF_MIN_FRAME_SIZE
     frame_size = size if ipv6 else size - SIITPERF_IPV4_SHORTER

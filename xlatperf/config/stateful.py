@@ -23,7 +23,7 @@ ENUMERATED = {"none": (), "ports": PORT_FIELDS, "addresses": ADDRESS_FIELDS,
 
 def roles(config: dict) -> tuple[str, str, str, str]:
     """(Initiator side, Responder side, Initiator's direction, Responder's direction)."""
-    initiator = config["stateful"]["initiator"]
+    initiator = config.stateful.initiator
     responder = "right" if initiator == "left" else "left"
     forward = "forward" if initiator == "left" else "reverse"
     backward = "reverse" if forward == "forward" else "forward"
@@ -56,9 +56,9 @@ class Enumeration:
 
 def enumeration(config: dict) -> Enumeration:
     initiator, _, direction, _ = roles(config)
-    chosen = ENUMERATED[config["stateful"]["enumerate"]]
+    chosen = ENUMERATED[config.stateful.enumerate]
     vary, enumerated, varying = [], [], []
-    for entry in varying_fields(config, direction, config[initiator]["ip_version"]):
+    for entry in varying_fields(config, direction, config.side(initiator).ip_version):
         whole = entry.get("bits", 16) == 16  # not RFC 2544 §12's 8-bit network byte
         if whole:
             varying.append(entry)
@@ -73,14 +73,13 @@ def enumeration(config: dict) -> Enumeration:
 def check_stateful(config: dict) -> None:
     """The RFC 9693 / siitperf rules (methodology §12, §14 items 26-29); ConfigError names the
     keys. Called by config validation when stateful.enabled, and by the stateful procedures."""
-    s = config["stateful"]
+    s = config.stateful
     initiator, responder, direction, _ = roles(config)
     for key in foreground_addresses(config, direction):
-        section, name = key.split(".")
-        if config[section][name] == "":
+        if config.value(key) == "":
             raise key_error(key, "", f"must be an IPv{key[-1]} address: the Initiator "
                                   f"({initiator}) sends the phase-1 frames with it")
-    what = s["enumerate"]
+    what = s.enumerate
     e = enumeration(config)
     varying_ports = [_field_key(config, v) for v in e.varying if v["field"] in PORT_FIELDS]
     varying_addresses = [_field_key(config, v) for v in e.varying if v["field"] in ADDRESS_FIELDS]
@@ -106,31 +105,31 @@ def check_stateful(config: dict) -> None:
                      f'(stateful.enumerate = "both", in the same order) or set '
                      f'{" and ".join(keys)} = "fixed" (siitperf Table I: IP and port '
                      "enumeration combine only when one is fixed or both are enumerated)")
-    nets = config["addresses"][f"{responder}_nets"]
+    nets = getattr(config.addresses, f"{responder}_nets")
     if what != "none" and nets > 1:
         raise key_error(f"addresses.{responder}_nets", nets,
                      "must be 1 when phase-1 tuples are enumerated: the destination networks "
                      "would add tuples that phase 1 does not enumerate")
-    traffic = config["traffic"]
-    frames = foreground_frames(s["connections"], traffic["mix_n"], traffic["mix_m"])
+    traffic = config.traffic
+    frames = foreground_frames(s.connections, traffic.mix_n, traffic.mix_m)
     if what != "none" and frames > e.combinations:
-        raise key_error("stateful.connections", s["connections"],
+        raise key_error("stateful.connections", s.connections,
                      f"must give at most {e.combinations:,} foreground frames, the combinations "
                      f"of the enumerated ranges ({_ranges(config, e)}): each tuple is sent once "
                      "in phase 1"
-                     + (f" (with mix {traffic['mix_m']}/{traffic['mix_n']}, {frames:,} of the "
+                     + (f" (with mix {traffic.mix_m}/{traffic.mix_n}, {frames:,} of the "
                         "frames are foreground)" if has_background(config) else ""))
-    if s["table_size"] > frames:
-        raise key_error("stateful.table_size", s["table_size"],
+    if s.table_size > frames:
+        raise key_error("stateful.table_size", s.table_size,
                      f"must be at most the {frames:,} foreground frames of phase 1 "
-                     f"(stateful.connections = {s['connections']:,}"
-                     + (f", mix {traffic['mix_m']}/{traffic['mix_n']}" if has_background(config)
+                     f"(stateful.connections = {s.connections:,}"
+                     + (f", mix {traffic.mix_m}/{traffic.mix_n}" if has_background(config)
                         else "") + "); 0 = all of them")
-    minimum = s["connections"] / s["rate_phase1"] + s["timeout_phase1"]
-    if s["gap"] and s["gap"] < minimum:
-        raise key_error("stateful.gap", s["gap"],
-                     f"must be at least N/R + T = {s['connections']:,}/{s['rate_phase1']:,} + "
-                     f"{s['timeout_phase1']:g} = {minimum:.6g} s (RFC 9693: phase 2 starts after "
+    minimum = s.connections / s.rate_phase1 + s.timeout_phase1
+    if s.gap and s.gap < minimum:
+        raise key_error("stateful.gap", s.gap,
+                     f"must be at least N/R + T = {s.connections:,}/{s.rate_phase1:,} + "
+                     f"{s.timeout_phase1:g} = {minimum:.6g} s (RFC 9693: phase 2 starts after "
                      "phase 1 and its timeout), or 0 for N/R + 2T")
 
 
@@ -156,16 +155,16 @@ def check_phase2(config: dict) -> None:
     Only for procedures with a phase 2 whose Initiator's direction sends: connection-rate,
     teardown-rate and table-capacity send no Initiator traffic after phase 1, so they may
     establish fewer connections than there are combinations (table-capacity must)."""
-    s, traffic = config["stateful"], config["traffic"]
+    s, traffic = config.stateful, config.traffic
     _, responder, direction, backward = roles(config)
     if direction not in active_directions(config):
         return  # phase 2 sends only from the state table: no new tuple can appear
     only_responder = (f"or measure only the Responder's direction (traffic.direction = "
                       f'"{backward}")')
     e = enumeration(config)
-    if s["enumerate"] == "none":
+    if s.enumerate == "none":
         varying = [_field_key(config, v) for v in e.varying]
-        if config["addresses"][f"{responder}_nets"] > 1:
+        if getattr(config.addresses, f"{responder}_nets") > 1:
             varying.append(f"addresses.{responder}_nets")
         if varying:
             raise key_error("stateful.enumerate", "none",
@@ -175,14 +174,14 @@ def check_phase2(config: dict) -> None:
                          'ones): enumerate them (stateful.enumerate = "ports", "addresses" or '
                          f'"both"), set them "fixed" (nets: 1), {only_responder}')
         return
-    frames = foreground_frames(s["connections"], traffic["mix_n"], traffic["mix_m"])
+    frames = foreground_frames(s.connections, traffic.mix_n, traffic.mix_m)
     if frames < e.combinations:
-        needed = _frames_for(e.combinations, traffic["mix_n"], traffic["mix_m"])
-        raise key_error("stateful.connections", s["connections"],
+        needed = _frames_for(e.combinations, traffic.mix_n, traffic.mix_m)
+        raise key_error("stateful.connections", s.connections,
                      f"must send all {e.combinations:,} combinations of the enumerated ranges "
                      f"({_ranges(config, e)}) in phase 1 when phase 2 sends in the Initiator's "
                      f"({direction}) direction, not {frames:,}"
-                     + (f" foreground frames (mix {traffic['mix_m']}/{traffic['mix_n']})"
+                     + (f" foreground frames (mix {traffic.mix_m}/{traffic.mix_n})"
                         if has_background(config) else "")
                      + ": phase 2's Initiator frames vary over the same ranges, and every tuple "
                      "phase 1 did not send would open a new connection, which RFC 9693 phase 2 "
@@ -195,22 +194,22 @@ def gap_seconds(config: dict, connections: int | None = None, rate: int | None =
     stateful.rate_phase1): stateful.gap, or N/R + 2T (siitperf's scripts) when it is 0. A search
     varies N and R, so an explicit gap below N/R + T (RFC 9693's minimum) is raised to it; for
     the configured N and R check_stateful() already refused such a gap."""
-    s = config["stateful"]
-    n = s["connections"] if connections is None else connections
-    r = s["rate_phase1"] if rate is None else rate
-    if not s["gap"]:
-        return n / r + 2 * s["timeout_phase1"]
-    return max(s["gap"], n / r + s["timeout_phase1"])
+    s = config.stateful
+    n = s.connections if connections is None else connections
+    r = s.rate_phase1 if rate is None else rate
+    if not s.gap:
+        return n / r + 2 * s.timeout_phase1
+    return max(s.gap, n / r + s.timeout_phase1)
 
 
 def table_size(config: dict, connections: int | None = None) -> int:
     """M for `connections` phase-1 frames: stateful.table_size for the configured N (0: every
     foreground frame), every foreground frame for any other number (the capacity search)."""
-    s, traffic = config["stateful"], config["traffic"]
-    frames = s["connections"] if connections is None else connections
-    if s["table_size"] and frames == s["connections"]:
-        return s["table_size"]
-    return foreground_frames(frames, traffic["mix_n"], traffic["mix_m"])
+    s, traffic = config.stateful, config.traffic
+    frames = s.connections if connections is None else connections
+    if s.table_size and frames == s.connections:
+        return s.table_size
+    return foreground_frames(frames, traffic.mix_n, traffic.mix_m)
 
 
 def _range(vary: dict | None, fixed, enumerated: set) -> str:
@@ -223,26 +222,26 @@ def _range(vary: dict | None, fixed, enumerated: set) -> str:
 
 
 def reporting_items(config: dict) -> dict:
-    s, traffic = config["stateful"], config["traffic"]
+    s, traffic = config.stateful, config.traffic
     initiator, responder, forward, _ = roles(config)
     e = enumeration(config)
     by_field = {v["field"]: v for v in e.varying}
     enumerated = {v["field"] for v in e.enumerated}
     source, destination = foreground_addresses(config, forward)
-    value = {key: config[key.split(".")[0]][key.split(".")[1]] for key in (source, destination)}
+    value = {key: config.value(key) for key in (source, destination)}
     return {
         "initiator": initiator, "responder": responder, "initiator_direction": forward,
-        "connections": s["connections"], "table_size": table_size(config),
-        "rate_phase1": s["rate_phase1"], "timeout_phase1": s["timeout_phase1"],
-        "gap": gap_seconds(config), "enumerate": s["enumerate"], "order": s["order"],
+        "connections": s.connections, "table_size": table_size(config),
+        "rate_phase1": s.rate_phase1, "timeout_phase1": s.timeout_phase1,
+        "gap": gap_seconds(config), "enumerate": s.enumerate, "order": s.order,
         "enumerated_fields": [_field_key(config, v) for v in e.enumerated],
         "combinations": e.combinations if e.enumerated else None,
-        "source_ports": _range(by_field.get("src_port"), traffic["src_port"], enumerated),
-        "destination_ports": _range(by_field.get("dst_port"), traffic["dst_port"], enumerated),
+        "source_ports": _range(by_field.get("src_port"), traffic.src_port, enumerated),
+        "destination_ports": _range(by_field.get("dst_port"), traffic.dst_port, enumerated),
         "source_addresses": _range(by_field.get("src_ip"), value[source], enumerated),
         "destination_addresses": _range(by_field.get("dst_ip"), value[destination], enumerated),
-        "selection": s["selection"], "validation": s["validation"],
-        "validation_factor": s["validation_factor"], "retakes": s["retakes"],
-        "dut": config["dut"]["description"],
-        "before_trial": config["dut"]["before_trial"],
+        "selection": s.selection, "validation": s.validation,
+        "validation_factor": s.validation_factor, "retakes": s.retakes,
+        "dut": config.dut.description,
+        "before_trial": config.dut.before_trial,
     }

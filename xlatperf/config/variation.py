@@ -15,18 +15,18 @@ def varying_fields(config: dict, direction: str, version: int) -> list[dict]:
     tx, rx = direction_sides(direction)
     fields = []
     for field in ("src", "dst"):
-        mode = config["ports"][f"{direction}_{field}"]
+        mode = getattr(config.ports, f"{direction}_{field}")
         if mode != "fixed":
             fields.append({"field": f"{field}_port", "mode": mode,
-                           "min": config["ports"][f"{direction}_{field}_min"],
-                           "max": config["ports"][f"{direction}_{field}_max"]})
-    addresses = config["addresses"]
+                           "min": getattr(config.ports, f"{direction}_{field}_min"),
+                           "max": getattr(config.ports, f"{direction}_{field}_max")})
+    addresses = config.addresses
     for field, side in (("src_ip", tx), ("dst_ip", rx)):
-        if addresses[side] != "fixed":
-            fields.append({"field": field, "mode": addresses[side],
-                           "offset": addresses[f"{side}_offset_ipv{version}"],
-                           "min": addresses[f"{side}_min"], "max": addresses[f"{side}_max"]})
-    nets = addresses[f"{rx}_nets"]
+        if getattr(addresses, side) != "fixed":
+            fields.append({"field": field, "mode": getattr(addresses, side),
+                           "offset": getattr(addresses, f"{side}_offset_ipv{version}"),
+                           "min": getattr(addresses, f"{side}_min"), "max": getattr(addresses, f"{side}_max")})
+    nets = getattr(addresses, f"{rx}_nets")
     if nets > 1:
         byte = NETWORK_BYTE[version]
         base = ipaddress.ip_address(_destination(config, direction, version)).packed[byte]
@@ -41,6 +41,6 @@ NETWORK_BYTE = {4: 2, 6: 7}
 
 def _destination(config: dict, direction: str, version: int) -> str:
     tx, rx = direction_sides(direction)
-    if version == config[tx]["ip_version"]:
+    if version == config.side(tx).ip_version:
         return lookup(config, foreground_addresses(config, direction)[1])
-    return config[rx]["ipv6"]  # background frames: native IPv6
+    return config.side(rx).ipv6  # background frames: native IPv6

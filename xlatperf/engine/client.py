@@ -62,7 +62,7 @@ def free_hugepage_bytes(meminfo_path: str = "/proc/meminfo") -> int:
 
 
 def use_hugepages(config: dict, free_bytes: int | None = None) -> bool:
-    mode = config["tester"]["hugepages"]
+    mode = config.tester.hugepages
     if mode != "auto":
         return mode == "yes"
     if free_bytes is None:
@@ -112,8 +112,8 @@ def eal_args(config: dict, free_bytes: int | None = None) -> list[str]:
         # --in-memory needs hugepages (DPDK refuses it with --no-huge); a private file prefix
         # keeps concurrent engines apart instead.
         memory = ["--no-huge", "-m", str(NO_HUGE_MEMORY_MB), "--file-prefix", f"xlatperf{os.getpid()}"]
-    args = ["-l", config["tester"]["lcores"], *memory, "--no-telemetry", "--log-level=*:notice"]
-    specs = [config["left"]["port"], config["right"]["port"]]
+    args = ["-l", config.tester.lcores, *memory, "--no-telemetry", "--log-level=*:notice"]
+    specs = [config.left.port, config.right.port]
     if not any(parse_port(spec).kind == "pci" for spec in specs):
         args.append("--no-pci")
     for index, spec in enumerate(specs):
@@ -123,7 +123,7 @@ def eal_args(config: dict, free_bytes: int | None = None) -> list[str]:
 
 def find_engine(config: dict) -> str:
     """Path of the engine binary: tester.engine, $XLATPERF_ENGINE, the build tree, PATH."""
-    candidates = [("tester.engine", config["tester"]["engine"]),
+    candidates = [("tester.engine", config.tester.engine),
                   ("$XLATPERF_ENGINE", os.environ.get("XLATPERF_ENGINE", ""))]
     for origin, path in candidates:
         if path:
@@ -142,12 +142,12 @@ def find_engine(config: dict) -> str:
 def engine_command(config: dict, engine_path: str, free_bytes: int | None = None) -> list[str]:
     """[ip netns exec NETNS] ENGINE EAL-ARGS -- [--force]"""
     command = []
-    if config["tester"]["netns"]:
-        command += ["ip", "netns", "exec", config["tester"]["netns"]]
+    if config.tester.netns:
+        command += ["ip", "netns", "exec", config.tester.netns]
     command += [engine_path, *eal_args(config, free_bytes), "--"]
-    if config["tester"]["force"]:
+    if config.tester.force:
         command.append("--force")
-    left = parse_port(config["left"]["port"])
+    left = parse_port(config.left.port)
     if left.kind == "ring":
         command += ["--ring-pair", left.name]
     return command
@@ -156,12 +156,12 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
 def check_ports_exist(config: dict) -> None:
     """Fail early, with the port's name, when a network namespace or an af_packet/af_xdp
     interface is missing (DPDK's own message for that is obscure)."""
-    netns = config["tester"]["netns"]
+    netns = config.tester.netns
     if netns and not os.path.exists(f"/run/netns/{netns}"):
         raise EngineError(f'tester.netns = "{netns}": no such network namespace '
                           '(create it, e.g. with "xlatperf lab up", or set tester.netns = "")')
     for side in ("left", "right"):
-        port = parse_port(config[side]["port"])
+        port = parse_port(config.side(side).port)
         if port.kind not in ("af_packet", "af_xdp"):
             continue
         where = f" in network namespace {netns}" if netns else ""
@@ -413,9 +413,9 @@ class Engine:
             raise EngineError(f"engine reports {len(ports)} port(s), expected 2 (left, right)",
                               self.stderr_tail)
         for index, side in enumerate(("left", "right")):
-            expected = device_name(index, self.config[side]["port"])
+            expected = device_name(index, self.config.side(side).port)
             reported = str(ports[index].get("name", ""))
             if reported and not (reported == expected or reported.endswith(expected)
                                  or expected.endswith(reported)):
                 raise EngineError(f"DPDK port {index} is {reported}, but {side}.port "
-                                  f"({self.config[side]['port']}) should be {expected}")
+                                  f"({self.config.side(side).port}) should be {expected}")

@@ -66,7 +66,7 @@ class DutHooks:
 
     context: what the run belongs to (procedure, repetition, step, phase), stored with it."""
 
-    def __init__(self, dut: dict, log_path: str | os.PathLike | None = None,
+    def __init__(self, dut, log_path: str | os.PathLike | None = None,
                  append: bool = False):
         self.dut = dut
         self.log_path = Path(log_path) if log_path is not None else None
@@ -77,16 +77,16 @@ class DutHooks:
     @classmethod
     def from_config(cls, config: dict, directory=None, append: bool = False) -> "DutHooks":
         path = Path(directory) / HOOKS_FILE if directory is not None else None
-        return cls(config["dut"], path, append)
+        return cls(config.dut, path, append)
 
     def configured(self, hook: str) -> bool:
-        return bool(self.dut.get(hook))
+        return bool(getattr(self.dut, hook))
 
     def run(self, hook: str, context: dict | None = None, timeout: float | None = None) -> HookRun:
         """Runs the hook's command once; returns the run (whatever its exit status)."""
-        command = self.dut[hook]
-        argv = command_line(command, self.dut["ssh"])
-        limit = self.dut["timeout"] if timeout is None else timeout
+        command = getattr(self.dut, hook)
+        argv = command_line(command, self.dut.ssh)
+        limit = self.dut.timeout if timeout is None else timeout
         started = utc_timestamp()
         begin = time.perf_counter()
         try:
@@ -100,7 +100,7 @@ class DutHooks:
         except FileNotFoundError:
             status, output = 127, f"{argv[0]}: command not found"
         duration = time.perf_counter() - begin
-        run = HookRun(hook=hook, command=command, where=self.dut["ssh"] or "local",
+        run = HookRun(hook=hook, command=command, where=self.dut.ssh or "local",
                       exit_status=status, duration=duration, output=output[-OUTPUT_KEPT:],
                       started=started)
         self._log(run, context)
@@ -121,7 +121,7 @@ class DutHooks:
     def wait_until(self, context: dict | None = None) -> HookRun:
         """Repeats wait_until every WAIT_INTERVAL s until it exits 0, for at most dut.timeout s
         altogether; returns the successful run."""
-        deadline = time.monotonic() + self.dut["timeout"]
+        deadline = time.monotonic() + self.dut.timeout
         attempts = 0
         while True:
             attempts += 1
@@ -131,7 +131,7 @@ class DutHooks:
                 return run
             if time.monotonic() + WAIT_INTERVAL >= deadline:
                 raise MeasurementError(f"{run.describe()}; still failing after {attempts} "
-                                       f"attempts in dut.timeout = {self.dut['timeout']:g} s")
+                                       f"attempts in dut.timeout = {self.dut.timeout:g} s")
             time.sleep(WAIT_INTERVAL)
 
     def timed(self, hook: str, context: dict | None = None) -> HookRun:

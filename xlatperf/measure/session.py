@@ -82,7 +82,7 @@ class TrialSession:
         """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
         classification after the trial). delay: the request's delay measurements (latency,
         pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial."""
-        trial_config = self.config["trial"]
+        trial_config = self.config.trial
         self.begin_step()
         flows = self.plan.flows(rate)
         if self.stateful is not None:  # RFC 9693: phase 1 and the gap D before this trial
@@ -92,14 +92,14 @@ class TrialSession:
                 self.reporter.after_trial(record, failed)
                 return failed
             flows = self.stateful.phase2_flows(flows)
-        request = {"duration": duration or trial_config["duration"],
-                   "timeout": trial_config["timeout"],
-                   "finish_early": trial_config["finish_early"],
+        request = {"duration": duration or trial_config.duration,
+                   "timeout": trial_config.timeout,
+                   "finish_early": trial_config.finish_early,
                    "progress_interval": PROGRESS_INTERVAL,
-                   "seed": self.config["traffic"]["seed"],
+                   "seed": self.config.traffic.seed,
                    "flows": flows}
-        delay = {**({"frame_timeout": trial_config["frame_timeout"]}
-                    if trial_config["frame_timeout"] else {}), **(delay or {})}
+        delay = {**({"frame_timeout": trial_config.frame_timeout}
+                    if trial_config.frame_timeout else {}), **(delay or {})}
         if delay:
             request["delay"] = delay
         result = self._exchange(request, rate)
@@ -121,7 +121,7 @@ class TrialSession:
     def begin_step(self) -> None:
         """What precedes every step: trial.pause, the step count, the learning trial before the
         first step, and the DUT's before_trial hook (stateful tests: before phase 1)."""
-        self._pause(self.config["trial"]["pause"])
+        self._pause(self.config.trial.pause)
         self.step += 1
         if self._needs_learning:
             self._needs_learning = False
@@ -155,10 +155,10 @@ class TrialSession:
         """RFC 2544 §23 b: one trial whose frames visit every tester address in turn, so the
         DUT resolves them all before the first measured trial; recorded as phase "learning"."""
         plan, count = learning_plan(self.config, self.plan)
-        rate = min(self.config["trial"]["learning_rate"], plan.max_rate)
-        request = {"duration": max(0.1, count / rate), "timeout": self.config["trial"]["timeout"],
+        rate = min(self.config.trial.learning_rate, plan.max_rate)
+        request = {"duration": max(0.1, count / rate), "timeout": self.config.trial.timeout,
                    "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
-                   "seed": self.config["traffic"]["seed"], "flows": plan.flows(rate)}
+                   "seed": self.config.traffic.seed, "flows": plan.flows(rate)}
         self.reporter.before_trial({"repetition": self.repetition, "step": 0, "phase": "learning",
                                     "rate": rate})
         result = self._exchange(request, rate)
@@ -174,7 +174,7 @@ class TrialSession:
         reply = self.engine.abort()
         if reply is not None and self._in_flight is not None:
             self._record(TrialResult.from_reply(self._in_flight, reply),
-                         self.config["trial"]["duration"], aborted=True)
+                         self.config.trial.duration, aborted=True)
 
     def _pause(self, seconds: float) -> None:
         """RFC 2544 §23 e: let the DUT settle between trials."""
@@ -206,39 +206,39 @@ class TrialSession:
 def resolve_dut_macs(engine: Engine, config: dict) -> dict:
     """Fills in every empty `dut_mac` by asking the engine to resolve the side's `dut_ipvX`
     (ARP or Neighbor Solicitation from the side's own address); returns the updated config."""
-    resolved = None
+    resolved = {}
     for side, port in (("left", 0), ("right", 1)):
-        if config[side]["dut_mac"]:
+        if config.side(side).dut_mac:
             continue
-        version = config[side]["ip_version"]
-        target = config[side][f"dut_ipv{version}"]
+        version = config.side(side).ip_version
+        target = getattr(config.side(side), f"dut_ipv{version}")
         if not target:
             raise ConfigError(f'{side}.dut_mac = "": set the DUT\'s MAC address, or '
                               f'{side}.dut_ipv{version} so that the tester resolves it')
-        own = config[side][f"next_hop_ipv{version}"] or config[side][f"ipv{version}"]
+        own = (getattr(config.side(side), f"next_hop_ipv{version}")
+               or getattr(config.side(side), f"ipv{version}"))
         reply = engine.request("resolve", {"port": port, "ip_version": version, "own_ip": own,
                                            "target": target, "timeout": 3.0},
                                reply_timeout=10.0)
-        resolved = resolved or {section: dict(values) for section, values in config.items()}
-        resolved[side]["dut_mac"] = reply["mac"]
-    return resolved or config
+        resolved[f"{side}.dut_mac"] = reply["mac"]
+    return config.changed(resolved) if resolved else config
 
 
 def learning_needed(config: dict) -> bool:
-    choice = config["trial"]["learning"]
+    choice = config.trial.learning
     if choice != "auto":
         return choice == "yes"
-    return any(config["addresses"][side] != "fixed" for side in ("left", "right"))
+    return any(getattr(config.addresses, side) != "fixed" for side in ("left", "right"))
 
 
 def learning_plan(config: dict, plan: TrafficPlan) -> tuple[TrafficPlan, int]:
     """A plan whose varying addresses increase through their whole range, and the number of
     frames per direction that visits each address once."""
-    learning = {section: dict(values) for section, values in config.items()}
-    count = 1
+    addresses, changes, count = config.addresses, {}, 1
     for side in ("left", "right"):
-        if learning["addresses"][side] != "fixed":
-            learning["addresses"][side] = "increasing"
-            count = max(count, config["addresses"][f"{side}_max"] - config["addresses"][f"{side}_min"] + 1)
+        if getattr(addresses, side) != "fixed":
+            changes[f"addresses.{side}"] = "increasing"
+            count = max(count, getattr(addresses, f"{side}_max")
+                        - getattr(addresses, f"{side}_min") + 1)
     ports = [plan.ports["left"], plan.ports["right"]]
-    return TrafficPlan(learning, ports, through_dut=plan.through_dut), count
+    return TrafficPlan(config.changed(changes), ports, through_dut=plan.through_dut), count

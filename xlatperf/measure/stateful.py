@@ -143,10 +143,8 @@ class EstablishmentStep:
 # --------------------------------------------------------------------------------------------
 
 
-def _single_direction(config: dict, direction: str) -> dict:
-    changed = {section: dict(values) for section, values in config.items()}
-    changed["traffic"]["direction"] = direction
-    return changed
+def _single_direction(config, direction: str):
+    return config.changed({"traffic.direction": direction})
 
 
 class StatefulTest:
@@ -162,7 +160,7 @@ class StatefulTest:
         if phase2:
             check_phase2(config)
         self.config = config
-        self.settings = config["stateful"]
+        self.settings = config.stateful
         self.initiator, self.responder, self.forward, self.backward = roles(config)
         ports = [plan.ports["left"], plan.ports["right"]]
         through = plan.through_dut
@@ -187,12 +185,12 @@ class StatefulTest:
         foreground = flow["foreground"]
         foreground["vary"] = [dict(v) for v in self.enumeration.vary]
         if self.enumeration.enumerated:
-            foreground["enumerate"] = self.settings["order"]
-        return {"duration": window(connections, rate), "timeout": self.settings["timeout_phase1"],
+            foreground["enumerate"] = self.settings.order
+        return {"duration": window(connections, rate), "timeout": self.settings.timeout_phase1,
                 "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
-                "seed": self.config["traffic"]["seed"], "flows": [flow],
+                "seed": self.config.traffic.seed, "flows": [flow],
                 "learn": {"port": self.responder_port, "flow": 0, "table_size": table,
-                          "ip_version": self.config[self.responder]["ip_version"]}}
+                          "ip_version": self.config.side(self.responder).ip_version}}
 
     def _from_table(self, flow: dict, selection: str) -> dict:
         """The Responder's flow: addresses and ports from the state table, so no vary fields,
@@ -207,13 +205,13 @@ class StatefulTest:
         (flow,) = self.responder_plan.flows(rate)
         flow = self._from_table(flow, "increasing")
         flow["frames"] = entries
-        return {"duration": window(entries, rate), "timeout": self.settings["timeout_phase1"],
+        return {"duration": window(entries, rate), "timeout": self.settings.timeout_phase1,
                 "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
-                "seed": self.config["traffic"]["seed"], "flows": [flow]}
+                "seed": self.config.traffic.seed, "flows": [flow]}
 
     def phase2_flows(self, flows: list[dict]) -> list[dict]:
         """Phase 2: the Responder's direction answers from the state table."""
-        return [self._from_table(f, self.settings["selection"]) if f["name"] == self.backward
+        return [self._from_table(f, self.settings.selection) if f["name"] == self.backward
                 else f for f in flows]
 
     # -- running ---------------------------------------------------------------------------
@@ -260,7 +258,7 @@ class StatefulTest:
             return step
         self._wait_gap(session, started, connections, rate)
         entries = step.entries if step.entries is not None else table
-        speed = max(1, int(self.settings["validation_factor"] * rate))
+        speed = max(1, int(self.settings.validation_factor * rate))
         validation = session.run_request(self.validation_request(entries, speed), speed,
                                          VALIDATION, lambda r: {"connections": connections})
         return EstablishmentStep(connections, table, step.phase1, step.entries, validation,
@@ -275,22 +273,22 @@ class StatefulTest:
         its number. Returns None when phase 2 may run, else the step's invalid result (RFC
         9693: a state table that did not fill makes the trial invalid, never a measurement)."""
         s = self.settings
-        attempts = 1 + s["retakes"]
+        attempts = 1 + s.retakes
         for attempt in range(1, attempts + 1):
             if attempt > 1 and session.hooks is not None:  # empty the DUT's table again
                 session.hooks.before_trial({"procedure": session.procedure,
                                             "repetition": session.repetition,
                                             "step": session.step, "attempt": attempt})
             started = time.monotonic()
-            step = self.run_phase1(session, s["connections"], s["rate_phase1"],
+            step = self.run_phase1(session, s.connections, s.rate_phase1,
                                    table_size(self.config), {"attempt": attempt})
             if step.valid and step.filled:
-                self._wait_gap(session, started, s["connections"], s["rate_phase1"])
+                self._wait_gap(session, started, s.connections, s.rate_phase1)
                 return None
         reason = step.invalid_reason if not step.valid else (
             f"failed to fill state table: {step.entries:,} of {step.table_size:,} entries")
         if attempts > 1:
-            reason += f" (the last of {attempts} attempts, stateful.retakes = {s['retakes']})"
+            reason += f" (the last of {attempts} attempts, stateful.retakes = {s.retakes})"
         return TrialResult(rate=rate, valid=False, directions={}, invalid_reason=reason)
 
     # -- reporting -------------------------------------------------------------------------

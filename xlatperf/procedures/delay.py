@@ -286,12 +286,12 @@ def summarize_pdv(trials: Sequence[TrialResult]) -> dict:
 
 def latency_request(config: dict) -> dict:
     """The trial request's `delay` object for a latency trial (docs/protocol.md)."""
-    return {"tagged": config["latency"]["timestamps"],
-            "tagged_start": config["latency"]["delay"]}
+    return {"tagged": config.latency.timestamps,
+            "tagged_start": config.latency.delay}
 
 
 def pdv_request(config: dict) -> dict:
-    return {"histogram": True, "ipdv": config["pdv"]["ipdv"]}
+    return {"histogram": True, "ipdv": config.pdv.ipdv}
 
 
 def foreground_frames(rate: int, duration: float, mix_n: int = 1, mix_m: int = 1) -> int:
@@ -314,13 +314,13 @@ def check_latency_setup(config: dict, rate: int) -> None:
     """RFC 8219 §7.2 (methodology §14 item 13): the tagged frames must fit after the delay:
     latency.delay < trial.duration and (duration - delay) x rate >= timestamps (counting
     foreground frames only when there is background traffic). Raises ConfigError."""
-    duration, delay = config["trial"]["duration"], config["latency"]["delay"]
-    timestamps = config["latency"]["timestamps"]
+    duration, delay = config.trial.duration, config.latency.delay
+    timestamps = config.latency.timestamps
     if delay >= duration:
         raise ConfigError(f"latency.delay = {delay:g}: must be below trial.duration = "
                           f"{duration:g} s (the tagged frames are sent after the delay; RFC 8219 "
                           "§7.2: 120 s trials, tags after 60 s: set --duration 120)")
-    mix_n, mix_m = config["traffic"]["mix_n"], config["traffic"]["mix_m"]
+    mix_n, mix_m = config.traffic.mix_n, config.traffic.mix_m
     capacity = tagged_capacity(rate, duration, delay, mix_n, mix_m)
     if capacity < timestamps:
         foreground = "" if mix_n == mix_m else f" x {mix_m}/{mix_n} (foreground)"
@@ -333,20 +333,20 @@ def check_latency_setup(config: dict, rate: int) -> None:
 
 def latency_warnings(config: dict, summary: dict) -> list[str]:
     """Where the measurement falls short of RFC 8219 §7.2 (or lost tagged frames)."""
-    trial, latency = config["trial"], config["latency"]
+    trial, latency = config.trial, config.latency
     warnings = _common_warnings(config, RFC8219_LATENCY_DURATION, "§7.2")
-    if latency["delay"] < RFC8219_LATENCY_DELAY:
-        warnings.append(f"latency.delay = {latency['delay']:g} s: RFC 8219 §7.2 tags frames "
+    if latency.delay < RFC8219_LATENCY_DELAY:
+        warnings.append(f"latency.delay = {latency.delay:g} s: RFC 8219 §7.2 tags frames "
                         f"after the first {RFC8219_LATENCY_DELAY:g} s")
-    if latency["timestamps"] < RFC8219_TIMESTAMPS:
-        warnings.append(f"latency.timestamps = {latency['timestamps']}: RFC 8219 §7.2 asks for "
+    if latency.timestamps < RFC8219_TIMESTAMPS:
+        warnings.append(f"latency.timestamps = {latency.timestamps}: RFC 8219 §7.2 asks for "
                         f"at least {RFC8219_TIMESTAMPS} tagged frames")
     for name, info in summary.get("directions", {}).items():
         lost = info.get("lost_tagged", 0)
         if lost:
             wcl_inf = info.get("worst_case_latency", {}).get("infinite", 0)
-            criterion = (f"later than the {trial['frame_timeout']:g} s frame timeout"
-                         if trial["frame_timeout"] else "not received")
+            criterion = (f"later than the {trial.frame_timeout:g} s frame timeout"
+                         if trial.frame_timeout else "not received")
             warnings.append(f"{name}: {lost} of {info.get('tagged', 0)} tagged frames were lost "
                             f"or {criterion} (counted as +infinity; WCL infinite in {wcl_inf} of "
                             f"{info.get('worst_case_latency', {}).get('n', 0)} trials)")
@@ -369,13 +369,13 @@ def pdv_warnings(config: dict, summary: dict, trials: Sequence[TrialResult]) -> 
 
 def _common_warnings(config: dict, rfc_duration: float, section: str) -> list[str]:
     warnings = []
-    duration = config["trial"]["duration"]
+    duration = config.trial.duration
     if duration < rfc_duration:
         warnings.append(f"trial.duration = {duration:g} s is shorter than RFC 8219 {section}'s "
                         f"{rfc_duration:g} s")
-    repeat = max(config["output"]["repeat"], config["output"]["repeat_max"])
+    repeat = max(config.output.repeat, config.output.repeat_max)
     if repeat < RFC8219_REPETITIONS:
-        warnings.append(f"output.repeat = {config['output']['repeat']}: RFC 8219 {section} "
+        warnings.append(f"output.repeat = {config.output.repeat}: RFC 8219 {section} "
                         f"requires at least {RFC8219_REPETITIONS} repetitions (--repeat 20)")
     return warnings
 

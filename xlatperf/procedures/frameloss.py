@@ -12,7 +12,7 @@ class FrameLoss(Procedure):
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
-        self.settings_ = dict(config["frame_loss"])
+        self.settings_ = config.frame_loss.to_dict()
         for listed in self.settings_["rates"]:
             plan.check_rate(listed, "frame_loss.rates")
 

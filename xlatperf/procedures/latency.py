@@ -113,9 +113,9 @@ class Latency(_DelayProcedure):
                 f"{name}_tagged": info["tagged"], f"{name}_lost": info["lost"]}
 
     def settings(self):
-        latency = self.config["latency"]
-        return {**super().settings(), "timestamps": latency["timestamps"],
-                "delay": latency["delay"], "latency_definition": LATENCY_DEFINITION,
+        latency = self.config.latency
+        return {**super().settings(), "timestamps": latency.timestamps,
+                "delay": latency.delay, "latency_definition": LATENCY_DEFINITION,
                 "lost_tagged_frames": LOST_TAGGED,
                 "rfc8219": {"duration": RFC8219_LATENCY_DURATION,
                             "delay": RFC8219_LATENCY_DELAY, "timestamps": RFC8219_TIMESTAMPS,
@@ -156,7 +156,7 @@ class Pdv(_DelayProcedure):
         return columns
 
     def settings(self):
-        return {**super().settings(), "ipdv": self.config["pdv"]["ipdv"],
+        return {**super().settings(), "ipdv": self.config.pdv.ipdv,
                 "histogram": "log-linear, relative error at most 2^-11 = 0.049 % (exact below "
                              "1024 TSC ticks); min and max exact",
                 "pdv_definition": "p99.9(D) - min(D) over the received frames of each "

@@ -12,9 +12,9 @@ PDR_LOSS_RATIO = 0.005      # CSIT's PDR: 0.5 %
 
 
 def preset_goals(name: str, config: dict) -> list[Goal]:
-    final = config["trial"]["duration"]
-    initial = min(config["throughput"]["initial_duration"], final)
-    width = config["throughput"]["error"]
+    final = config.trial.duration
+    initial = min(config.throughput.initial_duration, final)
+    width = config.throughput.error
     if name == "rfc2544":
         # RFC 9971's RFC 2544-compliant goal: its relevant lower bound is the RFC 2544
         # throughput (60 s trials, no loss, no exceeding trial).
@@ -32,17 +32,17 @@ def preset_goals(name: str, config: dict) -> list[Goal]:
 
 def goals_from_config(config: dict) -> list[Goal]:
     """The search goals: the presets' in the order named, then the user goals."""
-    throughput = config["throughput"]
+    throughput = config.throughput
     # The per-frame timeouts: config/mlrgoals.py says which each goal has (and made sure at
     # validation that they are all the same).
     goals = [replace(g, frame_timeout=frame_timeout(config, None))
-             for name in filter(None, throughput["preset"].split(","))
+             for name in filter(None, throughput.preset.split(","))
              for g in preset_goals(name, config)]
-    for table in throughput["goals"]:
+    for table in throughput.goals:
         if table["width"]:
             width, relative = table["width"], True
         else:
-            width, relative = table["width_fps"] or throughput["error"], False
+            width, relative = table["width_fps"] or throughput.error, False
         goals.append(Goal(table["loss_ratio"], table["exceed_ratio"], table["final_duration"],
                           table["duration_sum"], width=width, relative_width=relative,
                           initial_duration=table["initial_duration"] or None,
@@ -58,13 +58,13 @@ def search_frame_timeout(goals: list[Goal]) -> float:
 def deviations(config: dict, goals: list[Goal] | None = None) -> list[str]:
     """Every way the trials differ from RFC 2544's trial procedure (§23, §24, §26.1), for the
     report. goals None: the binary search (trial.duration, throughput.loss_tolerance)."""
-    trial = config["trial"]
+    trial = config.trial
     found = []
     if goals is None:
-        if trial["duration"] < 60:
-            found.append(f"trials of {trial['duration']:g} s instead of at least 60 s "
+        if trial.duration < 60:
+            found.append(f"trials of {trial.duration:g} s instead of at least 60 s "
                          "(RFC 2544 §24)")
-        tolerance = config["throughput"]["loss_tolerance"]
+        tolerance = config.throughput.loss_tolerance
         if tolerance > 0:
             found.append(f"a trial passes with a loss ratio up to {tolerance:g} per direction "
                          "(RFC 2544 §26.1: no loss)")
@@ -86,19 +86,19 @@ def deviations(config: dict, goals: list[Goal] | None = None) -> list[str]:
                 found.append(f"goal {label}: a lower bound may include trials above the loss "
                              f"ratio, up to an exceed ratio of {goal.exceed_ratio:g} of the "
                              "duration sum (RFC 2544: every trial at the result passes)")
-    timeout = trial["frame_timeout"] if goals is None else search_frame_timeout(goals)
+    timeout = trial.frame_timeout if goals is None else search_frame_timeout(goals)
     if timeout:
         found.append(f"a frame later than {timeout:g} s after it was sent counts as lost (the "
                      "per-frame timeout; RFC 2544 §23 d counts every frame received before the "
                      "global timeout)")
-    if trial["timeout"] < 2:
-        found.append(f"waits {trial['timeout']:g} s for late frames after sending instead of "
+    if trial.timeout < 2:
+        found.append(f"waits {trial.timeout:g} s for late frames after sending instead of "
                      "2 s (RFC 2544 §23 d)")
-    if trial["finish_early"]:
+    if trial.finish_early:
         found.append("stops receiving as soon as every sent frame has arrived instead of "
-                     f"always waiting {trial['timeout']:g} s (RFC 2544 §23 d; a trial with "
+                     f"always waiting {trial.timeout:g} s (RFC 2544 §23 d; a trial with "
                      "loss waits the whole time)")
-    if trial["pause"] < 5:
-        found.append(f"pauses {trial['pause']:g} s between trials instead of at least 5 s "
+    if trial.pause < 5:
+        found.append(f"pauses {trial.pause:g} s between trials instead of at least 5 s "
                      "(RFC 2544 §23 e)")
     return found

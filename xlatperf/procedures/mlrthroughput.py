@@ -22,12 +22,12 @@ class MlrThroughput(Procedure):
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
-        settings = config["throughput"]
-        self.lo = max(1, settings["min_rate"])
-        self.hi = settings["max_rate"] or plan.max_rate
+        settings = config.throughput
+        self.lo = max(1, settings.min_rate)
+        self.hi = settings.max_rate or plan.max_rate
         plan.check_rate(self.hi, "throughput.max_rate")
         if self.lo >= self.hi:
-            raise ConfigError(f"throughput.min_rate = {settings['min_rate']}: must be below the "
+            raise ConfigError(f"throughput.min_rate = {settings.min_rate}: must be below the "
                               f"search's upper end, {self.hi} frames/s")
         self.goals = goals_from_config(config)
         self.loss_tolerance = min(g.loss_ratio for g in self.goals)  # for the live view only
@@ -35,7 +35,7 @@ class MlrThroughput(Procedure):
         # trial; goals that set their own override it in each request.
         self.frame_timeout = search_frame_timeout(self.goals)
         self.delay = ({"frame_timeout": self.frame_timeout}
-                      if self.frame_timeout != config["trial"]["frame_timeout"] else None)
+                      if self.frame_timeout != config.trial.frame_timeout else None)
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class MlrThroughput(Procedure):
         settings when a goal set its own."""
         if self.delay is None:
             return {}
-        timeout = self.config["trial"]["timeout"]
+        timeout = self.config.trial.timeout
         criterion = (f"per-frame timeout {self.frame_timeout:g} s of the goals (within the "
                      f"global timeout {timeout:g} s)" if self.frame_timeout else
                      f"global timeout {timeout:g} s (the goals' frame_timeout = 0)")

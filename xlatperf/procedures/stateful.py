@@ -24,12 +24,12 @@ class _Stateful(Procedure):
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
         self.test = StatefulTest(plan, phase2=False)  # phase 1 and validation only
-        self.s = config["stateful"]
-        self.hi = self.s["max_rate"] or self.test.max_rate
+        self.s = config.stateful
+        self.hi = self.s.max_rate or self.test.max_rate
         self.test.initiator_plan.check_rate(self.hi, "stateful.max_rate")
 
     def establish(self, session, connections: int, rate: int) -> EstablishmentStep:
-        return self.test.establish(session, connections, rate, self.s["validation"])
+        return self.test.establish(session, connections, rate, self.s.validation)
 
     def steps_from_records(self, records):
         steps = []
@@ -49,8 +49,8 @@ class _Stateful(Procedure):
 
     def settings(self):
         s = self.s
-        return {"stateful": self.test.report(), "max_rate": self.hi, "error": s["error"],
-                "validation": s["validation"], "validation_factor": s["validation_factor"]}
+        return {"stateful": self.test.report(), "max_rate": self.hi, "error": s.error,
+                "validation": s.validation, "validation_factor": s.validation_factor}
 
 
 def _search_dict(search: SearchResult) -> dict:
@@ -66,8 +66,8 @@ class ConnectionRate(_Stateful):
     name = "connection-rate"
 
     def run(self, session, steps):
-        n = self.s["connections"]
-        binary_search(lambda rate: self.establish(session, n, rate), 0, self.hi, self.s["error"],
+        n = self.s.connections
+        binary_search(lambda rate: self.establish(session, n, rate), 0, self.hi, self.s.error,
                       steps=steps, notify=lambda c: session.notify({**c, "connections": n}))
 
     def _searches(self, repetitions):
@@ -113,8 +113,8 @@ class TeardownRate(_Stateful):
     name = "teardown-rate"
 
     def run(self, session, steps):
-        n, rate = self.s["connections"], self.s["rate_phase1"]
-        for _ in range(1 + self.s["retakes"]):
+        n, rate = self.s.connections, self.s.rate_phase1
+        for _ in range(1 + self.s.retakes):
             step = self.establish(session, n, rate)
             steps.append(step)
             if step.failure() is None:
@@ -134,7 +134,7 @@ class TeardownRate(_Stateful):
         loads = [s for s in repetition.steps if isinstance(s, EstablishmentStep)]
         timed = [s for s in repetition.steps if isinstance(s, Teardown)]
         entry = {"repetition": repetition.number, "complete": repetition.complete,
-                 "connections": self.s["connections"],
+                 "connections": self.s.connections,
                  "loaded": bool(loads) and loads[-1].failure() is None,
                  "load_failure": loads[-1].failure() if loads else None,
                  "load_attempts": len(loads),
@@ -160,8 +160,8 @@ class TeardownRate(_Stateful):
                 for r in repetitions]
 
     def settings(self):
-        return {**super().settings(), "rate_phase1": self.s["rate_phase1"],
-                "teardown": self.config["dut"]["teardown"], "where": self.config["dut"]["ssh"]
+        return {**super().settings(), "rate_phase1": self.s.rate_phase1,
+                "teardown": self.config.dut.teardown, "where": self.config.dut.ssh
                 or "local"}
 
     def value(self, repetition):
@@ -192,14 +192,14 @@ class TableCapacity(_Stateful):
 
     def _search(self, max_rate, result: CapacityResult | None = None) -> CapacityResult:
         s = self.s
-        return capacity_search(max_rate, s["connections"], self.hi, s["capacity_error"],
-                               s["beta"], s["gamma"], limit=self.test.enumeration.combinations
+        return capacity_search(max_rate, s.connections, self.hi, s.capacity_error,
+                               s.beta, s.gamma, limit=self.test.enumeration.combinations
                                if self.test.enumeration.enumerated else None, result=result)
 
     def run(self, session, steps):
         def max_rate(connections, lo, hi):
             return binary_search(
-                lambda rate: self.establish(session, connections, rate), lo, hi, self.s["error"],
+                lambda rate: self.establish(session, connections, rate), lo, hi, self.s.error,
                 steps=_Tee(steps),
                 notify=lambda c: session.notify({**c, "connections": connections})).throughput
         self._search(max_rate)
@@ -219,8 +219,8 @@ class TableCapacity(_Stateful):
                                      f"{step.rate}) does not follow the search ({connections} "
                                      f"at {rate})")
                 return step
-            return binary_search(run, lo, hi, self.s["error"]).throughput
-        result = CapacityResult(c0=self.s["connections"], r0=0, capacity=None, rate=None)
+            return binary_search(run, lo, hi, self.s.error).throughput
+        result = CapacityResult(c0=self.s.connections, r0=0, capacity=None, rate=None)
         try:
             self._search(max_rate, result)
         except _Exhausted:
@@ -248,8 +248,8 @@ class TableCapacity(_Stateful):
 
     def settings(self):
         s = self.s
-        return {**super().settings(), "c0": s["connections"], "capacity_error": s["capacity_error"],
-                "beta": s["beta"], "gamma": s["gamma"], "alpha": s["validation_factor"]}
+        return {**super().settings(), "c0": s.connections, "capacity_error": s.capacity_error,
+                "beta": s.beta, "gamma": s.gamma, "alpha": s.validation_factor}
 
     def value(self, repetition):
         c = self.replay(repetition)

@@ -18,11 +18,11 @@ class Throughput(Procedure):
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
-        settings = config["throughput"]
-        self.lo = settings["min_rate"]
-        self.hi = settings["max_rate"] or plan.max_rate
-        self.error = settings["error"]
-        self.loss_tolerance = settings["loss_tolerance"]
+        settings = config.throughput
+        self.lo = settings.min_rate
+        self.hi = settings.max_rate or plan.max_rate
+        self.error = settings.error
+        self.loss_tolerance = settings.loss_tolerance
         self.ceiling: int | None = None
         plan.check_rate(self.hi, "throughput.max_rate")
         if self.lo >= self.hi:
@@ -84,7 +84,7 @@ class SelfTest(Throughput):
 
     def prepare(self, session):
         rate = max(1, min(SELFTEST_CHECK_RATE, self.plan.max_rate // 100))
-        duration = min(self.config["trial"]["duration"], SELFTEST_CHECK_DURATION)
+        duration = min(self.config.trial.duration, SELFTEST_CHECK_DURATION)
         session.phase = "check"
         session.notify({"rate": rate})
         result = session.run_trial(rate, duration=duration)
@@ -101,7 +101,7 @@ class SelfTest(Throughput):
 
 def _throughput(config, plan, rate=None) -> Procedure:
     """The binary search, or MLRsearch with throughput.mode = "mlrsearch" (docs/mlrsearch.md)."""
-    if config["throughput"]["mode"] == "mlrsearch":
+    if config.throughput.mode == "mlrsearch":
         return MlrThroughput(config, plan, rate)
     return Throughput(config, plan, rate)
 

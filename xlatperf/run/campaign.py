@@ -33,7 +33,6 @@ the campaign's [output] settings; otherwise it is resumed at the granularity of 
 unfinished one move to the point's incomplete/ directory and the repetition runs again.
 """
 
-import copy
 import hashlib
 import itertools
 import json
@@ -398,7 +397,7 @@ def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str
     except OSError as exc:
         raise XlatperfError(f"--out {out_dir}: {exc.strerror or exc}") from None
     configs = {p.id: campaign.config_for(p) for p in campaign.points}
-    outputs = {pid: config["output"] for pid, config in configs.items()}
+    outputs = {pid: config.output.to_dict() for pid, config in configs.items()}
     _write_campaign_file(directory, campaign, outputs)
     failures = []
     for point in campaign.points:
@@ -412,7 +411,7 @@ def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str
                             "state": state["state"], "repetitions_done": state["repetitions"]})
         (point_dir / ERROR_FILE).unlink(missing_ok=True)
         try:
-            run(point.procedure, copy.deepcopy(configs[point.id]), point_dir, rate=point.rate,
+            run(point.procedure, configs[point.id], point_dir, rate=point.rate,
                 reporter=reporter, engine_path=engine_path, resume=True)
         except ConfigError as exc:
             raise ConfigError(f"point {point.index} ({_describe(point)}): {exc}") from None

@@ -68,7 +68,7 @@ def _check_resumable(out_dir, config: dict) -> None:
             previous = json.load(stream).get("config") or {}
     except (OSError, ValueError):
         return
-    for section, values in config.items():
+    for section, values in config.to_dict().items():
         if section == "output":
             continue
         for key, value in values.items():
@@ -110,19 +110,18 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             proc = spec.make(config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
             session.hooks = DutHooks.from_config(config, store.directory, append=resume)
-            if config["stateful"]["enabled"] and spec.stateful_phase2:
+            if config.stateful.enabled and spec.stateful_phase2:
                 session.stateful = StatefulTest(plan)
-            output = config["output"]
-            count = output["repeat"]
-            maximum = max(output["repeat_max"], count)
+            output = config.output
+            count = output.repeat
+            maximum = max(output.repeat_max, count)
             reporter.started({"procedure": procedure, "repetitions": maximum,
                               "repeat_min": count,
                               "max_rate": plan.max_rate, "directions": _direction_info(plan),
                               "loss_tolerance": getattr(proc, "loss_tolerance", 0.0),
                               "error": getattr(proc, "error", None),
-                              "step": None if procedure != "frame-loss" or config["frame_loss"][
-                                  "rates"] else config["frame_loss"]["step"],
-                              "duration": config["trial"]["duration"],
+                              "step": None if procedure != "frame-loss" or config.frame_loss.rates else config.frame_loss.step,
+                              "duration": config.trial.duration,
                               "hello": hello})
             repetitions: list[Repetition] = [
                 Repetition(number, proc.steps_from_records(records), complete=True)
@@ -134,17 +133,17 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
 
             def decide_now():
                 return adaptive.decide([proc.value(r) for r in repetitions], len(repetitions),
-                                       count, maximum, output["repeat_tolerance"],
-                                       output["repeat_confidence"])
+                                       count, maximum, output.repeat_tolerance,
+                                       output.repeat_confidence)
 
             def summary(complete: bool) -> dict:
                 result = {"procedure": procedure, "complete": complete,
                           **proc.summarize(repetitions)}
-                if output["repeat_max"]:
+                if output.repeat_max:
                     result["repetition_rule"] = {
                         "minimum": count, "maximum": maximum,
-                        "tolerance": output["repeat_tolerance"],
-                        "confidence": output["repeat_confidence"],
+                        "tolerance": output.repeat_tolerance,
+                        "confidence": output.repeat_confidence,
                         **(decision or decide_now()).to_dict()}
                 if resumed:
                     result["resumed"] = resumed
@@ -155,7 +154,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                 result["settings"] = _settings(config, proc)
                 if session.stateful is not None:  # RFC 9693 reporting items
                     result["settings"]["stateful"] = session.stateful.report()
-                result["config"] = config
+                result["config"] = config.to_dict()
                 result["tester"] = _tester_info(hello)
                 result["started"], result["finished"] = started, utc_timestamp()
                 return result
@@ -170,7 +169,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             try:
                 extra = proc.prepare(session)
                 while True:
-                    if output["repeat_max"]:
+                    if output.repeat_max:
                         decision = decide_now()
                         if decision.stop:
                             break
@@ -203,26 +202,26 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
 
 
 def _settings(config: dict, proc: Procedure) -> dict:
-    trial, traffic = config["trial"], config["traffic"]
-    return {"procedure": proc.name, "duration": trial["duration"], "timeout": trial["timeout"],
-            "pause": trial["pause"], "finish_early": trial["finish_early"],
-            "repeat": config["output"]["repeat"], "repeat_max": config["output"]["repeat_max"],
-            "frame_size": traffic["frame_size"],
-            "direction": traffic["direction"], "mix_n": traffic["mix_n"],
-            "mix_m": traffic["mix_m"], "seed": traffic["seed"], "ports": config["ports"],
-            "addresses": config["addresses"], "learning": config["trial"]["learning"],
-            "frame_timeout": trial["frame_timeout"], "loss_criterion": loss_criterion(config),
+    trial, traffic = config.trial, config.traffic
+    return {"procedure": proc.name, "duration": trial.duration, "timeout": trial.timeout,
+            "pause": trial.pause, "finish_early": trial.finish_early,
+            "repeat": config.output.repeat, "repeat_max": config.output.repeat_max,
+            "frame_size": traffic.frame_size,
+            "direction": traffic.direction, "mix_n": traffic.mix_n,
+            "mix_m": traffic.mix_m, "seed": traffic.seed, "ports": config.ports.to_dict(),
+            "addresses": config.addresses.to_dict(), "learning": config.trial.learning,
+            "frame_timeout": trial.frame_timeout, "loss_criterion": loss_criterion(config),
             **proc.settings()}
 
 
 def loss_criterion(config: dict) -> str:
     """Which frames count as lost, for the report: RFC 2544's global timeout (frames arriving
     up to trial.timeout after sending ended count), or the per-frame timeout."""
-    trial = config["trial"]
-    if trial["frame_timeout"]:
-        return (f"per-frame timeout {trial['frame_timeout']:g} s (within the global timeout "
-                f"{trial['timeout']:g} s)")
-    return f"global timeout {trial['timeout']:g} s"
+    trial = config.trial
+    if trial.frame_timeout:
+        return (f"per-frame timeout {trial.frame_timeout:g} s (within the global timeout "
+                f"{trial.timeout:g} s)")
+    return f"global timeout {trial.timeout:g} s"
 
 
 def _tester_info(hello: dict) -> dict:

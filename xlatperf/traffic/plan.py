@@ -25,7 +25,7 @@ def frame_size_of(config: dict, ip_version: int) -> int:
     IPv4 frames carrying the same UDP payload are 20 bytes shorter (siitperf's convention,
     RFC 8219 §5.1.1: 84 -> 64); with no IPv6 frame at all it names the IPv4 frame.
     """
-    size = config["traffic"]["frame_size"]
+    size = config.traffic.frame_size
     if ip_version == 4 and carries_ipv6(config):
         return size - IPV6_EXTRA_BYTES
     return size
@@ -33,8 +33,8 @@ def frame_size_of(config: dict, ip_version: int) -> int:
 
 def port_speed_bps(config: dict, side: str, port_info: dict) -> int:
     """Link speed of a side in bit/s: `speed` from the config, else what the port reports."""
-    if config[side]["speed"]:
-        return parse_speed(config[side]["speed"])
+    if config.side(side).speed:
+        return parse_speed(config.side(side).speed)
     mbps = port_info.get("link_speed_mbps") or 0
     if mbps <= 0:
         raise ConfigError(f'{side}.speed = "": the port {port_info.get("name", side)} reports no '
@@ -99,12 +99,12 @@ class TrafficPlan:
     def flows(self, rate: int) -> list[dict]:
         """The `flows` list of a protocol trial request, one flow per active direction."""
         self.check_rate(rate)
-        traffic = self.config["traffic"]
+        traffic = self.config.traffic
         flows = []
         for plan in self.directions:
             flow = {"name": plan.name, "tx_port": PORT_INDEX[plan.tx_side],
                     "rx_port": PORT_INDEX[plan.rx_side], "rate": rate,
-                    "mix": {"n": traffic["mix_n"], "m": traffic["mix_m"]},
+                    "mix": {"n": traffic.mix_n, "m": traffic.mix_m},
                     "foreground": dict(plan.foreground)}
             if plan.background is not None:
                 flow["background"] = dict(plan.background)
@@ -115,7 +115,7 @@ class TrafficPlan:
         config = self.config
         tx, rx = direction_sides(name)
         source, destination = foreground_addresses(config, name)
-        foreground = self._stream(name, config[tx]["ip_version"], config[rx]["ip_version"],
+        foreground = self._stream(name, config.side(tx).ip_version, config.side(rx).ip_version,
                                   source, destination)
         background = None
         if has_background(config):
@@ -135,18 +135,18 @@ class TrafficPlan:
         config = self.config
         tx, rx = direction_sides(direction)
         if self.through_dut:
-            dst_mac = config[tx]["dut_mac"]
+            dst_mac = config.side(tx).dut_mac
         else:  # wired to the other tester port: nothing translates on a cable
             rx_version = tx_version
-            dst_mac = config[rx]["mac"] or self.ports[rx]["mac"]
+            dst_mac = config.side(rx).mac or self.ports[rx]["mac"]
         return {
             "ip_version": tx_version,
-            "src_mac": config[tx]["mac"] or self.ports[tx]["mac"],
+            "src_mac": config.side(tx).mac or self.ports[tx]["mac"],
             "dst_mac": dst_mac,
             "src_ip": lookup(config, source),
             "dst_ip": lookup(config, destination),
-            "src_port": config["traffic"]["src_port"],
-            "dst_port": config["traffic"]["dst_port"],
+            "src_port": config.traffic.src_port,
+            "dst_port": config.traffic.dst_port,
             "frame_size": frame_size_of(config, tx_version),
             "rx_frame_size": frame_size_of(config, rx_version),
             "vary": varying_fields(config, direction, tx_version),
@@ -158,21 +158,21 @@ def owned_addresses(config: dict) -> list[dict]:
     addresses of its side, every one of them when they vary (RFC 2544 §25: the tester should
     answer the DUT's requests), and for its next hop address in gateway setups. Virtual
     addresses belong to the DUT's translation and are not answered for."""
-    addresses = config["addresses"]
+    addresses = config.addresses
     ports = []
     for side, index in PORT_INDEX.items():
         ranges = []
         for version in (4, 6):
-            address = config[side][f"ipv{version}"]
+            address = getattr(config.side(side), f"ipv{version}")
             if address:
                 entry = {"ip_version": version, "address": address}
-                if addresses[side] != "fixed":
-                    entry.update(offset=addresses[f"{side}_offset_ipv{version}"],
-                                 min=addresses[f"{side}_min"], max=addresses[f"{side}_max"])
+                if getattr(addresses, side) != "fixed":
+                    entry.update(offset=getattr(addresses, f"{side}_offset_ipv{version}"),
+                                 min=getattr(addresses, f"{side}_min"), max=getattr(addresses, f"{side}_max"))
                 ranges.append(entry)
-            if config[side][f"next_hop_ipv{version}"]:
+            if getattr(config.side(side), f"next_hop_ipv{version}"):
                 ranges.append({"ip_version": version,
-                               "address": config[side][f"next_hop_ipv{version}"]})
+                               "address": getattr(config.side(side), f"next_hop_ipv{version}")})
         ports.append({"port": index, "ranges": ranges})
     return ports
 
