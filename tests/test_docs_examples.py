@@ -85,7 +85,7 @@ def fake_lab_config(kind: str, params: dict[str, str]) -> str:
     """The config `xlatperf lab up KIND` writes, on the fake engine's null ports: the DUT MACs
     set (the fake engine resolves none), no pause, DUT hooks that do nothing, and a fast
     RFC 9693 phase 1 (the measurer waits out the gap D = N/R + 2T in real time)."""
-    sections = lab.tester_config(kind, lab._resolve(kind, params))
+    sections = lab.tester_config(kind, lab.resolve_params(kind, params))
     sections["tester"] = {"netns": "", "hugepages": "no", "engine": str(FAKE_ENGINE)}
     for side, mac in (("left", "02:00:00:00:01:01"), ("right", "02:00:00:00:01:02")):
         sections[side] |= {"port": "null", "dut_mac": mac}

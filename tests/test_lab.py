@@ -126,7 +126,7 @@ def test_kinds_describe_themselves_and_their_defaults_are_valid():
         for name, param in spec["params"].items():
             assert {"default", "allowed", "help"} <= set(param)
             assert f"{name}={param['default']}" in text
-        lab._resolve(kind, {})  # the defaults pass their own validation
+        lab.resolve_params(kind, {})  # the defaults pass their own validation
 
 
 @pytest.mark.parametrize(("kind", "params", "named"), [
@@ -154,8 +154,8 @@ def test_limit_burst_holds_50ms_of_frames_but_at_least_100():
     assert lab.auto_burst(10_000) == 500
     assert lab.auto_burst(1_000_000) == 50_000
     assert lab.auto_burst(1_000) == 100
-    assert lab._resolve("limit", {"rate": "30000"})["burst"] == 1500
-    assert lab._resolve("limit", {"burst": "7"})["burst"] == 7
+    assert lab.resolve_params("limit", {"rate": "30000"})["burst"] == 1500
+    assert lab.resolve_params("limit", {"burst": "7"})["burst"] == 7
 
 
 def test_loss_is_quantised_to_65536ths():

@@ -267,7 +267,7 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
 }
 
 
-def _resolve(kind: str, params: dict[str, str]) -> dict[str, Any]:
+def resolve_params(kind: str, params: dict[str, str]) -> dict[str, Any]:
     """Validated parameters of `kind`, defaults filled in and converted to numbers."""
     if kind not in KINDS:
         raise LabError(f"unknown lab kind {kind!r}; allowed kinds: {', '.join(sorted(KINDS))}")
@@ -366,7 +366,7 @@ def lab_up(kind: str, params: dict[str, str], config_out: str) -> None:
     `params` are the kind's parameters as strings (see KINDS). On any failure everything that
     was created is removed again and LabError is raised.
     """
-    resolved = _resolve(kind, params)  # before touching anything: a typo keeps the old lab
+    resolved = resolve_params(kind, params)  # before touching anything: a typo keeps the old lab
     if os.geteuid() != 0:
         raise LabError("lab up needs root (it creates network namespaces)")
     _need_tools(kind)

@@ -12,7 +12,7 @@ import time
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan
-from ..util.errors import ConfigError
+from ..util.errors import ConfigError, MeasurementError
 from ..util.files import utc_timestamp
 from .store import ResultStore
 
@@ -69,6 +69,27 @@ class TrialSession:
         # stateful phases (xlatperf/measure/stateful.py) that precede every phase-2 trial.
         self.hooks = None
         self.stateful = None
+
+    # -- the interface procedures use ---------------------------------------------------------
+    # run_trial / run_request (a trial), begin_step (what precedes a step), begin_phase (labels
+    # the records that follow), timed_hook (a timed DUT command), record (a step's own record),
+    # tester (what the engine said about itself). Nothing else of the session, the engine, the
+    # hooks or the reporter is for procedures.
+
+    @property
+    def tester(self) -> dict:
+        """The engine's hello reply: ports, lcores, timestamp capabilities."""
+        return getattr(self.engine, "info", None) or {}
+
+    def begin_phase(self, phase: str | None) -> None:
+        """Label the records of the following trials (e.g. selftest's "check" and "search")."""
+        self.phase = phase
+
+    def timed_hook(self, hook: str, context: dict):
+        """Run the DUT's `hook` command and time it (RFC 9693 tear-down); the HookRun."""
+        if self.hooks is None:
+            raise MeasurementError(f"dut.{hook}: no DUT hooks in this measurement")
+        return self.hooks.timed(hook, context)
 
     def start_repetition(self, number: int) -> None:
         self.repetition, self.step = number, 0

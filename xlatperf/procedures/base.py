@@ -89,6 +89,8 @@ class ProcedureSpec:
     through_dut: bool = True     # False: the tester's ports are wired to each other
     stateful_phase2: bool = True  # stateful.enabled runs phase 1 before each of its trials
     campaign: bool = True        # may be listed in a campaign's procedures
+    trials_per_repetition: int | None = None  # when fixed (not decided by a search): for
+                                              # the live view's time estimate
 
     def __post_init__(self):
         if self.rate_option not in RATE_OPTIONS:

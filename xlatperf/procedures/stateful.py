@@ -123,8 +123,8 @@ class TeardownRate(_Stateful):
             return
         context = {"procedure": self.name, "repetition": session.repetition,
                    "step": session.step}
-        full = session.hooks.timed("teardown", {**context, "table": "full"})
-        empty = session.hooks.timed("teardown", {**context, "table": "empty"})
+        full = session.timed_hook("teardown", {**context, "table": "full"})
+        empty = session.timed_hook("teardown", {**context, "table": "empty"})
         measured = Teardown(n, full.duration, empty.duration)
         steps.append(measured)
         session.record(TrialResult(rate=rate, valid=True, directions={}), 0.0, TEARDOWN,

@@ -85,10 +85,10 @@ class SelfTest(Throughput):
     def prepare(self, session):
         rate = max(1, min(SELFTEST_CHECK_RATE, self.plan.max_rate // 100))
         duration = min(self.config.trial.duration, SELFTEST_CHECK_DURATION)
-        session.phase = "check"
+        session.begin_phase("check")
         session.notify({"rate": rate})
         result = session.run_trial(rate, duration=duration)
-        session.phase = "search"
+        session.begin_phase("search")
         if not result.passes(0.0):
             problems = [f"tester invalid ({result.invalid_reason})"] if not result.valid else []
             problems += [f"{name} received {d.received} of {d.sent} frames"

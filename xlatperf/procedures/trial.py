@@ -33,4 +33,5 @@ class SingleTrial(Procedure):
 
 
 SPEC = ProcedureSpec("trial", "one elementary trial", unit="ratio", make=SingleTrial,
-                     report="trial", rate_option="optional")
+                     report="trial", rate_option="optional",
+                     trials_per_repetition=1)

@@ -227,9 +227,8 @@ class ConsoleReporter(Reporter):
             return max(1, math.ceil(math.log2(span / error))) if span > error else 1
         if "percent" in c and self.info.get("step"):   # frame-loss scan: at most down to 0 %
             return max(1, math.ceil(c["percent"] / self.info["step"]))
-        if self.info.get("procedure") in ("trial", "latency", "pdv"):
-            return 1
-        return None
+        spec = REGISTRY.get(self.info.get("procedure"))
+        return spec.trials_per_repetition if spec is not None else None
 
     def _remaining_seconds(self) -> float | None:
         """Estimated time left: average trial wall time x trials still to come (this
