@@ -279,7 +279,13 @@ def run_trial(request):
     replies = []
     for flow in flows:
         planned = flow.get("frames") or round(flow["rate"] * duration)
-        sent = planned if valid else planned // 2
+        if valid:
+            sent = planned
+        elif reason.startswith("tester could not keep the rate"):
+            # As the engine: the sender is cut off at the time limit, having kept its own pace.
+            sent = min(planned, int(tester_limit * duration))
+        else:  # aborted half-way
+            sent = planned // 2
         received = sent if flow["rate"] <= limit else min(sent, int(limit * duration))
         received = stateful_received(request, flow, sent, received)
         n, m = flow.get("mix", {}).get("n", 1), flow.get("mix", {}).get("m", 1)

@@ -10,6 +10,11 @@ from xlatperf.procedures.search import binary_search
 from xlatperf.run import run_procedure
 
 
+def pace(record: dict) -> int:
+    """The frames per second a recorded trial's slowest direction was sent at."""
+    return min(d["sent"] for d in record["directions"].values()) // int(record["duration"])
+
+
 def simulated(tester_limit: int, dut_limit: int):
     """A trial runner: invalid above tester_limit (the tester fell behind), loss above
     dut_limit, and the list of rates it was asked for."""
@@ -17,25 +22,29 @@ def simulated(tester_limit: int, dut_limit: int):
 
     def run_trial(rate):
         asked.append(rate)
-        if rate > tester_limit:
-            return TrialResult(rate, False, {"forward": DirectionCounts(rate // 2, rate // 2)},
-                               invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...")
+        if rate > tester_limit:   # 1-s trials: cut off having sent at the tester's pace
+            sent = tester_limit
+            return TrialResult(rate, False, {"forward": DirectionCounts(sent, sent)},
+                               invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...",
+                               duration=1.0)
         received = rate if rate <= dut_limit else dut_limit
-        return TrialResult(rate, True, {"forward": DirectionCounts(rate, received)})
+        return TrialResult(rate, True, {"forward": DirectionCounts(rate, received)},
+                           duration=1.0)
     return run_trial, asked
 
 
 def test_a_search_below_a_known_ceiling_never_measures_it():
     run_trial, asked = simulated(tester_limit=600_000, dut_limit=10**9)
     first = binary_search(run_trial, 0, 1_000_000, 10_000)
-    assert asked[0] == 1_000_000 and first.tester_limited
-    assert first.tester_ceiling == min(r for r in asked if r > 600_000)
+    # The first trial shows the tester's pace (600,000): every later one stays below it.
+    assert asked[0] == 1_000_000 and all(r < 600_000 for r in asked[1:])
+    assert first.tester_limited and first.tester_ceiling == 600_000
     assert 600_000 - 10_000 < first.throughput <= 600_000
     asked.clear()
     second = binary_search(run_trial, 0, 1_000_000, 10_000, ceiling=first.tester_ceiling)
     assert asked and max(asked) < first.tester_ceiling
     assert second.tester_limited and 600_000 - 10_000 < second.throughput <= 600_000
-    assert len(asked) < len(first.steps)
+    assert len(asked) == len(first.steps) - 1    # the trial at the maximum is not repeated
 
 
 def test_a_dut_limit_below_the_tester_ceiling_is_not_tester_limited():
@@ -54,15 +63,15 @@ def test_run_spends_no_trial_above_the_ceiling_and_says_lower_bound(fake_config,
     out = tmp_path / "tp"
     summary = run_procedure("throughput", config, out)
     trials = read_trials(out)
-    invalid = [t["rate"] for t in trials if not t["valid"]]
-    ceiling = min(t["rate"] for t in trials if t["repetition"] == 1 and not t["valid"])
-    assert summary["tester_ceiling"] == ceiling
-    later = [t["rate"] for t in trials if t["repetition"] > 1]
-    assert later and max(later) < ceiling
-    assert invalid and all(t["repetition"] == 1 or t["rate"] < ceiling for t in trials)
+    # The fake tester keeps 1,000,000 fps: the first trial (at the medium's maximum) is cut
+    # off having sent at that pace, and no later trial of the run is at or above it.
+    first, *rest = trials
+    assert not first["valid"] and pace(first) == 1_000_000
+    assert rest and all(t["rate"] < 1_000_000 for t in rest)
+    assert summary["tester_ceiling"] == 1_000_000
     assert summary["tester_limited"] is True
     assert summary["lower_bound"].startswith("a lower bound set by the tester")
-    assert f"{ceiling:,} frames/s" in summary["lower_bound"]
+    assert "1,000,000 frames/s" in summary["lower_bound"]
     assert all(r["tester_limited"] for r in summary["repetitions"])
 
 
@@ -73,3 +82,20 @@ def test_dut_limited_run_has_no_lower_bound_note(fake_config, tmp_path, monkeypa
     summary = run_procedure("throughput", config, tmp_path / "tp")
     assert summary["tester_limited"] is False and "lower_bound" not in summary
     assert 2_000_000 - 10_000 < summary["median"] <= 2_000_000
+
+
+def test_mlrsearch_stays_below_the_ceiling_and_says_lower_bound(fake_config, tmp_path,
+                                                                 monkeypatch):
+    monkeypatch.setenv("FAKE_TESTER_LIMIT", "1000000")
+    config = load_config(str(fake_config), ["output.repeat=3", "throughput.mode=mlrsearch",
+                                            "throughput.preset=rfc2544", "trial.duration=1"])
+    out = tmp_path / "mlr"
+    summary = run_procedure("throughput", config, out)
+    trials = read_trials(out)
+    ceiling = min(pace(t) for t in trials if not t["valid"])
+    later = [t["rate"] for t in trials if t["repetition"] > 1]
+    assert ceiling == 1_000_000 and later and max(later) < ceiling
+    assert summary["tester_ceiling"] == ceiling and summary["tester_limited"] is True
+    assert summary["lower_bound"].startswith("a lower bound set by the tester")
+    assert all(r["tester_limited"] for r in summary["repetitions"])
+    assert 1_000_000 - 10_000 < summary["median"] <= 1_000_000

@@ -90,6 +90,15 @@ class TrialResult:
         return max(ratios)
 
     @property
+    def achieved_rate(self) -> float | None:
+        """Frames per second the tester actually sent in the slowest direction over the
+        requested duration (the engine cuts a sender off at duration x (1 + 1e-5)); None when
+        unknown."""
+        if not self.directions or not self.duration:
+            return None
+        return min(d.sent for d in self.directions.values()) / self.duration
+
+    @property
     def rate_not_kept(self) -> bool:
         """Invalid because the tester could not send at this rate."""
         return not self.valid and (self.invalid_reason or "").startswith(RATE_NOT_KEPT)

@@ -57,6 +57,11 @@ class Procedure:
         """The repetition's result as one number, for adaptive repetitions (None: unusable)."""
         return None
 
+    def values(self, repetitions: list[Repetition]) -> list[float | None]:
+        """Each repetition's value(), for adaptive repetitions; a procedure whose repetitions
+        depend on the earlier ones (the tester's ceiling) overrides this instead."""
+        return [self.value(r) for r in repetitions]
+
     def steps_from_records(self, records: list[dict]) -> list:
         """A finished repetition's steps rebuilt from its trials.jsonl records (--resume)."""
         return [trial_from_record(r) for r in records if r.get("phase") not in AUXILIARY_PHASES]

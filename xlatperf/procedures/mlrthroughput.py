@@ -8,6 +8,7 @@ relevant bounds after it."""
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure
+from .search import lower_bound_note, tester_ceiling
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
                         trial_from_result)
@@ -37,10 +38,24 @@ class MlrThroughput(Procedure):
         self.delay = ({"frame_timeout": self.frame_timeout}
                       if self.frame_timeout != config.trial.frame_timeout else None)
 
+    # -- the tester's ceiling ---------------------------------------------------------------------
+
+    def max_load(self, earlier) -> int:
+        """The search's upper end after the repetitions `earlier`: below the lowest rate the
+        tester could not keep in them (a trial there would only show the tester's limit
+        again), as long as that leaves a range to search."""
+        ceiling = tester_ceiling([s for r in earlier for s in r.steps])
+        if ceiling is None or ceiling - 1 <= self.lo:
+            return self.hi
+        return min(self.hi, ceiling - 1)
+
+    def begin_repetition(self, earlier):
+        self.current_max = self.max_load(earlier)
+
     # -- running ---------------------------------------------------------------------------------
 
     def run(self, session, steps):
-        search = Search(self.goals, self.lo, self.hi)
+        search = Search(self.goals, self.lo, self.current_max)
         context: dict = {}
 
         def notify(info: dict) -> None:
@@ -65,16 +80,16 @@ class MlrThroughput(Procedure):
             return session.run_trial(load, duration, annotate=annotate,
                                      delay=self.delay)
 
-        mlrsearch(run_trial, self.goals, self.lo, self.hi, steps=steps, notify=notify,
+        mlrsearch(run_trial, self.goals, self.lo, self.current_max, steps=steps, notify=notify,
                   max_trials=self.max_trials, search=search)
 
     # -- results ---------------------------------------------------------------------------------
 
-    def replay(self, repetition) -> Search:
-        """The repetition's search rebuilt from its steps (each with its requested duration),
-        so a summary is the same whether the steps were just measured or read back from
-        trials.jsonl by --resume."""
-        search = Search(self.goals, self.lo, self.hi)
+    def replay(self, repetition, earlier) -> Search:
+        """The repetition's search rebuilt from its steps (each with its requested duration)
+        and the repetitions before it, so a summary is the same whether the steps were just
+        measured or read back from trials.jsonl by --resume."""
+        search = Search(self.goals, self.lo, self.max_load(earlier))
         for step in repetition.steps:
             search.add(step.rate, trial_from_result(step, step.duration))
         return search
@@ -87,23 +102,35 @@ class MlrThroughput(Procedure):
             return f"trial limit ({self.max_trials}) reached"
         return "goals met"
 
-    def _repetition(self, repetition) -> dict:
-        search = self.replay(repetition)
+    def _repetition(self, repetition, earlier) -> dict:
+        search = self.replay(repetition, earlier)
         goals = search.results() if search.trials else []
         first = goals[0] if goals else None
         trials = search.trials
         lower = first.relevant_lower_bound if first else None
+        upper = first.relevant_upper_bound if first else None
+        # The primary goal's search ended against the tester: its relevant upper bound is a
+        # load with a trial the tester could not send, or there is none because the search
+        # reached a maximum lowered to below an earlier repetition's ceiling.
+        limited = (any(s.rate == upper and s.rate_not_kept for s in repetition.steps)
+                   if upper is not None else
+                   lower is not None and lower == search.max_load < self.hi)
+        ceiling = tester_ceiling([s for r in [*earlier, repetition] for s in r.steps])
         return {"repetition": repetition.number, "complete": repetition.complete,
                 "throughput": lower or 0, "found": lower is not None,
-                "tester_limited": any(not s.valid for s in repetition.steps),
+                "tester_limited": limited, "tester_ceiling": ceiling,
+                "max_load": search.max_load,
                 "stop_reason": self._stop_reason(repetition, search),
                 "trial_seconds": sum(t.duration for _, t in trials),
                 "goals": [g.to_dict() for g in goals],
                 "steps": [{**s.to_dict(), "duration": t.duration}
                           for s, (_, t) in zip(repetition.steps, trials)]}
 
+    def _repetitions(self, repetitions) -> list[dict]:
+        return [self._repetition(r, repetitions[:i]) for i, r in enumerate(repetitions)]
+
     def summarize(self, repetitions):
-        reps = [self._repetition(r) for r in repetitions]
+        reps = self._repetitions(repetitions)
         complete = [r for r in reps if r["complete"]]
         goals = []
         for index, goal in enumerate(self.goals):
@@ -126,16 +153,19 @@ class MlrThroughput(Procedure):
                 failing = step.failing_directions(primary)
                 for name in step.directions:
                     failures[name] = failures.get(name, 0) + (name in failing)
+        limited = any(r["tester_limited"] for r in complete)
+        ceiling = reps[-1]["tester_ceiling"] if reps else None
         return {"unit": "fps", "mode": "mlrsearch", "primary_goal": self.goals[0].title,
                 **summarize([r["throughput"] for r in complete]),
-                "tester_limited": any(r["tester_limited"] for r in reps),
+                "tester_limited": limited, "tester_ceiling": ceiling,
+                **({"lower_bound": lower_bound_note(ceiling)} if limited and ceiling else {}),
                 "goals": goals,
                 "directions": {name: {"failed_trials": n} for name, n in failures.items()},
                 "repetitions": reps}
 
     def csv_rows(self, repetitions):
         rows = []
-        for r in map(self._repetition, repetitions):
+        for r in self._repetitions(repetitions):
             for g in r["goals"]:
                 rows.append({"repetition": r["repetition"], "goal": g["name"],
                              "label": g["label"],
@@ -152,6 +182,8 @@ class MlrThroughput(Procedure):
                 "unit": "frames/s per direction",
                 "goals": [g.to_dict() for g in self.goals],
                 "primary_goal": self.goals[0].title,
+                "tester_ceiling_rule": "the maximum load of a repetition is below the lowest "
+                                       "rate the tester could not keep earlier in the run",
                 "first_trial": "at the maximum load, with the shortest initial trial duration "
                                "(the final one where it is less than 4 times the initial)",
                 "upper_bound_trials": "where a load is expected to lose too much and one final "
@@ -174,7 +206,6 @@ class MlrThroughput(Procedure):
                      f"global timeout {timeout:g} s (the goals' frame_timeout = 0)")
         return {"frame_timeout": self.frame_timeout, "loss_criterion": criterion}
 
-    def value(self, repetition):
-        if not repetition.complete:
-            return None
-        return self._repetition(repetition)["throughput"]
+    def values(self, repetitions):
+        return [r["throughput"] if r["complete"] else None
+                for r in self._repetitions(repetitions)]

@@ -39,10 +39,20 @@ def _rate_not_kept(step) -> bool:
     return bool(getattr(step, "rate_not_kept", False))
 
 
+def unreachable_from(step) -> int | None:
+    """The rate a step shows the tester cannot reach: none for a step it sent at its rate;
+    else what it did send (an invalid trial's sender was cut off at the time limit, so the
+    frames it sent by then are its pace), at most the step's own rate."""
+    if not _rate_not_kept(step):
+        return None
+    achieved = getattr(step, "achieved_rate", None)
+    return step.rate if achieved is None else min(step.rate, max(1, math.floor(achieved)))
+
+
 def tester_ceiling(steps, known: int | None = None) -> int | None:
-    """The lowest rate the tester has shown it cannot send at (an invalid trial whose tester
-    could not keep the rate), among `steps` and an earlier `known` one; None when none."""
-    rates = [s.rate for s in steps if _rate_not_kept(s)]
+    """The lowest rate the tester has shown it cannot send at, among `steps` and an earlier
+    `known` one; None when none."""
+    rates = [r for r in map(unreachable_from, steps) if r is not None]
     return min(rates + ([known] if known is not None else []), default=None)
 
 
@@ -97,7 +107,9 @@ def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolera
 
     ceiling: a rate the tester has already shown in this run that it cannot send at (an
     earlier repetition's invalid trial). A search never spends trials at or above it: `hi`
-    becomes the ceiling, counted as failed without being measured again.
+    becomes the ceiling, counted as failed without being measured again. Likewise within the
+    search: after a trial the tester could not send at its rate, the next trials stay below
+    the pace it did send at (unreachable_from), instead of halving from far above it.
 
     The result is the highest rate *measured* as passing (never an untested midpoint; `lo`
     itself is not measured), or 0 with found=False when no trial passed. On a DUT that passes
@@ -111,14 +123,20 @@ def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolera
     known_unreachable = ceiling is not None and ceiling <= hi
     if known_unreachable:
         hi = max(ceiling, lo)
-    if known_unreachable or not measure_step(run_trial, hi, steps, notify, lo=lo,
-                                             hi=hi).passes(loss_tolerance):
-        while hi - lo > error:
-            mid = (lo + hi) // 2
-            if measure_step(run_trial, mid, steps, notify, lo=lo, hi=hi).passes(loss_tolerance):
-                lo = mid
-            else:
-                hi = mid
+    else:
+        first = measure_step(run_trial, hi, steps, notify, lo=lo, hi=hi)
+        if first.passes(loss_tolerance):
+            return SearchResult.from_steps(steps, loss_tolerance, ceiling=ceiling)
+        hi = max(lo, min(hi, unreachable_from(first) or hi))
+    while hi - lo > error:
+        mid = (lo + hi) // 2
+        result = measure_step(run_trial, mid, steps, notify, lo=lo, hi=hi)
+        if result.passes(loss_tolerance):
+            lo = mid
+        else:
+            # A trial the tester could not send at its rate also says how fast it did send:
+            # no trial at or above that pace can be valid, so the search continues below it.
+            hi = max(lo, min(mid, unreachable_from(result) or mid))
     return SearchResult.from_steps(steps, loss_tolerance, ceiling=ceiling)
 
 

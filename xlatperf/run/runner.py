@@ -132,7 +132,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             decision = None
 
             def decide_now():
-                return adaptive.decide([proc.value(r) for r in repetitions], len(repetitions),
+                return adaptive.decide(proc.values(repetitions), len(repetitions),
                                        count, maximum, output.repeat_tolerance,
                                        output.repeat_confidence)
 
