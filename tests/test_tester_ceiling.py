@@ -6,7 +6,7 @@ set by the tester rather than a property of the DUT (issue 11, finding 9)."""
 from xlatperf.config import load_config
 from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
 from xlatperf.measure.store import read_trials
-from xlatperf.procedures.search import binary_search
+from xlatperf.procedures.search import binary_search, summarize_throughput
 from xlatperf.run import run_procedure
 
 
@@ -71,7 +71,7 @@ def test_run_spends_no_trial_above_the_ceiling_and_says_lower_bound(fake_config,
     assert summary["tester_ceiling"] == 1_000_000
     assert summary["tester_limited"] is True
     assert summary["lower_bound"].startswith("a lower bound set by the tester")
-    assert "1,000,000 frames/s" in summary["lower_bound"]
+    assert "could not send faster than 1,000,000 frames/s" in summary["lower_bound"]
     assert all(r["tester_limited"] for r in summary["repetitions"])
 
 
@@ -99,3 +99,19 @@ def test_mlrsearch_stays_below_the_ceiling_and_says_lower_bound(fake_config, tmp
     assert summary["lower_bound"].startswith("a lower bound set by the tester")
     assert all(r["tester_limited"] for r in summary["repetitions"])
     assert 1_000_000 - 10_000 < summary["median"] <= 1_000_000
+
+
+def test_a_sender_just_late_sets_no_ceiling_for_the_run():
+    """At the edge of its capacity the tester sends every frame but finishes microseconds late:
+    that trial fails, but it shows no rate the tester cannot reach (a later repetition may pass
+    it), so it must not bound the following repetitions."""
+    def run_trial(rate):
+        late = rate > 600_000   # every frame sent, the last one a little after the limit
+        return TrialResult(rate, not late, {"forward": DirectionCounts(rate, rate)},
+                           invalid_reason=f"{RATE_NOT_KEPT}: ... 10.000118 s" if late else None,
+                           duration=1.0)
+    result = binary_search(run_trial, 0, 1_000_000, 10_000)
+    assert result.tester_limited and result.tester_ceiling is None
+    assert 600_000 - 10_000 < result.throughput <= 600_000
+    note = summarize_throughput([result])["lower_bound"]
+    assert f"could not keep {min(s.rate for s in result.steps if not s.valid):,}" in note

@@ -8,7 +8,7 @@ relevant bounds after it."""
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure
-from .search import lower_bound_note, tester_ceiling
+from .search import lower_bound, tester_ceiling
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
                         trial_from_result)
@@ -158,7 +158,7 @@ class MlrThroughput(Procedure):
         return {"unit": "fps", "mode": "mlrsearch", "primary_goal": self.goals[0].title,
                 **summarize([r["throughput"] for r in complete]),
                 "tester_limited": limited, "tester_ceiling": ceiling,
-                **({"lower_bound": lower_bound_note(ceiling)} if limited and ceiling else {}),
+                **lower_bound([s for r in repetitions for s in r.steps], limited),
                 "goals": goals,
                 "directions": {name: {"failed_trials": n} for name, n in failures.items()},
                 "repetitions": reps}

@@ -39,14 +39,23 @@ def _rate_not_kept(step) -> bool:
     return bool(getattr(step, "rate_not_kept", False))
 
 
+# An invalid trial defines a ceiling only when its sender fell clearly short of the rate. A
+# sender that sent (nearly) every frame but finished a few microseconds late is at the edge of
+# what it can do: that trial fails, but a later repetition may pass the same rate, so it must
+# not bound the rest of the run (each repetition would then only go lower).
+CLEAR_SHORTFALL = 1e-3
+
+
 def unreachable_from(step) -> int | None:
-    """The rate a step shows the tester cannot reach: none for a step it sent at its rate;
-    else what it did send (an invalid trial's sender was cut off at the time limit, so the
-    frames it sent by then are its pace), at most the step's own rate."""
+    """The rate a step shows the tester cannot reach: an invalid trial's sender is cut off at
+    the time limit, so what it sent by then is its pace; a pace clearly below the step's rate
+    is a ceiling. None for any other step."""
     if not _rate_not_kept(step):
         return None
     achieved = getattr(step, "achieved_rate", None)
-    return step.rate if achieved is None else min(step.rate, max(1, math.floor(achieved)))
+    if achieved is None or achieved >= step.rate * (1 - CLEAR_SHORTFALL):
+        return None
+    return max(1, math.floor(achieved))
 
 
 def tester_ceiling(steps, known: int | None = None) -> int | None:
@@ -211,17 +220,23 @@ def summarize_throughput(searches: list[SearchResult]) -> dict:
     limited = any(s.tester_limited for s in searches if s.complete)
     return {"unit": "fps", **summarize(values),
             "tester_limited": limited, "tester_ceiling": ceiling,
-            **({"lower_bound": lower_bound_note(ceiling)} if limited else {}),
+            **lower_bound([st for s in searches for st in s.steps], limited),
             "directions": {name: {"failed_trials": count} for name, count in failures.items()}}
 
 
-def lower_bound_note(ceiling: int | None) -> str:
-    """What a tester-limited throughput means, in one sentence for the summary and report."""
-    return ("a lower bound set by the tester, not a property of the DUT: the tester could not "
-            f"send at {ceiling:,} frames/s in this run (invalid trials), so the DUT's throughput "
-            "may be higher; measure with a faster tester set-up (more cores, another port "
-            "type) to find it")
-
+def lower_bound(steps, limited: bool) -> dict:
+    """{"lower_bound": one sentence} when the result is tester-limited, for the summary, the
+    console and the report; {} otherwise."""
+    rates = [s.rate for s in steps if _rate_not_kept(s)]
+    if not limited or not rates:
+        return {}
+    ceiling = tester_ceiling(steps)
+    shown = (f"could not send faster than {ceiling:,} frames/s" if ceiling is not None else
+             f"could not keep {min(rates):,} frames/s")
+    return {"lower_bound": (
+        f"a lower bound set by the tester, not a property of the DUT: the tester {shown} in "
+        "this run (invalid trials), so the DUT's throughput may be higher; measure with a "
+        "faster tester set-up (more cores, another port type) to find it")}
 
 
 def summarize_frame_loss(scans: list[list[TrialResult]], max_rate: int) -> dict:
