@@ -3,10 +3,13 @@
 this run, that it cannot send at, and its summary says plainly when the result is a lower bound
 set by the tester rather than a property of the DUT (issue 11, finding 9)."""
 
+from pathlib import Path
+
 from xlatperf.config import load_config
 from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
 from xlatperf.measure.store import read_trials
 from xlatperf.procedures.search import binary_search, summarize_throughput
+from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 
 
@@ -115,3 +118,17 @@ def test_a_sender_just_late_sets_no_ceiling_for_the_run():
     assert 600_000 - 10_000 < result.throughput <= 600_000
     note = summarize_throughput([result])["lower_bound"]
     assert f"could not keep {min(s.rate for s in result.steps if not s.valid):,}" in note
+
+
+def test_the_report_marks_a_tester_limited_result(fake_config, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_TESTER_LIMIT", "100000")
+    config = load_config(str(fake_config), ["output.repeat=2"])
+    run_procedure("throughput", config, tmp_path / "tp")
+    written = write_report(tmp_path / "tp", tmp_path / "report")
+    markdown = (tmp_path / "report" / "report.md").read_text()
+    assert "lower bound set by the tester" in markdown
+    (svg,) = [svg for png, svg, caption in written["plots"] if "bars" in svg]
+    text = Path(svg).read_text()
+    # The bar is hatched and says why; the medium's maximum (149 x the result) is named, not
+    # drawn as a line that would flatten the bar.
+    assert "lower bound: the tester" in text and "off the scale" in text

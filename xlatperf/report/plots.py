@@ -155,9 +155,16 @@ def by_quantity(entries: list[Entry], usable=lambda entry: True):
 # --------------------------------------------------------------------------------------------
 
 
+# A reference line (the medium's maximum) more than 1 / OFF_SCALE times the highest result
+# would flatten every bar to the axis: it goes to the legend instead.
+OFF_SCALE = 0.1
+
+
 def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
     """Median with 1st/99th-percentile error bars per frame size (groups) and direction. Results
     that belong to no direction (RFC 9693 roles) only when frame sizes are swept."""
+    from matplotlib.patches import Rectangle  # matplotlib only when plotting
+
     entries = [e for e in entries
                if family(e).per_direction or "traffic.frame_size" in axes]
     others = [k for k in axes if k not in ("traffic.frame_size", "traffic.direction")]
@@ -175,8 +182,9 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                 directions.append(e.config_value("traffic.direction"))
         fig, (ax,) = plotter.figure()
         width = 0.8 / max(len(directions), 1)
+        tops, any_limited = [0.0], False
         for i, direction in enumerate(directions):
-            xs, medians, low, high = [], [], [], []
+            xs, medians, low, high, limited = [], [], [], [], []
             for j, size in enumerate(sizes):
                 match = [e for e in usable if e.config_value("traffic.frame_size") == size
                          and e.config_value("traffic.direction") == direction]
@@ -187,13 +195,36 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                 medians.append(median)
                 low.append(below)
                 high.append(above)
-            ax.bar(xs, medians, width=width * 0.9, yerr=[low, high], capsize=3,
-                   label=f"{direction}")
+                limited.append(bool(match[0].summary.get("tester_limited")))
+                tops.append(median + above)
+            bars = ax.bar(xs, medians, width=width * 0.9, yerr=[low, high], capsize=3)
+            colour = bars.patches[0].get_facecolor() if bars.patches else None
+            # Legend entries are drawn from empty proxies, so that a hatched bar does not
+            # give the direction's entry its hatching.
+            ax.add_patch(Rectangle((0, 0), 0, 0, facecolor=colour, label=f"{direction}"))
+            for bar, is_limited in zip(bars, limited):
+                if is_limited:   # a lower bound set by the tester, not the DUT's value
+                    bar.set_hatch("///")
+                    bar.set_edgecolor("black")
+                    any_limited = True
+        if any_limited:
+            ax.add_patch(Rectangle((0, 0), 0, 0, facecolor="white", edgecolor="black",
+                                   hatch="///", label="lower bound: the tester\ncould not send "
+                                                      "faster"))
         if unit_name == "fps":
             for j, size in enumerate(sizes):
                 limits = [e.max_rate for e in usable
                           if e.config_value("traffic.frame_size") == size]
-                if limits:
+                if not limits:
+                    continue
+                if max(tops) < OFF_SCALE * max(limits):
+                    # Results far below the medium's maximum would be flat bars under its line:
+                    # keep the results' scale and say the maximum in the legend instead.
+                    if j == 0:
+                        ax.plot([], [], " ", label=_fit(
+                            f"medium's maximum {max(limits) * scale:,.0f} frames/s "
+                            "(off the scale)", 28))
+                else:
                     ax.hlines(max(limits), j - 0.45, j + 0.45, colors="black", linestyles="--",
                               label="medium's maximum frame rate" if j == 0 else None)
         ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
