@@ -260,3 +260,18 @@ repeat = 1
     precision = next(r["value"] for r in table_rows(markdown, "item")
                      if r["item"] == "Search precision")
     assert "binary search in [" in precision and "MLRsearch" in precision, precision
+
+
+def test_keys_that_differ_only_between_procedures_are_no_axes(tmp_path):
+    """Looked at: a directory holding a latency result and a stateful connection-rate result
+    plotted latency 'against stateful.capacity_error' (one point) and put every [stateful] key
+    into the latency plot titles. Only keys that vary within one procedure are swept axes."""
+    from xlatperf.report.collect import Entry, varying_keys
+
+    def entry(name, procedure, **flat):
+        config = {"traffic": {"frame_size": flat.get("size", 64)},
+                  "stateful": {"capacity_error": flat.get("capacity_error", 1000)}}
+        return Entry(name, tmp_path / name, {"procedure": procedure, "config": config})
+    entries = [entry("lat", "latency"), entry("cps", "connection-rate", capacity_error=500),
+               entry("tp64", "throughput"), entry("tp128", "throughput", size=128)]
+    assert varying_keys(entries) == ["traffic.frame_size"]

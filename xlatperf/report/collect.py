@@ -111,16 +111,21 @@ def collect(directory) -> list[Entry]:
 
 
 def varying_keys(entries: list[Entry]) -> list[str]:
-    """Configuration keys whose value differs between the entries (the swept axes)."""
-    configs = [e.flat_config() for e in entries]
+    """Configuration keys whose value differs between entries of the same procedure (the
+    swept axes). A key that differs only between procedures (a stateful test's [stateful]
+    settings next to a latency result) is no axis: the procedure already tells them apart."""
+    by_procedure: dict[str, list[dict]] = {}
+    for entry in entries:
+        by_procedure.setdefault(entry.procedure, []).append(entry.flat_config())
     keys: list[str] = []
-    for config in configs:
-        keys += [k for k in config if k not in keys]
+    for configs in by_procedure.values():
+        for config in configs:
+            keys += [k for k in config if k not in keys]
     varying = []
     for key in keys:
         if key in NOT_AXES or key.startswith("output."):
             continue
-        values = {json.dumps(c.get(key), sort_keys=True) for c in configs}
-        if len(values) > 1:
+        if any(len({json.dumps(c.get(key), sort_keys=True) for c in configs}) > 1
+               for configs in by_procedure.values()):
             varying.append(key)
     return varying

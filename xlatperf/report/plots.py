@@ -280,6 +280,10 @@ def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_l
     others = [k for k in axes if k not in ("traffic.mix_n", "traffic.mix_m") and not
               (name != "mix" and k == x_of.key)]
     for quantity, usable in by_quantity(entries, _plottable):
+        if len({x_of(e) for e in usable}) < 2:
+            # The key varies only between results of other quantities (a directory holding
+            # several procedures): nothing of this quantity was measured against it.
+            continue
         scale = unit(usable[0].unit).scale
         fig, axs = plotter.figure(2 if relative else 1)
         for number, (group_key, group) in enumerate(
