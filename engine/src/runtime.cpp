@@ -151,7 +151,7 @@ class TxTask final : public Task {
 
   // Offers the pending frames to the port; true when all were accepted.
   bool flush() {
-    uint16_t n = io_.tx(port_, queue_, burst_ + first_pending_, uint16_t(pending_));
+    uint16_t n = io_.send(port_, queue_, burst_ + first_pending_, uint16_t(pending_));
     first_pending_ += n;
     pending_ -= n;
     flow_.sent.add(n);
@@ -216,7 +216,7 @@ class RxTask final : public Task {
 
   bool poll(uint64_t now) override {
     rte_mbuf* bufs[kMaxBurst];
-    const uint16_t n = io_.rx(port_, queue_, bufs, kMaxBurst);
+    const uint16_t n = io_.receive(port_, queue_, bufs, kMaxBurst);
     if (n > 0) {
       const uint64_t rx_tsc = rte_rdtsc();
       for (uint16_t i = 0; i < n; ++i) classify(bufs[i], rx_tsc);
@@ -305,7 +305,7 @@ bool answer_neighbor(BurstIo& io, uint16_t port, const rte_mbuf* m, const PortId
   std::memcpy(rte_pktmbuf_mtod(r, uint8_t*), reply, len);
   r->data_len = uint16_t(len);
   r->pkt_len = uint32_t(len);
-  if (io.tx(port, 0, &r, 1) == 1) return true;
+  if (io.send(port, 0, &r, 1) == 1) return true;
   rte_pktmbuf_free(r);
   return false;
 }
