@@ -30,6 +30,7 @@ from xlatperf.config.schema import load_config, validate
 from xlatperf.procedures import REGISTRY
 from xlatperf.run.campaign import parse_campaign
 from xlatperf.ui import cli
+from xlatperf.util.files import toml_value
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_ENGINE = ROOT / "tests" / "fake_engine.py"
@@ -97,16 +98,8 @@ def fake_lab_config(kind: str, params: dict[str, str]) -> str:
     lines = []
     for section, keys in sections.items():
         lines.append(f"[{section}]")
-        lines += [f"{key} = {tomllib_value(value)}" for key, value in keys.items()]
+        lines += [f"{key} = {toml_value(value)}" for key, value in keys.items()]
     return "\n".join(lines) + "\n"
-
-
-def tomllib_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return '"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 @pytest.fixture

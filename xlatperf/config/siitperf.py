@@ -19,7 +19,6 @@ xlatperf commands.
 
 import copy
 import ipaddress
-import json
 import math
 import re
 import tomllib
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..util.errors import ConfigError
+from ..util.files import toml_value
 from .derived import carries_ipv6
 from .schema import SCHEMA, load_config, partial_config, validate
 from .stateful import enumeration, foreground_frames
@@ -527,18 +527,8 @@ def to_toml(result: ImportResult, source: str) -> str:
         for key, value in result.config[section].items():
             source_names = result.sources.get(f"{section}.{key}")
             comment = f"  # {source_names}" if source_names else ""
-            lines.append(f"{key} = {_toml_value(value)}{comment}")
+            lines.append(f"{key} = {toml_value(value)}{comment}")
     return "\n".join(lines) + "\n"
-
-
-def _toml_value(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return json.dumps(str(value))   # a TOML basic string for the ASCII values used here
 
 
 def import_siitperf(path, output=None, cmdline: str | None = None) -> ImportResult:

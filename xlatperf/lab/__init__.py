@@ -71,6 +71,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..util.errors import XlatperfError
+from ..util.files import toml_value
 
 TESTER_NS = "xlp-tester"
 DUT_NS = "xlp-dut"
@@ -713,14 +714,6 @@ def _host(address_with_prefix: str) -> str:
     return address_with_prefix.split("/")[0]
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    return json.dumps(str(value))  # a JSON string is a valid TOML basic string
-
-
 def _write_config(path: str, kind: str, p: dict[str, Any]) -> None:
     params = ", ".join(f"{k}={v}" for k, v in p.items())
     lines = [f"# Tester config for the xlatperf lab {kind}{f' ({params})' if params else ''},",
@@ -731,7 +724,7 @@ def _write_config(path: str, kind: str, p: dict[str, Any]) -> None:
                      f"{t / LOSS_SCALE:.7f}")
     for section, keys in tester_config(kind, p).items():
         lines.append(f"\n[{section}]")
-        lines += [f"{key} = {_toml_value(value)}" for key, value in keys.items()]
+        lines += [f"{key} = {toml_value(value)}" for key, value in keys.items()]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -66,3 +66,15 @@ def read_toml(path, what: str = "file") -> dict:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def toml_value(value) -> str:
+    """A value as TOML writes it: booleans, numbers, lists of these, and strings (a JSON
+    string is a valid TOML basic string). For the config files the lab and the importer write."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))
