@@ -32,19 +32,21 @@ import signal
 import sys
 import time
 
-from xlatperf.config.schema import MAX_FRAME_SIZE, MIN_FRAME_SIZE
+from xlatperf.config.schema import MAX_FRAME_SIZE, MAX_QUEUES, MIN_FRAME_SIZE
 
 aborted = False
+queues = 1          # RX/TX queue pairs per port (--queues)
 state_tables = {}   # port -> learned entries (the engine's Responder state tables)
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.0"
+PROTOCOL = "2.1"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
 LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6]},
           "max_frame_size": MAX_FRAME_SIZE,
+          "max_queues": MAX_QUEUES,
           "tag": {"magic": "XLATPF", "size": 18, "stream_id": {"offset": 6, "size": 1},
                   "trial_tag": {"offset": 7, "size": 1}, "sequence": {"offset": 8, "size": 4},
                   "timestamp": {"offset": 12, "size": 6}}}
@@ -305,10 +307,19 @@ def run_trial(request):
                         "send_time": (planned - 1) / flow["rate"] if "frames" in flow
                         else duration,
                         "streams": streams})
+        # Lane q of the flow sends its frames k with k % queues == q.
+        replies[-1]["queues"] = [
+            {"queue": q, "planned": len(range(q, planned, queues)), "sent": len(range(q, sent, queues)),
+             "send_time": replies[-1]["send_time"], "max_lag_us": 0.0} for q in range(queues)]
     rx_ports = list(dict.fromkeys(flow["rx_port"] for flow in flows))
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
              "elapsed": duration, "flows": replies,
-             "ports": [{"index": port, "foreign": 0, "neighbor_replies": 0} for port in rx_ports]}
+             "ports": [{"index": port, "foreign": 0, "neighbor_replies": 0,
+                        "queues": [{"queue": q, "foreign": 0,
+                                    "test_frames": sum(f["received"] for f, plan in zip(replies, flows)
+                                                       if plan["rx_port"] == port and q == 0)}
+                                   for q in range(queues)]}
+                       for port in rx_ports]}
     if "learn" in request:
         learn = request["learn"]
         entries = min(learn["table_size"], replies[learn["flow"]]["received"])
@@ -408,6 +419,10 @@ def main():
     args = sys.argv[1:]
     eal = args[:args.index("--")] if "--" in args else args
     names = ports_from_eal_args(eal)
+    global queues
+    own = args[args.index("--") + 1:] if "--" in args else []
+    if "--queues" in own:
+        queues = int(own[own.index("--queues") + 1])
     speed = int(os.environ.get("FAKE_SPEED_MBPS", "10000"))
     log = os.environ.get("FAKE_REQUEST_LOG")
     print("fake engine: started with " + " ".join(args), file=sys.stderr)
@@ -430,7 +445,8 @@ def main():
                   "timestamps": {"software": "tsc", "resolution_ns": 0.5, "hardware": False},
                   "ports": [{"index": i, "name": name, "driver": name.rstrip("0123456789"),
                              "mac": f"02:00:00:00:00:0{i + 1}", "link_speed_mbps": speed,
-                             "link_up": True, "rx_queues": 1, "tx_queues": 1,
+                             "link_up": True, "rx_queues": queues, "tx_queues": queues,
+                             "max_queues": 1024, "rx_spread": "none" if queues == 1 else "rss",
                              "hw_timestamp": False} for i, name in enumerate(names)]})
         elif op == "addresses":
             send({"id": request["id"], "ok": True})

@@ -67,10 +67,25 @@ def test_engine_command_netns_and_force():
     config = load_config(None, ["tester.force=true", "tester.hugepages=yes"])
     command = engine_command(config, "/opt/xlatperf-engine")
     assert command[:5] == ["ip", "netns", "exec", "xlp-tester", "/opt/xlatperf-engine"]
-    assert command[-2:] == ["--", "--force"]
+    assert command[-4:] == ["--", "--queues", "1", "--force"]
     config = load_config(None, ["tester.netns=", "tester.hugepages=yes"])
     command = engine_command(config, "/opt/e")
-    assert command[0] == "/opt/e" and command[-1] == "--"
+    assert command[0] == "/opt/e" and command[-3:] == ["--", "--queues", "1"]
+
+
+def test_queues_reach_the_ports_and_the_engine():
+    args = args_for("tester.queues=4")
+    assert "net_af_packet0,iface=xlp-tl,qpairs=4" in args
+    assert args_for("left.port=af_xdp:veth0", "tester.queues=2")[-4:-2] == [
+        "--vdev", "net_af_xdp0,iface=veth0,start_queue=0,queue_count=2"]
+    config = load_config(None, ["tester.queues=3", "tester.hugepages=yes"])
+    assert engine_command(config, "/opt/e")[-2:] == ["--queues", "3"]
+
+
+def test_lcores_mapped_to_cpus_use_the_lcores_option():
+    # Two workers on a 2-CPU host: the main lcore (which sleeps) shares CPU 0 with worker 2.
+    args = args_for("tester.lcores=0@0,1@1,2@0")
+    assert args[:2] == ["--lcores", "0@0,1@1,2@0"]
 
 
 def _executable(path: Path) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import MAX_FRAME_SIZE, MIN_FRAME_SIZE
+from xlatperf.config.schema import MAX_FRAME_SIZE, MAX_QUEUES, MIN_FRAME_SIZE
 from xlatperf.config.stateful import foreground_frames
 from xlatperf.engine.protocol import PROTOCOL_VERSION, check_version, error_from_reply
 from xlatperf.util.errors import (EngineBadParameter, EngineError, EngineExecutionFailure)
@@ -133,6 +133,7 @@ def test_mirrored_constants_equal_the_engines_limits():
     limits = hello["reply"]["limits"]
     assert MIN_FRAME_SIZE == {4: limits["min_frame_size"]["ipv4"], 6: limits["min_frame_size"]["ipv6"]}
     assert MAX_FRAME_SIZE == limits["max_frame_size"]
+    assert MAX_QUEUES == limits["max_queues"]
     # The minimum frame holds Ethernet, IP, UDP, the tag and the FCS (the tag's layout: the
     # engine's, docs/protocol.md).
     tag = limits["tag"]
@@ -150,7 +151,7 @@ def test_foreground_frame_rule_equals_the_engines_counts():
     assert [s["sent"] for s in flow["streams"]] == [foreground, flow["planned"] - foreground]
 
 
-@pytest.mark.parametrize("version", ["2.0", "2.7", "2.10"])
+@pytest.mark.parametrize("version", ["2.0", "2.1", "2.7", "2.10"])
 def test_same_major_any_minor_is_accepted(version):
     check_version(version)
 

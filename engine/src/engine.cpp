@@ -16,7 +16,8 @@
 
 namespace xlp {
 
-Engine::Engine(const volatile std::sig_atomic_t& interrupted) : interrupted_(interrupted) {
+Engine::Engine(const volatile std::sig_atomic_t& interrupted, uint16_t queues)
+    : interrupted_(interrupted), ports_(queues) {
   unsigned lcore;
   RTE_LCORE_FOREACH_WORKER(lcore) workers_.push_back(lcore);
   tsc_hz_ = rte_get_tsc_hz();
@@ -50,7 +51,8 @@ std::array<uint8_t, 6> Engine::resolve(const protocol::ResolveRequest& r) {
 TrialReport Engine::trial(const TrialPlan& plan, const std::function<void(const ProgressReport&)>& progress) {
   trial_tag_ = uint8_t(trial_tag_ % 255 + 1);  // 1..255, never 0
   ports_.service();
-  Trial trial(plan, trial_tag_, ports_.io(), ports_.pool(), tsc_hz_, ports_.identities(), ports_.tables());
+  Trial trial(plan, trial_tag_, ports_.io(), ports_.pool(), tsc_hz_, ports_.identities(), ports_.tables(),
+              ports_.queues());
   const auto t0 = std::chrono::steady_clock::now();
   auto last_progress = t0;
   const auto interval = std::chrono::duration<double>(plan.progress_interval);

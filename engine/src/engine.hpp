@@ -12,7 +12,8 @@ namespace xlp {
 class Engine final : public protocol::Executor {
  public:
   // `interrupted`: set by the signal handler; aborts a running trial or resolution.
-  explicit Engine(const volatile std::sig_atomic_t& interrupted);
+  // `queues`: RX/TX queue pairs per port, served by the EAL's worker lcores.
+  Engine(const volatile std::sig_atomic_t& interrupted, uint16_t queues);
 
   uint16_t port_count() const override { return ports_.count(); }
   HelloReport hello() override;

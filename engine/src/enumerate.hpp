@@ -123,6 +123,8 @@ class TupleEnumerator {
     }
   }
   uint64_t space() const { return space_; }
+  // Continues from index `index` of the order (a lane's share of a flow's enumeration).
+  void seek(uint64_t index) { next_ = index % space_; }
 
  private:
   std::vector<uint64_t> radices_;

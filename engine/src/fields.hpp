@@ -116,15 +116,18 @@ struct FieldSpec {
 // Generates the values of one field. For increasing/decreasing the sequence starts at
 // min/max and wraps around; for random every value of [min, max] is equally likely. Each
 // field has its own generator, so a seed always yields the same frames, however the frames
-// happen to be grouped into bursts (RFC 4814 §4.2.1 repeatability).
+// happen to be grouped into bursts (RFC 4814 §4.2.1 repeatability). A lane q of several TX
+// queues sharing a flow (pacing.hpp) takes every lanes-th value of the sequence from the
+// q-th: start = q, stride = lanes.
 class FieldGenerator {
  public:
-  FieldGenerator(const FieldSpec& spec, uint16_t template_word, uint64_t seed)
+  FieldGenerator(const FieldSpec& spec, uint16_t template_word, uint64_t seed, uint32_t start = 0,
+                 uint32_t stride = 1)
       : spec_(spec), rng_(seed), range_(spec.max - spec.min + 1),
         threshold_(uint32_t(-range_) % range_),
         other_(spec.byte_only ? uint16_t(template_word & (spec.shift ? 0x00ff : 0xff00)) : 0),
-        not_template_(uint16_t(~template_word)),
-        next_(spec.mode == VaryMode::kDecreasing ? spec.max : spec.min) {}
+        not_template_(uint16_t(~template_word)), step_(stride % range_),
+        next_(spec.mode == VaryMode::kDecreasing ? spec.max - start % range_ : spec.min + start % range_) {}
 
   // Fills out[0..count) with the words to write; one switch per burst.
   void generate(uint16_t* out, uint32_t count) {
@@ -132,13 +135,14 @@ class FieldGenerator {
       case VaryMode::kIncreasing:
         for (uint32_t i = 0; i < count; ++i) {
           out[i] = word(next_);
-          next_ = next_ == spec_.max ? spec_.min : next_ + 1;
+          next_ += step_;
+          if (next_ > spec_.max) next_ -= range_;  // wraps around
         }
         break;
       case VaryMode::kDecreasing:
         for (uint32_t i = 0; i < count; ++i) {
           out[i] = word(next_);
-          next_ = next_ == spec_.min ? spec_.max : next_ - 1;
+          next_ = next_ - spec_.min < step_ ? next_ + range_ - step_ : next_ - step_;
         }
         break;
       case VaryMode::kEnumerate:  // values come from the stream's TupleEnumerator
@@ -196,6 +200,7 @@ class FieldGenerator {
   LaneRng rng_;
   uint32_t range_, threshold_;
   uint16_t other_, not_template_;
+  uint32_t step_;
   uint32_t next_;
   uint16_t ready_values_[2 * LaneRng::kLanes];
   uint32_t ready_ = 0, taken_ = 0;

@@ -26,6 +26,9 @@ constexpr size_t kUdpHeader = 8;
 constexpr size_t kFcs = 4;             // counted in frame sizes, appended by the NIC
 constexpr size_t kMaxFrameSize = 2048; // one mbuf segment per frame
 constexpr uint64_t kTimestampMask = (uint64_t(1) << 48) - 1;
+// RX/TX queue pairs per port at most: each queue sends its own sub-stream of every stream
+// (runtime.hpp), and 2 flows x 2 streams x 64 queues fill the tag's stream id byte.
+constexpr uint16_t kMaxQueues = 64;
 
 struct FrameSpec {
   int ip_version = 4;

@@ -52,6 +52,16 @@ class Histogram {
     max_ = std::max(max_, v);
   }
 
+  // Adds every value `other` counted (the receive queues' histograms of one stream, merged).
+  void merge(const Histogram& other) {
+    if (other.count_ == 0) return;
+    for (size_t i = 0; i < kBuckets; ++i) counts_.get()[i] += other.counts_.get()[i];
+    count_ += other.count_;
+    sum_ += other.sum_;
+    min_ = std::min(min_, other.min_);
+    max_ = std::max(max_, other.max_);
+  }
+
   uint64_t count() const { return count_; }
   uint64_t min() const { return count_ ? min_ : 0; }
   uint64_t max() const { return max_; }
@@ -95,6 +105,10 @@ class SignedHistogram {
   void add(int64_t v) {
     if (v < 0) negative_.add(uint64_t(-v));
     else positive_.add(uint64_t(v));
+  }
+  void merge(const SignedHistogram& other) {
+    negative_.merge(other.negative_);
+    positive_.merge(other.positive_);
   }
   uint64_t count() const { return negative_.count() + positive_.count(); }
   int64_t min() const { return negative_.count() ? -int64_t(negative_.max()) : int64_t(positive_.min()); }

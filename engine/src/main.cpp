@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine.hpp"
+#include "frame.hpp"
 #include "protocol.hpp"
 #include "safety.hpp"
 
@@ -73,10 +75,22 @@ int main(int argc, char** argv) {
   }
   bool force = false;
   std::string ring_pair;
+  unsigned long queues = 1;
   for (size_t i = 0; i < own_args.size(); ++i) {
     if (own_args[i] == "--force") force = true;
     else if (own_args[i] == "--ring-pair" && i + 1 < own_args.size()) ring_pair = own_args[++i];
-    else { std::fprintf(stderr, "xlatperf-engine: unknown option %s\n", own_args[i].c_str()); return 2; }
+    else if (own_args[i] == "--queues" && i + 1 < own_args.size()) {
+      char* end = nullptr;
+      queues = std::strtoul(own_args[++i].c_str(), &end, 10);
+      if (*end != '\0' || queues < 1 || queues > xlp::kMaxQueues) {
+        std::fprintf(stderr, "xlatperf-engine: --queues %s: must be an integer from 1 to %u\n", own_args[i].c_str(),
+                     unsigned(xlp::kMaxQueues));
+        return 2;
+      }
+    } else {
+      std::fprintf(stderr, "xlatperf-engine: unknown option %s\n", own_args[i].c_str());
+      return 2;
+    }
   }
   for (const auto& ifname : xlp::kernel_interfaces_in_eal_args(eal_args)) {
     std::string why = xlp::interface_in_use(ifname);
@@ -103,8 +117,8 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<xlp::Engine> engine;
   try {
-    if (!ring_pair.empty()) xlp::create_ring_pair(ring_pair);
-    engine = std::make_unique<xlp::Engine>(g_signal);
+    if (!ring_pair.empty()) xlp::create_ring_pair(ring_pair, uint16_t(queues));
+    engine = std::make_unique<xlp::Engine>(g_signal, uint16_t(queues));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xlatperf-engine: %s\n", e.what());
     rte_eal_cleanup();

@@ -16,20 +16,28 @@ inline uint64_t max_frame_rate(uint64_t line_rate_bps, uint32_t frame_size, uint
   return line_rate_bps / (8ull * (frame_size + overhead + 20));
 }
 
+// The schedule of one lane of a flow: with `lanes` TX queues sharing a flow, frame k of the
+// flow (due at start + k / rate) is sent by lane k % lanes, so lane q's j-th frame is the
+// flow's frame j * lanes + q. Each lane follows its share of the one schedule, and together
+// they send at exactly the flow's rate (one lane: the flow's own schedule).
 class Schedule {
  public:
-  Schedule(uint64_t tsc_hz, uint64_t rate, uint64_t frames, uint64_t start_tsc)
-      : hz_(tsc_hz), rate_(rate), frames_(frames), start_(start_tsc),
-        min_burst_(uint32_t(std::clamp<uint64_t>(rate / 1000000, 1, kMaxBurst))) {}
+  Schedule(uint64_t tsc_hz, uint64_t rate, uint64_t frames, uint64_t start_tsc, uint32_t lane = 0,
+           uint32_t lanes = 1)
+      : hz_(tsc_hz), rate_(rate), frames_(frames), start_(start_tsc), lane_(lane), lanes_(lanes),
+        min_burst_(uint32_t(std::clamp<uint64_t>(rate / lanes / 1000000, 1, kMaxBurst))) {}
 
-  // First TSC tick at or after the exact due time of frame k (never early).
-  uint64_t due_tsc(uint64_t k) const {
-    return start_ + uint64_t(((unsigned __int128)k * hz_ + rate_ - 1) / rate_);
+  // First TSC tick at or after the exact due time of the lane's frame j (never early).
+  uint64_t due_tsc(uint64_t j) const {
+    const unsigned __int128 k = (unsigned __int128)j * lanes_ + lane_;
+    return start_ + uint64_t((k * hz_ + rate_ - 1) / rate_);
   }
-  // Number of frames due at `now` (frame k is due when now >= due_tsc(k)), capped at the total.
+  // Number of the lane's frames due at `now` (frame j is due when now >= due_tsc(j)), capped
+  // at the lane's total.
   uint64_t due_count(uint64_t now) const {
     if (now < start_) return 0;
-    uint64_t n = uint64_t((unsigned __int128)(now - start_) * rate_ / hz_) + 1;
+    const uint64_t flow_due = uint64_t((unsigned __int128)(now - start_) * rate_ / hz_) + 1;
+    const uint64_t n = flow_due > lane_ ? (flow_due - 1 - lane_) / lanes_ + 1 : 0;
     return std::min(n, frames_);
   }
   // When to send next, given `sent` frames already handed to the port: once a minimum
@@ -41,8 +49,14 @@ class Schedule {
   uint64_t start() const { return start_; }
   uint32_t min_burst() const { return min_burst_; }
 
+  // Frames of a flow of `total` frames that lane `lane` of `lanes` sends.
+  static uint64_t lane_frames(uint64_t total, uint32_t lane, uint32_t lanes) {
+    return total > lane ? (total - 1 - lane) / lanes + 1 : 0;
+  }
+
  private:
   uint64_t hz_, rate_, frames_, start_;
+  uint32_t lane_, lanes_;
   uint32_t min_burst_;
 };
 

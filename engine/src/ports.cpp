@@ -5,6 +5,7 @@
 #include <rte_ring.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cstring>
 #include <ctime>
 
@@ -13,25 +14,42 @@
 
 namespace xlp {
 
-void create_ring_pair(const std::string& name) {
-  rte_ring* rings[2];
-  for (int i = 0; i < 2; ++i) {
-    const std::string ring_name = name + "_r" + std::to_string(i);
-    rings[i] = rte_ring_create(ring_name.c_str(), 4096, int(rte_socket_id()), RING_F_SP_ENQ | RING_F_SC_DEQ);
-    if (!rings[i]) throw ExecutionFailure("ring pair " + name + ": cannot create ring: " + rte_strerror(rte_errno));
-  }
+namespace {
+
+// How a driver without RSS spreads received frames over several RX queues.
+std::string spread_without_rss(const std::string& driver) {
+  if (driver == "net_af_packet") return "fanout";  // PACKET_FANOUT_HASH over the kernel's flow hash
+  if (driver == "net_af_xdp") return "interface";  // the interface's own RX queues
+  if (driver == "net_ring") return "ring";         // RX queue q gets what the peer sends on TX queue q
+  return "none";
+}
+
+}  // namespace
+
+void create_ring_pair(const std::string& name, uint16_t queues) {
+  std::vector<rte_ring*> rings[2];  // rings[i][q]: what port i receives on queue q
+  for (int i = 0; i < 2; ++i)
+    for (uint16_t q = 0; q < queues; ++q) {
+      const std::string ring_name = name + "_r" + std::to_string(i) + "_" + std::to_string(q);
+      rte_ring* r = rte_ring_create(ring_name.c_str(), 4096, int(rte_socket_id()), RING_F_SP_ENQ | RING_F_SC_DEQ);
+      if (!r) throw ExecutionFailure("ring pair " + name + ": cannot create ring: " + rte_strerror(rte_errno));
+      rings[i].push_back(r);
+    }
   for (int i = 0; i < 2; ++i) {
     const std::string port_name = name + std::to_string(i);  // the PMD prepends "net_ring_"
-    if (rte_eth_from_rings(port_name.c_str(), &rings[i], 1, &rings[1 - i], 1, rte_socket_id()) < 0)
+    if (rte_eth_from_rings(port_name.c_str(), rings[i].data(), queues, rings[1 - i].data(), queues,
+                           rte_socket_id()) < 0)
       throw ExecutionFailure("ring pair " + name + ": cannot create port: " + rte_strerror(rte_errno));
   }
 }
 
-Ports::Ports() {
+Ports::Ports(uint16_t queues) : queues_(queues) {
   const unsigned nb_ports = rte_eth_dev_count_avail();
   if (nb_ports == 0) throw ExecutionFailure("no DPDK ports (check the port specs)");
-  // Enough mbufs for every descriptor ring plus the per-lcore caches and bursts in flight.
-  pool_ = rte_pktmbuf_pool_create("xlp_pool", 32767, 512, 0, RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
+  // Enough mbufs for every descriptor ring (1024 RX + 1024 TX per queue) plus the per-lcore
+  // caches and bursts in flight.
+  const unsigned mbufs = std::max(32767u, nb_ports * queues_ * 2048u + 16383u);
+  pool_ = rte_pktmbuf_pool_create("xlp_pool", mbufs, 512, 0, RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
   if (!pool_) throw ExecutionFailure(std::string("cannot create mbuf pool: ") + rte_strerror(rte_errno));
   try {
     start_ports();
@@ -47,18 +65,39 @@ void Ports::start_ports() {
     rte_eth_conf conf{};
     char name[RTE_ETH_NAME_MAX_LEN] = "";
     rte_eth_dev_get_name_by_port(port, name);
-    auto fail = [&](const char* what, int rc) {
+    auto fail = [&](const std::string& what, int rc) {
       throw ExecutionFailure(std::string("port ") + name + ": " + what + ": " + rte_strerror(-rc));
     };
-    int rc = rte_eth_dev_configure(port, 1, 1, &conf);
-    if (rc < 0) fail("configure", rc);
+    rte_eth_dev_info info{};
+    int rc = rte_eth_dev_info_get(port, &info);
+    if (rc < 0) fail("device info", rc);
+    const uint16_t most = std::min(info.max_rx_queues, info.max_tx_queues);
+    if (queues_ > most)
+      throw ExecutionFailure("tester.queues = " + std::to_string(queues_) + ": port " + name + " (" +
+                             (info.driver_name ? info.driver_name : "?") + ") offers at most " + std::to_string(most) +
+                             " RX/TX queue pairs");
+    // Several RX queues: let the NIC spread the frames by RSS over addresses and ports
+    // (RFC 4814 random ports and addresses then reach every queue). Drivers without RSS
+    // spread by their own means (af_packet: the kernel's fanout hash; af_xdp: the
+    // interface's queues; ring: one ring per queue).
+    const uint64_t rss = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+    if (queues_ > 1 && rss) {
+      conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+      conf.rx_adv_conf.rss_conf.rss_hf = rss;
+    }
+    if ((rc = rte_eth_dev_configure(port, queues_, queues_, &conf)) < 0) fail("configure", rc);
     uint16_t rxd = 1024, txd = 1024;
     rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
     const int socket = rte_eth_dev_socket_id(port);
-    if ((rc = rte_eth_rx_queue_setup(port, 0, rxd, socket < 0 ? 0 : socket, nullptr, pool_)) < 0)
-      fail("rx queue", rc);
-    if ((rc = rte_eth_tx_queue_setup(port, 0, txd, socket < 0 ? 0 : socket, nullptr)) < 0)
-      fail("tx queue", rc);
+    for (uint16_t q = 0; q < queues_; ++q) {
+      if ((rc = rte_eth_rx_queue_setup(port, q, rxd, socket < 0 ? 0 : socket, nullptr, pool_)) < 0)
+        fail("rx queue " + std::to_string(q), rc);
+      if ((rc = rte_eth_tx_queue_setup(port, q, txd, socket < 0 ? 0 : socket, nullptr)) < 0)
+        fail("tx queue " + std::to_string(q), rc);
+    }
+    rx_spread_.push_back(queues_ == 1 ? "none"
+                         : rss        ? "rss"
+                                      : spread_without_rss(info.driver_name ? info.driver_name : ""));
     // Counted before starting, so that the destructor also closes a port that failed here.
     ports_.push_back(port);
     if ((rc = rte_eth_dev_start(port)) < 0) fail("start", rc);
@@ -100,8 +139,10 @@ std::vector<PortInfo> Ports::info() const {
     std::memcpy(port.mac.data(), mac.addr_bytes, 6);
     port.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
     port.link_up = link.link_status == RTE_ETH_LINK_UP;
-    port.rx_queues = info.max_rx_queues;
-    port.tx_queues = info.max_tx_queues;
+    port.rx_queues = queues_;
+    port.tx_queues = queues_;
+    port.max_queues = std::min(info.max_rx_queues, info.max_tx_queues);
+    port.rx_spread = rx_spread_.at(out.size());
     port.hw_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
     out.push_back(port);
   }
@@ -111,15 +152,16 @@ std::vector<PortInfo> Ports::info() const {
 void Ports::service(const std::function<void(uint16_t, const rte_mbuf*)>& inspect) {
   rte_mbuf* bufs[32];
   for (uint16_t p : ports_)
-    for (int i = 0; i < 100000; ++i) {
-      uint16_t n = io_.rx(p, 0, bufs, 32);
-      if (n == 0) break;
-      for (uint16_t k = 0; k < n; ++k) {
-        if (inspect) inspect(p, bufs[k]);
-        answer_neighbor(io_, p, bufs[k], identities_[p], pool_);
+    for (uint16_t q = 0; q < queues_; ++q)
+      for (int i = 0; i < 100000; ++i) {
+        uint16_t n = io_.rx(p, q, bufs, 32);
+        if (n == 0) break;
+        for (uint16_t k = 0; k < n; ++k) {
+          if (inspect) inspect(p, bufs[k]);
+          answer_neighbor(io_, p, q, bufs[k], identities_[p], pool_);
+        }
+        rte_pktmbuf_free_bulk(bufs, n);
       }
-      rte_pktmbuf_free_bulk(bufs, n);
-    }
 }
 
 std::optional<std::array<uint8_t, 6>> Ports::resolve(uint16_t port, int ip_version, const uint8_t* own_ip,

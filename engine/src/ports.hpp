@@ -1,4 +1,4 @@
-// Port set-up and the ports' life between trials: the mbuf pool, one RX and one TX queue per
+// Port set-up and the ports' life between trials: the mbuf pool, N RX/TX queue pairs per
 // DPDK port, what hello reports about them, ARP/ND service and neighbour resolution.
 #pragma once
 #include <rte_mbuf.h>
@@ -20,20 +20,22 @@
 namespace xlp {
 
 // Two ports wired to each other through a pair of rte_rings inside this process: what one
-// sends the other receives (a tester self-test without any kernel or NIC in the path). Call
-// before Ports is built. Throws ExecutionFailure.
-void create_ring_pair(const std::string& name);
+// sends the other receives (a tester self-test without any kernel or NIC in the path), one
+// ring per queue and direction. Call before Ports is built. Throws ExecutionFailure.
+void create_ring_pair(const std::string& name, uint16_t queues);
 
 class Ports {
  public:
-  // Configures and starts every DPDK port with one RX and one TX queue. Throws
-  // ExecutionFailure naming the port and the step that failed.
-  Ports();
+  // Configures and starts every DPDK port with `queues` RX/TX queue pairs (RSS over the RX
+  // queues where the driver offers it). Throws ExecutionFailure naming the port and the step
+  // that failed.
+  explicit Ports(uint16_t queues = 1);
   ~Ports();  // stops and closes the ports
   Ports(const Ports&) = delete;
   Ports& operator=(const Ports&) = delete;
 
   uint16_t count() const { return uint16_t(ports_.size()); }
+  uint16_t queues() const { return queues_; }
   rte_mempool* pool() const { return pool_; }
   BurstIo& io() { return io_; }
   std::vector<PortIdentity>& identities() { return identities_; }
@@ -54,8 +56,10 @@ class Ports {
   void start_ports();
   void close();
 
+  uint16_t queues_;
   rte_mempool* pool_ = nullptr;
   EthdevIo io_;
+  std::vector<std::string> rx_spread_;  // per port
   std::vector<uint16_t> ports_;
   std::vector<PortIdentity> identities_;               // per port: MAC and the addresses it answers for
   std::vector<std::unique_ptr<StateTable>> tables_;    // per port: the Responder's state table

@@ -345,6 +345,7 @@ json limits() {
   auto field = [](size_t offset, size_t size) { return json{{"offset", offset}, {"size", size}}; };
   return {{"min_frame_size", {{"ipv4", min_frame_size(4)}, {"ipv6", min_frame_size(6)}}},
           {"max_frame_size", kMaxFrameSize},
+          {"max_queues", kMaxQueues},
           {"tag", {{"magic", std::string(std::begin(kMagic), std::end(kMagic))},
                    {"size", kTagSize},
                    {"stream_id", field(kTagStream, 1)},
@@ -360,7 +361,7 @@ json serialise(const HelloReport& r) {
     ports.push_back({{"index", p.index}, {"name", p.name}, {"driver", p.driver},
                      {"mac", format_mac(p.mac.data())}, {"link_speed_mbps", p.link_speed_mbps},
                      {"link_up", p.link_up}, {"rx_queues", p.rx_queues}, {"tx_queues", p.tx_queues},
-                     {"hw_timestamp", p.hw_timestamp}});
+                     {"max_queues", p.max_queues}, {"rx_spread", p.rx_spread}, {"hw_timestamp", p.hw_timestamp}});
     hw = hw || p.hw_timestamp;
   }
   return {{"ok", true}, {"protocol", version()}, {"limits", limits()}, {"engine", r.engine}, {"dpdk", r.dpdk},
@@ -405,13 +406,22 @@ json serialise(const TrialReport& r) {
   for (const FlowReport& f : r.flows) {
     json streams = json::array();
     for (const StreamReport& s : f.streams) streams.push_back(serialise(s));
+    json queues = json::array();
+    for (const QueueSendReport& q : f.queues)
+      queues.push_back({{"queue", q.queue}, {"planned", q.planned}, {"sent", q.sent}, {"send_time", q.send_time},
+                        {"max_lag_us", q.max_lag_us}});
     flows.push_back({{"name", f.name}, {"rate", f.rate}, {"planned", f.planned}, {"sent", f.sent},
                      {"received", f.received}, {"send_time", f.send_time}, {"max_lag_us", f.max_lag_us},
-                     {"streams", streams}});
+                     {"streams", streams}, {"queues", queues}});
   }
   json ports = json::array();
-  for (const PortReport& p : r.ports)
-    ports.push_back({{"index", p.index}, {"foreign", p.foreign}, {"neighbor_replies", p.neighbor_replies}});
+  for (const PortReport& p : r.ports) {
+    json queues = json::array();
+    for (const QueueReceiveReport& q : p.queues)
+      queues.push_back({{"queue", q.queue}, {"test_frames", q.test_frames}, {"foreign", q.foreign}});
+    ports.push_back({{"index", p.index}, {"foreign", p.foreign}, {"neighbor_replies", p.neighbor_replies},
+                     {"queues", queues}});
+  }
   json out = {{"ok", true}, {"valid", r.valid},
               {"invalid_reason", r.valid ? json() : json(r.invalid_reason)},
               {"elapsed", r.elapsed}, {"flows", flows}, {"ports", ports}};

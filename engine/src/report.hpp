@@ -16,7 +16,9 @@ struct PortInfo {
   std::array<uint8_t, 6> mac{};
   uint32_t link_speed_mbps = 0;  // 0: unknown
   bool link_up = false;
-  uint16_t rx_queues = 0, tx_queues = 0;
+  uint16_t rx_queues = 0, tx_queues = 0;  // as configured (not the driver's maximum)
+  uint16_t max_queues = 0;                // the most RX/TX queue pairs the driver offers
+  std::string rx_spread;                  // how frames are spread over the RX queues
   bool hw_timestamp = false;     // the NIC offers RX timestamps
 };
 
@@ -68,17 +70,32 @@ struct StreamReport {
   std::optional<TaggedDelays> tagged;      // delay.tagged (foreground only)
 };
 
+// What one TX queue (a lane of the flow) sent.
+struct QueueSendReport {
+  uint16_t queue = 0;
+  uint64_t planned = 0, sent = 0;
+  double send_time = 0, max_lag_us = 0;
+};
+
 struct FlowReport {
   std::string name;
   uint64_t rate = 0, planned = 0, sent = 0, received = 0;
-  double send_time = 0;   // s from the schedule's start to the end of sending
-  double max_lag_us = 0;  // how far sending fell behind the schedule at worst
+  double send_time = 0;   // s from the schedule's start to the end of sending (the latest queue)
+  double max_lag_us = 0;  // how far sending fell behind the schedule at worst (any queue)
   std::vector<StreamReport> streams;
+  std::vector<QueueSendReport> queues;  // per TX queue
+};
+
+// What one RX queue received: this trial's test frames (whatever their fate) and others.
+struct QueueReceiveReport {
+  uint16_t queue = 0;
+  uint64_t test_frames = 0, foreign = 0;
 };
 
 struct PortReport {
   uint16_t index = 0;
   uint64_t foreign = 0, neighbor_replies = 0;
+  std::vector<QueueReceiveReport> queues;  // per RX queue
 };
 
 struct StateTableReport {

@@ -17,18 +17,19 @@ namespace xlp {
 
 namespace {
 
-// Sends one flow at its constant rate: every poll hands the frames that are due (at least a
-// minimum burst, at most kMaxBurst) to the port. Frames the port does not accept are kept
-// and offered again first, so none is skipped and the sequence stays in order.
+// Sends one lane of a flow at its share of the flow's constant rate: every poll hands the
+// frames that are due (at least a minimum burst, at most kMaxBurst) to the lane's TX queue.
+// Frames the port does not accept are kept and offered again first, so none is skipped and
+// the sequence stays in order.
 class TxTask final : public Task {
  public:
-  TxTask(Flow& flow, TrialControl& ctl, BurstIo& io, rte_mempool* pool, uint16_t queue)
-      : flow_(flow), ctl_(ctl), io_(io), pool_(pool), port_(flow.plan.tx_port), queue_(queue),
-        schedule_(ctl.tsc_hz, flow.plan.rate, flow.planned, 0) {
-    for (const auto& st : flow.streams) varying_ = varying_ || !st->fields.empty();
+  TxTask(Flow& flow, Lane& lane, TrialControl& ctl, BurstIo& io, rte_mempool* pool)
+      : flow_(flow), lane_(lane), ctl_(ctl), io_(io), pool_(pool), port_(flow.plan.tx_port), queue_(lane.queue),
+        schedule_(ctl.tsc_hz, flow.plan.rate, lane.planned, 0) {
+    for (const auto& st : lane.streams) varying_ = varying_ || !st->fields.empty();
     varying_ = varying_ || flow.table != nullptr;
-    mixed_ = flow.pattern.size() > 1;
-    enumerated_ = !mixed_ && !flow.table && flow.streams[0]->patches;
+    mixed_ = lane.pattern.size() > 1;
+    enumerated_ = !mixed_ && !flow.table && lane.streams[0]->patches;
   }
 
   bool poll(uint64_t now) override {
@@ -36,17 +37,17 @@ class TxTask final : public Task {
       if (now > ctl_.cutoff_tsc || ctl_.abort.load(std::memory_order_relaxed)) return stop(now, true);
       return true;
     }
-    if (built_ == flow_.planned) return stop(now, false);
+    if (built_ == lane_.planned) return stop(now, false);
     if (now < next_tsc_) return true;
     if (now > ctl_.cutoff_tsc || ctl_.abort.load(std::memory_order_relaxed)) return stop(now, true);
 
     const uint64_t lag = now - schedule_.due_tsc(built_);
-    if (lag > flow_.max_lag_tsc) flow_.max_lag_tsc = lag;
+    if (lag > lane_.max_lag_tsc) lane_.max_lag_tsc = lag;
     const uint32_t count = uint32_t(std::min<uint64_t>(schedule_.due_count(now) - built_, kMaxBurst));
     if (rte_pktmbuf_alloc_bulk(pool_, burst_, count) != 0) return true;  // pool empty: retry
     const uint64_t tsc = rte_rdtsc();
     if (enumerated_) {
-      Stream& st = *flow_.streams[0];
+      Stream& st = *lane_.streams[0];
       st.patches->with_length([&](auto length) { build_single(count, tsc, FramePatches::Cursor<length>(*st.patches)); });
     } else if (mixed_) {
       varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
@@ -70,26 +71,26 @@ class TxTask final : public Task {
   // precomputed enumerations of a single stream take build_single.)
   template <bool kVarying, bool kMixed>
   void build(uint32_t count, uint64_t tsc) {
-    const uint32_t n = uint32_t(flow_.pattern.size());
+    const uint32_t n = uint32_t(lane_.pattern.size());
     uint8_t* frames[kMaxBurst];
     uint8_t positions[2][kMaxBurst];  // burst positions of each stream's frames (mixed flows)
     uint32_t per_stream[2] = {kMixed ? 0 : count, 0};
     for (uint32_t i = 0; i < count; ++i) {
       uint8_t s = 0;
       if constexpr (kMixed) {
-        s = flow_.pattern[cycle_];
+        s = lane_.pattern[cycle_];
         if (++cycle_ == n) cycle_ = 0;
         positions[s][per_stream[s]++] = uint8_t(i);
       }
       burst_stream_[i] = s;
-      frames[i] = copy_template(burst_[i], flow_.streams[s]->tmpl);
+      frames[i] = copy_template(burst_[i], lane_.streams[s]->tmpl);
     }
     uint64_t udp_delta[kMaxBurst] = {}, ip_delta[kMaxBurst] = {};
     if constexpr (kVarying) {
       uint16_t values[kMaxBurst];
       uint32_t digits[kMaxFields][kMaxBurst];
-      for (size_t s = 0; s < flow_.streams.size(); ++s) {
-        Stream& st = *flow_.streams[s];
+      for (size_t s = 0; s < lane_.streams.size(); ++s) {
+        Stream& st = *lane_.streams[s];
         const uint8_t* pos = positions[s];
         const auto at = [pos](uint32_t k) -> uint32_t { return kMixed ? pos[k] : k; };
         if (st.patches) {
@@ -110,10 +111,10 @@ class TxTask final : public Task {
       }
       if (flow_.table)  // phase 2: the whole four-tuple from the state table (foreground only)
         for (uint32_t i = 0; i < count; ++i)
-          udp_delta[i] += flow_.table->write(flow_.selector->next(), frames[i], flow_.streams[0]->tmpl);
+          udp_delta[i] += flow_.table->write(lane_.selector->next(), frames[i], lane_.streams[0]->tmpl);
     }
     for (uint32_t i = 0; i < count; ++i) {
-      Stream& st = *flow_.streams[kMixed ? burst_stream_[i] : 0];
+      Stream& st = *lane_.streams[kMixed ? burst_stream_[i] : 0];
       if constexpr (kVarying)
         if (st.recompute_ipv4_checksum) finish_ipv4_header(frames[i], st.tmpl, ip_delta[i]);
       stamp_frame(frames[i], st.tmpl, st.next_seq++, tsc, udp_delta[i]);
@@ -126,7 +127,7 @@ class TxTask final : public Task {
   // patched and stamped in one pass, while it is in the L1 cache.
   template <class Patch>
   void build_single(uint32_t count, uint64_t tsc, Patch patch) {
-    Stream& st = *flow_.streams[0];
+    Stream& st = *lane_.streams[0];
     for (uint32_t i = 0; i < count; ++i) {
       burst_stream_[i] = 0;
       uint8_t* frame = copy_template(burst_[i], st.tmpl);
@@ -154,14 +155,16 @@ class TxTask final : public Task {
     uint16_t n = io_.send(port_, queue_, burst_ + first_pending_, uint16_t(pending_));
     first_pending_ += n;
     pending_ -= n;
-    flow_.sent.add(n);
+    lane_.sent.add(n);
     return pending_ == 0;
   }
 
   uint16_t port() const override { return port_; }
+  uint16_t queue() const override { return queue_; }
 
   void begin() override {
-    schedule_ = Schedule(ctl_.tsc_hz, flow_.plan.rate, flow_.planned, ctl_.start_tsc);
+    schedule_ = Schedule(ctl_.tsc_hz, flow_.plan.rate, lane_.planned, ctl_.start_tsc, lane_.queue,
+                         uint32_t(flow_.lanes.size()));
     next_tsc_ = schedule_.next_send_tsc(0);
   }
 
@@ -169,18 +172,19 @@ class TxTask final : public Task {
     if (cut_off) {
       // Frames built but never accepted were not sent: take them back from the counts.
       for (uint32_t i = first_pending_; i < first_pending_ + pending_; ++i)
-        --flow_.streams[burst_stream_[i]]->sent;
+        --lane_.streams[burst_stream_[i]]->sent;
       rte_pktmbuf_free_bulk(burst_ + first_pending_, pending_);
       pending_ = 0;
-      flow_.cut_off = true;
+      lane_.cut_off = true;
     }
-    flow_.send_end_tsc = now;
+    lane_.send_end_tsc = now;
     const uint64_t deadline = now + ctl_.timeout_tsc;
     if (ctl_.senders_running.fetch_sub(1) == 1) ctl_.rx_deadline.store(deadline);
     return false;
   }
 
   Flow& flow_;
+  Lane& lane_;
   TrialControl& ctl_;
   BurstIo& io_;
   rte_mempool* pool_;
@@ -195,24 +199,35 @@ class TxTask final : public Task {
   uint32_t pending_ = 0, first_pending_ = 0;
 };
 
-// Receives on one port: recognises this trial's test frames, counts them per stream, and
-// counts everything else as foreign. Ends at the global timeout after the last sender
-// stopped, or earlier when every frame sent to this port has arrived (finish_early).
+}  // namespace
+
+// Receives on one RX queue of a port: recognises this trial's test frames, counts them per
+// sub-stream in the queue's own Receiver, and counts everything else as foreign. Ends at the
+// global timeout after the last sender stopped, or earlier when every frame sent to this
+// port has arrived on one of its queues (finish_early).
 class RxTask final : public Task {
  public:
   RxTask(uint16_t port, uint16_t queue, uint8_t trial_tag, TrialControl& ctl, BurstIo& io,
          const PortIdentity& id, rte_mempool* pool)
       : port_(port), queue_(queue), tag_(trial_tag), ctl_(ctl), io_(io), identity_(id), pool_(pool) {
-    sinks_.fill(nullptr);
+    sinks_.fill({});
   }
-  void add_stream(uint8_t id, Stream* s) { sinks_[id] = s; streams_.push_back(s); }
-  void learn_into(StateTable* table, uint8_t stream_id) {
-    learn_table_ = table;
-    learn_stream_ = stream_id;
+  void add_stream(uint8_t id, Stream* s) {
+    sinks_[id] = {s, s->receivers.at(queue_).get()};
+    streams_.push_back(s);
   }
-  const uint64_t* foreign() const { return &foreign_; }
-  const uint64_t* answered() const { return &answered_; }
+  // Stateful phase 1: the four-tuples of sub-stream `id` go into this queue's own table
+  // (merged into the port's table after the trial: no table shared between workers).
+  void learn_from(uint8_t id, int ip_version, uint64_t table_size) {
+    if (!learned_) learned_ = std::make_unique<StateTable>(ip_version, table_size);
+    learn_[id] = true;
+  }
+  const StateTable* learned() const { return learned_.get(); }
+  uint64_t foreign() const { return foreign_; }
+  uint64_t answered() const { return answered_; }
+  uint64_t test_frames() const { return test_frames_; }
   uint16_t port() const override { return port_; }
+  uint16_t queue() const override { return queue_; }
 
   bool poll(uint64_t now) override {
     rte_mbuf* bufs[kMaxBurst];
@@ -232,50 +247,56 @@ class RxTask final : public Task {
   }
 
  private:
+  struct Sink {
+    Stream* stream = nullptr;
+    Receiver* rx = nullptr;
+  };
+
   void classify(rte_mbuf* m, uint64_t rx_tsc) {
     TestTag tag;
     const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
-    Stream* st = nullptr;
+    const Sink* sink = nullptr;
     if (m->nb_segs != 1 || !parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
-        !(st = sinks_[tag.stream])) {
+        !(sink = &sinks_[tag.stream])->stream) {
       ++foreign_;
-      if (answer_neighbor(io_, port_, m, identity_, pool_)) ++answered_;
+      if (answer_neighbor(io_, port_, queue_, m, identity_, pool_)) ++answered_;
       return;
     }
-    if (m->pkt_len != st->rx_len) {
-      ++st->bad_length;
+    ++test_frames_;
+    Receiver& r = *sink->rx;
+    if (m->pkt_len != sink->stream->rx_len) {
+      ++r.bad_length;
       return;
     }
     uint64_t seq;
-    switch (st->seq.record(tag.seq, seq)) {
+    switch (r.seq.record(tag.seq, seq)) {
       case SequenceTracker::Result::kNew: {
         const uint64_t delay = (rx_tsc - tag.timestamp) & kTimestampMask;
         if (ctl_.frame_timeout_tsc && delay > ctl_.frame_timeout_tsc) {
-          ++st->late;  // too late to count: lost, as with RFC 2544's global timeout
+          r.late.add(1);  // too late to count: lost, as with RFC 2544's global timeout
           break;
         }
-        st->received.add(1);
-        if (st->delays) {
-          st->delays->add(delay);  // it keeps the exact min, max and mean as well
+        r.received.add(1);
+        if (r.delays) {
+          r.delays->add(delay);  // it keeps the exact min, max and mean as well
         } else {
-          if (delay < st->delay_min) st->delay_min = delay;
-          if (delay > st->delay_max) st->delay_max = delay;
-          st->delay_sum += delay;
+          if (delay < r.delay_min) r.delay_min = delay;
+          if (delay > r.delay_max) r.delay_max = delay;
+          r.delay_sum += delay;
         }
-        if (st->ipdv) st->ipdv->add(seq, int64_t(delay));
-        if (st->tagged) st->tagged->record(seq, int64_t(delay));
-        if (learn_table_ && tag.stream == learn_stream_ && !learn_table_->full())
-          learn_table_->learn(data + tag.l3_offset);
+        if (r.ipdv) r.ipdv->add(seq, int64_t(delay));
+        if (r.tagged) r.tagged->record(seq, int64_t(delay));
+        if (learn_[tag.stream] && !learned_->full()) learned_->learn(data + tag.l3_offset);
         break;
       }
-      case SequenceTracker::Result::kDuplicate: ++st->duplicates; break;
-      case SequenceTracker::Result::kOutOfRange: ++st->out_of_range; break;
+      case SequenceTracker::Result::kDuplicate: ++r.duplicates; break;
+      case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
     }
   }
 
   bool all_arrived() const {
     for (const Stream* s : streams_)
-      if (s->received.get() + s->late < s->sent) return false;
+      if (s->arrived() < s->sent) return false;
     return true;
   }
 
@@ -285,16 +306,15 @@ class RxTask final : public Task {
   BurstIo& io_;
   const PortIdentity& identity_;
   rte_mempool* pool_;
-  std::array<Stream*, 256> sinks_;
+  std::array<Sink, 256> sinks_;
   std::vector<Stream*> streams_;
-  uint64_t foreign_ = 0, answered_ = 0;
-  StateTable* learn_table_ = nullptr;  // stateful phase 1: the Responder's table
-  uint8_t learn_stream_ = 0;
+  uint64_t foreign_ = 0, answered_ = 0, test_frames_ = 0;
+  std::array<bool, 256> learn_{};
+  std::unique_ptr<StateTable> learned_;  // stateful phase 1: this queue's part of the table
 };
 
-}  // namespace
-
-bool answer_neighbor(BurstIo& io, uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool) {
+bool answer_neighbor(BurstIo& io, uint16_t port, uint16_t queue, const rte_mbuf* m, const PortIdentity& id,
+                     rte_mempool* pool) {
   if (id.owned.size() == 0 || m->nb_segs != 1) return false;
   uint8_t reply[kNeighborFrameMax];
   const size_t len = answer_neighbor_request(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, id.owned,
@@ -305,7 +325,7 @@ bool answer_neighbor(BurstIo& io, uint16_t port, const rte_mbuf* m, const PortId
   std::memcpy(rte_pktmbuf_mtod(r, uint8_t*), reply, len);
   r->data_len = uint16_t(len);
   r->pkt_len = uint32_t(len);
-  if (io.send(port, 0, &r, 1) == 1) return true;
+  if (io.send(port, queue, &r, 1) == 1) return true;
   rte_pktmbuf_free(r);
   return false;
 }
@@ -340,9 +360,36 @@ void Worker::run() {
   finished.store(true, std::memory_order_release);
 }
 
+namespace {
+
+// Reproducible per seed; independent per flow, lane, stream and field. Lane 0 keeps the
+// seeds of a single-queue trial, so one queue gives the frames it always gave.
+uint64_t field_seed(uint64_t seed, size_t flow, uint32_t lane, size_t stream, size_t field) {
+  return seed ^ (0x9e3779b97f4a7c15ull * (1 + flow * 64 + stream * 16 + field)) ^ (0xd1b54a32d192ed03ull * lane);
+}
+
+// Frames among the first `total` of a lane whose pattern entry is `kind`.
+uint64_t frames_of_kind(const std::vector<uint8_t>& pattern, uint64_t total, uint8_t kind) {
+  const uint64_t n = pattern.size();
+  uint64_t per_period = 0, in_rest = 0;
+  for (uint64_t j = 0; j < n; ++j) {
+    per_period += pattern[j] == kind;
+    in_rest += pattern[j] == kind && j < total % n;
+  }
+  return total / n * per_period + in_rest;
+}
+
+}  // namespace
+
 Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
-             const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables)
+             const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables,
+             uint16_t queues)
     : plan_(plan) {
+  // Stream id of lane q's stream s of flow i: (q * flows + i) * 2 + s (one queue: 2i + s).
+  const size_t ids = plan.flows.size() * 2 * queues;
+  if (queues == 0 || ids > 256)
+    throw ExecutionFailure(std::to_string(plan.flows.size()) + " flows x 2 streams x " + std::to_string(queues) +
+                           " queues need " + std::to_string(ids) + " stream ids; the test tag has 256");
   if (plan.learn) {  // a new table replaces the port's old one
     tables.at(plan.learn->port) = std::make_unique<StateTable>(plan.learn->ip_version, plan.learn->table_size);
     learning_ = tables[plan.learn->port].get();
@@ -352,81 +399,98 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
   control_.finish_early = plan.finish_early;
   control_.frame_timeout_tsc = uint64_t(plan.delay.frame_timeout * double(tsc_hz));
 
-  std::map<uint16_t, RxTask*> receivers;
+  std::map<uint16_t, std::vector<RxTask*>> receivers;  // per RX port, one per queue
   for (size_t i = 0; i < plan.flows.size(); ++i) {
     auto flow = std::make_unique<Flow>();
     flow->plan = plan.flows[i];
     const FlowPlan& fp = flow->plan;
     flow->planned = fp.planned_frames(plan.duration);
-    const uint64_t fg = fp.foreground_frames(flow->planned);
-    const uint8_t fg_id = uint8_t(2 * i), bg_id = uint8_t(2 * i + 1);
-    flow->streams.push_back(std::make_unique<Stream>(
-        "foreground", build_template(fp.foreground.spec, fg_id, trial_tag),
-        fp.foreground.rx_frame_size - kFcs, fg));
-    if (fp.background)
-      flow->streams.push_back(std::make_unique<Stream>(
-          "background", build_template(fp.background->spec, bg_id, trial_tag),
-          fp.background->rx_frame_size - kFcs, flow->planned - fg));
-    for (uint32_t k = 0; k < fp.mix_n; ++k) flow->pattern.push_back(k < fp.mix_m ? 0 : 1);
-    for (auto& st : flow->streams) {
-      if (plan.delay.histogram) st->delays = std::make_unique<Histogram>();
-      if (plan.delay.ipdv) st->ipdv = std::make_unique<IpdvTracker>();
-    }
-    if (plan.delay.tagged > 0)  // latency frames: foreground only
-      flow->streams[0]->tagged =
-          std::make_unique<TaggedFrames>(tagged_first(fg, plan), fg, plan.delay.tagged);
-    const StreamPlan* stream_plans[2] = {&fp.foreground, fp.background ? &*fp.background : nullptr};
+    const std::string where = "flows[" + std::to_string(i) + "]";
     if (fp.from_table) {
       StateTable* table = tables.at(fp.from_table->port).get();
       if (!table || table->size() == 0)
-        throw ExecutionFailure("flows[" + std::to_string(i) + "].from_table.port = " +
-                                    std::to_string(fp.from_table->port) +
-                                    ": no state table there (run a phase-1 trial with learn first)");
+        throw ExecutionFailure(where + ".from_table.port = " + std::to_string(fp.from_table->port) +
+                               ": no state table there (run a phase-1 trial with learn first)");
       if (table->ip_version() != fp.foreground.spec.ip_version)
-        throw ExecutionFailure("flows[" + std::to_string(i) + "].foreground.ip_version = " +
-                                    std::to_string(fp.foreground.spec.ip_version) + ": the state table holds IPv" +
-                                    std::to_string(table->ip_version()) + " tuples");
-      table->prepare(flow->streams[0]->tmpl);
+        throw ExecutionFailure(where + ".foreground.ip_version = " + std::to_string(fp.foreground.spec.ip_version) +
+                               ": the state table holds IPv" + std::to_string(table->ip_version()) + " tuples");
       flow->table = table;
-      flow->selector = std::make_unique<EntrySelector>(fp.from_table->selection, table->size(), plan.seed + i);
     }
-    for (size_t s = 0; s < flow->streams.size(); ++s) {
-      Stream& st = *flow->streams[s];
-      for (const FieldSpec& f : resolve_fields(*stream_plans[s], st.tmpl)) {
-        const uint8_t* w = st.tmpl.bytes.data() + f.word_offset;
-        // Reproducible per seed, independent per flow, stream and field.
-        const uint64_t seed = plan.seed ^ (0x9e3779b97f4a7c15ull * (1 + i * 64 + s * 16 + st.fields.size()));
-        st.fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), seed);
-        st.recompute_ipv4_checksum = st.recompute_ipv4_checksum || f.in_ipv4_header;
-      }
-      if (stream_plans[s]->enumerate) {
-        std::vector<uint64_t> radices;
-        for (size_t f = 0; f < st.fields.size(); ++f)
-          if (st.fields[f].spec().mode == VaryMode::kEnumerate) {
-            st.enumerated.push_back(f);
-            radices.push_back(uint64_t(st.fields[f].spec().max - st.fields[f].spec().min) + 1);
-          }
-        st.enumerator = std::make_unique<TupleEnumerator>(radices, *stream_plans[s]->enumerate, plan.seed + i);
-        st.patches = FramePatches::precompute(st.fields, *st.enumerator, st.tmpl, st.planned, Stream::kPrecomputeBytes);
-        if (st.patches && st.patches->sets_ipv4_checksum()) st.recompute_ipv4_checksum = false;
-      }
-    }
-
-    RxTask*& rx = receivers[fp.rx_port];
-    if (!rx) {
-      auto task = std::make_unique<RxTask>(fp.rx_port, 0, trial_tag, control_, io, ports.at(fp.rx_port), pool);
-      rx = task.get();
-      foreign_.emplace_back(fp.rx_port, rx->foreign());
-      answered_.emplace_back(fp.rx_port, rx->answered());
+    std::vector<RxTask*>& rx = receivers[fp.rx_port];
+    for (uint16_t q = uint16_t(rx.size()); q < queues; ++q) {
+      auto task = std::make_unique<RxTask>(fp.rx_port, q, trial_tag, control_, io, ports.at(fp.rx_port), pool);
+      rx.push_back(task.get());
       tasks_.push_back(std::move(task));
     }
-    rx->add_stream(fg_id, flow->streams[0].get());
-    if (fp.background) rx->add_stream(bg_id, flow->streams[1].get());
-    if (learning_ && plan.learn->flow == i) rx->learn_into(learning_, fg_id);
-    tasks_.push_back(std::make_unique<TxTask>(*flow, control_, io, pool, 0));
+    const StreamPlan* stream_plans[2] = {&fp.foreground, fp.background ? &*fp.background : nullptr};
+    const size_t kinds = fp.background ? 2 : 1;
+    uint64_t enumerated_before[2] = {0, 0};  // a lane enumerates the tuples after the lanes before it
+    for (uint16_t q = 0; q < queues; ++q) {
+      auto lane = std::make_unique<Lane>();
+      lane->queue = q;
+      lane->planned = Schedule::lane_frames(flow->planned, q, queues);
+      // The lane's frame j is the flow's frame j * queues + q, foreground iff that % n < m.
+      for (uint32_t j = 0; j < fp.mix_n; ++j) lane->pattern.push_back((uint64_t(j) * queues + q) % fp.mix_n < fp.mix_m ? 0 : 1);
+      for (uint8_t s = 0; s < kinds; ++s) {
+        const StreamPlan& sp = *stream_plans[s];
+        const uint8_t id = uint8_t((size_t(q) * plan.flows.size() + i) * 2 + s);
+        auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp.rx_frame_size - kFcs,
+                                           frames_of_kind(lane->pattern, lane->planned, s));
+        for (const FieldSpec& f : resolve_fields(sp, st->tmpl)) {
+          const uint8_t* w = st->tmpl.bytes.data() + f.word_offset;
+          st->fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), field_seed(plan.seed, i, q, s, st->fields.size()), q,
+                                  queues);
+          st->recompute_ipv4_checksum = st->recompute_ipv4_checksum || f.in_ipv4_header;
+        }
+        if (sp.enumerate) {
+          std::vector<uint64_t> radices;
+          for (size_t f = 0; f < st->fields.size(); ++f)
+            if (st->fields[f].spec().mode == VaryMode::kEnumerate) {
+              st->enumerated.push_back(f);
+              radices.push_back(uint64_t(st->fields[f].spec().max - st->fields[f].spec().min) + 1);
+            }
+          st->enumerator = std::make_unique<TupleEnumerator>(radices, *sp.enumerate, plan.seed + i);
+          // Together the lanes visit exactly the tuples one lane would: contiguous shares.
+          st->enumerator->seek(enumerated_before[s]);
+          enumerated_before[s] += st->planned;
+          st->patches = FramePatches::precompute(st->fields, *st->enumerator, st->tmpl, st->planned,
+                                                 Stream::kPrecomputeBytes);
+          if (st->patches && st->patches->sets_ipv4_checksum()) st->recompute_ipv4_checksum = false;
+        }
+        for (uint16_t r = 0; r < queues; ++r) {
+          auto receiver = std::make_unique<Receiver>(st->planned);
+          if (plan.delay.histogram) receiver->delays = std::make_unique<Histogram>();
+          if (plan.delay.ipdv) receiver->ipdv = std::make_unique<IpdvTracker>();
+          st->receivers.push_back(std::move(receiver));
+        }
+        if (s == 0 && plan.delay.tagged > 0) {  // latency frames: foreground only, shared out over the lanes
+          const uint64_t tagged = plan.delay.tagged / queues + (q < plan.delay.tagged % queues);
+          const uint64_t first = tagged_first(st->planned, plan);
+          if (tagged > st->planned - std::min(first, st->planned))
+            throw ExecutionFailure("delay.tagged = " + std::to_string(plan.delay.tagged) + ": TX queue " +
+                                   std::to_string(q) + " of flow " + fp.name + " sends only " +
+                                   std::to_string(st->planned - std::min(first, st->planned)) +
+                                   " foreground frames after delay.tagged_start, too few for its " +
+                                   std::to_string(tagged) + " tagged frames");
+          for (auto& r : st->receivers) r->tagged = std::make_unique<TaggedFrames>(first, st->planned, tagged);
+        }
+        for (RxTask* task : rx) task->add_stream(id, st.get());
+        if (s == 0 && learning_ && plan.learn->flow == i)
+          for (RxTask* task : rx) task->learn_from(id, plan.learn->ip_version, plan.learn->table_size);
+        lane->streams.push_back(std::move(st));
+      }
+      if (flow->table) {
+        flow->table->prepare(lane->streams[0]->tmpl);  // the same for every lane: headers only
+        lane->selector = std::make_unique<EntrySelector>(fp.from_table->selection, flow->table->size(),
+                                                         plan.seed + i + 0x9e3779b97f4a7c15ull * q, q, queues);
+      }
+      tasks_.push_back(std::make_unique<TxTask>(*flow, *lane, control_, io, pool));
+      flow->lanes.push_back(std::move(lane));
+    }
     flows_.push_back(std::move(flow));
   }
-  control_.senders_running = uint32_t(flows_.size());
+  for (const auto& [port, tasks] : receivers) receivers_.insert(receivers_.end(), tasks.begin(), tasks.end());
+  control_.senders_running = uint32_t(flows_.size() * queues);
 }
 
 Trial::~Trial() = default;
@@ -441,42 +505,56 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
     Worker w;
     for (auto& t : tasks_) w.tasks.push_back(t.get());
     w.run();
-    return;
+  } else {
+    for (unsigned lcore : worker_lcores) {
+      auto w = std::make_unique<Worker>();
+      w->lcore = lcore;
+      workers_.push_back(std::move(w));
+    }
+    // A queue pair (port, q) is served by one worker: its senders use TX queue q, its
+    // receiver RX queue q, and the receiver's ARP/ND replies TX queue q, so every queue has
+    // a single user. The pairs are dealt out in (port, queue) order: with one queue per
+    // port each port gets its own worker, with several a port's queues go to different ones.
+    std::vector<std::pair<uint16_t, uint16_t>> pairs;
+    for (auto& t : tasks_) pairs.emplace_back(t->port(), t->queue());
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    for (auto& t : tasks_) {
+      const size_t p = size_t(std::lower_bound(pairs.begin(), pairs.end(), std::make_pair(t->port(), t->queue())) -
+                              pairs.begin());
+      workers_[p % workers_.size()]->tasks.push_back(t.get());
+    }
+    for (auto& w : workers_)
+      if (!w->tasks.empty()) rte_eal_remote_launch(worker_entry, w.get(), w->lcore);
+      else w->finished = true;
+    // The control thread sleeps instead of spinning (on a 2-core machine the other core
+    // belongs to the DUT), waking every millisecond so that a trial costs little beyond its
+    // own duration.
+    for (;;) {
+      bool done = true;
+      for (auto& w : workers_) done = done && w->finished.load(std::memory_order_acquire);
+      if (done) break;
+      sleep_ms(1);
+      on_tick();
+    }
+    for (auto& w : workers_)
+      if (!w->tasks.empty()) rte_eal_wait_lcore(w->lcore);
   }
-  for (unsigned lcore : worker_lcores) {
-    auto w = std::make_unique<Worker>();
-    w->lcore = lcore;
-    workers_.push_back(std::move(w));
-  }
-  // All tasks of a port run on one worker, so TX queue 0 of the port has a single user (the
-  // port's senders and its ARP/ND replies). With one worker it serves the whole trial.
-  std::vector<uint16_t> ports;
-  for (auto& t : tasks_)
-    if (std::find(ports.begin(), ports.end(), t->port()) == ports.end()) ports.push_back(t->port());
-  for (auto& t : tasks_) {
-    const size_t p = size_t(std::find(ports.begin(), ports.end(), t->port()) - ports.begin());
-    workers_[p % workers_.size()]->tasks.push_back(t.get());
-  }
-  for (auto& w : workers_) rte_eal_remote_launch(worker_entry, w.get(), w->lcore);
-  // The control thread sleeps instead of spinning (on a 2-core machine the other core
-  // belongs to the DUT), waking every millisecond so that a trial costs little beyond its
-  // own duration.
-  for (;;) {
-    bool done = true;
-    for (auto& w : workers_) done = done && w->finished.load(std::memory_order_acquire);
-    if (done) break;
-    sleep_ms(1);
-    on_tick();
-  }
-  for (auto& w : workers_) rte_eal_wait_lcore(w->lcore);
+  if (learning_)  // the queues' parts of the Responder's table, in queue order
+    for (RxTask* r : receivers_)
+      if (r->learned()) learning_->append(*r->learned());
 }
 
 std::vector<FlowProgress> Trial::progress() const {
   std::vector<FlowProgress> flows;
   for (const auto& f : flows_) {
-    uint64_t received = 0;
-    for (const auto& s : f->streams) received += s->received.get();
-    flows.push_back({f->plan.name, f->sent.get(), received});
+    FlowProgress p{f->plan.name, 0, 0};
+    for (const auto& lane : f->lanes) {
+      p.sent += lane->sent.get();
+      for (const auto& s : lane->streams)
+        for (const auto& r : s->receivers) p.received += r->received.get();
+    }
+    flows.push_back(p);
   }
   return flows;
 }
@@ -500,74 +578,147 @@ DelayDistribution distribution(const Histogram& h, double ns_per_tick) {
 
 }  // namespace
 
+namespace {
+
+// One stream's report from every lane's sub-stream of that kind and every queue's receiver.
+StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool with_late) {
+  StreamReport st;
+  st.kind = kind == 0 ? "foreground" : "background";
+  uint64_t delay_min = UINT64_MAX, delay_max = 0;
+  unsigned __int128 delay_sum = 0;
+  std::unique_ptr<Histogram> delays;
+  std::unique_ptr<SignedHistogram> ipdv;
+  // Tagged frames in sending order: lane q's j-th tagged frame (sequence number seq) is
+  // about the flow's frame seq * lanes + q.
+  std::vector<std::pair<uint64_t, int64_t>> tagged;
+  bool has_tagged = false;
+  const uint64_t lanes = f.lanes.size();
+  for (const auto& lane : f.lanes) {
+    const Stream& s = *lane->streams[kind];
+    st.sent += s.sent;
+    st.frame_size = uint32_t(s.tmpl.size() + kFcs);
+    st.rx_frame_size = uint32_t(s.rx_len + kFcs);
+    std::vector<int64_t> lane_tagged;
+    for (const auto& r : s.receivers) {
+      st.received += r->received.get();
+      st.late = st.late.value_or(0) + r->late.get();
+      st.duplicates += r->duplicates;
+      st.reordered += r->seq.reordered();
+      st.bad_length += r->bad_length;
+      st.out_of_range += r->out_of_range;
+      if (r->delays) {
+        if (!delays) delays = std::make_unique<Histogram>();
+        delays->merge(*r->delays);
+      } else if (r->received.get() > 0) {
+        delay_min = std::min(delay_min, r->delay_min);
+        delay_max = std::max(delay_max, r->delay_max);
+        delay_sum += r->delay_sum;
+      }
+      if (r->ipdv) {
+        if (!ipdv) ipdv = std::make_unique<SignedHistogram>();
+        ipdv->merge(r->ipdv->values());
+      }
+      if (r->tagged) {  // each tagged frame arrived on at most one queue
+        has_tagged = true;
+        const auto& d = r->tagged->delays();
+        if (lane_tagged.empty()) lane_tagged.assign(d.size(), -1);
+        for (size_t j = 0; j < d.size(); ++j)
+          if (d[j] >= 0) lane_tagged[j] = d[j];
+      }
+    }
+    if (!lane_tagged.empty()) {
+      const TaggedFrames& layout = *s.receivers[0]->tagged;
+      for (size_t j = 0; j < lane_tagged.size(); ++j)
+        tagged.emplace_back(layout.seq_of(j) * lanes + lane->queue, lane_tagged[j]);
+    }
+  }
+  if (!with_late) st.late.reset();
+  if (st.received > 0 && delays)
+    st.delay_ns = DelayRange{double(delays->min()) * ns_per_tick, delays->mean() * ns_per_tick,
+                             double(delays->max()) * ns_per_tick};
+  else if (st.received > 0)
+    st.delay_ns = DelayRange{double(delay_min) * ns_per_tick, double(delay_sum) / double(st.received) * ns_per_tick,
+                             double(delay_max) * ns_per_tick};
+  if (delays) st.delay = distribution(*delays, ns_per_tick);
+  if (ipdv)
+    st.ipdv = IpdvSummary{ipdv->count(), double(ipdv->min()) * ns_per_tick, double(ipdv->percentile(50)) * ns_per_tick,
+                          double(ipdv->max()) * ns_per_tick};
+  if (has_tagged) {
+    std::sort(tagged.begin(), tagged.end());
+    TaggedDelays out;
+    for (const auto& [order, d] : tagged) {
+      if (d < 0) ++out.lost;
+      out.delays_ns.push_back(d < 0 ? std::nullopt : std::optional<double>(double(d) * ns_per_tick));
+    }
+    st.tagged = std::move(out);
+  }
+  return st;
+}
+
+}  // namespace
+
 TrialReport Trial::result(double elapsed_s) const {
   const double hz = double(control_.tsc_hz);
   const double ns_per_tick = 1e9 / hz;
   const double limit = plan_.duration * (1 + 1e-5);
   TrialReport out;
   out.elapsed = elapsed_s;
+  if (control_.abort.load()) {
+    out.valid = false;
+    out.invalid_reason = "aborted";
+  }
   for (const auto& f : flows_) {
     FlowReport flow;
     flow.name = f->plan.name;
     flow.rate = f->plan.rate;
     flow.planned = f->planned;
-    flow.send_time = double(f->send_end_tsc - control_.start_tsc) / hz;
-    flow.max_lag_us = double(f->max_lag_tsc) / hz * 1e6;
-    for (const auto& s : f->streams) {
-      StreamReport st;
-      st.kind = s->kind;
-      st.sent = s->sent;
-      st.received = s->received.get();
-      st.duplicates = s->duplicates;
-      st.reordered = s->seq.reordered();
-      st.bad_length = s->bad_length;
-      st.out_of_range = s->out_of_range;
-      st.frame_size = uint32_t(s->tmpl.size() + kFcs);
-      st.rx_frame_size = uint32_t(s->rx_len + kFcs);
+    const Lane* late_lane = nullptr;  // the first lane that could not send in time
+    for (const auto& lane : f->lanes) {
+      QueueSendReport q;
+      q.queue = lane->queue;
+      q.planned = lane->planned;
+      q.sent = lane->sent.get();
+      q.send_time = double(lane->send_end_tsc - control_.start_tsc) / hz;
+      q.max_lag_us = double(lane->max_lag_tsc) / hz * 1e6;
+      flow.send_time = std::max(flow.send_time, q.send_time);
+      flow.max_lag_us = std::max(flow.max_lag_us, q.max_lag_us);
+      if (!late_lane && (lane->cut_off || q.send_time > limit)) late_lane = lane.get();
+      flow.queues.push_back(q);
+    }
+    for (uint8_t kind = 0; kind < f->lanes[0]->streams.size(); ++kind) {
+      StreamReport st = stream_report(*f, kind, ns_per_tick, control_.frame_timeout_tsc != 0);
       flow.sent += st.sent;
       flow.received += st.received;
-      if (st.received > 0 && s->delays)
-        st.delay_ns = DelayRange{double(s->delays->min()) * ns_per_tick, s->delays->mean() * ns_per_tick,
-                                 double(s->delays->max()) * ns_per_tick};
-      else if (st.received > 0)
-        st.delay_ns = DelayRange{double(s->delay_min) * ns_per_tick,
-                                 double(s->delay_sum) / double(st.received) * ns_per_tick,
-                                 double(s->delay_max) * ns_per_tick};
-      if (control_.frame_timeout_tsc) st.late = s->late;
-      if (s->delays) st.delay = distribution(*s->delays, ns_per_tick);
-      if (s->ipdv) {
-        const SignedHistogram& h = s->ipdv->values();
-        st.ipdv = IpdvSummary{h.count(), double(h.min()) * ns_per_tick, double(h.percentile(50)) * ns_per_tick,
-                              double(h.max()) * ns_per_tick};
-      }
-      if (s->tagged) {
-        TaggedDelays tagged;
-        for (int64_t d : s->tagged->delays()) {
-          if (d < 0) ++tagged.lost;
-          tagged.delays_ns.push_back(d < 0 ? std::nullopt : std::optional<double>(double(d) * ns_per_tick));
-        }
-        st.tagged = std::move(tagged);
-      }
       flow.streams.push_back(std::move(st));
     }
-    if (out.valid && control_.abort.load()) {
-      out.valid = false;
-      out.invalid_reason = "aborted";
-    }
-    if (out.valid && (f->cut_off || flow.send_time > limit)) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "tester could not keep the rate: flow %s sent %llu of %llu frames in %.6f s "
-                    "(limit %.6f s)",
-                    f->plan.name.c_str(), (unsigned long long)f->sent.get(),
-                    (unsigned long long)f->planned, flow.send_time, limit);
+    // The validity rule holds per TX queue, and so for the flow: every lane sent all its
+    // frames within duration x (1 + 1e-5).
+    if (out.valid && late_lane) {
+      uint64_t sent = 0;
+      for (const auto& q : flow.queues) sent += q.sent;
+      char buf[384];
+      int n = std::snprintf(buf, sizeof buf,
+                            "tester could not keep the rate: flow %s sent %llu of %llu frames in %.6f s "
+                            "(limit %.6f s)",
+                            f->plan.name.c_str(), (unsigned long long)sent, (unsigned long long)f->planned,
+                            flow.send_time, limit);
+      if (f->lanes.size() > 1 && n > 0 && size_t(n) < sizeof buf) {
+        const QueueSendReport& q = flow.queues[late_lane->queue];
+        std::snprintf(buf + n, sizeof buf - size_t(n), "; TX queue %u sent %llu of %llu in %.6f s", unsigned(q.queue),
+                      (unsigned long long)q.sent, (unsigned long long)q.planned, q.send_time);
+      }
       out.valid = false;
       out.invalid_reason = buf;
     }
     out.flows.push_back(std::move(flow));
   }
-  for (size_t i = 0; i < foreign_.size(); ++i)
-    out.ports.push_back({foreign_[i].first, *foreign_[i].second, *answered_[i].second});
+  for (const RxTask* r : receivers_) {
+    if (out.ports.empty() || out.ports.back().index != r->port()) out.ports.push_back({r->port(), 0, 0, {}});
+    PortReport& port = out.ports.back();
+    port.foreign += r->foreign();
+    port.neighbor_replies += r->answered();
+    port.queues.push_back({r->queue(), r->test_frames(), r->foreign()});
+  }
   if (learning_)
     out.state_table = StateTableReport{plan_.learn->port, learning_->size(), learning_->capacity(),
                                        learning_->ip_version()};

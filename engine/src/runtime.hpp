@@ -1,6 +1,10 @@
-// Executing one elementary trial on DPDK ports: per-flow TX tasks, per-port RX tasks, and
-// workers (lcores) that each run any set of tasks, so one worker can serve a whole
-// bidirectional trial and more workers/queues can later split the load.
+// Executing one elementary trial on DPDK ports. A port has one or more TX/RX queue pairs. A
+// flow is sent by one lane per TX queue of its port (lane q sends the flow's frames k with
+// k % lanes == q, on the one constant-rate schedule); each lane's frames of a stream form a
+// sub-stream with its own stream id and sequence numbers. Each RX queue of a port has its
+// own receiver state per sub-stream, merged into the stream's report after the trial. Tasks
+// (a lane's sender, a queue's receiver) run on workers (lcores); a queue pair (port, q) is
+// served by one worker, so every queue has a single user.
 #pragma once
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
@@ -33,8 +37,23 @@ struct Counter {
   uint64_t get() const { return v.load(std::memory_order_relaxed); }
 };
 
+// What one RX queue saw of one sub-stream. Written only by that queue's worker; `received`
+// and `late` are read by the other queues' receivers (all frames arrived?) and for progress.
+struct Receiver {
+  SequenceTracker seq;
+  Counter received;
+  Counter late;  // arrived after the per-frame timeout: counted as lost
+  uint64_t duplicates = 0, bad_length = 0, out_of_range = 0;
+  uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
+  std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
+  std::unique_ptr<IpdvTracker> ipdv;
+  std::unique_ptr<TaggedFrames> tagged;    // latency: the tagged frames' delays
+  explicit Receiver(uint64_t planned) : seq(planned) {}
+};
+
+// One lane's frames of one stream (foreground or background): a sequence space of its own.
 struct Stream {
-  const char* kind;  // "foreground" | "background"
+  uint8_t kind;  // 0: foreground, 1: background
   FrameTemplate tmpl;
   std::vector<FieldGenerator> fields;  // varying fields, empty for fixed frames
   // The sender must recompute the IPv4 header checksum: some field in the header varies
@@ -50,36 +69,40 @@ struct Stream {
   uint64_t planned;
   // TX side
   uint32_t next_seq = 0;
-  // Written only by the flow's TX task. The RX task, on another worker, reads it only after
+  // Written only by the lane's TX task. An RX task, on another worker, reads it only after
   // it has seen TrialControl::senders_running reach 0 with an acquire load: every sender's
   // fetch_sub releases its final count, so that read is ordered after the last write (a
   // hand-over, no per-frame atomic on the sending path).
   uint64_t sent = 0;
-  // RX side
-  SequenceTracker seq;
-  Counter received;
-  uint64_t duplicates = 0, bad_length = 0, out_of_range = 0;
-  uint64_t late = 0;  // arrived after the per-frame timeout: counted as lost
-  uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
-  std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
-  std::unique_ptr<IpdvTracker> ipdv;
-  std::unique_ptr<TaggedFrames> tagged;    // latency: the tagged frames' delays
+  // RX side: per RX queue of the receiving port.
+  std::vector<std::unique_ptr<Receiver>> receivers;
 
-  Stream(const char* k, FrameTemplate t, uint32_t rx, uint64_t n)
-      : kind(k), tmpl(std::move(t)), rx_len(rx), planned(n), seq(n) {}
+  Stream(uint8_t k, FrameTemplate t, uint32_t rx, uint64_t n) : kind(k), tmpl(std::move(t)), rx_len(rx), planned(n) {}
+  uint64_t arrived() const {  // received or late, on any queue
+    uint64_t n = 0;
+    for (const auto& r : receivers) n += r->received.get() + r->late.get();
+    return n;
+  }
+};
+
+// The part of a flow one TX queue sends.
+struct Lane {
+  uint16_t queue = 0;
+  uint64_t planned = 0;
+  std::vector<std::unique_ptr<Stream>> streams;  // [0] foreground, [1] background
+  std::vector<uint8_t> pattern;                  // stream index of the lane's frame j % mix_n
+  Counter sent;
+  std::unique_ptr<EntrySelector> selector;       // stateful phase 2
+  uint64_t send_end_tsc = 0;
+  uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
+  bool cut_off = false;      // the tester could not send everything in time
 };
 
 struct Flow {
   FlowPlan plan;
   uint64_t planned = 0;
-  std::vector<std::unique_ptr<Stream>> streams;  // [0] foreground, [1] background
-  std::vector<uint8_t> pattern;                  // stream index of frame k % mix_n
-  Counter sent;
-  StateTable* table = nullptr;                   // stateful phase 2: frames from this table
-  std::unique_ptr<EntrySelector> selector;
-  uint64_t send_end_tsc = 0;
-  uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
-  bool cut_off = false;      // the tester could not send everything in time
+  std::vector<std::unique_ptr<Lane>> lanes;
+  StateTable* table = nullptr;  // stateful phase 2: frames from this table
 };
 
 struct TrialControl {
@@ -102,11 +125,12 @@ class Task {
   // Does a little work; returns false once the task has finished for this trial.
   virtual bool poll(uint64_t now) = 0;
   virtual uint16_t port() const = 0;
+  virtual uint16_t queue() const = 0;
   virtual void begin() {}  // the trial's start time is set: last preparations
 };
 
-// What a port answers ARP/ND for, and with which MAC. Replies leave on TX queue 0 of the
-// port, which only the worker that serves the port's tasks uses.
+// What a port answers ARP/ND for, and with which MAC. A reply leaves on the TX queue with
+// the number of the RX queue the request came in on: the same worker serves both.
 struct PortIdentity {
   std::array<uint8_t, 6> mac{};
   AddressSet owned;
@@ -114,7 +138,8 @@ struct PortIdentity {
 
 // Answers an ARP request / Neighbor Solicitation in `m` if it asks for one of the port's
 // addresses; returns true when a reply was sent.
-bool answer_neighbor(BurstIo& io, uint16_t port, const rte_mbuf* m, const PortIdentity& id, rte_mempool* pool);
+bool answer_neighbor(BurstIo& io, uint16_t port, uint16_t queue, const rte_mbuf* m, const PortIdentity& id,
+                     rte_mempool* pool);
 
 struct Worker {
   unsigned lcore = 0;
@@ -123,14 +148,18 @@ struct Worker {
   void run();
 };
 
+class RxTask;
+
 class Trial {
  public:
   // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
   // `tables`: the Responder state tables per port, which phase 1 fills (plan.learn) and phase
-  // 2 reads (from_table); they outlive the trial. `io` carries every burst. Throws
-  // ExecutionFailure when a flow asks for a state table that is not there.
+  // 2 reads (from_table); they outlive the trial. `io` carries every burst. `queues`: TX/RX
+  // queue pairs per port. Throws ExecutionFailure when a flow asks for a state table that is
+  // not there, or the plan needs more stream ids than the tag has.
   Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
-        const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables);
+        const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables,
+        uint16_t queues = 1);
   ~Trial();
   // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
   // every millisecond on the calling thread while workers run; it may request an abort.
@@ -146,8 +175,7 @@ class Trial {
   TrialControl control_;
   std::vector<std::unique_ptr<Flow>> flows_;
   std::vector<std::unique_ptr<Task>> tasks_;
-  std::vector<std::pair<uint16_t, const uint64_t*>> foreign_;  // per RX port
-  std::vector<std::pair<uint16_t, const uint64_t*>> answered_;  // ARP/ND replies per RX port
+  std::vector<RxTask*> receivers_;  // by port, then queue
   std::vector<std::unique_ptr<Worker>> workers_;
   StateTable* learning_ = nullptr;
 };

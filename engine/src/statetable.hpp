@@ -2,6 +2,7 @@
 // phase 1, as they arrived (after the DUT's translation), and, in phase 2, frames built from
 // them with source and destination swapped. Pure: no DPDK.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -31,6 +32,13 @@ class StateTable {
     tuples_.insert(tuples_.end(), src, src + 2 * alen);  // source, destination
     tuples_.insert(tuples_.end(), l3 + l4, l3 + l4 + 4);  // source port, destination port
     return true;
+  }
+
+  // Adds `other`'s tuples while there is room (the tables the receive queues filled apart,
+  // merged after the trial).
+  void append(const StateTable& other) {
+    const uint64_t n = std::min(other.size(), capacity_ - std::min(capacity_, size()));
+    tuples_.insert(tuples_.end(), other.tuples_.begin(), other.tuples_.begin() + ptrdiff_t(n * tuple_size()));
   }
 
   // Prepares phase 2 for frames of template `t`: per entry, what writing its swapped tuple
@@ -88,23 +96,25 @@ class StateTable {
 
 // Which state-table entry each phase-2 frame uses: fixed (entry 0), increasing or decreasing
 // (wrapping), or uniformly random (Lemire's 64-bit multiply-shift with rejection: no bias).
+// Lane q of several TX queues sharing a flow takes every lanes-th entry of the order from the
+// q-th (start = q, stride = lanes); random lanes draw independently.
 class EntrySelector {
  public:
   enum class Mode { kFixed, kIncreasing, kDecreasing, kRandom };
-  EntrySelector(Mode mode, uint64_t entries, uint64_t seed)
-      : mode_(mode), n_(entries), rng_(seed), threshold_((0 - entries) % entries),
-        next_(mode == Mode::kDecreasing ? entries - 1 : 0) {}
+  EntrySelector(Mode mode, uint64_t entries, uint64_t seed, uint64_t start = 0, uint64_t stride = 1)
+      : mode_(mode), n_(entries), rng_(seed), threshold_((0 - entries) % entries), step_(stride % entries),
+        next_(mode == Mode::kDecreasing ? entries - 1 - start % entries : start % entries) {}
   uint64_t next() {
     switch (mode_) {
       case Mode::kFixed: return 0;
       case Mode::kIncreasing: {
         const uint64_t i = next_;
-        next_ = next_ + 1 == n_ ? 0 : next_ + 1;
+        next_ = next_ >= n_ - step_ ? next_ - (n_ - step_) : next_ + step_;
         return i;
       }
       case Mode::kDecreasing: {
         const uint64_t i = next_;
-        next_ = next_ == 0 ? n_ - 1 : next_ - 1;
+        next_ = next_ < step_ ? next_ + n_ - step_ : next_ - step_;
         return i;
       }
       case Mode::kRandom:
@@ -120,7 +130,7 @@ class EntrySelector {
   Mode mode_;
   uint64_t n_;
   Rng rng_;
-  uint64_t threshold_, next_;
+  uint64_t threshold_, step_, next_;
 };
 
 }  // namespace xlp

@@ -69,23 +69,29 @@ inline const Eal& eal() {
     ASSERT_EQ(::xlp::test::eal().workers.size(), 2u);     \
   } while (0)
 
-// Two ports in memory. A frame sent on a port goes to `dut`, which delivers it (or copies,
-// or nothing) to a port's receive queue; the default DUT is a cable: 0 <-> 1.
+// Two ports in memory with `queues` RX/TX queue pairs each. A frame sent on a port goes to
+// `dut`, which delivers it (or copies, or nothing) to a port; the default DUT is a cable:
+// 0 <-> 1. A delivered frame enters the RX queue that a stand-in for RSS picks from its UDP
+// ports and IP addresses (the same header, the same queue, as with a NIC's RSS).
 class MemoryIo final : public BurstIo {
  public:
   using Deliver = std::function<void(uint16_t port, rte_mbuf* m)>;
   // Called under the lock for every frame sent on `port`, in sending order; it owns `m`.
+  // tx_queue() tells the TX queue it was sent on.
   using Dut = std::function<void(uint16_t port, rte_mbuf* m, const Deliver& deliver)>;
 
-  explicit MemoryIo(Dut dut = nullptr) : dut_(std::move(dut)) {}
+  explicit MemoryIo(Dut dut = nullptr, uint16_t queues = 1) : dut_(std::move(dut)), queues_(queues) {
+    for (auto& port : inbox_) port.resize(queues);
+  }
   ~MemoryIo() override {
-    for (auto& q : inbox_)
-      for (rte_mbuf* m : q) rte_pktmbuf_free(m);
+    for (auto& port : inbox_)
+      for (auto& q : port)
+        for (rte_mbuf* m : q) rte_pktmbuf_free(m);
   }
 
-  uint16_t rx(uint16_t port, uint16_t, rte_mbuf** bufs, uint16_t n) override {
+  uint16_t rx(uint16_t port, uint16_t queue, rte_mbuf** bufs, uint16_t n) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    auto& q = inbox_[port];
+    auto& q = inbox_[port].at(queue);
     uint16_t k = 0;
     for (; k < n && !q.empty(); ++k) {
       bufs[k] = q.front();
@@ -94,9 +100,10 @@ class MemoryIo final : public BurstIo {
     return k;
   }
 
-  uint16_t tx(uint16_t port, uint16_t, rte_mbuf** bufs, uint16_t n) override {
+  uint16_t tx(uint16_t port, uint16_t queue, rte_mbuf** bufs, uint16_t n) override {
     std::lock_guard<std::mutex> lock(mutex_);
-    const Deliver deliver = [this](uint16_t to, rte_mbuf* m) { inbox_[to].push_back(m); };
+    const Deliver deliver = [this](uint16_t to, rte_mbuf* m) { inbox_[to].at(rss(m)).push_back(m); };
+    tx_queue_ = queue;
     for (uint16_t i = 0; i < n; ++i) {
       ++sent_[port];
       if (dut_) dut_(port, bufs[i], deliver);
@@ -109,29 +116,50 @@ class MemoryIo final : public BurstIo {
     std::lock_guard<std::mutex> lock(mutex_);
     return sent_[port];
   }
+  uint16_t tx_queue() const { return tx_queue_; }  // inside the DUT callback
+  uint16_t queues() const { return queues_; }
 
  private:
+  // The RX queue of a frame: a hash of the IPv4/IPv6 addresses and UDP ports (queue 0 for
+  // anything else), like a NIC's RSS.
+  uint16_t rss(const rte_mbuf* m) const {
+    if (queues_ == 1) return 0;
+    const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
+    const uint16_t ethertype = uint16_t(p[12] << 8 | p[13]);
+    size_t addrs, len, l4;
+    if (ethertype == 0x0800) addrs = 14 + 12, len = 8, l4 = 14 + size_t(p[14] & 0x0f) * 4;
+    else if (ethertype == 0x86DD) addrs = 14 + 8, len = 32, l4 = 14 + 40;
+    else return 0;
+    uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+    for (size_t i = 0; i < len; ++i) h = (h ^ p[addrs + i]) * 0x100000001b3ull;
+    for (size_t i = 0; i < 4; ++i) h = (h ^ p[l4 + i]) * 0x100000001b3ull;
+    return uint16_t(h % queues_);
+  }
+
   std::mutex mutex_;
   Dut dut_;
-  std::deque<rte_mbuf*> inbox_[2];
+  uint16_t queues_;
+  std::vector<std::deque<rte_mbuf*>> inbox_[2];
   uint64_t sent_[2] = {0, 0};
+  uint16_t tx_queue_ = 0;
 };
 
 // One trial on MemoryIo: `tick` runs on this thread about every millisecond while the
 // workers send and receive (an empty worker list runs every task on this thread).
 class Bench {
  public:
-  explicit Bench(MemoryIo::Dut dut = nullptr) : io(std::move(dut)), identities(2), tables(2) {
+  explicit Bench(MemoryIo::Dut dut = nullptr, uint16_t queues = 1) : io(std::move(dut), queues), identities(2), tables(2) {
     identities[0].mac = {0x02, 0, 0, 0, 0, 0x01};
     identities[1].mac = {0x02, 0, 0, 0, 0, 0x02};
   }
 
-  TrialReport run(const TrialPlan& plan, const std::function<void(Trial&)>& tick = nullptr,
-                  bool on_workers = true) {
+  // workers: how many of the EAL's two worker lcores run the tasks (0: this thread).
+  TrialReport run(const TrialPlan& plan, const std::function<void(Trial&)>& tick = nullptr, size_t workers = 2) {
     trial_tag = uint8_t(trial_tag % 255 + 1);
-    Trial trial(plan, trial_tag, io, eal().pool, eal().tsc_hz, identities, tables);
+    Trial trial(plan, trial_tag, io, eal().pool, eal().tsc_hz, identities, tables, io.queues());
     const auto t0 = std::chrono::steady_clock::now();
-    trial.run(on_workers ? eal().workers : std::vector<unsigned>{}, [&] {
+    const std::vector<unsigned> lcores(eal().workers.begin(), eal().workers.begin() + ptrdiff_t(workers));
+    trial.run(lcores, [&] {
       if (tick) tick(trial);
     });
     return trial.result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());

@@ -101,7 +101,7 @@ TEST(Dataplane, SenderSendsEveryFrameOnceInOrderAndTheReceiverCountsThem) {
 TEST(Dataplane, OneThreadRunsTheWholeTrialWithoutWorkers) {
   XLP_REQUIRE_EAL();
   test::Bench bench;
-  const TrialReport r = bench.run(plan_of(request(50, 10000, 1.0)), nullptr, false);
+  const TrialReport r = bench.run(plan_of(request(50, 10000, 1.0)), nullptr, 0);
   EXPECT_TRUE(r.valid) << r.invalid_reason;
   EXPECT_EQ(r.flows[0].sent, 50u);
   EXPECT_EQ(r.flows[0].received, 50u);

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "pacing.hpp"
 
 using namespace xlp;
@@ -47,4 +49,28 @@ TEST(Schedule, AverageRateIsExactOverLongTrials) {
   Schedule s(hz, rate, rate * 60, 0);
   // The frame due at 60 s: exactly rate * 60 frames fit in [0, 60 s).
   EXPECT_EQ(s.due_count(60 * hz - 1), rate * 60);
+}
+
+TEST(Schedule, LanesShareTheFlowScheduleExactly) {
+  // Three lanes of a 7 Mfps flow of 100 frames: lane q sends the flow's frames q, q + 3, ...
+  // at their own due times, so at any moment the lanes together have exactly the flow's
+  // frames due, and no frame is early.
+  const uint64_t hz = 2'000'000'000, rate = 7'000'000, total = 100, start = 500;
+  const Schedule flow(hz, rate, total, start);
+  std::vector<Schedule> lanes;
+  uint64_t frames = 0;
+  for (uint32_t q = 0; q < 3; ++q) {
+    lanes.emplace_back(hz, rate, Schedule::lane_frames(total, q, 3), start, q, 3);
+    frames += lanes.back().frames();
+  }
+  EXPECT_EQ(frames, total);
+  EXPECT_EQ(lanes[0].frames(), 34u);
+  EXPECT_EQ(lanes[2].frames(), 33u);
+  for (uint64_t k = 0; k < total; ++k) EXPECT_EQ(lanes[k % 3].due_tsc(k / 3), flow.due_tsc(k)) << k;
+  for (uint64_t now = start - 2; now < flow.due_tsc(total - 1) + 3; now += 37) {
+    uint64_t due = 0;
+    for (const auto& l : lanes) due += l.due_count(now);
+    EXPECT_EQ(due, flow.due_count(now)) << now;
+  }
+  EXPECT_EQ(lanes[1].min_burst(), 2u);  // 7/3 Mfps per lane: about a microsecond's worth
 }

@@ -46,6 +46,8 @@ class MemoryEngine final : public protocol::Executor {
       p.mac = bench_.identities[i].mac;
       p.link_up = true;
       p.rx_queues = p.tx_queues = 1;
+      p.max_queues = 1;
+      p.rx_spread = "none";
       r.ports.push_back(p);
     }
     return r;

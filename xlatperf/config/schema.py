@@ -140,26 +140,37 @@ def speed(value):
 
 
 _LCORES_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
+_LCORE_MAP_RE = re.compile(r"^\d+@\d+(,\d+@\d+)*$")
 
 
-def expand_lcores(text: str) -> list[int]:
-    """"0,2-4" -> [0, 2, 3, 4], in the order given (the first is the main lcore)."""
+def lcore_cpus(text: str) -> list[tuple[int, int]]:
+    """The (lcore, CPU) pairs of tester.lcores, in the order given (the first is the main
+    lcore): "0,2-4" -> [(0, 0), (2, 2), (3, 3), (4, 4)]; "0@0,1@1,2@0" -> as written (several
+    lcores may share a CPU, e.g. the sleeping main lcore and a second worker on a 2-CPU host)."""
+    if "@" in text:
+        return [(int(lcore), int(cpu)) for lcore, cpu in (item.split("@") for item in text.split(","))]
     cores: list[int] = []
     for part in text.split(","):
         first, _, last = part.partition("-")
         cores.extend(range(int(first), int(last or first) + 1))
-    return cores
+    return [(core, core) for core in cores]
+
+
+def expand_lcores(text: str) -> list[int]:
+    """"0,2-4" -> [0, 2, 3, 4], in the order given (the first is the main lcore)."""
+    return [lcore for lcore, _ in lcore_cpus(text)]
 
 
 def lcores(value):
-    allowed = 'must be a DPDK lcore list like "0,1" or "0-3" with at least two lcores (main + worker)'
-    if not isinstance(value, str) or not _LCORES_RE.match(value.replace(" ", "")):
+    allowed = ('must be a DPDK lcore list like "0,1" or "0-3", or lcore@CPU pairs like "0@0,1@1,2@0", '
+               'with at least two lcores (main + worker)')
+    text = value.replace(" ", "") if isinstance(value, str) else ""
+    if not (_LCORES_RE.match(text) or _LCORE_MAP_RE.match(text)):
         raise ValueError(allowed)
-    value = value.replace(" ", "")
-    cores = expand_lcores(value)
+    cores = expand_lcores(text)
     if len(set(cores)) != len(cores) or len(cores) < 2:
         raise ValueError(allowed)
-    return value
+    return text
 
 
 def rate_list(value):
@@ -283,12 +294,16 @@ def _address_variation(side: str) -> dict[str, Key]:
 
 
 MIN_FRAME_SIZE = {4: 64, 6: 84}  # the smallest frames whose UDP payload holds the 18-byte tag
+MAX_QUEUES = 64  # the engine's limit (hello limits.max_queues): stream ids of the test tag
 MAX_FRAME_SIZE = 2048  # one mbuf segment per frame in the engine; jumbo frames are not supported yet
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
         "netns": Key("xlp-tester", string),
         "lcores": Key("0,1", lcores),
+        # RX/TX queue pairs per port, served by the worker lcores (a queue pair by one worker);
+        # a flow's frames are shared out over its port's TX queues on one schedule.
+        "queues": Key(1, integer(1, MAX_QUEUES)),
         "engine": Key("", string),
         "hugepages": Key("auto", choice("auto", "yes", "no")),
         "force": Key(False, boolean),

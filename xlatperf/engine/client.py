@@ -81,16 +81,19 @@ def device_name(side_index: int, port_spec: str) -> str:
     return f"net_{port.kind}{side_index}"
 
 
-def port_eal_args(side_index: int, port_spec: str) -> list[str]:
-    """EAL arguments that create one tester port (side 0 = left, 1 = right)."""
+def port_eal_args(side_index: int, port_spec: str, queues: int = 1) -> list[str]:
+    """EAL arguments that create one tester port (side 0 = left, 1 = right) with `queues`
+    RX/TX queue pairs (tester.queues)."""
     port = parse_port(port_spec)
     name = device_name(side_index, port_spec)
     if port.kind == "pci":
         return ["-a", port.name]
     if port.kind == "af_packet":
-        return ["--vdev", f"{name},iface={port.name},qpairs=1"]
+        # One socket per queue pair; the PMD joins them in a PACKET_FANOUT_HASH group, so the
+        # kernel spreads received frames over the queues by flow hash.
+        return ["--vdev", f"{name},iface={port.name},qpairs={queues}"]
     if port.kind == "af_xdp":
-        return ["--vdev", f"{name},iface={port.name}"]
+        return ["--vdev", f"{name},iface={port.name}" + (f",start_queue=0,queue_count={queues}" if queues > 1 else "")]
     if port.kind == "null":
         # no-rx=1: otherwise net_null's rx returns empty mbufs at CPU speed, and the receive
         # loop would spend the worker's time on "foreign" frames instead of on generation.
@@ -112,12 +115,13 @@ def eal_args(config: dict, free_bytes: int | None = None) -> list[str]:
         # --in-memory needs hugepages (DPDK refuses it with --no-huge); a private file prefix
         # keeps concurrent engines apart instead.
         memory = ["--no-huge", "-m", str(NO_HUGE_MEMORY_MB), "--file-prefix", f"xlatperf{os.getpid()}"]
-    args = ["-l", config.tester.lcores, *memory, "--no-telemetry", "--log-level=*:notice"]
+    lcores = config.tester.lcores
+    args = ["--lcores" if "@" in lcores else "-l", lcores, *memory, "--no-telemetry", "--log-level=*:notice"]
     specs = [config.left.port, config.right.port]
     if not any(parse_port(spec).kind == "pci" for spec in specs):
         args.append("--no-pci")
     for index, spec in enumerate(specs):
-        args += port_eal_args(index, spec)
+        args += port_eal_args(index, spec, config.tester.queues)
     return args
 
 
@@ -144,7 +148,7 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
     command = []
     if config.tester.netns:
         command += ["ip", "netns", "exec", config.tester.netns]
-    command += [engine_path, *eal_args(config, free_bytes), "--"]
+    command += [engine_path, *eal_args(config, free_bytes), "--", "--queues", str(config.tester.queues)]
     if config.tester.force:
         command.append("--force")
     left = parse_port(config.left.port)
