@@ -28,7 +28,8 @@ from ..util.errors import EngineError, EngineExited
 from .protocol import check_version, error_from_reply
 
 ENGINE_NAME = "xlatperf-engine"
-REPO_ENGINE = Path(__file__).resolve().parent.parent / "engine" / "build" / ENGINE_NAME
+# The repository's build tree: <repo>/engine/build (this file is <repo>/xlatperf/engine/client.py).
+REPO_ENGINE = Path(__file__).resolve().parents[2] / "engine" / "build" / ENGINE_NAME
 # Without this much free hugepage memory, "auto" runs the EAL with --no-huge.
 MIN_HUGEPAGE_BYTES = 512 * 2**20
 NO_HUGE_MEMORY_MB = 1024

@@ -57,6 +57,10 @@ class TrialResult:
     # Seconds of sending the trial was requested for (MLRsearch classifies trials by it); None
     # when unknown. Kept in the record's "duration", so a summary can be rebuilt from records.
     duration: float | None = field(default=None, compare=False)
+    # With several queues per port (tester.queues > 1): the frames each TX queue sent per
+    # direction and the test frames each RX queue received per port, e.g. {"tx": {"forward":
+    # [500, 500]}, "rx": {"1": [612, 388]}}: how the load was shared. None with one queue.
+    queues: dict | None = field(default=None, compare=False)
 
     @classmethod
     def from_reply(cls, rate: int, reply: dict, duration: float | None = None) -> "TrialResult":
@@ -76,9 +80,13 @@ class TrialResult:
                           ((s.get("kind"), _stream_delay(s)) for s in streams) if data}
             if delay_data:
                 delay[flow["name"]] = {**delay_data.pop("foreground", {}), **delay_data}
+        tx = {flow["name"]: [q["sent"] for q in flow.get("queues", [])] for flow in reply.get("flows", [])}
+        rx = {str(port["index"]): [q["test_frames"] for q in port.get("queues", [])]
+              for port in reply.get("ports", [])}
+        several = any(len(counts) > 1 for counts in (*tx.values(), *rx.values()))
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
                    invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None,
-                   duration=duration)
+                   duration=duration, queues={"tx": tx, "rx": rx} if several else None)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -116,7 +124,8 @@ class TrialResult:
         return {"rate": self.rate, "valid": self.valid, "invalid_reason": self.invalid_reason,
                 "loss_ratio": self.loss_ratio,
                 "directions": {name: d.to_dict() for name, d in self.directions.items()},
-                **({"delay": self.delay} if self.delay else {})}
+                **({"delay": self.delay} if self.delay else {}),
+                **({"queues": self.queues} if self.queues else {})}
 
 
 def _stream_delay(stream: dict) -> dict:
@@ -136,7 +145,7 @@ def trial_from_record(record: dict) -> TrialResult:
         for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
-                       duration=record.get("duration"))
+                       duration=record.get("duration"), queues=record.get("queues"))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Tester scaling with workers and queues: the highest valid constant rate (every frame handed
+to the port within duration x (1 + 1e-5)) of one forward flow of 64-byte IPv4 frames to DPDK
+net_null ports, with one worker (one queue pair per port) and with two workers (two queue pairs,
+a flow's frames shared out over both TX queues on one schedule), for fixed frames and RFC 4814
+random IPs + ports; and the same on an in-engine ring pair, where each worker also receives and
+checks every frame (the cost a real tester has per frame sent and received).
+
+    python3 bench/workers.py [--quick] [--rounds N] [--out bench/results/workers.json]
+
+On a 2-CPU host the second worker shares CPU 0 with the main lcore, which sleeps through a
+trial (tester.lcores = "0@0,1@1,2@0"). Cases alternate round by round, so a drift of the
+machine's speed hits them alike; the ratio 2 workers / 1 worker is taken per round.
+"""
+
+import argparse
+import fcntl
+import json
+import platform
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine_rate import LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, highest_valid_rate, lost_nothing  # noqa: E402
+from xlatperf.config.schema import load_config  # noqa: E402
+from xlatperf.engine.client import Engine  # noqa: E402
+from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
+
+SETUPS = {  # name: (tester.lcores, tester.queues)
+    "1 worker, 1 queue": ("0,1", 1),
+    "1 worker, 2 queues": ("0,1", 2),
+    "2 workers, 2 queues": ("0@0,1@1,2@0", 2),
+}
+TRAFFIC = {"fixed": [], "random IPs+ports": RANDOM_IPS + RANDOM_PORTS}
+PORTS = {"net_null (send)": [], "ring pair (send + receive)": LOOPBACK}
+
+
+def cpu_model() -> str:
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def measure(ports, traffic, lcores, queues, search_s, confirm_s) -> int:
+    settings = ['traffic.direction="forward"', f'tester.lcores="{lcores}"', f"tester.queues={queues}"]
+    config = load_config(NULL, settings + ports + traffic)
+    passes = lost_nothing if ports else (lambda reply: reply["valid"])
+    with Engine(config) as engine:
+        plan = TrafficPlan(config, engine.hello()["ports"])
+        rate, _ = highest_valid_rate(engine, plan, 1_000_000, plan.max_rate, 250_000, search_s, confirm_s,
+                                     passes=passes)
+    return rate
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short trials (0.5 s search, 2 s confirm)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", default="bench/results/workers.json")
+    args = parser.parse_args()
+    lock = open("/run/xlatperf-tests.lock", "a")  # nothing else may use the CPUs meanwhile
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    search_s, confirm_s = (0.5, 2.0) if args.quick else (2.0, 10.0)
+    results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rates_mfps": {}}
+    for round_ in range(args.rounds):
+        for port_name, ports in PORTS.items():
+            for traffic_name, traffic in TRAFFIC.items():
+                for setup, (lcores, queues) in SETUPS.items():
+                    rate = measure(ports, traffic, lcores, queues, search_s, confirm_s)
+                    key = f"{port_name} | {traffic_name} | {setup}"
+                    results["rates_mfps"].setdefault(key, []).append(rate / 1e6)
+                    print(f"round {round_ + 1}: {key:70s} {rate / 1e6:7.2f} Mfps", flush=True)
+    print(f"\nCPU: {results['cpu']}")
+    summary = {}
+    for port_name in PORTS:
+        for traffic_name in TRAFFIC:
+            row = {setup: results["rates_mfps"][f"{port_name} | {traffic_name} | {setup}"] for setup in SETUPS}
+            ratios = [two / one for two, one in zip(row["2 workers, 2 queues"], row["1 worker, 1 queue"])]
+            summary[f"{port_name} | {traffic_name}"] = {
+                **{setup: statistics.median(v) for setup, v in row.items()},
+                "2 workers / 1 worker": statistics.median(ratios)}
+            print(f"{port_name:28s} {traffic_name:18s} " +
+                  "  ".join(f"{setup}: {statistics.median(v):6.2f}" for setup, v in row.items()) +
+                  f"  ratio {statistics.median(ratios):.2f}")
+    results["summary"] = summary
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
