@@ -58,10 +58,11 @@ LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6
 
 KEYS = {
     "trial": ("id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-              "learn", "flows"),
+              "learn", "losses", "flows"),
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
-    "flow": ("name", "tx_port", "rx_port", "rate", "frames", "mix", "foreground", "background",
-             "from_table"),
+    "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
+             "background", "from_table"),
+    "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
                "frame_size", "rx_frame_size", "vary", "enumerate"),
@@ -175,7 +176,9 @@ def validate_trial(request):
         validate_stream(require(flow, path, "foreground"), path + "foreground.")
         if m < n:
             validate_stream(require(flow, path, "background"), path + "background.")
-        planned = round(rate * duration)
+        for k, step in enumerate(flow.get("rate_steps", [])):
+            known(step, f"{path}rate_steps[{k}].", "rate_step")
+        planned = planned_frames(flow, duration)
         if "frames" in flow:
             planned = integer_in(flow, path, "frames", 1, 2**40)
             if (planned - 1) / rate > duration:
@@ -249,6 +252,16 @@ def send_error(request_id, error):
     send({"id": request_id, "ok": False, "error": error})
 
 
+def planned_frames(flow, duration):
+    """The engine's count: `frames`, or round(rate x time) per stretch of the rate steps."""
+    if "frames" in flow:
+        return flow["frames"]
+    first, start, rate = 0, 0.0, flow["rate"]
+    for step in flow.get("rate_steps", []):
+        first, start, rate = first + round(rate * (step["at"] - start)), step["at"], step["rate"]
+    return first + round(rate * (duration - start))
+
+
 def run_trial(request):
     limit = float(os.environ.get("FAKE_DUT_LIMIT", "inf"))
     tester_limit = float(os.environ.get("FAKE_TESTER_LIMIT", "inf"))
@@ -280,7 +293,7 @@ def run_trial(request):
         return
     replies = []
     for flow in flows:
-        planned = flow.get("frames") or round(flow["rate"] * duration)
+        planned = planned_frames(flow, duration)
         if valid:
             sent = planned
         elif reason.startswith("tester could not keep the rate"):
@@ -307,6 +320,13 @@ def run_trial(request):
                         "send_time": (planned - 1) / flow["rate"] if "frames" in flow
                         else duration,
                         "streams": streams})
+        if request.get("losses"):  # what is lost is lost at the end of the trial
+            lost = sent - received
+            period = {"first_lost_s": received / flow["rate"], "last_lost_s": (sent - 1) / flow["rate"],
+                      "frames": lost, "last_before_s": (received - 1) / flow["rate"] if received else None,
+                      "first_after_s": None}
+            replies[-1]["losses"] = {"periods": 1 if lost else 0, "lost": lost,
+                                     "first": [period] if lost else [], "longest": period if lost else None}
         # Lane q of the flow sends its frames k with k % queues == q.
         replies[-1]["queues"] = [
             {"queue": q, "planned": len(range(q, planned, queues)), "sent": len(range(q, sent, queues)),

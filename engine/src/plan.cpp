@@ -34,8 +34,20 @@ uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan) {
   return uint64_t(std::ceil(double(foreground_frames) * plan.delay.tagged_start / plan.duration));
 }
 
+std::vector<RateSegment> FlowPlan::segments() const {
+  std::vector<RateSegment> out{{0, 0.0, rate}};
+  for (const RateStep& step : rate_steps) {
+    const RateSegment& last = out.back();
+    out.push_back({last.first_frame + uint64_t(std::llround(double(last.rate) * (step.at - last.start_s))), step.at,
+                   step.rate});
+  }
+  return out;
+}
+
 uint64_t FlowPlan::planned_frames(double duration) const {
-  return frames ? frames : uint64_t(std::llround(double(rate) * duration));
+  if (frames) return frames;
+  const RateSegment last = segments().back();
+  return last.first_frame + uint64_t(std::llround(double(last.rate) * (duration - last.start_s)));
 }
 
 

@@ -9,6 +9,7 @@
 #include "enumerate.hpp"
 #include "fields.hpp"
 #include "frame.hpp"
+#include "pacing.hpp"
 #include "statetable.hpp"
 
 namespace xlp {
@@ -57,7 +58,17 @@ struct FlowPlan {
   std::optional<StreamPlan> background;
   uint64_t frames = 0;  // > 0: send exactly this many frames (else rate x duration)
   std::optional<FromTable> from_table;
+  // From `at` seconds after the start on, send at `rate` (strictly increasing `at`): `rate`
+  // above is the rate before the first step (RFC 2544 §26.5 system recovery).
+  struct RateStep {
+    double at = 0;
+    uint64_t rate = 0;
+  };
+  std::vector<RateStep> rate_steps;
 
+  // The flow's stretches at one rate: the first at `rate` from 0, then one per step, each
+  // with round(its rate x its length) frames.
+  std::vector<RateSegment> segments() const;
   uint64_t planned_frames(double duration) const;
   // Frames of the first `total` that are foreground: frame k is foreground iff k % n < m.
   uint64_t foreground_frames(uint64_t total) const {
@@ -80,6 +91,9 @@ struct TrialPlan {
   DelayPlan delay;
   std::optional<LearnPlan> learn;
   bool finish_early = true;
+  // Report each flow's loss periods: runs of consecutive frames (in the flow's sending order)
+  // that never arrived, with their send times (RFC 2544 §26.5/26.6, RFC 6201).
+  bool losses = false;
   std::vector<FlowPlan> flows;
 };
 

@@ -158,7 +158,7 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
 
 TrialPlan parse_trial(const json& req, uint16_t port_count) {
   known_keys(req, "", {"id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-                       "learn", "flows"});
+                       "learn", "losses", "flows"});
   TrialPlan plan;
   plan.duration = number_in(req, "", "duration", 1e-3, 1e6);
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
@@ -167,6 +167,10 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   if (req.contains("finish_early")) {
     if (!req["finish_early"].is_boolean()) bad("finish_early", req["finish_early"], "must be true or false");
     plan.finish_early = req["finish_early"].get<bool>();
+  }
+  if (req.contains("losses")) {
+    if (!req["losses"].is_boolean()) bad("losses", req["losses"], "must be true or false");
+    plan.losses = req["losses"].get<bool>();
   }
   if (req.contains("delay")) {
     const json& d = req["delay"];
@@ -187,8 +191,8 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   for (size_t i = 0; i < flows.size(); ++i) {
     const json& f = flows[i];
     const std::string path = "flows[" + std::to_string(i) + "].";
-    known_keys(f, path, {"name", "tx_port", "rx_port", "rate", "frames", "mix", "foreground", "background",
-                         "from_table"});
+    known_keys(f, path, {"name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
+                         "background", "from_table"});
     FlowPlan flow;
     flow.name = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>()
                                                             : "flow" + std::to_string(i);
@@ -204,12 +208,39 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     if (flow.mix_m < flow.mix_n) {
       flow.background = parse_stream(require(f, path, "background"), path + "background.");
     }
+    if (f.contains("rate_steps")) {
+      const json& steps = f["rate_steps"];
+      if (!steps.is_array() || steps.empty() || steps.size() > 16)
+        bad(path + "rate_steps", steps, "must be a list of 1..16 {at, rate} steps");
+      double after = 0;
+      for (size_t k = 0; k < steps.size(); ++k) {
+        const std::string spath = path + "rate_steps[" + std::to_string(k) + "].";
+        known_keys(steps[k], spath, {"at", "rate"});
+        FlowPlan::RateStep step;
+        step.at = number_in(steps[k], spath, "at", 0, plan.duration);
+        if (step.at <= after)
+          bad(spath + "at", step.at, "must be after " + json(after).dump() + " s and before duration = " +
+              json(plan.duration).dump() + " s");
+        step.rate = integer_in(steps[k], spath, "rate", 1, 1'000'000'000);
+        flow.rate_steps.push_back(step);
+        after = step.at;
+      }
+      if (after >= plan.duration)
+        bad(path + "rate_steps", steps, "every step must come before duration = " + json(plan.duration).dump() + " s");
+    }
     if (f.contains("frames")) {
       flow.frames = integer_in(f, path, "frames", 1, uint64_t(1) << 40);
-      // The last frame is due (frames - 1) / rate after the start: it must fall in the trial.
-      if (double(flow.frames - 1) / double(flow.rate) > plan.duration)
-        bad(path + "frames", flow.frames, "must be at most duration x rate + 1 = " +
-            std::to_string(uint64_t(plan.duration * double(flow.rate)) + 1));
+      // The last frame is due (frames - 1) / rate after the start (or later, by the rate
+      // steps): it must fall in the trial.
+      const std::vector<RateSegment> segments = flow.segments();
+      const RateSegment& last = segments.back();
+      const uint64_t most = flow.frames <= last.first_frame
+                                ? flow.frames
+                                : last.first_frame + uint64_t((plan.duration - last.start_s) * double(last.rate)) + 1;
+      if (flow.frames > most)
+        bad(path + "frames", flow.frames,
+            segments.size() == 1 ? "must be at most duration x rate + 1 = " + std::to_string(most)
+                                 : "must be at most " + std::to_string(most) + " (due by duration at the rate steps, + 1)");
     }
     if (f.contains("from_table")) {
       const json& t = f["from_table"];
@@ -413,6 +444,17 @@ json serialise(const TrialReport& r) {
     flows.push_back({{"name", f.name}, {"rate", f.rate}, {"planned", f.planned}, {"sent", f.sent},
                      {"received", f.received}, {"send_time", f.send_time}, {"max_lag_us", f.max_lag_us},
                      {"streams", streams}, {"queues", queues}});
+    if (f.losses) {
+      const auto period = [](const LossPeriod& p) {
+        const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(); };
+        return json{{"first_lost_s", p.first_lost_s}, {"last_lost_s", p.last_lost_s}, {"frames", p.frames},
+                    {"last_before_s", optional(p.last_before_s)}, {"first_after_s", optional(p.first_after_s)}};
+      };
+      json first = json::array();
+      for (const LossPeriod& p : f.losses->first) first.push_back(period(p));
+      flows.back()["losses"] = {{"periods", f.losses->periods}, {"lost", f.losses->lost}, {"first", first},
+                                {"longest", f.losses->longest ? period(*f.losses->longest) : json()}};
+    }
   }
   json ports = json::array();
   for (const PortReport& p : r.ports) {

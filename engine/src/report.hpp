@@ -70,6 +70,22 @@ struct StreamReport {
   std::optional<TaggedDelays> tagged;      // delay.tagged (foreground only)
 };
 
+// A run of consecutive frames of a flow (in its sending order) that never arrived, by the
+// frames' scheduled send times in s after the trial's start (RFC 6201's timestamp method:
+// first_after_s - last_before_s; its frame-loss method: frames / rate).
+struct LossPeriod {
+  double first_lost_s = 0, last_lost_s = 0;
+  uint64_t frames = 0;
+  std::optional<double> last_before_s, first_after_s;  // none at the trial's start / end
+};
+
+struct LossReport {
+  uint64_t periods = 0, lost = 0;
+  std::vector<LossPeriod> first;  // the first kMaxListed periods
+  std::optional<LossPeriod> longest;
+  static constexpr size_t kMaxListed = 100;
+};
+
 // What one TX queue (a lane of the flow) sent.
 struct QueueSendReport {
   uint16_t queue = 0;
@@ -84,6 +100,7 @@ struct FlowReport {
   double max_lag_us = 0;  // how far sending fell behind the schedule at worst (any queue)
   std::vector<StreamReport> streams;
   std::vector<QueueSendReport> queues;  // per TX queue
+  std::optional<LossReport> losses;      // when the trial asked for it
 };
 
 // What one RX queue received: this trial's test frames (whatever their fate) and others.

@@ -25,7 +25,7 @@ class TxTask final : public Task {
  public:
   TxTask(Flow& flow, Lane& lane, TrialControl& ctl, BurstIo& io, rte_mempool* pool)
       : flow_(flow), lane_(lane), ctl_(ctl), io_(io), pool_(pool), port_(flow.plan.tx_port), queue_(lane.queue),
-        schedule_(ctl.tsc_hz, flow.plan.rate, lane.planned, 0) {
+        schedule_(ctl.tsc_hz, flow.segments, lane.planned, 0) {
     for (const auto& st : lane.streams) varying_ = varying_ || !st->fields.empty();
     varying_ = varying_ || flow.table != nullptr;
     mixed_ = lane.pattern.size() > 1;
@@ -163,7 +163,7 @@ class TxTask final : public Task {
   uint16_t queue() const override { return queue_; }
 
   void begin() override {
-    schedule_ = Schedule(ctl_.tsc_hz, flow_.plan.rate, lane_.planned, ctl_.start_tsc, lane_.queue,
+    schedule_ = Schedule(ctl_.tsc_hz, flow_.segments, lane_.planned, ctl_.start_tsc, lane_.queue,
                          uint32_t(flow_.lanes.size()));
     next_tsc_ = schedule_.next_send_tsc(0);
   }
@@ -405,6 +405,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
     flow->plan = plan.flows[i];
     const FlowPlan& fp = flow->plan;
     flow->planned = fp.planned_frames(plan.duration);
+    flow->segments = fp.segments();
     const std::string where = "flows[" + std::to_string(i) + "]";
     if (fp.from_table) {
       StateTable* table = tables.at(fp.from_table->port).get();
@@ -655,6 +656,76 @@ StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool
   return st;
 }
 
+// The flow's loss periods: its frames k = 0, 1, ... in sending order (frame k is lane k % Q's
+// frame k / Q, of the stream the lane's pattern gives, with that stream's next sequence
+// number), each lost when no RX queue received it. Frames the tester never sent are not
+// lost. Late frames arrived: they are not in a loss period (they are counted as lost).
+LossReport loss_report(const Flow& f, uint64_t tsc_hz) {
+  const uint32_t lanes = uint32_t(f.lanes.size());
+  const size_t n = f.lanes[0]->pattern.size();
+  const Schedule flow_schedule(tsc_hz, f.segments, f.planned, 0);
+  const auto time_of = [&](uint64_t k) { return double(flow_schedule.due_tsc(k)) / double(tsc_hz); };
+  const auto arrived = [](const Stream& s, uint64_t seq) {
+    for (const auto& r : s.receivers)
+      if (r->seq.has(seq)) return true;
+    return false;
+  };
+  // 64 sequence numbers from 64 * w on all arrived on some queue.
+  const auto all_arrived = [](const Stream& s, uint64_t w) {
+    uint64_t bits = 0;
+    for (const auto& r : s.receivers) bits |= r->seq.word(w);
+    return bits == ~uint64_t(0);
+  };
+  LossReport out;
+  std::optional<LossPeriod> open;
+  std::optional<uint64_t> last_received;
+  const auto close = [&](std::optional<uint64_t> after) {
+    if (after) open->first_after_s = time_of(*after);
+    ++out.periods;
+    out.lost += open->frames;
+    if (out.first.size() < LossReport::kMaxListed) out.first.push_back(*open);
+    if (!out.longest || open->frames > out.longest->frames) out.longest = open;
+    open.reset();
+  };
+  std::vector<std::array<uint64_t, 2>> next_seq(lanes, {0, 0});
+  const bool single = n == 1 && f.lanes[0]->streams.size() == 1;
+  for (uint64_t j = 0, k = 0; k < f.planned; ++j) {
+    // Fast path: 64 rows of frames of which every lane's single stream received all.
+    if (single && j % 64 == 0 && (j + 64) * lanes <= f.planned) {
+      bool all = true;
+      for (const auto& lane : f.lanes) all = all && j + 64 <= lane->streams[0]->sent && all_arrived(*lane->streams[0], j / 64);
+      if (all) {
+        k += 64 * lanes;
+        last_received = k - 1;
+        if (open) close(k - 64 * lanes);
+        j += 63;
+        for (auto& seqs : next_seq) seqs[0] += 64;
+        continue;
+      }
+    }
+    for (uint32_t q = 0; q < lanes && k < f.planned; ++q, ++k) {
+      const Lane& lane = *f.lanes[q];
+      const uint8_t kind = lane.pattern[j % n];
+      const Stream& st = *lane.streams[kind];
+      const uint64_t seq = next_seq[q][kind]++;
+      if (seq >= st.sent) continue;  // never sent
+      if (arrived(st, seq)) {
+        if (open) close(k);
+        last_received = k;
+        continue;
+      }
+      if (!open) {
+        open = LossPeriod{time_of(k), 0, 0, std::nullopt, std::nullopt};
+        if (last_received) open->last_before_s = time_of(*last_received);
+      }
+      open->last_lost_s = time_of(k);
+      ++open->frames;
+    }
+  }
+  if (open) close(std::nullopt);
+  return out;
+}
+
 }  // namespace
 
 TrialReport Trial::result(double elapsed_s) const {
@@ -691,6 +762,7 @@ TrialReport Trial::result(double elapsed_s) const {
       flow.received += st.received;
       flow.streams.push_back(std::move(st));
     }
+    if (plan_.losses) flow.losses = loss_report(*f, control_.tsc_hz);
     // The validity rule holds per TX queue, and so for the flow: every lane sent all its
     // frames within duration x (1 + 1e-5).
     if (out.valid && late_lane) {

@@ -101,6 +101,7 @@ struct Lane {
 struct Flow {
   FlowPlan plan;
   uint64_t planned = 0;
+  std::vector<RateSegment> segments;  // its rates over time (one unless rate_steps)
   std::vector<std::unique_ptr<Lane>> lanes;
   StateTable* table = nullptr;  // stateful phase 2: frames from this table
 };

@@ -43,6 +43,11 @@ class SequenceTracker {
     return Result::kNew;
   }
 
+  // Whether sequence number `seq` (< planned) arrived.
+  bool has(uint64_t seq) const { return (bits_.get()[seq >> 6] >> (seq & 63)) & 1; }
+  // The 64 sequence numbers from 64 * w on, one bit each (set: arrived).
+  uint64_t word(uint64_t w) const { return bits_.get()[w]; }
+
   uint64_t received() const { return received_; }
   uint64_t reordered() const { return reordered_; }
   uint64_t planned() const { return planned_; }

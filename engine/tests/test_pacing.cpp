@@ -74,3 +74,24 @@ TEST(Schedule, LanesShareTheFlowScheduleExactly) {
   }
   EXPECT_EQ(lanes[1].min_burst(), 2u);  // 7/3 Mfps per lane: about a microsecond's worth
 }
+
+TEST(Schedule, RateSegmentsFollowEachOther) {
+  // RFC 2544 §26.5's shape: 3 Mfps for 1 ms (3000 frames), then 1 Mfps from 1 ms on.
+  const uint64_t hz = 2'000'000'000;
+  const std::vector<RateSegment> segments = {{0, 0.0, 3'000'000}, {3000, 0.001, 1'000'000}};
+  Schedule s(hz, segments, 4000, 100);
+  EXPECT_EQ(s.due_tsc(0), 100u);
+  EXPECT_EQ(s.due_tsc(2999), 100u + (2999 * hz + 2'999'999) / 3'000'000);
+  EXPECT_EQ(s.due_tsc(3000), 100u + 2'000'000u);        // the step, exactly at 1 ms
+  EXPECT_EQ(s.due_tsc(3001), 100u + 2'000'000u + 2000);  // then 1 us apart
+  for (uint64_t k : {0ull, 1500ull, 2999ull, 3000ull, 3500ull, 3999ull}) {
+    EXPECT_EQ(s.due_count(s.due_tsc(k)), k + 1) << k;
+    EXPECT_EQ(s.due_count(s.due_tsc(k) - 1), k) << k;
+  }
+  EXPECT_EQ(s.min_burst(), 3u);  // bursts sized for the fastest stretch
+  // Two lanes share the segmented schedule exactly as they share a constant one.
+  Schedule lane0(hz, segments, 2000, 100, 0, 2), lane1(hz, segments, 2000, 100, 1, 2);
+  for (uint64_t k = 0; k < 4000; k += 7) EXPECT_EQ((k % 2 ? lane1 : lane0).due_tsc(k / 2), s.due_tsc(k)) << k;
+  for (uint64_t now = 90; now < s.due_tsc(3999) + 10; now += 997)
+    EXPECT_EQ(lane0.due_count(now) + lane1.due_count(now), s.due_count(now)) << now;
+}
