@@ -61,6 +61,9 @@ class TrialResult:
     # direction and the test frames each RX queue received per port, e.g. {"tx": {"forward":
     # [500, 500]}, "rx": {"1": [612, 388]}}: how the load was shared. None with one queue.
     queues: dict | None = field(default=None, compare=False)
+    # Per direction, the engine's loss periods when the trial asked for them (`losses`,
+    # docs/protocol.md: runs of frames that never arrived, with their send times).
+    losses: dict | None = field(default=None, compare=False)
 
     @classmethod
     def from_reply(cls, rate: int, reply: dict, duration: float | None = None) -> "TrialResult":
@@ -84,9 +87,11 @@ class TrialResult:
         rx = {str(port["index"]): [q["test_frames"] for q in port.get("queues", [])]
               for port in reply.get("ports", [])}
         several = any(len(counts) > 1 for counts in (*tx.values(), *rx.values()))
+        losses = {flow["name"]: flow["losses"] for flow in reply.get("flows", []) if "losses" in flow}
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
                    invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None,
-                   duration=duration, queues={"tx": tx, "rx": rx} if several else None)
+                   duration=duration, queues={"tx": tx, "rx": rx} if several else None,
+                   losses=losses or None)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -125,7 +130,8 @@ class TrialResult:
                 "loss_ratio": self.loss_ratio,
                 "directions": {name: d.to_dict() for name, d in self.directions.items()},
                 **({"delay": self.delay} if self.delay else {}),
-                **({"queues": self.queues} if self.queues else {})}
+                **({"queues": self.queues} if self.queues else {}),
+                **({"losses": self.losses} if self.losses else {})}
 
 
 def _stream_delay(stream: dict) -> dict:
@@ -145,7 +151,8 @@ def trial_from_record(record: dict) -> TrialResult:
         for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
-                       duration=record.get("duration"), queues=record.get("queues"))
+                       duration=record.get("duration"), queues=record.get("queues"),
+                       losses=record.get("losses"))
 
 
 # --------------------------------------------------------------------------------------------

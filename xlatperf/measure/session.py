@@ -99,10 +99,13 @@ class TrialSession:
                                     "phase": self.phase, **context})
 
     def run_trial(self, rate: int, duration: float | None = None,
-                  annotate=None, *, delay: dict | None = None) -> TrialResult:
+                  annotate=None, *, delay: dict | None = None, losses: bool = False,
+                  rate_steps: list[dict] | None = None) -> TrialResult:
         """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
         classification after the trial). delay: the request's delay measurements (latency,
-        pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial."""
+        pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial.
+        losses: report each direction's loss periods. rate_steps: [{"at": s, "rate": fps}]
+        for every direction, `rate` being the rate before the first step (docs/protocol.md)."""
         trial_config = self.config.trial
         self.begin_step()
         flows = self.plan.flows(rate)
@@ -113,6 +116,10 @@ class TrialSession:
                 self.reporter.after_trial(record, failed)
                 return failed
             flows = self.stateful.phase2_flows(flows)
+        if rate_steps:
+            for step in rate_steps:
+                self.plan.check_rate(step["rate"])
+            flows = [{**flow, "rate_steps": [dict(step) for step in rate_steps]} for flow in flows]
         request = {"duration": duration or trial_config.duration,
                    "timeout": trial_config.timeout,
                    "finish_early": trial_config.finish_early,
@@ -123,6 +130,8 @@ class TrialSession:
                     if trial_config.frame_timeout else {}), **(delay or {})}
         if delay:
             request["delay"] = delay
+        if losses:
+            request["losses"] = True
         result = self._exchange(request, rate)
         record = self._record(result, request["duration"],
                               extra=annotate(result) if annotate is not None else None)
