@@ -5,7 +5,9 @@ to the port within duration x (1 + 1e-5)) of one forward flow of 64-byte IPv4 fr
 net_null ports, with one worker (one queue pair per port) and with two workers (two queue pairs,
 a flow's frames shared out over both TX queues on one schedule), for fixed frames and RFC 4814
 random IPs + ports; and the same on an in-engine ring pair, where each worker also receives and
-checks every frame (the cost a real tester has per frame sent and received).
+checks every frame (the cost a real tester has per frame sent and received). Each round also
+measures what the host's two CPUs compute together relative to one (a busy loop), which bounds
+the ratio any two workers can reach on it.
 
     python3 bench/workers.py [--quick] [--rounds N] [--out bench/results/workers.json]
 
@@ -47,6 +49,31 @@ def cpu_model() -> str:
     return platform.processor()
 
 
+SPIN = """
+import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[1])})
+end, n, x = time.perf_counter() + float(sys.argv[2]), 0, 1
+while time.perf_counter() < end:
+    for _ in range(10000):
+        x = (x * 6364136223846793005 + 1442695040888963407) & 0xFFFFFFFFFFFFFFFF
+    n += 1
+print(n)
+"""
+
+
+def host_parallelism(seconds: float = 3.0) -> float:
+    """What two CPUs of this host give together for plain computation, relative to one: a busy
+    loop on CPU 1 alone, then on CPUs 0 and 1 at once. On a virtual machine two vCPUs may be
+    one physical core's hyperthreads or share it with other guests; this bounds what two
+    workers can reach, whatever the engine does."""
+    def spin(cpus):
+        procs = [subprocess.Popen([sys.executable, "-c", SPIN, str(cpu), str(seconds)], stdout=subprocess.PIPE,
+                                  text=True) for cpu in cpus]
+        return [int(p.communicate()[0]) for p in procs]
+    one = spin([1])[0]
+    return sum(spin([0, 1])) / one
+
+
 def measure(ports, traffic, lcores, queues, search_s, confirm_s) -> int:
     settings = ['traffic.direction="forward"', f'tester.lcores="{lcores}"', f"tester.queues={queues}"]
     config = load_config(NULL, settings + ports + traffic)
@@ -69,6 +96,9 @@ def main() -> None:
     search_s, confirm_s = (0.5, 2.0) if args.quick else (2.0, 10.0)
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rates_mfps": {}}
     for round_ in range(args.rounds):
+        parallelism = host_parallelism()
+        results.setdefault("host_parallelism", []).append(parallelism)
+        print(f"round {round_ + 1}: two CPUs compute {parallelism:.2f}x what one does (busy loop)", flush=True)
         for port_name, ports in PORTS.items():
             for traffic_name, traffic in TRAFFIC.items():
                 for setup, (lcores, queues) in SETUPS.items():
@@ -76,7 +106,8 @@ def main() -> None:
                     key = f"{port_name} | {traffic_name} | {setup}"
                     results["rates_mfps"].setdefault(key, []).append(rate / 1e6)
                     print(f"round {round_ + 1}: {key:70s} {rate / 1e6:7.2f} Mfps", flush=True)
-    print(f"\nCPU: {results['cpu']}")
+    print(f"\nCPU: {results['cpu']}; two CPUs compute "
+          f"{statistics.median(results['host_parallelism']):.2f}x one (median of the rounds)")
     summary = {}
     for port_name in PORTS:
         for traffic_name in TRAFFIC:
