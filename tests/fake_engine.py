@@ -7,6 +7,8 @@ replays the engine's transcripts (engine/tests/transcripts) through it. Its beha
 
   FAKE_DUT_LIMIT        the simulated DUT forwards every frame at rates <= this (fps), and
                         LIMIT x duration frames above it (default: no limit)
+  FAKE_DUT_LIMIT_FILE   read FAKE_DUT_LIMIT from this file at every trial instead (a DUT hook
+                        writes it: the DUT's configuration changes between campaign points)
   FAKE_TESTER_LIMIT     above this rate the trial is invalid, as if the tester could not keep it
   FAKE_TRIAL_SECONDS    real seconds a trial takes (default 0), progress events every interval
   FAKE_SPEED_MBPS       link speed reported for every port (default 10000)
@@ -249,6 +251,9 @@ def send_error(request_id, error):
 
 def run_trial(request):
     limit = float(os.environ.get("FAKE_DUT_LIMIT", "inf"))
+    if os.environ.get("FAKE_DUT_LIMIT_FILE"):
+        with open(os.environ["FAKE_DUT_LIMIT_FILE"], encoding="utf-8") as stream:
+            limit = float(stream.read())
     tester_limit = float(os.environ.get("FAKE_TESTER_LIMIT", "inf"))
     seconds = float(os.environ.get("FAKE_TRIAL_SECONDS", "0"))
     interval = float(request.get("progress_interval", 1.0))

@@ -94,6 +94,8 @@ class ProcedureSpec:
     through_dut: bool = True     # False: the tester's ports are wired to each other
     stateful_phase2: bool = True  # stateful.enabled runs phase 1 before each of its trials
     campaign: bool = True        # may be listed in a campaign's procedures
+    rate_from: str | None = None  # in a campaign: the procedure whose result at the same point
+                                  # gives the rate (latency, pdv: "throughput"; docs/campaigns.md)
     trials_per_repetition: int | None = None  # when fixed (not decided by a search): for
                                               # the live view's time estimate
 

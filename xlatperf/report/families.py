@@ -296,7 +296,17 @@ class Delay(Family):
                  "RFC 8219 §7.2)")]
 
     def notes(self, entry):
-        return list(entry.summary.get("warnings", []))
+        notes = []
+        source = entry.rate_source
+        if source:
+            where = (f"throughput point {source['index']}" if source.get("index") is not None
+                     else source.get("directory") or "a throughput result")
+            notes.append(f"measured at {_rate(source.get('rate'))} frames/s, the throughput of "
+                         f"{where}: {source.get('statistic')} (median "
+                         f"{_rate(source.get('throughput'))}, n = {source.get('n')})")
+            if source.get("note"):
+                notes.append(source["note"])
+        return notes + list(entry.summary.get("warnings", []))
 
 
 # --------------------------------------------------------------------------------------------

@@ -178,14 +178,15 @@ def run_measurement(args) -> int:
     from ..run.runner import run_procedure
 
     config = load_config(args.config, _overrides(args))
-    rate = getattr(args, "rate", None)
+    rate, source = getattr(args, "rate", None), None
     if getattr(args, "rate_from", None):
-        from ..procedures.delay import rate_from_results
-        rate = rate_from_results(args.rate_from)
+        from ..procedures.delay import rate_source_of
+        source = rate_source_of(args.rate_from)
+        rate = source["rate"]
     reporter = _reporter(args)
     try:
         summary = run_procedure(args.command, config, args.out, rate=rate,
-                                reporter=reporter, resume=args.resume)
+                                reporter=reporter, resume=args.resume, rate_source=source)
     finally:
         if reporter is not None:
             reporter.close()
