@@ -267,10 +267,11 @@ repeat = 2
 "trial.duration" = 1.0
 "throughput.error" = 1000
 # The DUT's forwarding capacity follows its cores, with a diminishing return (shell arithmetic)
-"dut.before_point" = "echo {{dut.cores}} >> {seen}; echo $(( 100000 * {{dut.cores}} - 5000 * {{dut.cores}} * {{dut.cores}} )) > {limit}"
+"dut.before_point" = "echo {{dut.cores}} {{dut.mask}} >> {seen}; echo $(( 100000 * {{dut.cores}} - 5000 * {{dut.cores}} * {{dut.cores}} )) > {limit}"
 "dut.counters" = "echo cores={{dut.cores}}; echo limit=$(cat {limit})"
-[axes]
-"dut.cores" = [1, 2, 4, 8]
+[axes]                                # the cores and the CPU mask that goes with them
+cores = [{{"dut.cores" = 1, "dut.mask" = "0x1"}}, {{"dut.cores" = 2, "dut.mask" = "0x3"}},
+         {{"dut.cores" = 4, "dut.mask" = "0xf"}}, {{"dut.cores" = 8, "dut.mask" = "0xff"}}]
 """
 
 
@@ -280,7 +281,7 @@ def test_a_campaign_over_dut_cores_with_a_scale_up_report(fake_config, tmp_path,
     loaded = campaign(tmp_path, CORES.format(seen=seen, limit=limit))
     out = tmp_path / "out"
     run_campaign(loaded, out)
-    assert seen.read_text().split() == ["1", "2", "4", "8"]   # the hook saw each value
+    assert seen.read_text().splitlines() == ["1 0x1", "2 0x3", "4 0xf", "8 0xff"]
     medians = {}
     for point in loaded.points:
         cores = point.assignments["dut.cores"]
@@ -288,12 +289,20 @@ def test_a_campaign_over_dut_cores_with_a_scale_up_report(fake_config, tmp_path,
         for record in read_trials(out / "points" / point.id):
             assert record["dut_counters"] == {"cores": cores, "limit": capacity}
         s = summary(out, point)
-        assert s["config"]["dut"]["variables"] == {"cores": cores}
+        assert s["config"]["dut"]["variables"] == {"cores": cores,
+                                                   "mask": point.assignments["dut.mask"]}
         assert capacity - 1000 < s["median"] <= capacity
         medians[cores] = s["median"]
     assert medians[1] < medians[2] < medians[4] < medians[8]
     written = write_report(out)
     plots = {Path(png).name for png, _, _ in written["plots"]}
     assert "scaleup_cores_throughput.png" in plots
+    # One series: the mask, linked to the cores, is part of the x value, not a series.
+    svg = (out / "report" / "plots" / "scaleup_cores_throughput.svg").read_text()
+    assert "speed-up" in svg and "relative scale-up" in svg and "mask" not in svg
     markdown = Path(written["markdown"]).read_text()
-    assert "Swept configuration keys: `dut.cores`" in markdown
+    assert "Swept configuration keys: `dut.cores`, `dut.mask`" in markdown
+    assert "| DUT hooks (commands as configured" in markdown and "before_point: `echo" in \
+        markdown
+    assert "point 4: throughput, cores 8, mask 0xff: DUT counters after each trial" in markdown
+    assert "| limit | 480000 | 480000 | 480,000 | 480,000 |" in markdown

@@ -300,28 +300,41 @@ def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_l
               name: str, caption: str, relative: str | None = None, log_x: bool = False) -> None:
     others = [k for k in axes if k not in ("traffic.mix_n", "traffic.mix_m") and not
               (name != "mix" and k == x_of.key)]
-    panels = RELATIVE_PANELS[relative]
     for quantity, usable in by_quantity(entries, _plottable):
+        panels = RELATIVE_PANELS[relative]
         if len({x_of(e) for e in usable}) < 2:
             # The key varies only between results of other quantities (a directory holding
             # several procedures): nothing of this quantity was measured against it.
             continue
         scale = unit(usable[0].unit).scale
-        fig, axs = plotter.figure(1 + panels, height=4.5 if not panels else 3.4)
-        reference = None
-        for number, (group_key, group) in enumerate(
-                list(groups(usable, others).items())[:MAX_FIGURES_PER_KIND]):
-            style = LINE_STYLES[number % len(LINE_STYLES)]
+        # A key swept together with x (a linked axis: dut.cores with its CPU mask) has one
+        # value per x: it is part of x, not a series of its own.
+        by_x: dict = {}
+        for e in usable:
+            by_x.setdefault(x_of(e), []).append(e.flat_config())
+        series_keys = [k for k in others if any(
+            len({json.dumps(c.get(k), default=str) for c in configs}) > 1
+            for configs in by_x.values())]
+        series = []
+        for group_key, group in list(groups(usable, series_keys).items())[:MAX_FIGURES_PER_KIND]:
             # by x alone: points with equal x (keys swept outside `axes`) keep their order
             points = sorted(((x_of(e), _statistics(e.summary, scale)) for e in group),
                             key=lambda p: p[0])
+            series.append((group_title(group_key, series_keys), points))
+        # Relative panels only when a first result is there to divide by (a loss ratio of 0
+        # is not).
+        if not any(points[0][1][0] and points[0][0] for _, points in series):
+            panels = 0
+        fig, axs = plotter.figure(1 + panels, height=4.5 if not panels else 3.4)
+        reference = None
+        for number, (label, points) in enumerate(series):
+            style = LINE_STYLES[number % len(LINE_STYLES)]
             xs = [x for x, _ in points]
             ys = [s[0] for _, s in points]
             err = [[s[1] for _, s in points], [s[2] for _, s in points]]
-            label = group_title(group_key, others)
             axs[0].errorbar(xs, ys, yerr=err, marker="o", capsize=3, linestyle=style,
                             label=label)
-            if not panels or not ys or not ys[0] or not xs[0]:
+            if not panels or not ys[0] or not xs[0]:
                 continue
             reference = xs[0]
             ratio = [y / ys[0] for y in ys]
@@ -329,19 +342,23 @@ def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_l
             if relative == "scale-up":
                 axs[2].plot(xs, [r / (x / xs[0]) for r, x in zip(ratio, xs)], marker="o",
                             linestyle=style, label=label)
-        dress(axs[0], x_label, y_label(usable[0]), log_x=log_x,
+        integer_x = all(isinstance(x, int) for x in by_x)
+        dress(axs[0], x_label, y_label(usable[0]), log_x=log_x, integer_x=integer_x,
               title=f"{caption} (error bars: 1st and 99th percentiles)")
         if reference is not None and relative == "ratio":
             dress(axs[1], x_label, f"median / median at {reference:g}", log_x=log_x,
+                  integer_x=integer_x,
                   title=f"Relative to the result at {short(x_of.key)} = {reference:g}")
         elif reference is not None:
             low, high = min(x_of(e) for e in usable), max(x_of(e) for e in usable)
             axs[1].plot([low, high], [low / reference, high / reference], color="grey",
                         linestyle="--", label="linear scaling (n / n0)")
             dress(axs[1], x_label, f"speed-up (median / median at {reference:g})",
-                  log_x=log_x, title=f"Speed-up: result(n) / result(n0), n0 = {reference:g}")
+                  log_x=log_x, integer_x=integer_x,
+                  title=f"Speed-up: result(n) / result(n0), n0 = {reference:g}")
             axs[2].axhline(1.0, color="grey", linestyle="--", label="linear scaling")
             dress(axs[2], x_label, "relative scale-up", log_x=log_x, ylim=(0, None),
+                  integer_x=integer_x,
                   title="Relative scale-up: result(n) / (n / n0 × result(n0)), 1 = linear "
                         "(draft-lencse-v6ops-transition-scalability §2.3)")
         plotter.save(fig, f"{name}_{quantity}", caption)
