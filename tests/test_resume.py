@@ -45,6 +45,17 @@ CASES = {
                        {"FAKE_TABLE_CAPACITY": "1500", "FAKE_CONN_RATE": "200000"}),
     "throughput-stateful": ("throughput", ["stateful.enabled=true", *STATEFUL], None,
                             {"FAKE_DUT_LIMIT": "3000000"}),
+    "back-to-back": ("back-to-back", ["back_to_back.repeat=2", "back_to_back.max_time=0.05",
+                                      "back_to_back.step=2000", "back_to_back.throughput=1000000"],
+                     2000000, {"FAKE_DUT_LIMIT": "1000000", "FAKE_DUT_BUFFER": "30000"}),
+    "back-to-back-tester-limited": ("back-to-back", ["back_to_back.repeat=2",
+                                                     "back_to_back.max_time=0.05",
+                                                     "back_to_back.step=5000",
+                                                     "back_to_back.retries=1"],
+                                    3000000, {"FAKE_TESTER_LIMIT": "2000000"}),
+    "scalability": ("scalability", ["scalability.flows=[1, 8]", "addresses.left=increasing",
+                                    "addresses.left_max=100"], None,
+                    {"FAKE_DUT_LIMIT": "3000000", "FAKE_DUT_CLIENT_PENALTY": "0.1"}),
 }
 # What legitimately differs between an uninterrupted and a resumed run.
 VOLATILE = {"started", "finished", "resumed", "timestamp", "elapsed", "wall_seconds"}

@@ -181,6 +181,17 @@ def dut_variables(value):
     return {name: dut_variable(v) for name, v in value.items()}
 
 
+def flow_counts(value):
+    """RFC 8219 §10: the numbers of network flows n, the single flow first (the degradation
+    figures are relative to it), then increasing."""
+    if (not isinstance(value, list) or not value or not all(_is_int(n) and n > 0 for n in value)
+            or value[0] != 1 or any(b <= a for a, b in zip(value, value[1:]))):
+        raise ValueError("must be a list of increasing positive integers starting with 1 "
+                         "(the single-flow result the degradation is relative to), "
+                         "e.g. [1, 4, 16, 64]")
+    return list(value)
+
+
 def rate_list(value):
     if not isinstance(value, list) or not all(_is_int(r) and r > 0 for r in value):
         raise ValueError("must be a list of positive integers (frames/s), e.g. [1000000, 500000]")
@@ -359,6 +370,23 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "start": Key(100.0, number(0, 100, low_open=True)),
         "step": Key(10.0, number(0, 10, low_open=True)),   # RFC 2544 §26.3: at most 10 %
         "rates": Key([], rate_list),
+    },
+    # RFC 2544 §26.4 back-to-back frames, updated by RFC 9004 (docs/backtoback.md): bursts at
+    # `rate`, a binary search on their length, `repeat` independent searches.
+    "back_to_back": {
+        "rate": Key(0, integer(0)),           # frames/s of the bursts; 0 = the medium's maximum
+        "max_time": Key(2.0, number(0, 60, low_open=True)),  # longest burst: this many s at rate
+        "step": Key(1, integer(1)),           # search stops when upper - lower <= step (frames)
+        "repeat": Key(50, integer(1)),        # RFC 2544 §26.4: at least 50 searches
+        "retries": Key(2, integer(0, 100)),   # an invalid burst is sent again this many times
+        "throughput": Key(0, integer(0)),     # the DUT's throughput (RFC 9004 §6.4), fps; 0 = none
+        "throughput_from": Key("", string),   # or a throughput result directory
+    },
+    # RFC 8219 §10 overload scalability (docs/scalability.md): a throughput search with n
+    # network flows, n distinct client addresses of `side`, for each n of `flows`.
+    "scalability": {
+        "flows": Key([1, 4, 16, 64, 256, 1024], flow_counts),
+        "side": Key("left", choice("left", "right")),
     },
     # RFC 8219 §7.2 latency (docs/delay.md): `timestamps` tagged frames per direction, spread
     # evenly over the trial after `delay` seconds (checked against the rate and trial.duration
@@ -548,6 +576,12 @@ def _cross_check(config: ConfigBase) -> None:
         raise key_error("output.repeat_max", output.repeat_max,
                      f"must be 0 (a fixed number of repetitions) or at least output.repeat = "
                      f"{output.repeat} (the minimum)")
+
+    bursts = config.back_to_back
+    if bursts.throughput and bursts.throughput_from:
+        raise key_error("back_to_back.throughput_from", bursts.throughput_from,
+                        f'must be "" when back_to_back.throughput = {bursts.throughput} is set '
+                        "(one source for the DUT's throughput)")
 
     throughput = config.throughput
     if throughput.mode == "mlrsearch":

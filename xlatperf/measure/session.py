@@ -15,6 +15,7 @@ from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
 from ..util.files import utc_timestamp
+from .stateful import window
 from .store import ResultStore
 
 # Records that are not a procedure's steps: the learning trial, RFC 9693 phase 1 and validation.
@@ -101,13 +102,18 @@ class TrialSession:
                                     "phase": self.phase, **context})
 
     def run_trial(self, rate: int, duration: float | None = None,
-                  annotate=None, *, delay: dict | None = None) -> TrialResult:
+                  annotate=None, *, delay: dict | None = None, frames: int | None = None,
+                  plan: TrafficPlan | None = None) -> TrialResult:
         """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
         classification after the trial). delay: the request's delay measurements (latency,
-        pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial."""
+        pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial.
+        frames: every flow sends exactly this many frames at `rate` (a burst: docs/protocol.md
+        "Frame count"), within `duration` (default: frames / rate, at least the engine's
+        shortest trial). plan: the flows of another plan on the same ports than the
+        measurement's (e.g. fewer client addresses: the scalability procedure)."""
         trial_config = self.config.trial
         self.begin_step()
-        flows = self.plan.flows(rate)
+        flows = (plan or self.plan).flows(rate)
         if self.stateful is not None:  # RFC 9693: phase 1 and the gap D before this trial
             failed = self.stateful.before_phase2(self, rate)
             if failed is not None:      # an invalid step, never a measurement
@@ -116,6 +122,10 @@ class TrialSession:
                 self.end_step()
                 return failed
             flows = self.stateful.phase2_flows(flows)
+        if frames is not None:
+            for flow in flows:
+                flow["frames"] = frames
+            duration = duration or window(frames, rate)
         request = {"duration": duration or trial_config.duration,
                    "timeout": trial_config.timeout,
                    "finish_early": trial_config.finish_early,

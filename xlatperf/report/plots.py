@@ -539,8 +539,87 @@ def delay_distribution(plotter: Plotter, entry: Entry, label: str, number: int) 
                  f"Distribution (CDF) of the one-way delays of the {what} ({label})")
 
 
+# --------------------------------------------------------------------------------------------
+# Back-to-back frames (family "bursts") and overload scalability (family "scalability")
+# --------------------------------------------------------------------------------------------
+
+
+def burst_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """The longest burst of each search with their average (the RFC 2544 §26.4 benchmark),
+    and each search's implied and corrected DUT buffer time (RFC 9004 §6.4) with the
+    summary's, computed from the average."""
+    reps = [r for r in entry.summary.get("repetitions", []) if r.get("complete")]
+    if not reps:
+        return
+    summary = entry.summary
+    fig, (bursts, buffer) = plotter.figure(2, height=3.6)
+    xs = [r["repetition"] for r in reps]
+    bursts.plot(xs, [r["longest_burst"] for r in reps], marker="o", linestyle="",
+                label="longest burst of each search")
+    if summary.get("average") is not None:
+        bursts.axhline(summary["average"], color="black", linestyle="--",
+                       label=f"average {summary['average']:,.1f} frames (the benchmark)")
+    if summary.get("at_limit"):
+        bursts.axhline(entry.settings.get("longest_burst"), color="red", linestyle=":",
+                       label="the search's upper limit: results there are likely invalid")
+    dress(bursts, "repetition", axis_label("longest burst without loss", "frames"),
+          integer_x=True, ylim=(0, None),
+          title=f"Back-to-back frames (RFC 2544 §26.4, RFC 9004): {label}")
+    for number_style, (key, name) in enumerate((("implied_seconds", "implied"),
+                                                ("corrected_seconds", "corrected"))):
+        points = [(r["repetition"], 1000 * r["buffer"][key]) for r in reps
+                  if (r.get("buffer") or {}).get(key) is not None]
+        if not points:
+            continue
+        colour = f"C{number_style}"
+        buffer.plot([x for x, _ in points], [y for _, y in points], marker="o", linestyle="",
+                    color=colour, label=f"{name} buffer time of each search")
+        overall = (summary.get("buffer") or {}).get(key)
+        if overall is not None:
+            buffer.axhline(1000 * overall, color=colour, linestyle="--",
+                           label=f"{name} buffer time of the average: {1000 * overall:.4g} ms")
+    dress(buffer, "repetition", "DUT buffer time (ms)", integer_x=True, ylim=(0, None))
+    plotter.save(fig, f"bursts_{number}",
+                 f"Longest burst per repetition and DUT buffer time, RFC 9004 §6.4 ({label})")
+
+
+def scalability_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """Throughput (median, 1st/99th percentiles) and its degradation (RFC 8219 §10.2) against
+    the number of network flows n."""
+    flows = [f for f in entry.summary.get("flows", [])
+             if _statistics(f.get("summary") or {}, 1.0) is not None]
+    if not flows:
+        return
+    fig, (throughput, loss) = plotter.figure(2, height=3.6)
+    xs = [f["flows"] for f in flows]
+    stats = [_statistics(f["summary"], 1.0) for f in flows]
+    throughput.errorbar(xs, [m for m, _, _ in stats], yerr=[[b for _, b, _ in stats],
+                                                           [a for _, _, a in stats]],
+                        marker="o", capsize=3, label="throughput (median)")
+    limited = [(x, m) for x, (m, _, _), f in zip(xs, stats, flows) if f.get("tester_limited")]
+    if limited:
+        throughput.plot([x for x, _ in limited], [m for _, m in limited], marker="s",
+                        linestyle="", fillstyle="none", markersize=10, color="black",
+                        label="a lower bound: the tester could not send faster")
+    log_x = max(xs) / min(xs) > 100
+    dress(throughput, "network flows (n)", axis_label("throughput", "fps"), log_x=log_x,
+          integer_x=not log_x,
+          title=f"Overload scalability (RFC 8219 §10), error bars: 1st and 99th percentiles: "
+                f"{label}")
+    points = [(f["flows"], f["degradation_percent"]) for f in flows
+              if f.get("degradation_percent") is not None]
+    loss.plot([x for x, _ in points], [y for _, y in points], marker="o")
+    loss.axhline(0, color="black", linewidth=0.8)
+    dress(loss, "network flows (n)", "performance degradation Xpd (%)", log_x=log_x,
+          integer_x=not log_x)
+    plotter.save(fig, f"scalability_{number}",
+                 f"Throughput and performance degradation against the number of network flows "
+                 f"({label})")
+
+
 # Plots drawn per measurement, by report family.
-ENTRY_PLOTS = {"delay": (delay_repetitions, delay_distribution)}
+ENTRY_PLOTS = {"delay": (delay_repetitions, delay_distribution), "bursts": (burst_plot,),
+               "scalability": (scalability_plot,)}
 
 
 def entry_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:

@@ -126,7 +126,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             if config.stateful.enabled and spec.stateful_phase2:
                 session.stateful = StatefulTest(plan)
             output = config.output
-            count = output.repeat
+            count = config.value(spec.repeat_key)   # output.repeat, or the procedure's own
             maximum = max(output.repeat_max, count)
             reporter.started({"procedure": procedure, "repetitions": maximum,
                               "repeat_min": count,
