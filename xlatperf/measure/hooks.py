@@ -58,9 +58,9 @@ class HookRun:
     where: str                 # "local" or the ssh host
     exit_status: int | None    # None: it did not finish within dut.timeout
     duration: float            # seconds, wall clock around the command (process start included)
-    output: str                # stdout, the last OUTPUT_KEPT characters
-    stderr: str                # stderr, the last OUTPUT_KEPT characters
+    output: str                # stdout and stderr as written, the last OUTPUT_KEPT characters
     started: str               # UTC, ISO 8601
+    stderr: str = ""           # counters: its stderr apart (output is then its stdout alone)
 
     @property
     def ok(self) -> bool:
@@ -140,7 +140,8 @@ class DutHooks:
             raise ConfigError(f"dut.{hook} = {template!r}: {exc}") from None   # otherwise
 
     def run(self, hook: str, context: dict | None = None, timeout: float | None = None) -> HookRun:
-        """Runs the hook's command once; returns the run (whatever its exit status)."""
+        """Runs the hook's command once; returns the run (whatever its exit status). The
+        counters hook's stdout is kept apart from its stderr: it is parsed."""
         command = self.command(hook)
         argv = command_line(command, self.dut.ssh)
         limit = self.dut.timeout if timeout is None else timeout
@@ -148,17 +149,18 @@ class DutHooks:
         begin = time.perf_counter()
         try:
             done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True, errors="replace",
+                                  stderr=subprocess.PIPE if hook == "counters" else
+                                  subprocess.STDOUT, text=True, errors="replace",
                                   timeout=limit)
-            status, output, errors = done.returncode, done.stdout, done.stderr
+            status, output, errors = done.returncode, done.stdout, done.stderr or ""
         except subprocess.TimeoutExpired as exc:
             status, output, errors = None, _text(exc.stdout), _text(exc.stderr)
         except FileNotFoundError:
-            status, output, errors = 127, "", f"{argv[0]}: command not found"
+            status, output, errors = 127, f"{argv[0]}: command not found", ""
         duration = time.perf_counter() - begin
         run = HookRun(hook=hook, command=command, where=self.dut.ssh or "local",
                       exit_status=status, duration=duration, output=output[-OUTPUT_KEPT:],
-                      stderr=errors[-OUTPUT_KEPT:], started=started)
+                      started=started, stderr=errors[-OUTPUT_KEPT:])
         self._log(run, context)
         return run
 
