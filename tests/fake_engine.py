@@ -7,6 +7,13 @@ replays the engine's transcripts (engine/tests/transcripts) through it. Its beha
 
   FAKE_DUT_LIMIT        the simulated DUT forwards every frame at rates <= this (fps), and
                         LIMIT x duration frames above it (default: no limit)
+  FAKE_DUT_BUFFER       the simulated DUT buffers this many frames: a burst (a flow with
+                        `frames`) of N frames at a rate above FAKE_DUT_LIMIT loses none while
+                        N <= BUFFER + LIMIT x N / rate (RFC 9004's model; default 0)
+  FAKE_DUT_CLIENT_PENALTY  the DUT's limit with n client addresses (the 16-bit src_ip or dst_ip
+                        range of a flow) is FAKE_DUT_LIMIT / (1 + PENALTY x (n - 1))
+  FAKE_DUT_LIMIT_FILE   read FAKE_DUT_LIMIT from this file at every trial instead (a DUT hook
+                        writes it: the DUT's configuration changes between campaign points)
   FAKE_TESTER_LIMIT     above this rate the trial is invalid, as if the tester could not keep it
   FAKE_TRIAL_SECONDS    real seconds a trial takes (default 0), progress events every interval
   FAKE_SPEED_MBPS       link speed reported for every port (default 10000)
@@ -264,6 +271,9 @@ def planned_frames(flow, duration):
 
 def run_trial(request):
     limit = float(os.environ.get("FAKE_DUT_LIMIT", "inf"))
+    if os.environ.get("FAKE_DUT_LIMIT_FILE"):
+        with open(os.environ["FAKE_DUT_LIMIT_FILE"], encoding="utf-8") as stream:
+            limit = float(stream.read())
     tester_limit = float(os.environ.get("FAKE_TESTER_LIMIT", "inf"))
     seconds = float(os.environ.get("FAKE_TRIAL_SECONDS", "0"))
     interval = float(request.get("progress_interval", 1.0))
@@ -301,7 +311,7 @@ def run_trial(request):
             sent = min(planned, int(tester_limit * duration))
         else:  # aborted half-way
             sent = planned // 2
-        received = sent if flow["rate"] <= limit else min(sent, int(limit * duration))
+        received = dut_received(flow, sent, limit, duration)
         received = stateful_received(request, flow, sent, received)
         n, m = flow.get("mix", {}).get("n", 1), flow.get("mix", {}).get("m", 1)
         streams = [make_stream("foreground", flow["foreground"], foreground_frames(sent, n, m),
@@ -347,6 +357,21 @@ def run_trial(request):
         reply["state_table"] = {"port": learn["port"], "entries": entries,
                                 "capacity": learn["table_size"], "ip_version": learn["ip_version"]}
     send(reply)
+
+
+def dut_received(flow, sent, limit, duration):
+    """The simulated DUT: everything at rates up to its limit (lowered by the number of client
+    addresses), LIMIT x duration frames above it, or for a burst what its buffer holds plus
+    what it forwarded while the burst came in."""
+    clients = max([v["max"] - v["min"] + 1 for v in flow["foreground"].get("vary", [])
+                   if v["field"] in ("src_ip", "dst_ip") and v.get("bits", 16) == 16] or [1])
+    limit /= 1 + float(os.environ.get("FAKE_DUT_CLIENT_PENALTY", "0")) * (clients - 1)
+    if flow["rate"] <= limit:
+        return sent
+    if "frames" in flow:
+        buffer = int(os.environ.get("FAKE_DUT_BUFFER", "0"))
+        return min(sent, int(buffer + limit * sent / flow["rate"]))
+    return min(sent, int(limit * duration))
 
 
 def make_stream(kind, spec, sent, received):

@@ -55,13 +55,22 @@ CASES = {
     "connection-rate": ("connection-rate", STATEFUL, None, STATEFUL_DUT),
     "teardown-rate": ("teardown-rate", [*STATEFUL, "dut.teardown=TEARDOWN"], None, {}),
     "table-capacity": ("table-capacity", STATEFUL, None, STATEFUL_DUT),
+    "back-to-back": ("back-to-back", ["back_to_back.repeat=5", "back_to_back.max_time=0.05",
+                                      "back_to_back.step=1000",
+                                      "back_to_back.throughput=1000000"], 2000000,
+                     {"FAKE_DUT_LIMIT": "1000000", "FAKE_DUT_BUFFER": "30000"}),
+    "scalability": ("scalability", ["scalability.flows=[1, 4, 16]", "addresses.left=increasing",
+                                    "ports.forward_src=fixed", "ports.forward_dst=fixed"], None,
+                    {"FAKE_DUT_LIMIT": "3000000", "FAKE_DUT_CLIENT_PENALTY": "0.05"}),
 }
 # The unit each registered unit is shown in: the results table's column, and the parenthesis
 # of a plot axis that shows such a value. A new unit must be added here (KeyError otherwise).
 TABLE_UNIT = {"fps": "frames/s per direction", "ratio": "loss ratio, shown in %", "ms": "ms",
-              "cps": "connections/s", "connections": "connections"}
+              "cps": "connections/s", "connections": "connections", "frames": "frames",
+              "%": "%"}
 AXIS_UNIT = {"fps": "(frames/s per direction)", "ratio": "(%)", "ms": "(µs)",
-             "cps": "(connections/s)", "connections": "(connections)"}
+             "cps": "(connections/s)", "connections": "(connections)", "frames": "(frames)",
+             "%": "(%)"}
 # Axis labels of dimensionless axes; every other axis label names its unit in parentheses, or
 # is a swept configuration key (in the key's own unit).
 UNITLESS = ("repetition", "cumulative fraction of ")

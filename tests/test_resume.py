@@ -45,6 +45,17 @@ CASES = {
                        {"FAKE_TABLE_CAPACITY": "1500", "FAKE_CONN_RATE": "200000"}),
     "throughput-stateful": ("throughput", ["stateful.enabled=true", *STATEFUL], None,
                             {"FAKE_DUT_LIMIT": "3000000"}),
+    "back-to-back": ("back-to-back", ["back_to_back.repeat=2", "back_to_back.max_time=0.05",
+                                      "back_to_back.step=2000", "back_to_back.throughput=1000000"],
+                     2000000, {"FAKE_DUT_LIMIT": "1000000", "FAKE_DUT_BUFFER": "30000"}),
+    "back-to-back-tester-limited": ("back-to-back", ["back_to_back.repeat=2",
+                                                     "back_to_back.max_time=0.05",
+                                                     "back_to_back.step=5000",
+                                                     "back_to_back.retries=1"],
+                                    3000000, {"FAKE_TESTER_LIMIT": "2000000"}),
+    "scalability": ("scalability", ["scalability.flows=[1, 8]", "addresses.left=increasing",
+                                    "addresses.left_max=100"], None,
+                    {"FAKE_DUT_LIMIT": "3000000", "FAKE_DUT_CLIENT_PENALTY": "0.1"}),
 }
 # What legitimately differs between an uninterrupted and a resumed run.
 VOLATILE = {"started", "finished", "resumed", "timestamp", "elapsed", "wall_seconds"}
@@ -113,3 +124,59 @@ def test_resume_after_any_trial_gives_the_uninterrupted_summary(case, tmp_path, 
 
 def _text(summary) -> str:
     return json.dumps(_stable(summary), sort_keys=True, default=str)
+
+
+# A campaign that chains latency and pdv to the throughput of each point (docs/campaigns.md):
+# interrupted after any trial of any point and run again, every point's summary is the
+# uninterrupted run's, and the delay points ran at their own point's throughput.
+CHAIN = """
+[campaign]
+procedures = ["throughput", "latency", "pdv"]
+repeat = 2
+[axes]
+"traffic.frame_size" = [64, 1518]
+"""
+
+
+def test_chained_campaign_resumed_after_any_trial(tmp_path, monkeypatch):
+    import tomllib
+
+    from xlatperf.config.schema import parse_override_value
+    from xlatperf.run.campaign import parse_campaign, run_campaign
+    for name in list(os.environ):
+        if name.startswith("FAKE_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("FAKE_SPEED_MBPS", "1000")   # the medium's maximum differs by size
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
+    raw = tomllib.loads(CHAIN)
+    raw["set"] = {key: parse_override_value(value, *key.split(".", 1))
+                  for key, value in (a.split("=", 1) for a in BASE)}
+    campaign = parse_campaign(raw, tmp_path / "campaign.toml")
+
+    def summaries(out):
+        return {p.id: json.loads((out / "points" / p.id / "summary.json").read_text())
+                for p in campaign.points}
+    run_campaign(campaign, tmp_path / "clean")
+    clean = summaries(tmp_path / "clean")
+    throughput = {p.assignments["traffic.frame_size"]: clean[p.id]["median"]
+                  for p in campaign.points if p.procedure == "throughput"}
+    # the DUT's limit within throughput.error = 100,000; the medium's maximum at 1 Gbit/s
+    assert 200000 < throughput[64] <= 300000 and throughput[1518] == 81274
+    for point in campaign.points:
+        if point.procedure != "throughput":
+            rate = clean[point.id]["settings"]["rate"]
+            assert rate == int(throughput[point.assignments["traffic.frame_size"]])
+            assert clean[point.id]["rate_source"]["point"] == point.rate_from
+    records = sum(len(read_trials(tmp_path / "clean" / "points" / p.id))
+                  for p in campaign.points)
+    for n in range(1, records + 1):
+        out = tmp_path / f"at{n}"
+        with monkeypatch.context() as patch:
+            interrupt_at(patch, n)
+            with pytest.raises(KeyboardInterrupt):
+                run_campaign(campaign, out)
+        run_campaign(campaign, out)
+        resumed = summaries(out)
+        for point in campaign.points:
+            assert _text(resumed[point.id]) == _text(clean[point.id]), \
+                f"interrupted after trial {n}, point {point.index}"

@@ -219,10 +219,10 @@ def test_teardown_arithmetic():
 
 def test_hooks_log_output_status_and_duration(tmp_path):
     dut = load_config(None, ["dut.before_trial=echo flushed", "dut.teardown=sleep 0.05",
-                             "dut.wait_until=test -e " + str(tmp_path / "up")]).dut
+                             "dut.wait_until=test -e " + str(tmp_path / "up")])
     (tmp_path / "up").touch()
     hooks = DutHooks(dut, tmp_path / "hooks.jsonl")
-    runs = hooks.before_trial({"repetition": 1, "step": 2})
+    runs = hooks.before("trial", {"repetition": 1, "step": 2})
     assert [r.hook for r in runs] == ["before_trial", "wait_until"] and all(r.ok for r in runs)
     timed = hooks.timed("teardown", {"table": "full"})
     assert 0.05 <= timed.duration < 1.0
@@ -233,16 +233,16 @@ def test_hooks_log_output_status_and_duration(tmp_path):
 
 
 def test_a_failing_hook_stops_the_measurement(tmp_path):
-    dut = load_config(None, ["dut.before_trial=echo no table; exit 3"]).dut
+    dut = load_config(None, ["dut.before_trial=echo no table; exit 3"])
     with pytest.raises(MeasurementError) as err:
-        DutHooks(dut).before_trial()
+        DutHooks(dut).before("trial")
     assert "exit 3" in str(err.value) and "no table" in str(err.value)
-    dut = load_config(None, ["dut.wait_until=false", "dut.timeout=1.5"]).dut
+    dut = load_config(None, ["dut.wait_until=false", "dut.timeout=1.5"])
     with pytest.raises(MeasurementError) as err:
-        DutHooks(dut).before_trial()
+        DutHooks(dut).before("trial")
     assert "dut.wait_until" in str(err.value) and "attempts" in str(err.value)
     with pytest.raises(MeasurementError) as err:
-        DutHooks(load_config(None).dut).timed("teardown")
+        DutHooks(load_config(None)).timed("teardown")
     assert "dut.teardown" in str(err.value)
 
 

@@ -22,6 +22,7 @@ from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sid
                       foreground_addresses, has_background, lookup)
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
+from .templates import BRACES_HINT, TemplateError, placeholders
 from .views import ConfigBase, config_class, make_config
 
 __all__ = ["ConfigError", "load_config", "default_config", "validate", "apply_override",
@@ -171,6 +172,35 @@ def lcores(value):
     if len(set(cores)) != len(cores) or len(cores) < 2:
         raise ValueError(allowed)
     return text
+
+
+VARIABLE_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+def dut_variable(value):
+    if isinstance(value, (str, int, float)):   # bool is an int
+        return value
+    raise ValueError("must be a string, a number or a boolean (a DUT variable, used by hook "
+                     "commands as {dut.NAME})")
+
+
+def dut_variables(value):
+    if not isinstance(value, dict) or not all(isinstance(k, str) and VARIABLE_NAME.match(k)
+                                              for k in value):
+        raise ValueError("must be a table of DUT variables NAME = value (names of lower-case "
+                         "letters, digits and '_')")
+    return {name: dut_variable(v) for name, v in value.items()}
+
+
+def flow_counts(value):
+    """RFC 8219 §10: the numbers of network flows n, the single flow first (the degradation
+    figures are relative to it), then increasing."""
+    if (not isinstance(value, list) or not value or not all(_is_int(n) and n > 0 for n in value)
+            or value[0] != 1 or any(b <= a for a, b in zip(value, value[1:]))):
+        raise ValueError("must be a list of increasing positive integers starting with 1 "
+                         "(the single-flow result the degradation is relative to), "
+                         "e.g. [1, 4, 16, 64]")
+    return list(value)
 
 
 def rate_list(value):
@@ -356,6 +386,23 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "step": Key(10.0, number(0, 10, low_open=True)),   # RFC 2544 §26.3: at most 10 %
         "rates": Key([], rate_list),
     },
+    # RFC 2544 §26.4 back-to-back frames, updated by RFC 9004 (docs/backtoback.md): bursts at
+    # `rate`, a binary search on their length, `repeat` independent searches.
+    "back_to_back": {
+        "rate": Key(0, integer(0)),           # frames/s of the bursts; 0 = the medium's maximum
+        "max_time": Key(2.0, number(0, 60, low_open=True)),  # longest burst: this many s at rate
+        "step": Key(1, integer(1)),           # search stops when upper - lower <= step (frames)
+        "repeat": Key(50, integer(1)),        # RFC 2544 §26.4: at least 50 searches
+        "retries": Key(2, integer(0, 100)),   # an invalid burst is sent again this many times
+        "throughput": Key(0, integer(0)),     # the DUT's throughput (RFC 9004 §6.4), fps; 0 = none
+        "throughput_from": Key("", string),   # or a throughput result directory
+    },
+    # RFC 8219 §10 overload scalability (docs/scalability.md): a throughput search with n
+    # network flows, n distinct client addresses of `side`, for each n of `flows`.
+    "scalability": {
+        "flows": Key([1, 4, 16, 64, 256, 1024], flow_counts),
+        "side": Key("left", choice("left", "right")),
+    },
     # RFC 8219 §7.2 latency (docs/delay.md): `timestamps` tagged frames per direction, spread
     # evenly over the trial after `delay` seconds (checked against the rate and trial.duration
     # when the latency procedure starts).
@@ -393,13 +440,23 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "retakes": Key(2, integer(0, 100)),
     },
     # The DUT: a description for the report, and hooks run at defined points (xlatperf/measure/hooks.py).
+    # Hook commands are templates (xlatperf/config/templates.py): {section.key}, {dut.NAME}.
     "dut": {
         "description": Key("", string),
         "ssh": Key("", string),               # "user@host": hooks run as `ssh HOST CMD`
+        "before_point": Key("", string),      # before each measurement (a campaign point)
+        "before_repetition": Key("", string),
         "before_trial": Key("", string),      # before every trial (stateful: before phase 1)
         "wait_until": Key("", string),        # then repeated until it exits 0
+        "counters": Key("", string),          # after every trial: its key=value lines recorded
+        "after_trial": Key("", string),
+        "after_repetition": Key("", string),
+        "after_point": Key("", string),
         "teardown": Key("", string),          # the timed connection table deletion
         "timeout": Key(60.0, number(0, low_open=True)),
+        # DUT variables: any other [dut] key (dut.cores = 4), for hook templates and reports;
+        # the tester does not use them. Kept here as a table.
+        "variables": Key({}, dut_variables),
     },
     "output": {
         "repeat": Key(1, integer(1)),
@@ -427,11 +484,29 @@ def default_config() -> ConfigBase:
 # Loading, overriding, validating
 # --------------------------------------------------------------------------------------------
 
+# [dut] is open: a key that is not one of its settings is a DUT variable (dut.cores = 4), kept
+# in dut.variables, for hook templates and reports (docs/campaigns.md, "DUT hooks"). The check
+# that every variable is used by a hook (_check_hooks) catches a misspelt hook key.
+VARIABLE_SECTION = "dut"
+
+
+def is_variable(section: str, key: str) -> bool:
+    """Whether section.key names a DUT variable (not a setting)."""
+    return section == VARIABLE_SECTION and key not in SCHEMA[section] and \
+        bool(VARIABLE_NAME.match(key))
+
+
+def is_key(dotted: str) -> bool:
+    """Whether `dotted` may be assigned: a configuration key or a DUT variable."""
+    section, _, key = dotted.partition(".")
+    return section in SCHEMA and (key in SCHEMA[section] or is_variable(section, key))
+
+
 def _split_key(dotted: str) -> tuple[str, str]:
     section, _, key = dotted.partition(".")
     if section not in SCHEMA:
         raise ConfigError(f"{dotted}: unknown section [{section}] (sections: {', '.join(SCHEMA)})")
-    if key not in SCHEMA[section]:
+    if key not in SCHEMA[section] and not is_variable(section, key):
         raise ConfigError(f"{dotted}: unknown key in [{section}] "
                           f"(keys: {', '.join(SCHEMA[section])})")
     return section, key
@@ -445,7 +520,8 @@ def parse_override_value(text: str, section: str, key: str):
         parsed = document["value"] if len(document) == 1 else text
     except tomllib.TOMLDecodeError:
         parsed = text
-    if isinstance(SCHEMA[section][key].default, str) and not isinstance(parsed, str):
+    if key in SCHEMA[section] and isinstance(SCHEMA[section][key].default, str) and \
+            not isinstance(parsed, str):
         return text
     return parsed
 
@@ -488,12 +564,22 @@ def partial_config(raw: dict) -> ConfigBase:
             raise ConfigError(f"[{section}]: unknown section (sections: {', '.join(SCHEMA)})")
         if not isinstance(values, dict):
             raise ConfigError(f"{section} = {show_value(values)}: must be a table [{section}]")
+        variables = {}
         for key, value in values.items():
             _split_key(f"{section}.{key}")
             try:
-                checked[section][key] = SCHEMA[section][key].check(value)
+                if is_variable(section, key):
+                    variables[key] = dut_variable(value)
+                else:
+                    checked[section][key] = SCHEMA[section][key].check(value)
             except ValueError as exc:
                 raise key_error(f"{section}.{key}", value, str(exc)) from None
+        if variables:
+            both = sorted(set(variables) & set(checked[section]["variables"]))
+            if both:
+                raise key_error(f"{section}.{both[0]}", variables[both[0]],
+                                f"is set twice: also in {section}.variables")
+            checked[section]["variables"] = {**checked[section]["variables"], **variables}
     return make_config(Config, checked)
 
 
@@ -505,6 +591,12 @@ def _cross_check(config: ConfigBase) -> None:
         raise key_error("output.repeat_max", output.repeat_max,
                      f"must be 0 (a fixed number of repetitions) or at least output.repeat = "
                      f"{output.repeat} (the minimum)")
+
+    bursts = config.back_to_back
+    if bursts.throughput and bursts.throughput_from:
+        raise key_error("back_to_back.throughput_from", bursts.throughput_from,
+                        f'must be "" when back_to_back.throughput = {bursts.throughput} is set '
+                        "(one source for the DUT's throughput)")
 
     throughput = config.throughput
     if throughput.mode == "mlrsearch":
@@ -549,8 +641,57 @@ def _cross_check(config: ConfigBase) -> None:
 
     _check_variation(config)
     _check_port_order(config)
+    _check_hooks(config)
     if config.stateful.enabled:
         check_stateful(config)
+
+
+# The [dut] keys that are commands (templates, xlatperf/config/templates.py), in the order a
+# measurement runs them (xlatperf/measure/hooks.py).
+HOOK_KEYS = ("before_point", "before_repetition", "before_trial", "wait_until", "counters",
+             "after_trial", "after_repetition", "after_point", "teardown")
+
+
+def template_value(config, name: str):
+    """The value of a hook placeholder: a configuration key or a DUT variable {dut.NAME};
+    KeyError otherwise."""
+    section, _, key = name.partition(".")
+    if section == VARIABLE_SECTION and key in config.dut.variables:
+        return config.dut.variables[key]
+    if section in SCHEMA and key in SCHEMA[section] and (section, key) != ("dut", "variables"):
+        return config.value(name)
+    raise KeyError(name)
+
+
+def _check_hooks(config) -> None:
+    """Every placeholder of every hook command names a key or a DUT variable, and every DUT
+    variable is used by a hook: before anything runs, not when the hook's turn comes."""
+    variables = config.dut.variables
+    used: set[str] = set()
+    for hook in HOOK_KEYS:
+        command = getattr(config.dut, hook)
+        try:
+            names = placeholders(command)
+        except TemplateError as exc:
+            raise key_error(f"dut.{hook}", command, str(exc)) from None
+        for name in names:
+            try:
+                template_value(config, name)
+            except KeyError:
+                known = ", ".join(f"{{dut.{v}}}" for v in variables) or "none"
+                raise key_error(f"dut.{hook}", command,
+                                f"placeholder {{{name}}} is neither a configuration key nor a "
+                                f"DUT variable (DUT variables: {known}; set one as dut.NAME, "
+                                f"e.g. in a campaign's [axes]; {BRACES_HINT})") from None
+            section, _, key = name.partition(".")
+            if section == VARIABLE_SECTION and key in variables:
+                used.add(key)
+    settings = ", ".join(k for k in SCHEMA["dut"] if k != "variables")
+    for name in variables:
+        if name not in used:
+            raise key_error(f"dut.{name}", variables[name],
+                            f"is not a [dut] setting ({settings}); as a DUT variable it must "
+                            f"be used by a hook command as {{dut.{name}}}")
 
 
 def _check_variation(config: dict) -> None:

@@ -3,44 +3,64 @@
 
     [dut]
     ssh = "root@dut"              # "" = run the commands locally (sh -c)
+    before_point = "set-cpus {dut.cores}"   # before each measurement (a campaign point)
+    before_repetition = ""        # before each repetition
     before_trial = "conntrack -F" # before every trial (stateful tests: before phase 1)
     wait_until = "ping -c 1 -W 1 198.19.0.1"   # then repeated until it exits 0 (e.g. a reboot)
+    counters = "echo conntrack=$(conntrack -C)"  # after every trial: key=value lines recorded
+    after_trial = ""              # after every trial (after counters)
+    after_repetition = ""
+    after_point = ""              # after the measurement ended (not after an error or Ctrl-C)
     teardown = "conntrack -F"     # the timed tear-down of teardown-rate
     timeout = 60.0                # seconds per command, and for wait_until altogether
+    cores = 4                     # a DUT variable: any other [dut] key, for {dut.cores}
 
-A command runs as `sh -c CMD` on the tester, or as `ssh -o BatchMode=yes HOST CMD` when
-`dut.ssh` names a host. Every run is appended to hooks.jsonl in the result directory (and
-fsynced): the hook, the command, where it ran, its exit status, duration and output, and the
-repetition and step it belongs to. A failing before_trial or wait_until stops the measurement
-(MeasurementError): trials on a DUT in an unknown state would not be results.
+Commands are templates (xlatperf/config/templates.py): {section.key} is the measurement's
+value of any configuration key, {dut.NAME} a DUT variable, {{ and }} literal braces; the
+configuration's validation refuses an unknown placeholder before anything runs. A command runs
+as `sh -c CMD` on the tester, or as `ssh -o BatchMode=yes HOST CMD` when `dut.ssh` names a
+host. Every run is appended to hooks.jsonl in the result directory (and fsynced): the hook,
+the command as run, where it ran, its exit status, duration and output, and the point,
+repetition and step it belongs to. A failing command stops the measurement
+(MeasurementError): trials on a DUT in an unknown state would not be results. The exception is
+`counters`, which only observes: its failure is recorded with the trial, and the trial counts.
 """
 
 import json
 import os
+import re
 import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..util.errors import MeasurementError
+from ..config.schema import HOOK_KEYS, template_value
+from ..config.templates import render
+from ..util.errors import ConfigError, MeasurementError
 from ..util.files import utc_timestamp
 
 HOOKS_FILE = "hooks.jsonl"
 OUTPUT_KEPT = 4000          # characters of a command's output kept in hooks.jsonl
 WAIT_INTERVAL = 1.0         # seconds between two wait_until probes
-HOOK_NAMES = ("before_trial", "wait_until", "teardown")
+HOOK_NAMES = HOOK_KEYS
+# The stages with a before_STAGE and an after_STAGE hook, outermost first. A "point" is one
+# measurement: one `xlatperf PROCEDURE` run, or one procedure of a campaign point.
+STAGES = ("point", "repetition", "trial")
+COUNTER_LINE = re.compile(r"^\s*([A-Za-z0-9_.-]+)\s*=\s*(.*?)\s*$")
+NUMBER_LINE = re.compile(r"^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$")
 
 
 @dataclass
 class HookRun:
     """One run of a hook command."""
     hook: str
-    command: str
+    command: str               # as run: placeholders replaced
     where: str                 # "local" or the ssh host
     exit_status: int | None    # None: it did not finish within dut.timeout
     duration: float            # seconds, wall clock around the command (process start included)
-    output: str                # stdout and stderr, the last OUTPUT_KEPT characters
+    output: str                # stdout and stderr as written, the last OUTPUT_KEPT characters
     started: str               # UTC, ISO 8601
+    stderr: str = ""           # counters: its stderr apart (output is then its stdout alone)
 
     @property
     def ok(self) -> bool:
@@ -49,7 +69,7 @@ class HookRun:
     def describe(self) -> str:
         status = (f"did not finish within {self.duration:.1f} s" if self.exit_status is None
                   else f"exit {self.exit_status}")
-        output = " ".join(self.output.split())[-300:]
+        output = " ".join(f"{self.output} {self.stderr}".split())[-300:]
         return f"dut.{self.hook} `{self.command}` ({self.where}): {status}" + \
             (f": {output}" if output else "")
 
@@ -61,62 +81,123 @@ def command_line(command: str, ssh: str) -> list[str]:
     return ["sh", "-c", command]
 
 
+def _number(text: str):
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def parse_counters(output: str) -> dict:
+    """The DUT counters in a command's stdout: `key=value` lines (a number when the value is
+    one, else the text), and lines that are a bare number (`conntrack -C`) as value, value_2,
+    ... in order. Other lines are ignored (hooks.jsonl keeps the whole output)."""
+    counters: dict = {}
+    bare = 0
+    for line in output.splitlines():
+        match = COUNTER_LINE.match(line)
+        if match:
+            counters[match.group(1)] = _number(match.group(2))
+        elif NUMBER_LINE.match(line):
+            bare += 1
+            counters["value" if bare == 1 else f"value_{bare}"] = _number(line.strip())
+    return counters
+
+
 class DutHooks:
-    """Runs the [dut] commands and logs every run to `log_path` (None: no log).
+    """Runs the [dut] commands of `config`, with its values in their placeholders, and logs
+    every run to `log_path` (None: no log).
 
     context: what the run belongs to (procedure, repetition, step, phase), stored with it."""
 
-    def __init__(self, dut, log_path: str | os.PathLike | None = None,
+    def __init__(self, config, log_path: str | os.PathLike | None = None,
                  append: bool = False):
-        self.dut = dut
+        self.config = config
+        self.dut = config.dut
         self.log_path = Path(log_path) if log_path is not None else None
         if self.log_path is not None and not append:
             self.log_path.unlink(missing_ok=True)
         self.runs: list[HookRun] = []
 
     @classmethod
-    def from_config(cls, config: dict, directory=None, append: bool = False) -> "DutHooks":
+    def from_config(cls, config, directory=None, append: bool = False) -> "DutHooks":
         path = Path(directory) / HOOKS_FILE if directory is not None else None
-        return cls(config.dut, path, append)
+        return cls(config, path, append)
 
     def configured(self, hook: str) -> bool:
         return bool(getattr(self.dut, hook))
 
+    def command(self, hook: str) -> str:
+        """The hook's command with the configuration's values in its placeholders."""
+        template = getattr(self.dut, hook)
+        try:
+            return render(template, lambda name: template_value(self.config, name))
+        except (KeyError, ValueError) as exc:   # validate() refuses these; a Config built
+            raise ConfigError(f"dut.{hook} = {template!r}: {exc}") from None   # otherwise
+
     def run(self, hook: str, context: dict | None = None, timeout: float | None = None) -> HookRun:
-        """Runs the hook's command once; returns the run (whatever its exit status)."""
-        command = getattr(self.dut, hook)
+        """Runs the hook's command once; returns the run (whatever its exit status). The
+        counters hook's stdout is kept apart from its stderr: it is parsed."""
+        command = self.command(hook)
         argv = command_line(command, self.dut.ssh)
         limit = self.dut.timeout if timeout is None else timeout
         started = utc_timestamp()
         begin = time.perf_counter()
         try:
             done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, text=True, errors="replace",
+                                  stderr=subprocess.PIPE if hook == "counters" else
+                                  subprocess.STDOUT, text=True, errors="replace",
                                   timeout=limit)
-            status, output = done.returncode, done.stdout
+            status, output, errors = done.returncode, done.stdout, done.stderr or ""
         except subprocess.TimeoutExpired as exc:
-            out = exc.output or ""
-            status, output = None, out if isinstance(out, str) else out.decode(errors="replace")
+            status, output, errors = None, _text(exc.stdout), _text(exc.stderr)
         except FileNotFoundError:
-            status, output = 127, f"{argv[0]}: command not found"
+            status, output, errors = 127, f"{argv[0]}: command not found", ""
         duration = time.perf_counter() - begin
         run = HookRun(hook=hook, command=command, where=self.dut.ssh or "local",
                       exit_status=status, duration=duration, output=output[-OUTPUT_KEPT:],
-                      started=started)
+                      started=started, stderr=errors[-OUTPUT_KEPT:])
         self._log(run, context)
         return run
 
-    def before_trial(self, context: dict | None = None) -> list[HookRun]:
-        """before_trial, then wait_until; raises MeasurementError when either fails."""
+    def _required(self, hook: str, context: dict | None, why: str) -> HookRun:
+        run = self.run(hook, context)
+        if not run.ok:
+            raise MeasurementError(f"{run.describe()} ({why})")
+        return run
+
+    def before(self, stage: str, context: dict | None = None) -> list[HookRun]:
+        """before_STAGE, then wait_until (before every trial, and after a before_point or
+        before_repetition that ran: it may have restarted the DUT); MeasurementError when
+        either fails."""
         runs = []
-        if self.configured("before_trial"):
-            run = self.run("before_trial", context)
-            runs.append(run)
-            if not run.ok:
-                raise MeasurementError(f"{run.describe()} (the DUT is not ready for a trial)")
-        if self.configured("wait_until"):
+        hook = f"before_{stage}"
+        if self.configured(hook):
+            runs.append(self._required(hook, context, f"the DUT is not ready for the {stage}"))
+        if self.configured("wait_until") and (stage == "trial" or runs):
             runs.append(self.wait_until(context))
         return runs
+
+    def after(self, stage: str, context: dict | None = None) -> HookRun | None:
+        """after_STAGE; MeasurementError when it fails (the DUT is in an unknown state)."""
+        hook = f"after_{stage}"
+        if not self.configured(hook):
+            return None
+        return self._required(hook, context, f"after the {stage}")
+
+    def sample(self, context: dict | None = None) -> dict:
+        """The counters hook, for a trial's record: {"dut_counters": {...}} from its stdout
+        (parse_counters), {"dut_counters_error": why} when it failed, {} when not set."""
+        if not self.configured("counters"):
+            return {}
+        run = self.run("counters", context)
+        if not run.ok:
+            return {"dut_counters_error": run.describe()}
+        return {"dut_counters": parse_counters(run.output)}
 
     def wait_until(self, context: dict | None = None) -> HookRun:
         """Repeats wait_until every WAIT_INTERVAL s until it exits 0, for at most dut.timeout s
@@ -154,3 +235,9 @@ class DutHooks:
             stream.write(json.dumps(record, separators=(",", ":")) + "\n")
             stream.flush()
             os.fsync(stream.fileno())
+
+
+def _text(data) -> str:
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode(errors="replace")

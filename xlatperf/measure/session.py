@@ -3,8 +3,9 @@
 
 TrialSession.run_trial(rate) keeps trial.pause between trials, runs the learning trial before
 the first step (RFC 2544 §23 b), calls the DUT's before_trial hook, runs RFC 9693 phase 1 and
-the gap before a phase-2 trial, sends the request to the engine and appends the trial's record
-to trials.jsonl. Procedures (xlatperf/procedures/) see only this interface.
+the gap before a phase-2 trial, sends the request to the engine, samples the DUT's counters
+(dut.counters), appends the trial's record to trials.jsonl and calls the DUT's after_trial
+hook. Procedures (xlatperf/procedures/) see only this interface.
 """
 
 import time
@@ -14,6 +15,7 @@ from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
 from ..util.files import utc_timestamp
+from .stateful import window
 from .store import ResultStore
 
 # Records that are not a procedure's steps: the learning trial, RFC 9693 phase 1 and validation.
@@ -71,7 +73,8 @@ class TrialSession:
         self.stateful = None
 
     # -- the interface procedures use ---------------------------------------------------------
-    # run_trial / run_request (a trial), begin_step (what precedes a step), begin_phase (labels
+    # run_trial / run_request (a trial), begin_step / end_step (what precedes and follows a
+    # step: DUT hooks), begin_phase (labels
     # the records that follow), timed_hook (a timed DUT command), record (a step's own record),
     # tester (what the engine said about itself). Nothing else of the session, the engine, the
     # hooks or the reporter is for procedures.
@@ -99,27 +102,37 @@ class TrialSession:
                                     "phase": self.phase, **context})
 
     def run_trial(self, rate: int, duration: float | None = None,
-                  annotate=None, *, delay: dict | None = None, losses: bool = False,
+                  annotate=None, *, delay: dict | None = None, frames: int | None = None,
+                  plan: TrafficPlan | None = None, losses: bool = False,
                   rate_steps: list[dict] | None = None) -> TrialResult:
         """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
         classification after the trial). delay: the request's delay measurements (latency,
         pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial.
+        frames: every flow sends exactly this many frames at `rate` (a burst: docs/protocol.md
+        "Frame count"), within `duration` (default: frames / rate, at least the engine's
+        shortest trial). plan: the flows of another plan on the same ports than the
+        measurement's (e.g. fewer client addresses: the scalability procedure).
         losses: report each direction's loss periods. rate_steps: [{"at": s, "rate": fps}]
         for every direction, `rate` being the rate before the first step (docs/protocol.md)."""
         trial_config = self.config.trial
         self.begin_step()
-        flows = self.plan.flows(rate)
+        flows = (plan or self.plan).flows(rate)
         if self.stateful is not None:  # RFC 9693: phase 1 and the gap D before this trial
             failed = self.stateful.before_phase2(self, rate)
             if failed is not None:      # an invalid step, never a measurement
                 record = self.record(failed, 0.0, extra={"phase2": "not run"})
                 self.reporter.after_trial(record, failed)
+                self.end_step()
                 return failed
             flows = self.stateful.phase2_flows(flows)
         if rate_steps:
             for step in rate_steps:
-                self.plan.check_rate(step["rate"])
+                (plan or self.plan).check_rate(step["rate"])
             flows = [{**flow, "rate_steps": [dict(step) for step in rate_steps]} for flow in flows]
+        if frames is not None:
+            for flow in flows:
+                flow["frames"] = frames
+            duration = duration or window(frames, rate)
         request = {"duration": duration or trial_config.duration,
                    "timeout": trial_config.timeout,
                    "finish_early": trial_config.finish_early,
@@ -133,10 +146,21 @@ class TrialSession:
         if losses:
             request["losses"] = True
         result = self._exchange(request, rate)
-        record = self._record(result, request["duration"],
-                              extra=annotate(result) if annotate is not None else None)
+        extra = {**(annotate(result) if annotate is not None else {}), **self._counters()}
+        record = self._record(result, request["duration"], extra=extra)
         self.reporter.after_trial(record, result)
+        self.end_step()
         return result
+
+    def _hook_context(self, **more) -> dict:
+        return {"procedure": self.procedure, "repetition": self.repetition, "step": self.step,
+                **({"phase": self.phase} if self.phase else {}), **more}
+
+    def _counters(self, phase: str | None = None) -> dict:
+        """The DUT's counters right after a trial (dut.counters), for its record."""
+        if self.hooks is None:
+            return {}
+        return self.hooks.sample(self._hook_context(**({"phase": phase} if phase else {})))
 
     def _exchange(self, request: dict, rate: int) -> TrialResult:
         """Runs one trial request on the engine, keeping what abort() needs to record it."""
@@ -157,8 +181,13 @@ class TrialSession:
             self._needs_learning = False
             self._learn()
         if self.hooks is not None:
-            self.hooks.before_trial({"procedure": self.procedure, "repetition": self.repetition,
-                                     "step": self.step})
+            self.hooks.before("trial", self._hook_context())
+
+    def end_step(self) -> None:
+        """What follows every step (run_trial calls it; a procedure that builds its steps from
+        run_request calls it after the step's last trial): the DUT's after_trial hook."""
+        if self.hooks is not None:
+            self.hooks.after("trial", self._hook_context())
 
     def run_request(self, request: dict, rate: int, phase: str, annotate=None) -> TrialResult:
         """A trial request the procedure built itself (RFC 9693 phase 1, validation), sent as
@@ -167,7 +196,8 @@ class TrialSession:
                                     "phase": phase, "rate": rate})
         result = self._exchange(request, rate)
         record = self.record(result, request["duration"], phase,
-                             annotate(result) if annotate is not None else None)
+                             {**(annotate(result) if annotate is not None else {}),
+                              **self._counters(phase)})
         self.reporter.after_trial(record, result)
         return result
 

@@ -255,12 +255,14 @@ class StatefulTest:
         started = time.monotonic()
         step = self.run_phase1(session, connections, rate, table)
         if not validate or step.failure() is not None:
+            session.end_step()
             return step
         self._wait_gap(session, started, connections, rate)
         entries = step.entries if step.entries is not None else table
         speed = max(1, int(self.settings.validation_factor * rate))
         validation = session.run_request(self.validation_request(entries, speed), speed,
                                          VALIDATION, lambda r: {"connections": connections})
+        session.end_step()
         return EstablishmentStep(connections, table, step.phase1, step.entries, validation,
                                  step.send_seconds)
 
@@ -276,9 +278,9 @@ class StatefulTest:
         attempts = 1 + s.retakes
         for attempt in range(1, attempts + 1):
             if attempt > 1 and session.hooks is not None:  # empty the DUT's table again
-                session.hooks.before_trial({"procedure": session.procedure,
-                                            "repetition": session.repetition,
-                                            "step": session.step, "attempt": attempt})
+                session.hooks.before("trial", {"procedure": session.procedure,
+                                               "repetition": session.repetition,
+                                               "step": session.step, "attempt": attempt})
             started = time.monotonic()
             step = self.run_phase1(session, s.connections, s.rate_phase1,
                                    table_size(self.config), {"attempt": attempt})

@@ -81,6 +81,17 @@ RATE_OPTIONS = ("none", "optional", "required")
 
 
 @dataclass(frozen=True)
+class KeyOption:
+    """A command-line option of one procedure that sets a configuration key, e.g.
+    `--throughput-from DIR` for back_to_back.throughput_from."""
+    flag: str                    # "--throughput-from"
+    key: str                     # "back_to_back.throughput_from"
+    metavar: str
+    help: str
+    is_list: bool = False        # "1,4,16" on the command line is the TOML list [1, 4, 16]
+
+
+@dataclass(frozen=True)
 class ProcedureSpec:
     name: str                    # the CLI subcommand and the summary's "procedure"
     help: str                    # one line for `xlatperf --help`
@@ -94,8 +105,14 @@ class ProcedureSpec:
     through_dut: bool = True     # False: the tester's ports are wired to each other
     stateful_phase2: bool = True  # stateful.enabled runs phase 1 before each of its trials
     campaign: bool = True        # may be listed in a campaign's procedures
+    rate_from: str | None = None  # in a campaign: the procedure whose result at the same point
+                                  # gives the rate (latency, pdv: "throughput"; docs/campaigns.md)
     trials_per_repetition: int | None = None  # when fixed (not decided by a search): for
                                               # the live view's time estimate
+    # The key holding the number of repetitions (--repeat sets it): back-to-back has its own,
+    # with RFC 2544's 50 as the default.
+    repeat_key: str = "output.repeat"
+    key_options: tuple[KeyOption, ...] = ()   # more CLI options, each setting a key
 
     def __post_init__(self):
         if self.rate_option not in RATE_OPTIONS:

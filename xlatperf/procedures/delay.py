@@ -393,9 +393,47 @@ def timestamp_method(hello: dict | None) -> str:
     return text
 
 
+RATE_STATISTIC = "median of the throughput's repetitions, rounded down to frames/s"
+RATE_PROCEDURES = ("throughput", "selftest")
+
+
+def rate_from_summary(summary: dict) -> dict:
+    """The rate a latency or PDV measurement takes from a throughput result (RFC 8219 §7.2
+    step 1, §7.3.1 step 1: at the throughput rate): the median of its repetitions (RFC 8219
+    §12 summarises repetitions by their median), rounded down. Returns the rate source for
+    the delay summary's "rate_source": rate (None when there is no rate to measure at),
+    statistic, throughput median and n, tester_limited, and `reason` (why there is no rate) or
+    `note` (a rate that is a lower bound set by the tester: measured at, and said so)."""
+    procedure = summary.get("procedure")
+    median = summary.get("median")
+    source = {"procedure": procedure, "statistic": RATE_STATISTIC, "throughput": median,
+              "n": summary.get("n"), "tester_limited": bool(summary.get("tester_limited")),
+              "rate": None}
+    if procedure not in RATE_PROCEDURES:
+        return {**source, "reason": f"holds a {procedure!r} result, not a throughput "
+                                    "measurement"}
+    if not isinstance(median, (int, float)) or median < 1:
+        shown = "no valid repetition" if median is None else f"{median:g} frames/s"
+        return {**source, "reason": f"no throughput was found there (median: {shown}): the "
+                                    "DUT passed no rate without loss, so there is no "
+                                    "throughput rate to measure delays at"}
+    source["rate"] = int(median)
+    if source["tester_limited"]:
+        source["note"] = ("the throughput is a lower bound set by the tester (tester_limited): "
+                          "delays were measured at that rate, below the DUT's unknown "
+                          "throughput, not at it")
+    return source
+
+
 def rate_from_results(directory) -> int:
-    """The throughput a result directory measured (its summary.json median, rounded down), as
-    the rate of a latency or PDV measurement (RFC 8219 §7.2 step 1)."""
+    """The throughput a result directory measured (rate_from_summary), as the rate of a
+    latency or PDV measurement (--rate-from DIR)."""
+    return rate_source_of(directory)["rate"]
+
+
+def rate_source_of(directory) -> dict:
+    """rate_from_summary of a result directory's summary.json, with the directory;
+    ConfigError when it holds no usable throughput."""
     path = Path(directory) / "summary.json"
     try:
         summary = json.loads(path.read_text(encoding="utf-8"))
@@ -404,12 +442,7 @@ def rate_from_results(directory) -> int:
                           f"{exc.strerror or exc}") from None
     except ValueError as exc:
         raise ConfigError(f"--rate-from {directory}: {path} is not JSON: {exc}") from None
-    procedure = summary.get("procedure")
-    if procedure not in ("throughput", "selftest"):
-        raise ConfigError(f"--rate-from {directory}: holds a {procedure!r} result, not a "
-                          "throughput measurement")
-    value = summary.get("median")
-    if not isinstance(value, (int, float)) or value < 1:
-        raise ConfigError(f"--rate-from {directory}: no throughput was found there (median "
-                          f"{value!r}): give --rate")
-    return int(value)
+    source = rate_from_summary(summary)
+    if source["rate"] is None:
+        raise ConfigError(f"--rate-from {directory}: {source['reason']}: give --rate")
+    return {**source, "directory": str(directory)}

@@ -171,8 +171,9 @@ class Pdv(_DelayProcedure):
 
 LATENCY_SPEC = ProcedureSpec("latency", "RFC 8219 latency: typical and worst-case latency of "
                              "tagged frames (docs/delay.md)", unit="ms", make=Latency,
-                             report="delay", rate_option="required", campaign=False,
+                             report="delay", rate_option="required", rate_from="throughput",
                              trials_per_repetition=1)
 PDV_SPEC = ProcedureSpec("pdv", "RFC 8219 packet delay variation of every frame, and IPDV with "
                          "pdv.ipdv = true (docs/delay.md)", unit="ms", make=Pdv, report="delay",
-                         rate_option="required", campaign=False, trials_per_repetition=1)
+                         rate_option="required", rate_from="throughput",
+                         trials_per_repetition=1)

@@ -16,6 +16,7 @@ from ..util.errors import XlatperfError
 from ..util.files import read_json
 
 CAMPAIGN_FILE = "campaign.json"
+SKIPPED_FILE = "skipped.json"    # run/campaign.py writes it for a point it could not measure
 REPORT_DIR = "report"
 # Keys that always differ or that the report shows elsewhere: not treated as swept axes.
 NOT_AXES = {"left.dut_mac", "right.dut_mac", "tester.engine"}
@@ -66,10 +67,24 @@ class Entry:
         return min((d.get("max_rate", 0) for d in self.summary.get("directions", {}).values()),
                    default=0)
 
+    @property
+    def rate_source(self) -> dict | None:
+        """Where a chained measurement's rate came from (the throughput of its campaign point,
+        or --rate-from): its summary's rate_source; None for a rate given as such."""
+        return self.summary.get("rate_source")
+
     def flat_config(self) -> dict:
-        return {f"{section}.{key}": value
-                for section, values in (self.summary.get("config") or {}).items()
-                if isinstance(values, dict) for key, value in values.items()}
+        """{"section.key": value}; DUT variables (dut.variables) as dut.NAME, as they are set."""
+        flat = {}
+        for section, values in (self.summary.get("config") or {}).items():
+            if not isinstance(values, dict):
+                continue
+            for key, value in values.items():
+                if (section, key) == ("dut", "variables") and isinstance(value, dict):
+                    flat |= {f"dut.{name}": v for name, v in value.items()}
+                else:
+                    flat[f"{section}.{key}"] = value
+        return flat
 
     def config_value(self, key: str):
         return self.flat_config().get(key)
@@ -108,6 +123,21 @@ def collect(directory) -> list[Entry]:
         if found is not None:
             entries.append(Entry(str(path.parent.relative_to(directory)), path.parent, found))
     return entries
+
+
+def not_measured(directory) -> list[dict]:
+    """A campaign's points that were skipped (a chained latency or pdv point with no
+    throughput to measure at): index, procedure, labels and the reason."""
+    directory = Path(directory)
+    campaign = read_json(directory / CAMPAIGN_FILE) or {}
+    found = []
+    for point in campaign.get("points", []):
+        point_dir = directory / "points" / point["id"]
+        skipped = read_json(point_dir / SKIPPED_FILE)
+        if skipped is not None and read_json(point_dir / SUMMARY_FILE) is None:
+            found.append({"index": point["index"], "procedure": point["procedure"],
+                          "labels": point.get("labels", {}), "reason": skipped.get("reason")})
+    return found
 
 
 def varying_keys(entries: list[Entry]) -> list[str]:

@@ -76,6 +76,24 @@ def _rate(value) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def search_precision(s: dict) -> str:
+    """How a throughput search searched (its settings): the reporting item "Search precision"."""
+    if s.get("mode") == "mlrsearch":
+        goals = "; ".join(
+            f"{g.get('name')} {g.get('label')}: loss ratio {g.get('loss_ratio'):g}, exceed "
+            f"ratio {g.get('exceed_ratio'):g}, final trial {g.get('final_trial_duration'):g} "
+            f"s, duration sum {g.get('duration_sum'):g} s, width "
+            + ("none" if g.get("width") is None else
+               f"{g['width']:g}" + (" (relative)" if g.get("width_unit") == "relative"
+                                    else " frames/s"))
+            for g in s.get("goals", []))
+        return (f"MLRsearch (docs/mlrsearch.md) in [{_rate(s.get('min_load'))}, "
+                f"{_rate(s.get('max_load'))}] frames/s; goals: {goals}")
+    return (f"binary search in [{_rate(s.get('min_rate'))}, {_rate(s.get('max_rate'))}] "
+            f"frames/s until upper − lower ≤ {_rate(s.get('error'))} frames/s; loss "
+            f"tolerance {s.get('loss_tolerance')}")
+
+
 class Search(Family):
     key = "throughput"
     complete_only = True
@@ -87,21 +105,7 @@ class Search(Family):
         return "throughput"
 
     def precision(self, entry):
-        s = entry.settings
-        if s.get("mode") == "mlrsearch":
-            goals = "; ".join(
-                f"{g.get('name')} {g.get('label')}: loss ratio {g.get('loss_ratio'):g}, exceed "
-                f"ratio {g.get('exceed_ratio'):g}, final trial {g.get('final_trial_duration'):g} "
-                f"s, duration sum {g.get('duration_sum'):g} s, width "
-                + ("none" if g.get("width") is None else
-                   f"{g['width']:g}" + (" (relative)" if g.get("width_unit") == "relative"
-                                        else " frames/s"))
-                for g in s.get("goals", []))
-            return (f"MLRsearch (docs/mlrsearch.md) in [{_rate(s.get('min_load'))}, "
-                    f"{_rate(s.get('max_load'))}] frames/s; goals: {goals}")
-        return (f"binary search in [{_rate(s.get('min_rate'))}, {_rate(s.get('max_rate'))}] "
-                f"frames/s until upper − lower ≤ {_rate(s.get('error'))} frames/s; loss "
-                f"tolerance {s.get('loss_tolerance')}")
+        return search_precision(entry.settings)
 
     def details(self, entry):
         tables = [per_repetition(entry, self.COLUMNS, "throughput per repetition")]
@@ -296,7 +300,17 @@ class Delay(Family):
                  "RFC 8219 §7.2)")]
 
     def notes(self, entry):
-        return list(entry.summary.get("warnings", []))
+        notes = []
+        source = entry.rate_source
+        if source:
+            where = (f"throughput point {source['index']}" if source.get("index") is not None
+                     else source.get("directory") or "a throughput result")
+            notes.append(f"measured at {_rate(source.get('rate'))} frames/s, the throughput of "
+                         f"{where}: {source.get('statistic')} (median "
+                         f"{_rate(source.get('throughput'))}, n = {source.get('n')})")
+            if source.get("note"):
+                notes.append(source["note"])
+        return notes + list(entry.summary.get("warnings", []))
 
 
 # --------------------------------------------------------------------------------------------
@@ -416,9 +430,135 @@ class Capacity(Family):
                                "connection tracking table capacity per repetition (RFC 9693)")]
 
 
+# --------------------------------------------------------------------------------------------
+# bursts: RFC 2544 §26.4 / RFC 9004 back-to-back frames
+# --------------------------------------------------------------------------------------------
+
+
+def _seconds(value) -> str:
+    return "-" if value is None else f"{value:.6g}"
+
+
+class Bursts(Family):
+    key = "longest_burst"
+    complete_only = True
+    COLUMNS = [("repetition", text("repetition")),
+               ("longest burst (frames)", text("longest_burst", "frames")),
+               ("sending rate (fps)", lambda rep, entry: format_value(
+                   rep.get("sending_rate") and round(rep["sending_rate"]), "fps")),
+               ("bursts", steps), ("found", yes("found")),
+               ("tester limited", yes("tester_limited")),
+               ("at the search limit", yes("at_limit")), ("complete", yes("complete"))]
+
+    def quantity(self, entry):
+        return "longest burst without loss"
+
+    def precision(self, entry):
+        s = entry.settings
+        return (f"binary search on the burst length in [1, {_rate(s.get('longest_burst'))}] "
+                f"frames (bursts at {_rate(s.get('rate'))} frames/s, at most "
+                f"{s.get('max_time')} s) until upper − lower ≤ {_rate(s.get('step'))} frames "
+                f"(RFC 9004 §6.2 minimum step size); a burst the tester could not send is sent "
+                f"again up to {s.get('retries')} times")
+
+    def details(self, entry):
+        summary, s = entry.summary, entry.settings
+        buffer, rates = summary.get("buffer") or {}, summary.get("sending_rate") or {}
+        sizes = ", ".join(dict.fromkeys(f"{d.get('frame_size')}"
+                                        for d in summary.get("directions", {}).values()))
+        spread = ", ".join(format_value(summary.get(k), "frames") for k in ("min", "max")) + \
+            f", {_seconds(summary.get('stdev'))}"
+        header = ["frame size (bytes)", "average longest burst (frames)",
+                  "min, max, standard deviation", "N (searches)",
+                  "bursts' measured sending rate (fps)", "Max Theoretical Frame Rate (fps)",
+                  "throughput (fps)", "implied buffer time (s)", "corrected buffer time (s)"]
+        ingress = rates.get("longest_bursts")
+        row = [sizes, format_value(summary.get("average"), "frames"), spread,
+               str(summary.get("n")), format_value(ingress and round(ingress), "fps"),
+               format_value(rates.get("medium_maximum"), "fps"),
+               format_value(buffer.get("throughput"), "fps"),
+               _seconds(buffer.get("implied_seconds")), _seconds(buffer.get("corrected_seconds"))]
+        caption = ("back-to-back frames (RFC 9004 §7 Table 1, with the buffer times of §6.4); "
+                   f"step size {_rate(s.get('step'))} frames, longest burst searched "
+                   f"{_rate(s.get('longest_burst'))} frames")
+        return [(header, [row], caption),
+                per_repetition(entry, self.COLUMNS, "longest burst per repetition (search)")]
+
+    def notes(self, entry):
+        summary, s = entry.summary, entry.settings
+        buffer = summary.get("buffer") or {}
+        notes = [f"buffer times: {s.get('buffer_time')}; throughput: "
+                 f"{buffer.get('throughput_source') or 'none given'}"]
+        if buffer.get("note"):
+            notes.append(buffer["note"])
+        if summary.get("at_limit"):
+            notes.append("a search ended at its upper limit (back_to_back.max_time x rate): "
+                         "the result is likely invalid, repeat with a higher limit "
+                         "(RFC 9004 §6.2)")
+        if summary.get("tester_limited"):
+            notes.append("a search was bounded by bursts the tester could not send at the "
+                         "rate: its result is a lower bound set by the tester")
+        return notes
+
+
+# --------------------------------------------------------------------------------------------
+# scalability: RFC 8219 §10 overload scalability
+# --------------------------------------------------------------------------------------------
+
+
+class Scalability(Family):
+    key = "degradation_percent"
+    complete_only = True
+
+    def quantity(self, entry):
+        return "throughput degradation at the largest n (RFC 8219 §10)"
+
+    def precision(self, entry):
+        s = entry.settings
+        return (f"for each n of {s.get('flows')}: "
+                f"{search_precision(s.get('throughput') or {})}")
+
+    def details(self, entry):
+        flows = entry.summary.get("flows", [])
+        rows = [[f"{f['flows']:,}", format_value(f.get("throughput"), "fps")]
+                + [format_value((f.get("summary") or {}).get(k), "fps") for k in ("p1", "p99")]
+                + [_percent(f.get("degradation_percent")),
+                   "yes" if f.get("tester_limited") else "no"] for f in flows]
+        table = (["network flows n", "throughput median (fps)", "p1", "p99",
+                  "degradation Xpd (%)", "tester limited"], rows,
+                 "throughput and performance degradation per number of network flows "
+                 "(RFC 8219 §10.2: Xpd = (X1 − Xn) / X1 × 100 from the medians)")
+        counts = [f["flows"] for f in flows]
+        per_rep = []
+        for rep in entry.summary.get("repetitions", []):
+            by_n = {row["flows"]: row for row in rep.get("flows", [])}
+            per_rep.append([str(rep["repetition"])]
+                           + [format_value(by_n.get(n, {}).get("throughput"), "fps")
+                              for n in counts]
+                           + [_percent(rep.get("degradation_percent")),
+                              "yes" if rep.get("complete") else "no"])
+        largest = counts[-1] if counts else "-"
+        return [table, (["repetition"] + [f"n = {n:,} (fps)" for n in counts]
+                        + [f"degradation at n = {largest} (%)", "complete"], per_rep,
+                        "throughput per repetition and number of network flows")]
+
+    def notes(self, entry):
+        s = entry.settings
+        notes = [f"network flows: {s.get('clients')}; start: {s.get('start')}"]
+        if entry.summary.get("tester_limited"):
+            notes.append("a throughput was bounded by the tester (a lower bound): its "
+                         "degradation figure may show the tester, not the DUT")
+        return notes
+
+
+def _percent(value) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
 FAMILIES: dict[str, Family] = {"search": Search(), "scan": Scan(), "trial": Trial(),
                                "delay": Delay(), "cps": ConnectionRates(),
-                               "capacity": Capacity()}
+                               "capacity": Capacity(), "bursts": Bursts(),
+                               "scalability": Scalability()}
 UNKNOWN = Family()
 
 

@@ -30,6 +30,7 @@ CONNECTION_KEY = re.compile(r"conn|state_table|flows|tuples", re.I)
 DELAY_AXIS = "one-way delay (µs)"
 # Cycled with the colours, so that equal series (equal results) still show as several lines.
 LINE_STYLES = ("-", "--", ":", "-.")
+CHAINED = "throughput"   # the rate of a group of chained measurements (latency, pdv)
 
 
 class Plotter:
@@ -124,7 +125,9 @@ def groups(entries: list[Entry], keys: list[str]) -> dict[tuple, list[Entry]]:
     found: dict[tuple, list[Entry]] = {}
     for entry in entries:
         config = entry.flat_config()
-        key = (entry.procedure, entry.unit, entry.fixed_rate) + tuple(
+        # A chained measurement's rate follows its point's throughput: one group across them.
+        rate = CHAINED if entry.rate_source else entry.fixed_rate
+        key = (entry.procedure, entry.unit, rate) + tuple(
             json.dumps(config.get(k), default=str) for k in keys)
         found.setdefault(key, []).append(entry)
     return found
@@ -133,7 +136,9 @@ def groups(entries: list[Entry], keys: list[str]) -> dict[tuple, list[Entry]]:
 def group_title(group_key: tuple, keys: list[str]) -> str:
     procedure, _, rate = group_key[:3]
     parts = [procedure] + [f"{short(k)} {json.loads(v)}" for k, v in zip(keys, group_key[3:])]
-    if rate is not None:
+    if rate == CHAINED:
+        parts.append("at each point's throughput rate")
+    elif rate is not None:
         parts.append(f"rate {rate:,} fps")
     return ", ".join(parts)
 
@@ -227,9 +232,12 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                 else:
                     ax.hlines(max(limits), j - 0.45, j + 0.45, colors="black", linestyles="--",
                               label="medium's maximum frame rate" if j == 0 else None)
-        ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
+        ax.set_xticks(range(len(sizes)), [_size_tick(usable, size) for size in sizes])
         title = group_title(group_key, others)
-        dress(ax, "frame size (bytes)", y_label(usable[0]),
+        chained = any(e.rate_source for e in usable)
+        dress(ax, "frame size (bytes)" + ("; below it the rate measured at: the point's "
+                                          "throughput (frames/s)" if chained else ""),
+              y_label(usable[0]),
               title=f"median with 1st/99th percentiles: {title}",
               ylim=(0, 100) if unit_name == "ratio" else None,
               legend={"title": "direction", "fontsize": 8, "loc": "upper left",
@@ -237,6 +245,13 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
         plotter.save(fig, f"bars_{number}_{procedure}",
                      f"Median with 1st/99th-percentile error bars per frame size and direction "
                      f"({title})")
+
+
+def _size_tick(entries: list[Entry], size) -> str:
+    """A frame size's tick label; with chained measurements also the rate(s) they ran at."""
+    rates = sorted({e.fixed_rate for e in entries if e.rate_source and e.fixed_rate is not None
+                    and e.config_value("traffic.frame_size") == size})
+    return str(size) + "".join(f"\n{rate:,} fps" for rate in rates)
 
 
 def _flr_series(entries: list[Entry], axes: list[str]) -> dict[str, list[tuple[float, float]]]:
@@ -275,36 +290,77 @@ def flr_plot(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
     plotter.save(fig, "frame_loss_rate", "Frame loss rate against offered rate")
 
 
+# The panels under a line plot (relative=...): "ratio" the median relative to the median at
+# the smallest x; "scale-up" (cores) also the speed-up against linear scaling and the relative
+# scale-up of draft-lencse-v6ops-transition-scalability §2.3: speed-up / (n / n0), 1 = linear.
+RELATIVE_PANELS = {None: 0, "ratio": 1, "scale-up": 2}
+
+
 def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_label: str,
-              name: str, caption: str, relative: bool = False, log_x: bool = False) -> None:
+              name: str, caption: str, relative: str | None = None, log_x: bool = False) -> None:
     others = [k for k in axes if k not in ("traffic.mix_n", "traffic.mix_m") and not
               (name != "mix" and k == x_of.key)]
     for quantity, usable in by_quantity(entries, _plottable):
+        panels = RELATIVE_PANELS[relative]
         if len({x_of(e) for e in usable}) < 2:
             # The key varies only between results of other quantities (a directory holding
             # several procedures): nothing of this quantity was measured against it.
             continue
         scale = unit(usable[0].unit).scale
-        fig, axs = plotter.figure(2 if relative else 1)
-        for number, (group_key, group) in enumerate(
-                list(groups(usable, others).items())[:MAX_FIGURES_PER_KIND]):
-            style = LINE_STYLES[number % len(LINE_STYLES)]
+        # A key swept together with x (a linked axis: dut.cores with its CPU mask) has one
+        # value per x: it is part of x, not a series of its own.
+        by_x: dict = {}
+        for e in usable:
+            by_x.setdefault(x_of(e), []).append(e.flat_config())
+        series_keys = [k for k in others if any(
+            len({json.dumps(c.get(k), default=str) for c in configs}) > 1
+            for configs in by_x.values())]
+        series = []
+        for group_key, group in list(groups(usable, series_keys).items())[:MAX_FIGURES_PER_KIND]:
             # by x alone: points with equal x (keys swept outside `axes`) keep their order
             points = sorted(((x_of(e), _statistics(e.summary, scale)) for e in group),
                             key=lambda p: p[0])
+            series.append((group_title(group_key, series_keys), points))
+        # Relative panels only when a first result is there to divide by (a loss ratio of 0
+        # is not).
+        if not any(points[0][1][0] and points[0][0] for _, points in series):
+            panels = 0
+        fig, axs = plotter.figure(1 + panels, height=4.5 if not panels else 3.4)
+        reference = None
+        for number, (label, points) in enumerate(series):
+            style = LINE_STYLES[number % len(LINE_STYLES)]
             xs = [x for x, _ in points]
             ys = [s[0] for _, s in points]
             err = [[s[1] for _, s in points], [s[2] for _, s in points]]
             axs[0].errorbar(xs, ys, yerr=err, marker="o", capsize=3, linestyle=style,
-                            label=group_title(group_key, others))
-            if relative and ys and ys[0]:
-                axs[1].plot(xs, [y / ys[0] for y in ys], marker="o", linestyle=style,
-                            label=group_title(group_key, others))
-        dress(axs[0], x_label, y_label(usable[0]), log_x=log_x,
+                            label=label)
+            if not panels or not ys[0] or not xs[0]:
+                continue
+            reference = xs[0]
+            ratio = [y / ys[0] for y in ys]
+            axs[1].plot(xs, ratio, marker="o", linestyle=style, label=label)
+            if relative == "scale-up":
+                axs[2].plot(xs, [r / (x / xs[0]) for r, x in zip(ratio, xs)], marker="o",
+                            linestyle=style, label=label)
+        integer_x = all(isinstance(x, int) for x in by_x)
+        dress(axs[0], x_label, y_label(usable[0]), log_x=log_x, integer_x=integer_x,
               title=f"{caption} (error bars: 1st and 99th percentiles)")
-        if relative:
-            dress(axs[1], x_label, "relative scale-up (median / median at the smallest "
-                                   f"{x_label})", log_x=log_x)
+        if reference is not None and relative == "ratio":
+            dress(axs[1], x_label, f"median / median at {reference:g}", log_x=log_x,
+                  integer_x=integer_x,
+                  title=f"Relative to the result at {short(x_of.key)} = {reference:g}")
+        elif reference is not None:
+            low, high = min(x_of(e) for e in usable), max(x_of(e) for e in usable)
+            axs[1].plot([low, high], [low / reference, high / reference], color="grey",
+                        linestyle="--", label="linear scaling (n / n0)")
+            dress(axs[1], x_label, f"speed-up (median / median at {reference:g})",
+                  log_x=log_x, integer_x=integer_x,
+                  title=f"Speed-up: result(n) / result(n0), n0 = {reference:g}")
+            axs[2].axhline(1.0, color="grey", linestyle="--", label="linear scaling")
+            dress(axs[2], x_label, "relative scale-up", log_x=log_x, ylim=(0, None),
+                  integer_x=integer_x,
+                  title="Relative scale-up: result(n) / (n / n0 × result(n0)), 1 = linear "
+                        "(draft-lencse-v6ops-transition-scalability §2.3)")
         plotter.save(fig, f"{name}_{quantity}", caption)
 
 
@@ -334,14 +390,19 @@ def axis_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
         # A log axis only for positive values spanning more than a factor of 100.
         log_x = min(values) > 0 and max(values) / min(values) > 100
         if CORE_KEY.search(key):
-            line_plot(plotter, entries, axes, x_of, f"{key} (number)", f"scaleup_{short(key)}",
-                      f"Scale-up: median against {key}", relative=True)
+            line_plot(plotter, entries, axes, x_of, f"{key} (number of cores)",
+                      f"scaleup_{short(key)}", f"Scale-up: median against {key}",
+                      relative="scale-up", log_x=log_x)
         elif CONNECTION_KEY.search(key):
             line_plot(plotter, entries, axes, x_of, f"{key} (number of connections)",
-                      f"connections_{short(key)}", f"Median against {key}", log_x=log_x)
+                      f"connections_{short(key)}", f"Median against {key}", log_x=log_x,
+                      relative="ratio")
         else:
+            # A DUT variable is what a study sweeps on purpose: its results relative to the
+            # first value, too.
             line_plot(plotter, entries, axes, x_of, key, f"vs_{short(key)}",
-                      f"Median against {key}", log_x=log_x)
+                      f"Median against {key}", log_x=log_x,
+                      relative="ratio" if key.startswith("dut.") else None)
 
 
 def cdf_plot(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
@@ -478,8 +539,87 @@ def delay_distribution(plotter: Plotter, entry: Entry, label: str, number: int) 
                  f"Distribution (CDF) of the one-way delays of the {what} ({label})")
 
 
+# --------------------------------------------------------------------------------------------
+# Back-to-back frames (family "bursts") and overload scalability (family "scalability")
+# --------------------------------------------------------------------------------------------
+
+
+def burst_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """The longest burst of each search with their average (the RFC 2544 §26.4 benchmark),
+    and each search's implied and corrected DUT buffer time (RFC 9004 §6.4) with the
+    summary's, computed from the average."""
+    reps = [r for r in entry.summary.get("repetitions", []) if r.get("complete")]
+    if not reps:
+        return
+    summary = entry.summary
+    fig, (bursts, buffer) = plotter.figure(2, height=3.6)
+    xs = [r["repetition"] for r in reps]
+    bursts.plot(xs, [r["longest_burst"] for r in reps], marker="o", linestyle="",
+                label="longest burst of each search")
+    if summary.get("average") is not None:
+        bursts.axhline(summary["average"], color="black", linestyle="--",
+                       label=f"average {summary['average']:,.1f} frames (the benchmark)")
+    if summary.get("at_limit"):
+        bursts.axhline(entry.settings.get("longest_burst"), color="red", linestyle=":",
+                       label="the search's upper limit: results there are likely invalid")
+    dress(bursts, "repetition", axis_label("longest burst without loss", "frames"),
+          integer_x=True, ylim=(0, None),
+          title=f"Back-to-back frames (RFC 2544 §26.4, RFC 9004): {label}")
+    for number_style, (key, name) in enumerate((("implied_seconds", "implied"),
+                                                ("corrected_seconds", "corrected"))):
+        points = [(r["repetition"], 1000 * r["buffer"][key]) for r in reps
+                  if (r.get("buffer") or {}).get(key) is not None]
+        if not points:
+            continue
+        colour = f"C{number_style}"
+        buffer.plot([x for x, _ in points], [y for _, y in points], marker="o", linestyle="",
+                    color=colour, label=f"{name} buffer time of each search")
+        overall = (summary.get("buffer") or {}).get(key)
+        if overall is not None:
+            buffer.axhline(1000 * overall, color=colour, linestyle="--",
+                           label=f"{name} buffer time of the average: {1000 * overall:.4g} ms")
+    dress(buffer, "repetition", "DUT buffer time (ms)", integer_x=True, ylim=(0, None))
+    plotter.save(fig, f"bursts_{number}",
+                 f"Longest burst per repetition and DUT buffer time, RFC 9004 §6.4 ({label})")
+
+
+def scalability_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """Throughput (median, 1st/99th percentiles) and its degradation (RFC 8219 §10.2) against
+    the number of network flows n."""
+    flows = [f for f in entry.summary.get("flows", [])
+             if _statistics(f.get("summary") or {}, 1.0) is not None]
+    if not flows:
+        return
+    fig, (throughput, loss) = plotter.figure(2, height=3.6)
+    xs = [f["flows"] for f in flows]
+    stats = [_statistics(f["summary"], 1.0) for f in flows]
+    throughput.errorbar(xs, [m for m, _, _ in stats], yerr=[[b for _, b, _ in stats],
+                                                           [a for _, _, a in stats]],
+                        marker="o", capsize=3, label="throughput (median)")
+    limited = [(x, m) for x, (m, _, _), f in zip(xs, stats, flows) if f.get("tester_limited")]
+    if limited:
+        throughput.plot([x for x, _ in limited], [m for _, m in limited], marker="s",
+                        linestyle="", fillstyle="none", markersize=10, color="black",
+                        label="a lower bound: the tester could not send faster")
+    log_x = max(xs) / min(xs) > 100
+    dress(throughput, "network flows (n)", axis_label("throughput", "fps"), log_x=log_x,
+          integer_x=not log_x,
+          title=f"Overload scalability (RFC 8219 §10), error bars: 1st and 99th percentiles: "
+                f"{label}")
+    points = [(f["flows"], f["degradation_percent"]) for f in flows
+              if f.get("degradation_percent") is not None]
+    loss.plot([x for x, _ in points], [y for _, y in points], marker="o")
+    loss.axhline(0, color="black", linewidth=0.8)
+    dress(loss, "network flows (n)", "performance degradation Xpd (%)", log_x=log_x,
+          integer_x=not log_x)
+    plotter.save(fig, f"scalability_{number}",
+                 f"Throughput and performance degradation against the number of network flows "
+                 f"({label})")
+
+
 # Plots drawn per measurement, by report family.
-ENTRY_PLOTS = {"delay": (delay_repetitions, delay_distribution)}
+ENTRY_PLOTS = {"delay": (delay_repetitions, delay_distribution), "bursts": (burst_plot,),
+               "scalability": (scalability_plot,)}
 
 
 def entry_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..util.errors import XlatperfError
 from ..util.files import utc_timestamp
-from .collect import REPORT_DIR, collect, varying_keys
+from .collect import REPORT_DIR, collect, not_measured, varying_keys
 from .document import Document
 from .plots import Plotter, draw_all
 from .tables import detail_tables, reporting_items, results_table
@@ -51,6 +51,10 @@ def build_report(directory, report_dir: Path, plots: bool = True) -> tuple[Docum
         doc.paragraph("Swept configuration keys: " + ", ".join(f"`{k}`" for k in axes) + ".")
     header, rows = results_table(entries, axes)
     doc.table(header, rows, "Summary of every measurement (median over repetitions)")
+    for point in not_measured(directory):
+        labels = ", ".join(f"{k}={v}" for k, v in point["labels"].items())
+        doc.paragraph(f"**Not measured**: point {point['index']} ({point['procedure']}"
+                      f"{', ' + labels if labels else ''}): {point['reason']}")
     written = []
     if plots:
         plotter = Plotter(report_dir / "plots", report_dir)

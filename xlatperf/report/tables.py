@@ -125,6 +125,18 @@ def _repetitions(entry: Entry) -> str:
     return text
 
 
+# The [dut] commands a report states (the DUT configuration they set is part of it).
+HOOKS = ("before_point", "before_repetition", "before_trial", "wait_until", "counters",
+         "after_trial", "after_repetition", "after_point", "teardown")
+
+
+def _hooks(entry: Entry) -> str:
+    dut = (entry.summary.get("config") or {}).get("dut") or {}
+    where = f" (on {dut['ssh']})" if dut.get("ssh") else ""
+    return "; ".join(f"{hook}: `{dut[hook]}`" for hook in HOOKS if dut.get(hook)) + \
+        (where if any(dut.get(hook) for hook in HOOKS) else "")
+
+
 def reporting_items(entries: list[Entry]) -> list[list[str]]:
     """The items methodology §14 item 37 (RFC 2544 §26, RFC 8219 §12) asks every report for."""
     def config(key):
@@ -135,6 +147,7 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
 
     dut = _values(entries, lambda e: ((e.summary.get("config") or {}).get("dut") or {}).get(
         "description", ""))
+    hooks = _values(entries, _hooks)
     if dut in ("null", ""):
         dut = ("not recorded by xlatperf: state the DUT's hardware, software version and "
                "configuration here. It MUST be the same for every test of this report "
@@ -167,6 +180,8 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
                                     f"{e.summary.get('settings', {}).get('pause')}")],
         ["Search precision", _values(entries, lambda e: family(e).precision(e))],
         ["DUT configuration", dut],
+        *([["DUT hooks (commands as configured; the values of each point in its hooks.jsonl)",
+            hooks]] if hooks not in ("", "null") else []),
         *_stateful_rows(entries),
         ["Tester", _values(entries, lambda e: "xlatperf {xlatperf}, engine {engine}, {dpdk}, "
                            "lcores {lcores}".format(**{k: (e.summary.get("tester") or {}).get(k)
@@ -239,6 +254,22 @@ def results_table(entries: list[Entry], axes: list[str]) -> tuple[list[str], lis
     return header, rows
 
 
+def dut_counters(entry: Entry) -> list[list[str]]:
+    """The DUT's counters sampled after each trial (dut.counters), one row per counter: the
+    first and last sample, the smallest and largest numeric one, and how many trials had it."""
+    samples: dict[str, list] = {}
+    for record in entry.trials:
+        for name, value in (record.get("dut_counters") or {}).items():
+            samples.setdefault(name, []).append(value)
+    rows = []
+    for name, values in samples.items():
+        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        rows.append([name, str(values[0]), str(values[-1]),
+                     f"{min(numbers):,}" if numbers else "-",
+                     f"{max(numbers):,}" if numbers else "-", str(len(values))])
+    return rows
+
+
 def detail_tables(doc: Document, entry: Entry, axes: list[str]) -> None:
     """The entry's per-repetition tables (its family's), notes, and the adaptive stop rule."""
     label = f"point {entry.name}: {point_label(entry, axes)}"
@@ -247,6 +278,10 @@ def detail_tables(doc: Document, entry: Entry, axes: list[str]) -> None:
         doc.table(header, rows, f"{label}: {caption}")
     for note in found.notes(entry):
         doc.paragraph(f"{label}: note: {note}")
+    counters = dut_counters(entry)
+    if counters:
+        doc.table(["counter", "first", "last", "min", "max", "trials"], counters,
+                  f"{label}: DUT counters after each trial (dut.counters)")
     rule = entry.summary.get("repetition_rule")
     if rule:
         interval = rule.get("interval")

@@ -22,6 +22,8 @@ UNITS = {
     # show µs (tables keep the summaries' ms).
     "ms": Unit("ms", "µs", scale=1000.0),
     "s": Unit("s", "s"),
+    "frames": Unit("frames", "frames", count=True),   # back-to-back burst lengths
+    "%": Unit("%", "%"),                              # RFC 8219 §10 performance degradation
 }
 
 

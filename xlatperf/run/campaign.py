@@ -26,6 +26,16 @@ A campaign file (docs/campaigns.md):
     [[points]]                      # optional listed combinations (crossed with the axes)
     "traffic.frame_size" = 84
 
+    [per_procedure.latency]         # overrides for one procedure's points only
+    "trial.duration" = 120
+
+latency and pdv are chained (ProcedureSpec.rate_from): each of their points runs right after
+the throughput point of the same combination, at the median of that throughput's repetitions
+(procedures.delay.rate_from_summary); with no throughput to measure at (0, or the throughput
+point not done) the point is skipped with the reason in its skipped.json, and a point measured
+at a rate that is no longer its throughput's (the throughput was measured again) is moved to
+DIR/superseded/ and measured anew.
+
 Every point is a result directory DIR/points/<id>/ as `xlatperf PROCEDURE --out` writes it,
 plus repetitions.jsonl. A point is finished when its summary.json says "complete": true with
 the campaign's [output] settings; otherwise it is resumed at the granularity of repetitions
@@ -40,9 +50,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.schema import SCHEMA, validate
-from ..measure.store import REPETITIONS_FILE, SUMMARY_FILE, TRIALS_FILE, rows_to_csv
+from ..config.schema import SCHEMA, is_key, validate
+from ..measure.session import AUXILIARY_PHASES
+from ..measure.store import REPETITIONS_FILE, SUMMARY_FILE, TRIALS_FILE, read_trials, rows_to_csv
 from ..procedures import REGISTRY
+from ..procedures.delay import rate_from_summary
 from ..util.errors import ConfigError, MeasurementError, XlatperfError
 from ..util.files import read_json, read_toml, utc_timestamp, write_atomically
 
@@ -50,8 +62,10 @@ CAMPAIGN_FILE = "campaign.json"
 RESULTS_FILE = "results.csv"
 POINTS_DIR = "points"
 ERROR_FILE = "error.json"
+SKIPPED_FILE = "skipped.json"     # a chained point with no rate to measure at, and why
+SUPERSEDED_DIR = "superseded"     # chained points measured at a rate that is no longer theirs
 # Every point runs through runner.run_procedure; the registry says which procedures a campaign
-# may list (latency and pdv need a rate from a throughput result: not in campaigns yet).
+# may list, and which take their rate from another procedure's result at the same point.
 PROCEDURE_NAMES = tuple(name for name, spec in REGISTRY.items() if spec.campaign)
 RATE_AXIS = "rate"   # the trial procedure's rate (frames/s), not a configuration key
 
@@ -64,10 +78,12 @@ class Point:
     labels: dict                      # axis name -> value as shown (linked axes: their table)
     rate: int | None = None           # trial procedure's rate
     id: str = ""
+    rate_from: str | None = None      # chained: the id of the point whose result is the rate
 
     def to_dict(self) -> dict:
         return {"index": self.index, "id": self.id, "procedure": self.procedure,
-                "assignments": self.assignments, "labels": self.labels, "rate": self.rate}
+                "assignments": self.assignments, "labels": self.labels, "rate": self.rate,
+                **({"rate_from": self.rate_from} if self.rate_from else {})}
 
 
 @dataclass
@@ -77,11 +93,13 @@ class Campaign:
     overrides: dict                   # dotted key -> value, every point
     points: list[Point] = field(default_factory=list)
     raw: dict = field(default_factory=dict)
+    per_procedure: dict = field(default_factory=dict)   # procedure -> {dotted key: value}
 
     def config_for(self, point: Point) -> dict:
         """The effective configuration of a point (validated)."""
         raw = read_toml(self.base_config) if self.base_config else {}
-        for key, value in {**self.overrides, **point.assignments}.items():
+        for key, value in {**self.overrides, **self.per_procedure.get(point.procedure, {}),
+                           **point.assignments}.items():
             section, name = key.split(".", 1)
             raw.setdefault(section, {})[name] = value
         return validate(raw)
@@ -106,11 +124,10 @@ def _flatten(table: dict, prefix: str = "") -> dict:
 
 
 def _check_key(where: str, key: str) -> None:
-    section, _, name = key.partition(".")
-    if section not in SCHEMA or name not in SCHEMA[section]:
+    if not is_key(key):
         known = ", ".join(f"{s}.*" for s in SCHEMA)
         raise ConfigError(f"{where}: {key!r} is not a configuration key ({known}; see "
-                          "docs/config.md)")
+                          "docs/config.md) nor a DUT variable dut.NAME")
 
 
 def _axes(table: dict, where: str) -> list[tuple[str, list[tuple[dict, object, int | None]]]]:
@@ -174,10 +191,10 @@ def point_id(procedure: str, assignments: dict, rate: int | None) -> str:
 def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
     """Build a Campaign from a parsed campaign file (see the module docstring)."""
     where = str(path) if path else "campaign"
-    unknown = set(raw) - {"campaign", "set", "axes", "points"}
+    unknown = set(raw) - {"campaign", "set", "axes", "points", "per_procedure"}
     if unknown:
         raise ConfigError(f"{where}: unknown table(s) {', '.join(sorted(unknown))} (allowed: "
-                          "[campaign], [set], [axes], [[points]])")
+                          "[campaign], [set], [axes], [[points]], [per_procedure.NAME])")
     head = raw.get("campaign", {})
     allowed = {"config", "procedures", "procedure", "repeat", "rate", "name", "description"}
     for key in head:
@@ -190,6 +207,21 @@ def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
     if not procedures or any(p not in PROCEDURE_NAMES for p in procedures):
         raise ConfigError(f"{where}: campaign.procedures = {json.dumps(procedures)}: must be a "
                           f"list of {', '.join(PROCEDURE_NAMES)}")
+    for procedure in procedures:
+        source = REGISTRY[procedure].rate_from
+        if source is not None and source not in procedures:
+            raise ConfigError(f"{where}: campaign.procedures = {json.dumps(procedures)}: "
+                              f"{procedure} takes its rate from the {source} measured at the "
+                              f"same point: list {json.dumps(source)} too")
+    per_procedure = {}
+    for procedure, table in raw.get("per_procedure", {}).items():
+        if procedure not in procedures or not isinstance(table, dict):
+            raise ConfigError(f"{where}: [per_procedure.{procedure}]: must be a table of "
+                              f"overrides for one of campaign.procedures "
+                              f"({', '.join(procedures)})")
+        per_procedure[procedure] = _flatten(table)
+        for key in per_procedure[procedure]:
+            _check_key(f"{where}: [per_procedure.{procedure}]", key)
     base = head.get("config")
     base_path = None
     if base is not None:
@@ -225,9 +257,11 @@ def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
         if both:
             raise ConfigError(f"{where}: {both[0]} is set both by [[points]] and by [axes]")
 
-    campaign = Campaign(path, base_path, overrides, raw=raw)
-    index = 0
+    campaign = Campaign(path, base_path, overrides, raw=raw, per_procedure=per_procedure)
+    chained = [p for p in procedures if REGISTRY[p].rate_from is not None]
     for procedure in procedures:
+        if procedure in chained:
+            continue          # placed right after the point it takes its rate from
         for listed_assignments, listed_rate in listed_entries:
             for combination in itertools.product(*[entries for _, entries in axes]):
                 assignments = dict(listed_assignments)
@@ -242,11 +276,18 @@ def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
                     labels[RATE_AXIS] = rate
                 if procedure == "trial" and rate is None:
                     rate = default_rate
-                index += 1
-                point = Point(index, procedure, assignments, labels,
+                point = Point(0, procedure, assignments, labels,
                               rate if procedure == "trial" else None)
                 point.id = point_id(procedure, assignments, point.rate)
                 campaign.points.append(point)
+                for follower in chained:
+                    if REGISTRY[follower].rate_from == procedure:
+                        then = Point(0, follower, dict(assignments), dict(labels),
+                                     rate_from=point.id)
+                        then.id = point_id(follower, assignments, None)
+                        campaign.points.append(then)
+    for index, point in enumerate(campaign.points, 1):
+        point.index = index
     ids = [p.id for p in campaign.points]
     if len(set(ids)) != len(ids):
         duplicate = next(i for i in ids if ids.count(i) > 1)
@@ -286,23 +327,57 @@ def _count_lines(path: Path) -> int:
         return 0
 
 
-def point_state(directory: Path, output: dict | None = None) -> dict:
-    """state: done | partial | pending | failed, with finished repetitions and trials.
-    `output`: the [output] section the point must have been measured with to count as done."""
+def point_state(directory: Path, output: dict | None = None, rate: int | None = None) -> dict:
+    """state: done | stale | partial | pending | failed | skipped, with finished repetitions
+    and trials. `output`: the [output] section the point must have been measured with to
+    count as done; `rate`: the rate a chained point must have been measured at (else stale)."""
     summary = read_json(directory / SUMMARY_FILE)
     error = read_json(directory / ERROR_FILE)
+    skipped = read_json(directory / SKIPPED_FILE)
     repetitions = _count_lines(directory / REPETITIONS_FILE)
     trials = _count_lines(directory / TRIALS_FILE)
     state = "pending"
     if summary is not None and summary.get("complete") and (
             output is None or (summary.get("config") or {}).get("output") == output):
         state = "done"
+        if rate is not None and recorded_rate(directory) not in (None, rate):
+            state = "stale"
     elif error is not None:
         state = "failed"
+    elif skipped is not None:
+        state = "skipped"
     elif repetitions or trials:
         state = "partial"
     return {"state": state, "repetitions": repetitions, "trials": trials,
-            "summary": summary, "error": (error or {}).get("error")}
+            "summary": summary, "error": (error or {}).get("error") or
+            (skipped or {}).get("reason")}
+
+
+def recorded_rate(directory: Path) -> int | None:
+    """The rate a fixed-rate procedure (trial, latency, pdv) measured a point at: its
+    summary's, else its first measuring trial's (a run killed before its first summary)."""
+    summary = read_json(directory / SUMMARY_FILE)
+    rate = ((summary or {}).get("settings") or {}).get("rate")
+    if rate is not None or not (directory / TRIALS_FILE).exists():
+        return rate
+    return next((r.get("rate") for r in read_trials(directory)
+                 if r.get("phase") not in AUXILIARY_PHASES), None)
+
+
+def chained_rate(directory: Path, source: dict) -> dict:
+    """The rate of a chained point, from the point it takes its rate from (`source`: its
+    campaign.json entry with "output"): procedures.delay.rate_from_summary of that point's
+    summary when it is done (with "point" and "index" added), else rate None and why."""
+    state = point_state(directory / POINTS_DIR / source["id"], source.get("output"))
+    where = {"point": source["id"], "index": source["index"]}
+    if state["state"] != "done":
+        return {"rate": None, **where,
+                "reason": f"its {source['procedure']} point {source['index']} is "
+                          f"{state['state']}: no rate to measure at yet"}
+    found = rate_from_summary(state["summary"])
+    if found["rate"] is None:
+        found["reason"] = f"{source['procedure']} point {source['index']}: {found['reason']}"
+    return {**found, **where}
 
 
 def campaign_status(directory) -> dict:
@@ -311,14 +386,21 @@ def campaign_status(directory) -> dict:
     stored = read_json(directory / CAMPAIGN_FILE)
     if stored is None:
         raise XlatperfError(f"{directory}: not a campaign directory (no {CAMPAIGN_FILE})")
+    by_id = {p["id"]: p for p in stored["points"]}
     rows = []
     for point in stored["points"]:
-        state = point_state(directory / POINTS_DIR / point["id"], point.get("output"))
+        rate = None
+        if point.get("rate_from") in by_id:
+            rate = chained_rate(directory, by_id[point["rate_from"]])["rate"]
+        state = point_state(directory / POINTS_DIR / point["id"], point.get("output"), rate)
         summary = state.pop("summary") or {}
         rows.append({**point, **state, "unit": summary.get("unit"),
                      "median": summary.get("median"), "n": summary.get("n")})
     counts = {s: sum(1 for r in rows if r["state"] == s)
-              for s in ("done", "partial", "failed", "pending")}
+              for s in ("done", "partial", "failed", "pending", "skipped", "stale")}
+    for rare in ("skipped", "stale"):     # states of chained points only: named when present
+        if not counts[rare]:
+            del counts[rare]
     return {"directory": str(directory), "file": stored.get("file"), "points": rows,
             "counts": counts, "total": len(rows)}
 
@@ -336,6 +418,8 @@ def format_status(status: dict) -> str:
             shown = "-"
         elif p["unit"] == "ratio":
             shown = f"{100 * median:.4g} % loss"
+        elif p["unit"] == "ms":
+            shown = f"{1000 * median:,.1f} µs"
         else:  # fps; cps and connections of the stateful procedures
             shown = f"{median:,.0f} {p['unit']}"
         rows.append((str(p["index"]), p["state"], str(p["repetitions"]), str(p["trials"]),
@@ -348,6 +432,11 @@ def format_status(status: dict) -> str:
     for p in status["points"]:
         if p["state"] == "failed":
             lines.append(f"point {p['index']} failed: {p['error']}")
+        elif p["state"] == "skipped":
+            lines.append(f"point {p['index']} ({p['procedure']}) not measured: {p['error']}")
+        elif p["state"] == "stale":
+            lines.append(f"point {p['index']} ({p['procedure']}) was measured at another rate "
+                         "than its throughput's: `campaign run` measures it again")
     return "\n".join(lines)
 
 
@@ -366,7 +455,9 @@ def _write_campaign_file(directory: Path, campaign: Campaign, outputs: dict) -> 
 
 
 def results_rows(directory) -> list[dict]:
-    """One row per point with its axis values and statistics (results.csv)."""
+    """One row per point with its axis values and statistics (results.csv); `rate` is the
+    rate a fixed-rate point was measured at (a chained latency or pdv point: its throughput's),
+    `note` why a point was not measured or what to know about its rate."""
     status = campaign_status(directory)
     rows = []
     for p in status["points"]:
@@ -375,9 +466,22 @@ def results_rows(directory) -> list[dict]:
                **{k: v for k, v in p["labels"].items()}, "unit": summary.get("unit")}
         for key in ("median", "p1", "p99", "min", "max", "dispersion", "n"):
             row[key] = summary.get(key)
+        row["rate"] = (summary.get("settings") or {}).get("rate")
+        source = summary.get("rate_source") or {}
+        row["note"] = p["error"] if p["state"] in ("skipped", "failed") else source.get("note")
         row["id"] = p["id"]
         rows.append(row)
     return rows
+
+
+def _supersede(directory: Path, point: Point, rate: int) -> Path:
+    """Moves a chained point measured at `rate` (no longer its throughput's) out of the way:
+    nothing measured is deleted, and the point is measured anew at the new rate."""
+    target = directory / SUPERSEDED_DIR / (
+        f"{point.id}_rate-{rate}_{utc_timestamp().replace(':', '')}")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    (directory / POINTS_DIR / point.id).rename(target)
+    return target
 
 
 def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str | None = None,
@@ -387,6 +491,8 @@ def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str
     when run again into the same directory. A point that fails (engine or measurement error)
     is recorded in its error.json and the campaign goes on; MeasurementError is raised at the
     end if any point failed. ConfigError and KeyboardInterrupt stop the campaign at once.
+    A chained point (latency, pdv) runs at its throughput's rate (chained_rate); without one
+    it is skipped (skipped.json says why: not a failure, the campaign's result says it).
 
     run: the function that measures one point (default runner.run_procedure), for tests."""
     if run is None:
@@ -399,22 +505,46 @@ def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str
     configs = {p.id: campaign.config_for(p) for p in campaign.points}
     outputs = {pid: config.output.to_dict() for pid, config in configs.items()}
     _write_campaign_file(directory, campaign, outputs)
+    by_id = {p.id: {**p.to_dict(), "output": outputs[p.id]} for p in campaign.points}
     failures = []
     for point in campaign.points:
         point_dir = directory / POINTS_DIR / point.id
+        rate, extra = point.rate, {}
+        if point.rate_from is not None:
+            source = chained_rate(directory, by_id[point.rate_from])
+            if source["rate"] is None:
+                point_dir.mkdir(parents=True, exist_ok=True)
+                write_atomically(point_dir / SKIPPED_FILE, json.dumps(
+                    {"reason": source["reason"], "rate_source": source,
+                     "time": utc_timestamp()}, default=str) + "\n")
+                write_atomically(directory / RESULTS_FILE, rows_to_csv(results_rows(directory)))
+                continue
+            (point_dir / SKIPPED_FILE).unlink(missing_ok=True)
+            measured_at = recorded_rate(point_dir) if point_dir.exists() else None
+            if measured_at is not None and measured_at != source["rate"]:
+                _supersede(directory, point, measured_at)
+            rate, extra = source["rate"], {"rate_source": source}
         state = point_state(point_dir, outputs[point.id])
         if state["state"] == "done":
             continue
         if reporter is not None:
             reporter.point({"index": point.index, "count": len(campaign.points), "id": point.id,
                             "procedure": point.procedure, "labels": point.labels,
-                            "state": state["state"], "repetitions_done": state["repetitions"]})
+                            "state": state["state"], "repetitions_done": state["repetitions"],
+                            **({"rate": rate} if extra else {})})
         (point_dir / ERROR_FILE).unlink(missing_ok=True)
         try:
-            run(point.procedure, configs[point.id], point_dir, rate=point.rate,
-                reporter=reporter, engine_path=engine_path, resume=True)
+            run(point.procedure, configs[point.id], point_dir, rate=rate,
+                reporter=reporter, engine_path=engine_path, resume=True, **extra)
         except ConfigError as exc:
-            raise ConfigError(f"point {point.index} ({_describe(point)}): {exc}") from None
+            if not extra:
+                raise ConfigError(f"point {point.index} ({_describe(point)}): {exc}") from None
+            # A chained point's rate is known only now: a setting that does not fit it (too
+            # few frames for latency.timestamps) fails this point, not the campaign.
+            failures.append(f"point {point.index} ({_describe(point)}): {exc}")
+            point_dir.mkdir(parents=True, exist_ok=True)
+            write_atomically(point_dir / ERROR_FILE,
+                              json.dumps({"error": str(exc), "time": utc_timestamp()}) + "\n")
         except XlatperfError as exc:
             failures.append(f"point {point.index} ({_describe(point)}): {exc}")
             point_dir.mkdir(parents=True, exist_ok=True)

@@ -60,14 +60,20 @@ def _direction_info(plan: TrafficPlan) -> dict:
     return info
 
 
-def _check_resumable(out_dir, config: dict) -> None:
+def _check_resumable(out_dir, config: dict, rate: int | None = None) -> None:
     """Resuming into a directory measured with another configuration would mix results: only
-    the [output] section (repetitions) may differ, and an empty dut_mac (resolved at run time)."""
+    the [output] section (repetitions) may differ, and an empty dut_mac (resolved at run time);
+    a procedure measured at a given rate (trial, latency, pdv) resumes only at that rate."""
     try:
         with open(Path(out_dir) / SUMMARY_FILE, encoding="utf-8") as stream:
-            previous = json.load(stream).get("config") or {}
+            summary = json.load(stream)
     except (OSError, ValueError):
         return
+    previous = summary.get("config") or {}
+    old_rate = (summary.get("settings") or {}).get("rate")
+    if rate is not None and old_rate is not None and old_rate != rate:
+        raise ConfigError(f"{out_dir}: measured at --rate {old_rate}, now {rate}: cannot "
+                          "resume into it (use another --out directory)")
     for section, values in config.to_dict().items():
         if section == "output":
             continue
@@ -83,7 +89,7 @@ def _check_resumable(out_dir, config: dict) -> None:
 
 def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = None,
                   reporter: Reporter | None = None, engine_path: str | None = None,
-                  resume: bool = False) -> dict:
+                  resume: bool = False, rate_source: dict | None = None) -> dict:
     """Run the registered `procedure` (xlatperf/procedures/__init__.py) `output.repeat` times (or
     adaptively up to `output.repeat_max`, see xlatperf/run/adaptive.py) and write the results under
     out_dir. Returns the summary (also in summary.json, rewritten after every repetition).
@@ -91,6 +97,10 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     rate: the `trial` procedure's rate in frames/s (default: the medium's maximum).
     resume: keep the repetitions an earlier, interrupted run into out_dir finished and run
     only the rest (the trials of its unfinished repetition go to out_dir/incomplete/).
+    rate_source: where `rate` came from (a campaign's chained throughput, --rate-from), kept
+    in the summary as "rate_source".
+    DUT hooks (xlatperf/measure/hooks.py): before_point before the engine starts, before and
+    after each repetition, after_point once the complete summary is written.
     Raises ConfigError, EngineError, MeasurementError; KeyboardInterrupt after writing an
     incomplete summary.
     """
@@ -98,22 +108,25 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     reporter = reporter or Reporter()
     started = utc_timestamp()
     if resume:
-        _check_resumable(out_dir, config)
+        _check_resumable(out_dir, config, rate)
     with ResultStore(out_dir, resume=resume) as store:
+        hooks = DutHooks.from_config(config, store.directory, append=resume)
+        hooks.before("point", {"procedure": procedure})
         engine = Engine(config, log_path=store.engine_log, engine_path=engine_path)
         with engine:
             hello = engine.hello()
             engine.addresses(owned_addresses(config))
             if spec.through_dut:
                 config = resolve_dut_macs(engine, config)
+                hooks.config = config     # {left.dut_mac} in a hook: the resolved MAC
             plan = TrafficPlan(config, hello["ports"], through_dut=spec.through_dut)
             proc = spec.make(config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
-            session.hooks = DutHooks.from_config(config, store.directory, append=resume)
+            session.hooks = hooks
             if config.stateful.enabled and spec.stateful_phase2:
                 session.stateful = StatefulTest(plan)
             output = config.output
-            count = output.repeat
+            count = config.value(spec.repeat_key)   # output.repeat, or the procedure's own
             maximum = max(output.repeat_max, count)
             reporter.started({"procedure": procedure, "repetitions": maximum,
                               "repeat_min": count,
@@ -147,6 +160,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                         **(decision or decide_now()).to_dict()}
                 if resumed:
                     result["resumed"] = resumed
+                if rate_source is not None:
+                    result["rate_source"] = rate_source
                 stats_by_direction = result.pop("directions", {})
                 result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
                                         for name, info in _direction_info(plan).items()}
@@ -181,10 +196,13 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                     session.start_repetition(number)
                     reporter.repetition(number, maximum)
                     recorded_before = store.trials_recorded
+                    context = {"procedure": procedure, "repetition": number}
+                    hooks.before("repetition", context)
                     proc.begin_repetition(repetitions[:-1])
                     proc.run(session, repetition.steps)
                     repetition.complete = True
                     store.finish_repetition(number, store.trials_recorded - recorded_before)
+                    hooks.after("repetition", context)
                     if number < maximum:  # results so far, readable while the run goes on
                         write(complete=False, final=False)
             except KeyboardInterrupt:
@@ -198,7 +216,9 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                     with contextlib.suppress(Exception):
                         write(complete=False)
                 raise
-            return write(complete=True)
+            result = write(complete=True)
+        hooks.after("point", {"procedure": procedure})
+        return result
 
 
 def _settings(config: dict, proc: Procedure) -> dict:

@@ -3,6 +3,8 @@
 
     xlatperf PROCEDURE -c FILE [--set KEY=VALUE ...] [--duration S] [--repeat N] --out DIR
         PROCEDURE: trial [--rate R] | throughput | frame-loss [--rates R1,R2,...] | selftest
+                 | back-to-back [--rate R] [--throughput-from THROUGHPUT_DIR]   (RFC 9004)
+                 | scalability [--flows 1,4,16,...]   (RFC 8219 §10)
                  | latency --rate R | pdv --rate R   (or --rate-from THROUGHPUT_DIR)
                  | connection-rate | teardown-rate | table-capacity   (RFC 9693, docs/stateful.md)
         --stateful: RFC 9693 phase 1 before every trial (stateful.enabled = true)
@@ -76,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--duration", type=float, metavar="S",
                         help="seconds of sending per trial (trial.duration)")
     common.add_argument("--repeat", type=int, metavar="N",
-                        help="repetitions of the whole procedure (output.repeat)")
+                        help="repetitions of the whole procedure (output.repeat; "
+                             "back-to-back: back_to_back.repeat)")
     common.add_argument("--out", required=True, metavar="DIR",
                         help="result directory (trials.jsonl, summary.json, summary.csv)")
     common.add_argument("--stateful", action="store_true",
@@ -109,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
             command.add_argument("--rates", type=_rate_list, metavar="R1,R2,...",
                                  help="explicit rates in frames/s instead of the scan "
                                       "(frame_loss.rates)")
+        for option in spec.key_options:   # options that set one of the procedure's keys
+            command.add_argument(option.flag, dest=_option_dest(option), metavar=option.metavar,
+                                 help=f"{option.help} ({option.key})")
 
     campaign = commands.add_parser("campaign", help="sweeps over configuration keys")
     campaign_commands = campaign.add_subparsers(dest="campaign_command", required=True,
@@ -146,13 +152,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _option_dest(option) -> str:
+    return "key_" + option.key.replace(".", "_")
+
+
+def _option_value(option, text: str) -> str:
+    """A key option's text as a --set value: a string key's text as it is; a list as TOML."""
+    if option.is_list:
+        return "[" + ", ".join(part.strip() for part in text.split(",") if part.strip()) + "]"
+    return text
+
+
 def _overrides(args) -> list[str]:
     """--set assignments first, then the dedicated options (which therefore win)."""
     overrides = list(args.overrides)
+    spec = REGISTRY.get(args.command)
     if args.duration is not None:
         overrides.append(f"trial.duration={args.duration!r}")
-    if args.repeat is not None:
-        overrides.append(f"output.repeat={args.repeat}")
+    if args.repeat is not None:   # output.repeat, or the procedure's own repetition key
+        overrides.append(f"{spec.repeat_key if spec else 'output.repeat'}={args.repeat}")
+    for option in spec.key_options if spec else ():
+        value = getattr(args, _option_dest(option), None)
+        if value is not None:
+            overrides.append(f"{option.key}={_option_value(option, value)}")
     if getattr(args, "rates", None):
         overrides.append(f"frame_loss.rates={args.rates!r}")
     if getattr(args, "stateful", False):
@@ -178,14 +200,15 @@ def run_measurement(args) -> int:
     from ..run.runner import run_procedure
 
     config = load_config(args.config, _overrides(args))
-    rate = getattr(args, "rate", None)
+    rate, source = getattr(args, "rate", None), None
     if getattr(args, "rate_from", None):
-        from ..procedures.delay import rate_from_results
-        rate = rate_from_results(args.rate_from)
+        from ..procedures.delay import rate_source_of
+        source = rate_source_of(args.rate_from)
+        rate = source["rate"]
     reporter = _reporter(args)
     try:
         summary = run_procedure(args.command, config, args.out, rate=rate,
-                                reporter=reporter, resume=args.resume)
+                                reporter=reporter, resume=args.resume, rate_source=source)
     finally:
         if reporter is not None:
             reporter.close()

@@ -166,9 +166,20 @@ class ConsoleReporter(Reporter):
                 return (f"  {where}: {t['connections']:,} connections deleted in "
                         f"{t['full_seconds']:.4f} s, empty table {t['empty_seconds']:.4f} s: "
                         f"{rate}")
+        if "network_flows" in record:   # RFC 8219 §10: the trial's number of network flows
+            where += f" n={record['network_flows']:,}"
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss)"
                            for name, d in result.directions.items())
         verdict = self._verdict(result)
+        if "burst" in record:           # back-to-back: the burst, its measured rate, its verdict
+            burst = record["burst"]
+            measured = burst.get("sending_rate")
+            where += (f": burst of {burst['frames']:,} frames at {_fps(result.rate)} fps "
+                      f"(sent at {_fps(measured)} fps)")
+            verdict = ("pass" if burst["passed"] else "loss" if burst["valid"]
+                       else f"invalid ({burst.get('invalid_reason')})")
+            style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
+            return f"  {where}: {losses}: [{style}]{verdict}[/{style}]"
         style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
         line = f"  {where}: {_fps(result.rate)} fps: {losses}: [{style}]{verdict}[/{style}]"
         if "mlrsearch" in record:  # MLRsearch: trial duration and each goal's class after it
@@ -199,6 +210,10 @@ class ConsoleReporter(Reporter):
                  f"step {c.get('step', '?')}"]
         if c.get("phase"):
             parts.insert(0, c["phase"])
+        if "network_flows" in c:
+            parts.append(f"n = {c['network_flows']:,} flows")
+        if "frames" in c:
+            parts.append(f"burst {c['frames']:,} frames")
         if "rate" in c:
             parts.append(f"rate {_fps(c['rate'])} fps")
         if "lo" in c:
@@ -378,18 +393,11 @@ def _trial_tables(summary: dict) -> list:
     return [table, _stats_table(summary, _ratio_pct)]
 
 
-def _stateful_tables(summary: dict) -> list:
-    """RFC 9693 procedures: their settings, one row per repetition (the report's detail table
-    of the procedure's family, so console and report show the same columns), the statistics."""
-    items = summary.get("settings", {}).get("stateful", {})
-
-    def count(key):
-        value = items.get(key)
-        return "-" if value is None else f"{value:,}"
-    parts = [Text(f"N = {count('connections')} connections, M = {count('table_size')}, R = "
-                  f"{count('rate_phase1')} fps, enumerate {items.get('enumerate')} "
-                  f"({items.get('order')}), validation {items.get('validation')}", style="dim")]
+def _family_tables(summary: dict, formatter=_fps, notes: bool = False) -> list:
+    """The report's detail tables of the procedure's family (console and report show the same
+    columns), its notes when asked, and the statistics."""
     entry = Entry(summary["procedure"], Path("."), summary)
+    parts = []
     for header, rows, caption in family(entry).details(entry):
         table = Table(title=f"{summary['procedure']}: {caption}", header_style="bold")
         for title in header:
@@ -397,8 +405,27 @@ def _stateful_tables(summary: dict) -> list:
         for row in rows:
             table.add_row(*row)
         parts.append(table)
-    parts.append(_stats_table(summary, _fps))
+    parts.append(_stats_table(summary, formatter))
+    if notes:
+        parts += [Text(f"note: {note}", style="yellow") for note in family(entry).notes(entry)]
     return parts
+
+
+def _stateful_tables(summary: dict) -> list:
+    """RFC 9693 procedures: their settings, one row per repetition, the statistics."""
+    items = summary.get("settings", {}).get("stateful", {})
+
+    def count(key):
+        value = items.get(key)
+        return "-" if value is None else f"{value:,}"
+    return [Text(f"N = {count('connections')} connections, M = {count('table_size')}, R = "
+                 f"{count('rate_phase1')} fps, enumerate {items.get('enumerate')} "
+                 f"({items.get('order')}), validation {items.get('validation')}", style="dim"),
+            *_family_tables(summary)]
+
+
+def _percent(value) -> str:
+    return "-" if value is None else f"{value:.4g} %"
 
 
 def _delay_tables(summary: dict) -> list:
@@ -438,4 +465,6 @@ def _delay_tables(summary: dict) -> list:
 
 # The result tables of each report family (ProcedureSpec.report).
 SUMMARY_TABLES = {"search": _search_tables, "scan": _scan_tables, "trial": _trial_tables,
-                  "delay": _delay_tables, "cps": _stateful_tables, "capacity": _stateful_tables}
+                  "delay": _delay_tables, "cps": _stateful_tables, "capacity": _stateful_tables,
+                  "bursts": lambda summary: _family_tables(summary, _fps, notes=True),
+                  "scalability": lambda summary: _family_tables(summary, _percent, notes=True)}

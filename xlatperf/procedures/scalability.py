@@ -1,0 +1,242 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""RFC 8219 §10 overload scalability of a single-translation DUT (docs/scalability.md).
+
+Network growth is n network flows from n simulated clients (RFC 8219 §10.1.1, Figure 4): the
+client side's addresses (scalability.side) take n distinct values of its 16-bit varying part
+(addresses.SIDE_min .. SIDE_min + n - 1, in the configured addresses.SIDE order), while the
+other side is one fixed address and the ports are fixed, so a trial carries exactly n flows per
+direction, all started together (§10.2.1). For each n of scalability.flows, smallest first, the
+RFC 2544 throughput is measured (the [throughput] search: binary or MLRsearch); the
+performance degradation of each n is RFC 8219 §10.2.1's figure for a "higher is better"
+benchmark:
+
+    Xpd = (X1 - Xn) / X1 x 100 %      (X1: the 1-flow result, Xn: the n-flow result)
+
+computed from the medians over the repetitions. The summary's statistics are those of each
+repetition's own degradation at the largest n.
+
+RFC 8219 §10.2.2 starts the flows one after another, each t seconds after the previous one; the
+engine starts every flow of a trial together, so this is §10.2.1 (simultaneous start) over an
+increasing number of flows: the settings say so.
+"""
+
+from dataclasses import dataclass
+
+from ..engine.protocol import TrialResult, trial_from_record
+from ..measure.session import AUXILIARY_PHASES
+from ..traffic.plan import TrafficPlan
+from ..util.errors import ConfigError
+from ..util.stats import summarize
+from .base import KeyOption, Procedure, ProcedureSpec, Repetition
+from .throughput import SPEC as THROUGHPUT
+
+RECORD_KEY = "network_flows"   # n, in each trial's record
+
+
+def degradation(x1: float | None, xn: float | None, higher_is_better: bool = True) -> float | None:
+    """RFC 8219 §10.2.1: the performance degradation of the n-flow result Xn relative to the
+    1-flow result X1, in %: (X1 - Xn) / X1 x 100 for a "higher is better" benchmark
+    (throughput), (Xn - X1) / X1 x 100 for a "lower is better" one (latency). None when X1 is
+    0 or either result is missing."""
+    if x1 is None or xn is None or x1 == 0:
+        return None
+    change = (x1 - xn) if higher_is_better else (xn - x1)
+    return change / x1 * 100
+
+
+@dataclass(frozen=True)
+class FlowStep:
+    """A trial of the search with n network flows."""
+    flows: int
+    trial: TrialResult
+
+
+class _ClientsSession:
+    """The measurer as the search for one n sees it: its trials send from n client addresses
+    and carry n in their records and in the live view; every trial is also kept, tagged with
+    n, in the repetition's steps."""
+
+    def __init__(self, session, plan: TrafficPlan, flows: int, steps: list):
+        self.session, self.plan, self.flows, self.steps = session, plan, flows, steps
+
+    @property
+    def tester(self) -> dict:
+        return self.session.tester
+
+    def run_trial(self, rate, duration=None, annotate=None, **options):
+        def tagged(result) -> dict:
+            return {RECORD_KEY: self.flows, **(annotate(result) if annotate else {})}
+        result = self.session.run_trial(rate, duration, tagged, plan=self.plan, **options)
+        self.steps.append(FlowStep(self.flows, result))
+        return result
+
+    def notify(self, context: dict) -> None:
+        self.session.notify({**context, RECORD_KEY: self.flows})
+
+
+def _other(side: str) -> str:
+    return "right" if side == "left" else "left"
+
+
+class Scalability(Procedure):
+    name = "scalability"
+
+    def __init__(self, config, plan, rate=None):
+        super().__init__(config, plan)
+        settings = config.scalability
+        self.side, self.counts = settings.side, list(settings.flows)
+        addresses, side, other = config.addresses, self.side, _other(self.side)
+        if config.stateful.enabled:
+            raise ConfigError("stateful.enabled = true: the scalability procedure measures "
+                              "stateless throughput (RFC 8219 §10); set it to false")
+        if getattr(addresses, side) == "fixed":
+            raise ConfigError(f'addresses.{side} = "fixed": the scalability procedure takes '
+                              f"its n clients from the {side} side's addresses; set it to "
+                              f'"increasing" (or "random") and addresses.{side}_min/_max to '
+                              "their range (scalability.side chooses the side)")
+        if getattr(addresses, other) != "fixed" or getattr(addresses, f"{other}_nets") > 1:
+            raise ConfigError(f"addresses.{other} = {getattr(addresses, other)!r}, "
+                              f"addresses.{other}_nets = {getattr(addresses, f'{other}_nets')}: "
+                              f'must be "fixed" and 1 for the scalability procedure: its n flows '
+                              f"go from n {side} clients to one {other} address")
+        varying = [f"ports.{key}" for key in ("forward_src", "forward_dst", "reverse_src",
+                                                "reverse_dst")
+                   if config.value(f"ports.{key}") != "fixed"]
+        if varying:
+            raise ConfigError(f"{varying[0]} = {config.value(varying[0])!r}: must be \"fixed\" "
+                              "for the scalability procedure (varying ports would make more "
+                              "than n flows)")
+        low, high = getattr(addresses, f"{side}_min"), getattr(addresses, f"{side}_max")
+        if self.counts[-1] > high - low + 1:
+            raise ConfigError(f"scalability.flows = {self.counts}: at most {high - low + 1} "
+                              f"flows, the size of addresses.{side}_min..{side}_max = "
+                              f"{low}..{high}")
+        ports = [plan.ports["left"], plan.ports["right"]]
+        self.plans, self.searches = {}, {}
+        for n in self.counts:
+            changed = config.changed({f"addresses.{side}_max": low + n - 1})
+            self.plans[n] = TrafficPlan(changed, ports, through_dut=plan.through_dut)
+            self.searches[n] = THROUGHPUT.make(changed, self.plans[n], None)
+        first = self.searches[1]
+        self.loss_tolerance = getattr(first, "loss_tolerance", 0.0)   # for the live view
+        self.error = getattr(first, "error", None)
+        self.earlier: list[Repetition] = []
+
+    # -- running ---------------------------------------------------------------------------------
+
+    def begin_repetition(self, earlier):
+        self.earlier = list(earlier)
+
+    def run(self, session, steps):
+        earlier = self.by_flows(self.earlier)
+        for n in self.counts:
+            search = self.searches[n]
+            search.begin_repetition(earlier[n])
+            search.run(_ClientsSession(session, self.plans[n], n, steps), [])
+
+    def steps_from_records(self, records):
+        return [FlowStep(r[RECORD_KEY], trial_from_record(r)) for r in records
+                if r.get("phase") not in AUXILIARY_PHASES and RECORD_KEY in r]
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def by_flows(self, repetitions) -> dict[int, list[Repetition]]:
+        """Each n's searches as repetitions of a throughput measurement: the trials with n
+        flows; complete when the repetition is, or when it went on to a larger n."""
+        found: dict[int, list[Repetition]] = {n: [] for n in self.counts}
+        for rep in repetitions:
+            for n in self.counts:
+                trials = [s.trial for s in rep.steps if s.flows == n]
+                later = any(s.flows > n for s in rep.steps)
+                if trials or rep.complete:
+                    found[n].append(Repetition(rep.number, trials, rep.complete or later))
+        return found
+
+    def _table(self, repetitions):
+        """(per n: the throughput summary; per repetition: {n: its throughput row})."""
+        subs = self.by_flows(repetitions)
+        summaries = {n: self.searches[n].summarize(subs[n]) for n in self.counts}
+        rows: dict[int, dict[int, dict]] = {}
+        for n, summary in summaries.items():
+            for row in summary.get("repetitions", []):
+                rows.setdefault(row["repetition"], {})[n] = row
+        return summaries, rows
+
+    def _degradations(self, row: dict[int, dict]) -> dict[int, float | None]:
+        """A repetition's degradation per n, from its complete searches."""
+        def value(n):
+            found = row.get(n)
+            return found.get("throughput") if found and found.get("complete") else None
+        return {n: degradation(value(1), value(n)) for n in self.counts}
+
+    def summarize(self, repetitions):
+        summaries, rows = self._table(repetitions)
+        largest = self.counts[-1]
+        per_repetition = []
+        for rep in repetitions:
+            row = rows.get(rep.number, {})
+            degradations = self._degradations(row)
+            per_repetition.append({
+                "repetition": rep.number, "complete": rep.complete,
+                "flows": [{"flows": n, "throughput": row[n].get("throughput"),
+                           "found": row[n].get("found"),
+                           "tester_limited": row[n].get("tester_limited"),
+                           "complete": row[n].get("complete"),
+                           "trials": len([s for s in rep.steps if s.flows == n]),
+                           "degradation_percent": degradations[n]}
+                          for n in self.counts if n in row],
+                "degradation_percent": degradations[largest]})
+        x1 = summaries[1].get("median")
+        flows = [{"flows": n, "throughput": summaries[n].get("median"),
+                  "degradation_percent": degradation(x1, summaries[n].get("median")),
+                  "tester_limited": bool(summaries[n].get("tester_limited")),
+                  "summary": summaries[n]} for n in self.counts]
+        values = [r["degradation_percent"] for r in per_repetition
+                  if r["complete"] and r["degradation_percent"] is not None]
+        failures: dict[str, int] = {}
+        for summary in summaries.values():
+            for name, info in (summary.get("directions") or {}).items():
+                failures[name] = failures.get(name, 0) + info.get("failed_trials", 0)
+        return {"unit": "%", **summarize(values), "metric": "throughput",
+                "higher_is_better": True, "largest_flows": largest,
+                "tester_limited": any(f["tester_limited"] for f in flows),
+                "flows": flows,
+                "directions": {name: {"failed_trials": n} for name, n in failures.items()},
+                "repetitions": per_repetition}
+
+    def values(self, repetitions):
+        _, rows = self._table(repetitions)
+        largest = self.counts[-1]
+        return [self._degradations(rows.get(r.number, {}))[largest] if r.complete else None
+                for r in repetitions]
+
+    def csv_rows(self, repetitions):
+        summary = self.summarize(repetitions)
+        return [{"repetition": rep["repetition"], "flows": row["flows"],
+                 "throughput_fps": row["throughput"], "found": row["found"],
+                 "tester_limited": row["tester_limited"],
+                 "degradation_percent": row["degradation_percent"], "trials": row["trials"],
+                 "complete": row["complete"]}
+                for rep in summary["repetitions"] for row in rep["flows"]]
+
+    def settings(self):
+        addresses = self.config.addresses
+        low = getattr(addresses, f"{self.side}_min")
+        return {"flows": self.counts, "side": self.side,
+                "clients": f"{self.side} addresses with the 16-bit part {low}..{low}+n-1 "
+                           f"({getattr(addresses, self.side)}), to one "
+                           f"{_other(self.side)} address, fixed ports",
+                "start": "simultaneous: every flow from the trial's start (RFC 8219 §10.2.1); "
+                         "§10.2.2's start one after another every t seconds is not done",
+                "metric": "throughput (RFC 2544 §26.1, RFC 8219 §7.1)",
+                "degradation": "RFC 8219 §10.2.1, higher is better: (X1 - Xn) / X1 x 100 %, "
+                               "from the medians over the repetitions",
+                "throughput": self.searches[1].settings()}
+
+
+SPEC = ProcedureSpec(
+    "scalability", "RFC 8219 §10 overload scalability: throughput and its degradation with "
+    "n network flows", unit="%", make=Scalability, report="scalability",
+    stateful_phase2=False,
+    key_options=(KeyOption("--flows", "scalability.flows", "N1,N2,...",
+                           "the numbers of network flows (clients), 1 first", is_list=True),))
