@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Back-to-back frames (RFC 2544 §26.4, RFC 9004) end to end: the real engine against the
+`limit` lab DUT, whose nftables `limit rate r/second burst b packets` is a token bucket of known
+size and rate, so the longest burst without loss is known in advance.
+
+The bucket (Linux nft_limit, packet mode, kernels since 5.13): it holds b tokens, each frame
+costs one, tokens come back at r per second (in nanoseconds: a frame costs 10^9 / r ns, the
+bucket holds b x 10^9 / r ns and gains 1 ns per ns), and it is full when the burst starts (the
+pause between bursts, far longer than b / r, refills it). It counts frames, not bytes, so the
+frame size and what counts as a frame's length (the wire adds preamble, gap and FCS; tbf would
+count the frame without FCS) play no part. Frame i of a burst sent at R frames/s arrives
+i / R after the first, when the bucket holds b + r i / R - i tokens (it never fills up again
+while R > r); it passes when that is at least 1. So a burst of N frames passes whole when its
+last frame, i = N - 1, does:
+
+    N - 1 <= (b - 1) / (1 - r / R)      longest burst  N* = floor((b - 1) / (1 - r / R)) + 1
+
+For b = 2000, r = 20,000 and R = 60,000: N* = floor(1999 x 1.5) + 1 = 2999 frames. R is the
+burst's *measured* sending rate (from the engine's send time), not the requested one.
+
+RFC 9004's corrected buffer time recovers the bucket: with the DUT's throughput r,
+corrected = N*/R x (1 - r/R) = (b - 1)/R + (1 - r/R)/R, so corrected x R is b within a frame.
+"""
+
+import math
+
+import pytest
+from e2e_util import summary, trials, xlatperf
+
+RATE = 20_000        # r: the bucket's refill rate, the DUT's throughput (frames/s)
+BUCKET = 2_000       # b: the bucket's size (frames)
+BURST_RATE = 60_000  # R requested: well within what the tester keeps on veth
+STEP = 10            # the search's step size (frames)
+
+
+def longest_burst(bucket: int, rate: float, burst_rate: float) -> int:
+    """N*: the longest burst a full token bucket passes whole (module docstring)."""
+    return math.floor((bucket - 1) / (1 - rate / burst_rate)) + 1
+
+
+def test_longest_burst_matches_the_token_bucket(make_lab, tmp_path):
+    assert longest_burst(BUCKET, RATE, BURST_RATE) == 2999   # the docstring's example
+    config = make_lab("limit", rate=RATE, burst=BUCKET)
+    out = tmp_path / "b2b"
+    # Three searches (RFC 2544 asks for 50: a key); the pause (0.3 s) refills the bucket
+    # (b / r = 0.1 s); bursts up to 0.2 s (12,000 frames); timeout 0.2 s after a lossy burst.
+    xlatperf("back-to-back", "-c", str(config), "--rate", str(BURST_RATE), "--repeat", "3",
+             "--set", "back_to_back.max_time=0.2", "--set", f"back_to_back.step={STEP}",
+             "--set", f"back_to_back.throughput={RATE}", "--set", "trial.pause=0.3",
+             "--set", "trial.timeout=0.2", "--out", str(out), "-q", timeout=300)
+    s = summary(out)
+    assert s["complete"] and s["procedure"] == "back-to-back" and s["n"] == 3
+    assert not s["tester_limited"] and not s["at_limit"], s
+    for rep in s["repetitions"]:
+        measured = rep["sending_rate"]
+        # the tester kept the requested rate (a valid burst), and the result is measured
+        assert measured == pytest.approx(BURST_RATE, rel=0.01), rep
+        expected = longest_burst(BUCKET, RATE, measured)
+        assert abs(rep["longest_burst"] - expected) <= 0.10 * expected, (rep["longest_burst"],
+                                                                          expected)
+    # Without the refill the bucket would pass only b frames: the measurement shows it.
+    assert s["average"] > 1.3 * BUCKET
+    buffer = s["buffer"]
+    assert buffer["corrected_seconds"] * buffer["ingress_rate"] == pytest.approx(BUCKET, rel=0.10)
+    assert buffer["implied_seconds"] == pytest.approx(s["average"] / buffer["ingress_rate"])
+    # Every burst asked for exactly N frames and sent them all, or was flagged invalid.
+    for record in trials(out):
+        if record.get("phase") == "learning":
+            continue
+        frames = record["burst"]["frames"]
+        for direction in record["directions"].values():
+            assert direction["planned"] == frames
+            assert direction["sent"] == frames or not record["burst"]["valid"]
+    # The report's back-to-back section and plot.
+    xlatperf("report", str(out))
+    markdown = (out / "report" / "report.md").read_text()
+    assert "RFC 9004 §7 Table 1" in markdown and "corrected buffer time" in markdown
+    assert (out / "report" / "plots" / "bursts_1.png").exists()
