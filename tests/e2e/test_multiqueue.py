@@ -74,7 +74,7 @@ def test_af_packet_fanout_spreads_random_ports_over_rx_queues(make_lab, tmp_path
     """RFC 4814 pseudorandom ports over af_packet with two queue pairs: the kernel's flow hash
     (PACKET_FANOUT_HASH) sends frames of different port pairs to different RX queues, and the
     receive queues' counts add up to every frame sent."""
-    config = make_lab("loopback")
+    config = make_lab("loopback", ports="af_packet")
     out = tmp_path / "out"
     xlatperf("trial", "-c", str(config), "--rate", "20000", "--duration", "0.5",
              "--set", "tester.queues=2", "--set", "traffic.direction=forward",
@@ -93,7 +93,7 @@ def test_stateful_responder_learns_on_two_queues(make_lab, tmp_path):
     """Phase 1's 200 four-tuples arrive spread over the Responder port's two RX queues (kernel
     fanout); the queues' tables merge into one with every tuple, and phase 2's two lanes send
     from it."""
-    path = make_lab("loopback")
+    path = make_lab("loopback", ports="af_packet")
     config = load_config(str(path), ["tester.queues=2"])
     left_mac, right_mac = config.left.mac, config.right.mac
     tuples = 200
