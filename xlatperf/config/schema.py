@@ -264,6 +264,28 @@ def port(value):
     return str(parse_port(value))
 
 
+# An ssh destination: [user@]host, where host is a name, an IPv4 or an IPv6 address (with an
+# optional %zone). No spaces and no leading "-": it is one argument of ssh and no option.
+SSH_TARGET = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9._-]*@)?[A-Za-z0-9_.:%\[\]][A-Za-z0-9_.:%\[\]-]*$")
+SSH_OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]*=\S.*$")
+
+
+def ssh_target(value):
+    value = string(value)
+    if value and not SSH_TARGET.match(value):
+        raise ValueError('must be "" (the engine runs on this host) or an ssh destination '
+                         '"[user@]host" (no spaces, not starting with "-")')
+    return value
+
+
+def ssh_options(value):
+    if not isinstance(value, list) or not all(isinstance(o, str) and SSH_OPTION.match(o)
+                                              for o in value):
+        raise ValueError('must be a list of ssh options "Name=value" (ssh -o), e.g. '
+                         '["StrictHostKeyChecking=accept-new", "ConnectTimeout=5"]')
+    return list(value)
+
+
 # --------------------------------------------------------------------------------------------
 # The schema (docs/config.md). Section -> key -> (default, checker).
 # --------------------------------------------------------------------------------------------
@@ -337,6 +359,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "engine": Key("", string),
         "hugepages": Key("auto", choice("auto", "yes", "no")),
         "force": Key(False, boolean),
+        # The engine on another host (docs/testers.md): started as `ssh -T HOST ENGINE ...`,
+        # the protocol on ssh's stdin/stdout; "" = on this host.
+        "ssh": Key("", ssh_target),
+        "ssh_port": Key(0, integer(0, 65535)),     # 0 = ssh's default (22, or ~/.ssh/config)
+        "ssh_identity": Key("", string),          # private key file (ssh -i); "" = ssh's default
+        "ssh_options": Key([], ssh_options),      # ["Name=value", ...] (ssh -o)
     },
     # RFC 2544 App. C / RFC 6815 (198.18.0.0/15) and RFC 5180 (2001:2::/48, input ports in the
     # first half, output ports in the second half).
@@ -585,6 +613,14 @@ def partial_config(raw: dict) -> ConfigBase:
 
 def _cross_check(config: ConfigBase) -> None:
     traffic = config.traffic
+
+    tester = config.tester
+    if not tester.ssh:
+        for key in ("ssh_port", "ssh_identity", "ssh_options"):
+            if getattr(tester, key):
+                raise key_error(f"tester.{key}", getattr(tester, key),
+                                'takes effect only with tester.ssh = "[user@]host" (the engine '
+                                'on another host); remove it or set tester.ssh')
 
     output = config.output
     if output.repeat_max and output.repeat_max < output.repeat:

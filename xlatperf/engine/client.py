@@ -9,9 +9,13 @@
 The engine runs in its own session (start_new_session=True), so a Ctrl-C on the terminal
 reaches only the front end, which then decides: `abort()` sends SIGTERM, the engine answers the
 running trial with `"valid": false, "invalid_reason": "aborted"`, stops its ports and exits.
+With tester.ssh the engine runs on another host, through ssh (engine/remote.py). A thread
+other than the one measuring stops the engines of a measuring thread with an Interruption
+(several testers in one campaign, run/testers.py).
 """
 
 import collections
+import itertools
 import json
 import os
 import queue
@@ -20,11 +24,13 @@ import signal
 import subprocess
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Callable
 
 from ..config.schema import parse_port
 from ..util.errors import EngineError, EngineExited
+from . import remote
 from .protocol import check_version, error_from_reply
 
 ENGINE_NAME = "xlatperf-engine"
@@ -38,6 +44,9 @@ STDERR_LINES_KEPT = 40
 # Slack on top of a trial's duration + timeout before the front end gives up on the reply.
 REPLY_SLACK_SECONDS = 60.0
 STARTUP_TIMEOUT_SECONDS = 120.0   # EAL init and port start (af_xdp, real NICs can be slow)
+# --file-prefix of --no-huge runs: one per engine, so engines started by one front end at the
+# same time (several testers of a campaign on one host) do not share DPDK's runtime directory.
+_ENGINE_NUMBERS = itertools.count(1)
 
 
 # --------------------------------------------------------------------------------------------
@@ -46,14 +55,19 @@ STARTUP_TIMEOUT_SECONDS = 120.0   # EAL init and port start (af_xdp, real NICs c
 
 def free_hugepage_bytes(meminfo_path: str = "/proc/meminfo") -> int:
     """HugePages_Free × Hugepagesize from /proc/meminfo (0 when unreadable)."""
-    fields = {}
     try:
         with open(meminfo_path) as stream:
-            for line in stream:
-                name, _, rest = line.partition(":")
-                fields[name.strip()] = rest.split()
+            return hugepage_bytes(stream.read())
     except OSError:
         return 0
+
+
+def hugepage_bytes(meminfo: str) -> int:
+    """HugePages_Free × Hugepagesize from the text of a /proc/meminfo (0 when absent)."""
+    fields = {}
+    for line in meminfo.splitlines():
+        name, _, rest = line.partition(":")
+        fields[name.strip()] = rest.split()
     try:
         free = int(fields["HugePages_Free"][0])
         size_kib = int(fields["Hugepagesize"][0])  # "2048 kB"
@@ -104,18 +118,21 @@ def port_eal_args(side_index: int, port_spec: str, queues: int = 1) -> list[str]
     raise AssertionError(f"unhandled port kind {port.kind}")  # parse_port admits no other
 
 
-def eal_args(config: dict, free_bytes: int | None = None) -> list[str]:
+def eal_args(config: dict, free_bytes: int | None = None,
+             file_prefix: str | None = None) -> list[str]:
     """EAL arguments for the tester ports of `config`. Left becomes DPDK port 0 and right port 1
     (config validation rejects the orders DPDK would number otherwise).
 
     free_bytes: free hugepage memory (None: read /proc/meminfo), for hugepages = "auto".
+    file_prefix: DPDK's --file-prefix of a --no-huge run (default: xlatperf<pid>).
     """
     if use_hugepages(config, free_bytes):
         memory = ["--in-memory"]  # no hugepage files or runtime directory left behind
     else:
         # --in-memory needs hugepages (DPDK refuses it with --no-huge); a private file prefix
         # keeps concurrent engines apart instead.
-        memory = ["--no-huge", "-m", str(NO_HUGE_MEMORY_MB), "--file-prefix", f"xlatperf{os.getpid()}"]
+        memory = ["--no-huge", "-m", str(NO_HUGE_MEMORY_MB),
+                  "--file-prefix", file_prefix or f"xlatperf{os.getpid()}"]
     lcores = config.tester.lcores
     args = ["--lcores" if "@" in lcores else "-l", lcores, *memory, "--no-telemetry", "--log-level=*:notice"]
     specs = [config.left.port, config.right.port]
@@ -144,12 +161,14 @@ def find_engine(config: dict) -> str:
                       "or $XLATPERF_ENGINE")
 
 
-def engine_command(config: dict, engine_path: str, free_bytes: int | None = None) -> list[str]:
+def engine_command(config: dict, engine_path: str, free_bytes: int | None = None,
+                   file_prefix: str | None = None) -> list[str]:
     """[ip netns exec NETNS] ENGINE EAL-ARGS -- [--force]"""
     command = []
     if config.tester.netns:
         command += ["ip", "netns", "exec", config.tester.netns]
-    command += [engine_path, *eal_args(config, free_bytes), "--", "--queues", str(config.tester.queues)]
+    command += [engine_path, *eal_args(config, free_bytes, file_prefix),
+                "--", "--queues", str(config.tester.queues)]
     if config.tester.force:
         command.append("--force")
     left = parse_port(config.left.port)
@@ -158,19 +177,30 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
     return command
 
 
-def check_ports_exist(config: dict) -> None:
+def kernel_interfaces(config: dict) -> list[str]:
+    """The kernel interfaces the tester ports use (af_packet, af_xdp)."""
+    return [port.name for port in map(parse_port, (config.left.port, config.right.port))
+            if port.kind in ("af_packet", "af_xdp")]
+
+
+def check_ports_exist(config: dict, facts: remote.HostFacts | None = None) -> None:
     """Fail early, with the port's name, when a network namespace or an af_packet/af_xdp
-    interface is missing (DPDK's own message for that is obscure)."""
+    interface is missing (DPDK's own message for that is obscure). facts: what the probe found
+    on the tester host (tester.ssh); None: look on this host."""
     netns = config.tester.netns
-    if netns and not os.path.exists(f"/run/netns/{netns}"):
-        raise EngineError(f'tester.netns = "{netns}": no such network namespace '
+    host = f" on {remote.where(config)}" if facts is not None else ""
+    if netns and not (facts.netns_exists if facts is not None
+                      else os.path.exists(f"/run/netns/{netns}")):
+        raise EngineError(f'tester.netns = "{netns}": no such network namespace{host} '
                           '(create it, e.g. with "xlatperf lab up", or set tester.netns = "")')
     for side in ("left", "right"):
         port = parse_port(config.side(side).port)
         if port.kind not in ("af_packet", "af_xdp"):
             continue
-        where = f" in network namespace {netns}" if netns else ""
-        if netns:
+        where = (f" in network namespace {netns}" if netns else "") + host
+        if facts is not None:
+            exists = port.name not in facts.missing_interfaces
+        elif netns:
             exists = subprocess.run(["ip", "-n", netns, "link", "show", "dev", port.name],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
         else:
@@ -182,6 +212,53 @@ def check_ports_exist(config: dict) -> None:
 # --------------------------------------------------------------------------------------------
 # The running engine
 # --------------------------------------------------------------------------------------------
+
+class Interruption:
+    """Ctrl-C for the engines of another thread. A Ctrl-C reaches only the main thread; when
+    measurements run in worker threads (several testers in one campaign), the main thread
+    calls interrupt() on each worker's Interruption:
+
+        with Interruption() as interruption:     # in the worker thread
+            run_procedure(...)                   # its engines register themselves
+
+    interrupt() sends every engine started in that scope SIGTERM (as abort() does), and the
+    worker's pending request, and any request after it, raises KeyboardInterrupt in the worker:
+    run_procedure then ends the measurement as after a Ctrl-C (the aborted trial recorded, an
+    incomplete summary written)."""
+
+    _local = threading.local()
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._engines: weakref.WeakSet = weakref.WeakSet()
+        self.requested = False
+        self._previous = None
+
+    def __enter__(self) -> "Interruption":
+        self._previous = getattr(Interruption._local, "scope", None)
+        Interruption._local.scope = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        Interruption._local.scope = self._previous
+
+    @classmethod
+    def current(cls) -> "Interruption | None":
+        return getattr(cls._local, "scope", None)
+
+    def register(self, engine: "Engine") -> bool:
+        """Adds an engine; True if the scope is interrupted already."""
+        with self._lock:
+            self._engines.add(engine)
+            return self.requested
+
+    def interrupt(self) -> None:
+        with self._lock:
+            self.requested = True
+            engines = list(self._engines)
+        for engine in engines:
+            engine.interrupt()
+
 
 class Engine:
     """One engine process for a whole campaign (EAL and ports are initialised once).
@@ -205,14 +282,26 @@ class Engine:
         self._next_id = 1
         self._pending_id: int | None = None     # id of the request whose reply is outstanding
         self._stdout_closed = False
+        self._remote_pid: int | None = None     # tester.ssh: the engine's pid on that host
+        self._interrupted = False               # Interruption.interrupt() was called
+        self._interrupted_reply: dict | None = None  # the reply that came in after it
+        scope = Interruption.current()
+        if scope is not None and scope.register(self):
+            self._interrupted = True
 
     # -- life cycle ------------------------------------------------------------------------------
 
     def start(self) -> "Engine":
-        if self.check_ports:
-            check_ports_exist(self.config)
-        self.command = command = engine_command(self.config,
-                                                self.engine_path or find_engine(self.config))
+        if self._interrupted:
+            raise KeyboardInterrupt
+        if self.config.tester.ssh:
+            self.command = command = self._remote_command()
+        else:
+            if self.check_ports:
+                check_ports_exist(self.config)
+            self.command = command = engine_command(
+                self.config, self.engine_path or find_engine(self.config),
+                file_prefix=f"xlatperf{os.getpid()}-{next(_ENGINE_NUMBERS)}")
         log = open(self.log_path, "w", encoding="utf-8", errors="replace") if self.log_path else None
         try:
             self._process = subprocess.Popen(
@@ -230,6 +319,25 @@ class Engine:
         for thread in self._threads:
             thread.start()
         return self
+
+    def _remote_command(self) -> list[str]:
+        """The ssh command line that starts the engine on tester.ssh, after the probe."""
+        config = self.config
+        engine = self.engine_path or config.tester.engine or ENGINE_NAME
+        facts = remote.probe(config, engine, kernel_interfaces(config))
+        if self.check_ports:
+            check_ports_exist(config, facts)
+        if facts.engine is None:
+            if engine != ENGINE_NAME:
+                raise EngineError(f'tester.engine = "{engine}": no executable file there on '
+                                  f"{remote.where(config)}")
+            raise EngineError(f"{ENGINE_NAME} not found on the PATH of {remote.where(config)}: "
+                              "install it there (scripts/setup.sh), or set tester.engine to its "
+                              "path on that host")
+        prefix = f"xlatperf{os.getpid()}-{next(_ENGINE_NUMBERS)}"
+        command = engine_command(config, facts.engine, hugepage_bytes(facts.meminfo), prefix)
+        runtime = (f"{DPDK_RUNTIME_DIR}/{prefix}" if "--file-prefix" in command else None)
+        return remote.ssh_command(config, remote.engine_script(command, runtime))
 
     def __enter__(self) -> "Engine":
         return self.start()
@@ -279,11 +387,21 @@ class Engine:
         EngineExited for an early exit, EngineError for no reply within reply_timeout seconds."""
         if self._process is None:
             raise EngineError("engine not started")
+        if self._interrupted:
+            raise KeyboardInterrupt
         request_id = self._next_id
         self._next_id += 1
         self._send({"id": request_id, "op": op, **(fields or {})})
         self._pending_id = request_id
-        reply = self._await_reply(request_id, on_event, reply_timeout)
+        try:
+            reply = self._await_reply(request_id, on_event, reply_timeout)
+        except EngineError:
+            if self._interrupted:     # stopped by interrupt(): a Ctrl-C, not a failure
+                raise KeyboardInterrupt from None
+            raise
+        if self._interrupted:         # the aborted trial's reply, for abort() to return
+            self._interrupted_reply = reply
+            raise KeyboardInterrupt
         self._pending_id = None
         if not reply.get("ok", False):
             raise error_from_reply(op, reply, self.stderr_tail)
@@ -311,17 +429,24 @@ class Engine:
         aborted trial's final reply if a request was in flight (else None)."""
         if self._process is None:
             return None
-        reply = None
-        if self.running:
+        reply, self._interrupted_reply = self._interrupted_reply, None
+        if self.running and reply is None:
             self._signal(signal.SIGTERM)
             if self._pending_id is not None:
                 try:
                     reply = self._await_reply(self._pending_id, None, timeout)
                 except EngineError:
                     reply = None
-                self._pending_id = None
+        self._pending_id = None
         self._finish(timeout)
         return reply
+
+    def interrupt(self) -> None:
+        """From another thread (Interruption): SIGTERM, and KeyboardInterrupt in the thread
+        that waits for this engine's reply, now or at its next request."""
+        self._interrupted = True
+        if self.running:
+            self._signal(signal.SIGTERM)
 
     # -- plumbing ---------------------------------------------------------------------------------
 
@@ -379,6 +504,8 @@ class Engine:
     def _read_stderr(self, log) -> None:
         try:
             for line in self._process.stderr:
+                if self._remote_pid is None and self.config.tester.ssh:
+                    self._remote_pid = remote.parse_pid(line)
                 self._stderr_tail.append(line.rstrip("\n"))
                 if log:
                     log.write(line)
@@ -388,6 +515,12 @@ class Engine:
                 log.close()
 
     def _signal(self, signum: int) -> None:
+        if self.config.tester.ssh and self._remote_pid is not None:
+            # No signal crosses ssh without a terminal: a second connection delivers it. If
+            # that fails, ending the local ssh below ends the engine's stdin and stdout.
+            delivered = remote.signal_engine(self.config, self._remote_pid, signum)
+            if delivered and signum != signal.SIGKILL:
+                return
         try:
             # Own session and process group (start_new_session), so this reaches the engine
             # (`ip netns exec` execs it in place) and nothing else.
@@ -408,7 +541,8 @@ class Engine:
             process.wait()
         for thread in self._threads:
             thread.join(timeout=2)
-        if "--file-prefix" in self.command:  # --no-huge runs: DPDK's runtime directory
+        if "--file-prefix" in self.command and not self.config.tester.ssh:
+            # --no-huge runs: DPDK's runtime directory (on a tester host: engine_script's)
             prefix = self.command[self.command.index("--file-prefix") + 1]
             shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
 
