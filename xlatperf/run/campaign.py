@@ -29,6 +29,9 @@ A campaign file (docs/campaigns.md):
     [per_procedure.latency]         # overrides for one procedure's points only
     "trial.duration" = 120
 
+    [campaign] testers = ["root@t1", {name = "t2", "tester.ssh" = "root@t2", ...}] shares the
+    points out over several testers in parallel (run/testers.py, docs/testers.md).
+
 latency and pdv are chained (ProcedureSpec.rate_from): each of their points runs right after
 the throughput point of the same combination, at the median of that throughput's repetitions
 (procedures.delay.rate_from_summary); with no throughput to measure at (0, or the throughput
@@ -47,6 +50,7 @@ import hashlib
 import itertools
 import json
 import re
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +61,7 @@ from ..procedures import REGISTRY
 from ..procedures.delay import rate_from_summary
 from ..util.errors import ConfigError, MeasurementError, XlatperfError
 from ..util.files import read_json, read_toml, utc_timestamp, write_atomically
+from .testers import TESTER_FILE, Tester, parse_testers, run_on_testers, work_units
 
 CAMPAIGN_FILE = "campaign.json"
 RESULTS_FILE = "results.csv"
@@ -94,12 +99,16 @@ class Campaign:
     points: list[Point] = field(default_factory=list)
     raw: dict = field(default_factory=dict)
     per_procedure: dict = field(default_factory=dict)   # procedure -> {dotted key: value}
+    testers: list[Tester] = field(default_factory=list)  # [] = the base config's one tester
 
-    def config_for(self, point: Point) -> dict:
-        """The effective configuration of a point (validated)."""
+    def config_for(self, point: Point, tester: Tester | None = None) -> dict:
+        """The effective configuration of a point (validated), measured on `tester` (default:
+        the first of campaign.testers, if any)."""
+        if tester is None and self.testers:
+            tester = self.testers[0]
         raw = read_toml(self.base_config) if self.base_config else {}
         for key, value in {**self.overrides, **self.per_procedure.get(point.procedure, {}),
-                           **point.assignments}.items():
+                           **point.assignments, **(tester.overrides if tester else {})}.items():
             section, name = key.split(".", 1)
             raw.setdefault(section, {})[name] = value
         return validate(raw)
@@ -196,7 +205,8 @@ def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
         raise ConfigError(f"{where}: unknown table(s) {', '.join(sorted(unknown))} (allowed: "
                           "[campaign], [set], [axes], [[points]], [per_procedure.NAME])")
     head = raw.get("campaign", {})
-    allowed = {"config", "procedures", "procedure", "repeat", "rate", "name", "description"}
+    allowed = {"config", "procedures", "procedure", "repeat", "rate", "name", "description",
+               "testers"}
     for key in head:
         if key not in allowed:
             raise ConfigError(f"{where}: campaign.{key}: unknown key (allowed: "
@@ -257,7 +267,20 @@ def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
         if both:
             raise ConfigError(f"{where}: {both[0]} is set both by [[points]] and by [axes]")
 
-    campaign = Campaign(path, base_path, overrides, raw=raw, per_procedure=per_procedure)
+    testers = []
+    if "testers" in head:
+        entries = head["testers"]
+        if isinstance(entries, list):   # {tester = {ssh = ...}} and {"tester.ssh" = ...}
+            entries = [_flatten(e) if isinstance(e, dict) else e for e in entries]
+        testers = parse_testers(entries, where)
+        for number, tester in enumerate(testers, 1):
+            for key in tester.overrides:
+                _check_key(f"{where}: campaign.testers[{number}]", key)
+                if key in axis_keys or any(key in a for a, _ in listed_entries):
+                    raise ConfigError(f"{where}: {key} is set both by campaign.testers"
+                                      f"[{number}] and by [axes] or [[points]]")
+    campaign = Campaign(path, base_path, overrides, raw=raw, per_procedure=per_procedure,
+                        testers=testers)
     chained = [p for p in procedures if REGISTRY[p].rate_from is not None]
     for procedure in procedures:
         if procedure in chained:
@@ -302,10 +325,13 @@ def load_campaign(path) -> Campaign:
     path = Path(path)
     campaign = parse_campaign(read_toml(path), path)
     for point in campaign.points:
-        try:
-            campaign.config_for(point)
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: point {point.index} ({_describe(point)}): {exc}") from None
+        for tester in campaign.testers or [None]:
+            try:
+                campaign.config_for(point, tester)
+            except ConfigError as exc:
+                on = f" on tester {tester.name}" if tester else ""
+                raise ConfigError(f"{path}: point {point.index} ({_describe(point)}){on}: "
+                                  f"{exc}") from None
     return campaign
 
 
@@ -396,21 +422,30 @@ def campaign_status(directory) -> dict:
         summary = state.pop("summary") or {}
         rows.append({**point, **state, "unit": summary.get("unit"),
                      "median": summary.get("median"), "n": summary.get("n")})
+        if stored.get("testers"):     # which tester measured it (run/testers.py)
+            rows[-1]["tester"] = (read_json(directory / POINTS_DIR / point["id"] / TESTER_FILE)
+                                  or {}).get("name")
     counts = {s: sum(1 for r in rows if r["state"] == s)
               for s in ("done", "partial", "failed", "pending", "skipped", "stale")}
     for rare in ("skipped", "stale"):     # states of chained points only: named when present
         if not counts[rare]:
             del counts[rare]
     return {"directory": str(directory), "file": stored.get("file"), "points": rows,
-            "counts": counts, "total": len(rows)}
+            "counts": counts, "total": len(rows),
+            **({"testers": [t["name"] for t in stored["testers"]]} if stored.get("testers")
+               else {})}
 
 
 def format_status(status: dict) -> str:
     """A plain-text table of campaign_status()."""
     lines = [f"campaign {status['file'] or ''} in {status['directory']}: "
              + ", ".join(f"{count} {state}" for state, count in status["counts"].items())
-             + f" of {status['total']} points"]
+             + f" of {status['total']} points"
+             + (f" on testers {', '.join(status['testers'])}" if status.get("testers") else "")]
     header = ("#", "state", "reps", "trials", "procedure", "point", "median", "n")
+    testers = "testers" in status
+    if testers:
+        header += ("tester",)
     rows = []
     for p in status["points"]:
         median = p["median"]
@@ -425,7 +460,8 @@ def format_status(status: dict) -> str:
         rows.append((str(p["index"]), p["state"], str(p["repetitions"]), str(p["trials"]),
                      p["procedure"],
                      " ".join(f"{k}={v}" for k, v in p["labels"].items()) or "-",
-                     shown, "-" if p["n"] is None else str(p["n"])))
+                     shown, "-" if p["n"] is None else str(p["n"]))
+                    + ((p["tester"] or "-",) if testers else ()))
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(len(header))]
     for row in [header] + rows:
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
@@ -450,6 +486,7 @@ def _write_campaign_file(directory: Path, campaign: Campaign, outputs: dict) -> 
               "base_config": str(campaign.base_config) if campaign.base_config else None,
               "campaign": campaign.raw, "overrides": campaign.overrides,
               "updated": utc_timestamp(),
+              **({"testers": [t.to_dict() for t in campaign.testers]} if campaign.testers else {}),
               "points": [{**p.to_dict(), "output": outputs[p.id]} for p in campaign.points]}
     write_atomically(directory / CAMPAIGN_FILE, json.dumps(stored, indent=2, default=str) + "\n")
 
@@ -469,6 +506,8 @@ def results_rows(directory) -> list[dict]:
         row["rate"] = (summary.get("settings") or {}).get("rate")
         source = summary.get("rate_source") or {}
         row["note"] = p["error"] if p["state"] in ("skipped", "failed") else source.get("note")
+        if "testers" in status:
+            row["tester"] = p["tester"]
         row["id"] = p["id"]
         rows.append(row)
     return rows
@@ -484,6 +523,88 @@ def _supersede(directory: Path, point: Point, rate: int) -> Path:
     return target
 
 
+class _PointRunner:
+    """Measures one campaign point (resumes it, skips it when done or, chained, without a
+    rate), from the campaign's thread or from one tester's (run/testers.py)."""
+
+    def __init__(self, campaign: Campaign, directory: Path, outputs: dict, run, engine_path):
+        self.campaign, self.directory, self.outputs = campaign, directory, outputs
+        self.run, self.engine_path = run, engine_path
+        self.by_id = {p.id: {**p.to_dict(), "output": outputs[p.id]} for p in campaign.points}
+        self._results_lock = threading.Lock()   # results.csv: one writer at a time
+
+    def _write_results(self) -> None:
+        with self._results_lock:
+            write_atomically(self.directory / RESULTS_FILE,
+                             rows_to_csv(results_rows(self.directory)))
+
+    def _fail(self, point: Point, point_dir: Path, exc: Exception) -> tuple[str, Exception]:
+        point_dir.mkdir(parents=True, exist_ok=True)
+        write_atomically(point_dir / ERROR_FILE,
+                         json.dumps({"error": str(exc), "time": utc_timestamp()}) + "\n")
+        return f"point {point.index} ({_describe(point)}): {exc}", exc
+
+    def measure(self, point: Point, tester: Tester | None,
+                reporter) -> tuple[str, Exception] | None:
+        """None, or (message, error) when the point failed (its error.json written). Raises
+        ConfigError for a point whose configuration is wrong (the campaign stops) and
+        KeyboardInterrupt."""
+        directory = self.directory
+        point_dir = directory / POINTS_DIR / point.id
+        rate, extra = point.rate, {}
+        if point.rate_from is not None:
+            source = chained_rate(directory, self.by_id[point.rate_from])
+            if source["rate"] is None:
+                point_dir.mkdir(parents=True, exist_ok=True)
+                write_atomically(point_dir / SKIPPED_FILE, json.dumps(
+                    {"reason": source["reason"], "rate_source": source,
+                     "time": utc_timestamp()}, default=str) + "\n")
+                self._write_results()
+                return None
+            (point_dir / SKIPPED_FILE).unlink(missing_ok=True)
+            measured_at = recorded_rate(point_dir) if point_dir.exists() else None
+            if measured_at is not None and measured_at != source["rate"]:
+                _supersede(directory, point, measured_at)
+            rate, extra = source["rate"], {"rate_source": source}
+        state = point_state(point_dir, self.outputs[point.id])
+        if state["state"] == "done":
+            return None
+        if tester is not None:
+            measured_by = (read_json(point_dir / TESTER_FILE) or {}).get("name")
+            if measured_by not in (None, tester.name) and state["trials"]:
+                return self._fail(point, point_dir, MeasurementError(
+                    f"measured in part on tester {measured_by}, which is not measuring in this "
+                    f"run: run the campaign again with it, or move {point_dir} away to measure "
+                    "the point anew"))
+        if reporter is not None:
+            reporter.point({"index": point.index, "count": len(self.campaign.points),
+                            "id": point.id, "procedure": point.procedure,
+                            "labels": point.labels, "state": state["state"],
+                            "repetitions_done": state["repetitions"],
+                            **({"rate": rate} if extra else {})})
+        (point_dir / ERROR_FILE).unlink(missing_ok=True)
+        config = self.campaign.config_for(point, tester)
+        if tester is not None:
+            point_dir.mkdir(parents=True, exist_ok=True)
+            write_atomically(point_dir / TESTER_FILE, json.dumps(
+                {"name": tester.name, "ssh": config.tester.ssh,
+                 "time": utc_timestamp()}) + "\n")
+        try:
+            self.run(point.procedure, config, point_dir, rate=rate, reporter=reporter,
+                     engine_path=self.engine_path, resume=True, **extra)
+        except ConfigError as exc:
+            if not extra:
+                raise ConfigError(f"point {point.index} ({_describe(point)}): {exc}") from None
+            # A chained point's rate is known only now: a setting that does not fit it (too
+            # few frames for latency.timestamps) fails this point, not the campaign.
+            return self._fail(point, point_dir, exc)
+        except XlatperfError as exc:
+            return self._fail(point, point_dir, exc)
+        finally:
+            self._write_results()
+        return None
+
+
 def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str | None = None,
                  run=None) -> dict:
     """Run every point of `campaign` that is not finished yet into out_dir/points/<id>/ and
@@ -494,6 +615,9 @@ def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str
     A chained point (latency, pdv) runs at its throughput's rate (chained_rate); without one
     it is skipped (skipped.json says why: not a failure, the campaign's result says it).
 
+    With campaign.testers the points are shared out over the testers, measured in parallel
+    (run/testers.py); each point's tester.json names the tester that measured it.
+
     run: the function that measures one point (default runner.run_procedure), for tests."""
     if run is None:
         from .runner import run_procedure as run
@@ -502,56 +626,15 @@ def run_campaign(campaign: Campaign, out_dir, *, reporter=None, engine_path: str
         (directory / POINTS_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise XlatperfError(f"--out {out_dir}: {exc.strerror or exc}") from None
-    configs = {p.id: campaign.config_for(p) for p in campaign.points}
-    outputs = {pid: config.output.to_dict() for pid, config in configs.items()}
+    outputs = {p.id: campaign.config_for(p).output.to_dict() for p in campaign.points}
     _write_campaign_file(directory, campaign, outputs)
-    by_id = {p.id: {**p.to_dict(), "output": outputs[p.id]} for p in campaign.points}
-    failures = []
-    for point in campaign.points:
-        point_dir = directory / POINTS_DIR / point.id
-        rate, extra = point.rate, {}
-        if point.rate_from is not None:
-            source = chained_rate(directory, by_id[point.rate_from])
-            if source["rate"] is None:
-                point_dir.mkdir(parents=True, exist_ok=True)
-                write_atomically(point_dir / SKIPPED_FILE, json.dumps(
-                    {"reason": source["reason"], "rate_source": source,
-                     "time": utc_timestamp()}, default=str) + "\n")
-                write_atomically(directory / RESULTS_FILE, rows_to_csv(results_rows(directory)))
-                continue
-            (point_dir / SKIPPED_FILE).unlink(missing_ok=True)
-            measured_at = recorded_rate(point_dir) if point_dir.exists() else None
-            if measured_at is not None and measured_at != source["rate"]:
-                _supersede(directory, point, measured_at)
-            rate, extra = source["rate"], {"rate_source": source}
-        state = point_state(point_dir, outputs[point.id])
-        if state["state"] == "done":
-            continue
-        if reporter is not None:
-            reporter.point({"index": point.index, "count": len(campaign.points), "id": point.id,
-                            "procedure": point.procedure, "labels": point.labels,
-                            "state": state["state"], "repetitions_done": state["repetitions"],
-                            **({"rate": rate} if extra else {})})
-        (point_dir / ERROR_FILE).unlink(missing_ok=True)
-        try:
-            run(point.procedure, configs[point.id], point_dir, rate=rate,
-                reporter=reporter, engine_path=engine_path, resume=True, **extra)
-        except ConfigError as exc:
-            if not extra:
-                raise ConfigError(f"point {point.index} ({_describe(point)}): {exc}") from None
-            # A chained point's rate is known only now: a setting that does not fit it (too
-            # few frames for latency.timestamps) fails this point, not the campaign.
-            failures.append(f"point {point.index} ({_describe(point)}): {exc}")
-            point_dir.mkdir(parents=True, exist_ok=True)
-            write_atomically(point_dir / ERROR_FILE,
-                              json.dumps({"error": str(exc), "time": utc_timestamp()}) + "\n")
-        except XlatperfError as exc:
-            failures.append(f"point {point.index} ({_describe(point)}): {exc}")
-            point_dir.mkdir(parents=True, exist_ok=True)
-            write_atomically(point_dir / ERROR_FILE,
-                              json.dumps({"error": str(exc), "time": utc_timestamp()}) + "\n")
-        finally:
-            write_atomically(directory / RESULTS_FILE, rows_to_csv(results_rows(directory)))
+    points = _PointRunner(campaign, directory, outputs, run, engine_path)
+    if campaign.testers:
+        failures = run_on_testers(campaign.testers, work_units(campaign.points), directory,
+                                  points.measure, reporter)
+    else:
+        failures = [failed[0] for point in campaign.points
+                    if (failed := points.measure(point, None, reporter)) is not None]
     if failures:
         raise MeasurementError(f"{len(failures)} of {len(campaign.points)} points failed "
                                f"(run again to retry them): {failures[0]}")
