@@ -3,7 +3,9 @@
 // big-endian 16-bit word of the frame, or one byte of it, whose value is drawn per frame as
 // increasing, decreasing or pseudorandom within [min, max]. Values are generated a burst at a
 // time (the mode is looked at once per burst, not per frame), and the checksums are updated
-// incrementally (RFC 1624) from the template's value, never recomputed.
+// incrementally (RFC 1624) from the template's value, never recomputed. The pseudorandom
+// values and the checksum sums come from vector kernels chosen for the CPU at run time
+// (field_kernels.hpp); every kernel gives the same values.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "enumerate.hpp"
+#include "field_kernels.hpp"
 #include "frame.hpp"
 
 namespace xlp {
@@ -45,36 +49,6 @@ class Rng {
   uint64_t s_[4];
 };
 
-// Eight independent xoshiro256** generators stepped together with GCC/Clang vector types, so
-// each step is a handful of SIMD instructions (the multiplications by 5 and 9 are shifts and
-// adds). One step yields 8 x 64 = 16 x 32 random bits.
-class LaneRng {
- public:
-  static constexpr int kLanes = 8;
-  typedef uint64_t Vec __attribute__((vector_size(8 * kLanes)));
-  explicit LaneRng(uint64_t seed) {
-    Rng seeder(seed);
-    for (auto& word : s_)
-      for (int l = 0; l < kLanes; ++l) word[l] = seeder.next();
-  }
-  Vec next() {
-    const Vec x5 = (s_[1] << 2) + s_[1];
-    const Vec r = (x5 << 7) | (x5 >> 57);
-    const Vec result = (r << 3) + r;
-    const Vec t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = (s_[3] << 45) | (s_[3] >> 19);
-    return result;
-  }
-
- private:
-  Vec s_[4];
-};
-
 // Unbiased mapping of 32-bit random numbers onto [0, range) (Lemire, "Fast random integer
 // generation in an interval", 2019): multiply-shift, rejecting the few products whose low
 // half falls below (2^32 - range) % range, so every value has exactly the same probability.
@@ -97,8 +71,6 @@ class BasicRangeMapper {
 };
 using RangeMapper = BasicRangeMapper<uint32_t, uint64_t>;
 
-constexpr size_t kMaxFields = 8;  // varying fields per stream
-
 // kEnumerate: the field is one digit of a stream's joint enumeration (enumerate.hpp).
 enum class VaryMode { kIncreasing, kDecreasing, kRandom, kEnumerate };
 
@@ -116,18 +88,27 @@ struct FieldSpec {
 // Generates the values of one field. For increasing/decreasing the sequence starts at
 // min/max and wraps around; for random every value of [min, max] is equally likely. Each
 // field has its own generator, so a seed always yields the same frames, however the frames
-// happen to be grouped into bursts (RFC 4814 §4.2.1 repeatability). A lane q of several TX
-// queues sharing a flow (pacing.hpp) takes every lanes-th value of the sequence from the
-// q-th: start = q, stride = lanes.
+// happen to be grouped into bursts (RFC 4814 §4.2.1 repeatability), and on every CPU. A lane
+// q of several TX queues sharing a flow (pacing.hpp) takes every lanes-th value of the
+// increasing/decreasing sequence from the q-th: start = q, stride = lanes.
 class FieldGenerator {
  public:
   FieldGenerator(const FieldSpec& spec, uint16_t template_word, uint64_t seed, uint32_t start = 0,
                  uint32_t stride = 1)
-      : spec_(spec), rng_(seed), range_(spec.max - spec.min + 1),
-        threshold_(uint32_t(-range_) % range_),
+      : spec_(spec), kernels_(&field_kernels()),
         other_(spec.byte_only ? uint16_t(template_word & (spec.shift ? 0x00ff : 0xff00)) : 0),
-        not_template_(uint16_t(~template_word)), step_(stride % range_),
-        next_(spec.mode == VaryMode::kDecreasing ? spec.max - start % range_ : spec.min + start % range_) {}
+        not_template_(uint16_t(~template_word)), step_(stride % (spec.max - spec.min + 1)),
+        next_(spec.mode == VaryMode::kDecreasing ? spec.max - start % (spec.max - spec.min + 1)
+                                                 : spec.min + start % (spec.max - spec.min + 1)) {
+    Rng seeder(seed);
+    for (auto& word : random_.s)
+      for (auto& lane : word) lane = seeder.next();
+    random_.range = spec.max - spec.min + 1;
+    random_.threshold = uint32_t((uint64_t(1) << 32) % random_.range);
+    random_.min = uint16_t(spec.min);
+    random_.other = other_;
+    random_.shift = spec.shift;
+  }
 
   // Fills out[0..count) with the words to write; one switch per burst.
   void generate(uint16_t* out, uint32_t count) {
@@ -136,25 +117,19 @@ class FieldGenerator {
         for (uint32_t i = 0; i < count; ++i) {
           out[i] = word(next_);
           next_ += step_;
-          if (next_ > spec_.max) next_ -= range_;  // wraps around
+          if (next_ > spec_.max) next_ -= random_.range;  // wraps around
         }
         break;
       case VaryMode::kDecreasing:
         for (uint32_t i = 0; i < count; ++i) {
           out[i] = word(next_);
-          next_ = next_ - spec_.min < step_ ? next_ + range_ - step_ : next_ - step_;
+          next_ = next_ - spec_.min < step_ ? next_ + random_.range - step_ : next_ - step_;
         }
         break;
       case VaryMode::kEnumerate:  // values come from the stream's TupleEnumerator
         break;
       case VaryMode::kRandom:
-        for (uint32_t i = 0; i < count;) {
-          if (ready_ == taken_) refill();
-          const uint32_t n = std::min(count - i, ready_ - taken_);
-          std::memcpy(out + i, ready_values_ + taken_, n * sizeof *out);
-          i += n;
-          taken_ += n;
-        }
+        kernels_->fill_random(random_, out, count);
         break;
     }
   }
@@ -164,55 +139,76 @@ class FieldGenerator {
   // One's complement of the template's word: adding value + this to a sum replaces the
   // template's contribution by the new value (RFC 1624, eqn. 3).
   uint16_t not_template() const { return not_template_; }
+  // The kernels chosen when the generator was made (one instruction set for a whole trial).
+  const FieldKernels& kernels() const { return *kernels_; }
 
  private:
   uint16_t word(uint32_t v) const { return uint16_t(other_ | (v << spec_.shift)); }
 
-  // Sixteen random words at a time, all lanes at once: Lemire's multiply-shift mapping onto
-  // [min, max] (RangeMapper's, on vectors), then the rare rejected draws (probability below
-  // 2^-16 per draw) are dropped, keeping the accepted ones in order.
-  void refill() {
-    using Vec = LaneRng::Vec;
-    typedef uint16_t Words __attribute__((vector_size(2 * LaneRng::kLanes)));
-    const Vec r = rng_.next();
-    const Vec products[2] = {(r & 0xffffffffu) * uint64_t(range_), (r >> 32) * uint64_t(range_)};
-    Vec rejected = {};
-    for (int h = 0; h < 2; ++h) {
-      const Vec v = (((products[h] >> 32) + spec_.min) << spec_.shift) | other_;
-      const Words w = __builtin_convertvector(v, Words);
-      std::memcpy(ready_values_ + h * LaneRng::kLanes, &w, sizeof w);
-      rejected |= (products[h] & 0xffffffffu) < threshold_;
-    }
-    taken_ = 0;
-    ready_ = 2 * LaneRng::kLanes;
-    bool any = false;
-    for (int l = 0; l < LaneRng::kLanes; ++l) any |= rejected[l] != 0;
-    if (any) {  // about once in 4000 refills: redo the compaction one by one
-      ready_ = 0;
-      for (int h = 0; h < 2; ++h)
-        for (int l = 0; l < LaneRng::kLanes; ++l)
-          if ((products[h][l] & 0xffffffffu) >= threshold_)
-            ready_values_[ready_++] = ready_values_[h * LaneRng::kLanes + l];
-    }
-  }
-
   FieldSpec spec_;
-  LaneRng rng_;
-  uint32_t range_, threshold_;
+  const FieldKernels* kernels_;
   uint16_t other_, not_template_;
   uint32_t step_;
   uint32_t next_;
-  uint16_t ready_values_[2 * LaneRng::kLanes];
-  uint32_t ready_ = 0, taken_ = 0;
+  RandomFieldState random_;
 };
 
-// Writes one field's values into a burst of frames and adds, per frame, what the new value
+// The varying words of one burst of a stream's frames, generated before the frames are built:
+// field by field for the whole burst (where the vector kernels work best), then the IPv4
+// header checksum and each frame's change of the UDP checksum sum for the whole burst; write()
+// then stores frame k's words while frame k is built (TxTask::build_single: copy, write,
+// stamp in one pass per frame, as with FramePatches::Cursor). Field values of an enumeration
+// come from `enumerator`'s digits (`enumerated`: the enumerated fields' indices, fastest first).
+class FieldBurst {
+ public:
+  FieldBurst(std::vector<FieldGenerator>& fields, const FrameTemplate& t, uint32_t count,
+             TupleEnumerator* enumerator = nullptr, const std::vector<size_t>& enumerated = {}) {
+    uint32_t digits[kMaxFields][kMaxBurst];
+    if (enumerator) enumerator->generate(digits, count);
+    BurstSums sums;
+    sums.fields = uint32_t(fields.size());
+    sums.count = count;
+    sums.ipv4_base = t.ipv4_header_sum;
+    for (uint32_t f = 0; f < sums.fields; ++f) {
+      FieldGenerator& g = fields[f];
+      uint16_t* words = b_.words[f];
+      if (g.spec().mode == VaryMode::kEnumerate) {
+        const size_t d = size_t(std::find(enumerated.begin(), enumerated.end(), f) - enumerated.begin());
+        for (uint32_t k = 0; k < count; ++k) words[k] = g.word_at(digits[d][k]);
+      } else {
+        g.generate(words, count);
+      }
+      offset_[f] = g.spec().word_offset;
+      sums.udp_base += g.not_template();  // ports and addresses: all in the UDP checksum
+      if (g.spec().in_ipv4_header) {
+        sums.ipv4_base += g.not_template();
+        sums.ipv4_rows |= 1u << f;
+        sums.ipv4_checksum = true;
+      }
+    }
+    rows_ = sums.fields;
+    if (sums.ipv4_checksum) offset_[rows_++] = uint16_t(t.ip_offset + 10);
+    if (!fields.empty()) fields[0].kernels().finish(b_, sums);
+  }
+
+  // Writes the next frame's words into `frame`; returns what they add to its UDP checksum sum.
+  uint32_t write(uint8_t* frame) {
+    const uint32_t k = next_++;
+    for (uint32_t r = 0; r < rows_; ++r) std::memcpy(frame + offset_[r], &b_.words[r][k], 2);
+    return b_.udp_sum[k];
+  }
+  void save() const {}
+
+ private:
+  BurstWords b_;
+  uint16_t offset_[BurstWords::kRows];
+  uint32_t rows_ = 0, next_ = 0;
+};
+
+// The per-field reference that the tests compare FieldBurst (and FramePatches) against:
+// writes one field's values into a burst of frames and adds, per frame, what the new value
 // changes in the UDP checksum sum (and in the IPv4 header sum, for address fields of IPv4).
-// Field-major order: the loops over the frames have no branch on the field's configuration.
-// Frame at(k) receives values[k], for k < count; `at` maps a stream's k-th frame of the burst
-// to its position in the burst (the identity when the flow has a single stream).
-// The sums are updated in loops of their own: a byte store into a frame may alias anything,
-// so mixing the two would make the compiler reload the sums after every store.
+// Frame at(k) receives values[k], for k < count.
 template <class Position>
 inline void apply_field(const FieldGenerator& g, const uint16_t* __restrict values, uint32_t count,
                         uint8_t* const* __restrict frames, Position at,

@@ -65,12 +65,22 @@ class TxTask final : public Task {
   }
 
  private:
-  // Fills burst_[0..count) with the next frames of the flow, field by field. Specialised on
-  // whether any field varies and whether the flow mixes two streams, so fixed frames pay
-  // nothing for the variation and single-stream flows nothing for the mix. (Fixed frames and
-  // precomputed enumerations of a single stream take build_single.)
+  // Fills burst_[0..count) with the next frames of the flow. Specialised on whether any field
+  // varies and whether the flow mixes two streams, so fixed frames pay nothing for the
+  // variation and single-stream flows nothing for the mix. A single stream's varying fields
+  // (all but a state table's tuples) are generated for the burst first and written while each
+  // frame is built, in one pass (build_single); otherwise the frames are copied, then patched
+  // stream by stream, then stamped. (Fixed frames and precomputed enumerations of a single
+  // stream take build_single from poll().)
   template <bool kVarying, bool kMixed>
   void build(uint32_t count, uint64_t tsc) {
+    if constexpr (kVarying && !kMixed) {
+      Stream& st = *lane_.streams[0];
+      if (!flow_.table) {
+        build_single(count, tsc, FieldBurst(st.fields, st.tmpl, count, st.enumerator.get(), st.enumerated));
+        return;
+      }
+    }
     const uint32_t n = uint32_t(lane_.pattern.size());
     uint8_t* frames[kMaxBurst];
     uint8_t positions[2][kMaxBurst];  // burst positions of each stream's frames (mixed flows)
@@ -85,28 +95,17 @@ class TxTask final : public Task {
       burst_stream_[i] = s;
       frames[i] = copy_template(burst_[i], lane_.streams[s]->tmpl);
     }
-    uint64_t udp_delta[kMaxBurst] = {}, ip_delta[kMaxBurst] = {};
+    uint64_t udp_delta[kMaxBurst] = {};
     if constexpr (kVarying) {
-      uint16_t values[kMaxBurst];
-      uint32_t digits[kMaxFields][kMaxBurst];
       for (size_t s = 0; s < lane_.streams.size(); ++s) {
         Stream& st = *lane_.streams[s];
         const uint8_t* pos = positions[s];
         const auto at = [pos](uint32_t k) -> uint32_t { return kMixed ? pos[k] : k; };
         if (st.patches) {
           st.patches->apply(per_stream[s], frames, at, udp_delta);
-          continue;
-        }
-        if (st.enumerator) st.enumerator->generate(digits, per_stream[s]);
-        for (size_t f = 0; f < st.fields.size(); ++f) {
-          FieldGenerator& g = st.fields[f];
-          if (g.spec().mode == VaryMode::kEnumerate) {
-            const size_t digit = size_t(std::find(st.enumerated.begin(), st.enumerated.end(), f) - st.enumerated.begin());
-            for (uint32_t k = 0; k < per_stream[s]; ++k) values[k] = g.word_at(digits[digit][k]);
-          } else {
-            g.generate(values, per_stream[s]);
-          }
-          apply_field(g, values, per_stream[s], frames, at, udp_delta, ip_delta);
+        } else if (!st.fields.empty()) {
+          FieldBurst fields(st.fields, st.tmpl, per_stream[s], st.enumerator.get(), st.enumerated);
+          for (uint32_t k = 0; k < per_stream[s]; ++k) udp_delta[at(k)] += fields.write(frames[at(k)]);
         }
       }
       if (flow_.table)  // phase 2: the whole four-tuple from the state table (foreground only)
@@ -115,8 +114,6 @@ class TxTask final : public Task {
     }
     for (uint32_t i = 0; i < count; ++i) {
       Stream& st = *lane_.streams[kMixed ? burst_stream_[i] : 0];
-      if constexpr (kVarying)
-        if (st.recompute_ipv4_checksum) finish_ipv4_header(frames[i], st.tmpl, ip_delta[i]);
       stamp_frame(frames[i], st.tmpl, st.next_seq++, tsc, udp_delta[i]);
       ++st.sent;
     }

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "errors.hpp"
+#include "fields.hpp"
 #include "frame.hpp"
 #include "harness.hpp"
 #include "pacing.hpp"
@@ -314,4 +315,22 @@ TEST(Multiqueue, TooManyStreamIdsForTheTagIsAnExecutionFailure) {
   } catch (const ExecutionFailure& e) {
     EXPECT_STREQ(e.what(), "3 flows x 2 streams x 64 queues need 384 stream ids; the test tag has 256");
   }
+}
+
+TEST(Multiqueue, LanesTakeEveryLanesThValueOfIncreasingAndDecreasingFields) {
+  // One queue sends 10, 11, 12, 13, 14, 10, ...; with two queues lane 0 takes 10, 12, 14, 11,
+  // 13, ... and lane 1 takes 11, 13, 10, 12, 14, ...: frame k of the flow still gets the value
+  // one queue would give it.
+  const auto values = [](VaryMode mode, uint32_t start, uint32_t stride) {
+    FieldGenerator g(FieldSpec{"src_port", 34, 0, false, false, mode, 10, 14}, 0, 1, start, stride);
+    uint16_t out[7];
+    g.generate(out, 7);
+    return std::vector<uint16_t>(out, out + 7);
+  };
+  using V = std::vector<uint16_t>;
+  EXPECT_EQ(values(VaryMode::kIncreasing, 0, 1), (V{10, 11, 12, 13, 14, 10, 11}));
+  EXPECT_EQ(values(VaryMode::kIncreasing, 0, 2), (V{10, 12, 14, 11, 13, 10, 12}));
+  EXPECT_EQ(values(VaryMode::kIncreasing, 1, 2), (V{11, 13, 10, 12, 14, 11, 13}));
+  EXPECT_EQ(values(VaryMode::kDecreasing, 1, 2), (V{13, 11, 14, 12, 10, 13, 11}));
+  EXPECT_EQ(values(VaryMode::kIncreasing, 2, 5), (V{12, 12, 12, 12, 12, 12, 12}));  // stride = range
 }

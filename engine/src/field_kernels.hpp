@@ -1,0 +1,100 @@
+// The vector kernels of the varying fields (fields.hpp), compiled once per instruction set
+// and chosen at run time: a binary built for a generic x86-64 target uses AVX-512 or AVX2
+// where the CPU has them, and SSE2 (or plain C++ off x86) everywhere else.
+//
+// This header is shared by the engine and by the kernels' translation units, which are
+// compiled with wider instruction sets than the rest (field_kernels_*.cpp). It therefore
+// holds data and declarations only, no function bodies: an inline function that a kernel
+// unit instantiated with AVX-512 instructions could otherwise be the copy the linker keeps
+// for the whole program (one definition rule), and crash on a CPU without AVX-512. The
+// build checks that the kernels' objects define no such shared symbol
+// (tests/check_kernel_objects.cmake).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "pacing.hpp"
+
+namespace xlp {
+
+constexpr size_t kMaxFields = 8;  // varying fields per stream
+
+// Instruction sets with their own kernels, lowest first. kScalar is plain C++ (the only one
+// off x86); kSse needs SSE2 (every x86-64 CPU); kAvx2 AVX2; kAvx512 AVX-512 F and BW.
+enum class Isa { kScalar, kSse, kAvx2, kAvx512 };
+
+// A pseudorandom field's generator state. The values are defined independently of the
+// instruction set, so that a seed gives the same frames on every CPU:
+//  * eight xoshiro256** generators ("lanes"), stepped together; a step yields 8 x 64 bits,
+//    read as 32 little-endian 16-bit words w[0..31] (lane 0's low word first);
+//  * a step gives 16 draws x_i = w[16 + i] * 2^16 + w[i] (i = 0..15), in order of i;
+//  * a draw maps onto [0, range) by Lemire's multiply-shift, m = x * range: rejected when
+//    m mod 2^32 < threshold = 2^32 mod range (so every value is exactly equally likely),
+//    else the value is min + m / 2^32;
+//  * the field's word is (value << shift) | other.
+// Accepted values that a burst did not use wait in `left` for the next burst, so the
+// sequence does not depend on how frames are grouped into bursts.
+struct RandomFieldState {
+  uint64_t s[4][8];          // s[word][lane]
+  uint16_t left[32];         // accepted words not used yet: left[left_begin..left_end)
+  uint32_t left_begin = 0, left_end = 0;
+  uint32_t range = 1;        // max - min + 1: 1..65536
+  uint32_t threshold = 0;    // 2^32 mod range
+  uint16_t min = 0;
+  uint16_t other = 0;        // the template's byte that an 8-bit field leaves alone
+  uint8_t shift = 0;         // 8 for the high byte of the word
+};
+
+// One burst's varying words, row by row (a row per field, then the IPv4 header checksum),
+// and per frame what they change in the UDP checksum sum.
+struct BurstWords {
+  static constexpr uint32_t kRows = kMaxFields + 1;
+  alignas(64) uint16_t words[kRows][kMaxBurst];  // host order until finish(), then network order
+  alignas(64) uint32_t udp_sum[kMaxBurst];       // unfolded; for stamp_frame's extra_sum
+};
+
+// What finish() needs besides the fields' words (the first `fields` rows of BurstWords).
+struct BurstSums {
+  uint32_t fields = 0;
+  uint32_t count = 0;        // frames in the burst
+  uint32_t ipv4_rows = 0;    // bit r: row r is in the IPv4 header
+  bool ipv4_checksum = false;  // add row `fields`: the IPv4 header checksum
+  uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
+  uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
+};
+
+struct FieldKernels {
+  Isa isa;
+  const char* name;  // "scalar", "sse", "avx2", "avx512"
+  // out[0..count) = the field's next `count` words.
+  void (*fill_random)(RandomFieldState& f, uint16_t* out, uint32_t count);
+  // udp_sum[k] = udp_base + the sum of the fields' words of frame k; the IPv4 header
+  // checksum row from ipv4_base and the words of the header's fields; then every row in
+  // network byte order.
+  void (*finish)(BurstWords& b, const BurstSums& s);
+  // For the tests: the Lemire mapping of the draws x[0..n) (n a multiple of 32) onto
+  // [0, range): out[i] = x[i] * range >> 32, accepted[i] = 1 unless rejected.
+  void (*map)(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,
+              uint8_t* accepted);
+};
+
+// The kernels of each instruction set (the x86 ones exist in x86 builds only).
+extern const FieldKernels kScalarKernels, kSseKernels, kAvx2Kernels, kAvx512Kernels;
+
+// The kernels in use (isa.cpp): those chosen by use_kernels(), else those named by the
+// environment variable XLATPERF_ISA (scalar, sse, avx2 or avx512: a lower instruction set
+// than the CPU's best, for tests and A/B benchmarks), else the best this CPU runs. Throws
+// std::invalid_argument naming the variable, its value and the allowed values when the
+// value is unknown or the CPU cannot run it.
+const FieldKernels& field_kernels();
+// Bit i set: this CPU (and this build) can run the kernels of Isa(i).
+uint32_t supported_isas();
+// The kernels of `isa`; throws std::invalid_argument when this CPU cannot run them.
+const FieldKernels& kernels_for(Isa isa);
+// The kernels named `name` as XLATPERF_ISA would name them; throws as field_kernels() does.
+const FieldKernels& kernels_named(const char* name);
+// Makes field_kernels() return `k` (null: back to the environment's or the best choice);
+// returns the previous choice. Not thread-safe: before a trial or in tests.
+const FieldKernels* use_kernels(const FieldKernels* k);
+
+}  // namespace xlp

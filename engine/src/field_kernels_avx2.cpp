@@ -1,0 +1,39 @@
+// The AVX2 field kernels (256-bit registers); compiled with -mavx2, run only where the CPU
+// has AVX2 (isa.cpp).
+#include "field_kernels_impl.hpp"
+
+#include <immintrin.h>
+
+namespace xlp {
+namespace {
+
+// 4 generator lanes per register: a step's words 0-15 (the draws' low halves) are register
+// 0, words 16-31 (the high halves) register 1.
+struct Avx2 {
+  using R = __m256i;
+  using Count = __m128i;
+  static constexpr int kRegs = 2, kSteps = 1, kPairs = 1, kWords = 16;
+  static R loadu(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+  static void storeu(void* p, R v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
+  static R xor_(R a, R b) { return _mm256_xor_si256(a, b); }
+  static R or_(R a, R b) { return _mm256_or_si256(a, b); }
+  static R add64(R a, R b) { return _mm256_add_epi64(a, b); }
+  template <int k> static R shl64(R a) { return _mm256_slli_epi64(a, k); }
+  template <int k> static R rotl64(R a) { return _mm256_or_si256(_mm256_slli_epi64(a, k), _mm256_srli_epi64(a, 64 - k)); }
+  static R set16(uint16_t v) { return _mm256_set1_epi16(short(v)); }
+  static Count count(int n) { return _mm_cvtsi32_si128(n); }
+  static R mulhi16(R a, R b) { return _mm256_mulhi_epu16(a, b); }
+  static R mullo16(R a, R b) { return _mm256_mullo_epi16(a, b); }
+  static R add16(R a, R b) { return _mm256_add_epi16(a, b); }
+  static R adds16(R a, R b) { return _mm256_adds_epu16(a, b); }
+  static R cmpeq16(R a, R b) { return _mm256_cmpeq_epi16(a, b); }
+  static R sll16(R a, Count n) { return _mm256_sll_epi16(a, n); }
+  static bool any(R m) { return _mm256_movemask_epi8(m) != 0; }
+  static void pair(const R* out, int, R& xl, R& xh) { xl = out[0], xh = out[1]; }
+};
+
+}  // namespace
+
+const FieldKernels kAvx2Kernels = {Isa::kAvx2, "avx2", fill_random<Simd<Avx2>>, finish, Simd<Avx2>::map};
+
+}  // namespace xlp

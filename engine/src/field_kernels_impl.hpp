@@ -1,0 +1,232 @@
+// The field kernels' code (field_kernels.hpp), included by each field_kernels_<isa>.cpp and
+// compiled there with that unit's instruction set. Everything here has internal linkage
+// (an anonymous namespace), and it includes no header with inline functions that it calls:
+// nothing compiled for one instruction set can be linked in place of another unit's code.
+// A unit adds its instruction set's primitive operations (a "traits" struct, see Sse in
+// field_kernels_base.cpp) and instantiates Simd<Traits> with them.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "field_kernels.hpp"
+
+namespace xlp {
+namespace {
+
+// Keeps the accepted ones of n candidates in order; returns how many. Rejections are rare
+// (probability below 2^-16 per draw), so this is the exception path.
+inline uint32_t keep_accepted(uint32_t rejected, uint16_t* v, uint32_t n) {
+  if (__builtin_expect(rejected == 0, 1)) return n;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < n; ++i)
+    if (!(rejected >> i & 1)) v[kept++] = v[i];
+  return kept;
+}
+
+// Plain C++, one lane at a time: the definition of the values (field_kernels.hpp), and the
+// kernels where there is no SIMD kernel.
+struct Scalar {
+  static constexpr uint32_t kBlock = 16;  // draws per generator step
+  struct State {
+    uint64_t s[4][8];
+  };
+  struct Params {
+    explicit Params(const RandomFieldState& f)
+        : range(f.range), threshold(f.threshold), min(f.min), other(f.other), shift(f.shift) {}
+    uint32_t range, threshold;
+    uint16_t min, other;
+    uint8_t shift;
+  };
+  static void load(State& st, const RandomFieldState& f) { std::memcpy(st.s, f.s, sizeof st.s); }
+  static void store(RandomFieldState& f, const State& st) { std::memcpy(f.s, st.s, sizeof f.s); }
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+  // Writes the words of the next kBlock draws to dst; returns a bit per rejected draw.
+  static uint32_t block(State& st, const Params& p, uint16_t* dst) {
+    uint16_t w[32];
+    for (int l = 0; l < 8; ++l) {
+      uint64_t& s0 = st.s[0][l];
+      uint64_t& s1 = st.s[1][l];
+      uint64_t& s2 = st.s[2][l];
+      uint64_t& s3 = st.s[3][l];
+      const uint64_t result = rotl(s1 * 5, 7) * 9;
+      const uint64_t t = s1 << 17;
+      s2 ^= s0;
+      s3 ^= s1;
+      s1 ^= s2;
+      s0 ^= s3;
+      s2 ^= t;
+      s3 = rotl(s3, 45);
+      for (int j = 0; j < 4; ++j) w[4 * l + j] = uint16_t(result >> (16 * j));
+    }
+    uint32_t rejected = 0;
+    for (uint32_t i = 0; i < kBlock; ++i) {
+      uint16_t value;
+      if (!map_one(uint32_t(w[16 + i]) << 16 | w[i], p.range, p.threshold, value)) rejected |= 1u << i;
+      dst[i] = uint16_t(uint32_t(uint16_t(p.min + value)) << p.shift | p.other);
+    }
+    return rejected;
+  }
+  static bool map_one(uint32_t x, uint32_t range, uint32_t threshold, uint16_t& out) {
+    const uint64_t m = uint64_t(x) * range;
+    out = uint16_t(m >> 32);
+    return uint32_t(m) >= threshold;
+  }
+  static void map(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,
+                  uint8_t* accepted) {
+    for (uint32_t i = 0; i < n; ++i) accepted[i] = map_one(x[i], range, threshold, out[i]);
+  }
+};
+
+// The same with SIMD registers of T::kWords 16-bit lanes. The eight generators' state words
+// fill T::kRegs registers each; a block is T::kSteps steps, split by T::pair into kPairs
+// pairs of registers holding the draws' low and high 16 bits (x_i's w[i] and w[16 + i]), in
+// the order of the draws. The mapping works on 16-bit lanes only: with x = xh * 2^16 + xl and
+// a 16-bit range r, x * r = hi(xh*r) * 2^32 + (lo(xh*r) + hi(xl*r)) * 2^16 + lo(xl*r), where
+// hi/lo are the halves of a 16 x 16-bit product (one instruction each); the middle sum's carry
+// goes into the value. The low 32 bits of the product fall below the threshold (< 2^16) only
+// if the middle sum is zero: a rare case, checked exactly lane by lane.
+template <class T>
+struct Simd {
+  using R = typename T::R;
+  static constexpr uint32_t kBlock = T::kPairs * T::kWords;
+  static_assert(kBlock <= 32, "a block's rejections fit a 32-bit mask and RandomFieldState::left");
+  struct State {
+    R w[4][T::kRegs];
+  };
+  struct Params {
+    explicit Params(const RandomFieldState& f)
+        : range(T::set16(uint16_t(f.range))), min(T::set16(f.min)),
+          min_plus_one(T::set16(uint16_t(f.min + 1))), other(T::set16(f.other)),
+          shift(T::count(f.shift)), threshold(f.threshold), full(f.range == 65536) {}
+    R range, min, min_plus_one, other;
+    typename T::Count shift;
+    uint32_t threshold;
+    bool full;  // range 2^16: the value is xh, never rejected (the 16-bit range register is 0)
+  };
+  static void load(State& st, const RandomFieldState& f) {
+    for (int w = 0; w < 4; ++w)
+      for (int j = 0; j < T::kRegs; ++j) st.w[w][j] = T::loadu(&f.s[w][j * (8 / T::kRegs)]);
+  }
+  static void store(RandomFieldState& f, const State& st) {
+    for (int w = 0; w < 4; ++w)
+      for (int j = 0; j < T::kRegs; ++j) T::storeu(&f.s[w][j * (8 / T::kRegs)], st.w[w][j]);
+  }
+
+  // One xoshiro256** step of all eight generators; out[j]: the results of register j's lanes.
+  static void step(State& st, R* out) {
+    for (int j = 0; j < T::kRegs; ++j) {
+      R s0 = st.w[0][j], s1 = st.w[1][j], s2 = st.w[2][j], s3 = st.w[3][j];
+      const R x5 = T::add64(T::template shl64<2>(s1), s1);
+      const R r = T::template rotl64<7>(x5);
+      out[j] = T::add64(T::template shl64<3>(r), r);
+      const R t = T::template shl64<17>(s1);
+      s2 = T::xor_(s2, s0);
+      s3 = T::xor_(s3, s1);
+      s1 = T::xor_(s1, s2);
+      s0 = T::xor_(s0, s3);
+      s2 = T::xor_(s2, t);
+      s3 = T::template rotl64<45>(s3);
+      st.w[0][j] = s0, st.w[1][j] = s1, st.w[2][j] = s2, st.w[3][j] = s3;
+    }
+  }
+
+  // Maps kWords draws (low halves xl, high halves xh) and stores their words; returns a bit
+  // per rejected draw.
+  static uint32_t map(const Params& p, R xl, R xh, uint16_t* dst) {
+    const R hi_a = T::mulhi16(xl, p.range), lo_a = T::mullo16(xl, p.range);
+    const R hi_b = T::mulhi16(xh, p.range), lo_b = T::mullo16(xh, p.range);
+    const R sum = T::add16(lo_b, hi_a);
+    // Saturating and wrapping sums agree exactly when there is no carry: -1 there, else 0.
+    const R no_carry = T::cmpeq16(sum, T::adds16(lo_b, hi_a));
+    R value = T::add16(T::add16(hi_b, p.min_plus_one), no_carry);
+    if (p.full) value = T::add16(xh, p.min);
+    T::storeu(dst, T::or_(T::sll16(value, p.shift), p.other));
+    if (p.full || !T::any(T::cmpeq16(sum, T::set16(0)))) return 0;
+    uint16_t sums[T::kWords], lows[T::kWords];
+    T::storeu(sums, sum);
+    T::storeu(lows, lo_a);
+    uint32_t rejected = 0;
+    for (uint32_t i = 0; i < T::kWords; ++i)
+      if (sums[i] == 0 && lows[i] < p.threshold) rejected |= 1u << i;
+    return rejected;
+  }
+
+  static uint32_t block(State& st, const Params& p, uint16_t* dst) {
+    R out[T::kSteps * T::kRegs];
+    for (int s = 0; s < T::kSteps; ++s) step(st, out + s * T::kRegs);
+    uint32_t rejected = 0;
+    for (int i = 0; i < T::kPairs; ++i) {
+      R xl, xh;
+      T::pair(out, i, xl, xh);
+      rejected |= map(p, xl, xh, dst + i * T::kWords) << (i * T::kWords);
+    }
+    return rejected;
+  }
+
+  static void map(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,
+                  uint8_t* accepted) {
+    RandomFieldState f;
+    f.range = range;
+    f.threshold = threshold;
+    const Params p(f);
+    for (uint32_t i = 0; i < n; i += T::kWords) {
+      uint16_t lo[T::kWords], hi[T::kWords];
+      for (uint32_t j = 0; j < T::kWords; ++j) lo[j] = uint16_t(x[i + j]), hi[j] = uint16_t(x[i + j] >> 16);
+      const uint32_t rejected = map(p, T::loadu(lo), T::loadu(hi), out + i);
+      for (uint32_t j = 0; j < T::kWords; ++j) accepted[i + j] = !(rejected >> j & 1);
+    }
+  }
+};
+
+template <class K>
+void fill_random(RandomFieldState& f, uint16_t* out, uint32_t count) {
+  uint32_t n = f.left_end - f.left_begin;
+  if (n > count) n = count;
+  std::memcpy(out, f.left + f.left_begin, n * sizeof *out);
+  f.left_begin += n;
+  if (n == count) return;
+  typename K::State st;
+  K::load(st, f);
+  const typename K::Params p(f);
+  // Whole blocks straight into `out`; the last, partial one through `left`.
+  while (count - n >= K::kBlock) n += keep_accepted(K::block(st, p, out + n), out + n, K::kBlock);
+  while (n < count) {
+    const uint32_t got = keep_accepted(K::block(st, p, f.left), f.left, K::kBlock);
+    const uint32_t take = got < count - n ? got : count - n;
+    std::memcpy(out + n, f.left, take * sizeof *out);
+    n += take;
+    f.left_begin = take;
+    f.left_end = got;
+  }
+  K::store(f, st);
+}
+
+// Loops over the burst's frames, which the compiler vectorises with the unit's instruction set.
+void finish(BurstWords& b, const BurstSums& s) {
+  const uint32_t n = s.count;
+  uint32_t ip[kMaxBurst];
+  for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] = s.udp_base, ip[k] = s.ipv4_base;
+  for (uint32_t r = 0; r < s.fields; ++r) {
+    const uint16_t* w = b.words[r];
+    for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] += w[k];
+    if (s.ipv4_rows >> r & 1)
+      for (uint32_t k = 0; k < n; ++k) ip[k] += w[k];
+  }
+  uint32_t rows = s.fields;
+  if (s.ipv4_checksum) {
+    // Below 2^21 (at most 17 words): two folds leave 16 bits (RFC 1071 end-around carry).
+    for (uint32_t k = 0; k < n; ++k) {
+      uint32_t t = ip[k];
+      t = (t & 0xffff) + (t >> 16);
+      t = (t & 0xffff) + (t >> 16);
+      b.words[rows][k] = uint16_t(~t);
+    }
+    ++rows;
+  }
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t k = 0; k < n; ++k) b.words[r][k] = uint16_t(b.words[r][k] << 8 | b.words[r][k] >> 8);
+}
+
+}  // namespace
+}  // namespace xlp
