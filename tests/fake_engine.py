@@ -29,6 +29,14 @@ replays the engine's transcripts (engine/tests/transcripts) through it. Its beha
                         connection are lost; every phase 1 starts from an empty table
   FAKE_FILL_FAILURES    stateful DUT: the first K phase-1 trials of the engine process lose
                         half their frames (a state table that did not fill, to be retaken)
+  FAKE_DUT_LOSS_PERIODS a flow with rate steps: a stretch above FAKE_DUT_LIMIT loses what
+                        exceeds LIMIT x its length as this many periods spread evenly over it,
+                        each at the end of its share of the stretch (default 1)
+  FAKE_DUT_RECOVERY     ... and the stretch after it loses every frame due in its first
+                        RECOVERY seconds (the DUT's recovery time, RFC 2544 §26.5; default 0)
+  FAKE_DUT_OUTAGE_FILE  while a trial runs (FAKE_TRIAL_SECONDS), once this file appears (a DUT
+                        hook writes it), every flow loses the frames due in the next L seconds
+                        of trial time, L being the file's content; the file is then removed
 """
 
 import ipaddress
@@ -259,14 +267,71 @@ def send_error(request_id, error):
     send({"id": request_id, "ok": False, "error": error})
 
 
+def stretches(flow, duration):
+    """(first frame, start s, rate, frames) of each stretch of the flow's rate steps: the
+    engine sends round(rate x length) frames per stretch, frame k of a stretch due at
+    start + (k - first) / rate."""
+    found, first, start, rate = [], 0, 0.0, flow["rate"]
+    for step in flow.get("rate_steps", []):
+        frames = round(rate * (step["at"] - start))
+        found.append((first, start, rate, frames))
+        first, start, rate = first + frames, step["at"], step["rate"]
+    return found + [(first, start, rate, round(rate * (duration - start)))]
+
+
 def planned_frames(flow, duration):
     """The engine's count: `frames`, or round(rate x time) per stretch of the rate steps."""
     if "frames" in flow:
         return flow["frames"]
-    first, start, rate = 0, 0.0, flow["rate"]
-    for step in flow.get("rate_steps", []):
-        first, start, rate = first + round(rate * (step["at"] - start)), step["at"], step["rate"]
-    return first + round(rate * (duration - start))
+    first, _, _, frames = stretches(flow, duration)[-1]
+    return first + frames
+
+
+def send_time_of(flow, duration):
+    """Frame k's scheduled send time, s after the trial's start."""
+    parts = stretches(flow, duration)
+
+    def time_of(k):
+        first, start, rate, _ = next(part for part in reversed(parts) if k >= part[0])
+        return start + (k - first) / rate
+    return time_of
+
+
+def stepped_losses(flow, duration, limit):
+    """The simulated DUT with rate steps: lost frame ranges [a, b] (FAKE_DUT_LOSS_PERIODS,
+    FAKE_DUT_RECOVERY)."""
+    count = int(os.environ.get("FAKE_DUT_LOSS_PERIODS", "1"))
+    recovery = float(os.environ.get("FAKE_DUT_RECOVERY", "0"))
+    lost, lossy = [], False
+    for first, start, rate, frames in stretches(flow, duration):
+        if lossy and recovery:   # still recovering from the stretch before
+            lost.append((first, first + min(frames, math.ceil(recovery * rate)) - 1))
+        excess = frames - math.floor(limit * frames / rate) if rate > limit else 0
+        lossy = excess > 0
+        for part in range(count if lossy else 0):   # each part's share, at its end
+            end = first + (part + 1) * frames // count - 1
+            share = (part + 1) * excess // count - part * excess // count
+            if share:
+                lost.append((end - share + 1, end))
+    return lost
+
+
+def loss_report(ranges, sent, time_of):
+    """The engine's `losses` of a flow from its lost frame ranges (docs/protocol.md)."""
+    merged = []
+    for a, b in sorted((max(a, 0), min(b, sent - 1)) for a, b in ranges):
+        if a > b:
+            continue
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], b))
+        else:
+            merged.append((a, b))
+    periods = [{"first_lost_s": time_of(a), "last_lost_s": time_of(b), "frames": b - a + 1,
+                "last_before_s": time_of(a - 1) if a else None,
+                "first_after_s": time_of(b + 1) if b + 1 < sent else None} for a, b in merged]
+    longest = max(periods, key=lambda p: p["frames"]) if periods else None
+    return {"periods": len(periods), "lost": sum(p["frames"] for p in periods),
+            "first": periods[:100], "longest": longest}
 
 
 def run_trial(request):
@@ -281,9 +346,16 @@ def run_trial(request):
     flows = request["flows"]
     start = time.monotonic()
     next_event = interval
+    outage_file, outage = os.environ.get("FAKE_DUT_OUTAGE_FILE"), None
     while time.monotonic() - start < seconds and not aborted:
         time.sleep(0.01)
         elapsed = time.monotonic() - start
+        if outage_file and outage is None and os.path.exists(outage_file):
+            with open(outage_file, encoding="utf-8") as stream:
+                text = stream.read().strip()
+            if text:    # the hook has finished writing it
+                os.remove(outage_file)
+                outage = (elapsed * duration / seconds, float(text))
         if elapsed >= next_event:
             next_event += interval
             fraction = elapsed / seconds
@@ -311,8 +383,19 @@ def run_trial(request):
             sent = min(planned, int(tester_limit * duration))
         else:  # aborted half-way
             sent = planned // 2
-        received = dut_received(flow, sent, limit, duration)
-        received = stateful_received(request, flow, sent, received)
+        time_of = send_time_of(flow, duration)
+        if flow.get("rate_steps"):
+            lost = stepped_losses(flow, duration, limit)
+        else:     # what is lost is lost at the end of the trial
+            received = stateful_received(request, flow, sent, dut_received(flow, sent, limit,
+                                                                             duration))
+            lost = [(received, sent - 1)]
+        if outage is not None:
+            begin, length = outage
+            lost.append((math.ceil(begin * flow["rate"]),
+                         math.ceil((begin + length) * flow["rate"]) - 1))
+        losses = loss_report(lost, sent, time_of)
+        received = sent - losses["lost"]
         n, m = flow.get("mix", {}).get("n", 1), flow.get("mix", {}).get("m", 1)
         streams = [make_stream("foreground", flow["foreground"], foreground_frames(sent, n, m),
                                foreground_frames(received, n, m))]
@@ -330,13 +413,8 @@ def run_trial(request):
                         "send_time": (planned - 1) / flow["rate"] if "frames" in flow
                         else duration,
                         "streams": streams})
-        if request.get("losses"):  # what is lost is lost at the end of the trial
-            lost = sent - received
-            period = {"first_lost_s": received / flow["rate"], "last_lost_s": (sent - 1) / flow["rate"],
-                      "frames": lost, "last_before_s": (received - 1) / flow["rate"] if received else None,
-                      "first_after_s": None}
-            replies[-1]["losses"] = {"periods": 1 if lost else 0, "lost": lost,
-                                     "first": [period] if lost else [], "longest": period if lost else None}
+        if request.get("losses"):
+            replies[-1]["losses"] = losses
         # Lane q of the flow sends its frames k with k % queues == q.
         replies[-1]["queues"] = [
             {"queue": q, "planned": len(range(q, planned, queues)), "sent": len(range(q, sent, queues)),

@@ -62,15 +62,21 @@ CASES = {
     "scalability": ("scalability", ["scalability.flows=[1, 4, 16]", "addresses.left=increasing",
                                     "ports.forward_src=fixed", "ports.forward_dst=fixed"], None,
                     {"FAKE_DUT_LIMIT": "3000000", "FAKE_DUT_CLIENT_PENALTY": "0.05"}),
+    "recovery": ("recovery", ["recovery.repeat=5", "recovery.overload=0.5",
+                              "recovery.window=0.5"], 1000000,
+                 {"FAKE_DUT_LIMIT": "1000000", "FAKE_DUT_RECOVERY": "0.1"}),
+    "reset": ("reset", ["reset.repeat=5", "dut.during_trial=echo 0.1 > OUTAGE",
+                        "dut.during_trial_at=0.1"], 100000,
+              {"FAKE_TRIAL_SECONDS": "0.3", "FAKE_DUT_OUTAGE_FILE": "OUTAGE"}),
 }
 # The unit each registered unit is shown in: the results table's column, and the parenthesis
 # of a plot axis that shows such a value. A new unit must be added here (KeyError otherwise).
 TABLE_UNIT = {"fps": "frames/s per direction", "ratio": "loss ratio, shown in %", "ms": "ms",
               "cps": "connections/s", "connections": "connections", "frames": "frames",
-              "%": "%"}
+              "%": "%", "s": "s"}
 AXIS_UNIT = {"fps": "(frames/s per direction)", "ratio": "(%)", "ms": "(µs)",
              "cps": "(connections/s)", "connections": "(connections)", "frames": "(frames)",
-             "%": "(%)"}
+             "%": "(%)", "s": "(s)"}
 # Axis labels of dimensionless axes; every other axis label names its unit in parentheses, or
 # is a swept configuration key (in the key's own unit).
 UNITLESS = ("repetition", "cumulative fraction of ")
@@ -119,9 +125,11 @@ def results(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("report_all")
     hook = _teardown_hook(root)
     with pytest.MonkeyPatch.context() as patch:
+        outage = str(root / "outage")    # the reset case's fake DUT outage file
         for case, (procedure, overrides, rate, environment) in CASES.items():
-            _environment(patch, environment)
-            overrides = [o.replace("TEARDOWN", hook) for o in overrides]
+            _environment(patch, {k: v.replace("OUTAGE", outage) for k, v in environment.items()})
+            overrides = [o.replace("TEARDOWN", hook).replace("OUTAGE", outage)
+                         for o in overrides]
             summary = run_procedure(procedure, load_config(None, [*BASE, *overrides]),
                                     root / "all" / case, rate=rate)
             assert summary["complete"] and summary["median"] is not None, case

@@ -6,6 +6,7 @@ measure the same trials."""
 
 import json
 import os
+import tempfile
 
 import pytest
 
@@ -23,6 +24,9 @@ STATEFUL = ["stateful.connections=2000", "stateful.rate_phase1=100000",
             "ports.forward_src=random", "ports.forward_src_min=1024", "ports.forward_src_max=1123",
             "ports.forward_dst=random", "ports.forward_dst_min=1", "ports.forward_dst_max=20",
             "stateful.capacity_error=500", "dut.before_trial=true", "dut.teardown=true"]
+
+# The fake DUT's outage file, written by the reset case's DUT hook (tests/fake_engine.py).
+OUTAGE_FILE = os.path.join(tempfile.gettempdir(), f"xlatperf-resume-outage-{os.getpid()}")
 
 # name: (procedure, extra overrides, rate, fake-DUT environment)
 CASES = {
@@ -56,13 +60,20 @@ CASES = {
     "scalability": ("scalability", ["scalability.flows=[1, 8]", "addresses.left=increasing",
                                     "addresses.left_max=100"], None,
                     {"FAKE_DUT_LIMIT": "3000000", "FAKE_DUT_CLIENT_PENALTY": "0.1"}),
+    "recovery": ("recovery", ["recovery.repeat=2", "recovery.overload=0.5",
+                              "recovery.window=0.5"], 1000000,
+                 {"FAKE_DUT_LIMIT": "1000000", "FAKE_DUT_RECOVERY": "0.1"}),
+    # The hook starts the fake DUT's outage in real time: timed (see TIMED)
+    "reset": ("reset", ["reset.repeat=2", f"dut.during_trial=echo 0.1 > {OUTAGE_FILE}",
+                        "dut.during_trial_at=0.1"], 100000,
+              {"FAKE_TRIAL_SECONDS": "0.3", "FAKE_DUT_OUTAGE_FILE": OUTAGE_FILE}),
 }
 # What legitimately differs between an uninterrupted and a resumed run.
 VOLATILE = {"started", "finished", "resumed", "timestamp", "elapsed", "wall_seconds"}
 # Procedures that time a DUT command (dut.teardown) in real time: no two runs agree, so the
 # resumed summary is compared with the interrupted run's summary for the repetitions that had
 # finished (they must be taken from the records as they were, never measured again).
-TIMED = {"teardown-rate"}
+TIMED = {"teardown-rate", "reset"}
 
 
 def test_every_registered_procedure_has_a_case():

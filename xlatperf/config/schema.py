@@ -425,6 +425,20 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "throughput": Key(0, integer(0)),     # the DUT's throughput (RFC 9004 §6.4), fps; 0 = none
         "throughput_from": Key("", string),   # or a throughput result directory
     },
+    # RFC 2544 §26.5 system recovery (docs/recovery.md): per trial `overload` s at 110 % of
+    # the throughput (at most the medium's maximum), then `window` s at half that rate.
+    "recovery": {
+        "overload": Key(60.0, number(0, low_open=True)),   # RFC 2544: at least 60 s
+        "window": Key(10.0, number(0, low_open=True)),     # s at the reduced rate
+        "repeat": Key(10, integer(1)),                     # RFC 2544: "a number of times"
+    },
+    # RFC 2544 §26.6 / RFC 6201 reset (docs/recovery.md): dut.during_trial resets the DUT
+    # dut.during_trial_at s into each trial; the type is a label for the report.
+    "reset": {
+        "type": Key("software", choice("hardware", "software", "power")),
+        "description": Key("", string),      # what was reset and how, for the report
+        "repeat": Key(10, integer(1)),        # RFC 6201: at least 10 times
+    },
     # RFC 8219 §10 overload scalability (docs/scalability.md): a throughput search with n
     # network flows, n distinct client addresses of `side`, for each n of `flows`.
     "scalability": {
@@ -475,6 +489,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "before_point": Key("", string),      # before each measurement (a campaign point)
         "before_repetition": Key("", string),
         "before_trial": Key("", string),      # before every trial (stateful: before phase 1)
+        "during_trial": Key("", string),      # during every trial, during_trial_at s into it
+        "during_trial_at": Key(0.0, number(0)),
         "wait_until": Key("", string),        # then repeated until it exits 0
         "counters": Key("", string),          # after every trial: its key=value lines recorded
         "after_trial": Key("", string),
@@ -684,8 +700,8 @@ def _cross_check(config: ConfigBase) -> None:
 
 # The [dut] keys that are commands (templates, xlatperf/config/templates.py), in the order a
 # measurement runs them (xlatperf/measure/hooks.py).
-HOOK_KEYS = ("before_point", "before_repetition", "before_trial", "wait_until", "counters",
-             "after_trial", "after_repetition", "after_point", "teardown")
+HOOK_KEYS = ("before_point", "before_repetition", "before_trial", "wait_until", "during_trial",
+             "counters", "after_trial", "after_repetition", "after_point", "teardown")
 
 
 def template_value(config, name: str):

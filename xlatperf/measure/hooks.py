@@ -7,6 +7,8 @@
     before_repetition = ""        # before each repetition
     before_trial = "conntrack -F" # before every trial (stateful tests: before phase 1)
     wait_until = "ping -c 1 -W 1 198.19.0.1"   # then repeated until it exits 0 (e.g. a reboot)
+    during_trial = "reload"       # during every trial, while the engine sends: started
+    during_trial_at = 5.0         # this many s after the trial request went to the engine
     counters = "echo conntrack=$(conntrack -C)"  # after every trial: key=value lines recorded
     after_trial = ""              # after every trial (after counters)
     after_repetition = ""
@@ -24,12 +26,20 @@ the command as run, where it ran, its exit status, duration and output, and the 
 repetition and step it belongs to. A failing command stops the measurement
 (MeasurementError): trials on a DUT in an unknown state would not be results. The exception is
 `counters`, which only observes: its failure is recorded with the trial, and the trial counts.
+
+`during_trial` is the one hook that runs while a trial runs (RFC 2544 §26.6 / RFC 6201: the
+reset of the `reset` procedure; any procedure's trials run it when it is set): a thread waits
+`during_trial_at` s from the moment the trial request is sent, then runs the command; the
+trial's reply is awaited as usual, then the hook's end (DuringTrial.finish). Its run is in
+hooks.jsonl with `at_s`, the time it started after the request, and the trial's record says
+when it ran and whether it started before the trial's reply came.
 """
 
 import json
 import os
 import re
 import subprocess
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -122,6 +132,7 @@ class DutHooks:
         if self.log_path is not None and not append:
             self.log_path.unlink(missing_ok=True)
         self.runs: list[HookRun] = []
+        self._log_lock = threading.Lock()     # during_trial logs from its own thread
 
     @classmethod
     def from_config(cls, config, directory=None, append: bool = False) -> "DutHooks":
@@ -226,15 +237,67 @@ class DutHooks:
             raise MeasurementError(run.describe())
         return run
 
+    def during_trial(self, context: dict | None = None) -> "DuringTrial | None":
+        """The during_trial hook for one trial, not yet started; None when it is not set."""
+        if not self.configured("during_trial"):
+            return None
+        return DuringTrial(self, self.dut.during_trial_at, context)
+
     def _log(self, run: HookRun, context: dict | None) -> None:
-        self.runs.append(run)
-        if self.log_path is None:
+        with self._log_lock:
+            self.runs.append(run)
+            if self.log_path is None:
+                return
+            record = {**(context or {}), **asdict(run)}
+            with open(self.log_path, "a", encoding="utf-8") as stream:
+                stream.write(json.dumps(record, separators=(",", ":")) + "\n")
+                stream.flush()
+                os.fsync(stream.fileno())
+
+
+class DuringTrial:
+    """One run of the during_trial hook: start() when the trial request is sent; a thread
+    waits `at` s, then runs the command (dut.timeout applies). finish() after the trial's
+    reply waits for the command and returns what the trial's record keeps; cancel() (the
+    trial failed or was interrupted) keeps a command that has not started from starting, and
+    lets one that has finish: it may be bringing the DUT back."""
+
+    def __init__(self, hooks: DutHooks, at: float, context: dict | None):
+        self.hooks, self.at, self.context = hooks, at, dict(context or {})
+        self._cancelled = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dut.during_trial")
+        self._begin: float | None = None
+        self.started_s: float | None = None    # when the command started, s after start()
+        self.run: HookRun | None = None
+
+    def start(self) -> None:
+        self._begin = time.perf_counter()
+        self._thread.start()
+
+    def _run(self) -> None:
+        if self._cancelled.wait(self.at):
             return
-        record = {**(context or {}), **asdict(run)}
-        with open(self.log_path, "a", encoding="utf-8") as stream:
-            stream.write(json.dumps(record, separators=(",", ":")) + "\n")
-            stream.flush()
-            os.fsync(stream.fileno())
+        self.started_s = time.perf_counter() - self._begin
+        self.run = self.hooks.run("during_trial", {**self.context, "at_s": self.at,
+                                                   "started_s": round(self.started_s, 6)})
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def finish(self, trial_seconds: float) -> dict:
+        """Waits for the command; {"during_trial": {at_s, started_s, within_trial, duration,
+        exit_status}} for the trial's record (trial_seconds: from the request to the reply).
+        MeasurementError when it failed: the DUT is in an unknown state."""
+        self._thread.join()
+        run = self.run
+        if run is None:
+            raise MeasurementError("dut.during_trial: did not run")
+        if not run.ok:
+            raise MeasurementError(f"{run.describe()} (during the trial)")
+        return {"during_trial": {"at_s": self.at, "started_s": round(self.started_s, 6),
+                                 "within_trial": self.started_s < trial_seconds,
+                                 "duration": round(run.duration, 6),
+                                 "exit_status": run.exit_status}}
 
 
 def _text(data) -> str:

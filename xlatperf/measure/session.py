@@ -3,7 +3,8 @@
 
 TrialSession.run_trial(rate) keeps trial.pause between trials, runs the learning trial before
 the first step (RFC 2544 §23 b), calls the DUT's before_trial hook, runs RFC 9693 phase 1 and
-the gap before a phase-2 trial, sends the request to the engine, samples the DUT's counters
+the gap before a phase-2 trial, sends the request to the engine (with the DUT's during_trial
+hook running meanwhile), samples the DUT's counters
 (dut.counters), appends the trial's record to trials.jsonl and calls the DUT's after_trial
 hook. Procedures (xlatperf/procedures/) see only this interface.
 """
@@ -145,8 +146,20 @@ class TrialSession:
             request["delay"] = delay
         if losses:
             request["losses"] = True
-        result = self._exchange(request, rate)
-        extra = {**(annotate(result) if annotate is not None else {}), **self._counters()}
+        # dut.during_trial (e.g. the reset of RFC 6201) runs while the engine sends.
+        during = self.hooks.during_trial(self._hook_context()) if self.hooks is not None \
+            else None
+        if during is not None:
+            during.start()
+        sent = time.perf_counter()
+        try:
+            result = self._exchange(request, rate)
+        except BaseException:
+            if during is not None:
+                during.cancel()
+            raise
+        extra = during.finish(time.perf_counter() - sent) if during is not None else {}
+        extra |= {**(annotate(result) if annotate is not None else {}), **self._counters()}
         record = self._record(result, request["duration"], extra=extra)
         self.reporter.after_trial(record, result)
         self.end_step()

@@ -555,10 +555,134 @@ def _percent(value) -> str:
     return "-" if value is None else f"{value:.4g}"
 
 
+# --------------------------------------------------------------------------------------------
+# recovery, reset: RFC 2544 §26.5 system recovery, §26.6 / RFC 6201 reset
+# --------------------------------------------------------------------------------------------
+
+
+def _frame_sizes(entry: Entry) -> str:
+    return ", ".join(dict.fromkeys(str(d.get("frame_size"))
+                                   for d in entry.summary.get("directions", {}).values()))
+
+
+def _directions(entry: Entry) -> list[str]:
+    return list(dict.fromkeys(name for rep in entry.summary.get("repetitions", [])
+                              for name in rep.get("directions", {})))
+
+
+def _recovered(d: dict) -> str:
+    """One direction's recovery in a repetition."""
+    if d.get("recovered"):
+        return _seconds(d.get("recovery_time"))
+    bound = f" (≥ {_seconds(d['at_least'])})" if d.get("at_least") is not None else ""
+    return ("not recovered" if d.get("recovered") is False else "undetermined") + bound
+
+
+class Recovery(Family):
+    key = "recovery_time"
+    complete_only = True
+
+    def quantity(self, entry):
+        return "system recovery time"
+
+    def precision(self, entry):
+        s = entry.settings
+        return (f"overload at {_rate(s.get('overload_rate'))} frames/s for {s.get('overload')} "
+                f"s, then {_rate(s.get('reduced_rate'))} frames/s for {s.get('window')} s; "
+                f"recovery time B − A, Timestamp B: {s.get('timestamp_b')}")
+
+    def details(self, entry):
+        summary, s = entry.summary, entry.settings
+        names = _directions(entry)
+        per_direction = summary.get("directions", {})
+        header = (["frame size (bytes)", "throughput rate (fps)", "overload rate (fps)",
+                   "reduced rate (fps)"]
+                  + [f"recovery time {name} (s, average)" for name in names]
+                  + ["recovery time (s, average)", "recovered / repetitions"])
+        row = ([_frame_sizes(entry), _rate(s.get("rate")), _rate(s.get("overload_rate")),
+                _rate(s.get("reduced_rate"))]
+               + [_seconds(((per_direction.get(name) or {}).get("recovery_time") or {})
+                           .get("average")) for name in names]
+               + [_seconds(summary.get("average")),
+                  f"{summary.get('recovered', 0)} / {len(summary.get('repetitions', []))}"])
+        columns = [("repetition", text("repetition")), ("status", text("status")),
+                   ("recovery time (s)", lambda rep, e: _seconds(rep.get("recovery_time")))]
+        for name in names:
+            columns += [
+                (f"{name}: recovery (s)",
+                 lambda rep, e, n=name: _recovered(rep["directions"].get(n, {}))),
+                (f"{name}: Timestamp B (s)", lambda rep, e, n=name: _seconds(
+                    rep["directions"].get(n, {}).get("timestamp_b"))),
+                (f"{name}: lost before / after A", lambda rep, e, n=name: " / ".join(
+                    "-" if v is None else f"{v:,}" for v in (
+                        rep["directions"].get(n, {}).get("lost_before"),
+                        rep["directions"].get(n, {}).get("lost_after"))))]
+        columns.append(("complete", yes("complete")))
+        return [(header, [row], "system recovery (RFC 2544 §26.5 reporting format; Timestamp A "
+                                f"= {s.get('overload')} s)"),
+                per_repetition(entry, columns, "system recovery per repetition")]
+
+    def notes(self, entry):
+        s = entry.settings
+        return [f"Timestamp A: {s.get('timestamp_a')}; Timestamp B: {s.get('timestamp_b')}",
+                *entry.summary.get("warnings", [])]
+
+
+class Reset(Family):
+    key = "reset_time"
+    complete_only = True
+
+    def quantity(self, entry):
+        return "reset time"
+
+    def precision(self, entry):
+        s = entry.settings
+        return (f"one trial of {s.get('duration')} s at {_rate(s.get('rate'))} frames/s per "
+                f"repetition, the reset (dut.during_trial) {s.get('reset_at')} s into it; "
+                "reset time from the longest loss period")
+
+    def details(self, entry):
+        summary, s = entry.summary, entry.settings
+        frame_loss = summary.get("frame_loss_method") or {}
+        reset = summary.get("reset") or {}
+        header = ["reset type", "description", "frame size (bytes)", "rate (fps)",
+                  "reset time, timestamp method (s, average)",
+                  "reset time, frame-loss method (s, average)", "min, max (timestamp, s)",
+                  "N (resets)"]
+        row = [str(reset.get("type")), reset.get("description") or "-", _frame_sizes(entry),
+               _rate(s.get("rate")), _seconds(summary.get("average")),
+               _seconds(frame_loss.get("average")),
+               f"{_seconds(summary.get('min'))}, {_seconds(summary.get('max'))}",
+               str(summary.get("n"))]
+        columns = [("repetition", text("repetition")), ("status", text("status")),
+                   ("reset time, timestamp (s)", lambda rep, e: _seconds(rep.get("reset_time"))),
+                   ("frame loss (s)", lambda rep, e: _seconds(rep.get("frame_loss_method")))]
+        for name in _directions(entry):
+            columns += [
+                (f"{name}: timestamp, frame loss (s)", lambda rep, e, n=name: ", ".join(
+                    _seconds(rep["directions"].get(n, {}).get(k))
+                    for k in ("timestamp_method", "frame_loss_method"))),
+                (f"{name}: lost (periods)", lambda rep, e, n=name: "{:,} ({:,})".format(
+                    rep["directions"].get(n, {}).get("lost", 0),
+                    rep["directions"].get(n, {}).get("periods", 0)))]
+        columns.append(("complete", yes("complete")))
+        return [(header, [row], "reset (RFC 2544 §26.6 / RFC 6201: one statement per reset "
+                                "type)"),
+                per_repetition(entry, columns, "reset time per repetition")]
+
+    def notes(self, entry):
+        s = entry.settings
+        methods = s.get("methods") or {}
+        return [f"{s.get('timestamps')}; timestamp method: {methods.get('timestamp')}; "
+                f"frame-loss method: {methods.get('frame_loss')}",
+                *entry.summary.get("warnings", [])]
+
+
 FAMILIES: dict[str, Family] = {"search": Search(), "scan": Scan(), "trial": Trial(),
                                "delay": Delay(), "cps": ConnectionRates(),
                                "capacity": Capacity(), "bursts": Bursts(),
-                               "scalability": Scalability()}
+                               "scalability": Scalability(), "recovery": Recovery(),
+                               "reset": Reset()}
 UNKNOWN = Family()
 
 

@@ -9,7 +9,9 @@
     connections or addresses: log axis when the values span more than a factor of 100);
   * the distribution (CDF) of the repetitions' results of points with at least 5 repetitions;
   * per delay measurement (RFC 8219 §7.2, §7.3): TL and WCL, or PDV and IPDV, per repetition,
-    and the distribution of the delays the engine recorded (tagged frames or every frame).
+    and the distribution of the delays the engine recorded (tagged frames or every frame);
+  * per system recovery or reset measurement (RFC 2544 §26.5, §26.6 / RFC 6201): the
+    recovery time, or the reset time by both methods, per repetition and direction.
 
 Every measured value is plotted as `quantity (unit)` in its unit's plot scale (units.py): one
 plot per quantity, so values of different meaning never share an axis."""
@@ -617,9 +619,77 @@ def scalability_plot(plotter: Plotter, entry: Entry, label: str, number: int) ->
                  f"({label})")
 
 
+# --------------------------------------------------------------------------------------------
+# System recovery (family "recovery") and reset (family "reset")
+# --------------------------------------------------------------------------------------------
+
+
+def recovery_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """Each repetition's recovery time per direction with their average (RFC 2544 §26.5); a
+    repetition not recovered within the window, or undetermined, at its lower bound, hollow."""
+    reps = [r for r in entry.summary.get("repetitions", []) if r.get("complete")]
+    if not reps:
+        return
+    fig, (ax,) = plotter.figure()
+    names = list(dict.fromkeys(n for r in reps for n in r.get("directions", {})))
+    for i, name in enumerate(names):
+        style = _direction_style(name)
+        found = [(r["repetition"], r["directions"][name]) for r in reps
+                 if name in r.get("directions", {})]
+        done = [(x, d["recovery_time"]) for x, d in found if d.get("recovered")]
+        ax.plot([x for x, _ in done], [y for _, y in done], linestyle="", color=f"C{i}",
+                marker=style.get("marker", "o"), label=f"recovery time {name}")
+        bounded = [(x, d["at_least"]) for x, d in found
+                   if not d.get("recovered") and d.get("at_least") is not None]
+        if bounded:
+            ax.plot([x for x, _ in bounded], [y for _, y in bounded], linestyle="",
+                    color=f"C{i}", marker="^", fillstyle="none", markersize=9,
+                    label=f"{name}: not recovered or undetermined, at least")
+    average = entry.summary.get("average")
+    if average is not None:
+        ax.axhline(average, color="black", linestyle="--",
+                   label=f"average {average:.6g} s over {entry.summary.get('n')} repetition(s)")
+    dress(ax, "repetition", axis_label("system recovery time", "s"), integer_x=True,
+          ylim=(0, None), title=f"System recovery (RFC 2544 §26.5): {label}")
+    plotter.save(fig, f"recovery_{number}",
+                 f"System recovery time B − A per repetition and direction ({label})")
+
+
+def reset_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
+    """Each repetition's reset time per direction by RFC 6201's two methods, and the
+    averages."""
+    reps = [r for r in entry.summary.get("repetitions", []) if r.get("complete")]
+    if not reps:
+        return
+    fig, (ax,) = plotter.figure()
+    names = list(dict.fromkeys(n for r in reps for n in r.get("directions", {})))
+    methods = (("timestamp_method", "timestamp method", "o"),
+               ("frame_loss_method", "frame-loss method", "x"))
+    for i, name in enumerate(names):
+        for key, what, marker in methods:
+            points = [(r["repetition"], r["directions"][name][key]) for r in reps
+                      if r.get("status") == "back" and name in r.get("directions", {})]
+            ax.plot([x for x, _ in points], [y for _, y in points], linestyle="",
+                    color=f"C{i}", marker=marker, label=f"{what}, {name}")
+    summary = entry.summary
+    for key, value, style in (("timestamp method", summary.get("average"), "--"),
+                              ("frame-loss method",
+                               (summary.get("frame_loss_method") or {}).get("average"), ":")):
+        if value is not None:
+            ax.axhline(value, color="black", linestyle=style,
+                       label=f"average, {key}: {value:.6g} s")
+    reset = summary.get("reset") or {}
+    dress(ax, "repetition", axis_label("reset time", "s"), integer_x=True, ylim=(0, None),
+          title=f"Reset ({reset.get('type')}; RFC 2544 §26.6, RFC 6201): {label}")
+    plotter.save(fig, f"reset_{number}",
+                 f"Reset time per repetition and direction, timestamp and frame-loss methods "
+                 f"({label})")
+
+
 # Plots drawn per measurement, by report family.
 ENTRY_PLOTS = {"delay": (delay_repetitions, delay_distribution), "bursts": (burst_plot,),
-               "scalability": (scalability_plot,)}
+               "scalability": (scalability_plot,), "recovery": (recovery_plot,),
+               "reset": (reset_plot,)}
 
 
 def entry_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:

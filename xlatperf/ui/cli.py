@@ -6,6 +6,7 @@
                  | back-to-back [--rate R] [--throughput-from THROUGHPUT_DIR]   (RFC 9004)
                  | scalability [--flows 1,4,16,...]   (RFC 8219 §10)
                  | latency --rate R | pdv --rate R   (or --rate-from THROUGHPUT_DIR)
+                 | recovery --rate R | reset --rate R   (or --rate-from; RFC 2544 §26.5, §26.6)
                  | connection-rate | teardown-rate | table-capacity   (RFC 9693, docs/stateful.md)
         --stateful: RFC 9693 phase 1 before every trial (stateful.enabled = true)
     xlatperf campaign run FILE --out DIR     (resumes when DIR holds an interrupted run)

@@ -180,6 +180,9 @@ class ConsoleReporter(Reporter):
                        else f"invalid ({burst.get('invalid_reason')})")
             style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
             return f"  {where}: {losses}: [{style}]{verdict}[/{style}]"
+        if ("recovery" in record or "reset" in record) and result.valid:
+            # RFC 2544 §26.5, §26.6: loss is expected; the verdict is each direction's time
+            return f"  {where}: {_fps(result.rate)} fps: {losses}: " + _interruption(record)
         style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
         line = f"  {where}: {_fps(result.rate)} fps: {losses}: [{style}]{verdict}[/{style}]"
         if "mlrsearch" in record:  # MLRsearch: trial duration and each goal's class after it
@@ -261,6 +264,33 @@ class ConsoleReporter(Reporter):
         else:
             per_repetition = self._trials_this_repetition + in_repetition
         return per_trial * (in_repetition + left * per_repetition)
+
+
+def _seconds(value) -> str:
+    return "-" if value is None else f"{value:.6g} s"
+
+
+def _interruption(record: dict) -> str:
+    """A recovery or reset trial's verdict: each direction's recovery time (RFC 2544 §26.5)
+    or reset time by both methods (RFC 6201)."""
+    parts = []
+    for name, d in record.get("recovery", {}).items():
+        if d["recovered"]:
+            parts.append(f"{name} [green]recovered in {_seconds(d['recovery_time'])}[/green]")
+        else:
+            bound = f" (≥ {_seconds(d['at_least'])})" if d.get("at_least") is not None else ""
+            what = "not recovered within the window" if d["recovered"] is False \
+                else "undetermined"
+            parts.append(f"{name} [red]{what}{bound}[/red]")
+    for name, d in record.get("reset", {}).items():
+        if not d["interrupted"]:
+            parts.append(f"{name} [yellow]no frame lost[/yellow]")
+        elif not d["back"]:
+            parts.append(f"{name} [red]not back before the trial ended[/red]")
+        else:
+            parts.append(f"{name} reset [green]{_seconds(d['timestamp_method'])}[/green] "
+                         f"(timestamps), {_seconds(d['frame_loss_method'])} (frame loss)")
+    return ", ".join(parts)
 
 
 # --------------------------------------------------------------------------------------------
@@ -467,4 +497,6 @@ def _delay_tables(summary: dict) -> list:
 SUMMARY_TABLES = {"search": _search_tables, "scan": _scan_tables, "trial": _trial_tables,
                   "delay": _delay_tables, "cps": _stateful_tables, "capacity": _stateful_tables,
                   "bursts": lambda summary: _family_tables(summary, _fps, notes=True),
-                  "scalability": lambda summary: _family_tables(summary, _percent, notes=True)}
+                  "scalability": lambda summary: _family_tables(summary, _percent, notes=True),
+                  "recovery": lambda summary: _family_tables(summary, _seconds, notes=True),
+                  "reset": lambda summary: _family_tables(summary, _seconds, notes=True)}
