@@ -72,7 +72,7 @@ class _LossTrials(Procedure):
             raise ConfigError(f"{self.name} needs the DUT's throughput: --rate R or --rate-from "
                               f"DIR (a throughput result of the same traffic)")
         plan.check_rate(rate, "--rate")
-        self.throughput = rate
+        self.throughput = self.trial_rate = rate   # the rate the trial starts at
 
     def trial(self, session):
         raise NotImplementedError
@@ -82,7 +82,7 @@ class _LossTrials(Procedure):
         raise NotImplementedError
 
     def run(self, session, steps):
-        session.notify({"rate": self.throughput})
+        session.notify({"rate": self.trial_rate})
         steps.append(self.trial(session))
 
     def _annotate(self, trial) -> dict:
@@ -119,6 +119,7 @@ class Recovery(_LossTrials):
         self.overload, self.window, self.repeat = settings.overload, settings.window, \
             settings.repeat
         self.overload_rate, self.reduced_rate = overload_rates(self.throughput, plan.max_rate)
+        self.trial_rate = self.overload_rate
         # The medium's maximum is below 110 % of the throughput (RFC 2544: "whichever is lower")
         self.capped = self.overload_rate < overload_rates(self.throughput, 2 * self.throughput)[0]
 
