@@ -331,7 +331,7 @@ def loss_report(ranges, sent, time_of):
                 "first_after_s": time_of(b + 1) if b + 1 < sent else None} for a, b in merged]
     longest = max(periods, key=lambda p: p["frames"]) if periods else None
     return {"periods": len(periods), "lost": sum(p["frames"] for p in periods),
-            "first": periods[:100], "longest": longest}
+            "first": periods[:100], "last": periods[-100:], "longest": longest}
 
 
 def run_trial(request):

@@ -450,10 +450,11 @@ json serialise(const TrialReport& r) {
         return json{{"first_lost_s", p.first_lost_s}, {"last_lost_s", p.last_lost_s}, {"frames", p.frames},
                     {"last_before_s", optional(p.last_before_s)}, {"first_after_s", optional(p.first_after_s)}};
       };
-      json first = json::array();
+      json first = json::array(), last = json::array();
       for (const LossPeriod& p : f.losses->first) first.push_back(period(p));
+      for (const LossPeriod& p : f.losses->last) last.push_back(period(p));
       flows.back()["losses"] = {{"periods", f.losses->periods}, {"lost", f.losses->lost}, {"first", first},
-                                {"longest", f.losses->longest ? period(*f.losses->longest) : json()}};
+                                {"last", last}, {"longest", f.losses->longest ? period(*f.losses->longest) : json()}};
     }
   }
   json ports = json::array();

@@ -82,6 +82,7 @@ struct LossPeriod {
 struct LossReport {
   uint64_t periods = 0, lost = 0;
   std::vector<LossPeriod> first;  // the first kMaxListed periods
+  std::vector<LossPeriod> last;   // the last kMaxListed periods, in order
   std::optional<LossPeriod> longest;
   static constexpr size_t kMaxListed = 100;
 };

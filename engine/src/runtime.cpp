@@ -674,6 +674,7 @@ LossReport loss_report(const Flow& f, uint64_t tsc_hz) {
     return bits == ~uint64_t(0);
   };
   LossReport out;
+  std::vector<LossPeriod> last(LossReport::kMaxListed);
   std::optional<LossPeriod> open;
   std::optional<uint64_t> last_received;
   const auto close = [&](std::optional<uint64_t> after) {
@@ -681,6 +682,7 @@ LossReport loss_report(const Flow& f, uint64_t tsc_hz) {
     ++out.periods;
     out.lost += open->frames;
     if (out.first.size() < LossReport::kMaxListed) out.first.push_back(*open);
+    last[out.periods % LossReport::kMaxListed] = *open;  // a ring of the latest periods
     if (!out.longest || open->frames > out.longest->frames) out.longest = open;
     open.reset();
   };
@@ -720,6 +722,9 @@ LossReport loss_report(const Flow& f, uint64_t tsc_hz) {
     }
   }
   if (open) close(std::nullopt);
+  // The ring's periods oldest first: period p (1-based) sits at p % kMaxListed.
+  const uint64_t listed = std::min<uint64_t>(out.periods, LossReport::kMaxListed);
+  for (uint64_t p = out.periods - listed + 1; p <= out.periods; ++p) out.last.push_back(last[p % LossReport::kMaxListed]);
   return out;
 }
 

@@ -95,4 +95,27 @@ TEST(LossPeriods, RateStepsAndLossesAtTheEnd) {
   EXPECT_NEAR(l.first[1].last_lost_s, 0.1 + 999.0 / 5000, 1e-9);
   EXPECT_FALSE(l.first[1].first_after_s.has_value());  // lost up to the end
   EXPECT_EQ(l.longest->frames, 10u);
+  ASSERT_EQ(l.last.size(), 2u);  // fewer than 100 periods: `last` lists them all
+  EXPECT_NEAR(l.last[1].last_lost_s, 0.1 + 999.0 / 5000, 1e-9);
+}
+
+TEST(LossPeriods, ManyPeriodsListTheFirstAndTheLastHundred) {
+  XLP_REQUIRE_EAL();
+  // Every tenth frame of 3000 lost: 300 periods of one frame each.
+  test::Bench bench([](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    TestTag tag;
+    parse_test_frame(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, tag);
+    if (tag.seq % 10 == 5) rte_pktmbuf_free(m);
+    else deliver(uint16_t(1 - port), m);
+  });
+  const TrialReport r = bench.run(protocol::parse_trial(request(10000, 3000), 2));
+  ASSERT_TRUE(r.valid) << r.invalid_reason;
+  const LossReport& l = *r.flows[0].losses;
+  EXPECT_EQ(l.periods, 300u);
+  EXPECT_EQ(l.lost, 300u);
+  ASSERT_EQ(l.first.size(), 100u);
+  ASSERT_EQ(l.last.size(), 100u);
+  EXPECT_NEAR(l.first[0].first_lost_s, 5.0 / 10000, 1e-9);
+  EXPECT_NEAR(l.last[0].first_lost_s, 2005.0 / 10000, 1e-9);   // period 201
+  EXPECT_NEAR(l.last[99].first_lost_s, 2995.0 / 10000, 1e-9);  // period 300, the last
 }

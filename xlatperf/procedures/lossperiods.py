@@ -7,13 +7,13 @@ arrived (docs/protocol.md, "Loss periods"): the scheduled send times of its firs
 frame (`first_lost_s`, `last_lost_s`, s after the trial's start), the number of frames, and the
 send times of the last frame that arrived before it (`last_before_s`, None when the run starts
 with the trial) and of the first that arrived after it (`first_after_s`, None when it lasts to
-the trial's end). The engine lists the first LISTED periods of a trial in sending order and,
-apart, the longest; `periods` and `lost` count them all.
+the trial's end). The engine lists the first LISTED periods of a trial in sending order, the
+last LISTED (`last`) and, apart, the longest; `periods` and `lost` count them all.
 
 Every time here is a *send* time from the tester's schedule: the tester cannot know when a lost
 frame would have arrived, and the frames around a loss period left it on the same schedule."""
 
-LISTED = 100   # the engine lists a flow's first 100 loss periods (docs/protocol.md)
+LISTED = 100   # the engine lists a flow's first and last 100 loss periods (docs/protocol.md)
 
 
 def _listed_all(losses: dict) -> bool:
@@ -53,6 +53,14 @@ def recovery(losses: dict | None, at: float, overload_rate: float,
     if complete:
         result["lost_after"] = sum(_frames_from(p, at, threshold, recovery_rate) for p in after)
         result["lost_before"] = losses.get("lost", 0) - result["lost_after"]
+    latest = losses.get("last") or []
+    if not complete and latest:
+        # The trial's last periods: the last one after A is the last one listed, if any is.
+        after = [p for p in latest if p["last_lost_s"] >= threshold]
+        if latest[0]["last_lost_s"] < threshold:  # every period after A is listed
+            result["lost_after"] = sum(_frames_from(p, at, threshold, recovery_rate) for p in after)
+            result["lost_before"] = losses.get("lost", 0) - result["lost_after"]
+        complete = True
     last = after[-1] if after and complete else None
     longest = losses.get("longest")
     if last is None and not complete and longest and longest["first_after_s"] is None \
