@@ -365,6 +365,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "ssh_port": Key(0, integer(0, 65535)),     # 0 = ssh's default (22, or ~/.ssh/config)
         "ssh_identity": Key("", string),          # private key file (ssh -i); "" = ssh's default
         "ssh_options": Key([], ssh_options),      # ["Name=value", ...] (ssh -o)
+        # The tester's calibrated ceiling (frames/s per direction; 0 = none), the set-up it
+        # holds for and how it was measured: `xlatperf lab up` writes them; a throughput
+        # search of a run with that set-up measures no rate above it (procedures/search.py).
+        "ceiling": Key(0, integer(0)),
+        "ceiling_for": Key("", string),
+        "ceiling_calibration": Key("", string),
     },
     # RFC 2544 App. C / RFC 6815 (198.18.0.0/15) and RFC 5180 (2001:2::/48, input ports in the
     # first half, output ports in the second half).

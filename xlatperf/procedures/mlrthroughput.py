@@ -8,7 +8,7 @@ relevant bounds after it."""
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure
-from .search import lower_bound, tester_ceiling
+from .search import lower_bound, search_range_top, tester_ceiling
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
                         trial_from_result)
@@ -27,6 +27,8 @@ class MlrThroughput(Procedure):
         self.lo = max(1, settings.min_rate)
         self.hi = settings.max_rate or plan.max_rate
         plan.check_rate(self.hi, "throughput.max_rate")
+        # No load above the tester's calibrated ceiling (tester.ceiling) either.
+        self.hi, self.calibrated = search_range_top(config, self.hi)
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {settings.min_rate}: must be below the "
                               f"search's upper end, {self.hi} frames/s")
@@ -111,10 +113,12 @@ class MlrThroughput(Procedure):
         upper = first.relevant_upper_bound if first else None
         # The primary goal's search ended against the tester: its relevant upper bound is a
         # load with a trial the tester could not send, or there is none because the search
-        # reached a maximum lowered to below an earlier repetition's ceiling.
+        # reached a maximum lowered to below an earlier repetition's ceiling, or the
+        # calibrated one.
         limited = (any(s.rate == upper and s.rate_not_kept for s in repetition.steps)
                    if upper is not None else
-                   lower is not None and lower == search.max_load < self.hi)
+                   lower is not None and lower == search.max_load
+                   and (search.max_load < self.hi or self.hi == self.calibrated))
         ceiling = tester_ceiling([s for r in [*earlier, repetition] for s in r.steps])
         return {"repetition": repetition.number, "complete": repetition.complete,
                 "throughput": lower or 0, "found": lower is not None,
@@ -158,7 +162,9 @@ class MlrThroughput(Procedure):
         return {"unit": "fps", "mode": "mlrsearch", "primary_goal": self.goals[0].title,
                 **summarize([r["throughput"] for r in complete]),
                 "tester_limited": limited, "tester_ceiling": ceiling,
-                **lower_bound([s for r in repetitions for s in r.steps], limited),
+                **lower_bound([s for r in repetitions for s in r.steps], limited,
+                              self.calibrated if any(r["throughput"] == self.calibrated
+                                                     for r in complete) else None),
                 "goals": goals,
                 "directions": {name: {"failed_trials": n} for name, n in failures.items()},
                 "repetitions": reps}

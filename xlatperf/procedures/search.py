@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterable, TypeVar
 
+from ..config.schema import parse_port
 from ..engine.protocol import TrialResult
 from ..util.stats import summarize
 
@@ -65,6 +66,74 @@ def tester_ceiling(steps, known: int | None = None) -> int | None:
     return min(rates + ([known] if known is not None else []), default=None)
 
 
+# --------------------------------------------------------------------------------------------
+# The tester's calibrated ceiling (tester.ceiling, written by `xlatperf lab up`): the highest
+# rate per direction at which the tester, through an ideal DUT, sent and received every frame.
+# A throughput search measures no rate above it; a DUT that passes at it is faster than this
+# tester can show.
+# --------------------------------------------------------------------------------------------
+
+
+def ceiling_conditions(config) -> str:
+    """The tester set-up a calibrated ceiling holds for: port types, frame size, directions and
+    lcores. A run with another set-up does not apply it."""
+    kinds = "/".join(parse_port(config.side(side).port).kind for side in ("left", "right"))
+    return (f"{kinds} ports, {config.traffic.frame_size}-byte frames, direction "
+            f"{config.traffic.direction}, lcores {config.tester.lcores}")
+
+
+@dataclass(frozen=True)
+class CalibratedCeiling:
+    fps: int              # frames/s per direction
+    conditions: str       # the set-up it was calibrated for ("" = any)
+    calibration: str      # how and when
+    run_conditions: str   # this run's set-up
+
+    @property
+    def applies(self) -> bool:
+        return not self.conditions or self.conditions == self.run_conditions
+
+    def statement(self) -> str:
+        """The one sentence every result of the run states about the tester's ceiling."""
+        text = f"tester ceiling {self.fps:,} frames/s per direction"
+        details = "; ".join(part for part in (self.conditions, self.calibration and
+                                              f"calibrated by {self.calibration}") if part)
+        if details:
+            text += f" ({details})"
+        if not self.applies:
+            text += f"; not applied: this run's set-up is {self.run_conditions}"
+        return text
+
+    def to_dict(self) -> dict:
+        return {"fps": self.fps, "for": self.conditions, "calibration": self.calibration,
+                "applies": self.applies, "statement": self.statement()}
+
+
+def calibrated_ceiling(config) -> CalibratedCeiling | None:
+    """The configured tester ceiling (tester.ceiling), or None when there is none."""
+    tester = config.tester
+    if not tester.ceiling:
+        return None
+    return CalibratedCeiling(tester.ceiling, tester.ceiling_for, tester.ceiling_calibration,
+                             ceiling_conditions(config))
+
+
+def ceiling_setting(config) -> dict | None:
+    """What every result of a run records about the tester's calibrated ceiling (its summary's
+    settings.tester_ceiling; the console and the report print its statement)."""
+    ceiling = calibrated_ceiling(config)
+    return ceiling.to_dict() if ceiling is not None else None
+
+
+def search_range_top(config, max_rate: int) -> tuple[int, int | None]:
+    """A throughput search's upper end: `max_rate`, lowered to the tester's calibrated ceiling
+    when one applies to this run; and that ceiling when it lowered the end (else None)."""
+    ceiling = calibrated_ceiling(config)
+    if ceiling is None or not ceiling.applies or ceiling.fps >= max_rate:
+        return max_rate, None
+    return ceiling.fps, ceiling.fps
+
+
 @dataclass
 class SearchResult:
     throughput: int            # highest rate measured as passing; 0 when no trial passed
@@ -79,9 +148,12 @@ class SearchResult:
 
     @classmethod
     def from_steps(cls, steps: list[TrialResult], loss_tolerance: float,
-                   complete: bool = True, ceiling: int | None = None) -> "SearchResult":
+                   complete: bool = True, ceiling: int | None = None,
+                   calibrated: int | None = None) -> "SearchResult":
         """ceiling: the tester's ceiling from earlier repetitions of this run (a search that
-        started below it never measured it, but was bounded by it all the same)."""
+        started below it never measured it, but was bounded by it all the same).
+        calibrated: the calibrated tester ceiling that capped the search (search_range_top):
+        a pass at it is the tester's limit, not the DUT's."""
         passing = [s.rate for s in steps if s.passes(loss_tolerance)]
         throughput = max(passing, default=0)
         # What stopped the search from going higher: the lowest failure above the result.
@@ -90,8 +162,9 @@ class SearchResult:
         if ceiling is not None and ceiling > throughput:
             above.append((ceiling, True))
         bound = min(above, key=lambda pair: (pair[0], not pair[1]), default=None)
+        at_calibrated = calibrated is not None and bool(passing) and throughput >= calibrated
         return cls(throughput=throughput, found=bool(passing),
-                   tester_limited=bound is not None and bound[1], steps=steps,
+                   tester_limited=at_calibrated or (bound is not None and bound[1]), steps=steps,
                    loss_tolerance=loss_tolerance, complete=complete,
                    tester_ceiling=tester_ceiling(steps, ceiling))
 
@@ -206,8 +279,10 @@ def repeat(count: int, run_once: Callable[[int], T], results: list | None = None
     return results
 
 
-def summarize_throughput(searches: list[SearchResult]) -> dict:
-    """Statistics of the throughput over complete searches (fps per direction)."""
+def summarize_throughput(searches: list[SearchResult],
+                         calibrated: int | None = None) -> dict:
+    """Statistics of the throughput over complete searches (fps per direction). calibrated:
+    the calibrated tester ceiling that capped the searches (search_range_top)."""
     values = [s.throughput for s in searches if s.complete]
     failures: dict[str, int] = {}  # trials each direction failed: which one limits the DUT
     for search in searches:
@@ -218,25 +293,55 @@ def summarize_throughput(searches: list[SearchResult]) -> dict:
     ceiling = min((s.tester_ceiling for s in searches if s.tester_ceiling is not None),
                   default=None)
     limited = any(s.tester_limited for s in searches if s.complete)
-    return {"unit": "fps", **summarize(values),
-            "tester_limited": limited, "tester_ceiling": ceiling,
-            **lower_bound([st for s in searches for st in s.steps], limited),
-            "directions": {name: {"failed_trials": count} for name, count in failures.items()}}
+    at_calibrated = calibrated is not None and any(
+        s.throughput >= calibrated for s in searches if s.complete)
+    summary = {"unit": "fps", **summarize(values),
+               "tester_limited": limited, "tester_ceiling": ceiling,
+               **lower_bound([st for s in searches for st in s.steps], limited,
+                             calibrated if at_calibrated else None),
+               "directions": {name: {"failed_trials": count}
+                              for name, count in failures.items()}}
+    if calibrated is not None and not limited and values:
+        summary |= dut_limited(summary["median"], calibrated, ceiling)
+    return summary
 
 
-def lower_bound(steps, limited: bool) -> dict:
+def lower_bound(steps, limited: bool, calibrated: int | None = None) -> dict:
     """{"lower_bound": one sentence} when the result is tester-limited, for the summary, the
-    console and the report; {} otherwise."""
+    console and the report; {} otherwise. calibrated: the calibrated tester ceiling, when a
+    search passed at it."""
     rates = [s.rate for s in steps if _rate_not_kept(s)]
-    if not limited or not rates:
+    if not limited or not (rates or calibrated):
         return {}
     ceiling = tester_ceiling(steps)
-    shown = (f"could not send faster than {ceiling:,} frames/s" if ceiling is not None else
-             f"could not keep {min(rates):,} frames/s")
+    if calibrated is not None:
+        shown = (f"cannot send faster than its calibrated ceiling of {calibrated:,} frames/s, "
+                 "and the DUT passed at it")
+    elif ceiling is not None:
+        shown = f"could not send faster than {ceiling:,} frames/s in this run (invalid trials)"
+    else:
+        shown = f"could not keep {min(rates):,} frames/s in this run (invalid trials)"
     return {"lower_bound": (
-        f"a lower bound set by the tester, not a property of the DUT: the tester {shown} in "
-        "this run (invalid trials), so the DUT's throughput may be higher; measure with a "
-        "faster tester set-up (more cores, another port type) to find it")}
+        f"a lower bound set by the tester, not a property of the DUT: the tester {shown}, so "
+        "the DUT's throughput may be higher; measure with a faster tester set-up (more cores, "
+        "another port type) to find it")}
+
+
+def dut_limited(throughput: float, calibrated: int, shown: int | None = None) -> dict:
+    """{"dut_limited": one sentence}: a result the DUT set, below the tester's calibrated
+    ceiling, with the tester's margin over it. shown: a lower rate the tester could not keep
+    in this run (its ceiling is then that one)."""
+    if throughput <= 0:
+        return {}
+    if shown is not None and shown < calibrated:
+        ceiling, which = shown, (f"ceiling in this run of {shown:,} frames/s (the rate it could "
+                                 f"not send faster than; calibrated {calibrated:,})")
+    else:
+        ceiling, which = calibrated, f"calibrated ceiling of {calibrated:,} frames/s"
+    return {"dut_limited": (
+        f"set by the DUT, not the tester: {throughput:,.0f} frames/s is "
+        f"{100 * throughput / ceiling:.0f} % of the tester's {which} (a tester margin of "
+        f"{ceiling / throughput:.2f}x)")}
 
 
 def summarize_frame_loss(scans: list[list[TrialResult]], max_rate: int) -> dict:

@@ -5,7 +5,8 @@ from ..util.errors import ConfigError, MeasurementError
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
 from .mlrthroughput import MlrThroughput
-from .search import SearchResult, binary_search, summarize_throughput, tester_ceiling
+from .search import (SearchResult, binary_search, search_range_top, summarize_throughput,
+                     tester_ceiling)
 
 # selftest check: a short trial at a low rate that any working tester passes without loss.
 SELFTEST_CHECK_DURATION = 2.0
@@ -15,6 +16,9 @@ SELFTEST_CHECK_RATE = 10_000
 class Throughput(Procedure):
     """RFC 2544 §26.1 binary search over [throughput.min_rate, max_rate or the medium's max]."""
     name = "throughput"
+    # Searches stay at or below the tester's calibrated ceiling (tester.ceiling); the selftest,
+    # which measures the tester itself, does not.
+    capped_by_calibration = True
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
@@ -25,9 +29,13 @@ class Throughput(Procedure):
         self.loss_tolerance = settings.loss_tolerance
         self.ceiling: int | None = None
         plan.check_rate(self.hi, "throughput.max_rate")
+        self.calibrated: int | None = None
+        if self.capped_by_calibration:
+            self.hi, self.calibrated = search_range_top(config, self.hi)
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {self.lo}: must be below the search's upper "
-                              f"end, {self.hi} frames/s")
+                              f"end, {self.hi} frames/s"
+                              + (" (tester.ceiling)" if self.calibrated else ""))
 
     def begin_repetition(self, earlier):
         # Trials above a rate the tester could not keep earlier in this run would only show
@@ -46,12 +54,13 @@ class Throughput(Procedure):
         """Each repetition's search result from its steps and the earlier repetitions' ones:
         the same whether the steps were just measured or read back by --resume."""
         return [SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete,
-                                        ceiling=self._ceiling_before(repetitions[:i]))
+                                        ceiling=self._ceiling_before(repetitions[:i]),
+                                        calibrated=self.calibrated)
                 for i, r in enumerate(repetitions)]
 
     def summarize(self, repetitions):
         searches = self.searches(repetitions)
-        summary = summarize_throughput(searches)
+        summary = summarize_throughput(searches, self.calibrated)
         summary["repetitions"] = [{"repetition": r.number, **s.to_dict()}
                                   for r, s in zip(repetitions, searches)]
         return summary
@@ -68,7 +77,9 @@ class Throughput(Procedure):
                 "error": self.error, "loss_tolerance": self.loss_tolerance,
                 "first_trial_at_max_rate": True,
                 "tester_ceiling_rule": "no trial at or above the lowest rate the tester could "
-                                       "not keep earlier in the run",
+                                       "not keep earlier in the run"
+                                       + (", nor above its calibrated ceiling"
+                                          if self.calibrated else ""),
                 "deviations": deviations(self.config)}
 
     def value(self, repetition):
@@ -81,6 +92,7 @@ class SelfTest(Throughput):
     """Tester ports wired to each other, no DUT: a short low-rate trial must pass without loss,
     then a throughput search measures the tester's own capacity."""
     name = "selftest"
+    capped_by_calibration = False
 
     def prepare(self, session):
         rate = max(1, min(SELFTEST_CHECK_RATE, self.plan.max_rate // 100))

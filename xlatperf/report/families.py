@@ -128,8 +128,8 @@ class Search(Family):
         return tables
 
     def notes(self, entry):
-        note = entry.summary.get("lower_bound")
-        return [f"the throughput is {note}"] if note else []
+        return [f"the throughput is {note}" for note in
+                (entry.summary.get("lower_bound"), entry.summary.get("dut_limited")) if note]
 
 
 # --------------------------------------------------------------------------------------------

@@ -187,6 +187,8 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
                            "lcores {lcores}".format(**{k: (e.summary.get("tester") or {}).get(k)
                                                        for k in ("xlatperf", "engine", "dpdk",
                                                                  "lcores")}))],
+        ["Tester ceiling", _values(entries, lambda e: (e.summary.get("settings", {}).get(
+            "tester_ceiling") or {}).get("statement") or "not calibrated")],
     ]
     return rows
 

@@ -25,6 +25,7 @@ from ..measure.stateful import StatefulTest
 from ..measure.store import SUMMARY_FILE, ResultStore
 from ..procedures import procedure_spec
 from ..procedures.base import Procedure, Repetition
+from ..procedures.search import ceiling_setting
 from ..traffic.plan import TrafficPlan, owned_addresses
 from ..util.errors import ConfigError
 from ..util.files import utc_timestamp
@@ -231,7 +232,7 @@ def _settings(config: dict, proc: Procedure) -> dict:
             "mix_m": traffic.mix_m, "seed": traffic.seed, "ports": config.ports.to_dict(),
             "addresses": config.addresses.to_dict(), "learning": config.trial.learning,
             "frame_timeout": trial.frame_timeout, "loss_criterion": loss_criterion(config),
-            **proc.settings()}
+            "tester_ceiling": ceiling_setting(config), **proc.settings()}
 
 
 def loss_criterion(config: dict) -> str:

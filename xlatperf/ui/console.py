@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rich.console import Console, Group
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
@@ -337,6 +338,9 @@ def render_summary(summary: dict):
             f"{settings.get('duration')} s")
     if not summary.get("complete", True):
         head += " — [bold red]INCOMPLETE[/bold red] (interrupted)"
+    ceiling = settings.get("tester_ceiling")
+    if ceiling:
+        head += f"\n{escape(ceiling['statement'])}"
     spec = REGISTRY.get(summary["procedure"])
     tables = SUMMARY_TABLES.get(spec.report if spec else "", _statistics_only)
     return Group(Text.from_markup(head), *tables(summary))
@@ -380,6 +384,8 @@ def _search_tables(summary: dict) -> list:
     elif summary.get("tester_limited"):
         parts.append(Text("warning: invalid trials occurred: the result may be limited by "
                           "the tester, not the DUT", style="yellow"))
+    if summary.get("dut_limited"):
+        parts.append(Text(f"the throughput is {summary['dut_limited']}", style="green"))
     return parts
 
 
