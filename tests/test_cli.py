@@ -145,9 +145,10 @@ def test_lab_commands_call_the_lab_module(monkeypatch, capsys):
         calls.append(("up", kind, params, config_out))
         if kind == "bad":
             raise LabError("unknown lab kind 'bad'")
+        return {"params": {"calibrate": False}}   # the lab's state (no calibration here)
 
     fake = types.SimpleNamespace(lab_up=lab_up, lab_down=lambda: calls.append(("down",)),
-                                 LabError=LabError)
+                                 LabError=LabError, describe=lambda state: ["lab is up"])
     monkeypatch.setitem(sys.modules, "xlatperf.lab", fake)
     monkeypatch.setattr("xlatperf.lab", fake, raising=False)
     assert cli.main(["lab", "up", "router4", "--param", "rate=1000", "--param", "a=b=c",

@@ -9,6 +9,7 @@ They use the lab's fixed names, so they replace a lab that is up while they run.
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tomllib
@@ -21,6 +22,9 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from xlatperf import lab
+from xlatperf.config.schema import load_config
+from xlatperf.procedures.search import ceiling_conditions
+from xlatperf.lab import placement as placement_module
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and iproute2")
@@ -30,6 +34,21 @@ MARKER = b"xlatperf-lab-probe"
 
 # What each kind must write, spelled out here rather than taken from lab.py.
 TL, TR, DL, DR = "02:78:6c:00:00:01", "02:78:6c:00:00:02", "02:78:6c:00:01:01", "02:78:6c:00:01:02"
+CL, CR = "02:78:6c:00:00:03", "02:78:6c:00:00:04"  # the calibration wire's tester ports
+# The tester's links: its ports and the ends of the tc wires (loopback's own, the calibration
+# wire of the other kinds).
+LOOPBACK_LINKS = {"xlp-tl": TL, "xlp-tr": TR, "xlp-wl": "02:78:6c:00:02:01",
+                  "xlp-wr": "02:78:6c:00:02:02"}
+TESTER_LINKS = {"xlp-tl": TL, "xlp-tr": TR, "xlp-cl": CL, "xlp-cr": CR,
+                "xlp-cwl": "02:78:6c:00:02:03", "xlp-cwr": "02:78:6c:00:02:04"}
+
+
+def af_xdp_sockets() -> bool:
+    try:
+        socket.socket(44, socket.SOCK_RAW, 0).close()  # AF_XDP
+    except OSError:
+        return False
+    return True
 # The DUT's MACs are resolved by the tester (ARP/ND) from the DUT's addresses.
 V4 = ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": "", "dut_ipv4": "198.18.0.1"},
       {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": "", "dut_ipv4": "198.19.0.1"})
@@ -131,10 +150,15 @@ def test_kinds_describe_themselves_and_their_defaults_are_valid():
 
 @pytest.mark.parametrize(("kind", "params", "named"), [
     ("router5", {}, ["'router5'", "router4", "siit", "loopback"]),
-    ("loopback", {"rate": "1000"}, ["'loopback'", "'rate'", "none"]),
+    ("loopback", {"rate": "1000"}, ["'loopback'", "'rate'", "calibrate, lcores, ports"]),
+    ("router4", {"ports": "pcap"}, ["ports='pcap'", "auto, af_xdp or af_packet"]),
+    ("router4", {"calibrate": "maybe"}, ["calibrate='maybe'", "yes or no"]),
+    ("siit", {"lcores": "0"}, ["lcores='0'", "at least two lcores", "tester.lcores"]),
+    ("siit", {"lcores": "0,4095"}, ["lcores='0,4095'", "CPU 4095 is not online"]),
     ("router4", {"addresses": "70000"}, ["addresses='70000'", "1..65533"]),
     ("router6", {"gateway": "maybe"}, ["gateway='maybe'", "yes or no"]),
-    ("limit", {"rat": "1000"}, ["'limit'", "'rat'", "addresses, burst, family, gateway, rate"]),
+    ("limit", {"rat": "1000"},
+     ["'limit'", "'rat'", "addresses, burst, calibrate, family, gateway, lcores, ports, rate"]),
     ("limit", {"rate": "fast"}, ["rate='fast'", "1..100000000"]),
     ("limit", {"rate": "0"}, ["rate='0'", "1..100000000"]),
     ("limit", {"burst": "-5"}, ["burst='-5'", "auto or an integer"]),
@@ -179,16 +203,18 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     assert {ns for ns in namespaces() if ns.startswith("xlp-")} == expect_ns
 
     tester = links("xlp-tester")
-    for port, mac in (("xlp-tl", TL), ("xlp-tr", TR)):
+    expected_links = LOOPBACK_LINKS if kind == "loopback" else TESTER_LINKS
+    assert set(tester) == {"lo", *expected_links}
+    for port, mac in expected_links.items():
         assert tester[port]["address"] == mac
         assert {"UP", "PROMISC"} <= set(tester[port]["flags"])
         assert tester[port]["addr_info"] == []  # no IPv4, and IPv6 disabled: no link-local
         assert sh("ip", "netns", "exec", "xlp-tester", "sysctl", "-n",
                   f"net.ipv6.conf.{port}.disable_ipv6").strip() == "1"
-    offloads = sh("ip", "netns", "exec", "xlp-tester", "ethtool", "-k", "xlp-tl")
-    for feature in ("generic-receive-offload", "generic-segmentation-offload",
-                    "tcp-segmentation-offload"):
-        assert f"{feature}: off" in offloads
+        offloads = sh("ip", "netns", "exec", "xlp-tester", "ethtool", "-k", port)
+        for feature in ("generic-receive-offload", "generic-segmentation-offload",
+                        "tcp-segmentation-offload"):
+            assert f"{feature}: off" in offloads
 
     if kind != "loopback":
         dut = links("xlp-dut")
@@ -215,13 +241,22 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
         assert "xlp-nat64" in links("xlp-dut")
 
     cfg = tomllib.loads(config.read_text())
-    assert cfg["tester"] == {"netns": "xlp-tester"}
+    assert cfg["tester"] == {"netns": "xlp-tester", "lcores": "0,1"}  # not calibrated here
     assert cfg["trial"] == {"pause": 0.5}
     ipv6_frames = 6 in (side["ip_version"] for side in EXPECTED_SIDES[kind])
     assert cfg.get("traffic") == ({"frame_size": 84} if ipv6_frames else None)
+    ports = "af_xdp" if af_xdp_sockets() else "af_packet"
     for side, port, mac, expected in (("left", "xlp-tl", TL, EXPECTED_SIDES[kind][0]),
                                       ("right", "xlp-tr", TR, EXPECTED_SIDES[kind][1])):
-        assert cfg[side] == {"port": f"af_packet:{port}", "mac": mac, **expected}
+        assert cfg[side] == {"port": f"{ports}:{port}", "mac": mac, **expected}
+    # The calibration config: the same set-up (port type, frame size, directions, lcores) on
+    # the calibration wire, whose ports send to each other.
+    calibration = load_config(lab.CALIBRATION_CONFIG)
+    assert ceiling_conditions(calibration) == ceiling_conditions(load_config(str(config)))
+    wire = ("xlp-tl", "xlp-tr") if kind == "loopback" else ("xlp-cl", "xlp-cr")
+    assert (calibration.left.port, calibration.right.port) == tuple(f"{ports}:{p}" for p in wire)
+    assert calibration.left.dut_mac == expected_links[wire[1]]
+    assert calibration.right.dut_mac == expected_links[wire[0]]
 
     state = lab.lab_state()
     assert state["kind"] == kind and state["config"] == str(config)
@@ -268,6 +303,10 @@ FORWARDING = {
                         "xlp-tr", Ether(src=DR, dst=TR) / IPv6(src=L6, dst=R6, hlim=63)),
     "loopback": ("loopback", "xlp-tl", Ether(src=TL, dst=TR) / IP(src=L4, dst=R4),
                  "xlp-tr", Ether(src=TL, dst=TR) / IP(src=L4, dst=R4)),
+    "loopback reverse": ("loopback", "xlp-tr", Ether(src=TR, dst=TL) / IPv6(src=R6, dst=L6),
+                         "xlp-tl", Ether(src=TR, dst=TL) / IPv6(src=R6, dst=L6)),
+    "calibration wire": ("siit", "xlp-cl", Ether(src=CL, dst=CR) / IP(src=L4, dst=R4),
+                         "xlp-cr", Ether(src=CL, dst=CR) / IP(src=L4, dst=R4)),
 }
 
 
@@ -285,7 +324,7 @@ def pin_tester_neighbours() -> None:
 def test_a_frame_crosses_the_dut(case, tmp_path):
     kind, send, sent, recv, expected = FORWARDING[case]
     lab.lab_up(kind, {}, str(tmp_path / "lab.toml"))
-    if kind != "loopback":
+    if kind != "loopback" and send != "xlp-cl":
         pin_tester_neighbours()
     result = probe(send, recv, [sent / udp()])
     assert result["received"] == 1, f"{case}: nothing arrived on {recv}"
@@ -294,7 +333,7 @@ def test_a_frame_crosses_the_dut(case, tmp_path):
     assert (got.src, got.dst, got.type) == (want.src, want.dst, want.type)
     got_ip, want_ip = got.payload, want.payload
     assert (got_ip.src, got_ip.dst) == (want_ip.src, want_ip.dst)
-    if case != "siit forward" and case != "siit reverse":  # TAYGA sets its own TTL, DF, id
+    if case not in ("siit forward", "siit reverse"):  # TAYGA sets its own TTL, DF, id
         assert bytes(got_ip) == bytes(want_ip)  # the whole packet, checksums included
     assert bytes(got[UDP]) == bytes(want[UDP])  # translation kept the UDP datagram intact
 
@@ -400,3 +439,83 @@ def test_nat44_translates_and_keeps_unsolicited_frames_out(tmp_path):
     # A frame from the right to the private side that no connection expects is dropped.
     stray = Ether(src=TR, dst=DR) / IP(src=R4, dst=L4) / UDP(sport=7, dport=1030) / Raw(MARKER)
     assert probe("xlp-tr", "xlp-tl", [stray])["received"] == 0
+
+
+# --- CPU placement (placement.py) ----------------------------------------------------------------
+
+@pytest.mark.parametrize(("lcores", "online", "workers", "dut"), [
+    ("0,1", [0, 1], (1,), (0,)),            # this machine: the DUT shares the sleeping main's CPU
+    ("1,0", [0, 1], (0,), (1,)),
+    ("0,1", [0, 1, 2, 3], (1,), (2, 3)),    # the main lcore's CPU is left out when others remain
+    ("0,2-3", [0, 1, 2, 3], (2, 3), (1,)),
+    ("3,0", [0, 1, 2, 3], (0,), (1, 2)),
+])
+def test_the_dut_gets_the_cpus_no_worker_lcore_uses(lcores, online, workers, dut):
+    placement = placement_module.plan_placement(lcores, online)
+    assert placement.worker_cpus == workers and placement.dut_cpus == dut
+    assert placement.main_cpu == int(lcores.split(",")[0].split("-")[0])
+    assert f"CPU {','.join(map(str, dut))}" in placement.describe()
+
+
+def test_cpu_masks_are_the_kernels_bitmap_format():
+    assert placement_module.cpu_mask({0}) == "00000001"
+    assert placement_module.cpu_mask({1, 3}) == "0000000a"
+    assert placement_module.cpu_mask(range(36)) == "0000000f,ffffffff"
+    for cpus in ({0}, {5, 40}, set(range(70))):
+        assert placement_module.parse_cpu_mask(placement_module.cpu_mask(cpus)) == cpus
+    assert placement_module.parse_cpu_mask("00000000") == set()
+    assert placement_module.parse_cpu_list("0-2,5") == [0, 1, 2, 5]
+
+
+def test_auto_ports_are_af_xdp_exactly_when_the_kernel_opens_an_af_xdp_socket():
+    try:
+        socket.socket(44, socket.SOCK_RAW, 0).close()
+        expected = "af_xdp"
+    except OSError:
+        expected = "af_packet"
+    assert lab.port_type("auto") == expected
+    assert lab.port_type("af_packet") == "af_packet"
+    config = lab.tester_config("router4", lab.resolve_params("router4", {"ports": "af_packet"}))
+    assert config["left"]["port"] == "af_packet:xlp-tl"
+
+
+def sys_read(ns: str, path: str) -> str:
+    return sh("ip", "netns", "exec", ns, "cat", path).strip()
+
+
+def mask_cpus(mask: str) -> set[int]:
+    value = int(mask.replace(",", ""), 16)
+    return {bit for bit in range(value.bit_length()) if value >> bit & 1}
+
+
+def task_cpus(pid: int) -> set[int]:
+    cpus: set[int] = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        cpus |= os.sched_getaffinity(int(task))
+    return cpus
+
+
+@needs_root
+@pytest.mark.parametrize("kind", ["siit", "loopback"])
+def test_the_duts_work_is_steered_off_the_tester_workers_cpus(kind, tmp_path):
+    """What the kernel reports back (RPS masks in sysfs, TAYGA's affinity), against the worker
+    CPUs of the tester.lcores the lab wrote: never the same CPU."""
+    config = tmp_path / "lab.toml"
+    lab.lab_up(kind, {}, str(config))
+    lcores = tomllib.loads(config.read_text())["tester"]["lcores"]
+    workers = {int(c) for c in lcores.split(",")[1:]}  # "0,1": main lcore 0, worker 1
+    steered = ([("xlp-tester", "xlp-wl"), ("xlp-tester", "xlp-wr")] if kind == "loopback" else
+               [("xlp-dut", "xlp-dl"), ("xlp-dut", "xlp-dr"),
+                ("xlp-tester", "xlp-cwl"), ("xlp-tester", "xlp-cwr")])
+    for ns, dev in steered:
+        cpus = mask_cpus(sys_read(ns, f"/sys/class/net/{dev}/queues/rx-0/rps_cpus"))
+        assert cpus and not cpus & workers, (dev, cpus, workers)
+    if kind == "siit":
+        (pid,) = lab_taygas()
+        cpus = task_cpus(pid)
+        assert cpus and not cpus & workers, ("tayga", cpus, workers)
+    # The tester's ports are not steered: what the DUT (or the wire) sends them is delivered
+    # on the CPU that sent it, the DUT's.
+    for port in ("xlp-tl", "xlp-tr"):
+        mask = sys_read("xlp-tester", f"/sys/class/net/{port}/queues/rx-0/rps_cpus")
+        assert mask_cpus(mask) == set(), (port, mask)

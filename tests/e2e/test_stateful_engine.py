@@ -18,7 +18,9 @@ def stream(src, dst, src_mac, dst_mac, **extra) -> dict:
 
 
 def test_enumeration_learning_and_responding(make_lab, tmp_path):
-    config = load_config(str(make_lab("loopback")))
+    # af_packet: tcpdump on a tester port sees what arrives there; with af_xdp, the port's XDP
+    # program hands every frame to the engine's socket before any capture could.
+    config = load_config(str(make_lab("loopback", ports="af_packet")))
     left_mac, right_mac = config.left.mac, config.right.mac
     pcap = tmp_path / "phase1.pcap"
     dump = subprocess.Popen(["ip", "netns", "exec", "xlp-tester", "tcpdump", "-i", "xlp-tr", "-U",

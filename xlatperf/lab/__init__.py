@@ -2,20 +2,35 @@
 """Network-namespace testbeds ("labs") with real DUTs on one Linux host.
 
 `lab_up(kind, params, config_out)` builds one testbed and writes a tester config for it;
-`lab_down()` removes whatever a lab left behind. Both need root, `ip` (iproute2), `sysctl` and
-`ethtool`; some kinds also need `nft` or `tayga`.
+`lab_down()` removes whatever a lab left behind. Both need root, `ip` and `tc` (iproute2),
+`sysctl` and `ethtool`; some kinds also need `nft` or `tayga`. `xlatperf lab up` then
+calibrates the tester's ceiling (xlatperf/run/calibration.py) and `record_ceiling` writes it
+into the config.
 
 Every kind but `loopback` has the same wiring:
 
     namespace xlp-tester                        namespace xlp-dut
     xlp-tl 02:78:6c:00:00:01  <---- veth ---->  xlp-dl 02:78:6c:00:01:01   (left)
     xlp-tr 02:78:6c:00:00:02  <---- veth ---->  xlp-dr 02:78:6c:00:01:02   (right)
+    xlp-cl 02:78:6c:00:00:03  <-> xlp-cwl =tc mirred= xlp-cwr <-> xlp-cr 02:78:6c:00:00:04
+                                   (the calibration wire, all in xlp-tester)
+
+`loopback` is one such wire between the tester's own ports: xlp-tl <-> xlp-wl =tc= xlp-wr <->
+xlp-tr. A wire end hands every frame it receives to the other end (tc ingress, mirred
+redirect): an ideal DUT, on the DUT's CPUs like the real ones.
+
+CPUs, ports, ceiling (placement.py has the details and the measurements behind them): the
+engine's worker lcores (tester.lcores, the lab parameter `lcores`) poll on their CPUs; the
+DUT's packet processing is steered to the other CPUs with RPS on the DUT's veth ends and the
+wire ends, and TAYGA is pinned there. The tester's ports are af_xdp where the kernel offers
+AF_XDP sockets (copy mode on veth; faster than af_packet here), else af_packet (`ports`). The
+tester's ceiling is a selftest through the calibration wire with the lab's ports, lcores and
+frame size (`calibrate`).
 
 The tester side carries no IP address and has IPv6 disabled, so its kernel sends nothing
-(no RS, ND or DAD) and the engine's af_packet ports see only the DUT's frames. The DUT does not
-resolve the tester's addresses: it has permanent neighbour entries, as in the papers' testbeds
-(the tester answers no ARP/ND). Offloads that merge or split frames are off on every veth, so
-frames arrive as they were sent.
+(no RS, ND or DAD) and the engine's ports see only the DUT's frames. The DUT resolves the
+tester's addresses with ARP/ND, which the engine answers (RFC 2544 §25). Offloads that merge or
+split frames are off on every veth, so frames arrive as they were sent.
 
 Addresses follow RFC 2544 (198.18.0.0/15) and RFC 5180 (2001:2::/48: input ports in the first
 half, output ports in the second):
@@ -31,7 +46,7 @@ half, output ports in the second):
     nat66    as router6; nftables masquerades left to 2001:2:0:8000::1 on the right
     nat64    2001:2::2 -> TAYGA (dynamic pool 198.18.0.0/16, prefix 2001:2:0:6464::/96) -> NAT44
              to 198.19.0.1 -> 198.19.0.2; the Initiator sends to 2001:2:0:6464::198.19.0.2
-    loopback: xlp-tl and xlp-tr are the two ends of one veth pair, addresses as router4
+    loopback: xlp-tl and xlp-tr joined by a tc wire, addresses as router4
 
 SIIT is TAYGA with explicit address mappings, as in the SIIT benchmarking paper (Lencse and
 Shima): 198.18.0.2 <-> 2001:2::2 and 198.19.0.2 <-> 2001:2:0:1::2. The DUT also routes native
@@ -51,7 +66,8 @@ and apply to all: the neighbour table limits (many addresses) and the conntrack 
 sizes (nf_conntrack_max, nf_conntrack_buckets: the NAT kinds). The lab records their previous
 values in the state file before changing them, and `lab down` restores them. The only other
 things outside the namespaces are the TAYGA process (found by its pid file and by `ip netns
-pids`), the lab directory /run/xlatperf-lab/ and the state file /run/xlatperf-lab.json.
+pids`; its CPU affinity), the lab directory /run/xlatperf-lab/ (the calibration config and
+result) and the state file /run/xlatperf-lab.json.
 """
 
 from __future__ import annotations
@@ -62,30 +78,50 @@ import fcntl
 import json
 import math
 import os
-import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..util.errors import XlatperfError
+from ..config.schema import SCHEMA
 from ..util.files import toml_value
+from .placement import Placement, online_cpus, pin_process, plan_placement, steer_receive
+from .shell import LabError, ip, run, sysctl
 
 TESTER_NS = "xlp-tester"
 DUT_NS = "xlp-dut"
 STATE_FILE = "/run/xlatperf-lab.json"
 LAB_DIR = "/run/xlatperf-lab"
 LOCK_FILE = "/run/xlatperf-lab.lock"
+CALIBRATION_CONFIG = os.path.join(LAB_DIR, "calibration.toml")
+CALIBRATION_OUT = os.path.join(LAB_DIR, "calibration")  # the selftest's result directory
+AF_XDP = 44  # the address family of AF_XDP sockets (linux/socket.h); Python has no name for it
+_PORT_REASON = {"af_xdp": "AF_XDP sockets, copy mode on veth: the faster port type here",
+                "af_packet": "chosen with ports=af_packet, or this kernel has no AF_XDP sockets"}
 
 # Locally administered (02:...), "xl" = 78:6c; 00:xx = tester ports, 01:xx = DUT ports.
+# 02:xx = the ends of the tc wires (loopback's, and the calibration wire of the other kinds).
 MACS = {
     "xlp-tl": "02:78:6c:00:00:01",
     "xlp-tr": "02:78:6c:00:00:02",
+    "xlp-cl": "02:78:6c:00:00:03",
+    "xlp-cr": "02:78:6c:00:00:04",
     "xlp-dl": "02:78:6c:00:01:01",
     "xlp-dr": "02:78:6c:00:01:02",
+    "xlp-wl": "02:78:6c:00:02:01",
+    "xlp-wr": "02:78:6c:00:02:02",
+    "xlp-cwl": "02:78:6c:00:02:03",
+    "xlp-cwr": "02:78:6c:00:02:04",
 }
+TESTER_PORTS = ("xlp-tl", "xlp-tr")
+DUT_PORTS = ("xlp-dl", "xlp-dr")
+# Every kind but loopback has a second pair of tester ports, joined by a tc wire (_add_wire),
+# on which `xlatperf lab up` calibrates the tester's ceiling; loopback's own ports are one.
+CALIBRATION_PORTS = ("xlp-cl", "xlp-cr")
+WIRES = {TESTER_PORTS: ("xlp-wl", "xlp-wr"), CALIBRATION_PORTS: ("xlp-cwl", "xlp-cwr")}
 
 # One address family on one side: (DUT interface address with prefix, tester address). The
 # plans of draft-lencse-bmwg-multiple-ip-addresses: directly connected (Figs. 2 and 4), the
@@ -125,6 +161,7 @@ NAT64_TAYGA_IPV4 = "198.18.0.1"
 NAT64_RESPONDER_AS_6 = "2001:2:0:6464::c613:2"  # 198.19.0.2 in that prefix
 # The stateful kinds: the Initiator's phase-1 ranges (100 x 100 port pairs) and conntrack.
 NAT_KINDS = ("nat44", "nat66", "nat64")
+TAYGA_KINDS = ("siit", "nat64")
 NAT_PORTS = {"forward_src": "random", "forward_src_min": 1024, "forward_src_max": 1123,
              "forward_dst": "random", "forward_dst_min": 1, "forward_dst_max": 100}
 CONNTRACK_GLOBAL = ("net.netfilter.nf_conntrack_max", "net.netfilter.nf_conntrack_buckets")
@@ -133,15 +170,16 @@ CONNTRACK_UDP_TIMEOUTS = ("net.netfilter.nf_conntrack_udp_timeout",
 FLUSH = f"ip netns exec {DUT_NS} conntrack -F"
 NFT_RULESET = os.path.join(LAB_DIR, "dut.nft")
 
+# The calibration selftest: short trials, the binary search to within this many frames/s.
+CALIBRATION_TRIAL = 1.0
+CALIBRATION_ERROR = 1000
+DEFAULT_LCORES = SCHEMA["tester"]["lcores"].default
+
 # limit: the token bucket holds BURST_SECONDS of frames at the limit rate, at least BURST_MIN.
 BURST_SECONDS = 0.05
 BURST_MIN = 100
 # lossy: numgen draws from 0..LOSS_SCALE-1; a frame is dropped when the draw < round(loss*scale).
 LOSS_SCALE = 65536
-
-
-class LabError(XlatperfError):
-    """A lab could not be built or removed; the message names the kind, parameter or command."""
 
 
 # --- kinds and their parameters ---------------------------------------------------------------
@@ -165,6 +203,19 @@ _NAT_PARAMS = {
 }
 _NAT_ADDRESSES = {**_ADDRESSES, "help": "tester addresses per side, enumerated with the ports "
                                         "(1 = a single pair)"}
+# Every kind: how the tester is set up against it (module docstring, "CPUs, ports, ceiling").
+COMMON_PARAMS = {
+    "ports": {"default": "auto", "allowed": "auto, af_xdp or af_packet",
+              "help": "the tester's port type; auto = af_xdp where the kernel offers AF_XDP "
+                      "sockets (the faster one on veth), else af_packet"},
+    "lcores": {"default": DEFAULT_LCORES,
+               "allowed": 'a DPDK lcore list like "0,1" (main lcore, then workers)',
+               "help": "tester.lcores of the config; the DUT's packet processing goes to the "
+                       "CPUs no worker lcore uses"},
+    "calibrate": {"default": "yes", "allowed": "yes or no",
+                  "help": "measure the tester's ceiling after building (`xlatperf lab up`: a "
+                          "selftest through the calibration wire, about 15 s)"},
+}
 
 # Drives validation and `xlatperf lab up --help`. Defaults are strings, as parameters arrive.
 KINDS: dict[str, dict[str, Any]] = {
@@ -197,7 +248,8 @@ KINDS: dict[str, dict[str, Any]] = {
         "params": dict(_NAT_PARAMS),
     },
     "loopback": {
-        "description": "the two tester ports wired to each other, no DUT (tests the tester)",
+        "description": "the two tester ports joined by a tc wire on the DUT CPUs, no DUT "
+                       "(tests the tester)",
         "params": {},
     },
     "limit": {
@@ -223,6 +275,10 @@ KINDS: dict[str, dict[str, Any]] = {
         },
     },
 }
+
+
+for _spec in KINDS.values():
+    _spec["params"].update(COMMON_PARAMS)
 
 
 def format_kinds() -> str:
@@ -265,6 +321,9 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "buckets": lambda s: "auto" if s == "auto" else _parse_int(s, 1, 2**26),
     "timeout": lambda s: _parse_int(s, 1, 86400),
     "gateway": lambda s: _parse_choice(s, ("yes", "no")) == "yes",
+    "ports": lambda s: _parse_choice(s, ("auto", "af_xdp", "af_packet")),
+    "lcores": lambda s: s,   # checked against the online CPUs by plan_placement
+    "calibrate": lambda s: _parse_choice(s, ("yes", "no")) == "yes",
 }
 
 
@@ -313,38 +372,13 @@ def auto_burst(rate: int) -> int:
 
 # --- running commands -------------------------------------------------------------------------
 
-def _run(cmd: list[str], ns: str | None = None, stdin: str | None = None) -> str:
-    """Runs `cmd` (inside namespace `ns`), returns its stdout; raises LabError on failure."""
-    if ns is not None:
-        cmd = ["ip", "netns", "exec", ns, *cmd]
-    try:
-        done = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=30)
-    except FileNotFoundError:
-        raise LabError(f"command not found: {cmd[0]} (install it with scripts/setup.sh)") from None
-    except subprocess.TimeoutExpired:
-        raise LabError(f"`{shlex.join(cmd)}` did not finish within 30 s") from None
-    if done.returncode != 0:
-        reason = (done.stderr.strip() or done.stdout.strip()).replace("\n", "; ")
-        raise LabError(f"`{shlex.join(cmd)}` failed (exit {done.returncode}): {reason}")
-    return done.stdout
-
-
-def _ip(ns: str, *args: str) -> None:
-    _run(["ip", "-n", ns, *args])
-
-
-def _sysctl(ns: str, settings: dict[str, str | int]) -> None:
-    # One process per namespace: `ip netns exec` costs a few milliseconds each.
-    _run(["sysctl", "-q", "-w", *(f"{k}={v}" for k, v in settings.items())], ns=ns)
-
-
 def _need_tools(kind: str) -> None:
-    tools = {"ip": "iproute2", "sysctl": "procps", "ethtool": "ethtool"}
+    tools = {"ip": "iproute2", "tc": "iproute2", "sysctl": "procps", "ethtool": "ethtool"}
     if kind in ("limit", "lossy") + NAT_KINDS:
         tools["nft"] = "nftables"
     if kind in NAT_KINDS:
         tools["conntrack"] = "conntrack"
-    if kind in ("siit", "nat64"):
+    if kind in TAYGA_KINDS:
         tools["tayga"] = "tayga"
     missing = [f"{t} (Debian package {pkg})" for t, pkg in tools.items() if not shutil.which(t)]
     if missing:
@@ -361,37 +395,95 @@ def _locked() -> Iterator[None]:
 
 # --- public API -------------------------------------------------------------------------------
 
-def lab_up(kind: str, params: dict[str, str], config_out: str) -> None:
+def lab_up(kind: str, params: dict[str, str], config_out: str) -> dict[str, Any]:
     """Builds the testbed `kind` (removing any previous lab) and writes its tester config.
 
-    `params` are the kind's parameters as strings (see KINDS). On any failure everything that
-    was created is removed again and LabError is raised.
+    `params` are the kind's parameters as strings (see KINDS). Returns what the lab recorded
+    about itself (lab_state(); describe() turns it into sentences). On any failure everything
+    that was created is removed again and LabError is raised. The tester's ceiling is not
+    measured here (that needs the engine): `xlatperf lab up` does it next with
+    xlatperf.run.calibration.calibrate_lab when the `calibrate` parameter says so.
     """
     resolved = resolve_params(kind, params)  # before touching anything: a typo keeps the old lab
     if os.geteuid() != 0:
         raise LabError("lab up needs root (it creates network namespaces)")
     _need_tools(kind)
+    placement = plan_placement(resolved["lcores"], online_cpus())
+    resolved["lcores"] = placement.lcores
+    resolved["ports"] = port_type(resolved["ports"])
     with _locked():
         _down()
         try:
             os.makedirs(LAB_DIR, exist_ok=True)
             # Recorded first, so that `lab down` knows about a half-built lab after a crash.
-            _write_state({
+            state = {
                 "kind": kind,
                 "params": resolved,
                 "config": os.path.abspath(config_out),
                 "namespaces": [TESTER_NS] if kind == "loopback" else [TESTER_NS, DUT_NS],
                 "lab_dir": LAB_DIR,
                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(),
-            })
-            _build(kind, resolved)
+                "placement": placement.to_dict(),
+                "calibration_config": CALIBRATION_CONFIG,
+            }
+            _write_state(state)
+            _build(kind, resolved, placement)
             _write_config(config_out, kind, resolved)
+            _write_sections(CALIBRATION_CONFIG, calibration_config(kind, resolved),
+                            ["# The tester's ports joined by the calibration wire (no DUT), "
+                             "written by `xlatperf lab up`:",
+                             "# `xlatperf lab up` runs a selftest with it to calibrate the "
+                             "tester's ceiling."])
+            return lab_state() or state
         except BaseException as exc:
             with contextlib.suppress(Exception):
                 _down()
             if isinstance(exc, (LabError, OSError)):
                 raise LabError(f"lab up {kind} failed (cleaned up): {exc}") from None
             raise  # e.g. KeyboardInterrupt, after cleaning up
+
+
+def port_type(choice: str) -> str:
+    """The tester's port type for the `ports` parameter. auto: af_xdp when this kernel lets a
+    process open an AF_XDP socket (on veth the sockets run in copy mode; measured faster than
+    af_packet in both directions, BENCHMARKS.md), else af_packet."""
+    if choice != "auto":
+        return choice
+    try:
+        socket.socket(AF_XDP, socket.SOCK_RAW, 0).close()
+    except OSError:
+        return "af_packet"
+    return "af_xdp"
+
+
+def record_ceiling(fps: int, conditions: str, how: str) -> dict[str, Any]:
+    """Writes the tester's calibrated ceiling into the running lab's tester config (the
+    [tester] keys ceiling, ceiling_for, ceiling_calibration) and its state; returns the state."""
+    with _locked():
+        state = lab_state()
+        if state is None:
+            raise LabError("no lab is up: nothing to record a tester ceiling for")
+        state["ceiling"] = {"fps": fps, "for": conditions, "calibration": how}
+        _write_state(state)
+        _write_config(state["config"], state["kind"], state["params"], state["ceiling"])
+    return state
+
+
+def describe(state: dict[str, Any]) -> list[str]:
+    """What `xlatperf lab up` says about the lab it built: ports, CPU placement, ceiling."""
+    p = state["params"]
+    placement = Placement(**{k: tuple(v) if isinstance(v, list) else v
+                             for k, v in state["placement"].items()})
+    lines = [f"lab {state['kind']} is up; tester config: {state['config']}",
+             f"ports: {p['ports']} ({_PORT_REASON[p['ports']]})",
+             f"CPUs: {placement.describe()}"]
+    ceiling = state.get("ceiling")
+    if ceiling:
+        lines.append(f"tester ceiling: {ceiling['fps']:,} frames/s per direction "
+                     f"({ceiling['for']}; calibrated by {ceiling['calibration']})")
+    elif not p.get("calibrate"):
+        lines.append("tester ceiling: not calibrated (calibrate=no)")
+    return lines
 
 
 def lab_down() -> None:
@@ -416,17 +508,52 @@ def lab_state() -> dict[str, Any] | None:
 
 # --- building ---------------------------------------------------------------------------------
 
-def _build(kind: str, p: dict[str, Any]) -> None:
-    _run(["ip", "netns", "add", TESTER_NS])
+def _build(kind: str, p: dict[str, Any], placement: Placement) -> None:
+    run(["ip", "netns", "add", TESTER_NS])
     if kind == "loopback":
-        _add_veth(TESTER_NS, "xlp-tl", TESTER_NS, "xlp-tr")
-        _setup_tester_ports()
+        _add_wire(TESTER_PORTS, placement)
         return
-    _run(["ip", "netns", "add", DUT_NS])
-    _ip(DUT_NS, "link", "set", "lo", "up")  # as on any host: the DUT's traffic to itself
+    run(["ip", "netns", "add", DUT_NS])
+    ip(DUT_NS, "link", "set", "lo", "up")  # as on any host: the DUT's traffic to itself
     _add_veth(TESTER_NS, "xlp-tl", DUT_NS, "xlp-dl")
     _add_veth(TESTER_NS, "xlp-tr", DUT_NS, "xlp-dr")
-    _setup_tester_ports()
+    _setup_tester_links(TESTER_PORTS)
+    _add_wire(CALIBRATION_PORTS, placement)
+    _build_dut(kind, p)
+    _place_dut(kind, placement)
+
+
+def _place_dut(kind: str, placement: Placement) -> None:
+    """The DUT's packet processing on the DUT CPUs (placement.py): RPS on its veth ends, and
+    TAYGA's threads pinned there (it translates in user space)."""
+    steer_receive(DUT_NS, DUT_PORTS, placement.dut_cpus)
+    if kind in TAYGA_KINDS:
+        pid = _read_pid(TAYGA_PIDFILE)
+        if pid is None or not _is_our_tayga(pid):
+            raise LabError("tayga is not running: cannot pin it to the DUT CPUs")
+        pin_process(pid, placement.dut_cpus)
+
+
+def _add_wire(ports: tuple[str, str], placement: Placement) -> None:
+    """Tester ports `ports` joined by an ideal DUT: each port's veth peer (its wire end) hands
+    every frame it receives to the other wire end with tc mirred, in the softirq that RPS puts
+    on the DUT CPUs. So a selftest over `ports` does the tester's whole work on the tester's
+    CPUs and everything a DUT's CPU would do for the tester (queueing the frames sent,
+    delivering the frames received to the tester's socket or XDP program) on the DUT's, at
+    almost no cost of its own: the tester's ceiling as it stands in the lab."""
+    ends = WIRES[ports]
+    for port, end in zip(ports, ends):
+        _add_veth(TESTER_NS, port, TESTER_NS, end)
+    _setup_tester_links(ports + ends)
+    for end, other in (ends, ends[::-1]):
+        run(["tc", "qdisc", "add", "dev", end, "ingress"], ns=TESTER_NS)
+        run(["tc", "filter", "add", "dev", end, "ingress", "protocol", "all", "u32", "match",
+             "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", other],
+            ns=TESTER_NS)
+    steer_receive(TESTER_NS, ends, placement.dut_cpus)
+
+
+def _build_dut(kind: str, p: dict[str, Any]) -> None:
     if kind == "siit":
         _setup_router(left=[V6_LEFT], right=[V4_RIGHT, V6_RIGHT])
         _start_tayga([f"ipv4-addr {TAYGA_IPV4}", f"ipv6-addr {TAYGA_IPV6}",
@@ -444,7 +571,7 @@ def _build(kind: str, p: dict[str, Any]) -> None:
         left, right = (GW6_LEFT, GW6_RIGHT) if v6 else (GW4_LEFT, GW4_RIGHT)
         _setup_router(left=[left[:2]], right=[right[:2]])
         for dut_addr, next_hop, test_range in (left, right):
-            _ip(DUT_NS, "-6" if v6 else "-4", "route", "add", test_range, "via", next_hop)
+            ip(DUT_NS, "-6" if v6 else "-4", "route", "add", test_range, "via", next_hop)
     elif v6:
         _setup_router(left=[V6_LEFT], right=[V6_RIGHT])
     else:
@@ -464,7 +591,7 @@ NEIGHBOUR_HEADROOM = 1024
 
 
 def _raise_neighbour_limits(entries: int) -> None:
-    current = {key: int(_run(["sysctl", "-n", key]).strip()) for key in NEIGHBOUR_SYSCTLS}
+    current = {key: int(run(["sysctl", "-n", key]).strip()) for key in NEIGHBOUR_SYSCTLS}
     _set_global_sysctls({key: max(value, entries) for key, value in current.items()})
 
 
@@ -475,31 +602,30 @@ def _set_global_sysctls(settings: dict[str, int]) -> None:
     restore = state.setdefault("restore_sysctl", {})
     for key in settings:
         if key not in restore:
-            restore[key] = int(_run(["sysctl", "-n", key]).strip())
+            restore[key] = int(run(["sysctl", "-n", key]).strip())
     _write_state(state)
-    _run(["sysctl", "-q", "-w", *(f"{key}={value}" for key, value in settings.items())])
+    run(["sysctl", "-q", "-w", *(f"{key}={value}" for key, value in settings.items())])
 
 
 def _restore_global_sysctls() -> None:
     previous = (lab_state() or {}).get("restore_sysctl") or {}
     if previous:
-        _run(["sysctl", "-q", "-w", *(f"{key}={value}" for key, value in previous.items())])
+        run(["sysctl", "-q", "-w", *(f"{key}={value}" for key, value in previous.items())])
 
 
 def _add_veth(ns_a: str, name_a: str, ns_b: str, name_b: str) -> None:
     # Created inside the namespaces, so no interface ever appears in the host namespace.
-    _ip(ns_a, "link", "add", name_a, "address", MACS[name_a], "type", "veth",
+    ip(ns_a, "link", "add", name_a, "address", MACS[name_a], "type", "veth",
         "peer", "name", name_b, "address", MACS[name_b], "netns", ns_b)
     for ns, name in ((ns_a, name_a), (ns_b, name_b)):
-        _run(["ethtool", "-K", name, "gro", "off", "gso", "off", "tso", "off"], ns=ns)
+        run(["ethtool", "-K", name, "gro", "off", "gso", "off", "tso", "off"], ns=ns)
 
 
-def _setup_tester_ports() -> None:
-    ports = ("xlp-tl", "xlp-tr")
+def _setup_tester_links(links: tuple[str, ...]) -> None:
     # IPv6 off before the link comes up: otherwise DAD, RS and MLD frames would reach the DUT.
-    _sysctl(TESTER_NS, {f"net.ipv6.conf.{p}.disable_ipv6": 1 for p in ports})
-    for port in ports:
-        _ip(TESTER_NS, "link", "set", port, "promisc", "on", "up")
+    sysctl(TESTER_NS, {f"net.ipv6.conf.{link}.disable_ipv6": 1 for link in links})
+    for link in links:
+        ip(TESTER_NS, "link", "set", link, "promisc", "on", "up")
 
 
 def _setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> None:
@@ -522,12 +648,12 @@ def _setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> 
         settings[f"net.ipv6.conf.{dev}.disable_ipv6"] = 0 if has_v6 else 1
     if any_v6:
         settings["net.ipv6.conf.all.forwarding"] = 1
-    _sysctl(DUT_NS, settings)
+    sysctl(DUT_NS, settings)
     for dev, (families, _) in sides.items():
         for addr, _ in families:
             extra = ["nodad"] if ":" in addr else []  # usable at once, no DAD frames
-            _ip(DUT_NS, "addr", "add", addr, "dev", dev, *extra)
-        _ip(DUT_NS, "link", "set", dev, "up")
+            ip(DUT_NS, "addr", "add", addr, "dev", dev, *extra)
+        ip(DUT_NS, "link", "set", dev, "up")
 
 
 def _start_tayga(settings: list[str], routes: list[str]) -> None:
@@ -539,10 +665,10 @@ def _start_tayga(settings: list[str], routes: list[str]) -> None:
         f.write("# TAYGA for the xlatperf lab (written by lab up)\n")
         f.write("\n".join(conf) + "\n")
     # A persistent tun first, so routes exist before TAYGA reads its first packet.
-    _run(["tayga", "--config", TAYGA_CONF, "--mktun"], ns=DUT_NS)
-    _ip(DUT_NS, "link", "set", TAYGA_TUN, "up")
+    run(["tayga", "--config", TAYGA_CONF, "--mktun"], ns=DUT_NS)
+    ip(DUT_NS, "link", "set", TAYGA_TUN, "up")
     for route in routes:
-        _ip(DUT_NS, "-6" if ":" in route else "-4", "route", "add", route, "dev", TAYGA_TUN)
+        ip(DUT_NS, "-6" if ":" in route else "-4", "route", "add", route, "dev", TAYGA_TUN)
     # TAYGA daemonizes; its output goes to a file so no pipe of ours is held by the daemon.
     with open(TAYGA_LOG, "w") as log:
         done = subprocess.run(
@@ -576,7 +702,7 @@ def _build_nat(kind: str, p: dict[str, Any]) -> None:
     _set_global_sysctls(dict(zip(CONNTRACK_GLOBAL, (p["table_size"], p["buckets"]))))
     _load_nft(nat_ruleset("ip6" if kind == "nat66" else "ip"))
     # Per namespace, and present once nftables' NAT has conntrack running there.
-    _sysctl(DUT_NS, {key: p["timeout"] for key in CONNTRACK_UDP_TIMEOUTS})
+    sysctl(DUT_NS, {key: p["timeout"] for key in CONNTRACK_UDP_TIMEOUTS})
 
 
 def nat_ruleset(family: str) -> str:
@@ -641,15 +767,16 @@ def _ruleset(rules: str, policy: str) -> str:
 def _load_nft(ruleset: str) -> None:
     with open(NFT_RULESET, "w") as f:  # kept for inspection while the lab runs
         f.write(ruleset)
-    _run(["nft", "-f", NFT_RULESET], ns=DUT_NS)
+    run(["nft", "-f", NFT_RULESET], ns=DUT_NS)
 
 
 # --- tester config ----------------------------------------------------------------------------
 
 def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The tester config sections for lab `kind` with resolved parameters `p`."""
-    left: dict[str, Any] = {"port": "af_packet:xlp-tl", "mac": MACS["xlp-tl"]}
-    right: dict[str, Any] = {"port": "af_packet:xlp-tr", "mac": MACS["xlp-tr"]}
+    ports = port_type(p.get("ports", "auto"))
+    left: dict[str, Any] = {"port": f"{ports}:xlp-tl", "mac": MACS["xlp-tl"]}
+    right: dict[str, Any] = {"port": f"{ports}:xlp-tr", "mac": MACS["xlp-tr"]}
     v6 = kind == "router6" or p.get("family") == 6
     # The DUT's MACs are resolved by the tester (dut_mac = ""), from the DUT's addresses.
     if kind == "siit":
@@ -678,7 +805,9 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 side |= {f"dut_ipv{version}": _host(gateway[0]), f"next_hop_ipv{version}": gateway[1]}
     if kind == "loopback":  # each port's frames go straight to the other port
         left["dut_mac"], right["dut_mac"] = MACS["xlp-tr"], MACS["xlp-tl"]
-    sections = {"tester": {"netns": TESTER_NS}, "left": left, "right": right}
+    # tester.lcores is written out: the DUT's CPUs were derived from it (placement.py).
+    sections = {"tester": {"netns": TESTER_NS, "lcores": p.get("lcores", DEFAULT_LCORES)},
+                "left": left, "right": right}
     if p.get("addresses", 1) > 1:
         # The paper's multi-address tests: pseudorandom addresses from the draft's plan,
         # (bytes 2-3 of IPv4, bits 96-111 of IPv6), starting at 2 as the DUT has 1.
@@ -714,15 +843,57 @@ def _host(address_with_prefix: str) -> str:
     return address_with_prefix.split("/")[0]
 
 
-def _write_config(path: str, kind: str, p: dict[str, Any]) -> None:
+def calibration_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The selftest config that calibrates the tester's ceiling: the lab's port type, lcores
+    and frame size on the calibration wire's ports (loopback: its own ports, which are one),
+    both directions, short trials."""
+    lab = tester_config(kind, p)
+    ports = TESTER_PORTS if kind == "loopback" else CALIBRATION_PORTS
+    kind_of_port = port_type(p.get("ports", "auto"))
+    sections: dict[str, dict[str, Any]] = {"tester": dict(lab["tester"])}
+    for side, port, other, (_, address) in zip(("left", "right"), ports, ports[::-1],
+                                               (V4_LEFT, V4_RIGHT)):
+        sections[side] = {"port": f"{kind_of_port}:{port}", "mac": MACS[port], "ip_version": 4,
+                          "ipv4": address, "dut_mac": MACS[other]}
+    if "traffic" in lab:
+        sections["traffic"] = dict(lab["traffic"])
+    sections["trial"] = {"duration": CALIBRATION_TRIAL, "pause": 0.0}
+    sections["throughput"] = {"error": CALIBRATION_ERROR}
+    return sections
+
+
+def _write_config(path: str, kind: str, p: dict[str, Any],
+                  ceiling: dict[str, Any] | None = None) -> None:
     params = ", ".join(f"{k}={v}" for k, v in p.items())
+    placement = plan_placement(p["lcores"], online_cpus())
     lines = [f"# Tester config for the xlatperf lab {kind}{f' ({params})' if params else ''},",
-             "# written by `xlatperf lab up`. Remove the lab with `xlatperf lab down`."]
+             "# written by `xlatperf lab up`. Remove the lab with `xlatperf lab down`.",
+             f"# CPUs: {placement.describe()};",
+             "# the DUT's work is steered there with RPS on its veth ends"
+             + (" and TAYGA's affinity" if kind in TAYGA_KINDS else "")
+             + ". Another tester.lcores needs `lab up` again (lcores=...).",
+             f"# Ports: {p['ports']} ({_PORT_REASON[p['ports']]}; lab up ports=... for another)."]
     if kind == "lossy":
         t = loss_threshold(p["loss"])
         lines.append(f"# Effective loss ratio per direction: {t}/{LOSS_SCALE} = "
                      f"{t / LOSS_SCALE:.7f}")
-    for section, keys in tester_config(kind, p).items():
+    sections = tester_config(kind, p)
+    if ceiling:
+        lines.append("# Tester ceiling: the highest rate per direction at which the tester sent "
+                     "and received every frame")
+        lines.append("# through the calibration wire; a throughput search measures no rate "
+                     "above it (docs/config.md).")
+        sections["tester"] |= {"ceiling": ceiling["fps"], "ceiling_for": ceiling["for"],
+                               "ceiling_calibration": ceiling["calibration"]}
+    else:
+        lines.append("# Tester ceiling: not calibrated" + ("" if p.get("calibrate") else
+                                                         " (calibrate=no)") + ".")
+    _write_sections(path, sections, lines)
+
+
+def _write_sections(path: str, sections: dict[str, dict[str, Any]], comments: list[str]) -> None:
+    lines = list(comments)
+    for section, keys in sections.items():
         lines.append(f"\n[{section}]")
         lines += [f"{key} = {toml_value(value)}" for key, value in keys.items()]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -737,7 +908,7 @@ def _down() -> None:
     _restore_global_sysctls()
     for ns in (TESTER_NS, DUT_NS):
         if os.path.exists(f"/run/netns/{ns}"):
-            _run(["ip", "netns", "delete", ns])  # deletes the veths and the tun with it
+            run(["ip", "netns", "delete", ns])  # deletes the veths and the tun with it
     shutil.rmtree(LAB_DIR, ignore_errors=True)
     with contextlib.suppress(FileNotFoundError):
         os.remove(STATE_FILE)
@@ -750,7 +921,7 @@ def _stop_tayga() -> None:
     if pid is not None:
         pids.add(pid)
     if os.path.exists(f"/run/netns/{DUT_NS}"):
-        pids.update(int(p) for p in _run(["ip", "netns", "pids", DUT_NS]).split())
+        pids.update(int(p) for p in run(["ip", "netns", "pids", DUT_NS]).split())
     # Only processes that are TAYGA running our config: a stale pid may have been reused.
     pids = {p for p in pids if _is_our_tayga(p)}
     for p in pids:

@@ -267,7 +267,13 @@ def run_lab(args) -> int:
     try:
         if args.lab_command == "up":
             params = dict(param.split("=", 1) for param in args.params)
-            lab.lab_up(args.kind, params, args.config_out)
+            state = lab.lab_up(args.kind, params, args.config_out)
+            if state["params"]["calibrate"]:
+                from ..run.calibration import calibrate_lab
+                print("calibrating the tester's ceiling: a selftest through the calibration "
+                      "wire (calibrate=no skips it) ...", flush=True)
+                state = calibrate_lab()
+            print("\n".join(lab.describe(state)))
         else:
             lab.lab_down()
     except lab.LabError as exc:
