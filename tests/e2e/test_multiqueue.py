@@ -13,6 +13,9 @@ from xlatperf.engine.client import Engine
 # The main lcore sleeps through a trial, so on a 2-CPU host it can share CPU 0 with a second
 # worker.
 WORKERS = {1: "0,1", 2: "0@0,1@1,2@0"}
+# The fanout under test is af_packet's, whatever port type the lab prefers (its veths have one
+# queue each, which af_xdp would bind one socket to).
+AF_PACKET = ["--set", 'left.port="af_packet:xlp-tl"', "--set", 'right.port="af_packet:xlp-tr"']
 
 
 def ring_config(tmp_path, name: str, queues: int, workers: int):
@@ -74,10 +77,10 @@ def test_af_packet_fanout_spreads_random_ports_over_rx_queues(make_lab, tmp_path
     """RFC 4814 pseudorandom ports over af_packet with two queue pairs: the kernel's flow hash
     (PACKET_FANOUT_HASH) sends frames of different port pairs to different RX queues, and the
     receive queues' counts add up to every frame sent."""
-    config = make_lab("loopback", ports="af_packet")
+    config = make_lab("loopback")
     out = tmp_path / "out"
     xlatperf("trial", "-c", str(config), "--rate", "20000", "--duration", "0.5",
-             "--set", "tester.queues=2", "--set", "traffic.direction=forward",
+             "--set", "tester.queues=2", *AF_PACKET, "--set", "traffic.direction=forward",
              "--set", "ports.forward_src=random", "--set", "ports.forward_dst=random",
              "--set", "trial.pause=0", "--out", str(out), "-q")
     [record] = trials(out)
@@ -93,8 +96,8 @@ def test_stateful_responder_learns_on_two_queues(make_lab, tmp_path):
     """Phase 1's 200 four-tuples arrive spread over the Responder port's two RX queues (kernel
     fanout); the queues' tables merge into one with every tuple, and phase 2's two lanes send
     from it."""
-    path = make_lab("loopback", ports="af_packet")
-    config = load_config(str(path), ["tester.queues=2"])
+    path = make_lab("loopback")
+    config = load_config(str(path), ["tester.queues=2", *AF_PACKET[1::2]])
     left_mac, right_mac = config.left.mac, config.right.mac
     tuples = 200
 
