@@ -20,7 +20,23 @@ apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force
     build-essential cmake ninja-build pkg-config \
     libdpdk-dev dpdk nlohmann-json3-dev libgtest-dev googletest \
     iproute2 nftables conntrack tayga tcpdump tshark ethtool \
-    python3-pip
+    python3-pip openssh-client
+
+# sshd: for tests/e2e/test_remote_ssh.py, which runs sshd's of its own in network namespaces
+# (the engine on other tester hosts, docs/testers.md). Installed only when missing, and then
+# neither started nor enabled: this host's services stay as they were.
+if [ ! -x /usr/sbin/sshd ]; then
+    if [ ! -e /usr/sbin/policy-rc.d ]; then   # invoke-rc.d: start no service while installing
+        printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+        chmod 755 /usr/sbin/policy-rc.d
+        trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+    fi
+    apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+        openssh-server
+    if [ -d /run/systemd/system ]; then
+        systemctl disable --quiet ssh.service 2>/dev/null || true
+    fi
+fi
 
 # Hugepages for DPDK, where the kernel lets us: 512 x 2 MiB. Never lower a larger reservation;
 # on failure the engine runs with --no-huge.

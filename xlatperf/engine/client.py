@@ -504,9 +504,12 @@ class Engine:
     def _read_stderr(self, log) -> None:
         try:
             for line in self._process.stderr:
-                if self._remote_pid is None and self.config.tester.ssh:
-                    self._remote_pid = remote.parse_pid(line)
-                self._stderr_tail.append(line.rstrip("\n"))
+                pid = (remote.parse_pid(line) if self._remote_pid is None
+                       and self.config.tester.ssh else None)
+                if pid is not None:
+                    self._remote_pid = pid      # logged, but no engine message for errors
+                else:
+                    self._stderr_tail.append(line.rstrip("\n"))
                 if log:
                     log.write(line)
                     log.flush()

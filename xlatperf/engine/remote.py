@@ -138,8 +138,9 @@ def _ssh_failure(config, stderr: str, status: int | None) -> EngineError:
             else f"ssh exited with status {status}")
     return EngineError(f'tester.ssh = "{config.tester.ssh}": {what}'
                        + (f": {last}" if last else "")
-                       + (" (tester.ssh_port, tester.ssh_identity, tester.ssh_options; BatchMode: "
-                          "the key must log in without a password prompt)" if status == 255 else ""))
+                       + (" (check tester.ssh, ssh_port, ssh_identity and ssh_options: the login "
+                          "must work as `ssh -o BatchMode=yes`, without a prompt)"
+                          if status == 255 else ""))
 
 
 def probe(config, engine: str, interfaces: list[str]) -> HostFacts:
