@@ -150,3 +150,17 @@ def test_the_checks_see_a_cycle_and_an_upward_import(tmp_path, monkeypatch):
         test_layers_import_only_downwards()
     with pytest.raises(AssertionError, match="ui.b"):
         test_no_import_cycle()
+
+
+def test_test_modules_have_unique_names():
+    """pytest imports test modules by basename (rootdir-relative, no packages), so two
+    test_x.py in tests/ and tests/e2e/ stop the whole collection — which a unit run that
+    ignores tests/e2e never notices. Session 4's CI failed that way."""
+    tests = Path(__file__).resolve().parent
+    seen: dict[str, Path] = {}
+    clashes = []
+    for path in sorted(tests.rglob("*.py")):
+        if path.name in seen and path.name != "conftest.py":
+            clashes.append(f"{seen[path.name].relative_to(tests)} and {path.relative_to(tests)}")
+        seen.setdefault(path.name, path)
+    assert not clashes, "same module name twice: " + "; ".join(clashes)
