@@ -46,11 +46,19 @@ struct RandomFieldState {
 };
 
 // One burst's varying words, row by row (a row per field, then the IPv4 header checksum),
-// and per frame what they change in the UDP checksum sum.
+// and per frame what they change in the UDP checksum sum and the frame's bytes of the span
+// that holds the varying words, as 8-byte chunks: the template's bytes with the frame's words
+// in place. The sender stores a frame's chunks with a few 8-byte moves: per frame, every
+// store into the frame costs (a scattered 2-byte store per word had cost as much as
+// generating the values), while the chunks are built for the whole burst with vector
+// operations.
 struct BurstWords {
   static constexpr uint32_t kRows = kMaxFields + 1;
-  alignas(64) uint16_t words[kRows][kMaxBurst];  // host order until finish(), then network order
-  alignas(64) uint32_t udp_sum[kMaxBurst];       // unfolded; for stamp_frame's extra_sum
+  // The widest span: an IPv6 source address's first word to the UDP ports, 36 bytes.
+  static constexpr uint32_t kChunks = 6;
+  alignas(64) uint16_t words[kRows][kMaxBurst];     // host order
+  alignas(64) uint32_t udp_sum[kMaxBurst];          // unfolded; for stamp_frame's extra_sum
+  alignas(64) uint64_t chunks[kChunks][kMaxBurst];  // little-endian loads of the frame's bytes
 };
 
 // What finish() needs besides the fields' words (the first `fields` rows of BurstWords).
@@ -61,6 +69,11 @@ struct BurstSums {
   bool ipv4_checksum = false;  // add row `fields`: the IPv4 header checksum
   uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
   uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
+  uint32_t chunks = 0;       // chunks of the span
+  // Set for the first `chunks` chunks and the rows only (no per-burst clearing of the rest):
+  uint64_t template_chunks[BurstWords::kChunks];  // the template's, varying words zero
+  uint8_t chunk_of[BurstWords::kRows];  // row r's word: in chunk chunk_of[r],
+  uint8_t shift_of[BurstWords::kRows];  // at bits shift_of[r] (8 x its byte in the chunk)
 };
 
 struct FieldKernels {
@@ -69,8 +82,8 @@ struct FieldKernels {
   // out[0..count) = the field's next `count` words.
   void (*fill_random)(RandomFieldState& f, uint16_t* out, uint32_t count);
   // udp_sum[k] = udp_base + the sum of the fields' words of frame k; the IPv4 header
-  // checksum row from ipv4_base and the words of the header's fields; then every row in
-  // network byte order.
+  // checksum row from ipv4_base and the words of the header's fields; chunks[c][k] =
+  // template_chunks[c] with frame k's words of chunk c in network byte order.
   void (*finish)(BurstWords& b, const BurstSums& s);
   // For the tests: the Lemire mapping of the draws x[0..n) (n a multiple of 32) onto
   // [0, range): out[i] = x[i] * range >> 32, accepted[i] = 1 unless rejected.

@@ -28,12 +28,25 @@ struct Avx2 {
   static R adds16(R a, R b) { return _mm256_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm256_cmpeq_epi16(a, b); }
   static R sll16(R a, Count n) { return _mm256_sll_epi16(a, n); }
+  template <int k> static R shl16(R a) { return _mm256_slli_epi16(a, k); }
+  template <int k> static R shr16(R a) { return _mm256_srli_epi16(a, k); }
+  static R unpacklo16(R a, R b) { return _mm256_unpacklo_epi16(a, b); }
+  static R unpackhi16(R a, R b) { return _mm256_unpackhi_epi16(a, b); }
+  static R unpacklo32(R a, R b) { return _mm256_unpacklo_epi32(a, b); }
+  static R unpackhi32(R a, R b) { return _mm256_unpackhi_epi32(a, b); }
+  // Unpacking works within 128-bit halves: a = frames 0-1 | 8-9, b = 2-3 | 10-11, ...
+  static void store4(uint64_t* dst, R a, R b, R c, R d) {
+    storeu(dst, _mm256_permute2x128_si256(a, b, 0x20));
+    storeu(dst + 4, _mm256_permute2x128_si256(c, d, 0x20));
+    storeu(dst + 8, _mm256_permute2x128_si256(a, b, 0x31));
+    storeu(dst + 12, _mm256_permute2x128_si256(c, d, 0x31));
+  }
   static bool any(R m) { return _mm256_movemask_epi8(m) != 0; }
   static void pair(const R* out, int, R& xl, R& xh) { xl = out[0], xh = out[1]; }
 };
 
 }  // namespace
 
-const FieldKernels kAvx2Kernels = {Isa::kAvx2, "avx2", fill_random<Simd<Avx2>>, finish, Simd<Avx2>::map};
+const FieldKernels kAvx2Kernels = {Isa::kAvx2, "avx2", fill_random<Simd<Avx2>>, finish<Simd<Avx2>>, Simd<Avx2>::map};
 
 }  // namespace xlp

@@ -35,6 +35,22 @@ struct Avx512 {
   static R adds16(R a, R b) { return _mm512_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm512_movm_epi16(_mm512_cmpeq_epi16_mask(a, b)); }
   static R sll16(R a, Count n) { return _mm512_sll_epi16(a, n); }
+  template <int k> static R shl16(R a) { return _mm512_slli_epi16(a, k); }
+  template <int k> static R shr16(R a) { return _mm512_srli_epi16(a, k); }
+  static R unpacklo16(R a, R b) { return _mm512_unpacklo_epi16(a, b); }
+  static R unpackhi16(R a, R b) { return _mm512_unpackhi_epi16(a, b); }
+  static R unpacklo32(R a, R b) { return _mm512_unpacklo_epi32(a, b); }
+  static R unpackhi32(R a, R b) { return _mm512_unpackhi_epi32(a, b); }
+  // Unpacking works within 128-bit quarters: quarter q of a = frames 8q, 8q+1; of b 8q+2,
+  // 8q+3; ... A 4 x 4 transposition of the quarters puts them in frame order.
+  static void store4(uint64_t* dst, R a, R b, R c, R d) {
+    const R ab_lo = _mm512_shuffle_i64x2(a, b, 0x44), cd_lo = _mm512_shuffle_i64x2(c, d, 0x44);
+    const R ab_hi = _mm512_shuffle_i64x2(a, b, 0xee), cd_hi = _mm512_shuffle_i64x2(c, d, 0xee);
+    storeu(dst, _mm512_shuffle_i64x2(ab_lo, cd_lo, 0x88));       // quarters 0 of a, b, c, d
+    storeu(dst + 8, _mm512_shuffle_i64x2(ab_lo, cd_lo, 0xdd));   // quarters 1
+    storeu(dst + 16, _mm512_shuffle_i64x2(ab_hi, cd_hi, 0x88));  // quarters 2
+    storeu(dst + 24, _mm512_shuffle_i64x2(ab_hi, cd_hi, 0xdd));  // quarters 3
+  }
   static bool any(R m) { return _mm512_test_epi64_mask(m, m) != 0; }
   static void pair(const R* out, int, R& xl, R& xh) {
     xl = _mm512_shuffle_i64x2(out[0], out[1], 0x44);  // 128-bit chunks 0, 1 of each
@@ -44,6 +60,6 @@ struct Avx512 {
 
 }  // namespace
 
-const FieldKernels kAvx512Kernels = {Isa::kAvx512, "avx512", fill_random<Simd<Avx512>>, finish, Simd<Avx512>::map};
+const FieldKernels kAvx512Kernels = {Isa::kAvx512, "avx512", fill_random<Simd<Avx512>>, finish<Simd<Avx512>>, Simd<Avx512>::map};
 
 }  // namespace xlp

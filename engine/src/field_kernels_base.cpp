@@ -8,7 +8,7 @@
 
 namespace xlp {
 
-const FieldKernels kScalarKernels = {Isa::kScalar, "scalar", fill_random<Scalar>, finish, Scalar::map};
+const FieldKernels kScalarKernels = {Isa::kScalar, "scalar", fill_random<Scalar>, finish<Scalar>, Scalar::map};
 
 #if defined(__x86_64__)
 namespace {
@@ -34,13 +34,22 @@ struct Sse {
   static R adds16(R a, R b) { return _mm_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm_cmpeq_epi16(a, b); }
   static R sll16(R a, Count n) { return _mm_sll_epi16(a, n); }
+  template <int k> static R shl16(R a) { return _mm_slli_epi16(a, k); }
+  template <int k> static R shr16(R a) { return _mm_srli_epi16(a, k); }
+  static R unpacklo16(R a, R b) { return _mm_unpacklo_epi16(a, b); }
+  static R unpackhi16(R a, R b) { return _mm_unpackhi_epi16(a, b); }
+  static R unpacklo32(R a, R b) { return _mm_unpacklo_epi32(a, b); }
+  static R unpackhi32(R a, R b) { return _mm_unpackhi_epi32(a, b); }
+  static void store4(uint64_t* dst, R a, R b, R c, R d) {  // frames 0-1, 2-3, 4-5, 6-7
+    storeu(dst, a), storeu(dst + 2, b), storeu(dst + 4, c), storeu(dst + 6, d);
+  }
   static bool any(R m) { return _mm_movemask_epi8(m) != 0; }
   static void pair(const R* out, int i, R& xl, R& xh) { xl = out[i], xh = out[i + 2]; }
 };
 
 }  // namespace
 
-const FieldKernels kSseKernels = {Isa::kSse, "sse", fill_random<Simd<Sse>>, finish, Simd<Sse>::map};
+const FieldKernels kSseKernels = {Isa::kSse, "sse", fill_random<Simd<Sse>>, finish<Simd<Sse>>, Simd<Sse>::map};
 #endif
 
 }  // namespace xlp

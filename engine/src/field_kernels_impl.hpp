@@ -76,6 +76,19 @@ struct Scalar {
                   uint8_t* accepted) {
     for (uint32_t i = 0; i < n; ++i) accepted[i] = map_one(x[i], range, threshold, out[i]);
   }
+  // Each row's words, byte-swapped, or-ed into the template's chunks.
+  static void chunks(BurstWords& b, const BurstSums& s, uint32_t rows) {
+    for (uint32_t c = 0; c < s.chunks; ++c)
+      for (uint32_t k = 0; k < s.count; ++k) b.chunks[c][k] = s.template_chunks[c];
+    for (uint32_t r = 0; r < rows; ++r) {
+      uint64_t* chunk = b.chunks[s.chunk_of[r]];
+      const uint32_t shift = s.shift_of[r];
+      for (uint32_t k = 0; k < s.count; ++k) {
+        const uint16_t w = b.words[r][k];
+        chunk[k] |= uint64_t(uint16_t(w << 8 | w >> 8)) << shift;  // network order in memory
+      }
+    }
+  }
 };
 
 // The same with SIMD registers of T::kWords 16-bit lanes. The eight generators' state words
@@ -164,6 +177,32 @@ struct Simd {
     return rejected;
   }
 
+  // The chunks of kWords frames at a time: a chunk's four 16-bit lanes (a row's words,
+  // byte-swapped, or the template's word) interleaved into 64-bit records by two rounds of
+  // unpacking; T::store4 puts the records in frame order.
+  static void chunks(BurstWords& b, const BurstSums& s, uint32_t rows) {
+    int source[BurstWords::kChunks][4];  // the row of each lane, or -1: the template's word
+    for (uint32_t c = 0; c < s.chunks; ++c)
+      for (int j = 0; j < 4; ++j) source[c][j] = -1;
+    for (uint32_t r = 0; r < rows; ++r) source[s.chunk_of[r]][s.shift_of[r] / 16] = int(r);
+    for (uint32_t k = 0; k < s.count; k += T::kWords)
+      for (uint32_t c = 0; c < s.chunks; ++c) {
+        R lane[4];
+        for (int j = 0; j < 4; ++j) {
+          if (source[c][j] < 0) {
+            lane[j] = T::set16(uint16_t(s.template_chunks[c] >> (16 * j)));
+          } else {
+            const R w = T::loadu(&b.words[source[c][j]][k]);
+            lane[j] = T::or_(T::template shl16<8>(w), T::template shr16<8>(w));
+          }
+        }
+        const R lo01 = T::unpacklo16(lane[0], lane[1]), hi01 = T::unpackhi16(lane[0], lane[1]);
+        const R lo23 = T::unpacklo16(lane[2], lane[3]), hi23 = T::unpackhi16(lane[2], lane[3]);
+        T::store4(&b.chunks[c][k], T::unpacklo32(lo01, lo23), T::unpackhi32(lo01, lo23),
+                  T::unpacklo32(hi01, hi23), T::unpackhi32(hi01, hi23));
+      }
+  }
+
   static void map(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,
                   uint8_t* accepted) {
     RandomFieldState f;
@@ -182,10 +221,12 @@ struct Simd {
 template <class K>
 void fill_random(RandomFieldState& f, uint16_t* out, uint32_t count) {
   uint32_t n = f.left_end - f.left_begin;
-  if (n > count) n = count;
-  std::memcpy(out, f.left + f.left_begin, n * sizeof *out);
-  f.left_begin += n;
-  if (n == count) return;
+  if (n > 0) {  // after a partial block or a rejection only: not worth a call otherwise
+    if (n > count) n = count;
+    std::memcpy(out, f.left + f.left_begin, n * sizeof *out);
+    f.left_begin += n;
+    if (n == count) return;
+  }
   typename K::State st;
   K::load(st, f);
   const typename K::Params p(f);
@@ -202,7 +243,9 @@ void fill_random(RandomFieldState& f, uint16_t* out, uint32_t count) {
   K::store(f, st);
 }
 
-// Loops over the burst's frames, which the compiler vectorises with the unit's instruction set.
+// The sums and the IPv4 header checksum row: loops over the burst's frames, which the
+// compiler vectorises with the unit's instruction set; then the chunks (K::chunks).
+template <class K>
 void finish(BurstWords& b, const BurstSums& s) {
   const uint32_t n = s.count;
   uint32_t ip[kMaxBurst];
@@ -224,8 +267,7 @@ void finish(BurstWords& b, const BurstSums& s) {
     }
     ++rows;
   }
-  for (uint32_t r = 0; r < rows; ++r)
-    for (uint32_t k = 0; k < n; ++k) b.words[r][k] = uint16_t(b.words[r][k] << 8 | b.words[r][k] >> 8);
+  K::chunks(b, s, rows);
 }
 
 }  // namespace

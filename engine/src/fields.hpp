@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "enumerate.hpp"
@@ -155,9 +156,10 @@ class FieldGenerator {
 
 // The varying words of one burst of a stream's frames, generated before the frames are built:
 // field by field for the whole burst (where the vector kernels work best), then the IPv4
-// header checksum and each frame's change of the UDP checksum sum for the whole burst; write()
-// then stores frame k's words while frame k is built (TxTask::build_single: copy, write,
-// stamp in one pass per frame, as with FramePatches::Cursor). Field values of an enumeration
+// header checksum, each frame's change of the UDP checksum sum and its span (8-byte chunks
+// that hold the varying words, BurstWords) for the whole burst; a Writer then stores frame
+// k's chunks while frame k is built (TxTask::build_single: copy, write, stamp in one pass per
+// frame, as FramePatches::Cursor does with records computed before the trial). Field values of an enumeration
 // come from `enumerator`'s digits (`enumerated`: the enumerated fields' indices, fastest first).
 class FieldBurst {
  public:
@@ -172,7 +174,7 @@ class FieldBurst {
     for (uint32_t f = 0; f < sums.fields; ++f) {
       FieldGenerator& g = fields[f];
       uint16_t* words = b_.words[f];
-      if (g.spec().mode == VaryMode::kEnumerate) {
+      if (enumerator && g.spec().mode == VaryMode::kEnumerate) {  // (a stream with such fields has one)
         const size_t d = size_t(std::find(enumerated.begin(), enumerated.end(), f) - enumerated.begin());
         for (uint32_t k = 0; k < count; ++k) words[k] = g.word_at(digits[d][k]);
       } else {
@@ -186,23 +188,71 @@ class FieldBurst {
         sums.ipv4_checksum = true;
       }
     }
-    rows_ = sums.fields;
-    if (sums.ipv4_checksum) offset_[rows_++] = uint16_t(t.ip_offset + 10);
-    if (!fields.empty()) fields[0].kernels().finish(b_, sums);
+    uint32_t rows = sums.fields;
+    if (sums.ipv4_checksum) offset_[rows++] = uint16_t(t.ip_offset + 10);
+    if (rows == 0) return;
+    // The span: from the first varying word, whole 8-byte chunks up to the last one's end. It
+    // stays inside the frame: the UDP header and the test tag (26 bytes) follow the ports.
+    // Words and the span start at even offsets, so no word straddles two chunks.
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (uint32_t r = 0; r < rows; ++r) lo = std::min<uint32_t>(lo, offset_[r]), hi = std::max<uint32_t>(hi, offset_[r] + 2u);
+    sums.chunks = chunks_ = (hi - lo + 7) / 8;
+    span_offset_ = uint16_t(lo);
+    uint64_t keep[BurstWords::kChunks];  // the template's bytes that stay
+    for (uint32_t c = 0; c < chunks_; ++c) keep[c] = ~uint64_t(0);
+    for (uint32_t r = 0; r < rows; ++r) {
+      const uint32_t at = offset_[r] - lo;
+      sums.chunk_of[r] = uint8_t(at / 8);
+      sums.shift_of[r] = uint8_t(8 * (at % 8));
+      keep[at / 8] &= ~(uint64_t(0xffff) << (8 * (at % 8)));
+    }
+    for (uint32_t c = 0; c < chunks_; ++c) {
+      uint64_t chunk;
+      std::memcpy(&chunk, t.bytes.data() + lo + 8 * c, 8);
+      sums.template_chunks[c] = chunk & keep[c];
+    }
+    fields[0].kernels().finish(b_, sums);
   }
 
-  // Writes the next frame's words into `frame`; returns what they add to its UDP checksum sum.
-  uint32_t write(uint8_t* frame) {
-    const uint32_t k = next_++;
-    for (uint32_t r = 0; r < rows_; ++r) std::memcpy(frame + offset_[r], &b_.words[r][k], 2);
-    return b_.udp_sum[k];
+  // Writes frame k's span in one pass over the burst: f(writer) gets a Writer for this
+  // burst's span of kChunks 8-byte chunks, whose write(frame) stores the next frame's chunks
+  // and returns what they add to the frame's UDP checksum sum (the Patch of
+  // TxTask::build_single). A fixed number of chunks: no loop or branch per frame.
+  template <uint32_t kChunks>
+  class Writer {
+   public:
+    explicit Writer(const FieldBurst& burst) : b_(burst.b_), offset_(burst.span_offset_) {}
+    uint32_t write(uint8_t* frame) {
+      const uint32_t k = next_++;
+      // All loaded before any is stored (the stores may alias the chunks).
+      uint64_t chunks[kChunks > 0 ? kChunks : 1];
+      for (uint32_t c = 0; c < kChunks; ++c) chunks[c] = b_.chunks[c][k];
+      for (uint32_t c = 0; c < kChunks; ++c) std::memcpy(frame + offset_ + 8 * c, &chunks[c], 8);
+      return kChunks > 0 ? b_.udp_sum[k] : 0;  // 0: no field, nothing computed
+    }
+    void save() const {}
+
+   private:
+    const BurstWords& b_;
+    const uint32_t offset_;
+    uint32_t next_ = 0;
+  };
+  template <class F>
+  void with_chunks(F&& f) const {
+    with_chunks(std::forward<F>(f), std::make_integer_sequence<uint32_t, BurstWords::kChunks + 1>{});
   }
-  void save() const {}
 
  private:
+  template <class F, uint32_t... kChunks>
+  void with_chunks(F&& f, std::integer_sequence<uint32_t, kChunks...>) const {
+    // Exactly one count matches: chunks_ is 0 (no field) .. kChunks.
+    ((chunks_ == kChunks ? (f(Writer<kChunks>(*this)), true) : false) || ...);
+  }
+
   BurstWords b_;
   uint16_t offset_[BurstWords::kRows];
-  uint32_t rows_ = 0, next_ = 0;
+  uint16_t span_offset_ = 0;
+  uint32_t chunks_ = 0;
 };
 
 // The per-field reference that the tests compare FieldBurst (and FramePatches) against:

@@ -77,7 +77,8 @@ class TxTask final : public Task {
     if constexpr (kVarying && !kMixed) {
       Stream& st = *lane_.streams[0];
       if (!flow_.table) {
-        build_single(count, tsc, FieldBurst(st.fields, st.tmpl, count, st.enumerator.get(), st.enumerated));
+        const FieldBurst fields(st.fields, st.tmpl, count, st.enumerator.get(), st.enumerated);
+        fields.with_chunks([&](auto writer) { build_single(count, tsc, writer); });
         return;
       }
     }
@@ -104,8 +105,10 @@ class TxTask final : public Task {
         if (st.patches) {
           st.patches->apply(per_stream[s], frames, at, udp_delta);
         } else if (!st.fields.empty()) {
-          FieldBurst fields(st.fields, st.tmpl, per_stream[s], st.enumerator.get(), st.enumerated);
-          for (uint32_t k = 0; k < per_stream[s]; ++k) udp_delta[at(k)] += fields.write(frames[at(k)]);
+          const FieldBurst fields(st.fields, st.tmpl, per_stream[s], st.enumerator.get(), st.enumerated);
+          fields.with_chunks([&](auto writer) {
+            for (uint32_t k = 0; k < per_stream[s]; ++k) udp_delta[at(k)] += writer.write(frames[at(k)]);
+          });
         }
       }
       if (flow_.table)  // phase 2: the whole four-tuple from the state table (foreground only)
