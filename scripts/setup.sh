@@ -16,9 +16,10 @@ export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 
 apt-get update
+# dpdk-dev: dpdk-testpmd, the peer bench/isa_rate.py measures the engine against.
 apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
     build-essential cmake ninja-build pkg-config \
-    libdpdk-dev dpdk nlohmann-json3-dev libgtest-dev googletest \
+    libdpdk-dev dpdk dpdk-dev nlohmann-json3-dev libgtest-dev googletest \
     iproute2 nftables conntrack tayga tcpdump tshark ethtool \
     python3-pip openssh-client
 
