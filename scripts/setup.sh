@@ -20,6 +20,7 @@ apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force
     build-essential cmake ninja-build pkg-config \
     libdpdk-dev dpdk nlohmann-json3-dev libgtest-dev googletest \
     iproute2 nftables conntrack tayga tcpdump tshark ethtool \
+    clang llvm libbpf-dev \
     python3-pip
 
 # Hugepages for DPDK, where the kernel lets us: 512 x 2 MiB. Never lower a larger reservation;

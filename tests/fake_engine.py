@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""A stand-in for xlatperf-engine that speaks protocol 2.0 (docs/protocol.md) without DPDK, for
+"""A stand-in for xlatperf-engine that speaks the protocol of docs/protocol.md without DPDK, for
 testing the front end. It validates requests as the engine does (unknown keys, ranges) and
 answers with the engine's reply shapes and typed errors; tests/test_protocol_transcripts.py
 replays the engine's transcripts (engine/tests/transcripts) through it. Its behaviour comes from environment variables:
@@ -40,7 +40,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.1"
+PROTOCOL = "2.2"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -65,14 +65,14 @@ KEYS = {
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-               "frame_size", "rx_frame_size", "vary", "enumerate"),
+               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
     "learn": ("port", "flow", "table_size", "ip_version"),
     "addresses": ("id", "op", "ports"),
     "address_port": ("port", "ranges"),
     "range": ("ip_version", "address", "offset", "min", "max"),
-    "resolve": ("id", "op", "port", "ip_version", "own_ip", "target", "timeout"),
+    "resolve": ("id", "op", "port", "ip_version", "own_ip", "target", "timeout", "vlan"),
     "hello": ("id", "op"),
     "shutdown": ("id", "op"),
 }
@@ -86,7 +86,8 @@ class RequestError(Exception):
 
 
 def bad(key, value, allowed):
-    raise RequestError("bad_parameter", f"{key} = {json.dumps(value)}: {allowed}", key)
+    # Compact JSON as the engine's nlohmann::json dump() writes it ([1,2], not [1, 2]).
+    raise RequestError("bad_parameter", f"{key} = {json.dumps(value, separators=(',', ':'))}: {allowed}", key)
 
 
 def known(obj, path, kind):
@@ -144,10 +145,24 @@ def foreground_frames(total, n, m):
     return total // n * m + min(total % n, m)
 
 
+MAX_VLAN_ID = 4094
+
+
+def vlan_of(obj, path, key):
+    """A list of at most two VLAN IDs in 1..4094, outermost first (the engine's rule)."""
+    value = obj.get(key, [])
+    if not isinstance(value, list) or len(value) > 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_VLAN_ID for v in value):
+        bad(path + key, value, f"must be a list of at most 2 VLAN IDs in 1..{MAX_VLAN_ID}, outermost first")
+    return value
+
+
 def validate_stream(stream, path):
     known(stream, path, "stream")
     version = ip_version_of(stream, path)
     integer_in(stream, path, "frame_size", MIN_FRAME_SIZE[version], MAX_FRAME_SIZE)
+    vlan_of(stream, path, "vlan")
+    vlan_of(stream, path, "rx_vlan")
     for vary in stream.get("vary", []):
         known(vary, path + "vary[].", "vary")
 
@@ -226,6 +241,7 @@ def validate(request):
         version = ip_version_of(request, "")
         address(request, "", "own_ip", version)
         address(request, "", "target", version)
+        vlan_of(request, "", "vlan")
     else:
         bad("op", op, "must be one of hello, trial, addresses, resolve, shutdown")
 
@@ -351,7 +367,7 @@ def run_trial(request):
 
 def make_stream(kind, spec, sent, received):
     stream = {"kind": kind, "sent": sent, "received": received, "duplicates": 0, "reordered": 0,
-              "bad_length": 0, "out_of_range": 0, "frame_size": spec["frame_size"],
+              "bad_length": 0, "bad_vlan": 0, "out_of_range": 0, "frame_size": spec["frame_size"],
               "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"])}
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))

@@ -39,7 +39,7 @@ void Engine::addresses(const protocol::AddressesRequest& request) {
 }
 
 std::array<uint8_t, 6> Engine::resolve(const protocol::ResolveRequest& r) {
-  const auto mac = ports_.resolve(r.port, r.ip_version, r.own_ip.data(), r.target.data(), r.timeout,
+  const auto mac = ports_.resolve(r.port, r.ip_version, r.own_ip.data(), r.target.data(), r.vlan, r.timeout,
                                   [this] { return interrupted_ != 0; });
   if (!mac) {
     throw ExecutionFailure("no reply from " + r.target_text + " on port " + std::to_string(r.port) +

@@ -26,7 +26,8 @@ struct VarySpec {
 
 struct StreamPlan {
   FrameSpec spec;
-  uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation)
+  uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation), untagged
+  VlanStack rx_vlan;           // the VLAN IDs it arrives with
   std::vector<VarySpec> vary;
   // Order of the joint enumeration of the fields whose mode is kEnumerate (stateful phase 1).
   std::optional<TupleEnumerator::Order> enumerate;

@@ -165,7 +165,7 @@ void Ports::service(const std::function<void(uint16_t, const rte_mbuf*)>& inspec
 }
 
 std::optional<std::array<uint8_t, 6>> Ports::resolve(uint16_t port, int ip_version, const uint8_t* own_ip,
-                                                     const uint8_t* target, double timeout,
+                                                     const uint8_t* target, const VlanStack& vlan, double timeout,
                                                      const std::function<bool()>& stop) {
   std::optional<std::array<uint8_t, 6>> mac;
   const auto t0 = std::chrono::steady_clock::now();
@@ -175,7 +175,7 @@ std::optional<std::array<uint8_t, 6>> Ports::resolve(uint16_t port, int ip_versi
     if (elapsed() >= next_request) {
       next_request += 0.5;
       uint8_t frame[kNeighborFrameMax];
-      const size_t len = build_neighbor_request(ip_version, identities_[port].mac.data(), own_ip, target, frame);
+      const size_t len = build_neighbor_request(ip_version, identities_[port].mac.data(), own_ip, target, frame, vlan);
       if (rte_mbuf* m = rte_pktmbuf_alloc(pool_)) {
         std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame, len);
         m->data_len = uint16_t(len);

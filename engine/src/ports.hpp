@@ -46,10 +46,10 @@ class Ports {
   // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
   void service(const std::function<void(uint16_t, const rte_mbuf*)>& inspect = nullptr);
 
-  // Asks for the MAC address of `target` (ARP / Neighbor Solicitation every 0.5 s) until a
-  // reply, `timeout` seconds, or `stop()`.
+  // Asks for the MAC address of `target` (ARP / Neighbor Solicitation every 0.5 s, with the
+  // tags of `vlan`) until a reply, `timeout` seconds, or `stop()`.
   std::optional<std::array<uint8_t, 6>> resolve(uint16_t port, int ip_version, const uint8_t* own_ip,
-                                                const uint8_t* target, double timeout,
+                                                const uint8_t* target, const VlanStack& vlan, double timeout,
                                                 const std::function<bool()>& stop);
 
  private:

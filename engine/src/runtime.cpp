@@ -268,6 +268,10 @@ class RxTask final : public Task {
       ++r.bad_length;
       return;
     }
+    if (!(tag.vlan == sink->stream->rx_vlan)) {  // the DUT sent it out on another VLAN
+      ++r.bad_vlan;
+      return;
+    }
     uint64_t seq;
     switch (r.seq.record(tag.seq, seq)) {
       case SequenceTracker::Result::kNew: {
@@ -435,7 +439,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       for (uint8_t s = 0; s < kinds; ++s) {
         const StreamPlan& sp = *stream_plans[s];
         const uint8_t id = uint8_t((size_t(q) * plan.flows.size() + i) * 2 + s);
-        auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp.rx_frame_size - kFcs,
+        auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp,
                                            frames_of_kind(lane->pattern, lane->planned, s));
         for (const FieldSpec& f : resolve_fields(sp, st->tmpl)) {
           const uint8_t* w = st->tmpl.bytes.data() + f.word_offset;
@@ -597,8 +601,8 @@ StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool
   for (const auto& lane : f.lanes) {
     const Stream& s = *lane->streams[kind];
     st.sent += s.sent;
-    st.frame_size = uint32_t(s.tmpl.size() + kFcs);
-    st.rx_frame_size = uint32_t(s.rx_len + kFcs);
+    st.frame_size = s.frame_size;
+    st.rx_frame_size = s.rx_frame_size;
     std::vector<int64_t> lane_tagged;
     for (const auto& r : s.receivers) {
       st.received += r->received.get();
@@ -606,6 +610,7 @@ StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool
       st.duplicates += r->duplicates;
       st.reordered += r->seq.reordered();
       st.bad_length += r->bad_length;
+      st.bad_vlan += r->bad_vlan;
       st.out_of_range += r->out_of_range;
       if (r->delays) {
         if (!delays) delays = std::make_unique<Histogram>();

@@ -173,6 +173,13 @@ def lcores(value):
     return text
 
 
+def vlan_id(value):
+    """IEEE 802.1Q VLAN ID: 1..4094 (0 is the priority tag and 4095 reserved); 0 = no tag."""
+    if not _is_int(value) or not 0 <= value <= 4094:
+        raise ValueError("must be 0 (untagged) or a VLAN ID in 1..4094")
+    return value
+
+
 def rate_list(value):
     if not isinstance(value, list) or not all(_is_int(r) and r > 0 for r in value):
         raise ValueError("must be a list of positive integers (frames/s), e.g. [1000000, 500000]")
@@ -262,6 +269,11 @@ def _side(port_spec: str, ipv4: str, ipv6: str, dut_mac: str) -> dict[str, Key]:
         # side's test addresses to; the tester answers ARP/ND for it.
         "next_hop_ipv4": Key("", _address(4, optional=True)),
         "next_hop_ipv6": Key("", _address(6, optional=True)),
+        # IEEE 802.1Q: this side's frames carry a C-tag with this VLAN ID (0 = untagged), and
+        # with vlan_outer also an IEEE 802.1ad S-tag outside it (QinQ). The tags come on top of
+        # traffic.frame_size (docs/config.md).
+        "vlan": Key(0, vlan_id),
+        "vlan_outer": Key(0, vlan_id),
     }
 
 
@@ -546,6 +558,12 @@ def _cross_check(config: ConfigBase) -> None:
         if lookup(config, dotted) == "":
             version = dotted[-1]
             raise key_error(dotted, "", f"must be an IPv{version} address: {why}")
+
+    for side in ("left", "right"):
+        if config.side(side).vlan_outer and not config.side(side).vlan:
+            raise key_error(f"{side}.vlan_outer", config.side(side).vlan_outer,
+                            f"needs {side}.vlan (the inner C-tag) too: QinQ is an outer S-tag around "
+                            f"a C-tag; for one tag set {side}.vlan alone")
 
     _check_variation(config)
     _check_port_order(config)
