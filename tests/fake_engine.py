@@ -36,6 +36,7 @@ from xlatperf.config.schema import MAX_FRAME_SIZE, MAX_QUEUES, MIN_FRAME_SIZE
 
 aborted = False
 queues = 1          # RX/TX queue pairs per port (--queues)
+max_frame = 1526    # the largest frame on the wire the ports carry (--max-frame-size)
 state_tables = {}   # port -> learned entries (the engine's Responder state tables)
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
@@ -303,7 +304,7 @@ def run_trial(request):
     elif any(f["rate"] > tester_limit for f in flows):
         valid, reason = False, ("tester could not keep the rate: sending took longer than "
                                 "duration x (1 + 1e-5)")
-    problem = stateful_problem(request)
+    problem = frame_size_problem(request) or stateful_problem(request)
     if problem:
         send_error(request["id"], problem)
         return
@@ -373,6 +374,24 @@ def make_stream(kind, spec, sent, received):
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
         stream["delay_ns"] = {"min": base, "mean": 1.5 * base, "max": 2 * base}
     return stream
+
+
+def frame_size_problem(request):
+    """The engine's check of the frames against --max-frame-size (engine/src/plan.cpp)."""
+    for index, flow in enumerate(request["flows"]):
+        for stream in (flow["foreground"], flow.get("background")):
+            if stream is None:
+                continue
+            sent = stream["frame_size"] + 4 * len(stream.get("vlan", []))
+            received = (stream.get("rx_frame_size", stream["frame_size"])
+                        + 4 * len(stream.get("rx_vlan", stream.get("vlan", []))))
+            if max(sent, received) > max_frame:
+                return {"type": "bad_parameter", "key": f"flows[{index}]",
+                        "message": f"flows[{index}] ({flow.get('name', f'flow{index}')}): a frame of "
+                                   f"{max(sent, received)} bytes on the wire (VLAN tags included) exceeds "
+                                   f"--max-frame-size {max_frame}, the largest frame the engine set its "
+                                   "ports up for (the front end passes the configuration's largest frame)"}
+    return None
 
 
 def stateful_problem(request):
@@ -459,6 +478,9 @@ def main():
     own = args[args.index("--") + 1:] if "--" in args else []
     if "--queues" in own:
         queues = int(own[own.index("--queues") + 1])
+    global max_frame
+    if "--max-frame-size" in own:
+        max_frame = int(own[own.index("--max-frame-size") + 1])
     speed = int(os.environ.get("FAKE_SPEED_MBPS", "10000"))
     log = os.environ.get("FAKE_REQUEST_LOG")
     print("fake engine: started with " + " ".join(args), file=sys.stderr)

@@ -11,7 +11,8 @@ import pytest
 from fakes import FAKE_ENGINE
 from xlatperf.config.schema import load_config
 from xlatperf.engine.protocol import TrialResult
-from xlatperf.traffic.plan import TrafficPlan, side_vlan
+from xlatperf.config.derived import largest_frame, side_vlan
+from xlatperf.traffic.plan import TrafficPlan
 from xlatperf.util.errors import ConfigError
 
 PORTS = [
@@ -81,3 +82,23 @@ def test_the_fake_engine_accepts_tagged_requests_and_the_record_counts_bad_vlan(
     assert result.directions["forward"].bad_vlan == 3
     assert result.to_dict()["directions"]["forward"]["bad_vlan"] == 3
     assert "bad_vlan" not in result.to_dict()["directions"]["reverse"]
+
+
+# -- jumbo frames ----------------------------------------------------------------------------
+
+def test_jumbo_frames_up_to_9216_bytes_and_their_maximum_rate():
+    config = load_config(None, ["traffic.frame_size=9216", "left.vlan=5"])
+    assert largest_frame(config) == 9220
+    plan = TrafficPlan(config, PORTS)
+    # 10G, 9220 bytes on the wire with the tag: 10^10 / (8 x (9220 + 20)) = 135,281.
+    assert plan.max_rate == 135_281
+    with pytest.raises(ConfigError, match="traffic.frame_size = 9217: must be an integer in 64..9216"):
+        load_config(None, ["traffic.frame_size=9217"])
+
+
+def test_af_xdp_ports_refuse_frames_beyond_one_umem_chunk():
+    load_config(None, ["left.port=af_xdp:veth0", "traffic.frame_size=1792"])
+    with pytest.raises(ConfigError) as info:
+        load_config(None, ["left.port=af_xdp:veth0", "traffic.frame_size=1792", "right.vlan=7"])
+    assert str(info.value).startswith("traffic.frame_size = 1792: must make frames of at most 1792 bytes on the "
+                                      "wire (VLAN tags included; here 1796) with left.port = \"af_xdp:veth0\"")

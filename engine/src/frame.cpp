@@ -73,6 +73,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   t.tag_offset = uint16_t(udp + kUdpHeader);
   t.base_sum = fold(sum);
   put16(f + udp + 6, udp_checksum_field(sum));
+  t.head = t.size();
   return t;
 }
 

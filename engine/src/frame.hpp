@@ -9,6 +9,8 @@
 
 #include "checksum.hpp"
 
+struct rte_mbuf;
+
 namespace xlp {
 
 // The test tag at the start of the UDP payload (docs/protocol.md, "Test frame payload"; the
@@ -24,7 +26,16 @@ constexpr size_t kTagSize = kTagTimestamp + kTagTimestampSize;  // 18
 constexpr size_t kEthHeader = 14;    // untagged: MAC addresses and EtherType
 constexpr size_t kUdpHeader = 8;
 constexpr size_t kFcs = 4;             // counted in frame sizes, appended by the NIC
-constexpr size_t kMaxFrameSize = 2048; // one mbuf segment per frame
+// Jumbo frames up to 9216 bytes (RFC 8219 §5.1.1), without VLAN tags: frames longer than one
+// mbuf segment are sent as a per-frame head segment plus a shared tail (FrameTemplate).
+constexpr size_t kMaxFrameSize = 9216;
+// A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, the
+// IPv6 header, UDP and the test tag: 88 bytes at most) lies in it.
+constexpr uint32_t kJumboHead = 128;
+// The largest frame (on the wire, FCS and VLAN tags included) the ports are set up to carry
+// when the engine is started without --max-frame-size: a full-size Ethernet frame (1518
+// bytes) with two VLAN tags.
+constexpr uint32_t kDefaultMaxFrame = 1526;
 constexpr uint64_t kTimestampMask = (uint64_t(1) << 48) - 1;
 // RX/TX queue pairs per port at most: each queue sends its own sub-stream of every stream
 // (runtime.hpp), and 2 flows x 2 streams x 64 queues fill the tag's stream id byte.
@@ -118,6 +129,12 @@ struct FrameTemplate {
   uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
   uint16_t ip_offset = 0;      // start of the IP header
   uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
+  // Bytes the sender copies per frame: all of them, or for a frame longer than one mbuf
+  // segment only the first kJumboHead; the rest is `tail`, one read-only segment shared by
+  // every frame of the stream (reference-counted, chained after each frame's own head, so a
+  // 9000-byte frame costs a 128-byte copy). Set up by the data plane (runtime.cpp).
+  uint32_t head = 0;
+  rte_mbuf* tail = nullptr;
   uint32_t size() const { return uint32_t(bytes.size()); }
 };
 

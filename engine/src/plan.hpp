@@ -98,6 +98,11 @@ struct TrialPlan {
   std::vector<FlowPlan> flows;
 };
 
+// Every frame the plan sends or expects must fit the ports' set-up (`max_frame`: on the wire,
+// FCS and VLAN tags included; the engine's --max-frame-size): throws BadParameter naming the
+// flow, the frame and the limit.
+void check_frame_sizes(const TrialPlan& plan, uint32_t max_frame);
+
 // The first foreground sequence number sent at or after delay.tagged_start.
 uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan);
 

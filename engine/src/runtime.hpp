@@ -82,6 +82,9 @@ struct Stream {
   Stream(uint8_t k, FrameTemplate t, const StreamPlan& sp, uint64_t n)
       : kind(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
         rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {}
+  ~Stream() { rte_pktmbuf_free(tmpl.tail); }  // frames still in flight keep their reference
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
   uint64_t arrived() const {  // received or late, on any queue
     uint64_t n = 0;
     for (const auto& r : receivers) n += r->received.get() + r->late.get();

@@ -21,7 +21,7 @@ FrameSpec spec_for(int version, uint32_t size) {
   return s;
 }
 
-const uint32_t kSizes[] = {64, 84, 128, 256, 512, 768, 1024, 1280, 1518, 1522, 2048};
+const uint32_t kSizes[] = {64, 84, 128, 256, 512, 768, 1024, 1280, 1518, 1522, 2048, 4096, 9000, 9216};
 
 }  // namespace
 
@@ -82,7 +82,7 @@ TEST(Frame, SmallestFramesHoldTheTagExactly) {
   EXPECT_EQ(min_frame_size(6), 84u);
   EXPECT_THROW(build_template(spec_for(4, 63), 0, 1), std::invalid_argument);
   EXPECT_THROW(build_template(spec_for(6, 83), 0, 1), std::invalid_argument);
-  EXPECT_THROW(build_template(spec_for(4, 2049), 0, 1), std::invalid_argument);
+  EXPECT_THROW(build_template(spec_for(4, 9217), 0, 1), std::invalid_argument);
   EXPECT_NO_THROW(build_template(spec_for(4, 64), 0, 1));
   EXPECT_NO_THROW(build_template(spec_for(6, 84), 0, 1));
 }

@@ -2,11 +2,13 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "errors.hpp"
 #include "frame.hpp"
 #include "harness.hpp"
 #include "protocol.hpp"
@@ -105,5 +107,105 @@ TEST(Vlan, TaggedFlowThroughAVlanRouterCountsFramesOnTheWrongVlanApart) {
     EXPECT_EQ(s.received, 80u);
     EXPECT_EQ(s.frame_size, 128u);     // without the tags, as requested
     EXPECT_EQ(s.rx_frame_size, 128u);
+  }
+}
+
+namespace {
+
+// The whole frame of a (possibly multi-segment) mbuf.
+std::vector<uint8_t> bytes_of(const rte_mbuf* m) {
+  std::vector<uint8_t> out(m->pkt_len);
+  const uint8_t* p = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, out.data()));
+  if (p != out.data()) std::memcpy(out.data(), p, m->pkt_len);
+  return out;
+}
+
+unsigned in_use(const char* pool) {
+  rte_mempool* mp = rte_mempool_lookup(pool);
+  return mp ? rte_mempool_in_use_count(mp) : 0;
+}
+
+}  // namespace
+
+// Jumbo frames (RFC 8219 §5.1.1 up to 9216 bytes) leave as a 128-byte head chained to the
+// stream's shared tail segment: every frame on the wire is the whole frame, with valid
+// checksums, and every segment goes back to its pool after the trial.
+TEST(Jumbo, FramesUpTo9216BytesAreSentWholeAndCounted) {
+  XLP_REQUIRE_EAL();
+  for (const auto& [version, size, tags] : std::vector<std::tuple<int, uint32_t, VlanStack>>{
+           {4, 9216, vlan({})}, {6, 9000, vlan({300, 100})}, {4, 2049, vlan({7})}, {6, 4096, vlan({})}}) {
+    const unsigned pool_before = rte_mempool_in_use_count(test::eal().pool);
+    std::vector<std::vector<uint8_t>> wire;
+    std::vector<uint16_t> segments;
+    test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+      segments.push_back(m->nb_segs);
+      wire.push_back(bytes_of(m));
+      deliver(uint16_t(1 - port), m);
+    });
+    json fg = stream(version, size);
+    fg["vlan"] = json::array();
+    for (uint8_t i = 0; i < tags.count; ++i) fg["vlan"].push_back(tags.ids[i]);
+    fg["vary"] = {{{"field", "src_port"}, {"mode", "random"}, {"min", 1024}, {"max", 65535}}};
+    const TrialReport r = bench.run(plan_of(request(200, 20000, fg)));
+    const StreamReport& s = r.flows[0].streams[0];
+    EXPECT_TRUE(r.valid) << r.invalid_reason;
+    EXPECT_EQ(s.sent, 200u);
+    EXPECT_EQ(s.received, 200u) << size;
+    EXPECT_EQ(s.bad_length, 0u);
+    EXPECT_EQ(s.frame_size, size);
+    ASSERT_EQ(wire.size(), 200u);
+    for (size_t k = 0; k < wire.size(); ++k) {
+      const std::vector<uint8_t>& f = wire[k];
+      ASSERT_EQ(f.size(), size - 4 + tags.bytes());
+      EXPECT_EQ(segments[k], 2u);  // head + shared tail
+      TestTag tag;
+      ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+      EXPECT_EQ(tag.seq, k);
+      std::vector<uint8_t> untagged(f.begin(), f.begin() + 12);
+      untagged.insert(untagged.end(), f.begin() + tag.l3_offset - 2, f.end());
+      EXPECT_TRUE(udp_checksum_ok(untagged.data(), untagged.size())) << size << " frame " << k;
+      // The padding continues across the segment boundary (RFC 2544 App. C pattern).
+      const size_t pad = tag.l3_offset + (version == 4 ? 20 : 40) + kUdpHeader + kTagSize;
+      for (size_t i = pad; i < f.size(); i += 97) ASSERT_EQ(f[i], uint8_t(i - pad)) << i;
+    }
+    EXPECT_EQ(rte_mempool_in_use_count(test::eal().pool), pool_before);
+  }
+  EXPECT_EQ(in_use("xlp_tails"), 0u);  // each stream's tail went back with its last frame
+}
+
+// Frames that arrive in several segments (a NIC's scatter RX, a copy) are read from their
+// first segment and measured by their whole length.
+TEST(Jumbo, MultiSegmentFramesAreReceived) {
+  XLP_REQUIRE_EAL();
+  // A pool of 512-byte segments: the DUT's copy of each 1518-byte frame has 3 or 4 segments.
+  static rte_mempool* small = rte_pktmbuf_pool_create("xlp_test_small", 4095, 0, 0, 512 + RTE_PKTMBUF_HEADROOM,
+                                                      SOCKET_ID_ANY);
+  ASSERT_NE(small, nullptr);
+  std::vector<uint16_t> segments;
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    rte_mbuf* copy = rte_pktmbuf_copy(m, small, 0, UINT32_MAX);
+    rte_pktmbuf_free(m);
+    segments.push_back(copy->nb_segs);
+    deliver(uint16_t(1 - port), copy);
+  });
+  const TrialReport r = bench.run(plan_of(request(100, 10000, stream(6, 1518))));
+  EXPECT_EQ(r.flows[0].streams[0].received, 100u);
+  EXPECT_EQ(r.flows[0].streams[0].bad_length, 0u);
+  ASSERT_FALSE(segments.empty());
+  EXPECT_GE(segments[0], 3u);
+}
+
+TEST(Jumbo, FramesBeyondTheEnginesMaxFrameSizeAreRefused) {
+  json fg = stream(4, 9000);
+  fg["rx_vlan"] = {100};
+  const TrialPlan plan = plan_of(request(10, 1000, fg));
+  EXPECT_NO_THROW(check_frame_sizes(plan, 9004));
+  try {
+    check_frame_sizes(plan, 9003);
+    FAIL() << "no error";
+  } catch (const BadParameter& e) {
+    EXPECT_EQ(e.key(), "flows[0]");
+    EXPECT_EQ(std::string(e.what()).rfind("flows[0] (forward): a frame of 9004 bytes on the wire (VLAN tags included) "
+                                          "exceeds --max-frame-size 9003", 0), 0u) << e.what();
   }
 }

@@ -19,7 +19,7 @@ from ..util.errors import ConfigError, key_error, show_value
 from ..util.files import read_toml
 from ..util.rates import parse_speed
 from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sides,
-                      foreground_addresses, has_background, lookup)
+                      foreground_addresses, has_background, largest_frame, lookup)
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 from .views import ConfigBase, config_class, make_config
@@ -307,7 +307,10 @@ def _address_variation(side: str) -> dict[str, Key]:
 
 MIN_FRAME_SIZE = {4: 64, 6: 84}  # the smallest frames whose UDP payload holds the 18-byte tag
 MAX_QUEUES = 64  # the engine's limit (hello limits.max_queues): stream ids of the test tag
-MAX_FRAME_SIZE = 2048  # one mbuf segment per frame in the engine; jumbo frames are not supported yet
+MAX_FRAME_SIZE = 9216  # RFC 8219 §5.1.1's largest; the engine's limit (hello limits.max_frame_size)
+# DPDK 22.11's AF_XDP PMD receives a frame into one 2048-byte umem chunk less the XDP headroom
+# (no multi-buffer frames): larger frames are lost (measured on veth: 1792 bytes arrive, 1800 not).
+AF_XDP_MAX_FRAME = 1792
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
@@ -560,6 +563,12 @@ def _cross_check(config: ConfigBase) -> None:
             raise key_error(dotted, "", f"must be an IPv{version} address: {why}")
 
     for side in ("left", "right"):
+        if parse_port(config.side(side).port).kind == "af_xdp" and largest_frame(config) > AF_XDP_MAX_FRAME:
+            raise key_error("traffic.frame_size", traffic.frame_size,
+                            f"must make frames of at most {AF_XDP_MAX_FRAME} bytes on the wire (VLAN tags "
+                            f"included; here {largest_frame(config)}) with {side}.port = "
+                            f'"{config.side(side).port}": DPDK\'s AF_XDP driver receives no frame larger '
+                            "than one umem chunk; use af_packet or a PCI port for jumbo frames")
         if config.side(side).vlan_outer and not config.side(side).vlan:
             raise key_error(f"{side}.vlan_outer", config.side(side).vlan_outer,
                             f"needs {side}.vlan (the inner C-tag) too: QinQ is an outer S-tag around "

@@ -9,9 +9,10 @@ to trials.jsonl. Procedures (xlatperf/procedures/) see only this interface.
 
 import time
 
+from ..config.derived import side_vlan
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
-from ..traffic.plan import TrafficPlan, side_vlan
+from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
 from ..util.files import utc_timestamp
 from .store import ResultStore

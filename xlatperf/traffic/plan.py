@@ -7,8 +7,8 @@ Forward frames go left -> right, reverse frames right -> left.
 
 from dataclasses import dataclass
 
-from ..config.derived import (active_directions, carries_ipv6, direction_sides,
-                              foreground_addresses, has_background, lookup)
+from ..config.derived import (VLAN_TAG_BYTES, active_directions, carries_ipv6, direction_sides,
+                              foreground_addresses, has_background, lookup, side_vlan)
 from ..config.variation import varying_fields
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
@@ -16,16 +16,6 @@ from ..util.rates import format_speed, max_frame_rate, parse_speed
 PORT_INDEX = {"left": 0, "right": 1}
 # IPv6 header (40 bytes) minus IPv4 header (20 bytes): what translation adds or removes.
 IPV6_EXTRA_BYTES = 20
-# An IEEE 802.1Q / 802.1ad VLAN tag: 4 bytes on the wire on top of the frame (RFC 2544 App. B
-# counts every byte of the frame; frame sizes here name the untagged frame).
-VLAN_TAG_BYTES = 4
-
-
-def side_vlan(config: dict, side: str) -> list[int]:
-    """The VLAN IDs a side's frames carry, outermost first (the protocol's `vlan` list): [] for
-    an untagged port, [vlan] for an IEEE 802.1Q C-tag, [vlan_outer, vlan] for 802.1ad QinQ."""
-    s = config.side(side)
-    return [v for v in (s.vlan_outer, s.vlan) if v]
 
 
 def frame_size_of(config: dict, ip_version: int) -> int:
