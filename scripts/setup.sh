@@ -21,6 +21,7 @@ apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force
     build-essential cmake ninja-build pkg-config \
     libdpdk-dev dpdk dpdk-dev nlohmann-json3-dev libgtest-dev googletest \
     iproute2 nftables conntrack tayga tcpdump tshark ethtool \
+    clang llvm libbpf-dev \
     python3-pip openssh-client
 
 # sshd: for tests/e2e/test_remote_ssh.py, which runs sshd's of its own in network namespaces

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""A stand-in for xlatperf-engine that speaks protocol 2.0 (docs/protocol.md) without DPDK, for
+"""A stand-in for xlatperf-engine that speaks the protocol of docs/protocol.md without DPDK, for
 testing the front end. It validates requests as the engine does (unknown keys, ranges) and
 answers with the engine's reply shapes and typed errors; tests/test_protocol_transcripts.py
 replays the engine's transcripts (engine/tests/transcripts) through it. Its behaviour comes from environment variables:
@@ -51,11 +51,12 @@ from xlatperf.config.schema import MAX_FRAME_SIZE, MAX_QUEUES, MIN_FRAME_SIZE
 
 aborted = False
 queues = 1          # RX/TX queue pairs per port (--queues)
+max_frame = 1526    # the largest frame on the wire the ports carry (--max-frame-size)
 state_tables = {}   # port -> learned entries (the engine's Responder state tables)
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.1"
+PROTOCOL = "2.2"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -80,14 +81,14 @@ KEYS = {
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-               "frame_size", "rx_frame_size", "vary", "enumerate"),
+               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
     "learn": ("port", "flow", "table_size", "ip_version"),
     "addresses": ("id", "op", "ports"),
     "address_port": ("port", "ranges"),
     "range": ("ip_version", "address", "offset", "min", "max"),
-    "resolve": ("id", "op", "port", "ip_version", "own_ip", "target", "timeout"),
+    "resolve": ("id", "op", "port", "ip_version", "own_ip", "target", "timeout", "vlan"),
     "hello": ("id", "op"),
     "shutdown": ("id", "op"),
 }
@@ -101,7 +102,8 @@ class RequestError(Exception):
 
 
 def bad(key, value, allowed):
-    raise RequestError("bad_parameter", f"{key} = {json.dumps(value)}: {allowed}", key)
+    # Compact JSON as the engine's nlohmann::json dump() writes it ([1,2], not [1, 2]).
+    raise RequestError("bad_parameter", f"{key} = {json.dumps(value, separators=(',', ':'))}: {allowed}", key)
 
 
 def known(obj, path, kind):
@@ -159,10 +161,24 @@ def foreground_frames(total, n, m):
     return total // n * m + min(total % n, m)
 
 
+MAX_VLAN_ID = 4094
+
+
+def vlan_of(obj, path, key):
+    """A list of at most two VLAN IDs in 1..4094, outermost first (the engine's rule)."""
+    value = obj.get(key, [])
+    if not isinstance(value, list) or len(value) > 2 or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= MAX_VLAN_ID for v in value):
+        bad(path + key, value, f"must be a list of at most 2 VLAN IDs in 1..{MAX_VLAN_ID}, outermost first")
+    return value
+
+
 def validate_stream(stream, path):
     known(stream, path, "stream")
     version = ip_version_of(stream, path)
     integer_in(stream, path, "frame_size", MIN_FRAME_SIZE[version], MAX_FRAME_SIZE)
+    vlan_of(stream, path, "vlan")
+    vlan_of(stream, path, "rx_vlan")
     for vary in stream.get("vary", []):
         known(vary, path + "vary[].", "vary")
 
@@ -241,6 +257,7 @@ def validate(request):
         version = ip_version_of(request, "")
         address(request, "", "own_ip", version)
         address(request, "", "target", version)
+        vlan_of(request, "", "vlan")
     else:
         bad("op", op, "must be one of hello, trial, addresses, resolve, shutdown")
 
@@ -369,7 +386,7 @@ def run_trial(request):
     elif any(f["rate"] > tester_limit for f in flows):
         valid, reason = False, ("tester could not keep the rate: sending took longer than "
                                 "duration x (1 + 1e-5)")
-    problem = stateful_problem(request)
+    problem = frame_size_problem(request) or stateful_problem(request)
     if problem:
         send_error(request["id"], problem)
         return
@@ -454,12 +471,30 @@ def dut_received(flow, sent, limit, duration):
 
 def make_stream(kind, spec, sent, received):
     stream = {"kind": kind, "sent": sent, "received": received, "duplicates": 0, "reordered": 0,
-              "bad_length": 0, "out_of_range": 0, "frame_size": spec["frame_size"],
+              "bad_length": 0, "bad_vlan": 0, "out_of_range": 0, "frame_size": spec["frame_size"],
               "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"])}
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
         stream["delay_ns"] = {"min": base, "mean": 1.5 * base, "max": 2 * base}
     return stream
+
+
+def frame_size_problem(request):
+    """The engine's check of the frames against --max-frame-size (engine/src/plan.cpp)."""
+    for index, flow in enumerate(request["flows"]):
+        for stream in (flow["foreground"], flow.get("background")):
+            if stream is None:
+                continue
+            sent = stream["frame_size"] + 4 * len(stream.get("vlan", []))
+            received = (stream.get("rx_frame_size", stream["frame_size"])
+                        + 4 * len(stream.get("rx_vlan", stream.get("vlan", []))))
+            if max(sent, received) > max_frame:
+                return {"type": "bad_parameter", "key": f"flows[{index}]",
+                        "message": f"flows[{index}] ({flow.get('name', f'flow{index}')}): a frame of "
+                                   f"{max(sent, received)} bytes on the wire (VLAN tags included) exceeds "
+                                   f"--max-frame-size {max_frame}, the largest frame the engine set its "
+                                   "ports up for (the front end passes the configuration's largest frame)"}
+    return None
 
 
 def stateful_problem(request):
@@ -546,6 +581,9 @@ def main():
     own = args[args.index("--") + 1:] if "--" in args else []
     if "--queues" in own:
         queues = int(own[own.index("--queues") + 1])
+    global max_frame
+    if "--max-frame-size" in own:
+        max_frame = int(own[own.index("--max-frame-size") + 1])
     speed = int(os.environ.get("FAKE_SPEED_MBPS", "10000"))
     log = os.environ.get("FAKE_REQUEST_LOG")
     print("fake engine: started with " + " ".join(args), file=sys.stderr)

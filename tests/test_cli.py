@@ -41,7 +41,7 @@ def test_config_error_is_one_line(config, tmp_path, capsys):
                        "--set", "traffic.frame_size=40"])
     err = capsys.readouterr().err
     assert status == 1
-    assert err == "xlatperf: error: traffic.frame_size = 40: must be an integer in 64..2048\n"
+    assert err == "xlatperf: error: traffic.frame_size = 40: must be an integer in 64..9216\n"
 
 
 def test_engine_error_is_one_line(config, tmp_path, capsys, monkeypatch):

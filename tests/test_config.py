@@ -36,9 +36,9 @@ def test_examples_load(example):
 
 # Every message names the key, shows the value and says what is allowed.
 @pytest.mark.parametrize("override, message", [
-    ("traffic.frame_size=40", "traffic.frame_size = 40: must be an integer in 64..2048"),
-    ("traffic.frame_size=2049", "traffic.frame_size = 2049: must be an integer in 64..2048"),
-    ("traffic.frame_size=64.5", "traffic.frame_size = 64.5: must be an integer in 64..2048"),
+    ("traffic.frame_size=40", "traffic.frame_size = 40: must be an integer in 64..9216"),
+    ("traffic.frame_size=9217", "traffic.frame_size = 9217: must be an integer in 64..9216"),
+    ("traffic.frame_size=64.5", "traffic.frame_size = 64.5: must be an integer in 64..9216"),
     ("traffic.src_port=70000", "traffic.src_port = 70000: must be an integer in 0..65535"),
     ("traffic.mix_n=0", "traffic.mix_n = 0: must be an integer in 1..1000"),
     ("traffic.mix_m=2", "traffic.mix_m = 2: must be an integer in 1..1 (1 <= mix_m <= mix_n)"),
@@ -153,7 +153,7 @@ def test_minimum_frame_size_ipv4_only_is_64():
 ])
 def test_minimum_frame_size_with_ipv6_is_84(case):
     message = error_of(*case, "traffic.frame_size=64")
-    assert message.startswith("traffic.frame_size = 64: must be an integer in 84..2048")
+    assert message.startswith("traffic.frame_size = 64: must be an integer in 84..9216")
     load_config(None, case + ["traffic.frame_size=84"])
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from xlatperf.config.schema import load_config
 from xlatperf.engine import client as engine_module
-from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, eal_args, engine_command,
-                                    find_engine, free_hugepage_bytes)
+from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, af_packet_ring_args, eal_args,
+                                    engine_command, find_engine, free_hugepage_bytes)
 from xlatperf.engine.protocol import PROTOCOL_VERSION
 from xlatperf.util.errors import EngineError, EngineExited
 
@@ -80,6 +80,20 @@ def test_queues_reach_the_ports_and_the_engine():
         "--vdev", "net_af_xdp0,iface=veth0,start_queue=0,queue_count=2"]
     config = load_config(None, ["tester.queues=3", "tester.hugepages=yes"])
     assert engine_command(config, "/opt/e")[-2:] == ["--queues", "3"]
+
+
+def test_jumbo_frames_enlarge_af_packet_slots_and_reach_the_engine():
+    # Up to 1526 bytes on the wire (1518 + two VLAN tags) the defaults hold the frame.
+    assert "--max-frame-size" not in engine_command(load_config(None, ["traffic.frame_size=1518",
+                                                                       "right.vlan=2", "right.vlan_outer=3"]), "/e")
+    assert "net_af_packet0,iface=xlp-tl,qpairs=1" in args_for("traffic.frame_size=1518")
+    # 9000-byte frames with one tag: 9004 bytes; af_packet slots of 9004 + 96, page-aligned,
+    # one per block.
+    config = load_config(None, ["traffic.frame_size=9000", "left.vlan=5", "tester.hugepages=yes"])
+    assert engine_command(config, "/e")[-2:] == ["--max-frame-size", "9004"]
+    assert "net_af_packet1,iface=xlp-tr,qpairs=1,framesz=12288,blocksz=12288" in args_for(
+        "traffic.frame_size=9000", "left.vlan=5")
+    assert af_packet_ring_args(1920) == "" and af_packet_ring_args(1921) == ",framesz=4096,blocksz=4096"
 
 
 def test_lcores_mapped_to_cpus_use_the_lcores_option():

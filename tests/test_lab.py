@@ -71,6 +71,7 @@ EXPECTED_SIDES = {
                "dut_ipv6": "2001:2::1"},
               {"ip_version": 4, "ipv4": "198.19.0.2", "virtual_ipv6": "2001:2:0:6464::c613:2",
                "dut_mac": "", "dut_ipv4": "198.19.0.1"}),
+    "vlan": ({**V4[0], "vlan": 100}, {**V4[1], "vlan": 200}),
 }
 EXPECTED_DUT_ADDRS = {
     "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
@@ -81,6 +82,7 @@ EXPECTED_DUT_ADDRS = {
     "nat44": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "nat66": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
     "nat64": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    "vlan": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
 }
 
 
@@ -158,13 +160,16 @@ def test_kinds_describe_themselves_and_their_defaults_are_valid():
     ("router4", {"addresses": "70000"}, ["addresses='70000'", "1..65533"]),
     ("router6", {"gateway": "maybe"}, ["gateway='maybe'", "yes or no"]),
     ("limit", {"rat": "1000"},
-     ["'limit'", "'rat'", "addresses, burst, calibrate, family, gateway, lcores, ports, rate"]),
+     ["'limit'", "'rat'", "addresses, burst, calibrate, family, gateway, lcores, mtu, ports, rate"]),
     ("limit", {"rate": "fast"}, ["rate='fast'", "1..100000000"]),
     ("limit", {"rate": "0"}, ["rate='0'", "1..100000000"]),
     ("limit", {"burst": "-5"}, ["burst='-5'", "auto or an integer"]),
     ("limit", {"family": "5"}, ["family='5'", "4 or 6"]),
     ("lossy", {"loss": "1.5"}, ["loss='1.5'", "0..1"]),
     ("lossy", {"loss": "nan"}, ["loss='nan'", "0..1"]),
+    ("router4", {"mtu": "70000"}, ["mtu='70000'", "1280..65535"]),
+    ("vlan", {"left_vlan": "4095"}, ["left_vlan='4095'", "1..4094"]),
+    ("vlan", {"right_outer": "-1"}, ["right_outer='-1'", "0 (one tag) or a VLAN ID 1..4094"]),
 ])
 def test_bad_kind_or_param_is_named_in_the_error(kind, params, named, tmp_path):
     with pytest.raises(lab.LabError) as err:
@@ -232,6 +237,11 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
         assert ruleset.count("limit rate 10000/second burst 500 packets") == 2
     if kind == "lossy":
         assert ruleset.count("numgen random mod 65536 < 655 ") == 2
+
+    if kind == "vlan":  # tc-BPF pops the tags on ingress and pushes them on egress
+        for dev in ("xlp-dl", "xlp-dr"):
+            assert "tag_pop" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "ingress")
+            assert "tag_push" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "egress")
 
     if kind == "siit":
         pid = lab._read_pid(lab.TAYGA_PIDFILE)

@@ -16,8 +16,8 @@
 
 namespace xlp {
 
-Engine::Engine(const volatile std::sig_atomic_t& interrupted, uint16_t queues)
-    : interrupted_(interrupted), ports_(queues) {
+Engine::Engine(const volatile std::sig_atomic_t& interrupted, uint16_t queues, uint32_t max_frame)
+    : interrupted_(interrupted), max_frame_(max_frame), ports_(queues, max_frame) {
   unsigned lcore;
   RTE_LCORE_FOREACH_WORKER(lcore) workers_.push_back(lcore);
   tsc_hz_ = rte_get_tsc_hz();
@@ -39,7 +39,7 @@ void Engine::addresses(const protocol::AddressesRequest& request) {
 }
 
 std::array<uint8_t, 6> Engine::resolve(const protocol::ResolveRequest& r) {
-  const auto mac = ports_.resolve(r.port, r.ip_version, r.own_ip.data(), r.target.data(), r.timeout,
+  const auto mac = ports_.resolve(r.port, r.ip_version, r.own_ip.data(), r.target.data(), r.vlan, r.timeout,
                                   [this] { return interrupted_ != 0; });
   if (!mac) {
     throw ExecutionFailure("no reply from " + r.target_text + " on port " + std::to_string(r.port) +
@@ -49,6 +49,7 @@ std::array<uint8_t, 6> Engine::resolve(const protocol::ResolveRequest& r) {
 }
 
 TrialReport Engine::trial(const TrialPlan& plan, const std::function<void(const ProgressReport&)>& progress) {
+  check_frame_sizes(plan, max_frame_);
   trial_tag_ = uint8_t(trial_tag_ % 255 + 1);  // 1..255, never 0
   ports_.service();
   Trial trial(plan, trial_tag_, ports_.io(), ports_.pool(), tsc_hz_, ports_.identities(), ports_.tables(),

@@ -12,8 +12,10 @@ namespace xlp {
 class Engine final : public protocol::Executor {
  public:
   // `interrupted`: set by the signal handler; aborts a running trial or resolution.
-  // `queues`: RX/TX queue pairs per port, served by the EAL's worker lcores.
-  Engine(const volatile std::sig_atomic_t& interrupted, uint16_t queues);
+  // `queues`: RX/TX queue pairs per port, served by the EAL's worker lcores. `max_frame`: the
+  // largest frame the ports must carry (bytes on the wire with FCS and VLAN tags,
+  // --max-frame-size): trials with larger frames are refused.
+  Engine(const volatile std::sig_atomic_t& interrupted, uint16_t queues, uint32_t max_frame = kDefaultMaxFrame);
 
   uint16_t port_count() const override { return ports_.count(); }
   HelloReport hello() override;
@@ -26,6 +28,7 @@ class Engine final : public protocol::Executor {
 
  private:
   const volatile std::sig_atomic_t& interrupted_;
+  uint32_t max_frame_;
   Ports ports_;
   std::vector<unsigned> workers_;
   uint64_t tsc_hz_ = 0;

@@ -20,14 +20,14 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
     throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": must be in " +
                                 std::to_string(min) + ".." + std::to_string(kMaxFrameSize) +
                                 " for IPv" + std::to_string(spec.ip_version));
+  if (spec.vlan.count > kMaxVlanTags)
+    throw std::invalid_argument("vlan: at most " + std::to_string(kMaxVlanTags) + " tags");
   FrameTemplate t;
-  t.bytes.assign(spec.frame_size - kFcs, 0);
+  t.bytes.assign(spec.frame_size - kFcs + spec.vlan.bytes(), 0);
   uint8_t* f = t.bytes.data();
-  std::memcpy(f, spec.dst_mac.data(), 6);
-  std::memcpy(f + 6, spec.src_mac.data(), 6);
-  put16(f + 12, spec.ip_version == 4 ? 0x0800 : 0x86DD);
-
-  const size_t ip = kEthHeader, iph = ip_header_size(spec.ip_version);
+  const size_t ip = put_ethernet(f, spec.dst_mac.data(), spec.src_mac.data(), spec.vlan,
+                                 spec.ip_version == 4 ? 0x0800 : 0x86DD);
+  const size_t iph = ip_header_size(spec.ip_version);
   const uint16_t udp_len = uint16_t(t.bytes.size() - ip - iph);
   const size_t addr_len = spec.ip_version == 4 ? 4 : 16;
   const uint8_t* src = spec.src_ip.data();
@@ -73,6 +73,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   t.tag_offset = uint16_t(udp + kUdpHeader);
   t.base_sum = fold(sum);
   put16(f + udp + 6, udp_checksum_field(sum));
+  t.head = t.size();
   return t;
 }
 

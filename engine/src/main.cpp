@@ -76,8 +76,19 @@ int main(int argc, char** argv) {
   bool force = false;
   std::string ring_pair;
   unsigned long queues = 1;
+  unsigned long max_frame = xlp::kDefaultMaxFrame;
   for (size_t i = 0; i < own_args.size(); ++i) {
     if (own_args[i] == "--force") force = true;
+    else if (own_args[i] == "--max-frame-size" && i + 1 < own_args.size()) {
+      char* end = nullptr;
+      max_frame = std::strtoul(own_args[++i].c_str(), &end, 10);
+      const unsigned long most = xlp::kMaxFrameSize + xlp::kMaxVlanTags * xlp::kVlanTag;
+      if (*end != '\0' || max_frame < 64 || max_frame > most) {
+        std::fprintf(stderr, "xlatperf-engine: --max-frame-size %s: must be an integer from 64 to %lu\n",
+                     own_args[i].c_str(), most);
+        return 2;
+      }
+    }
     else if (own_args[i] == "--ring-pair" && i + 1 < own_args.size()) ring_pair = own_args[++i];
     else if (own_args[i] == "--queues" && i + 1 < own_args.size()) {
       char* end = nullptr;
@@ -118,7 +129,7 @@ int main(int argc, char** argv) {
   std::unique_ptr<xlp::Engine> engine;
   try {
     if (!ring_pair.empty()) xlp::create_ring_pair(ring_pair, uint16_t(queues));
-    engine = std::make_unique<xlp::Engine>(g_signal, uint16_t(queues));
+    engine = std::make_unique<xlp::Engine>(g_signal, uint16_t(queues), uint32_t(max_frame));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xlatperf-engine: %s\n", e.what());
     rte_eal_cleanup();

@@ -1,5 +1,6 @@
 #include "neighbor.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "checksum.hpp"
@@ -56,7 +57,54 @@ const uint8_t* nd_icmp(const uint8_t* f, size_t len, uint8_t type) {
   return ip + kIp6;
 }
 
+// The frame without its VLAN tags, in `out` (room for kNeighborFrameMax bytes; longer frames
+// are cut there, as no ARP or ND message handled here is longer); returns its length, 0 for a
+// frame this code cannot read.
+size_t untagged(const uint8_t* f, size_t len, uint8_t* out, VlanStack& vlan) {
+  const size_t type = read_vlan_tags(f, len, vlan);
+  if (type == 0) return 0;
+  const size_t n = std::min(len - (type - 12), kNeighborFrameMax);
+  std::memcpy(out, f, 12);
+  std::memcpy(out + 12, f + type, n - 12);
+  return n;
+}
+
+// Inserts the tags of `vlan` after the MAC addresses of the untagged frame of `len` bytes at
+// `frame` (which has room for them); returns the new length.
+size_t tagged(uint8_t* frame, size_t len, const VlanStack& vlan) {
+  if (vlan.count == 0) return len;
+  std::memmove(frame + 12 + vlan.bytes(), frame + 12, len - 12);
+  uint8_t header[kEth + kMaxVlanTags * kVlanTag];
+  const size_t header_len = put_ethernet(header, frame, frame + 6, vlan, get16(frame + 12 + vlan.bytes()));
+  std::memcpy(frame, header, header_len - 2);
+  return len + vlan.bytes();
+}
+
+size_t answer_untagged(const uint8_t* f, size_t len, const AddressSet& owned, const uint8_t* own_mac,
+                       uint8_t* out);
+std::optional<std::array<uint8_t, 6>> parse_untagged_reply(const uint8_t* f, size_t len, int ip_version,
+                                                           const uint8_t* target);
+
 }  // namespace
+
+size_t answer_neighbor_request(const uint8_t* f, size_t len, const AddressSet& owned, const uint8_t* own_mac,
+                               uint8_t* out) {
+  uint8_t plain[kNeighborFrameMax];
+  VlanStack vlan;
+  const size_t n = untagged(f, len, plain, vlan);
+  if (n == 0) return 0;
+  const size_t reply = answer_untagged(plain, n, owned, own_mac, out);
+  return reply == 0 ? 0 : tagged(out, reply, vlan);
+}
+
+std::optional<std::array<uint8_t, 6>> parse_neighbor_reply(const uint8_t* f, size_t len, int ip_version,
+                                                           const uint8_t* target) {
+  uint8_t plain[kNeighborFrameMax];
+  VlanStack vlan;
+  const size_t n = untagged(f, len, plain, vlan);
+  if (n == 0) return std::nullopt;
+  return parse_untagged_reply(plain, n, ip_version, target);
+}
 
 bool AddressRange::contains(const uint8_t* addr) const {
   const size_t n = ip_version == 4 ? 4 : 16;
@@ -66,8 +114,10 @@ bool AddressRange::contains(const uint8_t* addr) const {
   return word >= min && word <= max;
 }
 
-size_t answer_neighbor_request(const uint8_t* f, size_t len, const AddressSet& owned,
-                               const uint8_t* own_mac, uint8_t* out) {
+namespace {
+
+size_t answer_untagged(const uint8_t* f, size_t len, const AddressSet& owned, const uint8_t* own_mac,
+                       uint8_t* out) {
   if (len >= kEth + 28 && get16(f + 12) == kArp) {
     const uint8_t* arp = f + kEth;
     if (get16(arp) != 1 || get16(arp + 2) != 0x0800 || arp[4] != 6 || arp[5] != 4 || get16(arp + 6) != 1)
@@ -98,8 +148,11 @@ size_t answer_neighbor_request(const uint8_t* f, size_t len, const AddressSet& o
                     own_mac);
 }
 
+}  // namespace
+
 size_t build_neighbor_request(int ip_version, const uint8_t* own_mac, const uint8_t* own_ip,
-                              const uint8_t* target, uint8_t* out) {
+                              const uint8_t* target, uint8_t* out, const VlanStack& vlan) {
+  size_t len;
   if (ip_version == 4) {
     static const uint8_t kBroadcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     ethernet(out, kBroadcast, own_mac, kArp);
@@ -114,16 +167,20 @@ size_t build_neighbor_request(int ip_version, const uint8_t* own_mac, const uint
     std::memset(arp + 18, 0, 6);
     std::memcpy(arp + 24, target, 4);
     std::memset(arp + 28, 0, 18);  // pad to the 60-byte Ethernet minimum
-    return kEth + 28 + 18;
+    len = kEth + 28 + 18;
+  } else {
+    // Solicited-node multicast address ff02::1:ffXX:XXXX and its MAC 33:33:ff:XX:XX:XX.
+    uint8_t group[16] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, target[13], target[14], target[15]};
+    const uint8_t mac[6] = {0x33, 0x33, 0xff, target[13], target[14], target[15]};
+    ethernet(out, mac, own_mac, kIpv6);
+    len = nd_message(out, own_ip, group, kNeighborSolicitation, 0, target, 1, own_mac);
   }
-  // Solicited-node multicast address ff02::1:ffXX:XXXX and its MAC 33:33:ff:XX:XX:XX.
-  uint8_t group[16] = {0xff, 0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, target[13], target[14], target[15]};
-  const uint8_t mac[6] = {0x33, 0x33, 0xff, target[13], target[14], target[15]};
-  ethernet(out, mac, own_mac, kIpv6);
-  return nd_message(out, own_ip, group, kNeighborSolicitation, 0, target, 1, own_mac);
+  return tagged(out, len, vlan);
 }
 
-std::optional<std::array<uint8_t, 6>> parse_neighbor_reply(const uint8_t* f, size_t len, int ip_version,
+namespace {
+
+std::optional<std::array<uint8_t, 6>> parse_untagged_reply(const uint8_t* f, size_t len, int ip_version,
                                                            const uint8_t* target) {
   std::array<uint8_t, 6> mac{};
   if (ip_version == 4) {
@@ -145,5 +202,7 @@ std::optional<std::array<uint8_t, 6>> parse_neighbor_reply(const uint8_t* f, siz
   std::memcpy(mac.data(), f + 6, 6);
   return mac;
 }
+
+}  // namespace
 
 }  // namespace xlp

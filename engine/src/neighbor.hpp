@@ -7,6 +7,8 @@
 #include <optional>
 #include <vector>
 
+#include "frame.hpp"
+
 namespace xlp {
 
 // A set of addresses of one IP version: a base address whose 16-bit word at `offset` takes
@@ -32,19 +34,22 @@ class AddressSet {
   std::vector<AddressRange> ranges_;
 };
 
-constexpr size_t kNeighborFrameMax = 86;  // the largest frame built here (NS/NA with option)
+// The largest frame built here: NS/NA with its link-layer option (86 bytes), with two VLAN tags.
+constexpr size_t kNeighborFrameMax = 86 + kMaxVlanTags * kVlanTag;
 
 // If `frame` is an ARP request or a Neighbor Solicitation for an address in `owned`, writes
-// the reply into `out` and returns its length; 0 otherwise.
+// the reply into `out` and returns its length; 0 otherwise. The reply carries the request's
+// VLAN tags (a tagged port's neighbours ask on their VLAN and must hear the answer there).
 size_t answer_neighbor_request(const uint8_t* frame, size_t len, const AddressSet& owned,
                                const uint8_t* own_mac, uint8_t* out);
 
 // Builds an ARP request (IPv4) or a Neighbor Solicitation (IPv6) for `target`, sent from
-// `own_ip`/`own_mac`; returns its length.
+// `own_ip`/`own_mac` with the VLAN tags `vlan`; returns its length.
 size_t build_neighbor_request(int ip_version, const uint8_t* own_mac, const uint8_t* own_ip,
-                              const uint8_t* target, uint8_t* out);
+                              const uint8_t* target, uint8_t* out, const VlanStack& vlan = {});
 
-// If `frame` is an ARP reply or Neighbor Advertisement for `target`, returns the MAC address.
+// If `frame` (tagged or not) is an ARP reply or Neighbor Advertisement for `target`, returns
+// the MAC address.
 std::optional<std::array<uint8_t, 6>> parse_neighbor_reply(const uint8_t* frame, size_t len, int ip_version,
                                                            const uint8_t* target);
 

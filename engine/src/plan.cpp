@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "errors.hpp"
 
 namespace xlp {
 
@@ -28,6 +31,24 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
     out.push_back(f);
   }
   return out;
+}
+
+void check_frame_sizes(const TrialPlan& plan, uint32_t max_frame) {
+  for (size_t i = 0; i < plan.flows.size(); ++i) {
+    const FlowPlan& f = plan.flows[i];
+    for (const StreamPlan* s : {&f.foreground, f.background ? &*f.background : nullptr}) {
+      if (!s) continue;
+      const uint32_t sent = uint32_t(s->spec.frame_size + s->spec.vlan.bytes());
+      const uint32_t received = uint32_t(s->rx_frame_size + s->rx_vlan.bytes());
+      const uint32_t largest = std::max(sent, received);
+      if (largest > max_frame)
+        throw BadParameter("flows[" + std::to_string(i) + "]",
+                           "flows[" + std::to_string(i) + "] (" + f.name + "): a frame of " + std::to_string(largest) +
+                               " bytes on the wire (VLAN tags included) exceeds --max-frame-size " +
+                               std::to_string(max_frame) + ", the largest frame the engine set its ports up for "
+                               "(the front end passes the configuration's largest frame)");
+    }
+  }
 }
 
 uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan) {

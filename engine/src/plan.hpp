@@ -26,7 +26,8 @@ struct VarySpec {
 
 struct StreamPlan {
   FrameSpec spec;
-  uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation)
+  uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation), untagged
+  VlanStack rx_vlan;           // the VLAN IDs it arrives with
   std::vector<VarySpec> vary;
   // Order of the joint enumeration of the fields whose mode is kEnumerate (stateful phase 1).
   std::optional<TupleEnumerator::Order> enumerate;
@@ -96,6 +97,11 @@ struct TrialPlan {
   bool losses = false;
   std::vector<FlowPlan> flows;
 };
+
+// Every frame the plan sends or expects must fit the ports' set-up (`max_frame`: on the wire,
+// FCS and VLAN tags included; the engine's --max-frame-size): throws BadParameter naming the
+// flow, the frame and the limit.
+void check_frame_sizes(const TrialPlan& plan, uint32_t max_frame);
 
 // The first foreground sequence number sent at or after delay.tagged_start.
 uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan);

@@ -43,7 +43,7 @@ void create_ring_pair(const std::string& name, uint16_t queues) {
   }
 }
 
-Ports::Ports(uint16_t queues) : queues_(queues) {
+Ports::Ports(uint16_t queues, uint32_t max_frame) : queues_(queues), max_frame_(max_frame) {
   const unsigned nb_ports = rte_eth_dev_count_avail();
   if (nb_ports == 0) throw ExecutionFailure("no DPDK ports (check the port specs)");
   // Enough mbufs for every descriptor ring (1024 RX + 1024 TX per queue) plus the per-lcore
@@ -85,12 +85,35 @@ void Ports::start_ports() {
       conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
       conf.rx_adv_conf.rss_conf.rss_hf = rss;
     }
+    // Frames above what a default port carries (1920 bytes: af_packet's default ring slot less
+    // its header; more than one 2048-byte segment from 2053 bytes on).
+    rte_mempool* rx_pool = pool_;
+    if (max_frame_ > kAfPacketDefaultMaxFrame) {
+      if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+      if (info.max_rx_pktlen >= max_frame_) conf.rxmode.mtu = max_frame_ - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
+      if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) {
+        conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+      } else {
+        // The driver copies each frame into one mbuf (af_packet: the front end's ring slots
+        // of af_packet_slot(max_frame) bytes, and it refuses mbufs smaller than a slot less
+        // 32). Such drivers keep no mbufs in descriptors: a burst per queue is in use.
+        if (!jumbo_rx_pool_) {
+          const unsigned n = std::max(2047u, unsigned(rte_eth_dev_count_avail()) * queues_ * 64u + 511u);
+          jumbo_rx_pool_ = rte_pktmbuf_pool_create("xlp_rx_jumbo", n, 64, 0,
+                                                   uint16_t(af_packet_slot(max_frame_) + RTE_PKTMBUF_HEADROOM),
+                                                   int(rte_socket_id()));
+          if (!jumbo_rx_pool_)
+            throw ExecutionFailure(std::string("cannot create the jumbo frame receive pool: ") + rte_strerror(rte_errno));
+        }
+        rx_pool = jumbo_rx_pool_;
+      }
+    }
     if ((rc = rte_eth_dev_configure(port, queues_, queues_, &conf)) < 0) fail("configure", rc);
     uint16_t rxd = 1024, txd = 1024;
     rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
     const int socket = rte_eth_dev_socket_id(port);
     for (uint16_t q = 0; q < queues_; ++q) {
-      if ((rc = rte_eth_rx_queue_setup(port, q, rxd, socket < 0 ? 0 : socket, nullptr, pool_)) < 0)
+      if ((rc = rte_eth_rx_queue_setup(port, q, rxd, socket < 0 ? 0 : socket, nullptr, rx_pool)) < 0)
         fail("rx queue " + std::to_string(q), rc);
       if ((rc = rte_eth_tx_queue_setup(port, q, txd, socket < 0 ? 0 : socket, nullptr)) < 0)
         fail("tx queue " + std::to_string(q), rc);
@@ -165,7 +188,7 @@ void Ports::service(const std::function<void(uint16_t, const rte_mbuf*)>& inspec
 }
 
 std::optional<std::array<uint8_t, 6>> Ports::resolve(uint16_t port, int ip_version, const uint8_t* own_ip,
-                                                     const uint8_t* target, double timeout,
+                                                     const uint8_t* target, const VlanStack& vlan, double timeout,
                                                      const std::function<bool()>& stop) {
   std::optional<std::array<uint8_t, 6>> mac;
   const auto t0 = std::chrono::steady_clock::now();
@@ -175,7 +198,7 @@ std::optional<std::array<uint8_t, 6>> Ports::resolve(uint16_t port, int ip_versi
     if (elapsed() >= next_request) {
       next_request += 0.5;
       uint8_t frame[kNeighborFrameMax];
-      const size_t len = build_neighbor_request(ip_version, identities_[port].mac.data(), own_ip, target, frame);
+      const size_t len = build_neighbor_request(ip_version, identities_[port].mac.data(), own_ip, target, frame, vlan);
       if (rte_mbuf* m = rte_pktmbuf_alloc(pool_)) {
         std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame, len);
         m->data_len = uint16_t(len);

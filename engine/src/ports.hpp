@@ -24,12 +24,25 @@ namespace xlp {
 // ring per queue and direction. Call before Ports is built. Throws ExecutionFailure.
 void create_ring_pair(const std::string& name, uint16_t queues);
 
+// Up to this frame size (on the wire) a port needs no set-up for jumbo frames: one 2048-byte
+// mbuf segment holds the frame, and so does an af_packet ring slot of the default 2048 bytes.
+constexpr uint32_t kAfPacketDefaultMaxFrame = 1920;
+// The af_packet ring slot (framesz = blocksz, one slot per block: the PMD addresses slot i at
+// i x framesz, so no block may end in padding) that the front end configures for frames up to
+// `max_frame` bytes: room for the kernel's tpacket header, page-aligned.
+inline uint32_t af_packet_slot(uint32_t max_frame) { return (max_frame + 96 + 4095) / 4096 * 4096; }
+
 class Ports {
  public:
   // Configures and starts every DPDK port with `queues` RX/TX queue pairs (RSS over the RX
   // queues where the driver offers it). Throws ExecutionFailure naming the port and the step
   // that failed.
-  explicit Ports(uint16_t queues = 1);
+  // `max_frame`: the largest frame to carry (on the wire, FCS and VLAN tags included). Above
+  // one mbuf segment (jumbo frames) the ports get multi-segment TX where the driver needs to
+  // be told, and receive either by scatter RX into chained segments (NICs that offer it, with
+  // their MTU raised) or into mbufs of a pool whose data room holds a whole frame (drivers
+  // that copy each frame into one mbuf, such as af_packet).
+  explicit Ports(uint16_t queues = 1, uint32_t max_frame = kDefaultMaxFrame);
   ~Ports();  // stops and closes the ports
   Ports(const Ports&) = delete;
   Ports& operator=(const Ports&) = delete;
@@ -46,10 +59,10 @@ class Ports {
   // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
   void service(const std::function<void(uint16_t, const rte_mbuf*)>& inspect = nullptr);
 
-  // Asks for the MAC address of `target` (ARP / Neighbor Solicitation every 0.5 s) until a
-  // reply, `timeout` seconds, or `stop()`.
+  // Asks for the MAC address of `target` (ARP / Neighbor Solicitation every 0.5 s, with the
+  // tags of `vlan`) until a reply, `timeout` seconds, or `stop()`.
   std::optional<std::array<uint8_t, 6>> resolve(uint16_t port, int ip_version, const uint8_t* own_ip,
-                                                const uint8_t* target, double timeout,
+                                                const uint8_t* target, const VlanStack& vlan, double timeout,
                                                 const std::function<bool()>& stop);
 
  private:
@@ -57,7 +70,9 @@ class Ports {
   void close();
 
   uint16_t queues_;
+  uint32_t max_frame_;
   rte_mempool* pool_ = nullptr;
+  rte_mempool* jumbo_rx_pool_ = nullptr;  // created for the first port that needs it
   EthdevIo io_;
   std::vector<std::string> rx_spread_;  // per port
   std::vector<uint16_t> ports_;

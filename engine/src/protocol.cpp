@@ -106,9 +106,24 @@ VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
   return v;
 }
 
+// "vlan": [outer, inner]: 0..2 VLAN IDs, outermost first (docs/protocol.md).
+VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, const VlanStack& dflt) {
+  if (!obj.contains(key)) return dflt;
+  const json& v = obj.at(key);
+  const std::string allowed = "must be a list of at most " + std::to_string(kMaxVlanTags) +
+                              " VLAN IDs in 1.." + std::to_string(kMaxVlanId) + ", outermost first";
+  if (!v.is_array() || v.size() > kMaxVlanTags) bad(path + key, v, allowed);
+  VlanStack out;
+  for (const json& id : v) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 1 || id.get<int64_t>() > kMaxVlanId) bad(path + key, v, allowed);
+    out.ids[out.count++] = uint16_t(id.get<int64_t>());
+  }
+  return out;
+}
+
 StreamPlan parse_stream(const json& j, const std::string& path) {
   known_keys(j, path, {"ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-                       "frame_size", "rx_frame_size", "vary", "enumerate"});
+                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate"});
   StreamPlan s;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -122,6 +137,8 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   s.spec.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535, 7));
   s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v), kMaxFrameSize));
   s.rx_frame_size = uint32_t(integer_in(j, path, "rx_frame_size", 64, kMaxFrameSize, s.spec.frame_size));
+  s.spec.vlan = parse_vlan(j, path, "vlan", {});
+  s.rx_vlan = parse_vlan(j, path, "rx_vlan", s.spec.vlan);
   if (j.contains("vary")) {
     const json& vary = j["vary"];
     if (!vary.is_array() || vary.size() > kMaxFields)
@@ -343,7 +360,7 @@ AddressesRequest parse_addresses(const json& req, uint16_t port_count) {
 // {"port":0,"ip_version":4,"own_ip":"198.18.0.2","target":"198.18.0.1","timeout":3}
 ResolveRequest parse_resolve(const json& req, uint16_t port_count) {
   ResolveRequest out;
-  known_keys(req, "", {"id", "op", "port", "ip_version", "own_ip", "target", "timeout"});
+  known_keys(req, "", {"id", "op", "port", "ip_version", "own_ip", "target", "timeout", "vlan"});
   out.port = port_index(req, "", "port", port_count);
   const int v = out.ip_version = ip_version(req, "", "ip_version");
   auto ip = [v](const std::string& t) { return parse_ip(t, v); };
@@ -351,6 +368,7 @@ ResolveRequest parse_resolve(const json& req, uint16_t port_count) {
   out.target = parsed(req, "", "target", ip);
   out.target_text = req["target"].get<std::string>();
   out.timeout = number_in(req, "", "timeout", 0, 3600, 3.0);
+  out.vlan = parse_vlan(req, "", "vlan", {});
   return out;
 }
 
@@ -407,7 +425,7 @@ namespace {
 json serialise(const StreamReport& s) {
   json out = {{"kind", s.kind}, {"sent", s.sent}, {"received", s.received},
               {"duplicates", s.duplicates}, {"reordered", s.reordered},
-              {"bad_length", s.bad_length}, {"out_of_range", s.out_of_range},
+              {"bad_length", s.bad_length}, {"bad_vlan", s.bad_vlan}, {"out_of_range", s.out_of_range},
               {"frame_size", s.frame_size}, {"rx_frame_size", s.rx_frame_size}};
   if (s.delay_ns) out["delay_ns"] = {{"min", s.delay_ns->min}, {"mean", s.delay_ns->mean}, {"max", s.delay_ns->max}};
   if (s.late) out["late"] = *s.late;

@@ -21,8 +21,8 @@ namespace xlp::protocol {
 
 // Protocol version MAJOR.MINOR (docs/protocol.md, "Versions"): a new optional key or reply
 // field bumps the minor, anything a peer of the same major could misread bumps the major.
-constexpr int kMajor = 2, kMinor = 1;
-std::string version();  // "2.1"
+constexpr int kMajor = 2, kMinor = 2;
+std::string version();  // "2.2"
 // The engine's limits that the front end mirrors (hello's "limits"), from the engine's own
 // constants.
 nlohmann::json limits();
@@ -38,6 +38,7 @@ struct ResolveRequest {
   std::array<uint8_t, 16> own_ip{}, target{};
   std::string target_text;  // as requested, for messages
   double timeout = 3.0;     // s
+  VlanStack vlan;           // the tags of the port's VLAN (the request carries them)
 };
 using Body = std::variant<HelloRequest, TrialPlan, AddressesRequest, ResolveRequest, ShutdownRequest>;
 

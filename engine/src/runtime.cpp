@@ -12,6 +12,7 @@
 #include <map>
 
 #include "errors.hpp"
+#include <rte_errno.h>
 
 namespace xlp {
 
@@ -144,9 +145,14 @@ class TxTask final : public Task {
 
   [[gnu::always_inline]] static uint8_t* copy_template(rte_mbuf* m, const FrameTemplate& t) {
     uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
-    rte_memcpy(frame, t.bytes.data(), t.size());
-    m->data_len = uint16_t(t.size());
+    rte_memcpy(frame, t.bytes.data(), t.head);
+    m->data_len = uint16_t(t.head);
     m->pkt_len = t.size();
+    if (t.tail) {  // a jumbo frame: the stream's shared tail segment follows the head
+      rte_mbuf_refcnt_update(t.tail, 1);
+      m->next = t.tail;
+      m->nb_segs = 2;
+    }
     return frame;
   }
 
@@ -256,7 +262,9 @@ class RxTask final : public Task {
     TestTag tag;
     const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
     const Sink* sink = nullptr;
-    if (m->nb_segs != 1 || !parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
+    // A frame of several segments (a jumbo frame from a ring port or a NIC's scatter RX) has
+    // its headers and tag in the first one; its length is pkt_len.
+    if (!parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
         !(sink = &sinks_[tag.stream])->stream) {
       ++foreign_;
       if (answer_neighbor(io_, port_, queue_, m, identity_, pool_)) ++answered_;
@@ -266,6 +274,10 @@ class RxTask final : public Task {
     Receiver& r = *sink->rx;
     if (m->pkt_len != sink->stream->rx_len) {
       ++r.bad_length;
+      return;
+    }
+    if (!(tag.vlan == sink->stream->rx_vlan)) {  // the DUT sent it out on another VLAN
+      ++r.bad_vlan;
       return;
     }
     uint64_t seq;
@@ -368,6 +380,31 @@ uint64_t field_seed(uint64_t seed, size_t flow, uint32_t lane, size_t stream, si
   return seed ^ (0x9e3779b97f4a7c15ull * (1 + flow * 64 + stream * 16 + field)) ^ (0xd1b54a32d192ed03ull * lane);
 }
 
+// The pool of jumbo frames' shared tail segments (FrameTemplate::tail): one per sub-stream
+// with frames longer than a segment of the trial's pool, created when first needed.
+rte_mempool* tail_pool() {
+  static rte_mempool* pool = [] {
+    const uint32_t room = uint32_t(kMaxFrameSize + kMaxVlanTags * kVlanTag + RTE_PKTMBUF_HEADROOM);
+    return rte_pktmbuf_pool_create("xlp_tails", 1023, 0, 0, uint16_t(room), SOCKET_ID_ANY);
+  }();
+  if (!pool) throw ExecutionFailure(std::string("cannot create the pool of jumbo frame tails: ") + rte_strerror(rte_errno));
+  return pool;
+}
+
+// Splits a template longer than one segment of `pool` into its per-frame head and a shared
+// tail segment (FrameTemplate::head/tail). The tail is read-only from here on: a segment in
+// flight is referenced by each frame that carries it, at most the frames that the rings
+// between sender and receiver hold (a few thousand, far below the 16-bit reference count).
+void split_jumbo(FrameTemplate& t, rte_mempool* pool) {
+  if (t.size() <= uint32_t(rte_pktmbuf_data_room_size(pool) - RTE_PKTMBUF_HEADROOM)) return;
+  rte_mbuf* tail = rte_pktmbuf_alloc(tail_pool());
+  if (!tail) throw ExecutionFailure("no free jumbo frame tail segment (more than 1023 jumbo sub-streams)");
+  const uint32_t rest = t.size() - kJumboHead;
+  std::memcpy(rte_pktmbuf_append(tail, uint16_t(rest)), t.bytes.data() + kJumboHead, rest);
+  t.head = kJumboHead;
+  t.tail = tail;
+}
+
 // Frames among the first `total` of a lane whose pattern entry is `kind`.
 uint64_t frames_of_kind(const std::vector<uint8_t>& pattern, uint64_t total, uint8_t kind) {
   const uint64_t n = pattern.size();
@@ -435,8 +472,9 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       for (uint8_t s = 0; s < kinds; ++s) {
         const StreamPlan& sp = *stream_plans[s];
         const uint8_t id = uint8_t((size_t(q) * plan.flows.size() + i) * 2 + s);
-        auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp.rx_frame_size - kFcs,
+        auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp,
                                            frames_of_kind(lane->pattern, lane->planned, s));
+        split_jumbo(st->tmpl, pool);
         for (const FieldSpec& f : resolve_fields(sp, st->tmpl)) {
           const uint8_t* w = st->tmpl.bytes.data() + f.word_offset;
           st->fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), field_seed(plan.seed, i, q, s, st->fields.size()), q,
@@ -597,8 +635,8 @@ StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool
   for (const auto& lane : f.lanes) {
     const Stream& s = *lane->streams[kind];
     st.sent += s.sent;
-    st.frame_size = uint32_t(s.tmpl.size() + kFcs);
-    st.rx_frame_size = uint32_t(s.rx_len + kFcs);
+    st.frame_size = s.frame_size;
+    st.rx_frame_size = s.rx_frame_size;
     std::vector<int64_t> lane_tagged;
     for (const auto& r : s.receivers) {
       st.received += r->received.get();
@@ -606,6 +644,7 @@ StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool
       st.duplicates += r->duplicates;
       st.reordered += r->seq.reordered();
       st.bad_length += r->bad_length;
+      st.bad_vlan += r->bad_vlan;
       st.out_of_range += r->out_of_range;
       if (r->delays) {
         if (!delays) delays = std::make_unique<Histogram>();

@@ -43,7 +43,7 @@ struct Receiver {
   SequenceTracker seq;
   Counter received;
   Counter late;  // arrived after the per-frame timeout: counted as lost
-  uint64_t duplicates = 0, bad_length = 0, out_of_range = 0;
+  uint64_t duplicates = 0, bad_length = 0, bad_vlan = 0, out_of_range = 0;
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
   std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
   std::unique_ptr<IpdvTracker> ipdv;
@@ -65,7 +65,9 @@ struct Stream {
   // the enumerator runs per burst).
   std::unique_ptr<FramePatches> patches;
   static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
-  uint32_t rx_len;   // expected received length (frame without FCS)
+  uint32_t rx_len;   // expected received length (frame without FCS, with the tags of rx_vlan)
+  VlanStack rx_vlan;  // the VLAN IDs it is expected with
+  uint32_t frame_size = 0, rx_frame_size = 0;  // as requested: FCS included, VLAN tags not
   uint64_t planned;
   // TX side
   uint32_t next_seq = 0;
@@ -77,7 +79,12 @@ struct Stream {
   // RX side: per RX queue of the receiving port.
   std::vector<std::unique_ptr<Receiver>> receivers;
 
-  Stream(uint8_t k, FrameTemplate t, uint32_t rx, uint64_t n) : kind(k), tmpl(std::move(t)), rx_len(rx), planned(n) {}
+  Stream(uint8_t k, FrameTemplate t, const StreamPlan& sp, uint64_t n)
+      : kind(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
+        rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {}
+  ~Stream() { rte_pktmbuf_free(tmpl.tail); }  // frames still in flight keep their reference
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
   uint64_t arrived() const {  // received or late, on any queue
     uint64_t n = 0;
     for (const auto& r : receivers) n += r->received.get() + r->late.get();

@@ -21,7 +21,7 @@ FrameSpec spec_for(int version, uint32_t size) {
   return s;
 }
 
-const uint32_t kSizes[] = {64, 84, 128, 256, 512, 768, 1024, 1280, 1518, 1522, 2048};
+const uint32_t kSizes[] = {64, 84, 128, 256, 512, 768, 1024, 1280, 1518, 1522, 2048, 4096, 9000, 9216};
 
 }  // namespace
 
@@ -82,7 +82,7 @@ TEST(Frame, SmallestFramesHoldTheTagExactly) {
   EXPECT_EQ(min_frame_size(6), 84u);
   EXPECT_THROW(build_template(spec_for(4, 63), 0, 1), std::invalid_argument);
   EXPECT_THROW(build_template(spec_for(6, 83), 0, 1), std::invalid_argument);
-  EXPECT_THROW(build_template(spec_for(4, 2049), 0, 1), std::invalid_argument);
+  EXPECT_THROW(build_template(spec_for(4, 9217), 0, 1), std::invalid_argument);
   EXPECT_NO_THROW(build_template(spec_for(4, 64), 0, 1));
   EXPECT_NO_THROW(build_template(spec_for(6, 84), 0, 1));
 }
@@ -103,15 +103,63 @@ TEST(Frame, ParserRejectsNonTestFrames) {
   EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
 }
 
-TEST(Frame, ParsesVlanTaggedFrames) {
+TEST(Frame, ParsesFramesWithNoneOneOrTwoVlanTagsOfAnyTpid) {
   FrameTemplate t = build_template(spec_for(6, 128), 3, 4);
+  for (const std::vector<uint8_t>& tags : std::vector<std::vector<uint8_t>>{
+           {}, {0x81, 0x00, 0x00, 0x64}, {0x88, 0xa8, 0x00, 0xc8, 0x81, 0x00, 0x00, 0x64},
+           {0x91, 0x00, 0x2f, 0xff, 0x81, 0x00, 0xe0, 0x01}}) {  // PCP bits set: only the ID counts
+    std::vector<uint8_t> f(t.bytes.begin(), t.bytes.begin() + 12);
+    f.insert(f.end(), tags.begin(), tags.end());
+    f.insert(f.end(), t.bytes.begin() + 12, t.bytes.end());
+    TestTag tag;
+    ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag)) << tags.size();
+    EXPECT_EQ(tag.stream, 3);
+    EXPECT_EQ(tag.l3_offset, 14 + tags.size());
+    EXPECT_EQ(tag.vlan.count, tags.size() / 4);
+    for (size_t i = 0; i < tags.size() / 4; ++i) EXPECT_EQ(tag.vlan.ids[i], (tags[4 * i + 2] << 8 | tags[4 * i + 3]) & 0xfff);
+  }
+  // Three tags: more than this tester sends or expects, so not a test frame.
   std::vector<uint8_t> f(t.bytes.begin(), t.bytes.begin() + 12);
-  const uint8_t vlan[] = {0x81, 0x00, 0x00, 0x64};
-  f.insert(f.end(), vlan, vlan + 4);
+  for (int i = 0; i < 3; ++i) f.insert(f.end(), {0x81, 0x00, 0x00, 0x05});
   f.insert(f.end(), t.bytes.begin() + 12, t.bytes.end());
   TestTag tag;
-  ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
-  EXPECT_EQ(tag.stream, 3);
+  EXPECT_FALSE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+}
+
+// IEEE 802.1Q: one C-tag (TPID 0x8100); IEEE 802.1ad: the S-tag (0x88a8) outside the C-tag. The
+// tags come on top of frame_size and shift every header by 4 bytes each.
+TEST(Frame, TemplatesCarryTheirVlanTags) {
+  for (int v : {4, 6})
+    for (uint8_t count : {1, 2}) {
+      FrameSpec spec = spec_for(v, 128);
+      spec.vlan.count = count;
+      spec.vlan.ids = {200, 100};
+      const FrameTemplate t = build_template(spec, 7, 1);
+      const FrameTemplate plain = build_template(spec_for(v, 128), 7, 1);
+      ASSERT_EQ(t.size(), 124u + 4 * count);
+      const std::vector<uint8_t>& f = t.bytes;
+      if (count == 1) {
+        EXPECT_EQ(std::vector<uint8_t>(f.begin() + 12, f.begin() + 16), (std::vector<uint8_t>{0x81, 0x00, 0x00, 200}));
+      } else {
+        EXPECT_EQ(std::vector<uint8_t>(f.begin() + 12, f.begin() + 20),
+                  (std::vector<uint8_t>{0x88, 0xa8, 0x00, 200, 0x81, 0x00, 0x00, 100}));
+      }
+      // Everything after the tags is the untagged frame's.
+      EXPECT_EQ(std::vector<uint8_t>(f.begin() + 12 + 4 * count, f.end()),
+                std::vector<uint8_t>(plain.bytes.begin() + 12, plain.bytes.end()));
+      EXPECT_EQ(t.ip_offset, 14 + 4 * count);
+      EXPECT_EQ(t.udp_offset, plain.udp_offset + 4 * count);
+      EXPECT_EQ(t.base_sum, plain.base_sum);
+      std::vector<uint8_t> g = f;
+      stamp_frame(g.data(), t, 77, 12345);
+      std::vector<uint8_t> untagged(g.begin(), g.begin() + 12);
+      untagged.insert(untagged.end(), g.begin() + 12 + 4 * count, g.end());
+      EXPECT_TRUE(udp_checksum_ok(untagged.data(), untagged.size()));
+      TestTag tag;
+      ASSERT_TRUE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+      EXPECT_EQ(tag.seq, 77u);
+      EXPECT_TRUE(tag.vlan == spec.vlan);
+    }
 }
 
 TEST(Frame, MacAndAddressParsing) {

@@ -71,3 +71,39 @@ TEST(Neighbor, AnswersNeighborSolicitationWithValidAdvertisement) {
   const size_t len2 = build_neighbor_request(6, kDutMac.data(), dut_ip.data(), other.data(), req);
   EXPECT_EQ(answer_neighbor_request(req, len2, owned, kTesterMac.data(), reply), 0u);
 }
+
+// On a tagged port the DUT asks on its VLAN (or VLANs, QinQ) and must hear the answer there:
+// the reply carries the request's tags; the tester's own requests carry the port's tags, and
+// tagged replies are read.
+TEST(Neighbor, TaggedRequestsGetTaggedAnswers) {
+  AddressSet owned = tester_addresses();
+  for (int v : {4, 6})
+    for (uint8_t count : {1, 2}) {
+      VlanStack vlan;
+      vlan.count = count;
+      vlan.ids = {300, 42};
+      const auto dut_ip = parse_ip(v == 4 ? "198.18.0.1" : "2001:2::1", v);
+      const auto tgt = parse_ip(v == 4 ? "198.18.0.2" : "2001:2::2", v);
+      uint8_t req[kNeighborFrameMax], plain[kNeighborFrameMax], reply[kNeighborFrameMax];
+      const size_t plain_len = build_neighbor_request(v, kDutMac.data(), dut_ip.data(), tgt.data(), plain);
+      const size_t len = build_neighbor_request(v, kDutMac.data(), dut_ip.data(), tgt.data(), req, vlan);
+      ASSERT_EQ(len, plain_len + 4 * count);
+      VlanStack seen;
+      ASSERT_EQ(read_vlan_tags(req, len, seen), 12u + 4 * count);
+      EXPECT_TRUE(seen == vlan);
+      EXPECT_EQ(req[12] << 8 | req[13], count == 2 ? 0x88a8 : 0x8100);
+      EXPECT_EQ(std::vector<uint8_t>(req + 12 + 4 * count, req + len), std::vector<uint8_t>(plain + 12, plain + plain_len));
+      const size_t rlen = answer_neighbor_request(req, len, owned, kTesterMac.data(), reply);
+      ASSERT_GT(rlen, 0u) << v << " " << int(count);
+      ASSERT_EQ(read_vlan_tags(reply, rlen, seen), 12u + 4 * count);
+      EXPECT_TRUE(seen == vlan);
+      if (v == 6) {  // the untagged message's checksum still verifies
+        std::vector<uint8_t> untagged(reply, reply + 12);
+        untagged.insert(untagged.end(), reply + 12 + 4 * count, reply + rlen);
+        EXPECT_TRUE(icmpv6_ok(untagged.data(), untagged.size()));
+      }
+      auto mac = parse_neighbor_reply(reply, rlen, v, tgt.data());
+      ASSERT_TRUE(mac);
+      EXPECT_EQ(*mac, kTesterMac);
+    }
+}

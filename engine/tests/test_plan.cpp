@@ -46,7 +46,7 @@ TEST(Plan, ErrorsNameKeyValueAndRange) {
   EXPECT_EQ(error_of(r), "flows[0].rate = 0: must be an integer in 1..1000000000");
   r = valid_request();
   r["flows"][0]["foreground"]["frame_size"] = 64;
-  EXPECT_EQ(error_of(r), "flows[0].foreground.frame_size = 64: must be an integer in 84..2048");
+  EXPECT_EQ(error_of(r), "flows[0].foreground.frame_size = 64: must be an integer in 84..9216");
   r = valid_request();
   r["flows"][0]["rx_port"] = 2;
   EXPECT_EQ(error_of(r), "flows[0].rx_port = 2: must be an integer in 0..1");

@@ -22,6 +22,26 @@ def carries_ipv6(config: dict) -> bool:
             or has_background(config))
 
 
+# An IEEE 802.1Q / 802.1ad VLAN tag: 4 bytes on the wire on top of the frame (frame sizes in
+# the configuration name the untagged frame; RFC 2544 App. B counts every byte on the wire).
+VLAN_TAG_BYTES = 4
+
+
+def side_vlan(config, side: str) -> list[int]:
+    """The VLAN IDs a side's frames carry, outermost first (the protocol's `vlan` list): [] for
+    an untagged port, [vlan] for an IEEE 802.1Q C-tag, [vlan_outer, vlan] for 802.1ad QinQ."""
+    s = config.side(side)
+    return [v for v in (s.vlan_outer, s.vlan) if v]
+
+
+def largest_frame(config) -> int:
+    """The largest frame a trial of this configuration sends or receives, in bytes on the wire
+    (FCS and VLAN tags included): what the engine's ports must be set up for. Frame sizes name
+    the largest (IPv6) frame of a trial, translated frames are never longer."""
+    tags = max(len(side_vlan(config, side)) for side in ("left", "right"))
+    return config.traffic.frame_size + VLAN_TAG_BYTES * tags
+
+
 def direction_sides(direction: str) -> tuple[str, str]:
     """(sending side, receiving side) of a direction."""
     return ("left", "right") if direction == "forward" else ("right", "left")

@@ -19,7 +19,7 @@ from ..util.errors import ConfigError, key_error, show_value
 from ..util.files import read_toml
 from ..util.rates import parse_speed
 from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sides,
-                      foreground_addresses, has_background, lookup)
+                      foreground_addresses, has_background, largest_frame, lookup)
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 from .templates import BRACES_HINT, TemplateError, placeholders
@@ -203,6 +203,13 @@ def flow_counts(value):
     return list(value)
 
 
+def vlan_id(value):
+    """IEEE 802.1Q VLAN ID: 1..4094 (0 is the priority tag and 4095 reserved); 0 = no tag."""
+    if not _is_int(value) or not 0 <= value <= 4094:
+        raise ValueError("must be 0 (untagged) or a VLAN ID in 1..4094")
+    return value
+
+
 def rate_list(value):
     if not isinstance(value, list) or not all(_is_int(r) and r > 0 for r in value):
         raise ValueError("must be a list of positive integers (frames/s), e.g. [1000000, 500000]")
@@ -314,6 +321,11 @@ def _side(port_spec: str, ipv4: str, ipv6: str, dut_mac: str) -> dict[str, Key]:
         # side's test addresses to; the tester answers ARP/ND for it.
         "next_hop_ipv4": Key("", _address(4, optional=True)),
         "next_hop_ipv6": Key("", _address(6, optional=True)),
+        # IEEE 802.1Q: this side's frames carry a C-tag with this VLAN ID (0 = untagged), and
+        # with vlan_outer also an IEEE 802.1ad S-tag outside it (QinQ). The tags come on top of
+        # traffic.frame_size (docs/config.md).
+        "vlan": Key(0, vlan_id),
+        "vlan_outer": Key(0, vlan_id),
     }
 
 
@@ -347,7 +359,10 @@ def _address_variation(side: str) -> dict[str, Key]:
 
 MIN_FRAME_SIZE = {4: 64, 6: 84}  # the smallest frames whose UDP payload holds the 18-byte tag
 MAX_QUEUES = 64  # the engine's limit (hello limits.max_queues): stream ids of the test tag
-MAX_FRAME_SIZE = 2048  # one mbuf segment per frame in the engine; jumbo frames are not supported yet
+MAX_FRAME_SIZE = 9216  # RFC 8219 §5.1.1's largest; the engine's limit (hello limits.max_frame_size)
+# DPDK 22.11's AF_XDP PMD receives a frame into one 2048-byte umem chunk less the XDP headroom
+# (no multi-buffer frames): larger frames are lost (measured on veth: 1792 bytes arrive, 1800 not).
+AF_XDP_MAX_FRAME = 1792
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
@@ -696,6 +711,18 @@ def _cross_check(config: ConfigBase) -> None:
         if lookup(config, dotted) == "":
             version = dotted[-1]
             raise key_error(dotted, "", f"must be an IPv{version} address: {why}")
+
+    for side in ("left", "right"):
+        if parse_port(config.side(side).port).kind == "af_xdp" and largest_frame(config) > AF_XDP_MAX_FRAME:
+            raise key_error("traffic.frame_size", traffic.frame_size,
+                            f"must make frames of at most {AF_XDP_MAX_FRAME} bytes on the wire (VLAN tags "
+                            f"included; here {largest_frame(config)}) with {side}.port = "
+                            f'"{config.side(side).port}": DPDK\'s AF_XDP driver receives no frame larger '
+                            "than one umem chunk; use af_packet or a PCI port for jumbo frames")
+        if config.side(side).vlan_outer and not config.side(side).vlan:
+            raise key_error(f"{side}.vlan_outer", config.side(side).vlan_outer,
+                            f"needs {side}.vlan (the inner C-tag) too: QinQ is an outer S-tag around "
+                            f"a C-tag; for one tag set {side}.vlan alone")
 
     _check_variation(config)
     _check_port_order(config)

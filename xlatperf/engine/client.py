@@ -28,6 +28,7 @@ import weakref
 from pathlib import Path
 from typing import Callable
 
+from ..config.derived import largest_frame
 from ..config.schema import parse_port
 from ..util.errors import EngineError, EngineExited
 from . import remote
@@ -47,6 +48,7 @@ STARTUP_TIMEOUT_SECONDS = 120.0   # EAL init and port start (af_xdp, real NICs c
 # --file-prefix of --no-huge runs: one per engine, so engines started by one front end at the
 # same time (several testers of a campaign on one host) do not share DPDK's runtime directory.
 _ENGINE_NUMBERS = itertools.count(1)
+MAX_FRAME_DEFAULT = 1526          # the engine's --max-frame-size default: 1518 + two VLAN tags
 
 
 # --------------------------------------------------------------------------------------------
@@ -96,9 +98,28 @@ def device_name(side_index: int, port_spec: str) -> str:
     return f"net_{port.kind}{side_index}"
 
 
-def port_eal_args(side_index: int, port_spec: str, queues: int = 1) -> list[str]:
+# af_packet's ring slots hold frames of up to about 1968 bytes by default (2048-byte slots
+# less the kernel's header); above 1920 bytes the slots are made larger, and the engine
+# receives into mbufs that hold a whole slot (engine/src/ports.hpp: the same rule).
+AF_PACKET_DEFAULT_MAX_FRAME = 1920
+PAGE_SIZE = 4096
+
+
+def af_packet_ring_args(max_frame: int) -> str:
+    """The af_packet PMD's ring geometry for frames up to `max_frame` bytes (jumbo frames):
+    slots with room for the frame and the kernel's tpacket header, page-aligned, one per block
+    (framesz = blocksz: DPDK 22.11's PMD addresses slot i at i x framesz, so a block must not
+    end in padding); "" when the defaults hold the frame."""
+    if max_frame <= AF_PACKET_DEFAULT_MAX_FRAME:
+        return ""
+    slot = -(-(max_frame + 96) // PAGE_SIZE) * PAGE_SIZE
+    return f",framesz={slot},blocksz={slot}"
+
+
+def port_eal_args(side_index: int, port_spec: str, queues: int = 1,
+                  max_frame: int = MAX_FRAME_DEFAULT) -> list[str]:
     """EAL arguments that create one tester port (side 0 = left, 1 = right) with `queues`
-    RX/TX queue pairs (tester.queues)."""
+    RX/TX queue pairs (tester.queues) for frames up to `max_frame` bytes on the wire."""
     port = parse_port(port_spec)
     name = device_name(side_index, port_spec)
     if port.kind == "pci":
@@ -106,7 +127,7 @@ def port_eal_args(side_index: int, port_spec: str, queues: int = 1) -> list[str]
     if port.kind == "af_packet":
         # One socket per queue pair; the PMD joins them in a PACKET_FANOUT_HASH group, so the
         # kernel spreads received frames over the queues by flow hash.
-        return ["--vdev", f"{name},iface={port.name},qpairs={queues}"]
+        return ["--vdev", f"{name},iface={port.name},qpairs={queues}{af_packet_ring_args(max_frame)}"]
     if port.kind == "af_xdp":
         return ["--vdev", f"{name},iface={port.name}" + (f",start_queue=0,queue_count={queues}" if queues > 1 else "")]
     if port.kind == "null":
@@ -139,7 +160,7 @@ def eal_args(config: dict, free_bytes: int | None = None,
     if not any(parse_port(spec).kind == "pci" for spec in specs):
         args.append("--no-pci")
     for index, spec in enumerate(specs):
-        args += port_eal_args(index, spec, config.tester.queues)
+        args += port_eal_args(index, spec, config.tester.queues, largest_frame(config))
     return args
 
 
@@ -169,6 +190,8 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
         command += ["ip", "netns", "exec", config.tester.netns]
     command += [engine_path, *eal_args(config, free_bytes, file_prefix),
                 "--", "--queues", str(config.tester.queues)]
+    if largest_frame(config) > MAX_FRAME_DEFAULT:  # jumbo frames: ports set up for them
+        command += ["--max-frame-size", str(largest_frame(config))]
     if config.tester.force:
         command.append("--force")
     left = parse_port(config.left.port)

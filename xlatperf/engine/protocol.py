@@ -22,7 +22,8 @@ class DirectionCounts:
     duplicates: int = 0
     reordered: int = 0
     bad_length: int = 0
-    late: int | None = None     # frames later than trial.frame_timeout (None: no such timeout)
+    late: int | None = None
+    bad_vlan: int = 0           # test frames that arrived on another VLAN than the side's     # frames later than trial.frame_timeout (None: no such timeout)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -38,7 +39,8 @@ class DirectionCounts:
         return {"sent": self.sent, "received": self.received, "planned": self.planned,
                 "loss_ratio": self.loss_ratio, "duplicates": self.duplicates,
                 "reordered": self.reordered, "bad_length": self.bad_length,
-                **({"late": self.late} if self.late is not None else {})}
+                **({"late": self.late} if self.late is not None else {}),
+                **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {})}
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ class TrialResult:
                 duplicates=sum(s.get("duplicates", 0) for s in streams),
                 reordered=sum(s.get("reordered", 0) for s in streams),
                 bad_length=sum(s.get("bad_length", 0) for s in streams),
+                bad_vlan=sum(s.get("bad_vlan", 0) for s in streams),
                 late=sum(late) if late else None)
             delay_data = {kind: data for kind, data in
                           ((s.get("kind"), _stream_delay(s)) for s in streams) if data}
@@ -147,7 +150,7 @@ def trial_from_record(record: dict) -> TrialResult:
     directions = {name: DirectionCounts(
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
-        bad_length=d.get("bad_length", 0), late=d.get("late"))
+        bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0))
         for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
@@ -161,7 +164,7 @@ def trial_from_record(record: dict) -> TrialResult:
 
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.1"
+PROTOCOL_VERSION = "2.2"
 
 
 def _major(version) -> int | None:

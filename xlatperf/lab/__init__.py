@@ -54,7 +54,9 @@ IPv6 between 2001:2::2 and 2001:2:0:8000::2, the background traffic of RFC 8219.
 asks, TAYGA fragments an IPv4 packet without DF whose translation exceeds 1280 bytes (a
 1498-byte IPv4 frame comes out as two IPv6 fragments); with DF set it arrives whole.
 
-The veths keep the default MTU of 1500, so frames up to 1518 bytes pass.
+The veths have an MTU of 1500 (router kinds: parameter mtu, e.g. 9216 for jumbo frames), so
+frames up to mtu + 18 bytes pass. The kind vlan (xlatperf/lab/vlan.py) is a router whose
+interfaces terminate VLANs with tc-BPF.
 
 The stateful kinds (nat44, nat66, nat64: RFC 9693, docs/stateful.md) accept only replies to
 connections the left side opened (a forward-chain filter), set the UDP conntrack timeouts of the
@@ -88,6 +90,7 @@ from typing import Any
 
 from ..config.schema import SCHEMA
 from ..util.files import toml_value
+from . import vlan
 from .placement import Placement, online_cpus, pin_process, plan_placement, steer_receive
 from .shell import LabError, ip, run, sysctl
 
@@ -191,7 +194,9 @@ _ADDRESSES = {"default": "1", "allowed": "an integer 1..65533",
               "help": "tester addresses per side, varied pseudorandomly (1 = a single pair)"}
 _GATEWAY = {"default": "no", "allowed": "yes or no",
             "help": "the DUT routes each side's test range to a next hop (draft Figs. 3 and 5)"}
-_ROUTER_PARAMS = {"addresses": _ADDRESSES, "gateway": _GATEWAY}
+_MTU = {"default": "1500", "allowed": "an integer 1280..65535",
+        "help": "MTU of the DUT's and the tester's veths (jumbo frames: 9216)"}
+_ROUTER_PARAMS = {"addresses": _ADDRESSES, "gateway": _GATEWAY, "mtu": _MTU}
 _NAT_PARAMS = {
     "table_size": {"default": "1048576", "allowed": "an integer 1..67108864",
                    "help": "connection table size: the global nf_conntrack_max (restored by lab "
@@ -246,6 +251,11 @@ KINDS: dict[str, dict[str, Any]] = {
         "description": "stateful NAT64: TAYGA (dynamic pool, prefix 2001:2:0:6464::/96) plus "
         "nftables NAT44 to 198.19.0.1, IPv6 left, IPv4 right",
         "params": dict(_NAT_PARAMS),
+    },
+    "vlan": {
+        "description": "router (family 4 or 6) terminating IEEE 802.1Q VLANs or 802.1ad QinQ on "
+        "each side with tc-BPF (xlatperf/lab/vlan.py)",
+        "params": {**vlan.PARAMS, "family": _FAMILY, **_ROUTER_PARAMS},
     },
     "loopback": {
         "description": "the two tester ports joined by a tc wire on the DUT CPUs, no DUT "
@@ -324,6 +334,8 @@ _PARSERS: dict[str, Callable[[str], Any]] = {
     "ports": lambda s: _parse_choice(s, ("auto", "af_xdp", "af_packet")),
     "lcores": lambda s: s,   # checked against the online CPUs by plan_placement
     "calibrate": lambda s: _parse_choice(s, ("yes", "no")) == "yes",
+    "mtu": lambda s: _parse_int(s, 1280, 65535),
+    **vlan.PARSERS,
 }
 
 
@@ -380,6 +392,8 @@ def _need_tools(kind: str) -> None:
         tools["conntrack"] = "conntrack"
     if kind in TAYGA_KINDS:
         tools["tayga"] = "tayga"
+    if kind == "vlan":
+        tools |= vlan.TOOLS
     missing = [f"{t} (Debian package {pkg})" for t, pkg in tools.items() if not shutil.which(t)]
     if missing:
         raise LabError(f"lab kind {kind!r} needs {', '.join(missing)}: run scripts/setup.sh")
@@ -515,10 +529,13 @@ def _build(kind: str, p: dict[str, Any], placement: Placement) -> None:
         return
     run(["ip", "netns", "add", DUT_NS])
     ip(DUT_NS, "link", "set", "lo", "up")  # as on any host: the DUT's traffic to itself
-    _add_veth(TESTER_NS, "xlp-tl", DUT_NS, "xlp-dl")
-    _add_veth(TESTER_NS, "xlp-tr", DUT_NS, "xlp-dr")
+    mtu = p.get("mtu", 1500)
+    if kind == "vlan":
+        mtu = vlan.veth_mtu(p, mtu)
+    _add_veth(TESTER_NS, "xlp-tl", DUT_NS, "xlp-dl", mtu)
+    _add_veth(TESTER_NS, "xlp-tr", DUT_NS, "xlp-dr", mtu)
     _setup_tester_links(TESTER_PORTS)
-    _add_wire(CALIBRATION_PORTS, placement)
+    _add_wire(CALIBRATION_PORTS, placement, mtu)
     _build_dut(kind, p)
     _place_dut(kind, placement)
 
@@ -534,7 +551,7 @@ def _place_dut(kind: str, placement: Placement) -> None:
         pin_process(pid, placement.dut_cpus)
 
 
-def _add_wire(ports: tuple[str, str], placement: Placement) -> None:
+def _add_wire(ports: tuple[str, str], placement: Placement, mtu: int = 1500) -> None:
     """Tester ports `ports` joined by an ideal DUT: each port's veth peer (its wire end) hands
     every frame it receives to the other wire end with tc mirred, in the softirq that RPS puts
     on the DUT CPUs. So a selftest over `ports` does the tester's whole work on the tester's
@@ -543,7 +560,7 @@ def _add_wire(ports: tuple[str, str], placement: Placement) -> None:
     almost no cost of its own: the tester's ceiling as it stands in the lab."""
     ends = WIRES[ports]
     for port, end in zip(ports, ends):
-        _add_veth(TESTER_NS, port, TESTER_NS, end)
+        _add_veth(TESTER_NS, port, TESTER_NS, end, mtu)
     _setup_tester_links(ports + ends)
     for end, other in (ends, ends[::-1]):
         run(["tc", "qdisc", "add", "dev", end, "ingress"], ns=TESTER_NS)
@@ -576,6 +593,8 @@ def _build_dut(kind: str, p: dict[str, Any]) -> None:
         _setup_router(left=[V6_LEFT], right=[V6_RIGHT])
     else:
         _setup_router(left=[V4_LEFT], right=[V4_RIGHT])
+    if kind == "vlan":
+        vlan.attach(p, LAB_DIR, DUT_NS, run)
     if kind == "limit":
         _load_nft(limit_ruleset(p["rate"], p["burst"]))
     elif kind == "lossy":
@@ -613,10 +632,10 @@ def _restore_global_sysctls() -> None:
         run(["sysctl", "-q", "-w", *(f"{key}={value}" for key, value in previous.items())])
 
 
-def _add_veth(ns_a: str, name_a: str, ns_b: str, name_b: str) -> None:
+def _add_veth(ns_a: str, name_a: str, ns_b: str, name_b: str, mtu: int = 1500) -> None:
     # Created inside the namespaces, so no interface ever appears in the host namespace.
-    ip(ns_a, "link", "add", name_a, "address", MACS[name_a], "type", "veth",
-        "peer", "name", name_b, "address", MACS[name_b], "netns", ns_b)
+    ip(ns_a, "link", "add", name_a, "address", MACS[name_a], "mtu", str(mtu), "type", "veth",
+        "peer", "name", name_b, "address", MACS[name_b], "mtu", str(mtu), "netns", ns_b)
     for ns, name in ((ns_a, name_a), (ns_b, name_b)):
         run(["ethtool", "-K", name, "gro", "off", "gso", "off", "tso", "off"], ns=ns)
 
@@ -805,6 +824,9 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 side |= {f"dut_ipv{version}": _host(gateway[0]), f"next_hop_ipv{version}": gateway[1]}
     if kind == "loopback":  # each port's frames go straight to the other port
         left["dut_mac"], right["dut_mac"] = MACS["xlp-tr"], MACS["xlp-tl"]
+    if kind == "vlan":
+        left |= vlan.tester_keys(p, "left")
+        right |= vlan.tester_keys(p, "right")
     # tester.lcores is written out: the DUT's CPUs were derived from it (placement.py).
     sections = {"tester": {"netns": TESTER_NS, "lcores": p.get("lcores", DEFAULT_LCORES)},
                 "left": left, "right": right}

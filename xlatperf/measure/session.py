@@ -11,6 +11,7 @@ hook. Procedures (xlatperf/procedures/) see only this interface.
 
 import time
 
+from ..config.derived import side_vlan
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan
@@ -290,8 +291,10 @@ def resolve_dut_macs(engine: Engine, config: dict) -> dict:
                               f'{side}.dut_ipv{version} so that the tester resolves it')
         own = (getattr(config.side(side), f"next_hop_ipv{version}")
                or getattr(config.side(side), f"ipv{version}"))
+        vlan = side_vlan(config, side)  # the DUT answers on the side's VLAN
         reply = engine.request("resolve", {"port": port, "ip_version": version, "own_ip": own,
-                                           "target": target, "timeout": 3.0},
+                                           "target": target, "timeout": 3.0,
+                                           **({"vlan": vlan} if vlan else {})},
                                reply_timeout=10.0)
         resolved[f"{side}.dut_mac"] = reply["mac"]
     return config.changed(resolved) if resolved else config

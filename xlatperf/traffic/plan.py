@@ -7,8 +7,8 @@ Forward frames go left -> right, reverse frames right -> left.
 
 from dataclasses import dataclass
 
-from ..config.derived import (active_directions, carries_ipv6, direction_sides,
-                              foreground_addresses, has_background, lookup)
+from ..config.derived import (VLAN_TAG_BYTES, active_directions, carries_ipv6, direction_sides,
+                              foreground_addresses, has_background, lookup, side_vlan)
 from ..config.variation import varying_fields
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
@@ -50,7 +50,7 @@ class DirectionPlan:
     rx_side: str
     foreground: dict             # protocol `foreground` object
     background: dict | None      # protocol `background` object (native IPv6), or None
-    largest_frame: int           # bytes; the largest frame sent or received in this direction
+    largest_frame: int           # bytes; the largest frame on the wire (with its VLAN tags) in this direction
     speed_bps: int               # the slower of the two ports
     max_rate: int                # frames/s: the medium's maximum for largest_frame at speed_bps
 
@@ -121,9 +121,12 @@ class TrafficPlan:
         if has_background(config):
             # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated.
             background = self._stream(name, 6, 6, f"{tx}.ipv6", f"{rx}.ipv6")
-        sizes = [foreground["frame_size"], foreground["rx_frame_size"]]
+        # Frames on the wire: the VLAN tags of the side they are on come on top.
+        tx_tags = VLAN_TAG_BYTES * len(side_vlan(config, tx))
+        rx_tags = VLAN_TAG_BYTES * len(side_vlan(config, rx if self.through_dut else tx))
+        sizes = [foreground["frame_size"] + tx_tags, foreground["rx_frame_size"] + rx_tags]
         if background:
-            sizes += [background["frame_size"], background["rx_frame_size"]]
+            sizes += [background["frame_size"] + tx_tags, background["rx_frame_size"] + rx_tags]
         largest = max(sizes)
         speed = min(port_speed_bps(config, side, self.ports[side]) for side in (tx, rx))
         return DirectionPlan(name=name, tx_side=tx, rx_side=rx, foreground=foreground,
@@ -150,7 +153,16 @@ class TrafficPlan:
             "frame_size": frame_size_of(config, tx_version),
             "rx_frame_size": frame_size_of(config, rx_version),
             "vary": varying_fields(config, direction, tx_version),
+            **self._vlan_keys(tx, rx),
         }
+
+    def _vlan_keys(self, tx: str, rx: str) -> dict:
+        """`vlan` and `rx_vlan` of a stream from `tx` to `rx` (none when neither side is tagged):
+        a frame leaves with the tags of its sending side and arrives with those of its receiving
+        side (on a cable between the tester's ports, with the ones it was sent with)."""
+        sent = side_vlan(self.config, tx)
+        received = side_vlan(self.config, rx) if self.through_dut else sent
+        return {"vlan": sent, "rx_vlan": received} if sent or received else {}
 
 
 def owned_addresses(config: dict) -> list[dict]:

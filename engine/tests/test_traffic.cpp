@@ -1,0 +1,211 @@
+// Traffic kinds on ports in memory (harness.hpp): VLAN tags (IEEE 802.1Q, 802.1ad QinQ).
+#include <gtest/gtest.h>
+#include <rte_mbuf.h>
+
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "errors.hpp"
+#include "frame.hpp"
+#include "harness.hpp"
+#include "protocol.hpp"
+#include "reference.hpp"
+
+using namespace xlp;
+using nlohmann::json;
+
+namespace {
+
+json stream(int version, uint32_t size) {
+  return {{"ip_version", version}, {"src_mac", "02:00:00:00:00:01"}, {"dst_mac", "02:00:00:00:00:02"},
+          {"src_ip", version == 4 ? "198.18.0.2" : "2001:2::2"},
+          {"dst_ip", version == 4 ? "198.19.0.2" : "2001:2:0:8000::2"}, {"frame_size", size}};
+}
+
+json request(uint64_t frames, uint64_t rate, const json& foreground) {
+  return {{"duration", 1.0}, {"timeout", 0.05}, {"finish_early", true},
+          {"flows", {{{"name", "forward"}, {"tx_port", 0}, {"rx_port", 1}, {"rate", rate}, {"frames", frames},
+                      {"foreground", foreground}}}}};
+}
+
+TrialPlan plan_of(const json& request) { return protocol::parse_trial(request, 2); }
+
+TestTag tag_of(const rte_mbuf* m) {
+  TestTag tag;
+  EXPECT_TRUE(parse_test_frame(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, tag));
+  return tag;
+}
+
+// Replaces the frame's VLAN tags by `to` (what a VLAN-terminating router does between its
+// ports), in place.
+void retag(rte_mbuf* m, const VlanStack& to) {
+  uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
+  VlanStack from;
+  const size_t type = read_vlan_tags(p, m->data_len, from);
+  ASSERT_NE(type, 0u);
+  std::vector<uint8_t> rest(p + type, p + m->data_len);
+  uint8_t macs[12];
+  std::memcpy(macs, p, 12);
+  rte_pktmbuf_trim(m, uint16_t(m->data_len));
+  uint8_t* out = reinterpret_cast<uint8_t*>(rte_pktmbuf_append(m, uint16_t(12 + to.bytes() + rest.size())));
+  ASSERT_NE(out, nullptr);
+  const size_t l3 = put_ethernet(out, macs, macs + 6, to, uint16_t(rest[0] << 8 | rest[1]));
+  std::memcpy(out + l3, rest.data() + 2, rest.size() - 2);
+}
+
+VlanStack vlan(std::initializer_list<uint16_t> ids) {
+  VlanStack v;
+  for (uint16_t id : ids) v.ids[v.count++] = id;
+  return v;
+}
+
+}  // namespace
+
+// A flow sent with the left side's tags and received with the right side's, through a DUT
+// that swaps them; frames that come out on another VLAN (or untagged) are not received.
+TEST(Vlan, TaggedFlowThroughAVlanRouterCountsFramesOnTheWrongVlanApart) {
+  XLP_REQUIRE_EAL();
+  for (const auto& [tx, rx] : std::vector<std::pair<VlanStack, VlanStack>>{
+           {vlan({100}), vlan({200})}, {vlan({300, 100}), vlan({}) }, {vlan({}), vlan({4094, 1})}}) {
+    std::vector<VlanStack> seen_tx;
+    test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+      const TestTag tag = tag_of(m);
+      seen_tx.push_back(tag.vlan);
+      // The varying fields were written at the tagged offsets: the checksums still verify.
+      const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
+      std::vector<uint8_t> untagged(p, p + 12);
+      untagged.insert(untagged.end(), p + tag.l3_offset - 2, p + m->data_len);
+      EXPECT_TRUE(udp_checksum_ok(untagged.data(), untagged.size()));
+      EXPECT_EQ(reference_checksum({untagged.begin() + 14, untagged.begin() + 34}), 0);
+      // seq % 10 == 3 leaves on VLAN 7 instead; seq % 10 == 5 leaves with the sender's tags
+      VlanStack out = rx;
+      if (tag.seq % 10 == 3) out = vlan({7});
+      if (tag.seq % 10 == 5) out = tx;
+      retag(m, out);
+      deliver(uint16_t(1 - port), m);
+    });
+    json fg = stream(4, 128);
+    fg["vlan"] = json::array();
+    for (uint8_t i = 0; i < tx.count; ++i) fg["vlan"].push_back(tx.ids[i]);
+    fg["rx_vlan"] = json::array();
+    for (uint8_t i = 0; i < rx.count; ++i) fg["rx_vlan"].push_back(rx.ids[i]);
+    fg["vary"] = {{{"field", "src_port"}, {"mode", "random"}, {"min", 1024}, {"max", 65535}},
+                  {{"field", "dst_ip"}, {"mode", "increasing"}, {"min", 2}, {"max", 200}, {"offset", 2}}};
+    const TrialReport r = bench.run(plan_of(request(100, 10000, fg)));
+    ASSERT_EQ(seen_tx.size(), 100u);
+    for (const VlanStack& v : seen_tx) EXPECT_TRUE(v == tx);
+    const StreamReport& s = r.flows[0].streams[0];
+    EXPECT_EQ(s.sent, 100u);
+    // Per 10 frames one leaves on VLAN 7 and one with the sender's tags: a frame with as many
+    // tags as rx_vlan but other IDs is bad_vlan, one with another number of tags bad_length.
+    const uint64_t wrong_ids = (rx.count == 1 ? 10 : 0) + (tx.count == rx.count ? 10 : 0);
+    EXPECT_EQ(s.bad_vlan, wrong_ids);
+    EXPECT_EQ(s.bad_length, 20 - wrong_ids);
+    EXPECT_EQ(s.received, 80u);
+    EXPECT_EQ(s.frame_size, 128u);     // without the tags, as requested
+    EXPECT_EQ(s.rx_frame_size, 128u);
+  }
+}
+
+namespace {
+
+// The whole frame of a (possibly multi-segment) mbuf.
+std::vector<uint8_t> bytes_of(const rte_mbuf* m) {
+  std::vector<uint8_t> out(m->pkt_len);
+  const uint8_t* p = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, m->pkt_len, out.data()));
+  if (p != out.data()) std::memcpy(out.data(), p, m->pkt_len);
+  return out;
+}
+
+unsigned in_use(const char* pool) {
+  rte_mempool* mp = rte_mempool_lookup(pool);
+  return mp ? rte_mempool_in_use_count(mp) : 0;
+}
+
+}  // namespace
+
+// Jumbo frames (RFC 8219 §5.1.1 up to 9216 bytes) leave as a 128-byte head chained to the
+// stream's shared tail segment: every frame on the wire is the whole frame, with valid
+// checksums, and every segment goes back to its pool after the trial.
+TEST(Jumbo, FramesUpTo9216BytesAreSentWholeAndCounted) {
+  XLP_REQUIRE_EAL();
+  for (const auto& [version, size, tags] : std::vector<std::tuple<int, uint32_t, VlanStack>>{
+           {4, 9216, vlan({})}, {6, 9000, vlan({300, 100})}, {4, 2049, vlan({7})}, {6, 4096, vlan({})}}) {
+    const unsigned pool_before = rte_mempool_in_use_count(test::eal().pool);
+    std::vector<std::vector<uint8_t>> wire;
+    std::vector<uint16_t> segments;
+    test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+      segments.push_back(m->nb_segs);
+      wire.push_back(bytes_of(m));
+      deliver(uint16_t(1 - port), m);
+    });
+    json fg = stream(version, size);
+    fg["vlan"] = json::array();
+    for (uint8_t i = 0; i < tags.count; ++i) fg["vlan"].push_back(tags.ids[i]);
+    fg["vary"] = {{{"field", "src_port"}, {"mode", "random"}, {"min", 1024}, {"max", 65535}}};
+    const TrialReport r = bench.run(plan_of(request(200, 20000, fg)));
+    const StreamReport& s = r.flows[0].streams[0];
+    EXPECT_TRUE(r.valid) << r.invalid_reason;
+    EXPECT_EQ(s.sent, 200u);
+    EXPECT_EQ(s.received, 200u) << size;
+    EXPECT_EQ(s.bad_length, 0u);
+    EXPECT_EQ(s.frame_size, size);
+    ASSERT_EQ(wire.size(), 200u);
+    for (size_t k = 0; k < wire.size(); ++k) {
+      const std::vector<uint8_t>& f = wire[k];
+      ASSERT_EQ(f.size(), size - 4 + tags.bytes());
+      EXPECT_EQ(segments[k], 2u);  // head + shared tail
+      TestTag tag;
+      ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+      EXPECT_EQ(tag.seq, k);
+      std::vector<uint8_t> untagged(f.begin(), f.begin() + 12);
+      untagged.insert(untagged.end(), f.begin() + tag.l3_offset - 2, f.end());
+      EXPECT_TRUE(udp_checksum_ok(untagged.data(), untagged.size())) << size << " frame " << k;
+      // The padding continues across the segment boundary (RFC 2544 App. C pattern).
+      const size_t pad = tag.l3_offset + (version == 4 ? 20 : 40) + kUdpHeader + kTagSize;
+      for (size_t i = pad; i < f.size(); i += 97) ASSERT_EQ(f[i], uint8_t(i - pad)) << i;
+    }
+    EXPECT_EQ(rte_mempool_in_use_count(test::eal().pool), pool_before);
+  }
+  EXPECT_EQ(in_use("xlp_tails"), 0u);  // each stream's tail went back with its last frame
+}
+
+// Frames that arrive in several segments (a NIC's scatter RX, a copy) are read from their
+// first segment and measured by their whole length.
+TEST(Jumbo, MultiSegmentFramesAreReceived) {
+  XLP_REQUIRE_EAL();
+  // A pool of 512-byte segments: the DUT's copy of each 1518-byte frame has 3 or 4 segments.
+  static rte_mempool* small = rte_pktmbuf_pool_create("xlp_test_small", 4095, 0, 0, 512 + RTE_PKTMBUF_HEADROOM,
+                                                      SOCKET_ID_ANY);
+  ASSERT_NE(small, nullptr);
+  std::vector<uint16_t> segments;
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    rte_mbuf* copy = rte_pktmbuf_copy(m, small, 0, UINT32_MAX);
+    rte_pktmbuf_free(m);
+    segments.push_back(copy->nb_segs);
+    deliver(uint16_t(1 - port), copy);
+  });
+  const TrialReport r = bench.run(plan_of(request(100, 10000, stream(6, 1518))));
+  EXPECT_EQ(r.flows[0].streams[0].received, 100u);
+  EXPECT_EQ(r.flows[0].streams[0].bad_length, 0u);
+  ASSERT_FALSE(segments.empty());
+  EXPECT_GE(segments[0], 3u);
+}
+
+TEST(Jumbo, FramesBeyondTheEnginesMaxFrameSizeAreRefused) {
+  json fg = stream(4, 9000);
+  fg["rx_vlan"] = {100};
+  const TrialPlan plan = plan_of(request(10, 1000, fg));
+  EXPECT_NO_THROW(check_frame_sizes(plan, 9004));
+  try {
+    check_frame_sizes(plan, 9003);
+    FAIL() << "no error";
+  } catch (const BadParameter& e) {
+    EXPECT_EQ(e.key(), "flows[0]");
+    EXPECT_EQ(std::string(e.what()).rfind("flows[0] (forward): a frame of 9004 bytes on the wire (VLAN tags included) "
+                                          "exceeds --max-frame-size 9003", 0), 0u) << e.what();
+  }
+}

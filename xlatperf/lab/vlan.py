@@ -1,0 +1,94 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The lab's reference DUT `vlan`: the kernel router (as router4, or router6 with family=6)
+terminating IEEE 802.1Q VLANs, and IEEE 802.1ad QinQ, on its two interfaces.
+
+This kernel has no 802.1Q subinterfaces and no `act_vlan` (shared/docs/lab-kernel.md), so the
+DUT's interfaces xlp-dl and xlp-dr stay untagged for the router and a tc-BPF program on each
+(xlatperf/lab/bpf/vlan.c, built with clang for the interface's VLAN IDs) does what a VLAN
+subinterface would: on ingress it accepts only frames carrying exactly the side's tags and
+removes them, on egress it adds them to everything the kernel sends (forwarded frames, ARP,
+ND). Frames of another VLAN, untagged frames and frames with a third tag are dropped.
+
+    left tester (vlan 100)  --[C-tag 100]-->  xlp-dl | router | xlp-dr  --[C-tag 200]-->  right tester (vlan 200)
+
+With left_outer/right_outer the side is QinQ: S-tag (TPID 0x88a8) outer, C-tag inner. Linux
+sends and forwards a frame up to MTU + 14 bytes, and 4 more only when it starts with a C-tag
+(TPID 0x8100; af_packet's packet_extra_vlan_len_allowed, the veth's is_skb_forwardable), so a
+full-size QinQ frame (8 bytes of tags, the first an S-tag) needs an MTU 8 bytes larger: the lab
+raises every veth's MTU by 8 when a side is QinQ (the router's IP MTU is then that much larger,
+which no test frame of at most `mtu` + 18 bytes uses).
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BPF_SOURCE = Path(__file__).resolve().parent / "bpf" / "vlan.c"
+INTERFACES = {"left": "xlp-dl", "right": "xlp-dr"}
+TPID_BYTES = 4
+
+_ID = {"allowed": "a VLAN ID 1..4094"}
+_OUTER = {"default": "0", "allowed": "0 (one tag) or a VLAN ID 1..4094"}
+PARAMS: dict[str, dict[str, str]] = {
+    "left_vlan": {"default": "100", **_ID, "help": "VLAN ID of the left side's C-tag (TPID 0x8100)"},
+    "left_outer": {**_OUTER, "help": "QinQ: VLAN ID of the left side's S-tag (TPID 0x88a8) outside it"},
+    "right_vlan": {"default": "200", **_ID, "help": "VLAN ID of the right side's C-tag"},
+    "right_outer": {**_OUTER, "help": "QinQ: VLAN ID of the right side's S-tag"},
+}
+
+
+def _vlan_id(text: str, low: int) -> int:
+    value = int(text, 10)
+    if not low <= value <= 4094:
+        raise ValueError
+    return value
+
+
+PARSERS: dict[str, Callable[[str], Any]] = {
+    "left_vlan": lambda s: _vlan_id(s, 1), "right_vlan": lambda s: _vlan_id(s, 1),
+    "left_outer": lambda s: _vlan_id(s, 0), "right_outer": lambda s: _vlan_id(s, 0),
+}
+
+TOOLS = {"clang": "clang", "tc": "iproute2"}
+
+
+def tags(p: dict[str, Any], side: str) -> list[int]:
+    """The side's VLAN IDs, outermost first (as the tester's config and protocol list them)."""
+    return [v for v in (p[f"{side}_outer"], p[f"{side}_vlan"]) if v]
+
+
+def veth_mtu(p: dict[str, Any], mtu: int) -> int:
+    """The veths' MTU for an IP MTU of `mtu`: 8 bytes more when a side is QinQ (a single C-tag
+    is within the kernel's allowance)."""
+    qinq = any(len(tags(p, side)) == 2 for side in INTERFACES)
+    return mtu + 2 * TPID_BYTES if qinq else mtu
+
+
+def attach(p: dict[str, Any], lab_dir: str, dut_ns: str, run: Callable[..., str]) -> None:
+    """Builds the BPF object of each DUT interface and attaches its programs (clsact ingress:
+    pop, egress: push). `run(cmd, ns=None)` runs a command and raises on failure."""
+    for side, dev in INTERFACES.items():
+        outer_inner = tags(p, side)
+        obj = os.path.join(lab_dir, f"vlan-{side}.o")
+        # Debian keeps asm/types.h under the multiarch directory, which -target bpf does not search.
+        multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+        run(["clang", "-O2", "-target", "bpf", f"-I/usr/include/{multiarch}",
+             f"-DVLAN_INNER={outer_inner[-1]}", f"-DVLAN_OUTER={outer_inner[0] if len(outer_inner) == 2 else 0}",
+             "-c", str(BPF_SOURCE), "-o", obj])
+        run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=dut_ns)
+        for hook, section in (("ingress", "tc/ingress"), ("egress", "tc/egress")):
+            run(["tc", "filter", "add", "dev", dev, hook, "bpf", "direct-action", "obj", obj, "sec", section],
+                ns=dut_ns)
+
+
+def tester_keys(p: dict[str, Any], side: str) -> dict[str, int]:
+    """The tester config's VLAN keys of a side: the tester's port carries the DUT side's tags."""
+    outer_inner = tags(p, side)
+    keys = {"vlan": outer_inner[-1]}
+    if len(outer_inner) == 2:
+        keys["vlan_outer"] = outer_inner[0]
+    return keys
