@@ -160,14 +160,24 @@ def by_quantity(entries: list[Entry], usable=lambda entry: True):
 OFF_SCALE = 0.1
 
 
+def _frames(entry: Entry) -> tuple[int, int, str]:
+    """An entry's frames on the bar charts' axis, in order: its frame size, or after every size
+    its IMIX (traffic.imix, RFC 6985) by name."""
+    imix = entry.config_value("traffic.imix")
+    if imix:
+        return 1, 0, f"IMIX {imix}"
+    size = entry.config_value("traffic.frame_size")
+    return 0, size, str(size)
+
+
 def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
     """Median with 1st/99th-percentile error bars per frame size (groups) and direction. Results
     that belong to no direction (RFC 9693 roles) only when frame sizes are swept."""
     from matplotlib.patches import Rectangle  # matplotlib only when plotting
 
     entries = [e for e in entries
-               if family(e).per_direction or "traffic.frame_size" in axes]
-    others = [k for k in axes if k not in ("traffic.frame_size", "traffic.direction")]
+               if family(e).per_direction or "traffic.frame_size" in axes or "traffic.imix" in axes]
+    others = [k for k in axes if k not in ("traffic.frame_size", "traffic.imix", "traffic.direction")]
     for number, (group_key, group) in enumerate(list(groups(entries, others).items())
                                                 [:MAX_FIGURES_PER_KIND], 1):
         usable = [e for e in group if _plottable(e)]
@@ -175,7 +185,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
             continue
         procedure, unit_name = group_key[0], group_key[1]
         scale = unit(unit_name).scale
-        sizes = sorted({e.config_value("traffic.frame_size") for e in usable})
+        sizes = sorted({_frames(e) for e in usable})
         directions = []
         for e in usable:
             if e.config_value("traffic.direction") not in directions:
@@ -186,7 +196,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
         for i, direction in enumerate(directions):
             xs, medians, low, high, limited = [], [], [], [], []
             for j, size in enumerate(sizes):
-                match = [e for e in usable if e.config_value("traffic.frame_size") == size
+                match = [e for e in usable if _frames(e) == size
                          and e.config_value("traffic.direction") == direction]
                 if not match:
                     continue
@@ -213,8 +223,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                                                       "faster"))
         if unit_name == "fps":
             for j, size in enumerate(sizes):
-                limits = [e.max_rate for e in usable
-                          if e.config_value("traffic.frame_size") == size]
+                limits = [e.max_rate for e in usable if _frames(e) == size]
                 if not limits:
                     continue
                 if max(tops) < OFF_SCALE * max(limits):
@@ -227,9 +236,10 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                 else:
                     ax.hlines(max(limits), j - 0.45, j + 0.45, colors="black", linestyles="--",
                               label="medium's maximum frame rate" if j == 0 else None)
-        ax.set_xticks(range(len(sizes)), [str(s) for s in sizes])
+        ax.set_xticks(range(len(sizes)), [label for _, _, label in sizes])
         title = group_title(group_key, others)
-        dress(ax, "frame size (bytes)", y_label(usable[0]),
+        imix = any(kind for kind, _, _ in sizes)
+        dress(ax, "frame size (bytes) or IMIX (RFC 6985)" if imix else "frame size (bytes)", y_label(usable[0]),
               title=f"median with 1st/99th percentiles: {title}",
               ylim=(0, 100) if unit_name == "ratio" else None,
               legend={"title": "direction", "fontsize": 8, "loc": "upper left",
