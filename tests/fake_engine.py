@@ -77,7 +77,7 @@ KEYS = {
               "learn", "losses", "flows"),
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
-             "background", "from_table"),
+             "background", "streams", "pattern", "from_table"),
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
@@ -161,6 +161,24 @@ def foreground_frames(total, n, m):
     return total // n * m + min(total % n, m)
 
 
+def frames_in_pattern(pattern, index, total):
+    """Frames of stream `index` among a flow's first `total` frames (frame k: pattern[k % len])."""
+    n = len(pattern)
+    return total // n * pattern.count(index) + pattern[:total % n].count(index)
+
+
+def streams_of(flow):
+    """(streams, pattern) of a flow in either form (the engine's parse_streams): each stream a
+    spec with its "kind"."""
+    if "streams" in flow:
+        return [{"kind": "foreground", **s} for s in flow["streams"]], flow["pattern"]
+    n, m = flow.get("mix", {}).get("n", 1), flow.get("mix", {}).get("m", 1)
+    streams = [{"kind": "foreground", **flow["foreground"]}]
+    if m < n:
+        streams.append({"kind": "background", **flow["background"]})
+    return streams, [0 if k < m else 1 for k in range(n)]
+
+
 MAX_VLAN_ID = 4094
 
 
@@ -204,9 +222,25 @@ def validate_trial(request):
             known(flow["mix"], path + "mix.", "mix")
             n = integer_in(flow["mix"], path + "mix.", "n", 1, 1000)
             m = integer_in(flow["mix"], path + "mix.", "m", 0, n)
-        validate_stream(require(flow, path, "foreground"), path + "foreground.")
-        if m < n:
-            validate_stream(require(flow, path, "background"), path + "background.")
+        if "streams" in flow:
+            for key in ("foreground", "background", "mix"):
+                if key in flow:
+                    raise RequestError("bad_parameter", f"{path}{key}: not together with {path}streams (the "
+                                       "streams and their pattern describe the whole flow)", path + key)
+            for index, stream in enumerate(flow["streams"]):
+                spath = f"{path}streams[{index}]."
+                kind = stream.get("kind", "foreground")
+                if index == 0 and kind != "foreground":
+                    bad(spath + "kind", kind, "must be foreground: the first stream carries the tagged frames")
+                validate_stream({k: v for k, v in stream.items() if k != "kind"}, spath)
+            pattern = require(flow, path, "pattern")
+            for k, index in enumerate(pattern):
+                if not isinstance(index, int) or not 0 <= index < len(flow["streams"]):
+                    bad(f"{path}pattern[{k}]", index, f"must be a stream index in 0..{len(flow['streams']) - 1}")
+        else:
+            validate_stream(require(flow, path, "foreground"), path + "foreground.")
+            if m < n:
+                validate_stream(require(flow, path, "background"), path + "background.")
         for k, step in enumerate(flow.get("rate_steps", [])):
             known(step, f"{path}rate_steps[{k}].", "rate_step")
         planned = planned_frames(flow, duration)
@@ -218,7 +252,7 @@ def validate_trial(request):
         if "from_table" in flow:
             known(flow["from_table"], path + "from_table.", "from_table")
         if tagged:
-            foreground = foreground_frames(planned, n, m)
+            foreground = frames_in_pattern(streams_of(flow)[1], 0, planned)
             after = foreground - math.ceil(foreground * tagged_start / duration)
             if tagged > after:
                 bad("delay.tagged", tagged,
@@ -413,12 +447,23 @@ def run_trial(request):
                          math.ceil((begin + length) * flow["rate"]) - 1))
         losses = loss_report(lost, sent, time_of)
         received = sent - losses["lost"]
-        n, m = flow.get("mix", {}).get("n", 1), flow.get("mix", {}).get("m", 1)
-        streams = [make_stream("foreground", flow["foreground"], foreground_frames(sent, n, m),
-                               foreground_frames(received, n, m))]
-        if m < n:
-            streams.append(make_stream("background", flow["background"],
-                                       sent - streams[0]["sent"], received - streams[0]["received"]))
+        specs, pattern = streams_of(flow)
+        streams = []
+        for kind in ("foreground", "background"):
+            # Per size, as if the frames lost were the flow's last ones.
+            of_kind = [(index, spec) for index, spec in enumerate(specs) if spec["kind"] == kind]
+            if not of_kind:
+                continue
+            sizes = [{"frame_size": spec["frame_size"],
+                      "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"]),
+                      "sent": frames_in_pattern(pattern, index, sent),
+                      "received": frames_in_pattern(pattern, index, received), "bad_length": 0}
+                     for index, spec in of_kind]
+            stream = make_stream(kind, of_kind[0][1], sum(z["sent"] for z in sizes),
+                                 sum(z["received"] for z in sizes))
+            if len(sizes) > 1:
+                stream["sizes"] = sizes
+            streams.append(stream)
         if "delay" in request:
             for stream in streams:
                 delay_data(request["delay"], stream, tagged=stream is streams[0])
@@ -458,7 +503,7 @@ def dut_received(flow, sent, limit, duration):
     """The simulated DUT: everything at rates up to its limit (lowered by the number of client
     addresses), LIMIT x duration frames above it, or for a burst what its buffer holds plus
     what it forwarded while the burst came in."""
-    clients = max([v["max"] - v["min"] + 1 for v in flow["foreground"].get("vary", [])
+    clients = max([v["max"] - v["min"] + 1 for v in streams_of(flow)[0][0].get("vary", [])
                    if v["field"] in ("src_ip", "dst_ip") and v.get("bits", 16) == 16] or [1])
     limit /= 1 + float(os.environ.get("FAKE_DUT_CLIENT_PENALTY", "0")) * (clients - 1)
     if flow["rate"] <= limit:
@@ -482,9 +527,7 @@ def make_stream(kind, spec, sent, received):
 def frame_size_problem(request):
     """The engine's check of the frames against --max-frame-size (engine/src/plan.cpp)."""
     for index, flow in enumerate(request["flows"]):
-        for stream in (flow["foreground"], flow.get("background")):
-            if stream is None:
-                continue
+        for stream in streams_of(flow)[0]:
             sent = stream["frame_size"] + 4 * len(stream.get("vlan", []))
             received = (stream.get("rx_frame_size", stream["frame_size"])
                         + 4 * len(stream.get("rx_vlan", stream.get("vlan", []))))
@@ -502,7 +545,7 @@ def stateful_problem(request):
     an error object, or None."""
     for index, flow in enumerate(request["flows"]):
         if "from_table" in flow:
-            if "background" in flow or flow["foreground"].get("vary"):
+            if len(streams_of(flow)[0]) > 1 or streams_of(flow)[0][0].get("vary"):
                 return {"type": "bad_parameter", "key": f"flows[{index}].from_table",
                         "message": f"flows[{index}].from_table: no background, no vary fields"}
             port = flow["from_table"]["port"]
@@ -510,8 +553,8 @@ def stateful_problem(request):
                 return {"type": "execution_failure",
                         "message": f"flows[{index}].from_table.port = {port}: no state table "
                                    "there (run a phase-1 trial with learn first)"}
-        if any(v["mode"] == "enumerate" for v in flow["foreground"].get("vary", [])) != \
-                ("enumerate" in flow["foreground"]):
+        foreground = streams_of(flow)[0][0]
+        if any(v["mode"] == "enumerate" for v in foreground.get("vary", [])) != ("enumerate" in foreground):
             return {"type": "bad_parameter", "key": f"flows[{index}].foreground.enumerate",
                     "message": f"flows[{index}].foreground.enumerate: needs vary fields with "
                                "mode enumerate"}

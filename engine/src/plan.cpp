@@ -36,8 +36,8 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
 void check_frame_sizes(const TrialPlan& plan, uint32_t max_frame) {
   for (size_t i = 0; i < plan.flows.size(); ++i) {
     const FlowPlan& f = plan.flows[i];
-    for (const StreamPlan* s : {&f.foreground, f.background ? &*f.background : nullptr}) {
-      if (!s) continue;
+    for (const StreamPlan& st : f.streams) {
+      const StreamPlan* s = &st;
       const uint32_t sent = uint32_t(s->spec.frame_size + s->spec.vlan.bytes());
       const uint32_t received = uint32_t(s->rx_frame_size + s->rx_vlan.bytes());
       const uint32_t largest = std::max(sent, received);

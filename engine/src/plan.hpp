@@ -25,6 +25,7 @@ struct VarySpec {
 };
 
 struct StreamPlan {
+  enum class Kind : uint8_t { kForeground = 0, kBackground = 1 } kind = Kind::kForeground;  // RFC 8219 §5.3
   FrameSpec spec;
   uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation), untagged
   VlanStack rx_vlan;           // the VLAN IDs it arrives with
@@ -50,13 +51,34 @@ struct LearnPlan {
 // Where the varying fields of a stream sit in its frame template.
 std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTemplate& tmpl);
 
+// Among the first `total` frames of a repeating pattern of stream indices, the frames of `s`.
+inline uint64_t frames_in_pattern(const std::vector<uint8_t>& pattern, size_t s, uint64_t total) {
+  const uint64_t n = pattern.size();
+  uint64_t per_period = 0, in_rest = 0;
+  for (uint64_t j = 0; j < n; ++j) {
+    per_period += pattern[j] == s;
+    in_rest += pattern[j] == s && j < total % n;
+  }
+  return total / n * per_period + in_rest;
+}
+
+// Streams per flow at most: an IMIX of 16 sizes, each with foreground and background frames.
+constexpr size_t kMaxStreams = 32;
+// The longest frame pattern of a flow (e.g. an IMIX period mixed with a foreground/background
+// period).
+constexpr size_t kMaxPattern = 65536;
+
 struct FlowPlan {
   std::string name;
   uint16_t tx_port = 0, rx_port = 0;
-  uint64_t rate = 0;           // frames/s, foreground and background together
-  uint32_t mix_n = 1, mix_m = 1;
-  StreamPlan foreground;
-  std::optional<StreamPlan> background;
+  uint64_t rate = 0;           // frames/s, all streams together
+  // The flow's streams (each a frame template with its own sequence numbers) and which stream
+  // frame k of the flow belongs to: pattern[k % pattern.size()]. One mechanism for RFC 8219's
+  // foreground/background mix (protocol keys foreground, background, mix: frame k is
+  // foreground iff k % n < m) and for IMIX (RFC 6985: a stream per frame size, the sizes in a
+  // fixed repeating order). streams[0] is a foreground stream (it carries the tagged frames).
+  std::vector<StreamPlan> streams;
+  std::vector<uint8_t> pattern;
   uint64_t frames = 0;  // > 0: send exactly this many frames (else rate x duration)
   std::optional<FromTable> from_table;
   // From `at` seconds after the start on, send at `rate` (strictly increasing `at`): `rate`
@@ -71,10 +93,8 @@ struct FlowPlan {
   // with round(its rate x its length) frames.
   std::vector<RateSegment> segments() const;
   uint64_t planned_frames(double duration) const;
-  // Frames of the first `total` that are foreground: frame k is foreground iff k % n < m.
-  uint64_t foreground_frames(uint64_t total) const {
-    return total / mix_n * mix_m + std::min<uint64_t>(total % mix_n, mix_m);
-  }
+  // Frames of stream `s` among the flow's first `total` frames.
+  uint64_t frames_of(size_t s, uint64_t total) const { return frames_in_pattern(pattern, s, total); }
 };
 
 // Delay measurements of a trial (RFC 8219 §7.2-7.3; per-frame timeout of the SIIT paper).

@@ -171,6 +171,63 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   return s;
 }
 
+// A flow's streams and frame pattern (FlowPlan::streams, pattern), from either form:
+//   "foreground", "background", "mix": {n, m}: RFC 8219's mix, frame k foreground iff k % n < m;
+//   "streams": [...], "pattern": [...]: any streams (each with its "kind"), frame k of stream
+//   pattern[k % len] (IMIX: a stream per frame size).
+void parse_streams(const json& f, const std::string& path, FlowPlan& flow) {
+  if (f.contains("streams")) {
+    for (const char* key : {"foreground", "background", "mix"})
+      if (f.contains(key))
+        throw BadParameter(path + key, path + key + ": not together with " + path + "streams (the streams and "
+                                       "their pattern describe the whole flow)");
+    const json& streams = f["streams"];
+    if (!streams.is_array() || streams.empty() || streams.size() > kMaxStreams)
+      bad(path + "streams", streams.is_array() ? json(streams.size()) : streams,
+          "must be a list of 1.." + std::to_string(kMaxStreams) + " streams");
+    for (size_t s = 0; s < streams.size(); ++s) {
+      const std::string spath = path + "streams[" + std::to_string(s) + "].";
+      json spec = streams[s];
+      std::string kind = "foreground";
+      if (spec.is_object() && spec.contains("kind")) {
+        kind = text(spec, spath, "kind");
+        spec.erase("kind");
+      }
+      StreamPlan sp = parse_stream(spec, spath);
+      if (kind == "background") sp.kind = StreamPlan::Kind::kBackground;
+      else if (kind != "foreground") bad(spath + "kind", kind, "must be foreground or background");
+      flow.streams.push_back(std::move(sp));
+    }
+    if (flow.streams[0].kind != StreamPlan::Kind::kForeground)
+      bad(path + "streams[0].kind", "background", "must be foreground: the first stream carries the tagged frames");
+    const json& pattern = require(f, path, "pattern");
+    if (!pattern.is_array() || pattern.empty() || pattern.size() > kMaxPattern)
+      bad(path + "pattern", pattern.is_array() ? json(pattern.size()) : pattern,
+          "must be a list of 1.." + std::to_string(kMaxPattern) + " stream indices");
+    for (size_t k = 0; k < pattern.size(); ++k) {
+      const json& index = pattern[k];
+      if (!index.is_number_integer() || index.get<int64_t>() < 0 || index.get<int64_t>() >= int64_t(flow.streams.size()))
+        bad(path + "pattern[" + std::to_string(k) + "]", index,
+            "must be a stream index in 0.." + std::to_string(flow.streams.size() - 1));
+      flow.pattern.push_back(uint8_t(index.get<int64_t>()));
+    }
+    return;
+  }
+  if (f.contains("pattern")) throw BadParameter(path + "pattern", path + "pattern: only with " + path + "streams");
+  uint32_t n = 1, m = 1;
+  if (f.contains("mix")) {
+    known_keys(f["mix"], path + "mix.", {"n", "m"});
+    n = uint32_t(integer_in(f["mix"], path + "mix.", "n", 1, 1000));
+    m = uint32_t(integer_in(f["mix"], path + "mix.", "m", 0, n));
+  }
+  flow.streams.push_back(parse_stream(require(f, path, "foreground"), path + "foreground."));
+  if (m < n) {
+    flow.streams.push_back(parse_stream(require(f, path, "background"), path + "background."));
+    flow.streams.back().kind = StreamPlan::Kind::kBackground;
+  }
+  for (uint32_t k = 0; k < n; ++k) flow.pattern.push_back(k < m ? 0 : 1);
+}
+
 }  // namespace
 
 TrialPlan parse_trial(const json& req, uint16_t port_count) {
@@ -209,22 +266,14 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     const json& f = flows[i];
     const std::string path = "flows[" + std::to_string(i) + "].";
     known_keys(f, path, {"name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
-                         "background", "from_table"});
+                         "background", "streams", "pattern", "from_table"});
     FlowPlan flow;
     flow.name = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>()
                                                             : "flow" + std::to_string(i);
     flow.tx_port = uint16_t(integer_in(f, path, "tx_port", 0, port_count - 1));
     flow.rx_port = uint16_t(integer_in(f, path, "rx_port", 0, port_count - 1));
     flow.rate = integer_in(f, path, "rate", 1, 1'000'000'000);
-    if (f.contains("mix")) {
-      known_keys(f["mix"], path + "mix.", {"n", "m"});
-      flow.mix_n = uint32_t(integer_in(f["mix"], path + "mix.", "n", 1, 1000));
-      flow.mix_m = uint32_t(integer_in(f["mix"], path + "mix.", "m", 0, flow.mix_n));
-    }
-    flow.foreground = parse_stream(require(f, path, "foreground"), path + "foreground.");
-    if (flow.mix_m < flow.mix_n) {
-      flow.background = parse_stream(require(f, path, "background"), path + "background.");
-    }
+    parse_streams(f, path, flow);
     if (f.contains("rate_steps")) {
       const json& steps = f["rate_steps"];
       if (!steps.is_array() || steps.empty() || steps.size() > 16)
@@ -270,8 +319,9 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
       else if (sel == "decreasing") from.selection = EntrySelector::Mode::kDecreasing;
       else if (sel == "random") from.selection = EntrySelector::Mode::kRandom;
       else bad(path + "from_table.selection", sel, "must be one of fixed, increasing, decreasing, random");
-      if (flow.background) bad(path + "from_table", t, "a flow built from the state table has no background traffic");
-      if (!flow.foreground.vary.empty())
+      if (flow.streams.size() > 1)
+        bad(path + "from_table", t, "a flow built from the state table has one stream (no background traffic, no IMIX)");
+      if (!flow.streams[0].vary.empty())
         bad(path + "from_table", t, "its addresses and ports come from the state table: no vary fields");
       flow.from_table = from;
     }
@@ -281,7 +331,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
       bad(path + "rate", flow.rate, "rate x duration must stay below 2^40 frames");
     if (plan.delay.tagged > 0) {
       // RFC 8219 §7.2: the tagged frames are sent after tagged_start; there must be enough.
-      const uint64_t fg = flow.foreground_frames(flow.planned_frames(plan.duration));
+      const uint64_t fg = flow.frames_of(0, flow.planned_frames(plan.duration));
       const uint64_t after = fg - tagged_first(fg, plan);
       if (plan.delay.tagged > after)
         bad("delay.tagged", plan.delay.tagged,
@@ -440,6 +490,13 @@ json serialise(const StreamReport& s) {
   if (s.ipdv)
     out["ipdv"] = {{"count", s.ipdv->count}, {"min_ns", s.ipdv->min_ns}, {"median_ns", s.ipdv->median_ns},
                    {"max_ns", s.ipdv->max_ns}};
+  if (!s.sizes.empty()) {
+    json sizes = json::array();
+    for (const SizeReport& z : s.sizes)
+      sizes.push_back({{"frame_size", z.frame_size}, {"rx_frame_size", z.rx_frame_size}, {"sent", z.sent},
+                       {"received", z.received}, {"bad_length", z.bad_length}});
+    out["sizes"] = sizes;
+  }
   if (s.tagged) {
     json delays = json::array();
     for (const auto& d : s.tagged->delays_ns) delays.push_back(d ? json(*d) : json());

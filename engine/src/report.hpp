@@ -59,6 +59,12 @@ struct TaggedDelays {
   std::vector<std::optional<double>> delays_ns;
 };
 
+// One stream's counts when a kind has several (IMIX: one stream per frame size).
+struct SizeReport {
+  uint32_t frame_size = 0, rx_frame_size = 0;
+  uint64_t sent = 0, received = 0, bad_length = 0;
+};
+
 struct StreamReport {
   std::string kind;  // "foreground" | "background"
   uint64_t sent = 0, received = 0, duplicates = 0, reordered = 0, bad_length = 0, out_of_range = 0;
@@ -69,6 +75,7 @@ struct StreamReport {
   std::optional<DelayDistribution> delay;  // delay.histogram
   std::optional<IpdvSummary> ipdv;         // delay.ipdv
   std::optional<TaggedDelays> tagged;      // delay.tagged (foreground only)
+  std::vector<SizeReport> sizes;           // per stream, when the kind has several
 };
 
 // A run of consecutive frames of a flow (in its sending order) that never arrived, by the

@@ -85,8 +85,8 @@ class TxTask final : public Task {
     }
     const uint32_t n = uint32_t(lane_.pattern.size());
     uint8_t* frames[kMaxBurst];
-    uint8_t positions[2][kMaxBurst];  // burst positions of each stream's frames (mixed flows)
-    uint32_t per_stream[2] = {kMixed ? 0 : count, 0};
+    uint8_t positions[kMaxStreams][kMaxBurst];  // burst positions of each stream's frames (mixed flows)
+    uint32_t per_stream[kMaxStreams] = {kMixed ? 0 : count};
     for (uint32_t i = 0; i < count; ++i) {
       uint8_t s = 0;
       if constexpr (kMixed) {
@@ -377,7 +377,9 @@ namespace {
 // Reproducible per seed; independent per flow, lane, stream and field. Lane 0 keeps the
 // seeds of a single-queue trial, so one queue gives the frames it always gave.
 uint64_t field_seed(uint64_t seed, size_t flow, uint32_t lane, size_t stream, size_t field) {
-  return seed ^ (0x9e3779b97f4a7c15ull * (1 + flow * 64 + stream * 16 + field)) ^ (0xd1b54a32d192ed03ull * lane);
+  // Streams 0-3 keep the seeds they always had; further streams (IMIX) are mixed in apart.
+  return seed ^ (0x9e3779b97f4a7c15ull * (1 + flow * 64 + stream % 4 * 16 + field)) ^ (0xd1b54a32d192ed03ull * lane) ^
+         (0xbf58476d1ce4e5b9ull * (stream / 4));
 }
 
 // The pool of jumbo frames' shared tail segments (FrameTemplate::tail): one per sub-stream
@@ -405,28 +407,21 @@ void split_jumbo(FrameTemplate& t, rte_mempool* pool) {
   t.tail = tail;
 }
 
-// Frames among the first `total` of a lane whose pattern entry is `kind`.
-uint64_t frames_of_kind(const std::vector<uint8_t>& pattern, uint64_t total, uint8_t kind) {
-  const uint64_t n = pattern.size();
-  uint64_t per_period = 0, in_rest = 0;
-  for (uint64_t j = 0; j < n; ++j) {
-    per_period += pattern[j] == kind;
-    in_rest += pattern[j] == kind && j < total % n;
-  }
-  return total / n * per_period + in_rest;
-}
-
 }  // namespace
 
 Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
              const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables,
              uint16_t queues)
     : plan_(plan) {
-  // Stream id of lane q's stream s of flow i: (q * flows + i) * 2 + s (one queue: 2i + s).
-  const size_t ids = plan.flows.size() * 2 * queues;
+  // Stream id of lane q's stream s of flow i: (q * flows + i) * S + s with S the most streams
+  // a flow has, at least 2 (one queue, foreground and background: 2i + s).
+  size_t stride = 2;
+  for (const FlowPlan& f : plan.flows) stride = std::max(stride, f.streams.size());
+  const size_t ids = plan.flows.size() * stride * queues;
   if (queues == 0 || ids > 256)
-    throw ExecutionFailure(std::to_string(plan.flows.size()) + " flows x 2 streams x " + std::to_string(queues) +
-                           " queues need " + std::to_string(ids) + " stream ids; the test tag has 256");
+    throw ExecutionFailure(std::to_string(plan.flows.size()) + " flows x " + std::to_string(stride) + " streams x " +
+                           std::to_string(queues) + " queues need " + std::to_string(ids) +
+                           " stream ids; the test tag has 256");
   if (plan.learn) {  // a new table replaces the port's old one
     tables.at(plan.learn->port) = std::make_unique<StateTable>(plan.learn->ip_version, plan.learn->table_size);
     learning_ = tables[plan.learn->port].get();
@@ -449,8 +444,8 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       if (!table || table->size() == 0)
         throw ExecutionFailure(where + ".from_table.port = " + std::to_string(fp.from_table->port) +
                                ": no state table there (run a phase-1 trial with learn first)");
-      if (table->ip_version() != fp.foreground.spec.ip_version)
-        throw ExecutionFailure(where + ".foreground.ip_version = " + std::to_string(fp.foreground.spec.ip_version) +
+      if (table->ip_version() != fp.streams[0].spec.ip_version)
+        throw ExecutionFailure(where + ".foreground.ip_version = " + std::to_string(fp.streams[0].spec.ip_version) +
                                ": the state table holds IPv" + std::to_string(table->ip_version()) + " tuples");
       flow->table = table;
     }
@@ -460,20 +455,21 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       rx.push_back(task.get());
       tasks_.push_back(std::move(task));
     }
-    const StreamPlan* stream_plans[2] = {&fp.foreground, fp.background ? &*fp.background : nullptr};
-    const size_t kinds = fp.background ? 2 : 1;
-    uint64_t enumerated_before[2] = {0, 0};  // a lane enumerates the tuples after the lanes before it
+    // A lane enumerates the tuples after those of the lanes before it, per stream.
+    std::vector<uint64_t> enumerated_before(fp.streams.size(), 0);
     for (uint16_t q = 0; q < queues; ++q) {
       auto lane = std::make_unique<Lane>();
       lane->queue = q;
       lane->planned = Schedule::lane_frames(flow->planned, q, queues);
-      // The lane's frame j is the flow's frame j * queues + q, foreground iff that % n < m.
-      for (uint32_t j = 0; j < fp.mix_n; ++j) lane->pattern.push_back((uint64_t(j) * queues + q) % fp.mix_n < fp.mix_m ? 0 : 1);
-      for (uint8_t s = 0; s < kinds; ++s) {
-        const StreamPlan& sp = *stream_plans[s];
-        const uint8_t id = uint8_t((size_t(q) * plan.flows.size() + i) * 2 + s);
+      // The lane's frame j is the flow's frame j * queues + q: of the stream the flow's pattern
+      // gives that frame (a period of pattern.size() frames for the lane too).
+      const size_t period = fp.pattern.size();
+      for (size_t j = 0; j < period; ++j) lane->pattern.push_back(fp.pattern[(j * queues + q) % period]);
+      for (uint8_t s = 0; s < fp.streams.size(); ++s) {
+        const StreamPlan& sp = fp.streams[s];
+        const uint8_t id = uint8_t((size_t(q) * plan.flows.size() + i) * stride + s);
         auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp,
-                                           frames_of_kind(lane->pattern, lane->planned, s));
+                                           frames_in_pattern(lane->pattern, s, lane->planned));
         split_jumbo(st->tmpl, pool);
         for (const FieldSpec& f : resolve_fields(sp, st->tmpl)) {
           const uint8_t* w = st->tmpl.bytes.data() + f.word_offset;
@@ -514,7 +510,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
           for (auto& r : st->receivers) r->tagged = std::make_unique<TaggedFrames>(first, st->planned, tagged);
         }
         for (RxTask* task : rx) task->add_stream(id, st.get());
-        if (s == 0 && learning_ && plan.learn->flow == i)
+        if (sp.kind == StreamPlan::Kind::kForeground && learning_ && plan.learn->flow == i)
           for (RxTask* task : rx) task->learn_from(id, plan.learn->ip_version, plan.learn->table_size);
         lane->streams.push_back(std::move(st));
       }
@@ -619,10 +615,12 @@ DelayDistribution distribution(const Histogram& h, double ns_per_tick) {
 
 namespace {
 
-// One stream's report from every lane's sub-stream of that kind and every queue's receiver.
-StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool with_late) {
+// The report of one kind of stream (foreground or background): every lane's sub-streams of
+// every stream of that kind, from every queue's receiver; with several streams of the kind
+// (IMIX), the counts per stream (frame size) as well.
+StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_tick, bool with_late) {
   StreamReport st;
-  st.kind = kind == 0 ? "foreground" : "background";
+  st.kind = kind == StreamPlan::Kind::kForeground ? "foreground" : "background";
   uint64_t delay_min = UINT64_MAX, delay_max = 0;
   unsigned __int128 delay_sum = 0;
   std::unique_ptr<Histogram> delays;
@@ -632,45 +630,59 @@ StreamReport stream_report(const Flow& f, uint8_t kind, double ns_per_tick, bool
   std::vector<std::pair<uint64_t, int64_t>> tagged;
   bool has_tagged = false;
   const uint64_t lanes = f.lanes.size();
-  for (const auto& lane : f.lanes) {
-    const Stream& s = *lane->streams[kind];
-    st.sent += s.sent;
-    st.frame_size = s.frame_size;
-    st.rx_frame_size = s.rx_frame_size;
-    std::vector<int64_t> lane_tagged;
-    for (const auto& r : s.receivers) {
-      st.received += r->received.get();
-      st.late = st.late.value_or(0) + r->late.get();
-      st.duplicates += r->duplicates;
-      st.reordered += r->seq.reordered();
-      st.bad_length += r->bad_length;
-      st.bad_vlan += r->bad_vlan;
-      st.out_of_range += r->out_of_range;
-      if (r->delays) {
-        if (!delays) delays = std::make_unique<Histogram>();
-        delays->merge(*r->delays);
-      } else if (r->received.get() > 0) {
-        delay_min = std::min(delay_min, r->delay_min);
-        delay_max = std::max(delay_max, r->delay_max);
-        delay_sum += r->delay_sum;
+  std::vector<size_t> indices;
+  for (size_t i = 0; i < f.plan.streams.size(); ++i)
+    if (f.plan.streams[i].kind == kind) indices.push_back(i);
+  for (size_t index : indices) {
+    SizeReport size;
+    size.frame_size = f.plan.streams[index].spec.frame_size;
+    size.rx_frame_size = f.plan.streams[index].rx_frame_size;
+    for (const auto& lane : f.lanes) {
+      const Stream& s = *lane->streams[index];
+      size.sent += s.sent;
+      std::vector<int64_t> lane_tagged;
+      for (const auto& r : s.receivers) {
+        size.received += r->received.get();
+        size.bad_length += r->bad_length;
+        st.late = st.late.value_or(0) + r->late.get();
+        st.duplicates += r->duplicates;
+        st.reordered += r->seq.reordered();
+        st.bad_vlan += r->bad_vlan;
+        st.out_of_range += r->out_of_range;
+        if (r->delays) {
+          if (!delays) delays = std::make_unique<Histogram>();
+          delays->merge(*r->delays);
+        } else if (r->received.get() > 0) {
+          delay_min = std::min(delay_min, r->delay_min);
+          delay_max = std::max(delay_max, r->delay_max);
+          delay_sum += r->delay_sum;
+        }
+        if (r->ipdv) {
+          if (!ipdv) ipdv = std::make_unique<SignedHistogram>();
+          ipdv->merge(r->ipdv->values());
+        }
+        if (r->tagged) {  // each tagged frame arrived on at most one queue
+          has_tagged = true;
+          const auto& d = r->tagged->delays();
+          if (lane_tagged.empty()) lane_tagged.assign(d.size(), -1);
+          for (size_t j = 0; j < d.size(); ++j)
+            if (d[j] >= 0) lane_tagged[j] = d[j];
+        }
       }
-      if (r->ipdv) {
-        if (!ipdv) ipdv = std::make_unique<SignedHistogram>();
-        ipdv->merge(r->ipdv->values());
-      }
-      if (r->tagged) {  // each tagged frame arrived on at most one queue
-        has_tagged = true;
-        const auto& d = r->tagged->delays();
-        if (lane_tagged.empty()) lane_tagged.assign(d.size(), -1);
-        for (size_t j = 0; j < d.size(); ++j)
-          if (d[j] >= 0) lane_tagged[j] = d[j];
+      if (!lane_tagged.empty()) {
+        const TaggedFrames& layout = *s.receivers[0]->tagged;
+        for (size_t j = 0; j < lane_tagged.size(); ++j)
+          tagged.emplace_back(layout.seq_of(j) * lanes + lane->queue, lane_tagged[j]);
       }
     }
-    if (!lane_tagged.empty()) {
-      const TaggedFrames& layout = *s.receivers[0]->tagged;
-      for (size_t j = 0; j < lane_tagged.size(); ++j)
-        tagged.emplace_back(layout.seq_of(j) * lanes + lane->queue, lane_tagged[j]);
+    st.sent += size.sent;
+    st.received += size.received;
+    st.bad_length += size.bad_length;
+    if (st.frame_size == 0) {  // the first stream of the kind names the kind's sizes
+      st.frame_size = size.frame_size;
+      st.rx_frame_size = size.rx_frame_size;
     }
+    if (indices.size() > 1) st.sizes.push_back(size);
   }
   if (!with_late) st.late.reset();
   if (st.received > 0 && delays)
@@ -728,7 +740,7 @@ LossReport loss_report(const Flow& f, uint64_t tsc_hz) {
     if (!out.longest || open->frames > out.longest->frames) out.longest = open;
     open.reset();
   };
-  std::vector<std::array<uint64_t, 2>> next_seq(lanes, {0, 0});
+  std::vector<std::vector<uint64_t>> next_seq(lanes, std::vector<uint64_t>(f.plan.streams.size(), 0));
   const bool single = n == 1 && f.lanes[0]->streams.size() == 1;
   for (uint64_t j = 0, k = 0; k < f.planned; ++j) {
     // Fast path: 64 rows of frames of which every lane's single stream received all.
@@ -800,7 +812,10 @@ TrialReport Trial::result(double elapsed_s) const {
       if (!late_lane && (lane->cut_off || q.send_time > limit)) late_lane = lane.get();
       flow.queues.push_back(q);
     }
-    for (uint8_t kind = 0; kind < f->lanes[0]->streams.size(); ++kind) {
+    for (const StreamPlan::Kind kind : {StreamPlan::Kind::kForeground, StreamPlan::Kind::kBackground}) {
+      const bool present = std::any_of(f->plan.streams.begin(), f->plan.streams.end(),
+                                       [kind](const StreamPlan& sp) { return sp.kind == kind; });
+      if (!present) continue;
       StreamReport st = stream_report(*f, kind, ns_per_tick, control_.frame_timeout_tsc != 0);
       flow.sent += st.sent;
       flow.received += st.received;

@@ -51,9 +51,9 @@ struct Receiver {
   explicit Receiver(uint64_t planned) : seq(planned) {}
 };
 
-// One lane's frames of one stream (foreground or background): a sequence space of its own.
+// One lane's frames of one of the flow's streams: a sequence space of its own.
 struct Stream {
-  uint8_t kind;  // 0: foreground, 1: background
+  uint8_t index;  // in the flow's streams
   FrameTemplate tmpl;
   std::vector<FieldGenerator> fields;  // varying fields, empty for fixed frames
   // The sender must recompute the IPv4 header checksum: some field in the header varies
@@ -80,7 +80,7 @@ struct Stream {
   std::vector<std::unique_ptr<Receiver>> receivers;
 
   Stream(uint8_t k, FrameTemplate t, const StreamPlan& sp, uint64_t n)
-      : kind(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
+      : index(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
         rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {}
   ~Stream() { rte_pktmbuf_free(tmpl.tail); }  // frames still in flight keep their reference
   Stream(const Stream&) = delete;
@@ -96,8 +96,8 @@ struct Stream {
 struct Lane {
   uint16_t queue = 0;
   uint64_t planned = 0;
-  std::vector<std::unique_ptr<Stream>> streams;  // [0] foreground, [1] background
-  std::vector<uint8_t> pattern;                  // stream index of the lane's frame j % mix_n
+  std::vector<std::unique_ptr<Stream>> streams;  // as the flow's streams
+  std::vector<uint8_t> pattern;                  // stream index of the lane's frame j % pattern.size()
   Counter sent;
   std::unique_ptr<EntrySelector> selector;       // stateful phase 2
   uint64_t send_end_tsc = 0;

@@ -33,11 +33,15 @@ TEST(Plan, ParsesAValidRequest) {
   ASSERT_EQ(p.flows.size(), 1u);
   const FlowPlan& f = p.flows[0];
   EXPECT_EQ(f.planned_frames(p.duration), 2000u);
-  EXPECT_EQ(f.foreground.rx_frame_size, 64u);
-  ASSERT_TRUE(f.background.has_value());
-  EXPECT_EQ(f.background->rx_frame_size, 84u);  // defaults to the sent size
-  EXPECT_EQ(f.foreground_frames(2000), 1800u);   // exactly 90 %
-  EXPECT_EQ(f.foreground_frames(15), 9u + 5u);   // k % 10 < 9 for k = 0..14
+  ASSERT_EQ(f.streams.size(), 2u);  // mix {n, m}: the foreground and background streams
+  EXPECT_EQ(f.streams[0].kind, StreamPlan::Kind::kForeground);
+  EXPECT_EQ(f.streams[0].rx_frame_size, 64u);
+  EXPECT_EQ(f.streams[1].kind, StreamPlan::Kind::kBackground);
+  EXPECT_EQ(f.streams[1].rx_frame_size, 84u);  // defaults to the sent size
+  EXPECT_EQ(f.pattern, (std::vector<uint8_t>{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}));
+  EXPECT_EQ(f.frames_of(0, 2000), 1800u);   // exactly 90 %
+  EXPECT_EQ(f.frames_of(0, 15), 9u + 5u);   // k % 10 < 9 for k = 0..14
+  EXPECT_EQ(f.frames_of(1, 15), 1u);
 }
 
 TEST(Plan, ErrorsNameKeyValueAndRange) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
 
+#include <map>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -208,4 +209,98 @@ TEST(Jumbo, FramesBeyondTheEnginesMaxFrameSizeAreRefused) {
     EXPECT_EQ(std::string(e.what()).rfind("flows[0] (forward): a frame of 9004 bytes on the wire (VLAN tags included) "
                                           "exceeds --max-frame-size 9003", 0), 0u) << e.what();
   }
+}
+
+namespace {
+
+// A flow of several streams and a frame pattern (IMIX: one stream per frame size).
+json imix_request(uint64_t frames, const std::vector<std::pair<uint32_t, const char*>>& streams,
+                  const std::vector<int>& pattern) {
+  json req = request(frames, 20000, stream(4, 64));
+  json& flow = req["flows"][0];
+  flow.erase("foreground");
+  flow["streams"] = json::array();
+  for (const auto& [size, kind] : streams) {
+    json s = stream(std::string(kind) == "background" ? 6 : 4, size);
+    s["kind"] = kind;
+    flow["streams"].push_back(s);
+  }
+  flow["pattern"] = pattern;
+  return req;
+}
+
+}  // namespace
+
+// RFC 6985 IMIX: frame k of the flow is of the stream pattern[k % len], in that order on the
+// wire; each stream has its own sequence numbers; the report counts per frame size.
+TEST(Imix, FramesCycleThroughTheSizesInThePatternsOrderAndAreCountedPerSize) {
+  XLP_REQUIRE_EAL();
+  const std::vector<int> pattern = {0, 1, 0, 0, 1, 0, 2, 0, 1, 0, 1, 0};  // Simple IMIX 7:4:1
+  const std::vector<uint32_t> sizes = {64, 594, 1518};
+  std::vector<std::pair<uint32_t, uint32_t>> wire;  // (length, seq)
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    wire.emplace_back(m->pkt_len + 4, tag_of(m).seq);
+    // Lose every frame of 594 bytes with an odd sequence number.
+    if (m->pkt_len + 4 == 594 && tag_of(m).seq % 2) rte_pktmbuf_free(m);
+    else deliver(uint16_t(1 - port), m);
+  });
+  const TrialReport r = bench.run(plan_of(imix_request(125, {{64, "foreground"}, {594, "foreground"}, {1518, "foreground"}},
+                                                       pattern)));
+  ASSERT_EQ(wire.size(), 125u);
+  uint32_t next[3] = {0, 0, 0};
+  for (size_t k = 0; k < wire.size(); ++k) {
+    const int s = pattern[k % pattern.size()];
+    EXPECT_EQ(wire[k], std::make_pair(sizes[s], next[s]++)) << "frame " << k;
+  }
+  ASSERT_EQ(r.flows[0].streams.size(), 1u);  // one kind: foreground
+  const StreamReport& fg = r.flows[0].streams[0];
+  // 125 = 10 periods of 12 + the pattern's first 5: per size 70 + 3, 40 + 2, 10.
+  ASSERT_EQ(fg.sizes.size(), 3u);
+  EXPECT_EQ(fg.sizes[0].frame_size, 64u);
+  EXPECT_EQ(fg.sizes[0].sent, 73u);
+  EXPECT_EQ(fg.sizes[0].received, 73u);
+  EXPECT_EQ(fg.sizes[1].frame_size, 594u);
+  EXPECT_EQ(fg.sizes[1].sent, 42u);
+  EXPECT_EQ(fg.sizes[1].received, 21u);
+  EXPECT_EQ(fg.sizes[2].sent, 10u);
+  EXPECT_EQ(fg.sizes[2].received, 10u);
+  EXPECT_EQ(fg.sent, 125u);
+  EXPECT_EQ(fg.received, 104u);
+  EXPECT_EQ(r.flows[0].received, 104u);
+}
+
+// The same rule with several TX queues and with background streams: lane q sends the flow's
+// frames k = j x Q + q, each of the stream the flow's pattern gives frame k; the kinds are
+// reported apart, each with its sizes.
+TEST(Imix, LanesFollowTheFlowsPatternAndKindsAreReportedApart) {
+  XLP_REQUIRE_EAL();
+  const std::vector<int> pattern = {0, 2, 1, 0, 3, 1, 0};
+  const std::vector<uint32_t> sizes = {84, 104, 148, 168};
+  std::vector<uint32_t> lengths;
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    lengths.push_back(m->pkt_len + 4);
+    deliver(uint16_t(1 - port), m);
+  }, 2);
+  const TrialReport r = bench.run(plan_of(imix_request(70, {{84, "foreground"}, {104, "foreground"},
+                                                           {148, "background"}, {168, "background"}}, pattern)));
+  EXPECT_TRUE(r.valid) << r.invalid_reason;
+  ASSERT_EQ(lengths.size(), 70u);
+  std::map<uint32_t, uint64_t> per_size;
+  for (uint32_t l : lengths) ++per_size[l];
+  EXPECT_EQ(per_size, (std::map<uint32_t, uint64_t>{{84, 30}, {104, 20}, {148, 10}, {168, 10}}));
+  ASSERT_EQ(r.flows[0].streams.size(), 2u);
+  const StreamReport& fg = r.flows[0].streams[0];
+  const StreamReport& bg = r.flows[0].streams[1];
+  EXPECT_EQ(fg.kind, "foreground");
+  EXPECT_EQ(bg.kind, "background");
+  EXPECT_EQ(fg.sent, 50u);
+  EXPECT_EQ(bg.sent, 20u);
+  ASSERT_EQ(fg.sizes.size(), 2u);
+  ASSERT_EQ(bg.sizes.size(), 2u);
+  EXPECT_EQ(fg.sizes[0].sent, 30u);
+  EXPECT_EQ(fg.sizes[1].sent, 20u);
+  EXPECT_EQ(bg.sizes[0].frame_size, 148u);
+  EXPECT_EQ(bg.sizes[0].received, 10u);
+  EXPECT_EQ(bg.sizes[1].received, 10u);
+  EXPECT_EQ(r.flows[0].received, 70u);
 }

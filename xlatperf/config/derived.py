@@ -2,6 +2,8 @@
 """Facts derived from a validated configuration that several layers need: which directions
 run, which side sends which IP version, which keys address a direction's frames."""
 
+from .imix import imix_period
+
 DIRECTIONS = ("forward", "reverse")
 
 
@@ -34,12 +36,18 @@ def side_vlan(config, side: str) -> list[int]:
     return [v for v in (s.vlan_outer, s.vlan) if v]
 
 
+def size_period(config) -> list[int]:
+    """The configured frame sizes in sending order, one period: the IMIX's (traffic.imix,
+    RFC 6985) or the one traffic.frame_size. Each names a frame as traffic.frame_size does."""
+    return imix_period(config.traffic.imix) if config.traffic.imix else [config.traffic.frame_size]
+
+
 def largest_frame(config) -> int:
     """The largest frame a trial of this configuration sends or receives, in bytes on the wire
     (FCS and VLAN tags included): what the engine's ports must be set up for. Frame sizes name
     the largest (IPv6) frame of a trial, translated frames are never longer."""
     tags = max(len(side_vlan(config, side)) for side in ("left", "right"))
-    return config.traffic.frame_size + VLAN_TAG_BYTES * tags
+    return max(size_period(config)) + VLAN_TAG_BYTES * tags
 
 
 def direction_sides(direction: str) -> tuple[str, str]:

@@ -19,7 +19,8 @@ from ..util.errors import ConfigError, key_error, show_value
 from ..util.files import read_toml
 from ..util.rates import parse_speed
 from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sides,
-                      foreground_addresses, has_background, largest_frame, lookup)
+                      foreground_addresses, has_background, largest_frame, lookup, size_period)
+from .imix import check_imix, mixed_length
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 from .templates import BRACES_HINT, TemplateError, placeholders
@@ -363,6 +364,7 @@ MAX_FRAME_SIZE = 9216  # RFC 8219 §5.1.1's largest; the engine's limit (hello l
 # DPDK 22.11's AF_XDP PMD receives a frame into one 2048-byte umem chunk less the XDP headroom
 # (no multi-buffer frames): larger frames are lost (measured on veth: 1792 bytes arrive, 1800 not).
 AF_XDP_MAX_FRAME = 1792
+MAX_PATTERN = 65536  # the longest frame pattern of a flow in the engine (kMaxPattern)
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
@@ -396,6 +398,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "direction": Key("both", choice("forward", "reverse", "both")),
         "src_port": Key(0xC020, integer(0, 65535)),  # RFC 2544 App. C.2.6.4
         "dst_port": Key(7, integer(0, 65535)),       # UDP echo, RFC 2544 App. C
+        # RFC 6985 IMIX instead of one frame_size: "" | "simple" | "64:7,594:4,1518:1" | a genome
+        # like "aaaaaaadddg" (xlatperf/config/imix.py, docs/config.md "IMIX").
+        "imix": Key("", check_imix),
         "mix_n": Key(1, integer(1, 1000)),
         "mix_m": Key(1, integer(1, 1000)),
         # Pseudorandom fields: the same seed gives the same frames (RFC 4814 §4.2.1).
@@ -687,11 +692,14 @@ def _cross_check(config: ConfigBase) -> None:
 
     # Frame size rule of docs/config.md: frame_size is the IPv6 size whenever IPv6 frames are
     # part of the trial (IPv4 frames are then 20 bytes shorter), else the IPv4 size.
-    if carries_ipv6(config) and traffic.frame_size < MIN_FRAME_SIZE[6]:
+    if carries_ipv6(config) and traffic.frame_size < MIN_FRAME_SIZE[6] and not traffic.imix:
         raise key_error("traffic.frame_size", traffic.frame_size,
                      f"must be an integer in {MIN_FRAME_SIZE[6]}..{MAX_FRAME_SIZE} when the trial "
                      f"carries IPv6 frames (it names the IPv6 frame size; IPv4 frames are 20 bytes "
                      f"shorter, so {MIN_FRAME_SIZE[6]} gives 64-byte IPv4 frames)")
+
+    if traffic.imix:
+        _check_imix(config)
 
     # Every address a frame is sent with must be set.
     needed: list[tuple[str, str]] = []
@@ -777,6 +785,40 @@ def _check_hooks(config) -> None:
             raise key_error(f"dut.{name}", variables[name],
                             f"is not a [dut] setting ({settings}); as a DUT variable it must "
                             f"be used by a hook command as {{dut.{name}}}")
+
+
+def _check_imix(config) -> None:
+    """The IMIX sizes follow frame_size's range rule; the frame pattern (IMIX period mixed with
+    the foreground/background period) must fit the engine's; stateful phase 1 enumerates one
+    stream of frames."""
+    traffic = config.traffic
+    low = MIN_FRAME_SIZE[6] if carries_ipv6(config) else MIN_FRAME_SIZE[4]
+    for size in sorted(set(size_period(config))):
+        if not low <= size <= MAX_FRAME_SIZE:
+            raise key_error("traffic.imix", traffic.imix,
+                            f"has a frame size of {size} bytes; sizes must be in {low}..{MAX_FRAME_SIZE}"
+                            + (" when the trial carries IPv6 frames (they name the IPv6 frame)"
+                               if low == MIN_FRAME_SIZE[6] else ""))
+    n, m = (traffic.mix_n, traffic.mix_m) if has_background(config) else (1, 1)
+    period = mixed_length(len(size_period(config)), n, m)
+    if period > MAX_PATTERN:
+        raise key_error("traffic.imix", traffic.imix,
+                        f"repeats after {len(size_period(config))} frames and the mix {m}/{n}: "
+                        f"foreground and background frames each through the IMIX's order repeat "
+                        f"after {period}, more than the engine's {MAX_PATTERN} frames")
+    # The test tag's stream id (1 byte) numbers each direction's streams on each TX queue
+    # (docs/protocol.md "Queues and workers"): a stream per size and kind, at least 2.
+    streams = len(set(size_period(config))) * (2 if has_background(config) else 1)
+    ids = len(active_directions(config)) * max(2, streams) * config.tester.queues
+    if ids > 256:
+        raise key_error("traffic.imix", traffic.imix,
+                        f"makes {streams} streams per direction; with {len(active_directions(config))} "
+                        f"direction(s) and tester.queues = {config.tester.queues} they need {ids} stream "
+                        "ids, the test tag has 256: use fewer sizes or queues")
+    if config.stateful.enabled:
+        raise key_error("traffic.imix", traffic.imix,
+                        'must be "" with stateful.enabled = true (RFC 9693 phase 1 enumerates one '
+                        "stream of frames)")
 
 
 def _check_variation(config: dict) -> None:

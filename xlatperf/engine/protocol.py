@@ -22,8 +22,13 @@ class DirectionCounts:
     duplicates: int = 0
     reordered: int = 0
     bad_length: int = 0
-    late: int | None = None
-    bad_vlan: int = 0           # test frames that arrived on another VLAN than the side's     # frames later than trial.frame_timeout (None: no such timeout)
+    late: int | None = None     # frames later than trial.frame_timeout (None: no such timeout)
+    bad_vlan: int = 0           # test frames that arrived on another VLAN than the side's
+    # IMIX (RFC 6985): frames sent and received per configured frame size (the size as
+    # traffic.imix names it, in every direction and kind: a SIIT trial's 64-byte IPv4 and
+    # 84-byte IPv6 frames are both of the size "84"), e.g.
+    # {"64": {"sent": 7000, "received": 7000}, ...}; None without IMIX.
+    sizes: dict | None = None
 
     @property
     def loss_ratio(self) -> float | None:
@@ -40,7 +45,8 @@ class DirectionCounts:
                 "loss_ratio": self.loss_ratio, "duplicates": self.duplicates,
                 "reordered": self.reordered, "bad_length": self.bad_length,
                 **({"late": self.late} if self.late is not None else {}),
-                **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {})}
+                **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
+                **({"sizes": self.sizes} if self.sizes else {})}
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,12 @@ class TrialResult:
     losses: dict | None = field(default=None, compare=False)
 
     @classmethod
-    def from_reply(cls, rate: int, reply: dict, duration: float | None = None) -> "TrialResult":
-        """Build from the engine's final `trial` reply (docs/protocol.md)."""
+    def from_reply(cls, rate: int, reply: dict, duration: float | None = None,
+                   size_names: dict | None = None) -> "TrialResult":
+        """Build from the engine's final `trial` reply (docs/protocol.md). size_names: the
+        configured size of each stream of the request's IMIX flows, {flow: {kind: [size, ...]}}
+        in the streams' order (traffic.plan.imix_size_names); without it a size is named by the
+        frames as sent."""
         directions, delay = {}, {}
         for flow in reply.get("flows", []):
             streams = flow.get("streams", [])
@@ -81,6 +91,7 @@ class TrialResult:
                 reordered=sum(s.get("reordered", 0) for s in streams),
                 bad_length=sum(s.get("bad_length", 0) for s in streams),
                 bad_vlan=sum(s.get("bad_vlan", 0) for s in streams),
+                sizes=_per_size(streams, (size_names or {}).get(flow["name"], {})),
                 late=sum(late) if late else None)
             delay_data = {kind: data for kind, data in
                           ((s.get("kind"), _stream_delay(s)) for s in streams) if data}
@@ -137,6 +148,21 @@ class TrialResult:
                 **({"losses": self.losses} if self.losses else {})}
 
 
+def _per_size(streams: list[dict], names: dict[str, list[int]]) -> dict | None:
+    """Sent and received frames per configured frame size of a flow's streams that report their
+    sizes (IMIX), foreground and background of one size together; None when none does. names:
+    the configured size of each of a kind's streams, in the reply's order."""
+    sizes: dict[str, dict] = {}
+    for stream in streams:
+        named = names.get(stream.get("kind", "foreground"), [])
+        for index, size in enumerate(stream.get("sizes", [])):
+            name = named[index] if index < len(named) else size["frame_size"]
+            counts = sizes.setdefault(str(name), {"sent": 0, "received": 0})
+            counts["sent"] += size["sent"]
+            counts["received"] += size["received"]
+    return dict(sorted(sizes.items(), key=lambda item: int(item[0]))) or None
+
+
 def _stream_delay(stream: dict) -> dict:
     """A stream's delay data in a trial reply, renamed for trials.jsonl: the engine's `delay`
     histogram becomes `histogram`; `tagged` and `ipdv` keep their names."""
@@ -150,7 +176,8 @@ def trial_from_record(record: dict) -> TrialResult:
     directions = {name: DirectionCounts(
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
-        bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0))
+        bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0),
+        sizes=d.get("sizes"))
         for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),

@@ -14,7 +14,7 @@ import time
 from ..config.derived import side_vlan
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
-from ..traffic.plan import TrafficPlan
+from ..traffic.plan import TrafficPlan, imix_size_names
 from ..util.errors import ConfigError, MeasurementError
 from ..util.files import utc_timestamp
 from .stateful import window
@@ -67,6 +67,7 @@ class TrialSession:
         self.step = 0
         self.phase: str | None = None
         self._in_flight: int | None = None     # rate of the trial the engine is running
+        self._in_flight_sizes: dict = {}       # its IMIX streams' sizes (imix_size_names)
         self._last_trial_end: float | None = None
         self._needs_learning = learning_needed(config) and plan.through_dut
         # Set by run_procedure: the DUT hooks (xlatperf/measure/hooks.py) and, for RFC 9693 tests, the
@@ -179,12 +180,13 @@ class TrialSession:
     def _exchange(self, request: dict, rate: int) -> TrialResult:
         """Runs one trial request on the engine, keeping what abort() needs to record it."""
         self._in_flight = rate
+        self._in_flight_sizes = imix_size_names(self.config, request["flows"])
         try:
             reply = self.engine.trial(request, on_progress=self.reporter.progress)
         finally:
             self._last_trial_end = time.monotonic()
         self._in_flight = None
-        return TrialResult.from_reply(rate, reply, request["duration"])
+        return TrialResult.from_reply(rate, reply, request["duration"], self._in_flight_sizes)
 
     def begin_step(self) -> None:
         """What precedes every step: trial.pause, the step count, the learning trial before the
@@ -247,7 +249,7 @@ class TrialSession:
         """Abort the engine; an interrupted trial's (invalid) reply still goes to trials.jsonl."""
         reply = self.engine.abort()
         if reply is not None and self._in_flight is not None:
-            self._record(TrialResult.from_reply(self._in_flight, reply),
+            self._record(TrialResult.from_reply(self._in_flight, reply, size_names=self._in_flight_sizes),
                          self.config.trial.duration, aborted=True)
 
     def _pause(self, seconds: float) -> None:

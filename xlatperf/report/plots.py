@@ -167,14 +167,24 @@ def by_quantity(entries: list[Entry], usable=lambda entry: True):
 OFF_SCALE = 0.1
 
 
+def _frames(entry: Entry) -> tuple[int, int, str]:
+    """An entry's frames on the bar charts' axis, in order: its frame size, or after every size
+    its IMIX (traffic.imix, RFC 6985) by name."""
+    imix = entry.config_value("traffic.imix")
+    if imix:
+        return 1, 0, f"IMIX {imix}"
+    size = entry.config_value("traffic.frame_size")
+    return 0, size, str(size)
+
+
 def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
     """Median with 1st/99th-percentile error bars per frame size (groups) and direction. Results
     that belong to no direction (RFC 9693 roles) only when frame sizes are swept."""
     from matplotlib.patches import Rectangle  # matplotlib only when plotting
 
     entries = [e for e in entries
-               if family(e).per_direction or "traffic.frame_size" in axes]
-    others = [k for k in axes if k not in ("traffic.frame_size", "traffic.direction")]
+               if family(e).per_direction or "traffic.frame_size" in axes or "traffic.imix" in axes]
+    others = [k for k in axes if k not in ("traffic.frame_size", "traffic.imix", "traffic.direction")]
     for number, (group_key, group) in enumerate(list(groups(entries, others).items())
                                                 [:MAX_FIGURES_PER_KIND], 1):
         usable = [e for e in group if _plottable(e)]
@@ -182,7 +192,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
             continue
         procedure, unit_name = group_key[0], group_key[1]
         scale = unit(unit_name).scale
-        sizes = sorted({e.config_value("traffic.frame_size") for e in usable})
+        sizes = sorted({_frames(e) for e in usable})
         directions = []
         for e in usable:
             if e.config_value("traffic.direction") not in directions:
@@ -193,7 +203,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
         for i, direction in enumerate(directions):
             xs, medians, low, high, limited = [], [], [], [], []
             for j, size in enumerate(sizes):
-                match = [e for e in usable if e.config_value("traffic.frame_size") == size
+                match = [e for e in usable if _frames(e) == size
                          and e.config_value("traffic.direction") == direction]
                 if not match:
                     continue
@@ -220,8 +230,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                                                       "faster"))
         if unit_name == "fps":
             for j, size in enumerate(sizes):
-                limits = [e.max_rate for e in usable
-                          if e.config_value("traffic.frame_size") == size]
+                limits = [e.max_rate for e in usable if _frames(e) == size]
                 if not limits:
                     continue
                 if max(tops) < OFF_SCALE * max(limits):
@@ -234,11 +243,13 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                 else:
                     ax.hlines(max(limits), j - 0.45, j + 0.45, colors="black", linestyles="--",
                               label="medium's maximum frame rate" if j == 0 else None)
-        ax.set_xticks(range(len(sizes)), [_size_tick(usable, size) for size in sizes])
+        ax.set_xticks(range(len(sizes)), [_size_tick(usable, frames) for frames in sizes])
         title = group_title(group_key, others)
+        imix = any(kind for kind, _, _ in sizes)
         chained = any(e.rate_source for e in usable)
-        dress(ax, "frame size (bytes)" + ("; below it the rate measured at: the point's "
-                                          "throughput (frames/s)" if chained else ""),
+        dress(ax, ("frame size (bytes) or IMIX (RFC 6985)" if imix else "frame size (bytes)")
+              + ("; below it the rate measured at: the point's throughput (frames/s)"
+                 if chained else ""),
               y_label(usable[0]),
               title=f"median with 1st/99th percentiles: {title}",
               ylim=(0, 100) if unit_name == "ratio" else None,
@@ -249,11 +260,12 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                      f"({title})")
 
 
-def _size_tick(entries: list[Entry], size) -> str:
-    """A frame size's tick label; with chained measurements also the rate(s) they ran at."""
+def _size_tick(entries: list[Entry], frames: tuple[int, int, str]) -> str:
+    """A frame size's (or IMIX's) tick label; with chained measurements also the rate(s) they
+    ran at."""
     rates = sorted({e.fixed_rate for e in entries if e.rate_source and e.fixed_rate is not None
-                    and e.config_value("traffic.frame_size") == size})
-    return str(size) + "".join(f"\n{rate:,} fps" for rate in rates)
+                    and _frames(e) == frames})
+    return frames[2] + "".join(f"\n{rate:,} fps" for rate in rates)
 
 
 def _flr_series(entries: list[Entry], axes: list[str]) -> dict[str, list[tuple[float, float]]]:

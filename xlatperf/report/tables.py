@@ -5,6 +5,7 @@
 
 import json
 
+from ..config.imix import imix_period
 from .collect import Entry
 from .document import Document
 from .families import family
@@ -82,7 +83,8 @@ def _frame_format(entry: Entry) -> str:
 
 
 def _frame_sizes(entry: Entry) -> list[str]:
-    return [f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
+    return [f"IMIX {d['imix']} ({name})" if d.get("imix") else
+            f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
             for name, d in entry.summary.get("directions", {}).items()]
 
 
@@ -93,8 +95,12 @@ def _ports(entry: Entry) -> str:
 
 
 def _line_rates(entry: Entry) -> list[str]:
+    def frames(d: dict) -> str:
+        if d.get("imix"):  # RFC 6985: the mix's mean frame on the wire
+            return f"the IMIX's frames of {d['mean_frame_size']:.1f} bytes on average"
+        return f"{d.get('frame_size')}-byte frames"
     return [f"{d.get('speed_bps', 0) / 1e9:g} Gbit/s, maximum {d.get('max_rate', 0):,} frames/s "
-            f"for {d.get('frame_size')}-byte frames ({name}, RFC 2544 App. B)"
+            f"for {frames(d)} ({name}, RFC 2544 App. B)"
             for name, d in entry.summary.get("directions", {}).items()]
 
 
@@ -168,6 +174,7 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
         ["Traffic direction", _values(entries, config("traffic.direction"))],
         ["Traffic mix (RFC 8219 §5.3)",
          _values(entries, lambda e: _mix(e.flat_config()))],
+        *_imix_rows(entries),
         ["Address and port variation", _values(entries, lambda e: _variation(e.flat_config()))],
         ["Repetitions", _values(entries, _repetitions)],
         ["Summary statistics", "median, 1st and 99th percentiles (RFC 8219 §12; percentiles as "
@@ -191,6 +198,35 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
             "tester_ceiling") or {}).get("statement") or "not calibrated")],
     ]
     return rows
+
+
+def _imix_rows(entries: list[Entry]) -> list[list[str]]:
+    """RFC 6985's reporting of an IMIX: the notation and the order of one period (when any
+    entry sends one)."""
+    def text(entry) -> str:
+        imix = entry.flat_config().get("traffic.imix")
+        return f"{imix}: {' '.join(map(str, imix_period(imix)))} (repeating)" if imix else "none"
+    if not any(e.flat_config().get("traffic.imix") for e in entries):
+        return []
+    return [["IMIX (RFC 6985): notation and the frame sizes of one period in sending order",
+             _values(entries, text)]]
+
+
+def imix_table(entry: Entry) -> tuple[list[str], list[list[str]]] | None:
+    """Frames sent and received per IMIX frame size, per trial and direction (the records'
+    `sizes`); None when the entry's trials have none."""
+    rows = []
+    for number, record in enumerate(entry.trials, 1):
+        for name, direction in record.get("directions", {}).items():
+            for size, counts in (direction.get("sizes") or {}).items():
+                sent, received = counts["sent"], counts["received"]
+                rows.append([str(number), f"{record.get('rate', 0):,}", name, size, f"{sent:,}",
+                             f"{received:,}", f"{sent - received:,}",
+                             f"{(sent - received) / sent:.6g}" if sent else "-"])
+    if not rows:
+        return None
+    return ["trial", "rate (fps)", "direction", "frame size (B)", "sent", "received", "lost",
+            "loss ratio"], rows
 
 
 def _stateful_rows(entries: list[Entry]) -> list[list[str]]:
@@ -284,6 +320,9 @@ def detail_tables(doc: Document, entry: Entry, axes: list[str]) -> None:
     if counters:
         doc.table(["counter", "first", "last", "min", "max", "trials"], counters,
                   f"{label}: DUT counters after each trial (dut.counters)")
+    sizes = imix_table(entry)
+    if sizes:
+        doc.table(*sizes, f"{label}: frames per IMIX frame size (RFC 6985)")
     rule = entry.summary.get("repetition_rule")
     if rule:
         interval = rule.get("interval")

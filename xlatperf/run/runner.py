@@ -58,6 +58,9 @@ def _direction_info(plan: TrafficPlan) -> dict:
                         "rx_frame_size": d.foreground["rx_frame_size"],
                         "background_frame_size": d.background["frame_size"] if d.background else None,
                         "speed_bps": d.speed_bps, "max_rate": d.max_rate}
+        if plan.config.traffic.imix:  # RFC 6985: the mix, and the mean frame its maximum rate is for
+            info[d.name] |= {"imix": plan.config.traffic.imix,
+                             "mean_frame_size": round(float(d.mean_frame), 3)}
     return info
 
 
@@ -228,6 +231,7 @@ def _settings(config: dict, proc: Procedure) -> dict:
             "pause": trial.pause, "finish_early": trial.finish_early,
             "repeat": config.output.repeat, "repeat_max": config.output.repeat_max,
             "frame_size": traffic.frame_size,
+            **({"imix": traffic.imix} if traffic.imix else {}),
             "direction": traffic.direction, "mix_n": traffic.mix_n,
             "mix_m": traffic.mix_m, "seed": traffic.seed, "ports": config.ports.to_dict(),
             "addresses": config.addresses.to_dict(), "learning": config.trial.learning,

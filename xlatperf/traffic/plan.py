@@ -6,9 +6,11 @@ Forward frames go left -> right, reverse frames right -> left.
 """
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 from ..config.derived import (VLAN_TAG_BYTES, active_directions, carries_ipv6, direction_sides,
-                              foreground_addresses, has_background, lookup, side_vlan)
+                              foreground_addresses, has_background, lookup, side_vlan, size_period)
+from ..config.imix import mixed_pattern
 from ..config.variation import varying_fields
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
@@ -18,17 +20,41 @@ PORT_INDEX = {"left": 0, "right": 1}
 IPV6_EXTRA_BYTES = 20
 
 
-def frame_size_of(config: dict, ip_version: int) -> int:
+def frame_size_of(config: dict, ip_version: int, size: int | None = None) -> int:
     """Size in bytes (destination MAC to FCS) of this trial's frames of one IP version.
 
-    `traffic.frame_size` names the IPv6 frame whenever the trial carries an IPv6 frame, and the
-    IPv4 frames carrying the same UDP payload are 20 bytes shorter (siitperf's convention,
-    RFC 8219 §5.1.1: 84 -> 64); with no IPv6 frame at all it names the IPv4 frame.
+    `traffic.frame_size` (or `size`, one of an IMIX's sizes) names the IPv6 frame whenever the
+    trial carries an IPv6 frame, and the IPv4 frames carrying the same UDP payload are 20
+    bytes shorter (siitperf's convention, RFC 8219 §5.1.1: 84 -> 64); with no IPv6 frame at all
+    it names the IPv4 frame.
     """
-    size = config.traffic.frame_size
+    size = config.traffic.frame_size if size is None else size
     if ip_version == 4 and carries_ipv6(config):
         return size - IPV6_EXTRA_BYTES
     return size
+
+
+def size_name(config: dict, ip_version: int, frame_size: int) -> int:
+    """The configured size (traffic.frame_size or an IMIX size) that frames of `ip_version`
+    and `frame_size` bytes were built from: frame_size_of inverted, so that a size names the
+    same frames in both directions and before and after translation (IPv4 frames of 64 bytes
+    and IPv6 frames of 84 bytes of a SIIT trial are both of the size 84)."""
+    if ip_version == 4 and carries_ipv6(config):
+        return frame_size + IPV6_EXTRA_BYTES
+    return frame_size
+
+
+def imix_size_names(config: dict, flows: list[dict]) -> dict[str, dict[str, list[int]]]:
+    """The configured size of each stream of a trial request's IMIX flows (those with
+    `streams`), per flow name and kind in the streams' order: the order of the engine's
+    per-stream `sizes` in its reply (docs/protocol.md), which TrialResult names with them."""
+    names: dict[str, dict[str, list[int]]] = {}
+    for flow in flows:
+        for stream in flow.get("streams", []):
+            kinds = names.setdefault(flow["name"], {})
+            kinds.setdefault(stream.get("kind", "foreground"), []).append(
+                size_name(config, stream["ip_version"], stream["frame_size"]))
+    return names
 
 
 def port_speed_bps(config: dict, side: str, port_info: dict) -> int:
@@ -48,15 +74,25 @@ class DirectionPlan:
     name: str                    # "forward" | "reverse"
     tx_side: str                 # "left" | "right"
     rx_side: str
-    foreground: dict             # protocol `foreground` object
+    foreground: dict             # protocol `foreground` object (IMIX: the first size's)
     background: dict | None      # protocol `background` object (native IPv6), or None
     largest_frame: int           # bytes; the largest frame on the wire (with its VLAN tags) in this direction
     speed_bps: int               # the slower of the two ports
-    max_rate: int                # frames/s: the medium's maximum for largest_frame at speed_bps
+    max_rate: int                # frames/s: the medium's maximum for mean_frame at speed_bps
+    # Bytes on the wire per frame (VLAN tags included), averaged over the frame pattern, on
+    # the link that carries more: with one frame size, the larger of the sent and received one.
+    mean_frame: Fraction = Fraction(0)
+    # IMIX (traffic.imix): the protocol's `streams` (each with its "kind") and `pattern`
+    # (stream index of frame k % len); empty otherwise (foreground, background and mix).
+    streams: tuple = ()
+    pattern: tuple = ()
 
     def describe_limit(self) -> str:
-        return (f"the medium's maximum for {self.name} frames of {self.largest_frame} bytes at "
-                f"{format_speed(self.speed_bps)}")
+        if self.mean_frame.denominator == 1 and self.mean_frame == self.largest_frame:
+            frames = f"frames of {self.largest_frame} bytes"
+        else:
+            frames = f"frames of {float(self.mean_frame):.1f} bytes on average (the mix's weighted mean)"
+        return f"the medium's maximum for {self.name} {frames} at {format_speed(self.speed_bps)}"
 
 
 class TrafficPlan:
@@ -103,38 +139,51 @@ class TrafficPlan:
         flows = []
         for plan in self.directions:
             flow = {"name": plan.name, "tx_port": PORT_INDEX[plan.tx_side],
-                    "rx_port": PORT_INDEX[plan.rx_side], "rate": rate,
-                    "mix": {"n": traffic.mix_n, "m": traffic.mix_m},
-                    "foreground": dict(plan.foreground)}
-            if plan.background is not None:
-                flow["background"] = dict(plan.background)
+                    "rx_port": PORT_INDEX[plan.rx_side], "rate": rate}
+            if plan.streams:
+                flow |= {"streams": [dict(stream) for stream in plan.streams], "pattern": list(plan.pattern)}
+            else:
+                flow |= {"mix": {"n": traffic.mix_n, "m": traffic.mix_m}, "foreground": dict(plan.foreground)}
+                if plan.background is not None:
+                    flow["background"] = dict(plan.background)
             flows.append(flow)
         return flows
 
     def _plan(self, name: str) -> DirectionPlan:
+        """A direction's streams, its frame pattern (one mechanism for the foreground/background
+        mix and IMIX, as in the engine) and the medium's maximum frame rate for that pattern."""
         config = self.config
         tx, rx = direction_sides(name)
         source, destination = foreground_addresses(config, name)
-        foreground = self._stream(name, config.side(tx).ip_version, config.side(rx).ip_version,
-                                  source, destination)
-        background = None
+        period = size_period(config)
+        sizes = list(dict.fromkeys(period))  # distinct, in order of first appearance
+        streams = [{"kind": "foreground",
+                    **self._stream(name, config.side(tx).ip_version, config.side(rx).ip_version,
+                                   source, destination, size)} for size in sizes]
+        mix_n, mix_m = (config.traffic.mix_n, config.traffic.mix_m) if has_background(config) else (1, 1)
         if has_background(config):
             # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated.
-            background = self._stream(name, 6, 6, f"{tx}.ipv6", f"{rx}.ipv6")
-        # Frames on the wire: the VLAN tags of the side they are on come on top.
+            streams += [{"kind": "background", **self._stream(name, 6, 6, f"{tx}.ipv6", f"{rx}.ipv6", size)}
+                        for size in sizes]
+        # Frame k: foreground iff k % n < m (RFC 8219 §5.3), each kind through the IMIX's order.
+        pattern = [sizes.index(size) + (0 if foreground else len(sizes))
+                   for foreground, size in mixed_pattern(period, mix_n, mix_m)]
+        # On the wire: the VLAN tags of the side a frame is on come on top.
         tx_tags = VLAN_TAG_BYTES * len(side_vlan(config, tx))
         rx_tags = VLAN_TAG_BYTES * len(side_vlan(config, rx if self.through_dut else tx))
-        sizes = [foreground["frame_size"] + tx_tags, foreground["rx_frame_size"] + rx_tags]
-        if background:
-            sizes += [background["frame_size"] + tx_tags, background["rx_frame_size"] + rx_tags]
-        largest = max(sizes)
+        sent = [streams[i]["frame_size"] + tx_tags for i in pattern]
+        received = [streams[i]["rx_frame_size"] + rx_tags for i in pattern]
+        mean = max(Fraction(sum(sent), len(pattern)), Fraction(sum(received), len(pattern)))
         speed = min(port_speed_bps(config, side, self.ports[side]) for side in (tx, rx))
-        return DirectionPlan(name=name, tx_side=tx, rx_side=rx, foreground=foreground,
-                             background=background, largest_frame=largest, speed_bps=speed,
-                             max_rate=max_frame_rate(speed, largest))
+        imix = bool(config.traffic.imix)
+        return DirectionPlan(name=name, tx_side=tx, rx_side=rx, foreground=_protocol(streams[0]),
+                             background=_protocol(streams[len(sizes)]) if has_background(config) else None,
+                             largest_frame=max(sent + received), speed_bps=speed,
+                             max_rate=max_frame_rate(speed, mean), mean_frame=mean,
+                             streams=tuple(streams) if imix else (), pattern=tuple(pattern) if imix else ())
 
     def _stream(self, direction: str, tx_version: int, rx_version: int,
-                source: str, destination: str) -> dict:
+                source: str, destination: str, size: int) -> dict:
         config = self.config
         tx, rx = direction_sides(direction)
         if self.through_dut:
@@ -150,8 +199,8 @@ class TrafficPlan:
             "dst_ip": lookup(config, destination),
             "src_port": config.traffic.src_port,
             "dst_port": config.traffic.dst_port,
-            "frame_size": frame_size_of(config, tx_version),
-            "rx_frame_size": frame_size_of(config, rx_version),
+            "frame_size": frame_size_of(config, tx_version, size),
+            "rx_frame_size": frame_size_of(config, rx_version, size),
             "vary": varying_fields(config, direction, tx_version),
             **self._vlan_keys(tx, rx),
         }
@@ -163,6 +212,11 @@ class TrafficPlan:
         sent = side_vlan(self.config, tx)
         received = side_vlan(self.config, rx) if self.through_dut else sent
         return {"vlan": sent, "rx_vlan": received} if sent or received else {}
+
+
+def _protocol(stream: dict) -> dict:
+    """A stream as the protocol's `foreground`/`background` object (without its kind)."""
+    return {key: value for key, value in stream.items() if key != "kind"}
 
 
 def owned_addresses(config: dict) -> list[dict]:

@@ -22,6 +22,13 @@ def _fps(value) -> str:
     return "-" if value is None else f"{value:,.0f}"
 
 
+def _frames(direction: dict) -> str:
+    """A direction's frames in the start line: sent → received size, or the IMIX and its mean."""
+    if direction.get("imix"):
+        return f"IMIX {direction['imix']} ({direction['mean_frame_size']:.1f} B on average)"
+    return f"{direction['frame_size']}→{direction['rx_frame_size']} B"
+
+
 def _ratio_pct(value) -> str:
     return "-" if value is None else f"{100 * value:.4g} %"
 
@@ -78,8 +85,7 @@ class ConsoleReporter(Reporter):
         self._trials_this_repetition = 0
         self._last_trial_end = None
         hello = info.get("hello", {})
-        directions = ", ".join(f"{name} {d['frame_size']}→{d['rx_frame_size']} B, max "
-                               f"{_fps(d['max_rate'])} fps"
+        directions = ", ".join(f"{name} {_frames(d)}, max {_fps(d['max_rate'])} fps"
                                for name, d in info["directions"].items())
         self.console.print(f"[bold]xlatperf {info['procedure']}[/bold]: {info['repetitions']} "
                            f"repetition(s); {directions}; engine {hello.get('engine', '?')}, "
@@ -171,6 +177,11 @@ class ConsoleReporter(Reporter):
             where += f" n={record['network_flows']:,}"
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss)"
                            for name, d in result.directions.items())
+        sizes = "; ".join(f"{name} per size " + ", ".join(
+            f"{size} B {c['received']:,}/{c['sent']:,}" for size, c in d.sizes.items())
+            for name, d in result.directions.items() if d.sizes)  # IMIX (RFC 6985)
+        if sizes:
+            losses += f" ({sizes})"
         verdict = self._verdict(result)
         if "burst" in record:           # back-to-back: the burst, its measured rate, its verdict
             burst = record["burst"]
@@ -333,7 +344,9 @@ def render_summary(summary: dict):
     """A rich renderable with the result of a summary.json: a head line, then the tables of
     the procedure's report family (the registry's ProcedureSpec.report)."""
     settings = summary.get("settings", {})
-    head = (f"frame size {settings.get('frame_size')} B, direction {settings.get('direction')}, "
+    frames = (f"IMIX {settings['imix']}" if settings.get("imix")
+              else f"frame size {settings.get('frame_size')} B")
+    head = (f"{frames}, direction {settings.get('direction')}, "
             f"mix {settings.get('mix_m')}/{settings.get('mix_n')}, trial "
             f"{settings.get('duration')} s")
     if not summary.get("complete", True):

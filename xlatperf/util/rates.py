@@ -33,13 +33,15 @@ def parse_speed(text: str) -> int:
     return int(bits)
 
 
-def max_frame_rate(line_rate_bps: float, frame_size: int, overhead: int = 0) -> int:
+def max_frame_rate(line_rate_bps: float, frame_size: int | Fraction, overhead: int = 0) -> int:
     """Maximum theoretical frame rate in frames/s, rounded down.
 
     FR_max = LineRate / (8 * (X + O + 20)) with X the frame size in bytes (destination MAC to
     FCS), O the encapsulation/translation overhead in bytes (RFC 8219 App. A) and 20 bytes of
     preamble and inter-frame gap per frame (RFC 2544 §20 and App. B, RFC 5180 App. A.1).
-    Computed exactly (no float rounding), so 10G and 84-byte frames give 12,019,230.
+    Computed exactly (no float rounding), so 10G and 84-byte frames give 12,019,230. For a mix
+    of sizes (IMIX, RFC 6985) X is their mean weighted by how often each is sent (an exact
+    Fraction): the line carries frames of X + 20 bytes on average.
     """
     bytes_per_frame = frame_size + overhead + ETHERNET_WIRE_OVERHEAD
     return math.floor(Fraction(line_rate_bps) / (8 * bytes_per_frame))
