@@ -267,3 +267,8 @@ def test_bad_settings_name_the_key(fake_config, tmp_path, capsys):
     status = cli.main(["back-to-back", "-c", str(fake_config), "--out", str(tmp_path / "o"),
                        "--set", "back_to_back.max_time=100"])
     assert status == 1 and "back_to_back.max_time = 100" in capsys.readouterr().err
+    status = cli.main(["back-to-back", "-c", str(fake_config), "--out", str(tmp_path / "imix"),
+                       "--set", 'traffic.imix="simple"'])
+    err = capsys.readouterr().err
+    assert status == 1 and 'traffic.imix = "simple"' in err and "per frame size" in err
+    assert (tmp_path / "imix" / "trials.jsonl").read_text() == ""   # refused before any trial

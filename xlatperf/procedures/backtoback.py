@@ -259,6 +259,12 @@ class BackToBack(Procedure):
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
+        if config.traffic.imix:
+            # RFC 9004 §3 measures per frame size: its buffer time and the throughput it is
+            # corrected by are of one size, and a buffer holds fewer large frames than small.
+            raise ConfigError(f'traffic.imix = "{config.traffic.imix}": back-to-back frames are '
+                              'measured per frame size (RFC 2544 §26.4, RFC 9004), so it must be '
+                              '"" here; set traffic.frame_size (a campaign axis over sizes)')
         settings = config.back_to_back
         if rate is not None:
             self.rate, where = rate, "--rate"
