@@ -485,6 +485,9 @@ def test_auto_ports_are_af_xdp_exactly_when_the_kernel_opens_an_af_xdp_socket():
         expected = "af_packet"
     assert lab.port_type("auto") == expected
     assert lab.port_type("af_packet") == "af_packet"
+    # af_xdp receives no frame larger than one umem chunk: jumbo labs get af_packet.
+    assert lab.port_type("auto", 9216) == "af_packet"
+    assert lab.port_type("af_xdp", 9216) == "af_xdp"
     config = lab.tester_config("router4", lab.resolve_params("router4", {"ports": "af_packet"}))
     assert config["left"]["port"] == "af_packet:xlp-tl"
 

@@ -23,7 +23,8 @@ CPUs, ports, ceiling (placement.py has the details and the measurements behind t
 engine's worker lcores (tester.lcores, the lab parameter `lcores`) poll on their CPUs; the
 DUT's packet processing is steered to the other CPUs with RPS on the DUT's veth ends and the
 wire ends, and TAYGA is pinned there. The tester's ports are af_xdp where the kernel offers
-AF_XDP sockets (copy mode on veth; faster than af_packet here), else af_packet (`ports`). The
+AF_XDP sockets (copy mode on veth; faster than af_packet here) and the `mtu` keeps frames
+within the one umem chunk af_xdp receives into, else af_packet (`ports`). The
 tester's ceiling is a selftest through the calibration wire with the lab's ports, lcores and
 frame size (`calibrate`).
 
@@ -88,7 +89,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..config.schema import SCHEMA
+from ..config.schema import AF_XDP_MAX_FRAME, SCHEMA
 from ..util.files import toml_value
 from . import vlan
 from .placement import Placement, online_cpus, pin_process, plan_placement, steer_receive
@@ -212,7 +213,8 @@ _NAT_ADDRESSES = {**_ADDRESSES, "help": "tester addresses per side, enumerated w
 COMMON_PARAMS = {
     "ports": {"default": "auto", "allowed": "auto, af_xdp or af_packet",
               "help": "the tester's port type; auto = af_xdp where the kernel offers AF_XDP "
-                      "sockets (the faster one on veth), else af_packet"},
+                      "sockets (the faster one on veth) and no jumbo mtu is set, else "
+                      "af_packet"},
     "lcores": {"default": DEFAULT_LCORES,
                "allowed": 'a DPDK lcore list like "0,1" (main lcore, then workers)',
                "help": "tester.lcores of the config; the DUT's packet processing goes to the "
@@ -424,7 +426,7 @@ def lab_up(kind: str, params: dict[str, str], config_out: str) -> dict[str, Any]
     _need_tools(kind)
     placement = plan_placement(resolved["lcores"], online_cpus())
     resolved["lcores"] = placement.lcores
-    resolved["ports"] = port_type(resolved["ports"])
+    resolved["ports"] = port_type(resolved["ports"], _veth_mtu(kind, resolved))
     with _locked():
         _down()
         try:
@@ -457,12 +459,15 @@ def lab_up(kind: str, params: dict[str, str], config_out: str) -> dict[str, Any]
             raise  # e.g. KeyboardInterrupt, after cleaning up
 
 
-def port_type(choice: str) -> str:
-    """The tester's port type for the `ports` parameter. auto: af_xdp when this kernel lets a
-    process open an AF_XDP socket (on veth the sockets run in copy mode; measured faster than
-    af_packet in both directions, BENCHMARKS.md), else af_packet."""
+def port_type(choice: str, mtu: int = 1500) -> str:
+    """The tester's port type for the `ports` parameter on veths of MTU `mtu`. auto: af_xdp
+    when this kernel lets a process open an AF_XDP socket (on veth the sockets run in copy
+    mode; measured faster than af_packet in both directions, BENCHMARKS.md) and the veths
+    carry no frame larger than af_xdp receives (jumbo frames), else af_packet."""
     if choice != "auto":
         return choice
+    if mtu + 18 > AF_XDP_MAX_FRAME:   # Ethernet header, FCS and the one tag veth allows
+        return "af_packet"
     try:
         socket.socket(AF_XDP, socket.SOCK_RAW, 0).close()
     except OSError:
@@ -529,15 +534,19 @@ def _build(kind: str, p: dict[str, Any], placement: Placement) -> None:
         return
     run(["ip", "netns", "add", DUT_NS])
     ip(DUT_NS, "link", "set", "lo", "up")  # as on any host: the DUT's traffic to itself
-    mtu = p.get("mtu", 1500)
-    if kind == "vlan":
-        mtu = vlan.veth_mtu(p, mtu)
+    mtu = _veth_mtu(kind, p)
     _add_veth(TESTER_NS, "xlp-tl", DUT_NS, "xlp-dl", mtu)
     _add_veth(TESTER_NS, "xlp-tr", DUT_NS, "xlp-dr", mtu)
     _setup_tester_links(TESTER_PORTS)
     _add_wire(CALIBRATION_PORTS, placement, mtu)
     _build_dut(kind, p)
     _place_dut(kind, placement)
+
+
+def _veth_mtu(kind: str, p: dict[str, Any]) -> int:
+    """The MTU of the lab's veths: the `mtu` parameter, raised for QinQ (lab/vlan.py)."""
+    mtu = p.get("mtu", 1500)
+    return vlan.veth_mtu(p, mtu) if kind == "vlan" else mtu
 
 
 def _place_dut(kind: str, placement: Placement) -> None:

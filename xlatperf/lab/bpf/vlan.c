@@ -15,7 +15,9 @@
 // The kernel keeps the outermost tag of a received frame out of the packet data (the skb's
 // VLAN metadata, which __sk_buff shows as vlan_present/vlan_tci) and any further tag in the
 // data; bpf_skb_vlan_pop removes the metadata tag first and moves the next one there.
-// bpf_skb_vlan_push makes the new tag the outermost one.
+// Tags are pushed in the packet data, as a switch port puts them on the wire, not with
+// bpf_skb_vlan_push: that one puts the new tag into the metadata, which veth hands to its
+// peer as it is, and an XDP program there (the tester's af_xdp port) never sees it.
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
@@ -57,10 +59,22 @@ int tag_pop(struct __sk_buff *skb) {
   return TC_ACT_OK;
 }
 
+// Inserts a tag after the MAC addresses, in the data: 4 bytes more at the front, the MAC
+// addresses moved there, the tag where they ended.
+static __always_inline int push_in_data(struct __sk_buff *skb, __u16 tpid, __u16 id) {
+  __u8 macs[12];
+  if (bpf_skb_load_bytes(skb, 0, macs, sizeof macs) < 0) return -1;
+  if (bpf_skb_change_head(skb, 4, 0) != 0) return -1;
+  if (bpf_skb_store_bytes(skb, 0, macs, sizeof macs, 0) < 0) return -1;
+  __u8 tag[4] = {tpid >> 8, tpid & 0xff, id >> 8, id & 0xff};
+  return bpf_skb_store_bytes(skb, 12, tag, sizeof tag, 0);
+}
+
 SEC("tc/egress")
 int tag_push(struct __sk_buff *skb) {
-  if (bpf_skb_vlan_push(skb, bpf_htons(TPID_CTAG), VLAN_INNER) != 0) return TC_ACT_SHOT;
-  if (VLAN_OUTER && bpf_skb_vlan_push(skb, bpf_htons(TPID_STAG), VLAN_OUTER) != 0) return TC_ACT_SHOT;
+  if (skb->vlan_present) return TC_ACT_SHOT;  // the kernel tagged it: not from this router
+  if (push_in_data(skb, TPID_CTAG, VLAN_INNER) != 0) return TC_ACT_SHOT;
+  if (VLAN_OUTER && push_in_data(skb, TPID_STAG, VLAN_OUTER) != 0) return TC_ACT_SHOT;
   return TC_ACT_OK;
 }
 
