@@ -48,15 +48,21 @@ def test_throughput_against_limit_finds_the_configured_rate(make_lab, tmp_path):
 def test_frame_loss_against_lossy_matches_the_drop_probability(make_lab, tmp_path):
     loss = 0.1
     config = make_lab("lossy", loss=loss)
-    out = tmp_path / "out"
     rate, duration = 20000, 2
-    xlatperf("frame-loss", "-c", str(config), "--duration", str(duration), "--set", "trial.pause=0",
-             "--set", "trial.timeout=0.5", "--rates", str(rate), "--out", str(out), "-q")
+    # The subject is the loss ratio, not the shared machine's steadiness: a trial the tester
+    # could not send on time (invalid, and left out of the summary) is run again, twice at most.
+    for attempt in range(3):
+        out = tmp_path / f"out{attempt}"
+        xlatperf("frame-loss", "-c", str(config), "--duration", str(duration), "--set",
+                 "trial.pause=0", "--set", "trial.timeout=0.5", "--rates", str(rate),
+                 "--out", str(out), "-q")
+        (trial,) = trials(out)
+        if trial["valid"]:
+            break
     s = summary(out)
     p = round(loss * 65536) / 65536  # nftables numgen quantises the probability to 1/65536
     n = rate * duration
     sigma = math.sqrt(p * (1 - p) / n)
-    (trial,) = trials(out)
     assert trial["valid"]
     for name, d in trial["directions"].items():
         assert d["sent"] == n
