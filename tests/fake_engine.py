@@ -39,11 +39,13 @@ replays the engine's transcripts (engine/tests/transcripts) through it. Its beha
                         of trial time, L being the file's content; the file is then removed
 """
 
+import base64
 import ipaddress
 import json
 import math
 import os
 import signal
+import struct
 import sys
 import time
 
@@ -56,7 +58,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.2"
+PROTOCOL = "2.3"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -74,7 +76,8 @@ LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6
 
 KEYS = {
     "trial": ("id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-              "learn", "losses", "flows"),
+              "learn", "losses", "capture", "flows"),
+    "capture": ("frames", "stride", "snaplen", "foreign"),
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
              "background", "streams", "pattern", "from_table"),
@@ -206,6 +209,14 @@ def validate_trial(request):
     duration = number_in(request, "", "duration", 1e-3, 1e6)
     number_in(request, "", "timeout", 0, 3600, 2.0)
     number_in(request, "", "progress_interval", 0, 3600, 1.0)
+    if "capture" in request:
+        capture = request["capture"]
+        known(capture, "capture.", "capture")
+        integer_in(capture, "capture.", "frames", 1, 4096, 100)
+        integer_in(capture, "capture.", "stride", 1, 1_000_000, 1)
+        integer_in(capture, "capture.", "snaplen", 64, 65535, 65535)
+        if not isinstance(capture.get("foreign", False), bool):
+            bad("capture.foreign", capture["foreign"], "must be true or false")
     delay = request.get("delay", {})
     known(delay, "delay.", "delay")
     tagged = integer_in(delay, "delay.", "tagged", 0, 10_000_000, 0)
@@ -490,6 +501,11 @@ def run_trial(request):
                                                        if plan["rx_port"] == port and q == 0)}
                                    for q in range(queues)]}
                        for port in rx_ports]}
+    if "capture" in request:
+        for port in reply["ports"]:
+            frames = fake_capture(request, port["index"], replies)
+            port["capture"] = {"frames": frames[0], "missed": 0, "bytes": len(frames[1]),
+                               "pcapng": base64.b64encode(frames[1]).decode("ascii")}
     if "learn" in request:
         learn = request["learn"]
         entries = min(learn["table_size"], replies[learn["flow"]]["received"])
@@ -497,6 +513,64 @@ def run_trial(request):
         reply["state_table"] = {"port": learn["port"], "entries": entries,
                                 "capacity": learn["table_size"], "ip_version": learn["ip_version"]}
     send(reply)
+
+
+def test_frame(spec, seq, length):
+    """A test frame of a stream as the fake DUT returns it (a cable: the sent headers), UDP
+    payload the tag and padding (docs/protocol.md "Test frame payload"), `length` bytes
+    without the FCS."""
+    version = spec["ip_version"]
+    mac = lambda text: bytes.fromhex(text.replace(":", ""))
+    l3 = 20 if version == 4 else 40
+    udp_length = length - 14 - l3
+    tag = b"XLATPF" + bytes([0, 1]) + struct.pack(">I", seq) + bytes(6)
+    payload = (tag + bytes(range(256)) * 40)[:udp_length - 8]
+    udp = struct.pack(">HHHH", spec.get("src_port", 0xC020), spec.get("dst_port", 7), udp_length, 0)
+    src, dst = (ipaddress.ip_address(spec[k]).packed for k in ("src_ip", "dst_ip"))
+    if version == 4:
+        header = struct.pack(">BBHHHBBH4s4s", 0x45, 0, l3 + udp_length, 0, 0, 64, 17, 0, src, dst)
+        words = struct.unpack(">10H", header)
+        checksum = sum(words)
+        checksum = ~((checksum & 0xFFFF) + (checksum >> 16)) & 0xFFFF
+        ip = header[:10] + struct.pack(">H", checksum) + header[12:]
+        ethertype = 0x0800
+    else:
+        ip = struct.pack(">IHBB16s16s", 6 << 28, udp_length, 17, 64, src, dst)
+        ethertype = 0x86DD
+    return mac(spec["dst_mac"]) + mac(spec["src_mac"]) + struct.pack(">H", ethertype) + ip + udp + payload
+
+
+def fake_capture(request, port, replies):
+    """(frames, pcapng bytes): the engine's capture of a port (docs/protocol.md "Capture"),
+    the first sampled frames of the flows received there; a section header, one interface
+    (Ethernet) and an Enhanced Packet Block per frame."""
+    capture = request["capture"]
+    limit, stride = capture.get("frames", 100), capture.get("stride", 1)
+    snaplen = capture.get("snaplen", 65535)
+    frames = []
+    for flow, reply in zip(request["flows"], replies):
+        if flow["rx_port"] != port:
+            continue
+        spec = streams_of(flow)[0][0]
+        length = spec.get("rx_frame_size", spec["frame_size"]) - 4
+        for seq in range(0, reply["received"], stride):
+            if len(frames) == limit:
+                break
+            frames.append(test_frame(spec, seq, length))
+
+    def block(kind, body):
+        body += bytes(-len(body) % 4)
+        return struct.pack("<II", kind, len(body) + 12) + body + struct.pack("<I", len(body) + 12)
+
+    data = block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1))
+    data += block(1, struct.pack("<HHI", 1, 0, snaplen))
+    now = time.time_ns() // 1000   # the default resolution: microseconds
+    for index, frame in enumerate(frames):
+        kept = frame[:snaplen]
+        stamp = now + index
+        data += block(6, struct.pack("<IIIII", 0, stamp >> 32, stamp & 0xFFFFFFFF, len(kept), len(frame))
+                      + kept)
+    return len(frames), data
 
 
 def dut_received(flow, sent, limit, duration):

@@ -106,6 +106,17 @@ struct DelayPlan {
   double tagged_start = 0;   // seconds into the trial where the tagged frames begin
 };
 
+// A sample of each receiving port's frames, written as a pcapng file per port after the trial
+// (docs/protocol.md, "Capture"): the first `frames` test frames the port receives (every
+// `stride`-th of each RX queue), `snaplen` bytes of each, foreign frames too when `foreign`.
+struct CapturePlan {
+  uint32_t frames = 100;
+  uint32_t stride = 1;
+  uint32_t snaplen = 65535;
+  bool foreign = false;
+  static constexpr uint32_t kMaxFrames = 4096;  // per port: with 9220-byte frames 38 MB at most
+};
+
 struct TrialPlan {
   double duration = 0, timeout = 2.0, progress_interval = 1.0;
   uint64_t seed = 0;  // pseudorandom fields: the same seed gives the same frames (RFC 4814 §3.1)
@@ -115,6 +126,7 @@ struct TrialPlan {
   // Report each flow's loss periods: runs of consecutive frames (in the flow's sending order)
   // that never arrived, with their send times (RFC 2544 §26.5/26.6, RFC 6201).
   bool losses = false;
+  std::optional<CapturePlan> capture;
   std::vector<FlowPlan> flows;
 };
 

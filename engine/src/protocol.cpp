@@ -232,7 +232,7 @@ void parse_streams(const json& f, const std::string& path, FlowPlan& flow) {
 
 TrialPlan parse_trial(const json& req, uint16_t port_count) {
   known_keys(req, "", {"id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-                       "learn", "losses", "flows"});
+                       "learn", "losses", "capture", "flows"});
   TrialPlan plan;
   plan.duration = number_in(req, "", "duration", 1e-3, 1e6);
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
@@ -245,6 +245,19 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   if (req.contains("losses")) {
     if (!req["losses"].is_boolean()) bad("losses", req["losses"], "must be true or false");
     plan.losses = req["losses"].get<bool>();
+  }
+  if (req.contains("capture")) {
+    const json& c = req["capture"];
+    known_keys(c, "capture.", {"frames", "stride", "snaplen", "foreign"});
+    CapturePlan cap;
+    cap.frames = uint32_t(integer_in(c, "capture.", "frames", 1, CapturePlan::kMaxFrames, cap.frames));
+    cap.stride = uint32_t(integer_in(c, "capture.", "stride", 1, 1'000'000, cap.stride));
+    cap.snaplen = uint32_t(integer_in(c, "capture.", "snaplen", 64, 65535, cap.snaplen));
+    if (c.contains("foreign")) {
+      if (!c["foreign"].is_boolean()) bad("capture.foreign", c["foreign"], "must be true or false");
+      cap.foreign = c["foreign"].get<bool>();
+    }
+    plan.capture = cap;
   }
   if (req.contains("delay")) {
     const json& d = req["delay"];
@@ -539,6 +552,9 @@ json serialise(const TrialReport& r) {
       queues.push_back({{"queue", q.queue}, {"test_frames", q.test_frames}, {"foreign", q.foreign}});
     ports.push_back({{"index", p.index}, {"foreign", p.foreign}, {"neighbor_replies", p.neighbor_replies},
                      {"queues", queues}});
+    if (p.capture)
+      ports.back()["capture"] = {{"frames", p.capture->frames}, {"missed", p.capture->missed},
+                                 {"bytes", p.capture->pcapng.size()}, {"pcapng", base64(p.capture->pcapng)}};
   }
   json out = {{"ok", true}, {"valid", r.valid},
               {"invalid_reason", r.valid ? json() : json(r.invalid_reason)},
@@ -546,6 +562,19 @@ json serialise(const TrialReport& r) {
   if (r.state_table)
     out["state_table"] = {{"port", r.state_table->port}, {"entries", r.state_table->entries},
                           {"capacity", r.state_table->capacity}, {"ip_version", r.state_table->ip_version}};
+  return out;
+}
+
+std::string base64(const std::string& bytes) {
+  static constexpr char kDigits[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t n = std::min<size_t>(3, bytes.size() - i);
+    uint32_t v = 0;
+    for (size_t k = 0; k < 3; ++k) v = v << 8 | (k < n ? uint8_t(bytes[i + k]) : 0);
+    for (size_t k = 0; k < 4; ++k) out += k <= n ? kDigits[(v >> (18 - 6 * k)) & 63] : '=';
+  }
   return out;
 }
 

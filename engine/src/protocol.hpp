@@ -21,8 +21,8 @@ namespace xlp::protocol {
 
 // Protocol version MAJOR.MINOR (docs/protocol.md, "Versions"): a new optional key or reply
 // field bumps the minor, anything a peer of the same major could misread bumps the major.
-constexpr int kMajor = 2, kMinor = 2;
-std::string version();  // "2.2"
+constexpr int kMajor = 2, kMinor = 3;
+std::string version();  // "2.3"
 // The engine's limits that the front end mirrors (hello's "limits"), from the engine's own
 // constants.
 nlohmann::json limits();
@@ -64,6 +64,8 @@ class Executor {
 nlohmann::json serialise(const HelloReport& report);
 nlohmann::json serialise(const TrialReport& report);
 nlohmann::json serialise(const ProgressReport& report);
+// RFC 4648 base64 with padding: how a capture's pcapng bytes travel in a JSON reply.
+std::string base64(const std::string& bytes);
 
 struct Answer {
   nlohmann::json reply;  // the final reply, with the request's id

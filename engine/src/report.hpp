@@ -118,10 +118,18 @@ struct QueueReceiveReport {
   uint64_t test_frames = 0, foreign = 0;
 };
 
+// The sample of a port's received frames (TrialPlan::capture) as a pcapng file.
+struct CaptureReport {
+  uint64_t frames = 0;  // in the file
+  uint64_t missed = 0;  // sampled, but no copy buffer was free (never with the engine's pool size)
+  std::string pcapng;   // the file's bytes
+};
+
 struct PortReport {
   uint16_t index = 0;
   uint64_t foreign = 0, neighbor_replies = 0;
   std::vector<QueueReceiveReport> queues;  // per RX queue
+  std::optional<CaptureReport> capture;    // when the trial asked for one
 };
 
 struct StateTableReport {

@@ -4,6 +4,10 @@
 #include <rte_ethdev.h>
 #include <rte_launch.h>
 #include <rte_memcpy.h>
+#include <rte_pcapng.h>
+#include <rte_version.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <ctime>
@@ -228,6 +232,23 @@ class RxTask final : public Task {
     if (!learned_) learned_ = std::make_unique<StateTable>(ip_version, table_size);
     learn_[id] = true;
   }
+  // Capture: sample this queue's test frames (and foreign frames when `foreign`) into copies
+  // from `pool`, sharing the port's claims; every `stride`-th candidate of this queue.
+  void capture_into(PortCapture* port, const CapturePlan& plan, uint32_t snaplen, rte_mempool* pool) {
+    capture_ = port;
+    capture_foreign_ = plan.foreign;
+    capture_stride_ = plan.stride;
+    capture_snaplen_ = snaplen;
+    capture_pool_ = pool;
+    copies_.reserve(plan.frames);
+  }
+  // The copies (rte_pcapng_copy's EPB-formatted mbufs) with their receive TSC; the caller
+  // takes ownership.
+  std::vector<std::pair<uint64_t, rte_mbuf*>> take_copies() { return std::move(copies_); }
+  uint64_t capture_missed() const { return capture_missed_; }
+  ~RxTask() override {
+    for (auto& c : copies_) rte_pktmbuf_free(c.second);
+  }
   const StateTable* learned() const { return learned_.get(); }
   uint64_t foreign() const { return foreign_; }
   uint64_t answered() const { return answered_; }
@@ -267,10 +288,12 @@ class RxTask final : public Task {
     if (!parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
         !(sink = &sinks_[tag.stream])->stream) {
       ++foreign_;
+      if (capture_ && capture_foreign_) sample(m, rx_tsc);
       if (answer_neighbor(io_, port_, queue_, m, identity_, pool_)) ++answered_;
       return;
     }
     ++test_frames_;
+    if (capture_) sample(m, rx_tsc);  // whatever its fate below: a bad length is worth seeing
     Receiver& r = *sink->rx;
     if (m->pkt_len != sink->stream->rx_len) {
       ++r.bad_length;
@@ -306,6 +329,18 @@ class RxTask final : public Task {
     }
   }
 
+  // A bounded copy: at most the port's limit of frames per trial, then not even the claim.
+  void sample(const rte_mbuf* m, uint64_t rx_tsc) {
+    if (capture_full_ || capture_seen_++ % capture_stride_ != 0) return;
+    if (capture_->claimed.fetch_add(1, std::memory_order_relaxed) >= capture_->limit) {
+      capture_full_ = true;
+      return;
+    }
+    rte_mbuf* c = rte_pcapng_copy(port_, queue_, m, capture_pool_, capture_snaplen_, rx_tsc, RTE_PCAPNG_DIRECTION_IN);
+    if (c) copies_.emplace_back(rx_tsc, c);
+    else ++capture_missed_;
+  }
+
   bool all_arrived() const {
     for (const Stream* s : streams_)
       if (s->arrived() < s->sent) return false;
@@ -323,6 +358,12 @@ class RxTask final : public Task {
   uint64_t foreign_ = 0, answered_ = 0, test_frames_ = 0;
   std::array<bool, 256> learn_{};
   std::unique_ptr<StateTable> learned_;  // stateful phase 1: this queue's part of the table
+  PortCapture* capture_ = nullptr;       // none: no capture in this trial
+  bool capture_foreign_ = false, capture_full_ = false;
+  uint32_t capture_stride_ = 1, capture_snaplen_ = 0;
+  uint64_t capture_seen_ = 0, capture_missed_ = 0;
+  rte_mempool* capture_pool_ = nullptr;
+  std::vector<std::pair<uint64_t, rte_mbuf*>> copies_;
 };
 
 bool answer_neighbor(BurstIo& io, uint16_t port, uint16_t queue, const rte_mbuf* m, const PortIdentity& id,
@@ -525,15 +566,48 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
     flows_.push_back(std::move(flow));
   }
   for (const auto& [port, tasks] : receivers) receivers_.insert(receivers_.end(), tasks.begin(), tasks.end());
+  if (plan.capture) {
+    // Copies are cut at the snap length, and at the longest frame the trial expects (or a
+    // standard 1518-byte frame with two tags, if longer): the pool's buffers are that big
+    // and each copy fits one, whatever the segments of the received frame.
+    uint32_t longest = 1518 - kFcs + 2 * kVlanTag;
+    for (const auto& f : flows_)
+      for (const auto& lane : f->lanes)
+        for (const auto& st : lane->streams) longest = std::max(longest, st->rx_len);
+    const uint32_t snaplen = std::min(plan.capture->snaplen, longest);
+    static std::atomic<unsigned> pools{0};  // a pool name is unique while the pool lives
+    const std::string name = "xlp_capture" + std::to_string(pools++);
+    capture_pool_ = rte_pktmbuf_pool_create(name.c_str(), unsigned(receivers.size()) * plan.capture->frames, 0, 0,
+                                            uint16_t(rte_pcapng_mbuf_size(snaplen)), SOCKET_ID_ANY);
+    if (!capture_pool_)
+      throw ExecutionFailure("capture: cannot allocate " + std::to_string(receivers.size() * plan.capture->frames) +
+                             " buffers of " + std::to_string(rte_pcapng_mbuf_size(snaplen)) +
+                             " bytes (capture.frames x snap length): " + rte_strerror(rte_errno));
+    for (const auto& [port, tasks] : receivers) {
+      auto& pc = capture_ports_[port] = std::make_unique<PortCapture>();
+      pc->limit = plan.capture->frames;
+      for (RxTask* t : tasks) t->capture_into(pc.get(), *plan.capture, snaplen, capture_pool_);
+    }
+  }
   control_.senders_running = uint32_t(flows_.size() * queues);
 }
 
-Trial::~Trial() = default;
+Trial::~Trial() {
+  tasks_.clear();  // the receivers free the copies they still hold before their pool goes
+  if (capture_pool_) rte_mempool_free(capture_pool_);
+}
 
 void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick) {
   // The schedule starts now, after everything was prepared (templates, enumerations, state
   // tables), a little in the future so that every worker begins on it.
   control_.start_tsc = rte_rdtsc() + control_.tsc_hz / 1000;
+  if (capture_pool_) {  // the anchor for the captured frames' wall-clock times
+    timespec ts;
+    const uint64_t before = rte_rdtsc();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    wall_tsc0_ = before + (rte_rdtsc() - before) / 2;
+    wall_ns0_ = uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+  }
   control_.cutoff_tsc = control_.start_tsc + uint64_t(plan_.duration * (1 + 1e-5) * double(control_.tsc_hz));
   for (auto& t : tasks_) t->begin();
   if (worker_lcores.empty()) {
@@ -578,6 +652,68 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
   if (learning_)  // the queues' parts of the Responder's table, in queue order
     for (RxTask* r : receivers_)
       if (r->learned()) learning_->append(*r->learned());
+  if (capture_pool_) write_captures();
+}
+
+namespace {
+
+// The copies' Enhanced Packet Blocks (pcapng: block type, length, interface id, timestamp
+// high and low 32 bits, in the writer's byte order): the timestamp is set here from the
+// receive TSC, with a clock anchor of the trial's own, because DPDK 22.11's conversion in
+// rte_pcapng_copy overflows a few seconds after the process started (dates in 2265).
+void set_epb_time(rte_mbuf* epb, uint64_t ns) {
+  uint32_t* words = rte_pktmbuf_mtod(epb, uint32_t*);
+  words[3] = uint32_t(ns >> 32);
+  words[4] = uint32_t(ns);
+}
+
+}  // namespace
+
+void Trial::write_captures() {
+  std::map<uint16_t, std::vector<std::pair<uint64_t, rte_mbuf*>>> per_port;
+  for (RxTask* r : receivers_) {
+    auto copies = r->take_copies();
+    auto& all = per_port[r->port()];
+    all.insert(all.end(), copies.begin(), copies.end());
+    captures_[r->port()].missed += r->capture_missed();
+  }
+  const double ns_per_tick = 1e9 / double(control_.tsc_hz);
+  for (auto& [port, copies] : per_port) {
+    // The queues' samples merged in arrival order (frames of one burst keep their order).
+    std::stable_sort(copies.begin(), copies.end(),
+                     [](const auto& a, const auto& b) { return int64_t(a.first - b.first) < 0; });
+    for (auto& [tsc, m] : copies)
+      set_epb_time(m, wall_ns0_ + uint64_t(int64_t(double(int64_t(tsc - wall_tsc0_)) * ns_per_tick)));
+    CaptureReport& report = captures_[port];
+    report.frames = copies.size();
+    // The file is written into memory (a memfd) and travels in the reply, so that a remote
+    // engine (tester.ssh) needs no file system shared with the front end.
+    const int fd = memfd_create("xlatperf-capture", 0);
+    if (fd < 0) throw ExecutionFailure(std::string("capture: memfd_create: ") + std::strerror(errno));
+    const std::string comment = "xlatperf trial capture: port " + std::to_string(port) + ", first " +
+                                std::to_string(copies.size()) + " sampled frames";
+    const std::string app = std::string("xlatperf-engine (") + rte_version() + ")";
+    rte_pcapng_t* out = rte_pcapng_fdopen(dup(fd), nullptr, nullptr, app.c_str(), comment.c_str());
+    bool ok = out != nullptr;
+    for (size_t i = 0; i < copies.size(); i += 256) {
+      std::vector<rte_mbuf*> burst;
+      for (size_t k = i; k < std::min(copies.size(), i + 256); ++k) burst.push_back(copies[k].second);
+      if (ok) ok = rte_pcapng_write_packets(out, burst.data(), uint16_t(burst.size())) >= 0;  // frees them
+      else rte_pktmbuf_free_bulk(burst.data(), unsigned(burst.size()));
+    }
+    if (out) rte_pcapng_close(out);
+    std::string bytes;
+    char buf[65536];
+    for (off_t at = 0;;) {
+      const ssize_t n = pread(fd, buf, sizeof buf, at);
+      if (n <= 0) break;
+      bytes.append(buf, size_t(n));
+      at += n;
+    }
+    close(fd);
+    if (!ok) throw ExecutionFailure("capture: cannot write the pcapng file of port " + std::to_string(port));
+    report.pcapng = std::move(bytes);
+  }
 }
 
 std::vector<FlowProgress> Trial::progress() const {
@@ -849,6 +985,7 @@ TrialReport Trial::result(double elapsed_s) const {
     port.foreign += r->foreign();
     port.neighbor_replies += r->answered();
     port.queues.push_back({r->queue(), r->test_frames(), r->foreign()});
+    if (auto c = captures_.find(r->port()); c != captures_.end()) port.capture = c->second;
   }
   if (learning_)
     out.state_table = StateTableReport{plan_.learn->port, learning_->size(), learning_->capacity(),

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -158,6 +159,15 @@ struct Worker {
 
 class RxTask;
 
+// One receiving port's capture sample (TrialPlan::capture), shared by its RX queues: each
+// sampled frame claims a place first, so the port keeps its first `limit` sampled frames
+// whatever queue they came in on. A claim is one atomic operation per sampled frame (at most
+// limit + queues per trial), none once the sample is full.
+struct PortCapture {
+  std::atomic<uint32_t> claimed{0};
+  uint32_t limit = 0;
+};
+
 class Trial {
  public:
   // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
@@ -186,6 +196,13 @@ class Trial {
   std::vector<RxTask*> receivers_;  // by port, then queue
   std::vector<std::unique_ptr<Worker>> workers_;
   StateTable* learning_ = nullptr;
+  // Capture: the copies' pool, per receiving port the shared claim counter and, once the
+  // workers are done, the pcapng file (written on the calling thread, not in the RX loop).
+  rte_mempool* capture_pool_ = nullptr;
+  std::map<uint16_t, std::unique_ptr<PortCapture>> capture_ports_;
+  std::map<uint16_t, CaptureReport> captures_;
+  uint64_t wall_ns0_ = 0, wall_tsc0_ = 0;  // a realtime clock reading and the TSC at that moment
+  void write_captures();
 };
 
 }  // namespace xlp

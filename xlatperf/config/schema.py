@@ -364,6 +364,7 @@ MAX_FRAME_SIZE = 9216  # RFC 8219 §5.1.1's largest; the engine's limit (hello l
 # DPDK 22.11's AF_XDP PMD receives a frame into one 2048-byte umem chunk less the XDP headroom
 # (no multi-buffer frames): larger frames are lost (measured on veth: 1792 bytes arrive, 1800 not).
 AF_XDP_MAX_FRAME = 1792
+MAX_CAPTURE_FRAMES = 4096  # frames per port and trial the engine samples at most (CapturePlan::kMaxFrames)
 MAX_PATTERN = 65536  # the longest frame pattern of a flow in the engine (kMaxPattern)
 
 SCHEMA: dict[str, dict[str, Key]] = {
@@ -422,6 +423,15 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # Per-frame timeout (the SIIT paper's): a frame whose one-way delay exceeds it counts
         # as lost ("late"); 0 = off (RFC 2544's global timeout only). Every procedure.
         "frame_timeout": Key(0.0, number(0, 3600)),
+    },
+    # A pcapng sample of each receiving port's test frames per trial (docs/config.md
+    # "[capture]"), written to <out>/captures/ and named in the trial's record.
+    "capture": {
+        "enabled": Key(False, boolean),
+        "frames": Key(100, integer(1, MAX_CAPTURE_FRAMES)),   # per port and trial: the first ones
+        "stride": Key(1, integer(1, 1_000_000)),              # every stride-th test frame (per RX queue)
+        "snaplen": Key(65535, integer(64, 65535)),            # bytes kept of each frame
+        "foreign": Key(False, boolean),                       # also frames that are not test frames
     },
     "throughput": {
         "min_rate": Key(0, integer(0)),

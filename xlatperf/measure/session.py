@@ -9,13 +9,15 @@ hook running meanwhile), samples the DUT's counters
 hook. Procedures (xlatperf/procedures/) see only this interface.
 """
 
+import base64
+import binascii
 import time
 
 from ..config.derived import side_vlan
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan, imix_size_names
-from ..util.errors import ConfigError, MeasurementError
+from ..util.errors import ConfigError, EngineError, MeasurementError
 from ..util.files import utc_timestamp
 from .stateful import window
 from .store import ResultStore
@@ -181,6 +183,10 @@ class TrialSession:
         """Runs one trial request on the engine, keeping what abort() needs to record it."""
         self._in_flight = rate
         self._in_flight_sizes = imix_size_names(self.config, request["flows"])
+        capture = self.config.capture
+        if capture.enabled:   # every trial of the measurement, learning and phases included
+            request["capture"] = {"frames": capture.frames, "stride": capture.stride,
+                                  "snaplen": capture.snaplen, "foreign": capture.foreign}
         try:
             reply = self.engine.trial(request, on_progress=self.reporter.progress)
         finally:
@@ -261,6 +267,13 @@ class TrialSession:
             self.reporter.pausing(remaining)
             time.sleep(remaining)
 
+    def _write_captures(self, reply: dict) -> dict:
+        """The trial's capture files under the results directory, named after the record
+        (repetition, step, phase) and the receiving port."""
+        phase = f"-{self.phase}" if self.phase else ""
+        return capture_files(reply, lambda port, data: self.store.write_capture(
+            f"r{self.repetition}-s{self.step}{phase}-port{port}", data))
+
     def _record(self, result: TrialResult, duration: float, aborted: bool = False,
                 extra: dict | None = None) -> dict:
         reply = result.reply or {}
@@ -275,8 +288,31 @@ class TrialSession:
             record["aborted"] = True
         if extra:
             record |= extra
+        captures = self._write_captures(reply)
+        if captures:
+            record["captures"] = captures
         self.store.record_trial(record)
         return record
+
+
+def capture_files(reply: dict, name_of) -> dict:
+    """The pcapng files of a trial reply's ports (docs/protocol.md "Capture"): for each port
+    with a capture, {port index: {"file": name_of(index, bytes), "frames", "missed"}}. The
+    base64 text is dropped from the reply once written (a kept reply stays small)."""
+    files = {}
+    for port in reply.get("ports", []):
+        capture = port.get("capture")
+        if not capture or "pcapng" not in capture:
+            continue
+        try:
+            data = base64.b64decode(capture.pop("pcapng"), validate=True)
+        except (binascii.Error, TypeError, ValueError) as exc:
+            raise EngineError(f"the engine's capture of port {port.get('index')} is not base64: "
+                              f"{exc}") from None
+        files[str(port.get("index"))] = {"file": name_of(port.get("index"), data),
+                                         "frames": capture.get("frames", 0),
+                                         "missed": capture.get("missed", 0)}
+    return files
 
 
 def resolve_dut_macs(engine: Engine, config: dict) -> dict:

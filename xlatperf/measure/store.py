@@ -8,6 +8,8 @@
     engine.log     the engine's stderr (DPDK and engine logs)
     repetitions.jsonl  one line per finished repetition (written after its last trial)
     incomplete/trials.jsonl  on resume: trials of repetitions that had not finished
+    captures/      with [capture] enabled: a pcapng file per trial and receiving port, named
+                   in the trial's record (r<repetition>-s<step>[-<phase>]-port<index>.pcapng)
 
 A new measurement into an existing directory replaces these files, unless it resumes
 (ResultStore(directory, resume=True)): then the finished repetitions are kept and the trials
@@ -29,6 +31,7 @@ CSV_FILE = "summary.csv"
 ENGINE_LOG_FILE = "engine.log"
 REPETITIONS_FILE = "repetitions.jsonl"
 INCOMPLETE_DIR = "incomplete"
+CAPTURE_DIR = "captures"
 
 
 class ResultStore:
@@ -43,6 +46,7 @@ class ResultStore:
         self.finished: dict[int, list[dict]] = {}
         self.moved_to_incomplete = 0
         self.trials_recorded = 0
+        self._captures_written: set[str] = set()
         try:
             self.directory.mkdir(parents=True, exist_ok=True)
             if resume:
@@ -91,6 +95,25 @@ class ResultStore:
             self.finished.setdefault(record["repetition"], []).append(record)
         for n in range(1, number):
             self.finished.setdefault(n, [])
+
+    def write_capture(self, name: str, data: bytes) -> str:
+        """Writes a capture file under captures/ and returns its path relative to the
+        directory (as the trial record names it). A name already written in this run gets a
+        suffix (-2, -3, ...): every record keeps its own file."""
+        directory = self.directory / CAPTURE_DIR
+        directory.mkdir(exist_ok=True)
+        stem, number = name, 1
+        while f"{CAPTURE_DIR}/{name}" in self._captures_written:
+            number += 1
+            name = f"{stem}-{number}"
+        relative = f"{CAPTURE_DIR}/{name}"
+        self._captures_written.add(relative)
+        try:
+            write_atomically(self.directory / f"{relative}.pcapng", data)
+        except OSError as exc:
+            raise XlatperfError(f"--out {self.directory}: cannot write {relative}.pcapng: "
+                                f"{exc.strerror or exc}") from None
+        return relative + ".pcapng"
 
     @property
     def engine_log(self) -> Path:

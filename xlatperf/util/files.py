@@ -15,9 +15,10 @@ def utc_timestamp() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
-def write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str | bytes) -> None:
     temporary = path.with_name(f".{path.name}.tmp")
-    with open(temporary, "w", encoding="utf-8") as stream:
+    binary = isinstance(text, bytes)
+    with open(temporary, "wb" if binary else "w", encoding=None if binary else "utf-8") as stream:
         stream.write(text)
         stream.flush()
         os.fsync(stream.fileno())
