@@ -980,7 +980,10 @@ TrialReport Trial::result(double elapsed_s) const {
     out.flows.push_back(std::move(flow));
   }
   for (const RxTask* r : receivers_) {
-    if (out.ports.empty() || out.ports.back().index != r->port()) out.ports.push_back(PortReport{.index = r->port()});
+    if (out.ports.empty() || out.ports.back().index != r->port()) {
+      out.ports.emplace_back();
+      out.ports.back().index = r->port();
+    }
     PortReport& port = out.ports.back();
     port.foreign += r->foreign();
     port.neighbor_replies += r->answered();
