@@ -169,6 +169,20 @@ def test_points_are_shared_out_and_run_in_parallel(fake_config, tmp_path):
     assert log == []
 
 
+def test_the_console_names_the_tester_of_each_point(fake_config, tmp_path):
+    from rich.console import Console
+
+    from xlatperf.ui.console import ConsoleReporter
+    campaign = load_campaign(campaign_file(tmp_path, TWO))
+    reporter = ConsoleReporter(console=Console(record=True, width=200))
+    status = run_campaign(campaign, tmp_path / "out", reporter=reporter,
+                          run=fake_runner([], threading.Barrier(2)))
+    text = reporter.console.export_text()
+    assert len(status["points"]) == 4
+    for point in status["points"]:
+        assert f"{point['index']}/4 on tester {point['tester']}: trial " in text, text
+
+
 def test_chained_points_run_on_the_tester_of_their_throughput(fake_config, tmp_path):
     campaign = load_campaign(campaign_file(tmp_path, """
 [campaign]

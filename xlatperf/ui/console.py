@@ -99,7 +99,8 @@ class ConsoleReporter(Reporter):
         labels = " ".join(f"{k}={v}" for k, v in info["labels"].items())
         resumed = (f" (resuming: {info['repetitions_done']} repetition(s) kept)"
                    if info.get("state") == "partial" else "")
-        self.console.print(f"[bold]point {info['index']}/{info['count']}[/bold]: "
+        on = f" on tester {info['tester']}" if info.get("tester") else ""
+        self.console.print(f"[bold]point {info['index']}/{info['count']}[/bold]{on}: "
                            f"{info['procedure']} {labels}{resumed}", highlight=False)
 
     def repetition(self, number, count):
