@@ -581,8 +581,7 @@ class _PointRunner:
                             "id": point.id, "procedure": point.procedure,
                             "labels": point.labels, "state": state["state"],
                             "repetitions_done": state["repetitions"],
-                            **({"rate": rate} if extra else {}),
-                            **({"tester": tester.name} if tester is not None else {})})
+                            **({"rate": rate} if extra else {})})
         (point_dir / ERROR_FILE).unlink(missing_ok=True)
         config = self.campaign.config_for(point, tester)
         if tester is not None:
