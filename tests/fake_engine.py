@@ -438,7 +438,8 @@ def run_trial(request):
     valid, reason = True, None
     if aborted:
         valid, reason = False, "aborted"
-    elif any(f["rate"] > tester_limit for f in flows):
+    elif any(max([f["rate"]] + [step["rate"] for step in f.get("rate_steps", [])]) > tester_limit
+             for f in flows):
         valid, reason = False, ("tester could not keep the rate: sending took longer than "
                                 "duration x (1 + 1e-5)")
     problem = frame_size_problem(request) or stateful_problem(request)
