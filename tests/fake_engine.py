@@ -48,6 +48,7 @@ import signal
 import struct
 import sys
 import time
+from collections import Counter
 
 from xlatperf.config.schema import MAX_FRAME_SIZE, MAX_QUEUES, MIN_FRAME_SIZE
 
@@ -58,7 +59,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.3"
+PROTOCOL = "2.4"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -222,12 +223,15 @@ def validate_trial(request):
     tagged = integer_in(delay, "delay.", "tagged", 0, 10_000_000, 0)
     tagged_start = number_in(delay, "delay.", "tagged_start", 0, duration, 0.0)
     flows = require(request, "", "flows")
+    if not isinstance(flows, list) or not 1 <= len(flows) <= 127:
+        bad("flows", len(flows) if isinstance(flows, list) else flows, "must be a list of 1..127 flows")
     for index, flow in enumerate(flows):
         path = f"flows[{index}]."
         known(flow, path, "flow")
         integer_in(flow, path, "tx_port", 0, PORT_COUNT - 1)
         integer_in(flow, path, "rx_port", 0, PORT_COUNT - 1)
-        rate = integer_in(flow, path, "rate", 1, 1_000_000_000)
+        # 2.4: rate 0 before the first rate step (a delayed start).
+        rate = integer_in(flow, path, "rate", 0 if "rate_steps" in flow else 1, 1_000_000_000)
         n, m = 1, 1
         if "mix" in flow:
             known(flow["mix"], path + "mix.", "mix")
@@ -257,7 +261,7 @@ def validate_trial(request):
         planned = planned_frames(flow, duration)
         if "frames" in flow:
             planned = integer_in(flow, path, "frames", 1, 2**40)
-            if (planned - 1) / rate > duration:
+            if not flow.get("rate_steps") and (planned - 1) / rate > duration:
                 bad(path + "frames", planned,
                     f"must be at most duration x rate + 1 = {int(duration * rate) + 1}")
         if "from_table" in flow:
@@ -270,6 +274,12 @@ def validate_trial(request):
                     f"must be at most {after}: flow {flow.get('name', f'flow{index}')} sends only "
                     "that many foreground frames after delay.tagged_start (rate x (duration - "
                     "tagged_start))")
+    # As the engine: the test tag's stream id numbers every lane's streams (docs/protocol.md
+    # "Queues and workers").
+    stride = max([2] + [len(streams_of(flow)[0]) for flow in flows])
+    if len(flows) * stride * queues > 256:
+        raise RequestError("execution_failure", f"{len(flows)} flows x {stride} streams x {queues} "
+                           f"queues need {len(flows) * stride * queues} stream ids; the test tag has 256")
     learn = request.get("learn")
     if learn is not None:
         known(learn, "learn.", "learn")
@@ -428,7 +438,8 @@ def run_trial(request):
     valid, reason = True, None
     if aborted:
         valid, reason = False, "aborted"
-    elif any(f["rate"] > tester_limit for f in flows):
+    elif any(max([f["rate"]] + [step["rate"] for step in f.get("rate_steps", [])]) > tester_limit
+             for f in flows):
         valid, reason = False, ("tester could not keep the rate: sending took longer than "
                                 "duration x (1 + 1e-5)")
     problem = frame_size_problem(request) or stateful_problem(request)
@@ -436,8 +447,14 @@ def run_trial(request):
         send_error(request["id"], problem)
         return
     replies = []
+    same_name = Counter(flow["name"] for flow in flows)
     for flow in flows:
         planned = planned_frames(flow, duration)
+        # Flows of one name are one direction from several clients (RFC 8219 §10.2.2): they
+        # share the DUT's capacity, lowered by their number as for varying client addresses.
+        clients = same_name[flow["name"]]
+        flow_limit = limit / clients / (1 + float(os.environ.get("FAKE_DUT_CLIENT_PENALTY", "0"))
+                                        * (clients - 1)) if clients > 1 else limit
         if valid:
             sent = planned
         elif reason.startswith("tester could not keep the rate"):
@@ -447,9 +464,9 @@ def run_trial(request):
             sent = planned // 2
         time_of = send_time_of(flow, duration)
         if flow.get("rate_steps"):
-            lost = stepped_losses(flow, duration, limit)
+            lost = stepped_losses(flow, duration, flow_limit)
         else:     # what is lost is lost at the end of the trial
-            received = stateful_received(request, flow, sent, dut_received(flow, sent, limit,
+            received = stateful_received(request, flow, sent, dut_received(flow, sent, flow_limit,
                                                                              duration))
             lost = [(received, sent - 1)]
         if outage is not None:

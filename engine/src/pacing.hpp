@@ -47,7 +47,10 @@ class Schedule {
     min_burst_ = uint32_t(std::clamp<uint64_t>(fastest / lanes / 1000000, 1, kMaxBurst));
   }
 
-  // First TSC tick at or after the exact due time of the lane's frame j (never early).
+  // First TSC tick at or after the exact due time of the lane's frame j (never early). A
+  // stretch at rate 0 (a delayed start: only the first, before a rate step) has no frames: the
+  // next stretch starts at the same frame, so it is the one found here and nothing divides by 0;
+  // due_count caps the 0-rate stretch's count at that same first frame.
   uint64_t due_tsc(uint64_t j) const {
     const uint64_t k = j * lanes_ + lane_;
     size_t i = segments_.size() - 1;

@@ -285,7 +285,9 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
                                                             : "flow" + std::to_string(i);
     flow.tx_port = uint16_t(integer_in(f, path, "tx_port", 0, port_count - 1));
     flow.rx_port = uint16_t(integer_in(f, path, "rx_port", 0, port_count - 1));
-    flow.rate = integer_in(f, path, "rate", 1, 1'000'000'000);
+    // With rate steps the rate before the first step may be 0: a delayed start (RFC 8219
+    // §10.2.2, flows started one after another): the flow sends nothing before its first step.
+    flow.rate = integer_in(f, path, "rate", f.contains("rate_steps") ? 0 : 1, 1'000'000'000);
     parse_streams(f, path, flow);
     if (f.contains("rate_steps")) {
       const json& steps = f["rate_steps"];

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "errors.hpp"
 #include "frame.hpp"
 #include "harness.hpp"
 #include "protocol.hpp"
@@ -118,4 +119,30 @@ TEST(LossPeriods, ManyPeriodsListTheFirstAndTheLastHundred) {
   EXPECT_NEAR(l.first[0].first_lost_s, 5.0 / 10000, 1e-9);
   EXPECT_NEAR(l.last[0].first_lost_s, 2005.0 / 10000, 1e-9);   // period 201
   EXPECT_NEAR(l.last[99].first_lost_s, 2995.0 / 10000, 1e-9);  // period 300, the last
+}
+
+TEST(LossPeriods, ADelayedStartSendsItsShareFromItsStepOn) {
+  XLP_REQUIRE_EAL();
+  // Rate 0 until 0.1 s, then 10 kfps to 0.3 s (RFC 8219 §10.2.2's flow started late): exactly
+  // round(10000 x (0.3 - 0.1)) = 2000 frames, the first due at 0.1 s. The DUT drops frame 0,
+  // so the loss report states its scheduled send time.
+  test::Bench bench(dropping(0, 0, 1));
+  json req = request(0, 0);
+  req["duration"] = 0.3;
+  req["flows"][0].erase("frames");
+  req["flows"][0]["rate_steps"] = {{{"at", 0.1}, {"rate", 10000}}};
+  const TrialReport r = bench.run(protocol::parse_trial(req, 2));
+  ASSERT_TRUE(r.valid) << r.invalid_reason;
+  EXPECT_EQ(r.flows[0].planned, 2000u);
+  EXPECT_EQ(r.flows[0].sent, 2000u);
+  EXPECT_EQ(r.flows[0].received, 1999u);
+  const LossReport& l = *r.flows[0].losses;
+  ASSERT_EQ(l.first.size(), 1u);
+  EXPECT_NEAR(l.first[0].first_lost_s, 0.1, 1e-9);
+  EXPECT_FALSE(l.first[0].last_before_s.has_value());  // nothing was sent before it
+  EXPECT_NEAR(*l.first[0].first_after_s, 0.1001, 1e-9);
+  // Without rate steps a rate of 0 stays refused.
+  json plain = request(0, 0);
+  plain["flows"][0].erase("frames");
+  EXPECT_THROW(protocol::parse_trial(plain, 2), BadParameter);
 }

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "pacing.hpp"
+#include "plan.hpp"
 
 using namespace xlp;
 
@@ -94,4 +95,23 @@ TEST(Schedule, RateSegmentsFollowEachOther) {
   for (uint64_t k = 0; k < 4000; k += 7) EXPECT_EQ((k % 2 ? lane1 : lane0).due_tsc(k / 2), s.due_tsc(k)) << k;
   for (uint64_t now = 90; now < s.due_tsc(3999) + 10; now += 997)
     EXPECT_EQ(lane0.due_count(now) + lane1.due_count(now), s.due_count(now)) << now;
+}
+
+TEST(Schedule, ARateZeroStretchBeforeAStepIsADelayedStart) {
+  // Rate 0 until 0.25 s, then 4000 fps (a flow started late, RFC 8219 §10.2.2): nothing is
+  // due before 0.25 s, frame k is due at 0.25 s + k / 4000.
+  const uint64_t hz = 2'000'000'000, start = 1000;
+  FlowPlan plan;
+  plan.rate = 0;
+  plan.rate_steps = {{0.25, 4000}};
+  const std::vector<RateSegment> segments = plan.segments();
+  EXPECT_EQ(plan.planned_frames(1.0), 3000u);  // round(4000 x (1.0 - 0.25))
+  const Schedule s(hz, segments, 3000, start);
+  EXPECT_EQ(s.due_count(start), 0u);
+  EXPECT_EQ(s.due_count(start + hz / 4 - 1), 0u);
+  EXPECT_EQ(s.due_tsc(0), start + hz / 4);
+  EXPECT_EQ(s.due_count(start + hz / 4), 1u);
+  EXPECT_EQ(s.due_tsc(3), start + hz / 4 + 3 * hz / 4000);
+  EXPECT_EQ(s.due_count(start + hz), 3000u);
+  EXPECT_LT(s.due_tsc(2999), start + hz);  // the last frame within the duration
 }

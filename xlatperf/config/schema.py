@@ -480,6 +480,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "scalability": {
         "flows": Key([1, 4, 16, 64, 256, 1024], flow_counts),
         "side": Key("left", choice("left", "right")),
+        # t: 0 starts the n flows together (§10.2.1); t > 0 starts client i at i x t seconds
+        # (§10.2.2), each trial longer by (n - 1) x t.
+        "start_interval": Key(0.0, number(0)),
     },
     # RFC 8219 §7.2 latency (docs/delay.md): `timestamps` tagged frames per direction, spread
     # evenly over the trial after `delay` seconds (checked against the rate and trial.duration

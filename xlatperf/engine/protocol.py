@@ -24,6 +24,10 @@ class DirectionCounts:
     bad_length: int = 0
     late: int | None = None     # frames later than trial.frame_timeout (None: no such timeout)
     bad_vlan: int = 0           # test frames that arrived on another VLAN than the side's
+    # A direction carried by several engine flows of the same name (RFC 8219 §10.2.2: one per
+    # client, started one after another): each flow's {"sent", "received", "planned", "rate"},
+    # in the request's order; None for a direction of one flow.
+    flows: list | None = None
     # IMIX (RFC 6985): frames sent and received per configured frame size (the size as
     # traffic.imix names it, in every direction and kind: a SIIT trial's 64-byte IPv4 and
     # 84-byte IPv6 frames are both of the size "84"), e.g.
@@ -46,7 +50,8 @@ class DirectionCounts:
                 "reordered": self.reordered, "bad_length": self.bad_length,
                 **({"late": self.late} if self.late is not None else {}),
                 **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
-                **({"sizes": self.sizes} if self.sizes else {})}
+                **({"sizes": self.sizes} if self.sizes else {}),
+                **({"flows": self.flows} if self.flows else {})}
 
 
 @dataclass(frozen=True)
@@ -80,28 +85,43 @@ class TrialResult:
         configured size of each stream of the request's IMIX flows, {flow: {kind: [size, ...]}}
         in the streams' order (traffic.plan.imix_size_names); without it a size is named by the
         frames as sent."""
-        directions, delay = {}, {}
+        groups: dict[str, list[dict]] = {}
         for flow in reply.get("flows", []):
-            streams = flow.get("streams", [])
+            groups.setdefault(flow["name"], []).append(flow)
+        directions, delay, tx, losses = {}, {}, {}, {}
+        for name, flows in groups.items():
+            # The flows of one name are one direction: their counts add up (each flow's own
+            # are kept in `flows`). Delay data and loss periods describe one flow's frames in
+            # its sending order, so they are kept only for a direction of one flow.
+            streams = [s for flow in flows for s in flow.get("streams", [])]
             late = [s["late"] for s in streams if "late" in s]
-            directions[flow["name"]] = DirectionCounts(
-                sent=int(flow["sent"]), received=int(flow["received"]),
-                planned=flow.get("planned"),
+            planned = [flow.get("planned") for flow in flows]
+            directions[name] = DirectionCounts(
+                sent=sum(int(flow["sent"]) for flow in flows),
+                received=sum(int(flow["received"]) for flow in flows),
+                planned=None if None in planned else sum(planned),
                 duplicates=sum(s.get("duplicates", 0) for s in streams),
                 reordered=sum(s.get("reordered", 0) for s in streams),
                 bad_length=sum(s.get("bad_length", 0) for s in streams),
                 bad_vlan=sum(s.get("bad_vlan", 0) for s in streams),
-                sizes=_per_size(streams, (size_names or {}).get(flow["name"], {})),
-                late=sum(late) if late else None)
+                sizes=_per_size(streams, (size_names or {}).get(name, {})),
+                late=sum(late) if late else None,
+                flows=[{"rate": flow.get("rate"), "planned": flow.get("planned"),
+                        "sent": int(flow["sent"]), "received": int(flow["received"])}
+                       for flow in flows] if len(flows) > 1 else None)
+            tx[name] = [sum(counts) for counts in
+                        zip(*([q["sent"] for q in flow.get("queues", [])] for flow in flows))]
+            if len(flows) > 1:
+                continue
             delay_data = {kind: data for kind, data in
                           ((s.get("kind"), _stream_delay(s)) for s in streams) if data}
             if delay_data:
-                delay[flow["name"]] = {**delay_data.pop("foreground", {}), **delay_data}
-        tx = {flow["name"]: [q["sent"] for q in flow.get("queues", [])] for flow in reply.get("flows", [])}
+                delay[name] = {**delay_data.pop("foreground", {}), **delay_data}
+            if "losses" in flows[0]:
+                losses[name] = flows[0]["losses"]
         rx = {str(port["index"]): [q["test_frames"] for q in port.get("queues", [])]
               for port in reply.get("ports", [])}
         several = any(len(counts) > 1 for counts in (*tx.values(), *rx.values()))
-        losses = {flow["name"]: flow["losses"] for flow in reply.get("flows", []) if "losses" in flow}
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
                    invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None,
                    duration=duration, queues={"tx": tx, "rx": rx} if several else None,
@@ -118,12 +138,14 @@ class TrialResult:
 
     @property
     def achieved_rate(self) -> float | None:
-        """Frames per second the tester actually sent in the slowest direction over the
-        requested duration (the engine cuts a sender off at duration x (1 + 1e-5)); None when
-        unknown."""
+        """Frames per second the tester actually sent in the slowest direction (the engine cuts
+        a sender off at duration x (1 + 1e-5)): the rate times the share of its planned frames
+        the direction sent (a flow that starts late plans fewer than rate x duration), or its
+        frames over the requested duration when the plan is unknown; None when unknown."""
         if not self.directions or not self.duration:
             return None
-        return min(d.sent for d in self.directions.values()) / self.duration
+        return min(self.rate * d.sent / d.planned if d.planned else d.sent / self.duration
+                   for d in self.directions.values())
 
     @property
     def rate_not_kept(self) -> bool:
@@ -177,7 +199,7 @@ def trial_from_record(record: dict) -> TrialResult:
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
         bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0),
-        sizes=d.get("sizes"))
+        sizes=d.get("sizes"), flows=d.get("flows"))
         for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
@@ -189,9 +211,17 @@ def trial_from_record(record: dict) -> TrialResult:
 # Version and errors (docs/protocol.md, "Versions" and "Errors")
 # --------------------------------------------------------------------------------------------
 
+# The engine's limits on a trial request (docs/protocol.md "trial", "Queues and workers"): at
+# most 127 flows, a duration of at most 10^6 s, and 256 stream ids in the test tag, one per
+# stream of every flow on every TX queue (each flow counting at least 2 streams).
+MAX_FLOWS = 127
+MAX_DURATION = 1_000_000.0
+STREAM_IDS = 256
+
+
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.3"
+PROTOCOL_VERSION = "2.4"
 
 
 def _major(version) -> int | None:

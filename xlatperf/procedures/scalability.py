@@ -15,14 +15,18 @@ benchmark:
 computed from the medians over the repetitions. The summary's statistics are those of each
 repetition's own degradation at the largest n.
 
-RFC 8219 §10.2.2 starts the flows one after another, each t seconds after the previous one; the
-engine starts every flow of a trial together, so this is §10.2.1 (simultaneous start) over an
-increasing number of flows: the settings say so.
+With scalability.start_interval = t > 0 the flows start one after another (RFC 8219 §10.2.2,
+incremental load): each client is then its own engine flow per direction, from one fixed
+address, client i starting i x t seconds into the trial (a rate of 0 until a rate step at
+i x t: docs/protocol.md "Rate steps"), each at its share of the trial's rate R once started,
+and the trial lasts duration + (n - 1) x t. The search is over R as with t = 0.
 """
 
+import ipaddress
 from dataclasses import dataclass
 
-from ..engine.protocol import TrialResult, trial_from_record
+from ..engine.protocol import (MAX_DURATION, MAX_FLOWS, STREAM_IDS, TrialResult,
+                               trial_from_record)
 from ..measure.session import AUXILIARY_PHASES
 from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError
@@ -51,13 +55,73 @@ class FlowStep:
     trial: TrialResult
 
 
+def shares(rate: int, n: int) -> list[int]:
+    """The rate R split over n clients as evenly as whole frames per second allow (the first
+    R mod n clients one frame/s more), so the shares add up to exactly R."""
+    return [rate // n + (1 if i < rate % n else 0) for i in range(n)]
+
+
+def _pinned(stream: dict) -> dict:
+    """A stream whose 16-bit address parts that take a single value (min = max) carry it in the
+    address itself instead of a varying field: a client's fixed address."""
+    stream, vary = dict(stream), []
+    for field in stream.get("vary", []):
+        if field["field"] in ("src_ip", "dst_ip") and field.get("bits", 16) == 16 \
+                and field["min"] == field["max"]:
+            packed = bytearray(ipaddress.ip_address(stream[field["field"]]).packed)
+            packed[field["offset"]:field["offset"] + 2] = field["min"].to_bytes(2, "big")
+            stream[field["field"]] = str(ipaddress.ip_address(bytes(packed)))
+        else:
+            vary.append(field)
+    stream["vary"] = vary
+    return stream
+
+
+class StaggeredClients:
+    """The trial flows of n clients started one after another (RFC 8219 §10.2.2), in the
+    TrafficPlan interface the session uses (flows, check_rate): for the trial's rate R, client
+    i's flows (one per direction, its address fixed) send at its share of R from i x t seconds
+    on (rate 0 until a rate step at i x t; client 0 from the start). The flows of a direction
+    share its name: the front end adds their counts up (TrialResult.from_reply)."""
+
+    def __init__(self, plans: list[TrafficPlan], interval: float):
+        self.plans, self.interval = plans, interval
+
+    @property
+    def max_rate(self) -> int:
+        return self.plans[0].max_rate
+
+    def check_rate(self, rate: int, what: str = "rate") -> None:
+        self.plans[0].check_rate(rate, what)
+
+    def flows(self, rate: int) -> list[dict]:
+        self.check_rate(rate)
+        found = []
+        for i, (plan, share) in enumerate(zip(self.plans, shares(rate, len(self.plans)))):
+            if share == 0:     # R < n: this client would send nothing
+                continue
+            for flow in plan.flows(share):
+                for key in ("foreground", "background"):
+                    if key in flow:
+                        flow[key] = _pinned(flow[key])
+                if "streams" in flow:
+                    flow["streams"] = [_pinned(stream) for stream in flow["streams"]]
+                if i:
+                    flow |= {"rate": 0, "rate_steps": [{"at": i * self.interval, "rate": share}]}
+                found.append(flow)
+        return found
+
+
 class _ClientsSession:
     """The measurer as the search for one n sees it: its trials send from n client addresses
     and carry n in their records and in the live view; every trial is also kept, tagged with
-    n, in the repetition's steps."""
+    n, in the repetition's steps. With a start interval t (§10.2.2), every trial is longer by
+    (n - 1) x t and its record states t."""
 
-    def __init__(self, session, plan: TrafficPlan, flows: int, steps: list):
+    def __init__(self, session, plan, flows: int, steps: list, interval: float = 0.0,
+                 duration: float = 0.0):
         self.session, self.plan, self.flows, self.steps = session, plan, flows, steps
+        self.interval, self.duration = interval, duration
 
     @property
     def tester(self) -> dict:
@@ -65,7 +129,11 @@ class _ClientsSession:
 
     def run_trial(self, rate, duration=None, annotate=None, **options):
         def tagged(result) -> dict:
-            return {RECORD_KEY: self.flows, **(annotate(result) if annotate else {})}
+            return {RECORD_KEY: self.flows,
+                    **({"start_interval": self.interval} if self.interval else {}),
+                    **(annotate(result) if annotate else {})}
+        if self.interval:   # RFC 8219 §10.2.2: extended by the time to start all the flows
+            duration = (duration or self.duration) + (self.flows - 1) * self.interval
         result = self.session.run_trial(rate, duration, tagged, plan=self.plan, **options)
         self.steps.append(FlowStep(self.flows, result))
         return result
@@ -112,15 +180,48 @@ class Scalability(Procedure):
                               f"flows, the size of addresses.{side}_min..{side}_max = "
                               f"{low}..{high}")
         ports = [plan.ports["left"], plan.ports["right"]]
-        self.plans, self.searches = {}, {}
+        self.interval = settings.start_interval
+        if self.interval:
+            self._check_incremental(config, plan)
+        self.plans, self.searches, self.trial_plans = {}, {}, {}
         for n in self.counts:
             changed = config.changed({f"addresses.{side}_max": low + n - 1})
             self.plans[n] = TrafficPlan(changed, ports, through_dut=plan.through_dut)
             self.searches[n] = THROUGHPUT.make(changed, self.plans[n], None)
+            self.trial_plans[n] = self.plans[n] if not self.interval else StaggeredClients(
+                [TrafficPlan(config.changed({f"addresses.{side}_min": low + i,
+                                             f"addresses.{side}_max": low + i}),
+                             ports, through_dut=plan.through_dut) for i in range(n)],
+                self.interval)
         first = self.searches[1]
         self.loss_tolerance = getattr(first, "loss_tolerance", 0.0)   # for the live view
         self.error = getattr(first, "error", None)
         self.earlier: list[Repetition] = []
+
+    def _check_incremental(self, config, plan) -> None:
+        """With a start interval every client is an engine flow per direction: n is bounded by
+        the engine's flows and the test tag's stream ids, and the longest trial by the engine's
+        duration."""
+        flows = plan.flows(1)
+        streams = max([2] + [len(f["streams"]) if "streams" in f else 1 + ("background" in f)
+                             for f in flows])
+        most = min(MAX_FLOWS // len(flows),
+                   STREAM_IDS // (len(flows) * streams * config.tester.queues))
+        n, t = self.counts[-1], self.interval
+        if n > most:
+            raise ConfigError(
+                f"scalability.flows = {self.counts}: with scalability.start_interval = {t:g} "
+                f"(flows started one after another, RFC 8219 §10.2.2) each client is its own "
+                f"engine flow per direction: n must be in 1..{most} ({len(flows)} direction(s), "
+                f"{streams} stream ids per flow, tester.queues = {config.tester.queues}; the "
+                f"engine takes {MAX_FLOWS} flows and the test tag {STREAM_IDS} stream ids); use "
+                "fewer flows or scalability.start_interval = 0 (simultaneous start)")
+        longest = config.trial.duration + (n - 1) * t
+        if longest > MAX_DURATION:
+            raise ConfigError(
+                f"scalability.start_interval = {t:g}: trial.duration + (n - 1) x t = "
+                f"{longest:g} s with n = {n}: must be at most {MAX_DURATION:g} s (the engine's "
+                f"longest trial), so t at most {(MAX_DURATION - config.trial.duration) / max(n - 1, 1):g}")
 
     # -- running ---------------------------------------------------------------------------------
 
@@ -132,7 +233,8 @@ class Scalability(Procedure):
         for n in self.counts:
             search = self.searches[n]
             search.begin_repetition(earlier[n])
-            search.run(_ClientsSession(session, self.plans[n], n, steps), [])
+            search.run(_ClientsSession(session, self.trial_plans[n], n, steps, self.interval,
+                                       self.config.trial.duration), [])
 
     def steps_from_records(self, records):
         return [FlowStep(r[RECORD_KEY], trial_from_record(r)) for r in records
@@ -199,6 +301,8 @@ class Scalability(Procedure):
                 failures[name] = failures.get(name, 0) + info.get("failed_trials", 0)
         return {"unit": "%", **summarize(values), "metric": "throughput",
                 "higher_is_better": True, "largest_flows": largest,
+                # RFC 8219 §10.2.2's T in seconds (0: simultaneous start, §10.2.1).
+                "start_interval_s": self.interval,
                 "tester_limited": any(f["tester_limited"] for f in flows),
                 "flows": flows,
                 "directions": {name: {"failed_trials": n} for name, n in failures.items()},
@@ -226,8 +330,12 @@ class Scalability(Procedure):
                 "clients": f"{self.side} addresses with the 16-bit part {low}..{low}+n-1 "
                            f"({getattr(addresses, self.side)}), to one "
                            f"{_other(self.side)} address, fixed ports",
-                "start": "simultaneous: every flow from the trial's start (RFC 8219 §10.2.1); "
-                         "§10.2.2's start one after another every t seconds is not done",
+                "start_interval": self.interval,
+                "start": (f"incremental (RFC 8219 §10.2.2): client i (0..n-1) starts i x "
+                          f"{self.interval:g} s into the trial, at its share R/n of the trial's "
+                          f"rate R; each trial lasts trial.duration + (n - 1) x {self.interval:g} s"
+                          if self.interval else
+                          "simultaneous: every flow from the trial's start (RFC 8219 §10.2.1)"),
                 "metric": "throughput (RFC 2544 §26.1, RFC 8219 §7.1)",
                 "degradation": "RFC 8219 §10.2.1, higher is better: (X1 - Xn) / X1 x 100 %, "
                                "from the medians over the repetitions",
