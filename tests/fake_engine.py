@@ -50,7 +50,8 @@ import sys
 import time
 from collections import Counter
 
-from xlatperf.config.schema import MAX_FRAME_SIZE, MAX_QUEUES, MIN_FRAME_SIZE
+from xlatperf.config.schema import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_FRAME_SIZE,
+                                    MAX_PATTERN, MAX_QUEUES, MIN_FRAME_SIZE, STREAM_IDS)
 
 aborted = False
 queues = 1          # RX/TX queue pairs per port (--queues)
@@ -65,7 +66,9 @@ PORT_COUNT = 2
 # reports it (docs/protocol.md, "Test frame payload").
 LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6]},
           "max_frame_size": MAX_FRAME_SIZE,
-          "max_queues": MAX_QUEUES,
+          "max_queues": MAX_QUEUES, "max_flows": MAX_FLOWS, "max_duration": MAX_DURATION,
+          "stream_ids": STREAM_IDS, "max_pattern": MAX_PATTERN,
+          "max_capture_frames": MAX_CAPTURE_FRAMES,
           "tag": {"magic": "XLATPF", "size": 18, "stream_id": {"offset": 6, "size": 1},
                   "trial_tag": {"offset": 7, "size": 1}, "sequence": {"offset": 8, "size": 4},
                   "timestamp": {"offset": 12, "size": 6}}}
@@ -207,7 +210,7 @@ def validate_stream(stream, path):
 
 def validate_trial(request):
     known(request, "", "trial")
-    duration = number_in(request, "", "duration", 1e-3, 1e6)
+    duration = number_in(request, "", "duration", 1e-3, MAX_DURATION)
     number_in(request, "", "timeout", 0, 3600, 2.0)
     number_in(request, "", "progress_interval", 0, 3600, 1.0)
     if "capture" in request:
@@ -223,8 +226,9 @@ def validate_trial(request):
     tagged = integer_in(delay, "delay.", "tagged", 0, 10_000_000, 0)
     tagged_start = number_in(delay, "delay.", "tagged_start", 0, duration, 0.0)
     flows = require(request, "", "flows")
-    if not isinstance(flows, list) or not 1 <= len(flows) <= 127:
-        bad("flows", len(flows) if isinstance(flows, list) else flows, "must be a list of 1..127 flows")
+    if not isinstance(flows, list) or not 1 <= len(flows) <= MAX_FLOWS:
+        bad("flows", len(flows) if isinstance(flows, list) else flows,
+            f"must be a list of 1..{MAX_FLOWS} flows")
     for index, flow in enumerate(flows):
         path = f"flows[{index}]."
         known(flow, path, "flow")
@@ -277,9 +281,10 @@ def validate_trial(request):
     # As the engine: the test tag's stream id numbers every lane's streams (docs/protocol.md
     # "Queues and workers").
     stride = max([2] + [len(streams_of(flow)[0]) for flow in flows])
-    if len(flows) * stride * queues > 256:
+    if len(flows) * stride * queues > STREAM_IDS:
         raise RequestError("execution_failure", f"{len(flows)} flows x {stride} streams x {queues} "
-                           f"queues need {len(flows) * stride * queues} stream ids; the test tag has 256")
+                           f"queues need {len(flows) * stride * queues} stream ids; the test tag "
+                           f"has {STREAM_IDS}")
     learn = request.get("learn")
     if learn is not None:
         known(learn, "learn.", "learn")

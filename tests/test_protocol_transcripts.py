@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import MAX_FRAME_SIZE, MAX_QUEUES, MIN_FRAME_SIZE
+from xlatperf.config.schema import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_FRAME_SIZE,
+                                    MAX_PATTERN, MAX_QUEUES, MIN_FRAME_SIZE, STREAM_IDS)
 from xlatperf.config.stateful import foreground_frames
 from xlatperf.engine.protocol import PROTOCOL_VERSION, check_version, error_from_reply
 from xlatperf.util.errors import (EngineBadParameter, EngineError, EngineExecutionFailure)
@@ -134,6 +135,9 @@ def test_mirrored_constants_equal_the_engines_limits():
     assert MIN_FRAME_SIZE == {4: limits["min_frame_size"]["ipv4"], 6: limits["min_frame_size"]["ipv6"]}
     assert MAX_FRAME_SIZE == limits["max_frame_size"]
     assert MAX_QUEUES == limits["max_queues"]
+    assert (MAX_FLOWS, MAX_DURATION, STREAM_IDS, MAX_PATTERN, MAX_CAPTURE_FRAMES) == (
+        limits["max_flows"], limits["max_duration"], limits["stream_ids"], limits["max_pattern"],
+        limits["max_capture_frames"])
     # The minimum frame holds Ethernet, IP, UDP, the tag and the FCS (the tag's layout: the
     # engine's, docs/protocol.md).
     tag = limits["tag"]

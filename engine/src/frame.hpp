@@ -40,6 +40,11 @@ constexpr uint64_t kTimestampMask = (uint64_t(1) << 48) - 1;
 // RX/TX queue pairs per port at most: each queue sends its own sub-stream of every stream
 // (runtime.hpp), and 2 flows x 2 streams x 64 queues fill the tag's stream id byte.
 constexpr uint16_t kMaxQueues = 64;
+// Stream ids: the tag's one byte, one per stream of every flow on every TX queue.
+constexpr size_t kStreamIds = 256;
+// A trial request's flows and duration at most.
+constexpr size_t kMaxFlows = 127;
+constexpr double kMaxDuration = 1e6;  // seconds
 
 // IEEE 802.1Q VLAN tags: at most two (IEEE 802.1ad "QinQ": an S-tag with TPID 0x88a8 outside a
 // C-tag with TPID 0x8100; one tag alone is a C-tag). Each tag adds 4 bytes to the frame.

@@ -234,7 +234,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   known_keys(req, "", {"id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
                        "learn", "losses", "capture", "flows"});
   TrialPlan plan;
-  plan.duration = number_in(req, "", "duration", 1e-3, 1e6);
+  plan.duration = number_in(req, "", "duration", 1e-3, kMaxDuration);
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
   plan.progress_interval = number_in(req, "", "progress_interval", 0, 3600, 1.0);
   plan.seed = integer_in(req, "", "seed", 0, INT64_MAX, 1);
@@ -272,8 +272,9 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     plan.delay.tagged_start = number_in(d, "delay.", "tagged_start", 0, plan.duration, 0.0);
   }
   const json& flows = require(req, "", "flows");
-  if (!flows.is_array() || flows.empty() || flows.size() > 127)
-    bad("flows", flows.is_array() ? json(flows.size()) : flows, "must be a list of 1..127 flows");
+  if (!flows.is_array() || flows.empty() || flows.size() > kMaxFlows)
+    bad("flows", flows.is_array() ? json(flows.size()) : flows,
+        "must be a list of 1.." + std::to_string(kMaxFlows) + " flows");
   if (port_count == 0) throw ExecutionFailure("the engine has no ports");
   for (size_t i = 0; i < flows.size(); ++i) {
     const json& f = flows[i];
@@ -460,6 +461,11 @@ json limits() {
   return {{"min_frame_size", {{"ipv4", min_frame_size(4)}, {"ipv6", min_frame_size(6)}}},
           {"max_frame_size", kMaxFrameSize},
           {"max_queues", kMaxQueues},
+          {"max_flows", kMaxFlows},
+          {"max_duration", kMaxDuration},
+          {"stream_ids", kStreamIds},
+          {"max_pattern", kMaxPattern},
+          {"max_capture_frames", CapturePlan::kMaxFrames},
           {"tag", {{"magic", std::string(std::begin(kMagic), std::end(kMagic))},
                    {"size", kTagSize},
                    {"stream_id", field(kTagStream, 1)},

@@ -459,10 +459,10 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
   size_t stride = 2;
   for (const FlowPlan& f : plan.flows) stride = std::max(stride, f.streams.size());
   const size_t ids = plan.flows.size() * stride * queues;
-  if (queues == 0 || ids > 256)
+  if (queues == 0 || ids > kStreamIds)
     throw ExecutionFailure(std::to_string(plan.flows.size()) + " flows x " + std::to_string(stride) + " streams x " +
                            std::to_string(queues) + " queues need " + std::to_string(ids) +
-                           " stream ids; the test tag has 256");
+                           " stream ids; the test tag has " + std::to_string(kStreamIds));
   if (plan.learn) {  // a new table replaces the port's old one
     tables.at(plan.learn->port) = std::make_unique<StateTable>(plan.learn->ip_version, plan.learn->table_size);
     learning_ = tables[plan.learn->port].get();
@@ -516,7 +516,6 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
           const uint8_t* w = st->tmpl.bytes.data() + f.word_offset;
           st->fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), field_seed(plan.seed, i, q, s, st->fields.size()), q,
                                   queues);
-          st->recompute_ipv4_checksum = st->recompute_ipv4_checksum || f.in_ipv4_header;
         }
         if (sp.enumerate) {
           std::vector<uint64_t> radices;
@@ -531,7 +530,6 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
           enumerated_before[s] += st->planned;
           st->patches = FramePatches::precompute(st->fields, *st->enumerator, st->tmpl, st->planned,
                                                  Stream::kPrecomputeBytes);
-          if (st->patches && st->patches->sets_ipv4_checksum()) st->recompute_ipv4_checksum = false;
         }
         for (uint16_t r = 0; r < queues; ++r) {
           auto receiver = std::make_unique<Receiver>(st->planned);

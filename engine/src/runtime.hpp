@@ -57,9 +57,6 @@ struct Stream {
   uint8_t index;  // in the flow's streams
   FrameTemplate tmpl;
   std::vector<FieldGenerator> fields;  // varying fields, empty for fixed frames
-  // The sender must recompute the IPv4 header checksum: some field in the header varies
-  // (and no precomputed record carries the checksum).
-  bool recompute_ipv4_checksum = false;
   std::unique_ptr<TupleEnumerator> enumerator;  // stateful phase 1: fields varied jointly
   std::vector<size_t> enumerated;               // their indices in `fields`, fastest first
   // The enumeration's frames computed before the trial, when they fit kPrecomputeBytes (else

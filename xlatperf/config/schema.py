@@ -366,6 +366,12 @@ MAX_FRAME_SIZE = 9216  # RFC 8219 §5.1.1's largest; the engine's limit (hello l
 AF_XDP_MAX_FRAME = 1792
 MAX_CAPTURE_FRAMES = 4096  # frames per port and trial the engine samples at most (CapturePlan::kMaxFrames)
 MAX_PATTERN = 65536  # the longest frame pattern of a flow in the engine (kMaxPattern)
+# The engine's limits on a trial request (hello limits; docs/protocol.md "trial", "Queues and
+# workers"): its flows, its duration in seconds, and the test tag's stream ids, one per stream
+# of every flow on every TX queue (each flow counting at least 2 streams).
+MAX_FLOWS = 127
+MAX_DURATION = 1_000_000.0
+STREAM_IDS = 256
 
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
@@ -823,7 +829,7 @@ def _check_imix(config) -> None:
     # (docs/protocol.md "Queues and workers"): a stream per size and kind, at least 2.
     streams = len(set(size_period(config))) * (2 if has_background(config) else 1)
     ids = len(active_directions(config)) * max(2, streams) * config.tester.queues
-    if ids > 256:
+    if ids > STREAM_IDS:
         raise key_error("traffic.imix", traffic.imix,
                         f"makes {streams} streams per direction; with {len(active_directions(config))} "
                         f"direction(s) and tester.queues = {config.tester.queues} they need {ids} stream "

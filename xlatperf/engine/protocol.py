@@ -211,14 +211,6 @@ def trial_from_record(record: dict) -> TrialResult:
 # Version and errors (docs/protocol.md, "Versions" and "Errors")
 # --------------------------------------------------------------------------------------------
 
-# The engine's limits on a trial request (docs/protocol.md "trial", "Queues and workers"): at
-# most 127 flows, a duration of at most 10^6 s, and 256 stream ids in the test tag, one per
-# stream of every flow on every TX queue (each flow counting at least 2 streams).
-MAX_FLOWS = 127
-MAX_DURATION = 1_000_000.0
-STREAM_IDS = 256
-
-
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
 PROTOCOL_VERSION = "2.4"

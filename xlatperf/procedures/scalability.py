@@ -25,8 +25,8 @@ and the trial lasts duration + (n - 1) x t. The search is over R as with t = 0.
 import ipaddress
 from dataclasses import dataclass
 
-from ..engine.protocol import (MAX_DURATION, MAX_FLOWS, STREAM_IDS, TrialResult,
-                               trial_from_record)
+from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS
+from ..engine.protocol import TrialResult, trial_from_record
 from ..measure.session import AUXILIARY_PHASES
 from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError
