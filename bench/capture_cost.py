@@ -10,8 +10,6 @@ this shared machine's speed hits them alike; the ratio with / without is taken p
     python3 bench/capture_cost.py [--quick] [--rounds N] [--out bench/results/capture_cost.json]
 """
 
-import argparse
-import fcntl
 import json
 import statistics
 import sys
@@ -20,8 +18,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine_rate import LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, highest_valid_rate, lost_nothing  # noqa: E402
-from workers import cpu_model  # noqa: E402
+from engine_rate import (LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, cpu_model,  # noqa: E402
+                         highest_valid_rate, lost_nothing, rounds_arguments)
 from xlatperf.config.schema import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
@@ -46,14 +44,7 @@ def measure(traffic, capture, search_s, confirm_s) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="short trials (0.5 s search, 2 s confirm)")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--out", default="bench/results/capture_cost.json")
-    args = parser.parse_args()
-    lock = open("/run/xlatperf-tests.lock", "a")  # nothing else may use the CPUs meanwhile
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    search_s, confirm_s = (0.5, 2.0) if args.quick else (2.0, 10.0)
+    args, search_s, confirm_s = rounds_arguments(__doc__, "bench/results/capture_cost.json")
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rates_mfps": {}}
     for round_ in range(args.rounds):
         for traffic_name, traffic in TRAFFIC.items():

@@ -15,7 +15,9 @@ again). One worker lcore sends; the main lcore sleeps.
 import argparse
 import fcntl
 import json
+import platform
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +29,32 @@ from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
 
 NULL = str(Path(__file__).resolve().parents[1] / "examples" / "null.toml")
+
+
+def cpu_model() -> str:
+    """lscpu's model name: recorded with every benchmark (machines differ between sessions)."""
+    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
+        if line.startswith("Model name:"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+_CPUS_LOCK = None
+
+
+def rounds_arguments(description: str, out: str) -> tuple[argparse.Namespace, float, float]:
+    """The command line of a benchmark in paired rounds (--quick, --rounds, --out), and the
+    CPUs to itself: the lock the tests take, held until the process ends. Returns the
+    arguments and the search and confirmation trial lengths (s)."""
+    global _CPUS_LOCK
+    parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="short trials (0.5 s search, 2 s confirm)")
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", default=out)
+    args = parser.parse_args()
+    _CPUS_LOCK = open("/run/xlatperf-tests.lock", "a")  # nothing else may use the CPUs meanwhile
+    fcntl.flock(_CPUS_LOCK, fcntl.LOCK_EX)
+    return args, *((0.5, 2.0) if args.quick else (2.0, 10.0))
 # An in-engine ring pair: what port 0 sends, port 1 receives; one worker sends and receives.
 LOOPBACK = ["left.port=ring:bench", "right.port=ring:bench", 'left.dut_mac="02:00:00:00:00:02"',
             'right.dut_mac="02:00:00:00:00:01"']

@@ -16,10 +16,7 @@ trial (tester.lcores = "0@0,1@1,2@0"). Cases alternate round by round, so a drif
 machine's speed hits them alike; the ratio 2 workers / 1 worker is taken per round.
 """
 
-import argparse
-import fcntl
 import json
-import platform
 import statistics
 import subprocess
 import sys
@@ -28,7 +25,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine_rate import LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, highest_valid_rate, lost_nothing  # noqa: E402
+from engine_rate import (LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, cpu_model,  # noqa: E402
+                         highest_valid_rate, lost_nothing, rounds_arguments)
 from xlatperf.config.schema import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
@@ -40,13 +38,6 @@ SETUPS = {  # name: (tester.lcores, tester.queues)
 }
 TRAFFIC = {"fixed": [], "random IPs+ports": RANDOM_IPS + RANDOM_PORTS}
 PORTS = {"net_null (send)": [], "ring pair (send + receive)": LOOPBACK}
-
-
-def cpu_model() -> str:
-    for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
-        if line.startswith("Model name:"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 SPIN = """
@@ -86,14 +77,7 @@ def measure(ports, traffic, lcores, queues, search_s, confirm_s) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--quick", action="store_true", help="short trials (0.5 s search, 2 s confirm)")
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--out", default="bench/results/workers.json")
-    args = parser.parse_args()
-    lock = open("/run/xlatperf-tests.lock", "a")  # nothing else may use the CPUs meanwhile
-    fcntl.flock(lock, fcntl.LOCK_EX)
-    search_s, confirm_s = (0.5, 2.0) if args.quick else (2.0, 10.0)
+    args, search_s, confirm_s = rounds_arguments(__doc__, "bench/results/workers.json")
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rates_mfps": {}}
     for round_ in range(args.rounds):
         parallelism = host_parallelism()

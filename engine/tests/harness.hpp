@@ -20,10 +20,19 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "io.hpp"
 #include "runtime.hpp"
 
 namespace xlp::test {
+
+// A trial request's stream of fixed frames (docs/protocol.md) between the two test ports.
+inline nlohmann::json stream(int version, uint32_t size) {
+  return {{"ip_version", version}, {"src_mac", "02:00:00:00:00:01"}, {"dst_mac", "02:00:00:00:00:02"},
+          {"src_ip", version == 4 ? "198.18.0.2" : "2001:2::2"},
+          {"dst_ip", version == 4 ? "198.19.0.2" : "2001:2:0:8000::2"}, {"frame_size", size}};
+}
 
 struct Eal {
   rte_mempool* pool = nullptr;

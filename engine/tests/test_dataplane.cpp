@@ -17,14 +17,9 @@
 
 using namespace xlp;
 using nlohmann::json;
+using test::stream;
 
 namespace {
-
-json stream(int version, uint32_t size) {
-  return {{"ip_version", version}, {"src_mac", "02:00:00:00:00:01"}, {"dst_mac", "02:00:00:00:00:02"},
-          {"src_ip", version == 4 ? "198.18.0.2" : "2001:2::2"},
-          {"dst_ip", version == 4 ? "198.19.0.2" : "2001:2:0:8000::2"}, {"frame_size", size}};
-}
 
 // One flow from port 0 to port 1 sending exactly `frames` frames at `rate`. A duration well
 // beyond frames / rate: a worker the OS schedules late must not make the trial invalid (the
