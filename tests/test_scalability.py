@@ -99,6 +99,22 @@ def test_throughput_and_degradation_per_number_of_flows(fake_config, fake_dut, t
     assert csv[0].startswith("repetition,flows,throughput_fps") and len(csv) == 1 + 2 * 3
 
 
+def test_a_throughput_at_the_configured_top_is_named_a_lower_bound(fake_config, fake_dut, tmp_path,
+                                                                   capsys):
+    """throughput.max_rate between limit(4) and limit(1): n = 1 passes at the setting, so its
+    throughput (and the degradation figures) measure the setting; n = 4 fails below it."""
+    top = int(limit(4)) + 50_000
+    out = tmp_path / "sc"
+    assert cli.main(["scalability", "-c", str(fake_config), "--out", str(out), "--flows", "1,4",
+                     "--duration", "1", "--set", f"throughput.error={ERROR}", "--set",
+                     f"throughput.max_rate={top}", *CLIENTS]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    note = summary["range_limited"]
+    assert note.startswith("at n = 1 the throughput is a lower bound set by throughput.max_rate")
+    assert f"{top:,}" in note and "not the DUT" in note
+    assert note in " ".join(capsys.readouterr().out.split())
+
+
 @pytest.mark.parametrize("settings, message", [
     ([], 'addresses.left = "fixed"'),
     ([*CLIENTS, "--set", "addresses.right=random"], "addresses.right = 'random'"),

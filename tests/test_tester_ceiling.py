@@ -132,3 +132,28 @@ def test_the_report_marks_a_tester_limited_result(fake_config, tmp_path, monkeyp
     # The bar is hatched and says why; the medium's maximum (149 x the result) is named, not
     # drawn as a line that would flatten the bar.
     assert "lower bound: the tester" in text and "off the scale" in text
+
+
+def test_a_pass_at_the_configured_top_is_a_lower_bound_set_by_the_setting(fake_config, tmp_path,
+                                                                            monkeypatch):
+    """A search whose upper end is throughput.max_rate, below the medium's maximum, and that
+    passed there measured the setting: the summary, the console and the report say so; a DUT
+    that fails below it, or a search up to the medium's maximum, gets no such note."""
+    from rich.console import Console
+
+    from xlatperf.ui.console import render_summary
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "2000000")
+    config = load_config(str(fake_config), ["throughput.max_rate=1000000"])
+    summary = run_procedure("throughput", config, tmp_path / "capped")
+    assert summary["median"] == 1_000_000 and summary["tester_limited"] is False
+    note = summary["range_limited"]
+    assert "throughput.max_rate = 1,000,000 frames/s" in note and "may be higher" in note
+    console = Console(record=True, width=300)
+    console.print(render_summary(summary))
+    assert "warning: the throughput is a lower bound set by throughput.max_rate" in console.export_text()
+    write_report(tmp_path / "capped", tmp_path / "report")
+    assert "lower bound set by throughput.max_rate" in (tmp_path / "report" / "report.md").read_text()
+    for settings in (["throughput.max_rate=3000000"], []):   # the DUT fails below the top
+        summary = run_procedure("throughput", load_config(str(fake_config), settings),
+                                tmp_path / f"free{len(settings)}")
+        assert "range_limited" not in summary and summary["median"] <= 2_000_000

@@ -48,6 +48,17 @@ def degradation(x1: float | None, xn: float | None, higher_is_better: bool = Tru
     return change / x1 * 100
 
 
+def range_limited(summaries: dict) -> dict:
+    """{"range_limited": one sentence} when the throughput at some n is a lower bound set by
+    throughput.max_rate (search.summarize_throughput); {} otherwise."""
+    capped = [n for n, summary in summaries.items() if summary.get("range_limited")]
+    if not capped:
+        return {}
+    return {"range_limited": (f"at n = {', '.join(map(str, capped))} the throughput is "
+                              f"{summaries[capped[0]]['range_limited']}; the degradation "
+                              "figures there compare the setting, not the DUT")}
+
+
 @dataclass(frozen=True)
 class FlowStep:
     """A trial of the search with n network flows."""
@@ -304,6 +315,7 @@ class Scalability(Procedure):
                 # RFC 8219 §10.2.2's T in seconds (0: simultaneous start, §10.2.1).
                 "start_interval_s": self.interval,
                 "tester_limited": any(f["tester_limited"] for f in flows),
+                **range_limited(summaries),
                 "flows": flows,
                 "directions": {name: {"failed_trials": n} for name, n in failures.items()},
                 "repetitions": per_repetition}

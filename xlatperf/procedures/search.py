@@ -279,10 +279,12 @@ def repeat(count: int, run_once: Callable[[int], T], results: list | None = None
     return results
 
 
-def summarize_throughput(searches: list[SearchResult],
-                         calibrated: int | None = None) -> dict:
+def summarize_throughput(searches: list[SearchResult], calibrated: int | None = None,
+                         configured_top: int | None = None, medium_max: int | None = None) -> dict:
     """Statistics of the throughput over complete searches (fps per direction). calibrated:
-    the calibrated tester ceiling that capped the searches (search_range_top)."""
+    the calibrated tester ceiling that capped the searches (search_range_top). configured_top:
+    throughput.max_rate when it, below the medium's maximum `medium_max`, was the searches'
+    upper end: a search that passed there measured the setting, not the DUT."""
     values = [s.throughput for s in searches if s.complete]
     failures: dict[str, int] = {}  # trials each direction failed: which one limits the DUT
     for search in searches:
@@ -303,6 +305,12 @@ def summarize_throughput(searches: list[SearchResult],
                               for name, count in failures.items()}}
     if calibrated is not None and not limited and values:
         summary |= dut_limited(summary["median"], calibrated, ceiling)
+    if configured_top is not None and any(v >= configured_top for v in values):
+        summary["range_limited"] = (
+            f"a lower bound set by throughput.max_rate = {configured_top:,} frames/s, not a "
+            "property of the DUT: the DUT passed the highest rate the search tried, so its "
+            "throughput may be higher; raise throughput.max_rate (the medium allows "
+            f"{medium_max:,}) to find it")
     return summary
 
 

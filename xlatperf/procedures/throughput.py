@@ -32,6 +32,11 @@ class Throughput(Procedure):
         self.calibrated: int | None = None
         if self.capped_by_calibration:
             self.hi, self.calibrated = search_range_top(config, self.hi)
+        # The search's top is the setting, not the medium or the tester: a pass there is a
+        # lower bound (summarize_throughput says so).
+        self.medium_max = plan.max_rate
+        self.configured_top = (self.hi if settings.max_rate and self.hi < plan.max_rate
+                               and self.calibrated is None else None)
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {self.lo}: must be below the search's upper "
                               f"end, {self.hi} frames/s"
@@ -60,7 +65,8 @@ class Throughput(Procedure):
 
     def summarize(self, repetitions):
         searches = self.searches(repetitions)
-        summary = summarize_throughput(searches, self.calibrated)
+        summary = summarize_throughput(searches, self.calibrated, self.configured_top,
+                                       self.medium_max)
         summary["repetitions"] = [{"repetition": r.number, **s.to_dict()}
                                   for r, s in zip(repetitions, searches)]
         return summary

@@ -129,7 +129,8 @@ class Search(Family):
 
     def notes(self, entry):
         return [f"the throughput is {note}" for note in
-                (entry.summary.get("lower_bound"), entry.summary.get("dut_limited")) if note]
+                (entry.summary.get("lower_bound"), entry.summary.get("range_limited"),
+                 entry.summary.get("dut_limited")) if note]
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,6 +556,8 @@ class Scalability(Family):
         if entry.summary.get("tester_limited"):
             notes.append("a throughput was bounded by the tester (a lower bound): its "
                          "degradation figure may show the tester, not the DUT")
+        if entry.summary.get("range_limited"):
+            notes.append(entry.summary["range_limited"])
         return notes
 
 

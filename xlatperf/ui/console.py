@@ -398,6 +398,9 @@ def _search_tables(summary: dict) -> list:
     elif summary.get("tester_limited"):
         parts.append(Text("warning: invalid trials occurred: the result may be limited by "
                           "the tester, not the DUT", style="yellow"))
+    if summary.get("range_limited"):
+        parts.append(Text(f"warning: the throughput is {summary['range_limited']}",
+                          style="yellow"))
     if summary.get("dut_limited"):
         parts.append(Text(f"the throughput is {summary['dut_limited']}", style="green"))
     return parts
