@@ -51,11 +51,13 @@ import time
 from collections import Counter
 
 from xlatperf.config.schema import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_FRAME_SIZE,
-                                    MAX_PATTERN, MAX_QUEUES, MIN_FRAME_SIZE, STREAM_IDS)
+                                    MAX_PATTERN, MAX_QUEUES, MIN_FRAME_SIZE, STREAM_IDS,
+                                    stream_ids_needed)
+from xlatperf.engine.client import MAX_FRAME_DEFAULT
 
 aborted = False
 queues = 1          # RX/TX queue pairs per port (--queues)
-max_frame = 1526    # the largest frame on the wire the ports carry (--max-frame-size)
+max_frame = MAX_FRAME_DEFAULT    # the largest frame on the wire the ports carry (--max-frame-size)
 state_tables = {}   # port -> learned entries (the engine's Responder state tables)
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
@@ -161,11 +163,6 @@ def address(obj, path, key, version):
     except (ValueError, TypeError):
         pass
     bad(path + key, text, f"'{text}' is not an IPv{version} address")
-
-
-def foreground_frames(total, n, m):
-    """Frame k of a flow is foreground when k % n < m (the engine's rule)."""
-    return total // n * m + min(total % n, m)
 
 
 def frames_in_pattern(pattern, index, total):
@@ -280,11 +277,11 @@ def validate_trial(request):
                     "tagged_start))")
     # As the engine: the test tag's stream id numbers every lane's streams (docs/protocol.md
     # "Queues and workers").
-    stride = max([2] + [len(streams_of(flow)[0]) for flow in flows])
-    if len(flows) * stride * queues > STREAM_IDS:
+    stride = max(2, *(len(streams_of(flow)[0]) for flow in flows))
+    ids = stream_ids_needed(len(flows), stride, queues)
+    if ids > STREAM_IDS:
         raise RequestError("execution_failure", f"{len(flows)} flows x {stride} streams x {queues} "
-                           f"queues need {len(flows) * stride * queues} stream ids; the test tag "
-                           f"has {STREAM_IDS}")
+                           f"queues need {ids} stream ids; the test tag has {STREAM_IDS}")
     learn = request.get("learn")
     if learn is not None:
         known(learn, "learn.", "learn")

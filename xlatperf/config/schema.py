@@ -373,6 +373,12 @@ MAX_FLOWS = 127
 MAX_DURATION = 1_000_000.0
 STREAM_IDS = 256
 
+
+def stream_ids_needed(flows: int, streams_per_flow: int, queues: int) -> int:
+    """The test tag's stream ids a trial of `flows` flows needs (the engine's rule): one per
+    stream of every flow on every TX queue, each flow counting at least 2."""
+    return flows * max(2, streams_per_flow) * queues
+
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
         "netns": Key("xlp-tester", string),
@@ -828,7 +834,7 @@ def _check_imix(config) -> None:
     # The test tag's stream id (1 byte) numbers each direction's streams on each TX queue
     # (docs/protocol.md "Queues and workers"): a stream per size and kind, at least 2.
     streams = len(set(size_period(config))) * (2 if has_background(config) else 1)
-    ids = len(active_directions(config)) * max(2, streams) * config.tester.queues
+    ids = stream_ids_needed(len(active_directions(config)), streams, config.tester.queues)
     if ids > STREAM_IDS:
         raise key_error("traffic.imix", traffic.imix,
                         f"makes {streams} streams per direction; with {len(active_directions(config))} "

@@ -25,7 +25,7 @@ and the trial lasts duration + (n - 1) x t. The search is over R as with t = 0.
 import ipaddress
 from dataclasses import dataclass
 
-from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS
+from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
 from ..measure.session import AUXILIARY_PHASES
 from ..traffic.plan import TrafficPlan
@@ -214,10 +214,10 @@ class Scalability(Procedure):
         the engine's flows and the test tag's stream ids, and the longest trial by the engine's
         duration."""
         flows = plan.flows(1)
-        streams = max([2] + [len(f["streams"]) if "streams" in f else 1 + ("background" in f)
-                             for f in flows])
+        streams = max(2, *(len(f["streams"]) if "streams" in f else 1 + ("background" in f)
+                           for f in flows))
         most = min(MAX_FLOWS // len(flows),
-                   STREAM_IDS // (len(flows) * streams * config.tester.queues))
+                   STREAM_IDS // stream_ids_needed(len(flows), streams, config.tester.queues))
         n, t = self.counts[-1], self.interval
         if n > most:
             raise ConfigError(
