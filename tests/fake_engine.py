@@ -15,6 +15,14 @@ replays the engine's transcripts (engine/tests/transcripts) through it. Its beha
   FAKE_DUT_LIMIT_FILE   read FAKE_DUT_LIMIT from this file at every trial instead (a DUT hook
                         writes it: the DUT's configuration changes between campaign points)
   FAKE_TESTER_LIMIT     above this rate the trial is invalid, as if the tester could not keep it
+  FAKE_HICCUPS          "N:SECONDS[:AT]": the next N trials' sender is descheduled once for
+                        SECONDS, AT seconds into the trial (default: at its very end), then
+                        catches up in a burst. With the request's max_lag a lag above it makes
+                        the trial invalid (all frames sent, `lagged` counted); without, a hiccup
+                        at the end leaves SECONDS x rate frames unsent (siitperf's rule), one in
+                        the middle passes
+  FAKE_TESTER_DROPS     "N:FRAMES": the next N trials' receiving port misses FRAMES frames
+                        itself (imissed), counted as lost by the flow received there
   FAKE_TRIAL_SECONDS    real seconds a trial takes (default 0), progress events every interval
   FAKE_SPEED_MBPS       link speed reported for every port (default 10000)
   FAKE_FAIL             print this to stderr and exit 1 at start (e.g. a missing interface)
@@ -62,7 +70,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.4"
+PROTOCOL = "2.5"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -82,7 +90,7 @@ LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6
 
 KEYS = {
     "trial": ("id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-              "learn", "losses", "capture", "flows"),
+              "learn", "losses", "capture", "max_lag", "flows"),
     "capture": ("frames", "stride", "snaplen", "foreign"),
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
@@ -210,6 +218,8 @@ def validate_trial(request):
     duration = number_in(request, "", "duration", 1e-3, MAX_DURATION)
     number_in(request, "", "timeout", 0, 3600, 2.0)
     number_in(request, "", "progress_interval", 0, 3600, 1.0)
+    if "max_lag" in request:
+        number_in(request, "", "max_lag", 0, 60)
     if "capture" in request:
         capture = request["capture"]
         known(capture, "capture.", "capture")
@@ -408,6 +418,20 @@ def loss_report(ranges, sent, time_of):
             "first": periods[:100], "last": periods[-100:], "longest": longest}
 
 
+def take_next(variable):
+    """The fields of a "N:..." environment variable while its count N lasts (each call takes
+    one), else None: a fault that affects the next N trials of this engine process."""
+    text = os.environ.get(variable)
+    if not text:
+        return None
+    fields = text.split(":")
+    taken = faults_taken[variable] = faults_taken.get(variable, 0) + 1
+    return [float(f) for f in fields[1:]] if taken <= int(fields[0]) else None
+
+
+faults_taken: dict = {}
+
+
 def run_trial(request):
     limit = float(os.environ.get("FAKE_DUT_LIMIT", "inf"))
     if os.environ.get("FAKE_DUT_LIMIT_FILE"):
@@ -438,12 +462,33 @@ def run_trial(request):
                              "received": int(min(f["rate"], limit) * duration * fraction)}
                             for f in flows]})
     valid, reason = True, None
+    max_lag = request.get("max_lag")
+    hiccup = take_next("FAKE_HICCUPS")
+    lag = hiccup[0] if hiccup else 0.0
+    lag_at_end = hiccup is not None and (len(hiccup) < 2 or hiccup[1] >= duration)
+    dropped = take_next("FAKE_TESTER_DROPS")
+    dropped = int(dropped[0]) if dropped else 0
     if aborted:
         valid, reason = False, "aborted"
     elif any(max([f["rate"]] + [step["rate"] for step in f.get("rate_steps", [])]) > tester_limit
+             # the schedule rule: a sender at its own pace falls behind by duration x
+             # (rate / pace - 1) at the end; invalid when that exceeds max_lag
+             and (max_lag is None or duration * (f["rate"] / tester_limit - 1) > max_lag)
              for f in flows):
         valid, reason = False, ("tester could not keep the rate: sending took longer than "
                                 "duration x (1 + 1e-5)")
+    elif max_lag is not None and lag > max_lag:
+        valid, reason = False, (f"tester could not keep the rate: flow {flows[0]['name']} fell "
+                                f"{lag * 1e3:.3f} ms behind its schedule (max_lag "
+                                f"{max_lag * 1e3:.3f} ms): {math.ceil((lag - max_lag) * flows[0]['rate'])} "
+                                "frames left late, in catch-up bursts")
+    elif max_lag is None and lag_at_end and lag > duration * 1e-5:
+        valid, reason = False, ("tester could not keep the rate: sending took longer than "
+                                "duration x (1 + 1e-5)")
+    elif dropped:
+        valid, reason = False, (f"tester dropped frames: port {flows[0]['rx_port']} missed "
+                                f"{dropped} (imissed: its RX ring was full) and had no mbuf for 0 "
+                                "(rx_nombuf)")
     problem = frame_size_problem(request) or stateful_problem(request)
     if problem:
         send_error(request["id"], problem)
@@ -457,11 +502,15 @@ def run_trial(request):
         clients = same_name[flow["name"]]
         flow_limit = limit / clients / (1 + float(os.environ.get("FAKE_DUT_CLIENT_PENALTY", "0"))
                                         * (clients - 1)) if clients > 1 else limit
-        if valid:
+        if valid or not reason.startswith(("tester could not keep", "aborted")):
             sent = planned
+        elif " fell " in reason:    # all sent, some late
+            sent = planned
+        elif lag_at_end and flow["rate"] <= tester_limit:
+            sent = planned - min(planned, math.ceil(lag * flow["rate"]))
         elif reason.startswith("tester could not keep the rate"):
             # As the engine: the sender is cut off at the time limit, having kept its own pace.
-            sent = min(planned, int(tester_limit * duration))
+            sent = min(planned, round(tester_limit * (duration + (max_lag or 0))))
         else:  # aborted half-way
             sent = planned // 2
         time_of = send_time_of(flow, duration)
@@ -475,6 +524,8 @@ def run_trial(request):
             begin, length = outage
             lost.append((math.ceil(begin * flow["rate"]),
                          math.ceil((begin + length) * flow["rate"]) - 1))
+        if dropped and flow is flows[0]:   # the tester's own drops look like losses
+            lost.append((max(0, sent - dropped), sent - 1))
         losses = loss_report(lost, sent, time_of)
         received = sent - losses["lost"]
         specs, pattern = streams_of(flow)
@@ -498,8 +549,16 @@ def run_trial(request):
             for stream in streams:
                 delay_data(request["delay"], stream, tagged=stream is streams[0])
             received = sum(stream["received"] for stream in streams)
+        # A sender slower than the rate (FAKE_TESTER_LIMIT) falls behind steadily: frame k
+        # leaves k / pace, due k / rate; with the schedule rule the frames more than max_lag
+        # late are `lagged`.
+        behind = 1 / tester_limit - 1 / flow["rate"] if flow["rate"] > tester_limit else 0.0
+        flow_lag = max(lag, sent * behind)
+        lagged = (max(0, math.ceil((lag - max_lag) * flow["rate"])) if not behind else
+                  max(0, sent - math.floor(max_lag / behind))) if max_lag is not None else None
         replies.append({"name": flow["name"], "rate": flow["rate"], "planned": planned,
-                        "sent": sent, "received": received, "max_lag_us": 0.0,
+                        "sent": sent, "received": received, "max_lag_us": flow_lag * 1e6,
+                        **({"lagged": lagged} if lagged is not None else {}),
                         # A frame count is sent on the engine's schedule: the last frame is
                         # due (frames - 1) / rate after the start, maybe well inside duration.
                         "send_time": (planned - 1) / flow["rate"] if "frames" in flow
@@ -510,11 +569,16 @@ def run_trial(request):
         # Lane q of the flow sends its frames k with k % queues == q.
         replies[-1]["queues"] = [
             {"queue": q, "planned": len(range(q, planned, queues)), "sent": len(range(q, sent, queues)),
-             "send_time": replies[-1]["send_time"], "max_lag_us": 0.0} for q in range(queues)]
+             "send_time": replies[-1]["send_time"], "max_lag_us": flow_lag * 1e6,
+             **({"lagged": replies[-1]["lagged"] if q == 0 else 0} if max_lag is not None else {})}
+            for q in range(queues)]
     rx_ports = list(dict.fromkeys(flow["rx_port"] for flow in flows))
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
              "elapsed": duration, "flows": replies,
              "ports": [{"index": port, "foreign": 0, "neighbor_replies": 0,
+                        "drops": {"imissed": dropped if port == flows[0]["rx_port"] else 0,
+                                  "rx_nombuf": 0, "ierrors": 0, "oerrors": 0,
+                                  "queue_errors": [0] * queues},
                         "queues": [{"queue": q, "foreign": 0,
                                     "test_frames": sum(f["received"] for f, plan in zip(replies, flows)
                                                        if plan["rx_port"] == port and q == 0)}

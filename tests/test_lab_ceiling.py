@@ -125,3 +125,16 @@ def test_the_margin_is_taken_from_a_lower_ceiling_the_run_showed(fake_config, tm
     margin = 200_000 / summary["median"]
     assert "ceiling in this run of 200,000 frames/s" in summary["dut_limited"]
     assert f"tester margin of {margin:.2f}x" in summary["dut_limited"]
+
+
+def test_a_ceiling_calibrated_with_fixed_64_byte_frames_does_not_apply_to_other_traffic(
+        fake_config):
+    """Issue 17 finding 9: IMIX, VLAN tags, queues and varying addresses or ports cost the
+    sender more per frame than the calibration's traffic: its ceiling does not apply there."""
+    for change in ("traffic.imix=64:7,594:4,1518:1", "left.vlan=10", "tester.queues=2",
+                   "addresses.left=random", "ports.forward_src=increasing"):
+        config = load_config(str(fake_config), [*CALIBRATED, change])
+        ceiling = calibrated_ceiling(config)
+        assert not ceiling.applies, change
+        assert "not applied: this run's set-up is" in ceiling.statement(), change
+        assert search_range_top(config, 14_880_952) == (14_880_952, None), change

@@ -42,10 +42,10 @@ def losses(*periods, total=None):
 A, OVER, REDUCED = 60.0, 11_000, 5_500
 
 
-def test_no_loss_is_recovery_at_once():
+def test_no_loss_is_no_overload_not_recovery_at_once():
     found = recovery(losses(), A, OVER, REDUCED)
-    assert found["recovered"] and found["determined"]
-    assert found["recovery_time"] == 0.0 and found["timestamp_b"] is None
+    assert found["overloaded"] is False and found["recovered"] is None and found["determined"]
+    assert found["recovery_time"] is None and found["timestamp_b"] is None
     assert found["lost_before"] == 0 and found["lost_after"] == 0
 
 
@@ -275,7 +275,8 @@ def test_recovery_capped_at_the_medium_maximum(fake, fake_dut):
                                 "recovery.repeat=1"])
     s = run_procedure("recovery", config, fake / "max", rate=14_000_000)
     assert s["rates"]["overload"] == 14_880_952 and s["rates"]["overload_is_medium_maximum"]
-    assert s["median"] == 0.0 and s["recovered"] == 1
+    # The fake DUT forwards everything: at the medium's maximum it is not overloaded either.
+    assert s["median"] is None and s["not_overloaded"] == 1
 
 
 def test_reset_measures_the_outage_the_hook_caused(fake, fake_dut):
@@ -385,3 +386,32 @@ procedures = ["throughput", "recovery", "reset"]
             source = json.loads((fake / "out" / "points" / point.rate_from / "summary.json")
                                 .read_text())
             assert s["settings"]["rate"] == int(source["median"])
+
+
+def test_a_dut_that_lost_nothing_was_not_overloaded_and_has_no_recovery_time():
+    """Issue 17 finding 5: no loss at the overload rate is no overload, not "recovered, 0 s"."""
+    none_lost = {"periods": 0, "lost": 0, "first": [], "last": [], "longest": None}
+    r = recovery(none_lost, 60.0, 110_000, 55_000)
+    assert r["overloaded"] is False and r["recovered"] is None
+    assert r["recovery_time"] is None and r["note"].startswith("not overloaded")
+
+
+def test_a_run_whose_dut_was_never_overloaded_says_so(fake, fake_dut):
+    fake_dut(DUT_LIMIT=10_000_000)   # far above the throughput given
+    config = load_config(None, [*BASE, "recovery.overload=1", "recovery.window=0.5",
+                                "recovery.repeat=2"])
+    summary = run_procedure("recovery", config, fake / "rec", rate=1_000_000)
+    assert summary["not_overloaded"] == 2 and summary["recovered"] == 0
+    assert summary["median"] is None
+    assert any("not overloaded" in note for note in summary["warnings"])
+
+
+def test_frames_lost_without_loss_periods_are_undetermined_not_zero():
+    """Issue 17 finding 6: a reply without loss periods for a direction that lost frames
+    (several flows per direction, an older engine) leaves recovery and reset undetermined."""
+    r = recovery(None, 60.0, 110_000, 55_000)
+    assert r["determined"] is False and r["recovered"] is None and r["recovery_time"] is None
+    assert "no loss periods" in r["note"]
+    reset = reset_time(None, 100_000)
+    assert reset["determined"] is False
+    assert reset["timestamp_method"] is None and reset["frame_loss_method"] is None

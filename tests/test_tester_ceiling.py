@@ -8,28 +8,33 @@ from pathlib import Path
 from xlatperf.config import load_config
 from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
 from xlatperf.measure.store import read_trials
-from xlatperf.procedures.search import binary_search, summarize_throughput
+from xlatperf.procedures.search import SearchResult, binary_search, summarize_throughput
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 
 
 def pace(record: dict) -> int:
-    """The frames per second a recorded trial's slowest direction was sent at."""
-    return min(d["sent"] for d in record["directions"].values()) // int(record["duration"])
+    """The frames per second a recorded trial's slowest direction was sent at (over the
+    validity rule's window: duration + trial.max_lag)."""
+    window = record["duration"] + record.get("max_lag", 0)
+    return round(min(d["sent"] for d in record["directions"].values()) / window)
 
 
-def simulated(tester_limit: int, dut_limit: int):
-    """A trial runner: invalid above tester_limit (the tester fell behind), loss above
-    dut_limit, and the list of rates it was asked for."""
+def simulated(tester_limit: int, dut_limit: int, attempts: int = 3):
+    """A trial runner: invalid above tester_limit (the tester fell behind, in every one of
+    `attempts` attempts, as the session's retakes would show), loss above dut_limit, and the
+    list of rates it was asked for."""
     asked = []
 
     def run_trial(rate):
         asked.append(rate)
         if rate > tester_limit:   # 1-s trials: cut off having sent at the tester's pace
             sent = tester_limit
+            earlier = tuple({"attempt": k, "invalid_reason": RATE_NOT_KEPT,
+                             "achieved_rate": float(sent)} for k in range(1, attempts))
             return TrialResult(rate, False, {"forward": DirectionCounts(sent, sent)},
                                invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...",
-                               duration=1.0)
+                               duration=1.0, attempt=attempts, earlier_attempts=earlier)
         received = rate if rate <= dut_limit else dut_limit
         return TrialResult(rate, True, {"forward": DirectionCounts(rate, received)},
                            duration=1.0)
@@ -50,6 +55,48 @@ def test_a_search_below_a_known_ceiling_never_measures_it():
     assert len(asked) == len(first.steps) - 1    # the trial at the maximum is not repeated
 
 
+def test_one_short_trial_is_no_ceiling_until_its_retake_repeats_it():
+    """Issue 17 finding 1: a hiccup is not a ceiling. A trial that fell short once (no retake
+    showed the same) bounds its own search's result but sets no ceiling for the run."""
+    run_trial, asked = simulated(tester_limit=600_000, dut_limit=10**9, attempts=1)
+    once = binary_search(run_trial, 0, 1_000_000, 10_000)
+    assert once.tester_ceiling is None and once.tester_limited
+    # ... nor does a shortfall repeated twice below an applying calibrated ceiling (3 needed)
+    run_trial, asked = simulated(tester_limit=600_000, dut_limit=10**9, attempts=2)
+    twice = binary_search(run_trial, 0, 700_000, 10_000, calibrated=700_000)
+    assert twice.tester_ceiling is None
+    thrice = binary_search(simulated(600_000, 10**9, attempts=3)[0], 0, 700_000, 10_000,
+                           calibrated=700_000)
+    assert thrice.tester_ceiling == 600_000
+
+
+def test_a_late_trial_whose_dut_lost_more_than_the_lag_explains_is_the_duts_failure():
+    """Issue 17 finding 1, the demo's case: a trial at 104,453 fps fell 1,050 frames behind
+    once and the DUT lost 1.7 %: the loss is the DUT's, so the bound above the result is the
+    DUT's, not the tester's, and no ceiling comes of it."""
+    rate = 104_453
+    late = TrialResult(rate, False, {"forward": DirectionCounts(
+        2 * rate - 1_050, round((2 * rate - 1_050) * 0.983), max_lag_us=10_052.0)},
+        invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...", duration=2.0, attempt=3,
+        earlier_attempts=({"achieved_rate": rate - 525.0},) * 2)
+    passed = TrialResult(102_303, True, {"forward": DirectionCounts(204_606, 204_606)},
+                         duration=2.0)
+    result = SearchResult.from_steps([late, passed], 0.0)
+    assert result.throughput == 102_303
+    assert not result.tester_limited and result.tester_ceiling is None
+
+
+def test_one_late_search_of_ten_does_not_mark_the_summary():
+    """Issue 17 finding 1: tester_limited is each repetition's; the summary is a lower bound
+    only when most repetitions are."""
+    dut = [SearchResult(100_000, True, False, [])] * 9
+    late = [SearchResult(90_000, True, True, [])]
+    summary = summarize_throughput(dut + late)
+    assert summary["tester_limited"] is False and summary["tester_limited_repetitions"] == 1
+    assert "lower_bound" not in summary
+    assert summarize_throughput(late * 5 + dut[:5])["tester_limited"] is True
+
+
 def test_a_dut_limit_below_the_tester_ceiling_is_not_tester_limited():
     run_trial, _ = simulated(tester_limit=800_000, dut_limit=300_000)
     result = binary_search(run_trial, 0, 1_000_000, 10_000)
@@ -68,7 +115,12 @@ def test_run_spends_no_trial_above_the_ceiling_and_says_lower_bound(fake_config,
     trials = read_trials(out)
     # The fake tester keeps 1,000,000 fps: the first trial (at the medium's maximum) is cut
     # off having sent at that pace, and no later trial of the run is at or above it.
-    first, *rest = trials
+    # It is taken twice more (trial.retakes = 2), each attempt recorded, and shows the same.
+    assert [t.get("attempt", 1) for t in trials[:3]] == [1, 2, 3]
+    assert [t.get("retaken", False) for t in trials[:3]] == [True, True, False]
+    first, *rest = [t for t in trials if not t.get("retaken")]
+    assert len(first["earlier_attempts"]) == 2
+    # (The sender is cut off at duration + trial.max_lag: 1.001 s.)
     assert not first["valid"] and pace(first) == 1_000_000
     assert rest and all(t["rate"] < 1_000_000 for t in rest)
     assert summary["tester_ceiling"] == 1_000_000

@@ -52,6 +52,7 @@ TrialReport Engine::trial(const TrialPlan& plan, const std::function<void(const 
   check_frame_sizes(plan, max_frame_);
   trial_tag_ = uint8_t(trial_tag_ % 255 + 1);  // 1..255, never 0
   ports_.service();
+  const std::vector<rte_eth_stats> before = ports_.counters();
   Trial trial(plan, trial_tag_, ports_.io(), ports_.pool(), tsc_hz_, ports_.identities(), ports_.tables(),
               ports_.queues());
   const auto t0 = std::chrono::steady_clock::now();
@@ -65,7 +66,25 @@ TrialReport Engine::trial(const TrialPlan& plan, const std::function<void(const 
       progress({std::chrono::duration<double>(now - t0).count(), trial.progress()});
     }
   });
-  return trial.result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  TrialReport report = trial.result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  const std::vector<rte_eth_stats> after = ports_.counters();
+  for (PortReport& port : report.ports)
+    port.drops = drops_between(before.at(port.index), after.at(port.index), ports_.queues());
+  invalidate_on_tester_drops(report);
+  return report;
+}
+
+void invalidate_on_tester_drops(TrialReport& report) {
+  std::string dropped;
+  for (const PortReport& port : report.ports) {
+    if (port.drops.tester_drops() == 0) continue;
+    dropped += (dropped.empty() ? "" : "; ") + std::string("port ") + std::to_string(port.index) + " missed " +
+               std::to_string(port.drops.imissed) + " (imissed: its RX ring was full) and had no mbuf for " +
+               std::to_string(port.drops.rx_nombuf) + " (rx_nombuf)";
+  }
+  if (dropped.empty() || !report.valid) return;
+  report.valid = false;
+  report.invalid_reason = "tester dropped frames: " + dropped;
 }
 
 }  // namespace xlp

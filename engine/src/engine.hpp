@@ -35,4 +35,8 @@ class Engine final : public protocol::Executor {
   uint8_t trial_tag_ = 0;
 };
 
+// A trial in which a port of the tester dropped frames itself (PortDrops::tester_drops) is
+// invalid: its losses may be the tester's, not the DUT's. The reason names the ports.
+void invalidate_on_tester_drops(TrialReport& report);
+
 }  // namespace xlp

@@ -126,6 +126,10 @@ struct TrialPlan {
   // Report each flow's loss periods: runs of consecutive frames (in the flow's sending order)
   // that never arrived, with their send times (RFC 2544 §26.5/26.6, RFC 6201).
   bool losses = false;
+  // The validity rule (docs/protocol.md "Validity"). Absent: siitperf's, every frame sent
+  // within duration x (1 + 1e-5). Set (s): the schedule's, every frame sent and none more than
+  // max_lag behind its scheduled time; a sender may then finish up to max_lag after duration.
+  std::optional<double> max_lag;
   std::optional<CapturePlan> capture;
   std::vector<FlowPlan> flows;
 };
@@ -134,6 +138,12 @@ struct TrialPlan {
 // FCS and VLAN tags included; the engine's --max-frame-size): throws BadParameter naming the
 // flow, the frame and the limit.
 void check_frame_sizes(const TrialPlan& plan, uint32_t max_frame);
+
+// Seconds after the schedule's start by which every frame must have been sent (the validity
+// rule's limit; senders are cut off there).
+inline double send_limit(const TrialPlan& plan) {
+  return plan.max_lag ? plan.duration + *plan.max_lag : plan.duration * (1 + 1e-5);
+}
 
 // The first foreground sequence number sent at or after delay.tagged_start.
 uint64_t tagged_first(uint64_t foreground_frames, const TrialPlan& plan);

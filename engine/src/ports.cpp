@@ -144,6 +144,26 @@ void Ports::close() {
   ports_.clear();
 }
 
+std::vector<rte_eth_stats> Ports::counters() const {
+  std::vector<rte_eth_stats> out(ports_.size());
+  for (size_t i = 0; i < ports_.size(); ++i)
+    if (rte_eth_stats_get(ports_[i], &out[i]) != 0) out[i] = rte_eth_stats{};  // none kept
+  return out;
+}
+
+PortDrops drops_between(const rte_eth_stats& before, const rte_eth_stats& after, uint16_t queues) {
+  // A counter that went down was reset (or is not kept): nothing is known to be dropped.
+  const auto grew = [](uint64_t b, uint64_t a) { return a > b ? a - b : 0; };
+  PortDrops d;
+  d.imissed = grew(before.imissed, after.imissed);
+  d.rx_nombuf = grew(before.rx_nombuf, after.rx_nombuf);
+  d.ierrors = grew(before.ierrors, after.ierrors);
+  d.oerrors = grew(before.oerrors, after.oerrors);
+  for (uint16_t q = 0; q < queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q)
+    d.queue_errors.push_back(grew(before.q_errors[q], after.q_errors[q]));
+  return d;
+}
+
 std::vector<PortInfo> Ports::info() const {
   std::vector<PortInfo> out;
   for (uint16_t p : ports_) {

@@ -1,6 +1,7 @@
 // Port set-up and the ports' life between trials: the mbuf pool, N RX/TX queue pairs per
 // DPDK port, what hello reports about them, ARP/ND service and neighbour resolution.
 #pragma once
+#include <rte_ethdev.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -32,6 +33,10 @@ constexpr uint32_t kAfPacketDefaultMaxFrame = 1920;
 // `max_frame` bytes: room for the kernel's tpacket header, page-aligned.
 inline uint32_t af_packet_slot(uint32_t max_frame) { return (max_frame + 96 + 4095) / 4096 * 4096; }
 
+// What a port's counters say it dropped between two readings, with its first `queues` RX
+// queues' q_errors.
+PortDrops drops_between(const rte_eth_stats& before, const rte_eth_stats& after, uint16_t queues);
+
 class Ports {
  public:
   // Configures and starts every DPDK port with `queues` RX/TX queue pairs (RSS over the RX
@@ -54,6 +59,10 @@ class Ports {
   std::vector<PortIdentity>& identities() { return identities_; }
   std::vector<std::unique_ptr<StateTable>>& tables() { return tables_; }
   std::vector<PortInfo> info() const;
+
+  // Every port's own counters (rte_eth_stats), in port order: two readings around a trial
+  // give the frames the tester itself dropped in it (drops_between).
+  std::vector<rte_eth_stats> counters() const;
 
   // Between trials: answers ARP/ND on every port and discards everything else, so the DUT
   // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.

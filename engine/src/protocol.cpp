@@ -232,7 +232,7 @@ void parse_streams(const json& f, const std::string& path, FlowPlan& flow) {
 
 TrialPlan parse_trial(const json& req, uint16_t port_count) {
   known_keys(req, "", {"id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-                       "learn", "losses", "capture", "flows"});
+                       "learn", "losses", "capture", "max_lag", "flows"});
   TrialPlan plan;
   plan.duration = number_in(req, "", "duration", 1e-3, kMaxDuration);
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
@@ -246,6 +246,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     if (!req["losses"].is_boolean()) bad("losses", req["losses"], "must be true or false");
     plan.losses = req["losses"].get<bool>();
   }
+  if (req.contains("max_lag")) plan.max_lag = number_in(req, "", "max_lag", 0, 60);
   if (req.contains("capture")) {
     const json& c = req["capture"];
     known_keys(c, "capture.", {"frames", "stride", "snaplen", "foreign"});
@@ -535,11 +536,15 @@ json serialise(const TrialReport& r) {
     for (const StreamReport& s : f.streams) streams.push_back(serialise(s));
     json queues = json::array();
     for (const QueueSendReport& q : f.queues)
+    {
       queues.push_back({{"queue", q.queue}, {"planned", q.planned}, {"sent", q.sent}, {"send_time", q.send_time},
                         {"max_lag_us", q.max_lag_us}});
+      if (q.lagged) queues.back()["lagged"] = *q.lagged;
+    }
     flows.push_back({{"name", f.name}, {"rate", f.rate}, {"planned", f.planned}, {"sent", f.sent},
                      {"received", f.received}, {"send_time", f.send_time}, {"max_lag_us", f.max_lag_us},
                      {"streams", streams}, {"queues", queues}});
+    if (f.lagged) flows.back()["lagged"] = *f.lagged;
     if (f.losses) {
       const auto period = [](const LossPeriod& p) {
         const auto optional = [](const std::optional<double>& v) { return v ? json(*v) : json(); };
@@ -559,7 +564,10 @@ json serialise(const TrialReport& r) {
     for (const QueueReceiveReport& q : p.queues)
       queues.push_back({{"queue", q.queue}, {"test_frames", q.test_frames}, {"foreign", q.foreign}});
     ports.push_back({{"index", p.index}, {"foreign", p.foreign}, {"neighbor_replies", p.neighbor_replies},
-                     {"queues", queues}});
+                     {"queues", queues},
+                     {"drops", {{"imissed", p.drops.imissed}, {"rx_nombuf", p.drops.rx_nombuf},
+                                {"ierrors", p.drops.ierrors}, {"oerrors", p.drops.oerrors},
+                                {"queue_errors", p.drops.queue_errors}}}});
     if (p.capture)
       ports.back()["capture"] = {{"frames", p.capture->frames}, {"missed", p.capture->missed},
                                  {"bytes", p.capture->pcapng.size()}, {"pcapng", base64(p.capture->pcapng)}};

@@ -100,6 +100,7 @@ struct QueueSendReport {
   uint16_t queue = 0;
   uint64_t planned = 0, sent = 0;
   double send_time = 0, max_lag_us = 0;
+  std::optional<uint64_t> lagged;  // frames sent more than max_lag late (with TrialPlan::max_lag)
 };
 
 struct FlowReport {
@@ -107,6 +108,7 @@ struct FlowReport {
   uint64_t rate = 0, planned = 0, sent = 0, received = 0;
   double send_time = 0;   // s from the schedule's start to the end of sending (the latest queue)
   double max_lag_us = 0;  // how far sending fell behind the schedule at worst (any queue)
+  std::optional<uint64_t> lagged;  // its queues' lagged frames (with TrialPlan::max_lag)
   std::vector<StreamReport> streams;
   std::vector<QueueSendReport> queues;  // per TX queue
   std::optional<LossReport> losses;      // when the trial asked for it
@@ -125,9 +127,22 @@ struct CaptureReport {
   std::string pcapng;   // the file's bytes
 };
 
+// The port's own counters over the trial (rte_eth_stats, after minus before): frames the
+// tester itself dropped (imissed: its RX ring was full; rx_nombuf: no mbuf was free) or that
+// arrived damaged (ierrors) or failed to leave (oerrors; some drivers also count frames they
+// refused, which the senders offer again).
+struct PortDrops {
+  uint64_t imissed = 0, rx_nombuf = 0, ierrors = 0, oerrors = 0;
+  // Per queue (rte_eth_stats q_errors), where kept: drivers differ in what they count there
+  // (RX drops, TX failures), so it is recorded, not judged.
+  std::vector<uint64_t> queue_errors;
+  uint64_t tester_drops() const { return imissed + rx_nombuf; }
+};
+
 struct PortReport {
   uint16_t index = 0;
   uint64_t foreign = 0, neighbor_replies = 0;
+  PortDrops drops;
   std::vector<QueueReceiveReport> queues;  // per RX queue
   std::optional<CaptureReport> capture;    // when the trial asked for one
 };

@@ -100,6 +100,7 @@ struct Lane {
   std::unique_ptr<EntrySelector> selector;       // stateful phase 2
   uint64_t send_end_tsc = 0;
   uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
+  uint64_t lagged = 0;       // frames sent more than TrialControl::max_lag_tsc behind schedule
   bool cut_off = false;      // the tester could not send everything in time
 };
 
@@ -114,7 +115,8 @@ struct Flow {
 struct TrialControl {
   uint64_t tsc_hz = 0;
   uint64_t start_tsc = 0;
-  uint64_t cutoff_tsc = 0;     // sending must end before this (duration x (1 + 1e-5))
+  uint64_t cutoff_tsc = 0;     // sending must end before this (the validity rule's limit)
+  uint64_t max_lag_tsc = UINT64_MAX;  // the schedule rule's tolerance (TrialPlan::max_lag); none
   uint64_t timeout_tsc = 0;    // RFC 2544 §23 d, in ticks
   uint64_t frame_timeout_tsc = 0;  // per-frame timeout in ticks, 0 = none
   bool finish_early = true;

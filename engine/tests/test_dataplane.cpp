@@ -4,15 +4,20 @@
 #include <rte_mbuf.h>
 
 #include <atomic>
+#include <chrono>
+#include <optional>
 #include <set>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "engine.hpp"
 #include "errors.hpp"
 #include "frame.hpp"
 #include "harness.hpp"
+#include "ports.hpp"
 #include "protocol.hpp"
 
 using namespace xlp;
@@ -307,4 +312,102 @@ TEST(Dataplane, FromTableWithoutAStateTableIsAnExecutionFailure) {
   } catch (const ExecutionFailure& e) {
     EXPECT_STREQ(e.what(), "flows[0].from_table.port = 1: no state table there (run a phase-1 trial with learn first)");
   }
+}
+
+// --- validity: the schedule rule (max_lag) and the tester's own drops ------------------------
+
+namespace {
+
+// A DUT that forwards every frame but holds the sender up once, for `stall`, as frame `at`
+// passes (the TX path calls it on the sender's lcore): the sender falls at least that far
+// behind its schedule, then catches up in bursts.
+test::MemoryIo::Dut stalling(uint32_t at, std::chrono::milliseconds stall) {
+  return [=](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    if (port == 0 && tag_of(m).seq == at) std::this_thread::sleep_for(stall);
+    deliver(uint16_t(1 - port), m);
+  };
+}
+
+// 2000 frames at 20 kfps (0.1 s of sending) in a 2 s trial, stalled 30 ms at frame 500.
+TrialReport stalled_trial(const std::optional<double>& max_lag) {
+  test::Bench bench(stalling(500, std::chrono::milliseconds(30)));
+  json req = request(2000, 20000, 2.0);
+  if (max_lag) req["max_lag"] = *max_lag;
+  return bench.run(plan_of(req));
+}
+
+}  // namespace
+
+TEST(Validity, TheScheduleRuleFailsATrialThatFellFurtherBehindThanMaxLag) {
+  XLP_REQUIRE_EAL();
+  const TrialReport r = stalled_trial(0.005);
+  EXPECT_FALSE(r.valid);
+  EXPECT_EQ(r.invalid_reason.rfind("tester could not keep the rate: flow forward fell ", 0), 0u) << r.invalid_reason;
+  const FlowReport& f = r.flows[0];
+  EXPECT_EQ(f.sent, 2000u);  // every frame left, but late
+  EXPECT_GE(f.max_lag_us, 25000.0);
+  // At least the frames due in the stall's last 25 ms (500 at 20 kfps) left more than 5 ms late.
+  ASSERT_TRUE(f.lagged.has_value());
+  EXPECT_GE(*f.lagged, 450u);
+  EXPECT_LE(*f.lagged, 2000u);
+  EXPECT_NE(r.invalid_reason.find(std::to_string(*f.lagged) + " frames left late"), std::string::npos)
+      << r.invalid_reason;
+}
+
+TEST(Validity, ALagWithinMaxLagKeepsTheTrialValidAndIsReported) {
+  XLP_REQUIRE_EAL();
+  const TrialReport r = stalled_trial(1.0);
+  EXPECT_TRUE(r.valid) << r.invalid_reason;
+  EXPECT_GE(r.flows[0].max_lag_us, 25000.0);
+  ASSERT_TRUE(r.flows[0].lagged.has_value());
+  EXPECT_EQ(*r.flows[0].lagged, 0u);
+}
+
+TEST(Validity, SiitperfsRuleLooksOnlyAtTheEndAndPassesAStallInTheMiddle) {
+  XLP_REQUIRE_EAL();
+  // Without max_lag the trial is judged by when sending ended (duration x (1 + 1e-5)): the
+  // 30 ms catch-up burst in the middle passes; the reply still reports the lag.
+  const TrialReport r = stalled_trial(std::nullopt);
+  EXPECT_TRUE(r.valid) << r.invalid_reason;
+  EXPECT_GE(r.flows[0].max_lag_us, 25000.0);
+  EXPECT_FALSE(r.flows[0].lagged.has_value());
+}
+
+TEST(Validity, FramesTheTesterItselfDroppedMakeTheTrialInvalid) {
+  TrialReport r;
+  r.ports.resize(2);
+  r.ports[0].index = 0;
+  r.ports[0].drops.oerrors = 7;   // some drivers count refused frames the sender offers again
+  r.ports[0].drops.ierrors = 3;   // damaged on arrival: not the tester's doing
+  r.ports[1].index = 1;
+  TrialReport clean = r;
+  invalidate_on_tester_drops(clean);
+  EXPECT_TRUE(clean.valid);
+  r.ports[1].drops.imissed = 12;
+  r.ports[1].drops.rx_nombuf = 2;
+  invalidate_on_tester_drops(r);
+  EXPECT_FALSE(r.valid);
+  EXPECT_EQ(r.invalid_reason,
+            "tester dropped frames: port 1 missed 12 (imissed: its RX ring was full) and had no mbuf for 2 "
+            "(rx_nombuf)");
+  // An earlier reason (e.g. the rate not kept) stays the one reported.
+  TrialReport late = r;
+  late.valid = false;
+  late.invalid_reason = "aborted";
+  invalidate_on_tester_drops(late);
+  EXPECT_EQ(late.invalid_reason, "aborted");
+}
+
+TEST(Validity, PortCountersThatWentDownCountNoDrops) {
+  rte_eth_stats before{}, after{};
+  before.imissed = 100;
+  after.imissed = 40;  // reset in between
+  before.rx_nombuf = 1;
+  after.rx_nombuf = 6;
+  before.q_errors[1] = 2;
+  after.q_errors[1] = 5;
+  const PortDrops d = drops_between(before, after, 2);
+  EXPECT_EQ(d.imissed, 0u);
+  EXPECT_EQ(d.rx_nombuf, 5u);
+  EXPECT_EQ(d.queue_errors, (std::vector<uint64_t>{0, 3}));
 }

@@ -435,6 +435,14 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # Per-frame timeout (the SIIT paper's): a frame whose one-way delay exceeds it counts
         # as lost ("late"); 0 = off (RFC 2544's global timeout only). Every procedure.
         "frame_timeout": Key(0.0, number(0, 3600)),
+        # Whether the tester kept the rate (docs/config.md "Valid trials"): "schedule" = every
+        # frame sent, none more than max_lag seconds behind its scheduled time (what the DUT
+        # was offered); "siitperf" = every frame sent within duration x (1 + 1e-5).
+        "validity": Key("schedule", choice("schedule", "siitperf")),
+        "max_lag": Key(0.001, number(0, 60)),
+        # An invalid trial by the tester's own doing (its pacing, its ports' drops) is taken
+        # again up to this many times; every attempt is recorded.
+        "retakes": Key(2, integer(0, 100)),
     },
     # A pcapng sample of each receiving port's test frames per trial (docs/config.md
     # "[capture]"), written to <out>/captures/ and named in the trial's record.

@@ -3,6 +3,7 @@
 TrialResult with counters per direction and the delay data it carries, and a trials.jsonl
 record becomes the same TrialResult again, so every summary can be derived from the records."""
 
+import math
 from dataclasses import dataclass, field
 
 from ..util.errors import EngineBadParameter, EngineError, EngineExecutionFailure
@@ -11,6 +12,8 @@ from ..util.errors import EngineBadParameter, EngineError, EngineExecutionFailur
 # (the engine's validity rule: sending took longer than duration x (1 + 1e-5)), as opposed to
 # an aborted trial or a stateful step whose phase 1 failed.
 RATE_NOT_KEPT = "tester could not keep the rate"
+# ... and when one of the tester's ports dropped frames itself (its RX ring overflowed).
+TESTER_DROPPED = "tester dropped frames"
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,11 @@ class DirectionCounts:
     # 84-byte IPv6 frames are both of the size "84"), e.g.
     # {"64": {"sent": 7000, "received": 7000}, ...}; None without IMIX.
     sizes: dict | None = None
+    # Pacing: how far sending fell behind the schedule at worst (µs, the worst flow) and, with
+    # the schedule validity rule (trial.validity), the frames that left more than trial.max_lag
+    # late, in catch-up bursts; None when the engine did not say.
+    max_lag_us: float | None = None
+    lagged: int | None = None
 
     @property
     def loss_ratio(self) -> float | None:
@@ -51,7 +59,9 @@ class DirectionCounts:
                 **({"late": self.late} if self.late is not None else {}),
                 **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
                 **({"sizes": self.sizes} if self.sizes else {}),
-                **({"flows": self.flows} if self.flows else {})}
+                **({"flows": self.flows} if self.flows else {}),
+                **({"max_lag_us": self.max_lag_us} if self.max_lag_us is not None else {}),
+                **({"lagged": self.lagged} if self.lagged is not None else {})}
 
 
 @dataclass(frozen=True)
@@ -77,10 +87,22 @@ class TrialResult:
     # Per direction, the engine's loss periods when the trial asked for them (`losses`,
     # docs/protocol.md: runs of frames that never arrived, with their send times).
     losses: dict | None = field(default=None, compare=False)
+    # Per port index (str), the frames the tester's port itself dropped or miscounted during
+    # the trial (the engine's `drops`: imissed, rx_nombuf, ierrors, oerrors), only ports with
+    # any; None when none did.
+    port_drops: dict | None = field(default=None, compare=False)
+    # Retakes (trial.retakes): this result's attempt number, and what the earlier attempts of
+    # the same step showed ({"attempt", "invalid_reason", "achieved_rate", "max_lag_us",
+    # "loss_ratio"}): their records are in trials.jsonl with "retaken": true.
+    attempt: int = field(default=1, compare=False)
+    # The request's schedule validity rule tolerance (s; None: siitperf's rule).
+    max_lag: float | None = field(default=None, compare=False)
+    earlier_attempts: tuple = field(default=(), compare=False)
 
     @classmethod
     def from_reply(cls, rate: int, reply: dict, duration: float | None = None,
-                   size_names: dict | None = None) -> "TrialResult":
+                   size_names: dict | None = None,
+                   max_lag: float | None = None) -> "TrialResult":
         """Build from the engine's final `trial` reply (docs/protocol.md). size_names: the
         configured size of each stream of the request's IMIX flows, {flow: {kind: [size, ...]}}
         in the streams' order (traffic.plan.imix_size_names); without it a size is named by the
@@ -105,6 +127,10 @@ class TrialResult:
                 bad_length=sum(s.get("bad_length", 0) for s in streams),
                 bad_vlan=sum(s.get("bad_vlan", 0) for s in streams),
                 sizes=_per_size(streams, (size_names or {}).get(name, {})),
+                max_lag_us=max((flow["max_lag_us"] for flow in flows if "max_lag_us" in flow),
+                               default=None),
+                lagged=(sum(flow["lagged"] for flow in flows if "lagged" in flow)
+                        if any("lagged" in flow for flow in flows) else None),
                 late=sum(late) if late else None,
                 flows=[{"rate": flow.get("rate"), "planned": flow.get("planned"),
                         "sent": int(flow["sent"]), "received": int(flow["received"])}
@@ -122,10 +148,14 @@ class TrialResult:
         rx = {str(port["index"]): [q["test_frames"] for q in port.get("queues", [])]
               for port in reply.get("ports", [])}
         several = any(len(counts) > 1 for counts in (*tx.values(), *rx.values()))
+        drops = {str(port["index"]): {key: value for key, value in port["drops"].items()
+                                      if key != "queue_errors"}
+                 for port in reply.get("ports", [])
+                 if any(port.get("drops", {}).get(key) for key in DROP_COUNTERS)}
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
                    invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None,
                    duration=duration, queues={"tx": tx, "rx": rx} if several else None,
-                   losses=losses or None)
+                   losses=losses or None, port_drops=drops or None, max_lag=max_lag)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -138,19 +168,59 @@ class TrialResult:
 
     @property
     def achieved_rate(self) -> float | None:
-        """Frames per second the tester actually sent in the slowest direction (the engine cuts
-        a sender off at duration x (1 + 1e-5)): the rate times the share of its planned frames
-        the direction sent (a flow that starts late plans fewer than rate x duration), or its
-        frames over the requested duration when the plan is unknown; None when unknown."""
+        """Frames per second the tester actually sent in the slowest direction: the rate times
+        the share of its planned frames the direction sent (a flow that starts late plans fewer
+        than rate x duration), or its frames over the requested duration when the plan is
+        unknown; a sender cut off (not every frame sent) had the validity rule's whole window,
+        duration + max_lag (or duration x (1 + 1e-5)), so its pace is scaled to that. None
+        when unknown."""
         if not self.directions or not self.duration:
             return None
-        return min(self.rate * d.sent / d.planned if d.planned else d.sent / self.duration
+        window = self.duration + self.max_lag if self.max_lag is not None else self.duration
+        return min((self.rate * d.sent / d.planned if d.planned else d.sent / self.duration)
+                   * (self.duration / window if d.planned and d.sent < d.planned else 1.0)
                    for d in self.directions.values())
 
     @property
     def rate_not_kept(self) -> bool:
         """Invalid because the tester could not send at this rate."""
         return not self.valid and (self.invalid_reason or "").startswith(RATE_NOT_KEPT)
+
+    @property
+    def tester_dropped(self) -> bool:
+        """Invalid because a tester port dropped frames itself."""
+        return not self.valid and (self.invalid_reason or "").startswith(TESTER_DROPPED)
+
+    @property
+    def tester_fault(self) -> bool:
+        """Invalid by the tester's own doing (its pacing or its ports): worth taking again."""
+        return self.rate_not_kept or self.tester_dropped
+
+    @property
+    def max_lag_us(self) -> float | None:
+        """How far sending fell behind the schedule at worst, in any direction (µs)."""
+        lags = [d.max_lag_us for d in self.directions.values() if d.max_lag_us is not None]
+        return max(lags, default=None)
+
+    def lost_beyond_tester_fault(self) -> bool:
+        """Whether some direction lost more frames than the tester's own faults can explain:
+        the frames it sent bunched up in catch-up bursts (`lagged`, or what the worst lag
+        bunched at the trial's rate) plus the frames its ports dropped themselves. Such a
+        trial failed by the DUT's doing, whatever else went wrong with it."""
+        dropped = sum(counts.get(key, 0) for counts in (self.port_drops or {}).values()
+                      for key in TESTER_DROP_COUNTERS)
+        for d in self.directions.values():
+            bunched = (d.lagged if d.lagged is not None else
+                       math.ceil((d.max_lag_us or 0) * 1e-6 * self.rate))
+            if d.sent - d.received > bunched + dropped:
+                return True
+        return False
+
+    def attempt_summary(self) -> dict:
+        """What an attempt that was taken again showed, for the final attempt's record."""
+        return {"attempt": self.attempt, "invalid_reason": self.invalid_reason,
+                "achieved_rate": self.achieved_rate, "max_lag_us": self.max_lag_us,
+                "loss_ratio": self.loss_ratio}
 
     def passes(self, loss_tolerance: float = 0.0) -> bool:
         """RFC 2544 §26.1 pass: the tester kept the rate, and every active direction lost at
@@ -167,7 +237,18 @@ class TrialResult:
                 "directions": {name: d.to_dict() for name, d in self.directions.items()},
                 **({"delay": self.delay} if self.delay else {}),
                 **({"queues": self.queues} if self.queues else {}),
-                **({"losses": self.losses} if self.losses else {})}
+                **({"losses": self.losses} if self.losses else {}),
+                **({"port_drops": self.port_drops} if self.port_drops else {}),
+                **({"max_lag": self.max_lag} if self.max_lag is not None else {}),
+                **({"attempt": self.attempt} if self.attempt > 1 else {}),
+                **({"earlier_attempts": list(self.earlier_attempts)}
+                   if self.earlier_attempts else {})}
+
+
+# The engine's per-port counters (docs/protocol.md "drops"); frames in the first two the
+# tester itself dropped.
+TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf")
+DROP_COUNTERS = (*TESTER_DROP_COUNTERS, "ierrors", "oerrors")
 
 
 def _per_size(streams: list[dict], names: dict[str, list[int]]) -> dict | None:
@@ -199,12 +280,15 @@ def trial_from_record(record: dict) -> TrialResult:
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
         bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0),
-        sizes=d.get("sizes"), flows=d.get("flows"))
+        sizes=d.get("sizes"), flows=d.get("flows"), max_lag_us=d.get("max_lag_us"),
+        lagged=d.get("lagged"))
         for name, d in record.get("directions", {}).items()}
     return TrialResult(rate=record["rate"], valid=record["valid"], directions=directions,
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
                        duration=record.get("duration"), queues=record.get("queues"),
-                       losses=record.get("losses"))
+                       losses=record.get("losses"), port_drops=record.get("port_drops"),
+                       attempt=record.get("attempt", 1), max_lag=record.get("max_lag"),
+                       earlier_attempts=tuple(record.get("earlier_attempts", ())))
 
 
 # --------------------------------------------------------------------------------------------
@@ -213,7 +297,7 @@ def trial_from_record(record: dict) -> TrialResult:
 
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.4"
+PROTOCOL_VERSION = "2.5"
 
 
 def _major(version) -> int | None:

@@ -12,6 +12,7 @@ hook. Procedures (xlatperf/procedures/) see only this interface.
 import base64
 import binascii
 import time
+from dataclasses import replace
 
 from ..config.derived import side_vlan
 from ..engine.client import Engine
@@ -19,12 +20,24 @@ from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan, imix_size_names
 from ..util.errors import ConfigError, EngineError, MeasurementError
 from ..util.files import utc_timestamp
+from .request import TrialRequest
 from .stateful import window
 from .store import ResultStore
 
 # Records that are not a procedure's steps: the learning trial, RFC 9693 phase 1 and validation.
 AUXILIARY_PHASES = ("learning", "phase1", "validation")
-PROGRESS_INTERVAL = 1.0  # seconds between the engine's progress events
+
+
+def is_step_record(record: dict) -> bool:
+    """Whether a trials.jsonl record is one of the procedure's steps: not an auxiliary phase,
+    and not an attempt that was taken again (run_trial's retakes)."""
+    return record.get("phase") not in AUXILIARY_PHASES and not record.get("retaken")
+
+
+def retakeable(result: TrialResult) -> bool:
+    """An invalid trial worth taking again: the tester's own doing (its pacing, its ports'
+    drops), and its losses no more than that explains (else the DUT failed it anyway)."""
+    return result.tester_fault and not result.lost_beyond_tester_fault()
 
 
 class Reporter:
@@ -68,7 +81,8 @@ class TrialSession:
         self.repetition = 0
         self.step = 0
         self.phase: str | None = None
-        self._in_flight: int | None = None     # rate of the trial the engine is running
+        # (rate, duration) of the trial the engine is running
+        self._in_flight: tuple[int, float] | None = None
         self._in_flight_sizes: dict = {}       # its IMIX streams' sizes (imix_size_names)
         self._last_trial_end: float | None = None
         self._needs_learning = learning_needed(config) and plan.through_dut
@@ -109,7 +123,8 @@ class TrialSession:
     def run_trial(self, rate: int, duration: float | None = None,
                   annotate=None, *, delay: dict | None = None, frames: int | None = None,
                   plan: TrafficPlan | None = None, losses: bool = False,
-                  rate_steps: list[dict] | None = None) -> TrialResult:
+                  rate_steps: list[dict] | None = None,
+                  retakes: int | None = None) -> TrialResult:
         """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
         classification after the trial). delay: the request's delay measurements (latency,
         pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial.
@@ -118,9 +133,31 @@ class TrialSession:
         shortest trial). plan: the flows of another plan on the same ports than the
         measurement's (e.g. fewer client addresses: the scalability procedure).
         losses: report each direction's loss periods. rate_steps: [{"at": s, "rate": fps}]
-        for every direction, `rate` being the rate before the first step (docs/protocol.md)."""
+        for every direction, `rate` being the rate before the first step (docs/protocol.md).
+
+        A trial that is invalid by the tester's own doing (it fell behind its schedule, or its
+        ports dropped frames) and whose losses that explains is no result about the DUT: it is
+        taken again, up to `retakes` times (default trial.retakes), pause and before_trial hook
+        first. Every attempt is recorded; the ones taken again with "retaken": true (no step of
+        the procedure), the last with its attempt number and what the earlier ones showed."""
+        retakes = self.config.trial.retakes if retakes is None else retakes
+        earlier: list[TrialResult] = []
+        while True:
+            result, retake = self._attempt(rate, duration, annotate, delay, frames, plan, losses,
+                                           rate_steps, earlier, may_retake=len(earlier) < retakes)
+            if not retake:
+                return result
+            earlier.append(result)
+
+    def _attempt(self, rate, duration, annotate, delay, frames, plan, losses, rate_steps,
+                 earlier: list[TrialResult], may_retake: bool) -> tuple[TrialResult, bool]:
+        """One attempt of run_trial's step: its result, and whether to take it again."""
         trial_config = self.config.trial
-        self.begin_step()
+        attempt = len(earlier) + 1
+        if attempt == 1:
+            self.begin_step()
+        else:
+            self._begin_retake(rate, attempt)
         flows = (plan or self.plan).flows(rate)
         if self.stateful is not None:  # RFC 9693: phase 1 and the gap D before this trial
             failed = self.stateful.before_phase2(self, rate)
@@ -128,7 +165,7 @@ class TrialSession:
                 record = self.record(failed, 0.0, extra={"phase2": "not run"})
                 self.reporter.after_trial(record, failed)
                 self.end_step()
-                return failed
+                return failed, False
             flows = self.stateful.phase2_flows(flows)
         if rate_steps:
             for step in rate_steps:
@@ -138,18 +175,11 @@ class TrialSession:
             for flow in flows:
                 flow["frames"] = frames
             duration = duration or window(frames, rate)
-        request = {"duration": duration or trial_config.duration,
-                   "timeout": trial_config.timeout,
-                   "finish_early": trial_config.finish_early,
-                   "progress_interval": PROGRESS_INTERVAL,
-                   "seed": self.config.traffic.seed,
-                   "flows": flows}
         delay = {**({"frame_timeout": trial_config.frame_timeout}
                     if trial_config.frame_timeout else {}), **(delay or {})}
-        if delay:
-            request["delay"] = delay
-        if losses:
-            request["losses"] = True
+        request = TrialRequest.from_config(self.config, flows, duration or trial_config.duration,
+                                           finish_early=trial_config.finish_early,
+                                           delay=delay, losses=losses)
         # dut.during_trial (e.g. the reset of RFC 6201) runs while the engine sends.
         during = self.hooks.during_trial(self._hook_context()) if self.hooks is not None \
             else None
@@ -162,12 +192,28 @@ class TrialSession:
             if during is not None:
                 during.cancel()
             raise
+        retake = may_retake and retakeable(result)
+        result = replace(result, attempt=attempt,
+                         earlier_attempts=tuple(e.attempt_summary() for e in earlier))
         extra = during.finish(time.perf_counter() - sent) if during is not None else {}
-        extra |= {**(annotate(result) if annotate is not None else {}), **self._counters()}
-        record = self._record(result, request["duration"], extra=extra)
+        if retake:
+            extra["retaken"] = True
+        elif annotate is not None:
+            extra |= annotate(result)
+        extra |= self._counters()
+        record = self._record(result, request.duration, extra=extra)
         self.reporter.after_trial(record, result)
         self.end_step()
-        return result
+        return result, retake
+
+    def _begin_retake(self, rate: int, attempt: int) -> None:
+        """What precedes a retake of the current step: trial.pause and the DUT's before_trial
+        hook (with the attempt's number), as before the step's first attempt."""
+        self._pause(self.config.trial.pause)
+        self.reporter.before_trial({"repetition": self.repetition, "step": self.step,
+                                    "phase": self.phase, "rate": rate, "attempt": attempt})
+        if self.hooks is not None:
+            self.hooks.before("trial", self._hook_context(attempt=attempt))
 
     def _hook_context(self, **more) -> dict:
         return {"procedure": self.procedure, "repetition": self.repetition, "step": self.step,
@@ -179,20 +225,17 @@ class TrialSession:
             return {}
         return self.hooks.sample(self._hook_context(**({"phase": phase} if phase else {})))
 
-    def _exchange(self, request: dict, rate: int) -> TrialResult:
+    def _exchange(self, request: TrialRequest, rate: int) -> TrialResult:
         """Runs one trial request on the engine, keeping what abort() needs to record it."""
-        self._in_flight = rate
-        self._in_flight_sizes = imix_size_names(self.config, request["flows"])
-        capture = self.config.capture
-        if capture.enabled:   # every trial of the measurement, learning and phases included
-            request["capture"] = {"frames": capture.frames, "stride": capture.stride,
-                                  "snaplen": capture.snaplen, "foreign": capture.foreign}
+        self._in_flight = (rate, request.duration)
+        self._in_flight_sizes = imix_size_names(self.config, request.flows)
         try:
-            reply = self.engine.trial(request, on_progress=self.reporter.progress)
+            reply = self.engine.trial(request.to_json(), on_progress=self.reporter.progress)
         finally:
             self._last_trial_end = time.monotonic()
         self._in_flight = None
-        return TrialResult.from_reply(rate, reply, request["duration"], self._in_flight_sizes)
+        return TrialResult.from_reply(rate, reply, request.duration, self._in_flight_sizes,
+                                      request.max_lag)
 
     def begin_step(self) -> None:
         """What precedes every step: trial.pause, the step count, the learning trial before the
@@ -211,13 +254,14 @@ class TrialSession:
         if self.hooks is not None:
             self.hooks.after("trial", self._hook_context())
 
-    def run_request(self, request: dict, rate: int, phase: str, annotate=None) -> TrialResult:
+    def run_request(self, request: TrialRequest, rate: int, phase: str,
+                    annotate=None) -> TrialResult:
         """A trial request the procedure built itself (RFC 9693 phase 1, validation), sent as
         it is and recorded with `phase` in the current step."""
         self.reporter.before_trial({"repetition": self.repetition, "step": self.step,
                                     "phase": phase, "rate": rate})
         result = self._exchange(request, rate)
-        record = self.record(result, request["duration"], phase,
+        record = self.record(result, request.duration, phase,
                              {**(annotate(result) if annotate is not None else {}),
                               **self._counters(phase)})
         self.reporter.after_trial(record, result)
@@ -238,16 +282,14 @@ class TrialSession:
         DUT resolves them all before the first measured trial; recorded as phase "learning"."""
         plan, count = learning_plan(self.config, self.plan)
         rate = min(self.config.trial.learning_rate, plan.max_rate)
-        request = {"duration": max(0.1, count / rate), "timeout": self.config.trial.timeout,
-                   "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
-                   "seed": self.config.traffic.seed, "flows": plan.flows(rate)}
+        request = TrialRequest.from_config(self.config, plan.flows(rate), max(0.1, count / rate))
         self.reporter.before_trial({"repetition": self.repetition, "step": 0, "phase": "learning",
                                     "rate": rate})
         result = self._exchange(request, rate)
         phase, step = self.phase, self.step
         self.phase, self.step = "learning", 0
         try:
-            self._record(result, request["duration"])
+            self._record(result, request.duration)
         finally:
             self.phase, self.step = phase, step
 
@@ -255,8 +297,10 @@ class TrialSession:
         """Abort the engine; an interrupted trial's (invalid) reply still goes to trials.jsonl."""
         reply = self.engine.abort()
         if reply is not None and self._in_flight is not None:
-            self._record(TrialResult.from_reply(self._in_flight, reply, size_names=self._in_flight_sizes),
-                         self.config.trial.duration, aborted=True)
+            rate, duration = self._in_flight   # the running request's, not trial.duration
+            self._record(TrialResult.from_reply(rate, reply, duration,
+                                                size_names=self._in_flight_sizes),
+                         duration, aborted=True)
 
     def _pause(self, seconds: float) -> None:
         """RFC 2544 §23 e: let the DUT settle between trials."""

@@ -25,9 +25,9 @@ from ..config.stateful import (check_phase2, check_stateful, enumeration, gap_se
 from ..engine.protocol import TrialResult
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import MeasurementError
+from .request import TrialRequest
 
 PHASE1, VALIDATION, TEARDOWN = "phase1", "validation", "teardown"
-PROGRESS_INTERVAL = 1.0
 # The engine's shortest trial (its trial parser: "duration" in 1e-3..1e6 s; checked against
 # engine/src by tests/test_stateful_short.py). Phase 1 of N frames at R lasts N/R, which
 # a small N at a high R makes shorter: the request then asks for this window while `frames`
@@ -179,18 +179,17 @@ class StatefulTest:
 
     # -- requests --------------------------------------------------------------------------
 
-    def phase1_request(self, connections: int, rate: int, table: int) -> dict:
+    def phase1_request(self, connections: int, rate: int, table: int) -> TrialRequest:
         (flow,) = self.initiator_plan.flows(rate)
         flow["frames"] = connections
         foreground = flow["foreground"]
         foreground["vary"] = [dict(v) for v in self.enumeration.vary]
         if self.enumeration.enumerated:
             foreground["enumerate"] = self.settings.order
-        return {"duration": window(connections, rate), "timeout": self.settings.timeout_phase1,
-                "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
-                "seed": self.config.traffic.seed, "flows": [flow],
-                "learn": {"port": self.responder_port, "flow": 0, "table_size": table,
-                          "ip_version": self.config.side(self.responder).ip_version}}
+        return TrialRequest.from_config(
+            self.config, [flow], window(connections, rate), timeout=self.settings.timeout_phase1,
+            learn={"port": self.responder_port, "flow": 0, "table_size": table,
+                   "ip_version": self.config.side(self.responder).ip_version})
 
     def _from_table(self, flow: dict, selection: str) -> dict:
         """The Responder's flow: addresses and ports from the state table, so no vary fields,
@@ -200,14 +199,13 @@ class StatefulTest:
         flow.pop("background", None)
         return flow
 
-    def validation_request(self, entries: int, rate: int) -> dict:
+    def validation_request(self, entries: int, rate: int) -> TrialRequest:
         """Responder only: each state-table entry once, in increasing order (methodology §12.7)."""
         (flow,) = self.responder_plan.flows(rate)
         flow = self._from_table(flow, "increasing")
         flow["frames"] = entries
-        return {"duration": window(entries, rate), "timeout": self.settings.timeout_phase1,
-                "finish_early": True, "progress_interval": PROGRESS_INTERVAL,
-                "seed": self.config.traffic.seed, "flows": [flow]}
+        return TrialRequest.from_config(self.config, [flow], window(entries, rate),
+                                        timeout=self.settings.timeout_phase1)
 
     def phase2_flows(self, flows: list[dict]) -> list[dict]:
         """Phase 2: the Responder's direction answers from the state table."""

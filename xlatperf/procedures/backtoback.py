@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.protocol import TrialResult, trial_from_record
-from ..measure.session import AUXILIARY_PHASES
+from ..measure.session import is_step_record
 from ..measure.stateful import RATE_SLACK, send_seconds
 from ..measure.store import SUMMARY_FILE
 from ..util.errors import ConfigError
@@ -294,8 +294,9 @@ class BackToBack(Procedure):
 
     def run(self, session, steps):
         def run_burst(frames: int) -> BurstStep:
+            # Bursts have their own retries (back_to_back.retries, in burst_search).
             result = session.run_trial(
-                self.rate, frames=frames,
+                self.rate, frames=frames, retakes=0,
                 annotate=lambda trial: {"burst": BurstStep.from_trial(frames, trial).record()})
             return BurstStep.from_trial(frames, result)
 
@@ -307,7 +308,7 @@ class BackToBack(Procedure):
 
     def steps_from_records(self, records):
         return [BurstStep(r["burst"]["frames"], trial_from_record(r), r["burst"]["send_time"])
-                for r in records if r.get("phase") not in AUXILIARY_PHASES and "burst" in r]
+                for r in records if is_step_record(r) and "burst" in r]
 
     def results(self, repetitions) -> list[BurstResult]:
         return [BurstResult.from_steps(r.steps, self.longest) for r in repetitions]

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..engine.protocol import TrialResult, trial_from_record
-from ..measure.session import AUXILIARY_PHASES, TrialSession
+from ..measure.session import TrialSession, is_step_record
 from ..traffic.plan import TrafficPlan
 
 
@@ -64,7 +64,7 @@ class Procedure:
 
     def steps_from_records(self, records: list[dict]) -> list:
         """A finished repetition's steps rebuilt from its trials.jsonl records (--resume)."""
-        return [trial_from_record(r) for r in records if r.get("phase") not in AUXILIARY_PHASES]
+        return [trial_from_record(r) for r in records if is_step_record(r)]
 
 
 def first_loss_ratio(repetition: Repetition) -> float | None:

@@ -16,6 +16,11 @@ frame would have arrived, and the frames around a loss period left it on the sam
 LISTED = 100   # the engine lists a flow's first and last 100 loss periods (docs/protocol.md)
 
 
+# What a direction without loss periods in its reply, although it lost frames, says.
+UNLISTED = ("undetermined: frames were lost, but the engine's reply lists no loss periods for "
+            "this direction (several flows per direction, or an engine without loss periods)")
+
+
 def _listed_all(losses: dict) -> bool:
     return losses.get("periods", 0) == len(losses.get("first") or [])
 
@@ -37,19 +42,30 @@ def recovery(losses: dict | None, at: float, overload_rate: float,
     send times are the engine's TSC ticks, rounded).
 
     Returns {"recovery_time": s or None, "timestamp_b": s or None, "recovered": bool or None,
-    "determined": bool, "lost_after": frames lost among those sent at or after A (None when
-    not known), "lost_before": likewise before A, "at_least": a lower bound of the recovery
-    time when it is not known, "note"}. `recovered` is False when the loss lasts to the
-    trial's end (not recovered within the window), None when the report cannot tell.
+    "overloaded": bool or None, "determined": bool, "lost_after": frames lost among those sent
+    at or after A (None when not known), "lost_before": likewise before A, "at_least": a lower
+    bound of the recovery time when it is not known, "note"}. `recovered` is False when the
+    loss lasts to the trial's end (not recovered within the window), None when the report
+    cannot tell. `overloaded` is False when no frame of the trial was lost: the DUT was never
+    overloaded, so there is nothing it recovered from (no recovery time). `losses` None (the
+    reply lists no loss periods although frames were lost) is undetermined, never "no loss".
     """
-    losses = losses or {"periods": 0, "lost": 0, "first": [], "longest": None}
+    result = {"recovery_time": None, "timestamp_b": None, "recovered": None,
+              "overloaded": None, "determined": True, "lost_after": None, "lost_before": None,
+              "at_least": None, "note": None}
+    if losses is None:
+        return result | {"determined": False, "note": UNLISTED}
+    if losses.get("lost", 0) == 0:
+        return result | {"overloaded": False, "lost_after": 0, "lost_before": 0,
+                         "note": "not overloaded: the DUT lost no frame at the overload rate "
+                                 "(nor after it), so it had nothing to recover from: the "
+                                 "throughput given is below the DUT's, or recovery.overload is "
+                                 "too short to fill its buffers; no recovery time"}
+    result["overloaded"] = True
     threshold = at - 0.5 / overload_rate
     listed = losses.get("first") or []
     complete = _listed_all(losses)
     after = [p for p in listed if p["last_lost_s"] >= threshold]
-    result = {"recovery_time": None, "timestamp_b": None, "recovered": None,
-              "determined": True, "lost_after": None, "lost_before": None, "at_least": None,
-              "note": None}
     if complete:
         result["lost_after"] = sum(_frames_from(p, at, threshold, recovery_rate) for p in after)
         result["lost_before"] = losses.get("lost", 0) - result["lost_after"]
@@ -112,16 +128,22 @@ def reset_time(losses: dict | None, offered_rate: float) -> dict:
 
     Returns {"timestamp_method": s or None, "frame_loss_method": s, "interrupted",
     "back" (frames arrived again before the trial ended), "lost", "periods", "longest",
-    "other_lost", "note"}. The timestamp method is None when the longest period starts with the
-    trial (no frame before it) or lasts to its end (the DUT was not back within the trial).
+    "other_lost", "determined", "note"}. The timestamp method is None when the longest period
+    starts with the trial (no frame before it) or lasts to its end (the DUT was not back within
+    the trial). `losses` None (no loss periods in the reply although frames were lost) is
+    undetermined: both methods None, never 0 s.
     """
-    losses = losses or {"periods": 0, "lost": 0, "first": [], "longest": None}
+    if losses is None:
+        return {"timestamp_method": None, "frame_loss_method": None, "interrupted": None,
+                "back": None, "lost": None, "periods": None, "longest": None,
+                "other_lost": None, "determined": False, "note": UNLISTED}
     lost = losses.get("lost", 0)
     longest = losses.get("longest")
     result = {"timestamp_method": None, "frame_loss_method": lost / offered_rate,
               "interrupted": bool(longest), "back": True, "lost": lost,
               "periods": losses.get("periods", 0), "longest": longest,
-              "other_lost": lost - (longest["frames"] if longest else 0), "note": None}
+              "other_lost": lost - (longest["frames"] if longest else 0), "determined": True,
+              "note": None}
     if not longest:
         return result | {"timestamp_method": 0.0,
                          "note": "no frame was lost: no interruption seen"}

@@ -8,7 +8,8 @@ relevant bounds after it."""
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure
-from .search import lower_bound, search_range_top, tester_ceiling
+from .search import (configured_top, lower_bound, mostly_tester_limited, range_limited,
+                     search_range_top, tester_bound, tester_ceiling)
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
                         trial_from_result)
@@ -29,6 +30,9 @@ class MlrThroughput(Procedure):
         plan.check_rate(self.hi, "throughput.max_rate")
         # No load above the tester's calibrated ceiling (tester.ceiling) either.
         self.hi, self.calibrated = search_range_top(config, self.hi)
+        # A pass at throughput.max_rate below the medium's maximum measured the setting.
+        self.medium_max = plan.max_rate
+        self.configured_top = configured_top(config, self.hi, plan.max_rate, self.calibrated)
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {settings.min_rate}: must be below the "
                               f"search's upper end, {self.hi} frames/s")
@@ -46,7 +50,8 @@ class MlrThroughput(Procedure):
         """The search's upper end after the repetitions `earlier`: below the lowest rate the
         tester could not keep in them (a trial there would only show the tester's limit
         again), as long as that leaves a range to search."""
-        ceiling = tester_ceiling([s for r in earlier for s in r.steps])
+        ceiling = tester_ceiling([s for r in earlier for s in r.steps],
+                                 calibrated=self.calibrated)
         if ceiling is None or ceiling - 1 <= self.lo:
             return self.hi
         return min(self.hi, ceiling - 1)
@@ -115,11 +120,12 @@ class MlrThroughput(Procedure):
         # load with a trial the tester could not send, or there is none because the search
         # reached a maximum lowered to below an earlier repetition's ceiling, or the
         # calibrated one.
-        limited = (any(s.rate == upper and s.rate_not_kept for s in repetition.steps)
+        limited = (any(s.rate == upper and tester_bound(s) for s in repetition.steps)
                    if upper is not None else
                    lower is not None and lower == search.max_load
                    and (search.max_load < self.hi or self.hi == self.calibrated))
-        ceiling = tester_ceiling([s for r in [*earlier, repetition] for s in r.steps])
+        ceiling = tester_ceiling([s for r in [*earlier, repetition] for s in r.steps],
+                                 calibrated=self.calibrated)
         return {"repetition": repetition.number, "complete": repetition.complete,
                 "throughput": lower or 0, "found": lower is not None,
                 "tester_limited": limited, "tester_ceiling": ceiling,
@@ -157,7 +163,7 @@ class MlrThroughput(Procedure):
                 failing = step.failing_directions(primary)
                 for name in step.directions:
                     failures[name] = failures.get(name, 0) + (name in failing)
-        limited = any(r["tester_limited"] for r in complete)
+        limited = mostly_tester_limited([r["tester_limited"] for r in complete])
         ceiling = reps[-1]["tester_ceiling"] if reps else None
         return {"unit": "fps", "mode": "mlrsearch", "primary_goal": self.goals[0].title,
                 **summarize([r["throughput"] for r in complete]),
@@ -167,6 +173,8 @@ class MlrThroughput(Procedure):
                                                      for r in complete) else None),
                 "goals": goals,
                 "directions": {name: {"failed_trials": n} for name, n in failures.items()},
+                **range_limited([r["throughput"] for r in complete], self.configured_top,
+                                self.medium_max),
                 "repetitions": reps}
 
     def csv_rows(self, repetitions):

@@ -135,14 +135,17 @@ class Recovery(_LossTrials):
 
     def repetition(self, r: Repetition, trial) -> dict:
         """The repetition's result: the recovery time is the slowest direction's; `status`
-        recovered | not recovered | undetermined | invalid (the tester did not keep the
-        rate: nothing about the DUT)."""
+        recovered | not recovered | not overloaded (no frame lost: the DUT had nothing to
+        recover from) | undetermined | invalid (the tester did not keep the rate: nothing about
+        the DUT)."""
         directions = self.directions(trial)
         found = list(directions.values())
         if not trial.valid:
             status = "invalid"
         elif any(d["recovered"] is False for d in found):
             status = "not recovered"
+        elif any(d["overloaded"] is False for d in found):
+            status = "not overloaded"
         elif all(d["recovered"] for d in found):
             status = "recovered"
         else:
@@ -163,7 +166,8 @@ class Recovery(_LossTrials):
         values = [rep["recovery_time"] for rep in done if rep["status"] == "recovered"]
         summary = {"unit": "s", **summarize(values), "average": _fmean(values)}
         summary |= {status.replace(" ", "_"): sum(rep["status"] == status for rep in done)
-                    for status in ("recovered", "not recovered", "undetermined", "invalid")}
+                    for status in ("recovered", "not recovered", "not overloaded",
+                                   "undetermined", "invalid")}
         summary["rates"] = {"throughput": self.throughput, "overload": self.overload_rate,
                             "reduced": self.reduced_rate, "medium_maximum": self.plan.max_rate,
                             "overload_is_medium_maximum": self.capped}
@@ -185,11 +189,17 @@ class Recovery(_LossTrials):
             notes.append(f"{summary['not_recovered']} repetition(s) did not recover within the "
                          f"{self.window:g} s window (recovery.window): frames were lost up to "
                          "the end of the trial; they are not in the average")
+        if summary["not_overloaded"]:
+            notes.append(f"{summary['not_overloaded']} repetition(s) not overloaded: the DUT "
+                         f"lost no frame at {self.overload_rate:,} frames/s, so there was no "
+                         "overload to recover from (is the throughput given the DUT's? is "
+                         "recovery.overload long enough to fill its buffers?); no recovery time, "
+                         "and they are not in the average")
         if summary["undetermined"]:
-            notes.append(f"{summary['undetermined']} repetition(s) undetermined: the engine "
-                         f"lists the first {LISTED} loss periods of a trial, and the last one "
-                         "sent at or after Timestamp A was not among them; they are not in the "
-                         "average")
+            notes.append(f"{summary['undetermined']} repetition(s) undetermined: the engine's "
+                         f"loss periods (it lists the first and last {LISTED} of a trial, per "
+                         "direction of one flow) do not show the last one sent at or after "
+                         "Timestamp A; they are not in the average")
         if summary["invalid"]:
             notes.append(f"{summary['invalid']} repetition(s) invalid: the tester could not "
                          "keep the rate (not a DUT result)")
@@ -248,11 +258,14 @@ class Reset(_LossTrials):
 
     def repetition(self, r: Repetition, trial) -> dict:
         """The repetition's reset time by each method: the slowest direction's (the DUT was
-        out of operation that long); `status` back | not back | no timestamp A | invalid."""
+        out of operation that long); `status` back | not back | no timestamp A | undetermined
+        (frames lost but no loss periods listed) | invalid."""
         directions = self.directions(trial)
         found = list(directions.values())
         if not trial.valid:
             status = "invalid"
+        elif not all(d["determined"] for d in found):
+            status = "undetermined"
         elif not all(d["back"] for d in found):
             status = "not back"
         elif any(d["timestamp_method"] is None for d in found):
@@ -263,7 +276,7 @@ class Reset(_LossTrials):
         return {"repetition": r.number, "complete": r.complete, "status": status,
                 "reset_time": max(d["timestamp_method"] for d in found) if counted else None,
                 "frame_loss_method": max(d["frame_loss_method"] for d in found)
-                if trial.valid else None,
+                if trial.valid and status != "undetermined" else None,
                 "interrupted": any(d["interrupted"] for d in found),
                 "valid": trial.valid, "invalid_reason": trial.invalid_reason,
                 "directions": {name: {**d, "sent": trial.directions[name].sent,
@@ -280,8 +293,10 @@ class Reset(_LossTrials):
                    "frame_loss_method": {**summarize(frame_loss), "average": _fmean(frame_loss)},
                    "reset": {"type": self.type, "description": self.description}}
         summary |= {status.replace(" ", "_"): sum(rep["status"] == status for rep in done)
-                    for status in ("back", "not back", "no timestamp A", "invalid")}
-        summary["not_interrupted"] = sum(not rep["interrupted"] for rep in done)
+                    for status in ("back", "not back", "no timestamp A", "undetermined",
+                                   "invalid")}
+        summary["not_interrupted"] = sum(rep["interrupted"] is False for rep in done
+                                         if rep["status"] != "undetermined")
         names = list(dict.fromkeys(name for rep in done for name in rep["directions"]))
         summary["directions"] = {}
         for name in names:
@@ -299,6 +314,10 @@ class Reset(_LossTrials):
         if summary["not_back"]:
             notes.append(f"{summary['not_back']} repetition(s): the DUT was not back before the "
                          f"trial ended ({self.duration:g} s, trial.duration): no reset time")
+        if summary["undetermined"]:
+            notes.append(f"{summary['undetermined']} repetition(s) undetermined: frames were "
+                         "lost, but the engine's reply lists no loss periods (several flows per "
+                         "direction?): no reset time")
         if summary["no_timestamp_A"]:
             notes.append(f"{summary['no_timestamp_A']} repetition(s): no frame arrived before "
                          "the interruption (no Timestamp A)")

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
-from ..measure.session import AUXILIARY_PHASES
+from ..measure.session import is_step_record
 from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError
 from ..util.stats import summarize
@@ -249,7 +249,7 @@ class Scalability(Procedure):
 
     def steps_from_records(self, records):
         return [FlowStep(r[RECORD_KEY], trial_from_record(r)) for r in records
-                if r.get("phase") not in AUXILIARY_PHASES and RECORD_KEY in r]
+                if is_step_record(r) and RECORD_KEY in r]
 
     # -- results ---------------------------------------------------------------------------------
 

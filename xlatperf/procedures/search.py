@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterable, TypeVar
 
+from ..config.derived import side_vlan
 from ..config.schema import parse_port
 from ..engine.protocol import TrialResult
 from ..util.stats import summarize
@@ -40,29 +41,50 @@ def _rate_not_kept(step) -> bool:
     return bool(getattr(step, "rate_not_kept", False))
 
 
-# An invalid trial defines a ceiling only when its sender fell clearly short of the rate. A
+def tester_bound(step) -> bool:
+    """Whether a step that did not pass failed by the tester's doing, not the DUT's: invalid
+    because of the tester (its pacing, its ports' drops), with no more loss than that explains.
+    A trial that also showed the DUT losing frames on its own is the DUT's failure."""
+    if not (_rate_not_kept(step) or getattr(step, "tester_dropped", False)):
+        return False
+    beyond = getattr(step, "lost_beyond_tester_fault", None)
+    return not (beyond is not None and beyond())
+
+
+# An invalid trial shows a ceiling only when its sender fell clearly short of the rate. A
 # sender that sent (nearly) every frame but finished a few microseconds late is at the edge of
 # what it can do: that trial fails, but a later repetition may pass the same rate, so it must
 # not bound the rest of the run (each repetition would then only go lower).
 CLEAR_SHORTFALL = 1e-3
+# ... and only when the shortfall repeats: in this many attempts of the step (the step's own
+# and the ones taken again before it, trial.retakes), one scheduling hiccup being no ceiling.
+# Below the tester's calibrated ceiling, which says it can send faster, one more.
+CEILING_EVIDENCE = 2
+CEILING_EVIDENCE_BELOW_CALIBRATION = 3
 
 
-def unreachable_from(step) -> int | None:
-    """The rate a step shows the tester cannot reach: an invalid trial's sender is cut off at
-    the time limit, so what it sent by then is its pace; a pace clearly below the step's rate
-    is a ceiling. None for any other step."""
-    if not _rate_not_kept(step):
+def unreachable_from(step, calibrated: int | None = None) -> int | None:
+    """The rate a step shows the tester cannot reach, or None. An invalid trial's sender is cut
+    off at the validity rule's limit, so what it sent by then is its pace; it is a ceiling when
+    every attempt of the step (CEILING_EVIDENCE of them at least, more below the `calibrated`
+    ceiling) fell clearly short of the rate, and the DUT lost no more than the tester's fault
+    explains. The ceiling is the fastest pace the attempts showed."""
+    if not _rate_not_kept(step) or not tester_bound(step):
         return None
-    achieved = getattr(step, "achieved_rate", None)
-    if achieved is None or achieved >= step.rate * (1 - CLEAR_SHORTFALL):
+    needed = (CEILING_EVIDENCE_BELOW_CALIBRATION if calibrated and step.rate <= calibrated
+              else CEILING_EVIDENCE)
+    earlier = getattr(step, "earlier_attempts", ())
+    paces = [getattr(step, "achieved_rate", None)] + [a.get("achieved_rate") for a in earlier]
+    if len(paces) < needed or any(p is None or p >= step.rate * (1 - CLEAR_SHORTFALL)
+                                  for p in paces):
         return None
-    return max(1, math.floor(achieved))
+    return max(1, math.floor(max(paces)))
 
 
-def tester_ceiling(steps, known: int | None = None) -> int | None:
-    """The lowest rate the tester has shown it cannot send at, among `steps` and an earlier
-    `known` one; None when none."""
-    rates = [r for r in map(unreachable_from, steps) if r is not None]
+def tester_ceiling(steps, known: int | None = None, calibrated: int | None = None) -> int | None:
+    """The lowest rate the tester has shown it cannot send at (unreachable_from), among
+    `steps` and an earlier `known` one; None when none."""
+    rates = [r for r in (unreachable_from(s, calibrated) for s in steps) if r is not None]
     return min(rates + ([known] if known is not None else []), default=None)
 
 
@@ -75,11 +97,24 @@ def tester_ceiling(steps, known: int | None = None) -> int | None:
 
 
 def ceiling_conditions(config) -> str:
-    """The tester set-up a calibrated ceiling holds for: port types, frame size, directions and
-    lcores. A run with another set-up does not apply it."""
+    """The tester set-up a calibrated ceiling holds for: port types, frame sizes (one, or the
+    IMIX), VLAN tags, directions, lcores, queues and which address and port fields vary (the
+    sender's cost per frame). A run with another set-up does not apply it."""
     kinds = "/".join(parse_port(config.side(side).port).kind for side in ("left", "right"))
-    return (f"{kinds} ports, {config.traffic.frame_size}-byte frames, direction "
-            f"{config.traffic.direction}, lcores {config.tester.lcores}")
+    traffic = config.traffic
+    sizes = f"IMIX {traffic.imix}" if traffic.imix else f"{traffic.frame_size}-byte frames"
+    tags = {side: side_vlan(config, side) for side in ("left", "right")}
+    varying = [f"addresses.{side} {getattr(config.addresses, side)}" for side in
+               ("left", "right") if getattr(config.addresses, side) != "fixed"]
+    varying += [f"ports.{key} {getattr(config.ports, key)}" for key in
+                ("forward_src", "forward_dst", "reverse_src", "reverse_dst")
+                if getattr(config.ports, key) != "fixed"]
+    return ", ".join([f"{kinds} ports", sizes,
+                      *([f"VLAN left {tags['left']} right {tags['right']}"]
+                        if any(tags.values()) else []),
+                      f"direction {traffic.direction}", f"lcores {config.tester.lcores}",
+                      *([f"queues {config.tester.queues}"] if config.tester.queues > 1 else []),
+                      *([f"varying {' '.join(varying)}"] if varying else [])])
 
 
 @dataclass(frozen=True)
@@ -157,7 +192,7 @@ class SearchResult:
         passing = [s.rate for s in steps if s.passes(loss_tolerance)]
         throughput = max(passing, default=0)
         # What stopped the search from going higher: the lowest failure above the result.
-        above = [(s.rate, _rate_not_kept(s)) for s in steps
+        above = [(s.rate, tester_bound(s)) for s in steps
                  if s.rate > throughput and not s.passes(loss_tolerance)]
         if ceiling is not None and ceiling > throughput:
             above.append((ceiling, True))
@@ -166,7 +201,7 @@ class SearchResult:
         return cls(throughput=throughput, found=bool(passing),
                    tester_limited=at_calibrated or (bound is not None and bound[1]), steps=steps,
                    loss_tolerance=loss_tolerance, complete=complete,
-                   tester_ceiling=tester_ceiling(steps, ceiling))
+                   tester_ceiling=tester_ceiling(steps, ceiling, calibrated))
 
     def to_dict(self) -> dict:
         return {"throughput": self.throughput, "found": self.found,
@@ -178,7 +213,7 @@ class SearchResult:
 
 def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolerance: float = 0.0,
                   *, steps: list | None = None, notify: Notify | None = None,
-                  ceiling: int | None = None) -> SearchResult:
+                  ceiling: int | None = None, calibrated: int | None = None) -> SearchResult:
     """RFC 2544 throughput: the highest rate in [lo, hi] at which a trial passes.
 
     The first trial is at `hi` itself: when the DUT forwards at the medium's maximum rate (the
@@ -192,6 +227,8 @@ def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolera
     becomes the ceiling, counted as failed without being measured again. Likewise within the
     search: after a trial the tester could not send at its rate, the next trials stay below
     the pace it did send at (unreachable_from), instead of halving from far above it.
+    calibrated: the tester's calibrated ceiling that capped `hi` (search_range_top), below
+    which a shortfall needs more evidence (unreachable_from).
 
     The result is the highest rate *measured* as passing (never an untested midpoint; `lo`
     itself is not measured), or 0 with found=False when no trial passed. On a DUT that passes
@@ -208,8 +245,9 @@ def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolera
     else:
         first = measure_step(run_trial, hi, steps, notify, lo=lo, hi=hi)
         if first.passes(loss_tolerance):
-            return SearchResult.from_steps(steps, loss_tolerance, ceiling=ceiling)
-        hi = max(lo, min(hi, unreachable_from(first) or hi))
+            return SearchResult.from_steps(steps, loss_tolerance, ceiling=ceiling,
+                                           calibrated=calibrated)
+        hi = max(lo, min(hi, unreachable_from(first, calibrated) or hi))
     while hi - lo > error:
         mid = (lo + hi) // 2
         result = measure_step(run_trial, mid, steps, notify, lo=lo, hi=hi)
@@ -218,8 +256,8 @@ def binary_search(run_trial: RunTrial, lo: int, hi: int, error: int, loss_tolera
         else:
             # A trial the tester could not send at its rate also says how fast it did send:
             # no trial at or above that pace can be valid, so the search continues below it.
-            hi = max(lo, min(mid, unreachable_from(result) or mid))
-    return SearchResult.from_steps(steps, loss_tolerance, ceiling=ceiling)
+            hi = max(lo, min(mid, unreachable_from(result, calibrated) or mid))
+    return SearchResult.from_steps(steps, loss_tolerance, ceiling=ceiling, calibrated=calibrated)
 
 
 # --------------------------------------------------------------------------------------------
@@ -294,24 +332,46 @@ def summarize_throughput(searches: list[SearchResult], calibrated: int | None = 
                 failures[name] = failures.get(name, 0) + (name in failing)
     ceiling = min((s.tester_ceiling for s in searches if s.tester_ceiling is not None),
                   default=None)
-    limited = any(s.tester_limited for s in searches if s.complete)
+    limited = mostly_tester_limited([s.tester_limited for s in searches if s.complete])
     at_calibrated = calibrated is not None and any(
         s.throughput >= calibrated for s in searches if s.complete)
     summary = {"unit": "fps", **summarize(values),
                "tester_limited": limited, "tester_ceiling": ceiling,
+               "tester_limited_repetitions": sum(s.tester_limited for s in searches
+                                                 if s.complete),
                **lower_bound([st for s in searches for st in s.steps], limited,
                              calibrated if at_calibrated else None),
                "directions": {name: {"failed_trials": count}
                               for name, count in failures.items()}}
     if calibrated is not None and not limited and values:
         summary |= dut_limited(summary["median"], calibrated, ceiling)
-    if configured_top is not None and any(v >= configured_top for v in values):
-        summary["range_limited"] = (
-            f"a lower bound set by throughput.max_rate = {configured_top:,} frames/s, not a "
-            "property of the DUT: the DUT passed the highest rate the search tried, so its "
-            "throughput may be higher; raise throughput.max_rate (the medium allows "
-            f"{medium_max:,}) to find it")
-    return summary
+    return summary | range_limited(values, configured_top, medium_max)
+
+
+def configured_top(config, hi: int, medium_max: int, calibrated: int | None) -> int | None:
+    """The search's upper end `hi` when it is the setting throughput.max_rate, below the
+    medium's maximum and not lowered to the calibrated ceiling: a pass there measured the
+    setting, not the DUT (range_limited); else None."""
+    settings = config.throughput
+    return hi if settings.max_rate and hi < medium_max and calibrated is None else None
+
+
+def range_limited(values, top: int | None, medium_max: int | None) -> dict:
+    """{"range_limited": one sentence} when a repetition passed at the configured top
+    (configured_top), for the summary, the console and the report; {} otherwise."""
+    if top is None or not any(v >= top for v in values):
+        return {}
+    return {"range_limited": (
+        f"a lower bound set by throughput.max_rate = {top:,} frames/s, not a property of the "
+        "DUT: the DUT passed the highest rate the search tried, so its throughput may be "
+        f"higher; raise throughput.max_rate (the medium allows {medium_max:,}) to find it")}
+
+
+def mostly_tester_limited(flags: list[bool]) -> bool:
+    """Whether a summary of repetitions is tester-limited: each repetition is judged by its own
+    search, and the median is a bound set by the tester when at least half of them are (one
+    late trial in one of ten searches does not make the others' result the tester's)."""
+    return bool(flags) and 2 * sum(flags) >= len(flags)
 
 
 def lower_bound(steps, limited: bool, calibrated: int | None = None) -> dict:

@@ -5,8 +5,8 @@ from ..util.errors import ConfigError, MeasurementError
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
 from .mlrthroughput import MlrThroughput
-from .search import (SearchResult, binary_search, search_range_top, summarize_throughput,
-                     tester_ceiling)
+from .search import (SearchResult, binary_search, configured_top, search_range_top,
+                     summarize_throughput, tester_ceiling)
 
 # selftest check: a short trial at a low rate that any working tester passes without loss.
 SELFTEST_CHECK_DURATION = 2.0
@@ -35,8 +35,7 @@ class Throughput(Procedure):
         # The search's top is the setting, not the medium or the tester: a pass there is a
         # lower bound (summarize_throughput says so).
         self.medium_max = plan.max_rate
-        self.configured_top = (self.hi if settings.max_rate and self.hi < plan.max_rate
-                               and self.calibrated is None else None)
+        self.configured_top = configured_top(config, self.hi, plan.max_rate, self.calibrated)
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {self.lo}: must be below the search's upper "
                               f"end, {self.hi} frames/s"
@@ -49,11 +48,12 @@ class Throughput(Procedure):
 
     def run(self, session, steps):
         binary_search(session.run_trial, self.lo, self.hi, self.error, self.loss_tolerance,
-                      steps=steps, notify=session.notify, ceiling=self.ceiling)
+                      steps=steps, notify=session.notify, ceiling=self.ceiling,
+                      calibrated=self.calibrated)
 
-    @staticmethod
-    def _ceiling_before(repetitions) -> int | None:
-        return tester_ceiling([s for r in repetitions for s in r.steps])
+    def _ceiling_before(self, repetitions) -> int | None:
+        return tester_ceiling([s for r in repetitions for s in r.steps],
+                              calibrated=self.calibrated)
 
     def searches(self, repetitions) -> list[SearchResult]:
         """Each repetition's search result from its steps and the earlier repetitions' ones:

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Issue 17, findings 1-3 and 8 through the measurer and the fake engine: a trial invalid by
+the tester's doing is taken again (trial.retakes), every attempt recorded; the pacing rule
+(trial.validity, trial.max_lag) and the lag are in every record; the tester's own drops make a
+trial invalid; an aborted trial is recorded with the running request's duration."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from xlatperf.config import load_config
+from xlatperf.measure.store import read_trials
+from xlatperf.run import run_procedure
+
+
+def test_a_hiccup_is_taken_again_and_both_attempts_are_recorded(fake_config, tmp_path,
+                                                                  monkeypatch):
+    """Finding 1/2: the sender fell 5 ms behind once (trial.max_lag 1 ms): the attempt is
+    invalid, with its lag and lagged frames; the retake passes and is the step."""
+    monkeypatch.setenv("FAKE_HICCUPS", "1:0.005:0.5")
+    config = load_config(str(fake_config), ["output.repeat=1"])
+    summary = run_procedure("trial", config, tmp_path / "t", rate=1_000_000)
+    first, second = read_trials(tmp_path / "t")
+    assert first["retaken"] is True and not first["valid"]
+    assert first["invalid_reason"].startswith("tester could not keep the rate: flow forward "
+                                              "fell 5.000 ms behind")
+    assert first["max_lag"] == 0.001
+    assert first["directions"]["forward"]["max_lag_us"] == 5000.0
+    assert first["directions"]["forward"]["lagged"] == 4000    # (5 - 1) ms x 1 Mfps
+    assert second["valid"] and second["attempt"] == 2 and "retaken" not in second
+    (earlier,) = second["earlier_attempts"]
+    assert earlier["attempt"] == 1 and earlier["max_lag_us"] == 5000.0
+    assert summary["invalid"] == 0 and summary["n"] == 1
+
+
+def test_retakes_are_bounded_and_the_last_attempt_stays_invalid(fake_config, tmp_path,
+                                                                monkeypatch):
+    monkeypatch.setenv("FAKE_HICCUPS", "9:0.005:0.5")
+    config = load_config(str(fake_config), ["output.repeat=1", "trial.retakes=1"])
+    summary = run_procedure("trial", config, tmp_path / "t", rate=1_000_000)
+    trials = read_trials(tmp_path / "t")
+    assert [t.get("retaken", False) for t in trials] == [True, False]
+    assert not trials[-1]["valid"] and summary["invalid"] == 1
+
+
+def test_the_siitperf_rule_fails_a_hiccup_at_the_end_the_schedule_rule_tolerates(
+        fake_config, tmp_path, monkeypatch):
+    """Finding 2: 30 µs late at the very end of a 2 s trial (within trial.max_lag) is a valid
+    trial by the schedule; siitperf's end-time rule (20 µs) fails it."""
+    for rule, valid in (("schedule", True), ("siitperf", False)):
+        monkeypatch.setenv("FAKE_HICCUPS", "1:0.00003")
+        config = load_config(str(fake_config), ["output.repeat=1", "trial.duration=2",
+                                                f"trial.validity={rule}", "trial.retakes=0"])
+        run_procedure("trial", config, tmp_path / rule, rate=1_000_000)
+        (record,) = read_trials(tmp_path / rule)
+        assert record["valid"] is valid, rule
+        assert ("max_lag" in record) is (rule == "schedule")
+
+
+def test_frames_the_tester_dropped_itself_make_the_trial_invalid(fake_config, tmp_path,
+                                                                 monkeypatch):
+    """Finding 3: the receiving port missed 500 frames (imissed): not the DUT's loss."""
+    monkeypatch.setenv("FAKE_TESTER_DROPS", "1:500")
+    config = load_config(str(fake_config), ["output.repeat=1", "traffic.direction=forward"])
+    summary = run_procedure("trial", config, tmp_path / "t", rate=1_000_000)
+    first, second = read_trials(tmp_path / "t")
+    assert first["retaken"] and first["invalid_reason"].startswith("tester dropped frames: "
+                                                                   "port 1 missed 500")
+    assert first["port_drops"]["1"]["imissed"] == 500
+    assert first["directions"]["forward"]["received"] == first["directions"]["forward"]["sent"] - 500
+    assert second["valid"] and summary["median"] == 0.0
+
+
+def test_an_aborted_trial_is_recorded_with_its_own_duration(fake_config, tmp_path):
+    """Finding 8: MLRsearch's first trial is 1 s long (throughput.initial_duration), not
+    trial.duration (60 s): interrupted, its record has the running request's duration."""
+    out, log = tmp_path / "mlr", tmp_path / "requests.jsonl"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("FAKE_")},
+           "FAKE_DUT_LIMIT": "3000000", "FAKE_TRIAL_SECONDS": "5",
+           "FAKE_REQUEST_LOG": str(log)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "xlatperf", "throughput", "-c", str(fake_config), "--out",
+         str(out), "-q", "--set", "throughput.mode=mlrsearch", "--set", "trial.duration=60"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not (out / "trials.jsonl").exists():
+        time.sleep(0.05)
+    time.sleep(0.5)     # the first trial is running (5 s of fake trial)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    (aborted,) = [t for t in read_trials(out) if t.get("aborted")]
+    running = [json.loads(line) for line in log.read_text().splitlines()
+               if json.loads(line).get("op") == "trial"][-1]
+    assert aborted["duration"] == running["duration"] != 60
+    assert json.loads((out / "summary.json").read_text())["complete"] is False
