@@ -272,3 +272,27 @@ def test_bad_settings_name_the_key(fake_config, tmp_path, capsys):
     err = capsys.readouterr().err
     assert status == 1 and 'traffic.imix = "simple"' in err and "per frame size" in err
     assert (tmp_path / "imix" / "trials.jsonl").read_text() == ""   # refused before any trial
+
+
+def test_throughput_from_refuses_bounds_and_loss_tolerant_results(fake_config, fake_dut,
+                                                                 tmp_path, capsys,
+                                                                 monkeypatch):
+    """Issue 17 finding 4: a tester-limited or range-limited median is a lower bound, and a
+    throughput with a loss tolerance is not RFC 9004 §5's zero-loss one: refused, with why."""
+    cases = {"tester": (["--set", "throughput.error=1000"], "lower bound set by the tester"),
+             "range": (["--set", "throughput.max_rate=100000"], "throughput.max_rate"),
+             "tolerant": (["--set", "throughput.loss_tolerance=0.001"], "zero-loss"),
+             "vlan": (["--set", "left.vlan=10"], "left.vlan = 10")}
+    for name, (options, reason) in cases.items():
+        if name == "tester":
+            monkeypatch.setenv("FAKE_TESTER_LIMIT", "1000000")
+        else:
+            monkeypatch.delenv("FAKE_TESTER_LIMIT", raising=False)
+        tp = tmp_path / name
+        assert cli.main(["throughput", "-c", str(fake_config), "--out", str(tp), "-q",
+                         *options]) == 0
+        capsys.readouterr()
+        status = cli.main(["back-to-back", "-c", str(fake_config), "--out",
+                           str(tmp_path / f"b2b-{name}"), "-q", "--throughput-from", str(tp)])
+        err = capsys.readouterr().err
+        assert status == 1 and reason in err and "back_to_back.throughput_from" in err, (name, err)

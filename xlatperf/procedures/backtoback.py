@@ -45,8 +45,10 @@ from .base import KeyOption, Procedure, ProcedureSpec
 MAX_BURST = 1 << 40
 # Throughput results are comparable only with the same traffic (RFC 9004 §5: unidirectional or
 # bidirectional, number of flows; and the frame size the buffer time is for).
-MATCHING_KEYS = ("traffic.frame_size", "traffic.direction", "traffic.mix_n", "traffic.mix_m",
-                 "addresses.left", "addresses.right", "ports.forward_src", "ports.reverse_src")
+MATCHING_KEYS = ("traffic.frame_size", "traffic.imix", "traffic.direction", "traffic.mix_n",
+                 "traffic.mix_m", "addresses.left", "addresses.right", "ports.forward_src",
+                 "ports.reverse_src", "left.vlan", "left.vlan_outer", "right.vlan",
+                 "right.vlan_outer")
 
 
 # --------------------------------------------------------------------------------------------
@@ -241,7 +243,19 @@ def throughput_from(directory: str, config) -> int:
     rate = summary.get("median")
     if not isinstance(rate, (int, float)) or rate < 1:
         raise ConfigError(f"{what}: no throughput was found there (median {rate!r})")
+    # A lower bound is not the DUT's throughput: the corrected buffer time would subtract too
+    # few forwarded frames (RFC 9004 §6.4 needs the Throughput Benchmark itself).
+    for bound in ("lower_bound", "range_limited"):
+        if summary.get(bound):
+            raise ConfigError(f"{what}: its throughput is {summary[bound]}; RFC 9004 §6.4 "
+                              "corrects by the DUT's measured throughput, not a bound")
     measured = summary.get("config") or {}
+    tolerance = (measured.get("throughput") or {}).get("loss_tolerance") or 0
+    goals = summary.get("goals") or []
+    if tolerance or (goals and goals[0].get("loss_ratio")):
+        loss = tolerance or goals[0]["loss_ratio"]
+        raise ConfigError(f"{what}: measured with a loss tolerance of {loss:g}; RFC 9004 §5: "
+                          "the throughput MUST be taken under zero-loss conditions")
     for dotted in MATCHING_KEYS:
         section, key = dotted.split(".")
         theirs = (measured.get(section) or {}).get(key)

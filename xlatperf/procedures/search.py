@@ -110,7 +110,7 @@ def ceiling_conditions(config) -> str:
                 ("forward_src", "forward_dst", "reverse_src", "reverse_dst")
                 if getattr(config.ports, key) != "fixed"]
     return ", ".join([f"{kinds} ports", sizes,
-                      *([f"VLAN left {tags['left']} right {tags['right']}"]
+                      *([f"VLAN tags left {len(tags['left'])} right {len(tags['right'])}"]
                         if any(tags.values()) else []),
                       f"direction {traffic.direction}", f"lcores {config.tester.lcores}",
                       *([f"queues {config.tester.queues}"] if config.tester.queues > 1 else []),
