@@ -19,9 +19,20 @@ def xlatperf(*args: str, check: bool = True, timeout: float = 600) -> subprocess
     return proc
 
 
+# For configs of tests that assert counts, shares and order, not a sender's pacing: the
+# engine's workers share this machine's two CPUs with everything else, so a sender may fall a
+# few ms behind its schedule and catch up (trial.max_lag; issue 17: a test must not assert
+# that a real-time sender kept its rate on a shared CPU).
+COUNTS_NOT_PACING = "[trial]\nmax_lag = 0.5\n"
+
+
 def summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 
 
-def trials(out: Path) -> list[dict]:
-    return [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines() if line]
+def trials(out: Path, retaken: bool = False) -> list[dict]:
+    """The records of trials.jsonl; without the attempts that were taken again (a busy lab
+    machine may deschedule the sender: trial.retakes) unless `retaken`."""
+    records = [json.loads(line) for line in (out / "trials.jsonl").read_text().splitlines()
+               if line]
+    return [r for r in records if retaken or not r.get("retaken")]

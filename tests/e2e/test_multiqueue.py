@@ -6,7 +6,7 @@ Responder learns on two queues."""
 
 import pytest
 
-from e2e_util import summary, trials, xlatperf
+from e2e_util import COUNTS_NOT_PACING, summary, trials, xlatperf
 from xlatperf.config.schema import load_config
 from xlatperf.engine.client import Engine
 
@@ -22,7 +22,8 @@ def ring_config(tmp_path, name: str, queues: int, workers: int):
     path = tmp_path / f"{name}.toml"
     path.write_text(f'[tester]\nnetns = ""\nlcores = "{WORKERS[workers]}"\nqueues = {queues}\n'
                     f'[left]\nport = "ring:{name}"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:02"\n'
-                    f'[right]\nport = "ring:{name}"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:01"\n')
+                    f'[right]\nport = "ring:{name}"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:01"\n'
+                    + COUNTS_NOT_PACING)
     return path
 
 
@@ -62,15 +63,19 @@ def test_engine_reports_queues_as_configured_and_net_null_sends_exact_shares(exc
         assert all(p["max_queues"] >= 2 for p in hello["ports"])
         assert hello["lcores"]["workers"] == [1, 2]
         mac = "02:00:00:00:00:02"
+        # The schedule rule with a tolerance no preemption reaches: the shares are asserted,
+        # not the pacing of senders on CPUs shared with everything else.
         reply = engine.trial({
-            "duration": 0.2, "timeout": 0.01,
+            "duration": 0.2, "timeout": 0.01, "max_lag": 0.5,
             "flows": [{"name": "forward", "tx_port": 0, "rx_port": 1, "rate": 1_000_000,
                        "foreground": {"ip_version": 4, "src_mac": mac, "dst_mac": mac, "src_ip": "198.18.0.2",
                                       "dst_ip": "198.19.0.2", "frame_size": 64}}]})
     assert reply["valid"], reply["invalid_reason"]
     flow = reply["flows"][0]
     assert [q["sent"] for q in flow["queues"]] == [100_000, 100_000]
-    assert all(q["send_time"] <= 0.2 * (1 + 1e-5) for q in flow["queues"])
+    # Never ahead of the schedule: a lane's last frame leaves no earlier than it is due.
+    assert all(q["send_time"] >= (2 * q["planned"] - 2 + q["queue"]) / 1_000_000
+               for q in flow["queues"])
 
 
 def test_af_packet_fanout_spreads_random_ports_over_rx_queues(make_lab, tmp_path):

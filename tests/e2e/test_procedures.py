@@ -9,7 +9,7 @@ import sys
 import time
 
 import pytest
-from e2e_util import ROOT, summary, trials, xlatperf
+from e2e_util import COUNTS_NOT_PACING, ROOT, summary, trials, xlatperf
 
 # Short trials keep the suite fast; the procedures are the same at 60 s.
 FAST = ["--duration", "1", "--set", "trial.pause=0", "--set", "trial.timeout=0.5"]
@@ -195,7 +195,8 @@ def test_runs_without_hugepages(exclusive_lab, tmp_path):
     config = tmp_path / "ring.toml"
     config.write_text('[tester]\nnetns = ""\nhugepages = "no"\n'
                       '[left]\nport = "ring:nohuge"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:02"\n'
-                      '[right]\nport = "ring:nohuge"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:01"\n')
+                      '[right]\nport = "ring:nohuge"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:01"\n'
+                      + COUNTS_NOT_PACING)
     out = tmp_path / "out"
     xlatperf("trial", "-c", str(config), "--rate", "100000", "--duration", "0.5", "--out", str(out), "-q")
     (trial,) = trials(out)
