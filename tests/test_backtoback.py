@@ -296,3 +296,15 @@ def test_throughput_from_refuses_bounds_and_loss_tolerant_results(fake_config, f
                            str(tmp_path / f"b2b-{name}"), "-q", "--throughput-from", str(tp)])
         err = capsys.readouterr().err
         assert status == 1 and reason in err and "back_to_back.throughput_from" in err, (name, err)
+
+
+def test_a_burst_rate_below_the_maximum_is_labelled_as_rfc9004_section_7_says():
+    """Issue 17 finding 4: bursts at R = 1 Mfps on a 10GE medium (14,880,952 fps): the figure
+    at R is RFC 9004 §7's actual buffer time, labelled, and §6.4's Corrected DUT Buffer Time at
+    the maximum is given too (actual = corrected x maximum / R)."""
+    found = buffer_times(50_000, 1_000_000, 600_000, max_rate=14_880_952)
+    assert found["corrected_seconds"] == pytest.approx(0.02)
+    assert found["rfc9004_corrected_seconds"] == pytest.approx(0.02 * 1_000_000 / 14_880_952)
+    assert found["label"].startswith("actual buffer time at 1,000,000 frames/s (RFC 9004 §7")
+    # At the maximum itself the two are one: no label.
+    assert "label" not in buffer_times(50_000, 1_000_000, 600_000, max_rate=1_000_000)

@@ -96,3 +96,21 @@ def test_an_aborted_trial_is_recorded_with_its_own_duration(fake_config, tmp_pat
                if json.loads(line).get("op") == "trial"][-1]
     assert aborted["duration"] == running["duration"] != 60
     assert json.loads((out / "summary.json").read_text())["complete"] is False
+
+
+def test_the_measurer_protocol_is_what_the_session_and_its_stand_in_offer():
+    """Issue 17's structure: procedures call a declared Measurer; TrialSession and the
+    scalability procedure's per-n view implement it (no imitation that can drift)."""
+    import inspect
+
+    from xlatperf.measure.measurer import Measurer
+    from xlatperf.measure.session import TrialSession
+    from xlatperf.procedures.scalability import _ClientsSession
+
+    declared = {name for name, _ in inspect.getmembers(Measurer)
+                if not name.startswith("_")}
+    for implementation in (TrialSession, _ClientsSession):
+        assert Measurer in implementation.__mro__
+        for name in declared:
+            own = getattr(implementation, name)
+            assert own is not getattr(Measurer, name), (implementation.__name__, name)

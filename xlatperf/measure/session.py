@@ -20,6 +20,7 @@ from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan, imix_size_names
 from ..util.errors import ConfigError, EngineError, MeasurementError
 from ..util.files import utc_timestamp
+from .measurer import Measurer
 from .request import TrialRequest
 from .stateful import window
 from .store import ResultStore
@@ -70,7 +71,7 @@ class Reporter:
         """A campaign point starts: index (1-based), count, id, procedure, assignments."""
 
 
-class TrialSession:
+class TrialSession(Measurer):
     """`run_trial(rate)` for procedures: builds the request, keeps trial.pause between trials,
     records every trial and forwards progress to the reporter."""
 

@@ -68,8 +68,27 @@ def corrected_buffer_time(implied: float, throughput: float, ingress_rate: float
 
 
 def buffer_times(average: float | None, ingress_rate: float | None,
-                 throughput: float | None) -> dict:
-    """{implied_seconds, corrected_seconds, note}: None where the inputs do not allow it."""
+                 throughput: float | None, max_rate: float | None = None) -> dict:
+    """{implied_seconds, corrected_seconds, note}: None where the inputs do not allow it.
+    Computed at the bursts' rate R, what the DUT was offered: RFC 9004 §6.4's formulas at the
+    Max Theoretical Frame Rate `max_rate` when R is that rate. When R is below it, the figure is
+    RFC 9004 §7's "actual buffer time" at R, labelled so (`label`), and §6.4's Corrected DUT
+    Buffer Time is given as well (`rfc9004_corrected_seconds`): by §7, actual = corrected x
+    max_rate / R."""
+    found = _buffer_times_at(average, ingress_rate, throughput)
+    if (found["corrected_seconds"] is None or not max_rate or not ingress_rate
+            or ingress_rate >= max_rate * (1 - 1e-6)):
+        return found
+    return found | {
+        "rfc9004_corrected_seconds": found["corrected_seconds"] * ingress_rate / max_rate,
+        "label": (f"actual buffer time at {ingress_rate:,.0f} frames/s (RFC 9004 §7: the "
+                  f"bursts' rate is below the Max Theoretical Frame Rate, {max_rate:,.0f} "
+                  "frames/s); RFC 9004 §6.4's Corrected DUT Buffer Time, at that maximum: "
+                  f"{found['corrected_seconds'] * ingress_rate / max_rate:.6g} s")}
+
+
+def _buffer_times_at(average: float | None, ingress_rate: float | None,
+                     throughput: float | None) -> dict:
     if average is None or not ingress_rate:
         return {"implied_seconds": None, "corrected_seconds": None,
                 "note": "no burst passed, or its sending rate is unknown"}
@@ -345,7 +364,8 @@ class BackToBack(Procedure):
             "valid_bursts": summarize(valid)}
         summary["buffer"] = {"ingress_rate": ingress, "throughput": self.throughput,
                              "throughput_source": self.throughput_source,
-                             **buffer_times(summary["average"], ingress, self.throughput)}
+                             **buffer_times(summary["average"], ingress, self.throughput,
+                                            self.plan.max_rate)}
         summary["tester_limited"] = any(res.tester_limited for res in done)
         summary["at_limit"] = any(res.at_limit for res in done)
         failures: dict[str, int] = {}   # bursts each direction lost frames of

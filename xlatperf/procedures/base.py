@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..engine.protocol import TrialResult, trial_from_record
-from ..measure.session import TrialSession, is_step_record
+from ..measure.measurer import Measurer
+from ..measure.session import is_step_record
 from ..traffic.plan import TrafficPlan
 
 
@@ -33,14 +34,14 @@ class Procedure:
     def __init__(self, config: dict, plan: TrafficPlan, rate: int | None = None):
         self.config, self.plan = config, plan
 
-    def prepare(self, session: TrialSession) -> dict:
+    def prepare(self, session: Measurer) -> dict:
         """Runs once before the repetitions; returns extra summary fields."""
         return {}
 
     def begin_repetition(self, earlier: list[Repetition]) -> None:
         """Called before each repetition with the finished ones (measured or resumed)."""
 
-    def run(self, session: TrialSession, steps: list) -> None:
+    def run(self, session: Measurer, steps: list) -> None:
         raise NotImplementedError
 
     def summarize(self, repetitions: list[Repetition]) -> dict:

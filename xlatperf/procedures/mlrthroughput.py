@@ -5,11 +5,9 @@ the goals of throughput.preset and throughput.goals. Every trial's record in tri
 carries `mlrsearch`: the target it was measured for and, per goal, the load's class and the
 relevant bounds after it."""
 
-from ..util.errors import ConfigError
 from ..util.stats import summarize
-from .base import Procedure
-from .search import (configured_top, lower_bound, mostly_tester_limited, range_limited,
-                     search_range_top, tester_bound, tester_ceiling)
+from .search import SearchResult, tester_bound
+from .throughputsearch import ThroughputSearch
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
                         trial_from_result)
@@ -18,24 +16,13 @@ LOSS_DEFINITION = ("worst direction's (sent - received) / sent; an invalid trial
                    "could not keep the rate) counts as 1")
 
 
-class MlrThroughput(Procedure):
-    name = "throughput"
+class MlrThroughput(ThroughputSearch):
+    """The MLRsearch strategy of ThroughputSearch."""
+    lowest_load = 1
     max_trials = DEFAULT_MAX_TRIALS   # per repetition (a safeguard; see _stop_reason)
 
     def __init__(self, config, plan, rate=None):
-        super().__init__(config, plan)
-        settings = config.throughput
-        self.lo = max(1, settings.min_rate)
-        self.hi = settings.max_rate or plan.max_rate
-        plan.check_rate(self.hi, "throughput.max_rate")
-        # No load above the tester's calibrated ceiling (tester.ceiling) either.
-        self.hi, self.calibrated = search_range_top(config, self.hi)
-        # A pass at throughput.max_rate below the medium's maximum measured the setting.
-        self.medium_max = plan.max_rate
-        self.configured_top = configured_top(config, self.hi, plan.max_rate, self.calibrated)
-        if self.lo >= self.hi:
-            raise ConfigError(f"throughput.min_rate = {settings.min_rate}: must be below the "
-                              f"search's upper end, {self.hi} frames/s")
+        super().__init__(config, plan, rate)
         self.goals = goals_from_config(config)
         self.loss_tolerance = min(g.loss_ratio for g in self.goals)  # for the live view only
         # The goals' per-frame timeout. The session applies trial.frame_timeout to every
@@ -50,13 +37,13 @@ class MlrThroughput(Procedure):
         """The search's upper end after the repetitions `earlier`: below the lowest rate the
         tester could not keep in them (a trial there would only show the tester's limit
         again), as long as that leaves a range to search."""
-        ceiling = tester_ceiling([s for r in earlier for s in r.steps],
-                                 calibrated=self.calibrated)
+        ceiling = self.ceiling_before(earlier)
         if ceiling is None or ceiling - 1 <= self.lo:
             return self.hi
         return min(self.hi, ceiling - 1)
 
     def begin_repetition(self, earlier):
+        super().begin_repetition(earlier)
         self.current_max = self.max_load(earlier)
 
     # -- running ---------------------------------------------------------------------------------
@@ -109,11 +96,13 @@ class MlrThroughput(Procedure):
             return f"trial limit ({self.max_trials}) reached"
         return "goals met"
 
-    def _repetition(self, repetition, earlier) -> dict:
+    def _goal_results(self, repetition, earlier):
         search = self.replay(repetition, earlier)
-        goals = search.results() if search.trials else []
+        return search, (search.results() if search.trials else [])
+
+    def verdict(self, repetition, earlier) -> SearchResult:
+        search, goals = self._goal_results(repetition, earlier)
         first = goals[0] if goals else None
-        trials = search.trials
         lower = first.relevant_lower_bound if first else None
         upper = first.relevant_upper_bound if first else None
         # The primary goal's search ended against the tester: its relevant upper bound is a
@@ -124,11 +113,19 @@ class MlrThroughput(Procedure):
                    if upper is not None else
                    lower is not None and lower == search.max_load
                    and (search.max_load < self.hi or self.hi == self.calibrated))
-        ceiling = tester_ceiling([s for r in [*earlier, repetition] for s in r.steps],
-                                 calibrated=self.calibrated)
+        return SearchResult(throughput=lower or 0, found=lower is not None,
+                            tester_limited=limited, steps=repetition.steps,
+                            loss_tolerance=self.goals[0].loss_ratio,
+                            complete=repetition.complete,
+                            tester_ceiling=self.ceiling_before([*earlier, repetition]))
+
+    def details(self, repetition, verdict, earlier) -> dict:
+        search, goals = self._goal_results(repetition, earlier)
+        trials = search.trials
         return {"repetition": repetition.number, "complete": repetition.complete,
-                "throughput": lower or 0, "found": lower is not None,
-                "tester_limited": limited, "tester_ceiling": ceiling,
+                "throughput": verdict.throughput, "found": verdict.found,
+                "tester_limited": verdict.tester_limited,
+                "tester_ceiling": verdict.tester_ceiling,
                 "max_load": search.max_load,
                 "stop_reason": self._stop_reason(repetition, search),
                 "trial_seconds": sum(t.duration for _, t in trials),
@@ -137,11 +134,11 @@ class MlrThroughput(Procedure):
                           for s, (_, t) in zip(repetition.steps, trials)]}
 
     def _repetitions(self, repetitions) -> list[dict]:
-        return [self._repetition(r, repetitions[:i]) for i, r in enumerate(repetitions)]
+        return [self.details(r, v, repetitions[:i])
+                for i, (r, v) in enumerate(zip(repetitions, self.verdicts(repetitions)))]
 
-    def summarize(self, repetitions):
-        reps = self._repetitions(repetitions)
-        complete = [r for r in reps if r["complete"]]
+    def extra_summary(self, repetitions, verdicts) -> dict:
+        complete = [r for r in self._repetitions(repetitions) if r["complete"]]
         goals = []
         for index, goal in enumerate(self.goals):
             results = [r["goals"][index] for r in complete if len(r["goals"]) > index]
@@ -156,26 +153,7 @@ class MlrThroughput(Procedure):
                           "regular": bool(results) and all(g["regular"] for g in results),
                           "irregular": sorted({g["irregular_reason"] for g in results
                                                if g["irregular_reason"]})})
-        failures: dict[str, int] = {}
-        primary = self.goals[0].loss_ratio
-        for r in repetitions:
-            for step in r.steps:
-                failing = step.failing_directions(primary)
-                for name in step.directions:
-                    failures[name] = failures.get(name, 0) + (name in failing)
-        limited = mostly_tester_limited([r["tester_limited"] for r in complete])
-        ceiling = reps[-1]["tester_ceiling"] if reps else None
-        return {"unit": "fps", "mode": "mlrsearch", "primary_goal": self.goals[0].title,
-                **summarize([r["throughput"] for r in complete]),
-                "tester_limited": limited, "tester_ceiling": ceiling,
-                **lower_bound([s for r in repetitions for s in r.steps], limited,
-                              self.calibrated if any(r["throughput"] == self.calibrated
-                                                     for r in complete) else None),
-                "goals": goals,
-                "directions": {name: {"failed_trials": n} for name, n in failures.items()},
-                **range_limited([r["throughput"] for r in complete], self.configured_top,
-                                self.medium_max),
-                "repetitions": reps}
+        return {"mode": "mlrsearch", "primary_goal": self.goals[0].title, "goals": goals}
 
     def csv_rows(self, repetitions):
         rows = []
@@ -219,7 +197,3 @@ class MlrThroughput(Procedure):
                      f"global timeout {timeout:g} s)" if self.frame_timeout else
                      f"global timeout {timeout:g} s (the goals' frame_timeout = 0)")
         return {"frame_timeout": self.frame_timeout, "loss_criterion": criterion}
-
-    def values(self, repetitions):
-        return [r["throughput"] if r["complete"] else None
-                for r in self._repetitions(repetitions)]

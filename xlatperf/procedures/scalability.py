@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
+from ..measure.measurer import Measurer
 from ..measure.session import is_step_record
 from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError
@@ -123,11 +124,11 @@ class StaggeredClients:
         return found
 
 
-class _ClientsSession:
+class _ClientsSession(Measurer):
     """The measurer as the search for one n sees it: its trials send from n client addresses
     and carry n in their records and in the live view; every trial is also kept, tagged with
     n, in the repetition's steps. With a start interval t (§10.2.2), every trial is longer by
-    (n - 1) x t and its record states t."""
+    (n - 1) x t and its record states t. The rest of the protocol is the session's."""
 
     def __init__(self, session, plan, flows: int, steps: list, interval: float = 0.0,
                  duration: float = 0.0):
@@ -151,6 +152,24 @@ class _ClientsSession:
 
     def notify(self, context: dict) -> None:
         self.session.notify({**context, RECORD_KEY: self.flows})
+
+    def run_request(self, request, rate, phase, annotate=None):
+        return self.session.run_request(request, rate, phase, annotate)
+
+    def begin_step(self) -> None:
+        self.session.begin_step()
+
+    def end_step(self) -> None:
+        self.session.end_step()
+
+    def begin_phase(self, phase) -> None:
+        self.session.begin_phase(phase)
+
+    def timed_hook(self, hook, context):
+        return self.session.timed_hook(hook, context)
+
+    def record(self, result, duration, phase=None, extra=None):
+        return self.session.record(result, duration, phase, extra)
 
 
 def _other(side: str) -> str:

@@ -1,82 +1,44 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """RFC 2544 §26.1 throughput by binary search, and `selftest` (the tester's own capacity)."""
 
-from ..util.errors import ConfigError, MeasurementError
+from ..util.errors import MeasurementError
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
 from .mlrthroughput import MlrThroughput
-from .search import (SearchResult, binary_search, configured_top, search_range_top,
-                     summarize_throughput, tester_ceiling)
+from .search import SearchResult, binary_search
+from .throughputsearch import ThroughputSearch
 
 # selftest check: a short trial at a low rate that any working tester passes without loss.
 SELFTEST_CHECK_DURATION = 2.0
 SELFTEST_CHECK_RATE = 10_000
 
 
-class Throughput(Procedure):
-    """RFC 2544 §26.1 binary search over [throughput.min_rate, max_rate or the medium's max]."""
-    name = "throughput"
-    # Searches stay at or below the tester's calibrated ceiling (tester.ceiling); the selftest,
-    # which measures the tester itself, does not.
-    capped_by_calibration = True
+class Throughput(ThroughputSearch):
+    """RFC 2544 §26.1 binary search over [throughput.min_rate, max_rate or the medium's max]:
+    the binary strategy of ThroughputSearch."""
 
     def __init__(self, config, plan, rate=None):
-        super().__init__(config, plan)
-        settings = config.throughput
-        self.lo = settings.min_rate
-        self.hi = settings.max_rate or plan.max_rate
-        self.error = settings.error
-        self.loss_tolerance = settings.loss_tolerance
-        self.ceiling: int | None = None
-        plan.check_rate(self.hi, "throughput.max_rate")
-        self.calibrated: int | None = None
-        if self.capped_by_calibration:
-            self.hi, self.calibrated = search_range_top(config, self.hi)
-        # The search's top is the setting, not the medium or the tester: a pass there is a
-        # lower bound (summarize_throughput says so).
-        self.medium_max = plan.max_rate
-        self.configured_top = configured_top(config, self.hi, plan.max_rate, self.calibrated)
-        if self.lo >= self.hi:
-            raise ConfigError(f"throughput.min_rate = {self.lo}: must be below the search's upper "
-                              f"end, {self.hi} frames/s"
-                              + (" (tester.ceiling)" if self.calibrated else ""))
-
-    def begin_repetition(self, earlier):
-        # Trials above a rate the tester could not keep earlier in this run would only show
-        # the tester's limit again.
-        self.ceiling = self._ceiling_before(earlier)
+        super().__init__(config, plan, rate)
+        self.error = config.throughput.error
+        self.loss_tolerance = config.throughput.loss_tolerance
 
     def run(self, session, steps):
         binary_search(session.run_trial, self.lo, self.hi, self.error, self.loss_tolerance,
                       steps=steps, notify=session.notify, ceiling=self.ceiling,
                       calibrated=self.calibrated)
 
-    def _ceiling_before(self, repetitions) -> int | None:
-        return tester_ceiling([s for r in repetitions for s in r.steps],
-                              calibrated=self.calibrated)
-
-    def searches(self, repetitions) -> list[SearchResult]:
-        """Each repetition's search result from its steps and the earlier repetitions' ones:
-        the same whether the steps were just measured or read back by --resume."""
-        return [SearchResult.from_steps(r.steps, self.loss_tolerance, r.complete,
-                                        ceiling=self._ceiling_before(repetitions[:i]),
-                                        calibrated=self.calibrated)
-                for i, r in enumerate(repetitions)]
-
-    def summarize(self, repetitions):
-        searches = self.searches(repetitions)
-        summary = summarize_throughput(searches, self.calibrated, self.configured_top,
-                                       self.medium_max)
-        summary["repetitions"] = [{"repetition": r.number, **s.to_dict()}
-                                  for r, s in zip(repetitions, searches)]
-        return summary
+    def verdict(self, repetition, earlier) -> SearchResult:
+        return SearchResult.from_steps(repetition.steps, self.loss_tolerance,
+                                       repetition.complete,
+                                       ceiling=self.ceiling_before(earlier),
+                                       calibrated=self.calibrated)
 
     def csv_rows(self, repetitions):
         return [{"repetition": r.number, "throughput_fps": search.throughput,
                  "found": search.found, "tester_limited": search.tester_limited,
                  "tester_ceiling_fps": search.tester_ceiling, "complete": r.complete,
                  "trials": len(r.steps)}
-                for r, search in zip(repetitions, self.searches(repetitions))]
+                for r, search in zip(repetitions, self.verdicts(repetitions))]
 
     def settings(self):
         return {"mode": "binary", "min_rate": self.lo, "max_rate": self.hi,
@@ -87,11 +49,6 @@ class Throughput(Procedure):
                                        + (", nor above its calibrated ceiling"
                                           if self.calibrated else ""),
                 "deviations": deviations(self.config)}
-
-    def value(self, repetition):
-        if not repetition.complete:
-            return None
-        return SearchResult.from_steps(repetition.steps, self.loss_tolerance).throughput
 
 
 class SelfTest(Throughput):

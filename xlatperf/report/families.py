@@ -492,6 +492,8 @@ class Bursts(Family):
                  f"{buffer.get('throughput_source') or 'none given'}"]
         if buffer.get("note"):
             notes.append(buffer["note"])
+        if buffer.get("label"):
+            notes.append(f"the corrected buffer time is the {buffer['label']}")
         if summary.get("at_limit"):
             notes.append("a search ended at its upper limit (back_to_back.max_time x rate): "
                          "the result is likely invalid, repeat with a higher limit "
