@@ -4,7 +4,7 @@
 duration and width (BENCHMARKS.md, "MLRsearch vs binary search").
 
     python3 bench/mlrsearch_vs_binary.py [--rate 20000] [--duration 2] [--width 200]
-        [--max-rate 100000] [--repeat 3] [--skip-lab]
+        [--max-rate 100000] [--calibrate] [--repeat 3] [--skip-lab]
         [--out bench/results/mlrsearch_vs_binary.json]
 
 Lab part (root, the engine built): `lab up limit --param rate=RATE`, then, one after the other,
@@ -41,6 +41,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from engine_rate import cpu_model  # noqa: E402 (bench/, this script's directory)
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
 from xlatperf.procedures.mlrsearch import Goal, mlrsearch  # noqa: E402
 from xlatperf.procedures.search import binary_search  # noqa: E402
@@ -90,6 +91,9 @@ def lab_runs(args) -> dict:
         try:
             config_path = str(Path(tmp) / "limit.toml")
             lab.lab_up("limit", {"rate": str(args.rate)}, config_path)
+            if args.calibrate:   # as `xlatperf lab up` does: the default range's top
+                from xlatperf.run.calibration import calibrate_lab
+                calibrate_lab()
             for round_, (name, extra) in ((r, item) for r in range(args.repeat)
                                           for item in runs.items()):
                 config = load_config(config_path, common + extra)
@@ -228,12 +232,16 @@ def main() -> int:
     parser.add_argument("--width", type=int, default=200)
     parser.add_argument("--max-rate", type=int, default=100000)
     parser.add_argument("--skip-lab", action="store_true")
+    parser.add_argument("--calibrate", action="store_true",
+                        help="calibrate the lab's tester ceiling as `xlatperf lab up` does (with "
+                             "--max-rate 0: the default range, up to that ceiling)")
     parser.add_argument("--repeat", type=int, default=3,
                         help="lab: rounds of the four searches (medians are reported)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" /
                                              "mlrsearch_vs_binary.json"))
     args = parser.parse_args()
-    report: dict = {"settings": vars(args)}
+    report: dict = {"settings": vars(args), "cpu": cpu_model()}
+    print(f"CPU: {report['cpu']}")
     if not args.skip_lab:
         lab = lab_runs(args)
         report["lab"] = lab

@@ -12,7 +12,7 @@ from xlatperf.engine.protocol import DirectionCounts, TrialResult
 from xlatperf.procedures.mlrgoals import deviations, goals_from_config
 from xlatperf.procedures.mlrsearch import (LOWER, UNDECIDED, UPPER, Goal, Search, Trial, classify,
                                            conditional_throughput, mlrsearch, relevant_bounds,
-                                           targets_for)
+                                           targets_for, trial_from_result)
 from xlatperf.procedures.search import binary_search
 from xlatperf.util.errors import ConfigError
 
@@ -647,3 +647,13 @@ def test_per_frame_timeout_goal_counts_late_frames_as_lost(tmp_path, monkeypatch
     on_time = run_procedure("throughput", load_config(None, base + [
         f"throughput.goals=[{GOAL % ', frame_timeout=1'}]"]), tmp_path / "on-time")
     assert 1_224_567 < on_time["median"] <= 1_234_567
+
+
+def test_the_trial_loss_ratio_adds_the_directions_as_rfc9971_does():
+    """RFC 9971 §4.5.5-4.5.6: frames forwarded over frames sent, aggregated over the SUT's
+    outputs (issue 17 finding 11; it was the worst direction's)."""
+    result = TrialResult(1000, True, {"forward": DirectionCounts(1000, 1000),
+                                      "reverse": DirectionCounts(1000, 990)}, duration=1.0)
+    assert trial_from_result(result, 1.0).loss_ratio == pytest.approx(0.005)
+    invalid = TrialResult(1000, False, {"forward": DirectionCounts(1000, 1000)}, duration=1.0)
+    assert trial_from_result(invalid, 1.0).loss_ratio == 1.0

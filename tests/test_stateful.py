@@ -389,3 +389,19 @@ def test_random_subset_of_rules_is_consistent():
             continue
         assert n <= enumeration(config).combinations and table_size(config) <= n
         check_stateful(config)
+
+
+def test_rfc9693_procedures_refuse_settings_the_rfc_excludes(tmp_path):
+    """Issue 17 finding 11 (docs/rfc9693-conformance.md): phase 1 must use all different four
+    tuples (§4.5), and every table-capacity probe validates (§4.9)."""
+    from xlatperf.procedures import REGISTRY
+    plan_config = load_config(None, NAT44)
+    plan = TrafficPlan(plan_config, PORTS)
+    for name in ("connection-rate", "table-capacity", "teardown-rate"):
+        config = plan_config.changed({"stateful.enumerate": "none"})
+        with pytest.raises(ConfigError, match='stateful.enumerate = "none"'):
+            REGISTRY[name].make(config, TrafficPlan(config, PORTS), None)
+    config = plan_config.changed({"stateful.validation": False})
+    with pytest.raises(ConfigError, match="stateful.validation = false"):
+        REGISTRY["table-capacity"].make(config, plan, None)
+    REGISTRY["connection-rate"].make(config, plan, None)   # validation is optional there

@@ -26,6 +26,21 @@ def xlatperf(*args: str, check: bool = True, timeout: float = 600) -> subprocess
 COUNTS_NOT_PACING = "[trial]\nmax_lag = 0.5\n"
 
 
+# A process that steals one CPU in bursts: `python3 -c CPU_THIEF CPU BUSY PERIOD` is busy for
+# BUSY s, then asleep until the next PERIOD, pinned to CPU. The scheduler lets it preempt
+# whatever runs there (it sleeps most of the time). Kill it when done.
+CPU_THIEF = """
+import os, sys, time
+os.sched_setaffinity(0, {int(sys.argv[1])})
+busy, period = float(sys.argv[2]), float(sys.argv[3])
+while True:
+    start = time.monotonic()
+    while time.monotonic() - start < busy:
+        pass
+    time.sleep(max(0.0, period - (time.monotonic() - start)))
+"""
+
+
 def summary(out: Path) -> dict:
     return json.loads((out / "summary.json").read_text())
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tomllib
 
-from e2e_util import summary, trials, xlatperf
+from e2e_util import CPU_THIEF, summary, trials, xlatperf
 
 from xlatperf.lab import auto_burst
 from xlatperf.run.calibration import calibrate_lab
@@ -16,20 +16,6 @@ from xlatperf.run.calibration import calibrate_lab
 LIMIT = 100_000
 DURATION = 1.0
 ERROR = 2000
-
-# Busy for BUSY s, then asleep until the next PERIOD, pinned to one CPU: a light periodic
-# load that the scheduler lets preempt whatever runs there (it sleeps most of the time).
-THIEF = """
-import os, sys, time
-os.sched_setaffinity(0, {int(sys.argv[1])})
-busy, period = float(sys.argv[2]), float(sys.argv[3])
-while True:
-    start = time.monotonic()
-    while time.monotonic() - start < busy:
-        pass
-    time.sleep(max(0.0, period - (time.monotonic() - start)))
-"""
-
 
 def worker_cpu(config) -> int:
     """The CPU of the engine's (first) worker lcore: tester.lcores lists the main lcore
@@ -42,7 +28,7 @@ def test_the_limit_dut_measured_while_its_testers_cpu_is_stolen(make_lab, tmp_pa
     config = make_lab("limit", rate=LIMIT)
     calibrate_lab()
     out = tmp_path / "stolen"
-    thief = subprocess.Popen([sys.executable, "-c", THIEF, str(worker_cpu(config)), "0.003",
+    thief = subprocess.Popen([sys.executable, "-c", CPU_THIEF, str(worker_cpu(config)), "0.003",
                               "0.030"])
     try:
         xlatperf("throughput", "-c", str(config), "--duration", str(DURATION),

@@ -101,4 +101,21 @@ def deviations(config: dict, goals: list[Goal] | None = None) -> list[str]:
     if trial.pause < 5:
         found.append(f"pauses {trial.pause:g} s between trials instead of at least 5 s "
                      "(RFC 2544 §23 e)")
+    if trial.retakes:
+        found.append(f"a trial the tester spoiled (it fell more than {trial.max_lag:g} s behind "
+                     "its schedule, or its ports dropped frames) and whose loss that explains is "
+                     f"taken again, up to {trial.retakes} times; every attempt is recorded "
+                     "(trial.retakes)" if trial.validity == "schedule" else
+                     f"a trial the tester spoiled is taken again, up to {trial.retakes} times "
+                     "(trial.retakes)")
+    if trial.validity == "schedule":
+        found.append(f"a trial is valid when every frame was sent no more than "
+                     f"{trial.max_lag:g} s after its scheduled time (trial.max_lag; RFC 2544 "
+                     "§26.1 trials are at a constant rate)")
+    if config.stateful.enabled:
+        found.append("RFC 9693 phase 1 (and the gap) precedes every trial, and a trial whose "
+                     "phase 1 did not fill the state table counts as failed (loss ratio 1 for "
+                     "MLRsearch)")
+    if config.dut.before_trial:
+        found.append("the DUT's before_trial hook runs before every trial")
     return found

@@ -52,8 +52,9 @@ does"):
   goal's width (regular), the maximum load a lower bound or the minimum load an upper bound
   (irregular).
 
-Trial loss ratio: the worst direction's (sent - received) / sent, like the binary search's
-pass criterion; RFC 9971 aggregates over all outputs, which is never stricter. A trial the
+Trial loss ratio: RFC 9971 §4.5.5-4.5.6's, (sent - received) / sent with the frames of every
+direction added (for a zero-loss goal the same as the binary search's per-direction
+criterion; with a loss goal one direction may lose more than the goal's ratio). A trial the
 tester could not keep at its rate (invalid) counts as loss ratio 1 (like a failed binary search
 trial), and received > sent (an anomaly) too. Effective duration = trial duration.
 """
@@ -356,18 +357,20 @@ class MlrResult:
 
 
 def trial_from_result(result, duration: float) -> Trial:
-    """Classification input of a TrialResult (procedures.TrialResult): worst direction's loss
-    ratio, 1 for an invalid trial or one that received more than it sent; forwarding rate =
-    the smallest direction's received frames per second of trial duration."""
+    """Classification input of a TrialResult (procedures.TrialResult): RFC 9971 §4.5.5-4.5.6's
+    Trial Loss Ratio, 1 - the frames forwarded over the frames sent, both added over every
+    direction ("aggregates over all SUT output interfaces"); 1 for an invalid trial or one
+    that received more than it sent. Forwarding rate (steering only) = the smallest
+    direction's received frames per second of trial duration."""
     directions = list(result.directions.values())
     received = min((d.received for d in directions), default=0)
     forwarding_rate = min(received / duration, float(result.rate)) if duration > 0 else 0.0
-    ratios = [d.loss_ratio for d in directions]
-    if (not result.valid or not directions or None in ratios
+    sent = sum(d.sent for d in directions)
+    if (not result.valid or not directions or not all(d.sent for d in directions)
             or any(d.received > d.sent for d in directions)):
         loss = 1.0
     else:
-        loss = max(ratios)
+        loss = (sent - sum(d.received for d in directions)) / sent
     return Trial(duration=duration, loss_ratio=loss, forwarding_rate=forwarding_rate)
 
 

@@ -12,8 +12,8 @@ from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
                         trial_from_result)
 
-LOSS_DEFINITION = ("worst direction's (sent - received) / sent; an invalid trial (the tester "
-                   "could not keep the rate) counts as 1")
+LOSS_DEFINITION = ("RFC 9971's: (sent - received) / sent over all directions together; an "
+                   "invalid trial (the tester could not keep the rate) counts as 1")
 
 
 class MlrThroughput(ThroughputSearch):
@@ -124,6 +124,7 @@ class MlrThroughput(ThroughputSearch):
         trials = search.trials
         return {"repetition": repetition.number, "complete": repetition.complete,
                 "throughput": verdict.throughput, "found": verdict.found,
+                "regular": bool(goals) and goals[0].regular,
                 "tester_limited": verdict.tester_limited,
                 "tester_ceiling": verdict.tester_ceiling,
                 "max_load": search.max_load,

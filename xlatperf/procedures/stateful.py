@@ -11,6 +11,7 @@ import itertools
 
 from ..engine.protocol import TrialResult, trial_from_record
 from ..measure.stateful import PHASE1, TEARDOWN, VALIDATION, EstablishmentStep, StatefulTest
+from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure, ProcedureSpec, Repetition
 from .capacity import CapacityResult, capacity_search, teardown_rate
@@ -21,10 +22,22 @@ class _Stateful(Procedure):
     """Common parts: the StatefulTest, and steps rebuilt from phase-1/validation records."""
     name = ""
 
+    # RFC 9693 §4.9: every probe of the table-capacity search validates.
+    needs_validation = False
+
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
-        self.test = StatefulTest(plan, phase2=False)  # phase 1 and validation only
         self.s = config.stateful
+        # RFC 9693 §4.5: phase 1 establishes connections from "all different four tuples";
+        # without an enumeration it would repeat tuples and measure forwarding, not setup.
+        if self.s.enumerate == "none":
+            raise ConfigError(f'stateful.enumerate = "none": {self.name} establishes a new '
+                              "connection with every phase-1 frame (RFC 9693 §4.5: all "
+                              'different four tuples); set it to "ports", "addresses" or "both"')
+        if self.needs_validation and not self.s.validation:
+            raise ConfigError(f"stateful.validation = false: every probe of {self.name} is "
+                              "validated (RFC 9693 §4.9); set it to true")
+        self.test = StatefulTest(plan, phase2=False)  # phase 1 and validation only
         self.hi = self.s.max_rate or self.test.max_rate
         self.test.initiator_plan.check_rate(self.hi, "stateful.max_rate")
 
@@ -188,6 +201,7 @@ class TableCapacity(_Stateful):
     """Connection tracking table capacity (cttc.sh): exponential search doubling the number of
     connections from C0 = stateful.connections, then binary search until CT - CS <= E; each
     probe is a connection-rate search with validation, bounded below by beta (gamma) x RS."""
+    needs_validation = True
     name = "table-capacity"
 
     def _search(self, max_rate, result: CapacityResult | None = None) -> CapacityResult:

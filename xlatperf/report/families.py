@@ -108,8 +108,11 @@ class Search(Family):
         return search_precision(entry.settings)
 
     def details(self, entry):
-        tables = [per_repetition(entry, self.COLUMNS, "throughput per repetition")]
         goals = entry.summary.get("goals") or []
+        # MLRsearch: whether each repetition's primary goal result is regular (RFC 9971
+        # §4.8.4.2: an irregular result is marked as such).
+        columns = self.COLUMNS + ([("primary goal regular", yes("regular"))] if goals else [])
+        tables = [per_repetition(entry, columns, "throughput per repetition")]
         if goals:
             def median(goal, key):
                 stats = goal.get(key)
