@@ -52,7 +52,7 @@ TrialReport Engine::trial(const TrialPlan& plan, const std::function<void(const 
   check_frame_sizes(plan, max_frame_);
   trial_tag_ = uint8_t(trial_tag_ % 255 + 1);  // 1..255, never 0
   ports_.service();
-  const std::vector<rte_eth_stats> before = ports_.counters();
+  const std::vector<PortCounters> before = ports_.counters();
   Trial trial(plan, trial_tag_, ports_.io(), ports_.pool(), tsc_hz_, ports_.identities(), ports_.tables(),
               ports_.queues());
   const auto t0 = std::chrono::steady_clock::now();
@@ -67,7 +67,7 @@ TrialReport Engine::trial(const TrialPlan& plan, const std::function<void(const 
     }
   });
   TrialReport report = trial.result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  const std::vector<rte_eth_stats> after = ports_.counters();
+  const std::vector<PortCounters> after = ports_.counters();
   for (PortReport& port : report.ports)
     port.drops = drops_between(before.at(port.index), after.at(port.index), ports_.queues());
   invalidate_on_tester_drops(report);
@@ -81,6 +81,9 @@ void invalidate_on_tester_drops(TrialReport& report) {
     dropped += (dropped.empty() ? "" : "; ") + std::string("port ") + std::to_string(port.index) + " missed " +
                std::to_string(port.drops.imissed) + " (imissed: its RX ring was full) and had no mbuf for " +
                std::to_string(port.drops.rx_nombuf) + " (rx_nombuf)";
+    if (!port.drops.kernel_interface.empty())
+      dropped += ", its kernel interface " + port.drops.kernel_interface + " dropped " +
+                 std::to_string(port.drops.kernel_rx_dropped) + " (rx_dropped)";
   }
   if (dropped.empty() || !report.valid) return;
   report.valid = false;

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <ctime>
 
 #include "errors.hpp"
@@ -129,6 +131,7 @@ void Ports::start_ports() {
     rte_ether_addr mac{};
     rte_eth_macaddr_get(port, &mac);
     std::memcpy(id.mac.data(), mac.addr_bytes, 6);
+    kernel_interfaces_.push_back(kernel_interface_of(info.driver_name ? info.driver_name : "", id.mac));
     identities_.push_back(id);
     tables_.emplace_back();
   }
@@ -144,24 +147,45 @@ void Ports::close() {
   ports_.clear();
 }
 
-std::vector<rte_eth_stats> Ports::counters() const {
-  std::vector<rte_eth_stats> out(ports_.size());
-  for (size_t i = 0; i < ports_.size(); ++i)
-    if (rte_eth_stats_get(ports_[i], &out[i]) != 0) out[i] = rte_eth_stats{};  // none kept
+std::vector<PortCounters> Ports::counters() const {
+  std::vector<PortCounters> out(ports_.size());
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    if (rte_eth_stats_get(ports_[i], &out[i].eth) != 0) out[i].eth = rte_eth_stats{};  // none kept
+    out[i].kernel_interface = kernel_interfaces_[i];
+    if (kernel_interfaces_[i].empty()) continue;
+    std::ifstream f("/sys/class/net/" + kernel_interfaces_[i] + "/statistics/rx_dropped");
+    f >> out[i].kernel_rx_dropped;
+  }
   return out;
 }
 
-PortDrops drops_between(const rte_eth_stats& before, const rte_eth_stats& after, uint16_t queues) {
+PortDrops drops_between(const PortCounters& before, const PortCounters& after, uint16_t queues) {
   // A counter that went down was reset (or is not kept): nothing is known to be dropped.
   const auto grew = [](uint64_t b, uint64_t a) { return a > b ? a - b : 0; };
   PortDrops d;
-  d.imissed = grew(before.imissed, after.imissed);
-  d.rx_nombuf = grew(before.rx_nombuf, after.rx_nombuf);
-  d.ierrors = grew(before.ierrors, after.ierrors);
-  d.oerrors = grew(before.oerrors, after.oerrors);
+  d.imissed = grew(before.eth.imissed, after.eth.imissed);
+  d.rx_nombuf = grew(before.eth.rx_nombuf, after.eth.rx_nombuf);
+  d.ierrors = grew(before.eth.ierrors, after.eth.ierrors);
+  d.oerrors = grew(before.eth.oerrors, after.eth.oerrors);
   for (uint16_t q = 0; q < queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q)
-    d.queue_errors.push_back(grew(before.q_errors[q], after.q_errors[q]));
+    d.queue_errors.push_back(grew(before.eth.q_errors[q], after.eth.q_errors[q]));
+  d.kernel_rx_dropped = grew(before.kernel_rx_dropped, after.kernel_rx_dropped);
+  d.kernel_interface = after.kernel_interface;
   return d;
+}
+
+std::string kernel_interface_of(const std::string& driver, const std::array<uint8_t, 6>& mac) {
+  if (driver != "net_af_xdp" && driver != "net_af_packet") return "";
+  char text[18];
+  std::snprintf(text, sizeof text, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+                mac[5]);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/sys/class/net", ec)) {
+    std::ifstream f(entry.path() / "address");
+    std::string address;
+    if (f >> address && address == text) return entry.path().filename().string();
+  }
+  return "";
 }
 
 std::vector<PortInfo> Ports::info() const {

@@ -33,9 +33,19 @@ constexpr uint32_t kAfPacketDefaultMaxFrame = 1920;
 // `max_frame` bytes: room for the kernel's tpacket header, page-aligned.
 inline uint32_t af_packet_slot(uint32_t max_frame) { return (max_frame + 96 + 4095) / 4096 * 4096; }
 
+struct PortCounters {
+  rte_eth_stats eth{};
+  uint64_t kernel_rx_dropped = 0;
+  std::string kernel_interface;
+};
+
 // What a port's counters say it dropped between two readings, with its first `queues` RX
 // queues' q_errors.
-PortDrops drops_between(const rte_eth_stats& before, const rte_eth_stats& after, uint16_t queues);
+PortDrops drops_between(const PortCounters& before, const PortCounters& after, uint16_t queues);
+
+// The kernel interface (in this network namespace) whose MAC address is `mac`, for ports of
+// drivers on kernel interfaces (af_xdp, af_packet); "" when none.
+std::string kernel_interface_of(const std::string& driver, const std::array<uint8_t, 6>& mac);
 
 class Ports {
  public:
@@ -60,9 +70,10 @@ class Ports {
   std::vector<std::unique_ptr<StateTable>>& tables() { return tables_; }
   std::vector<PortInfo> info() const;
 
-  // Every port's own counters (rte_eth_stats), in port order: two readings around a trial
-  // give the frames the tester itself dropped in it (drops_between).
-  std::vector<rte_eth_stats> counters() const;
+  // Every port's own counters (rte_eth_stats, and its kernel interface's rx_dropped), in port
+  // order: two readings around a trial give the frames the tester itself dropped in it
+  // (drops_between).
+  std::vector<PortCounters> counters() const;
 
   // Between trials: answers ARP/ND on every port and discards everything else, so the DUT
   // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
@@ -86,6 +97,7 @@ class Ports {
   std::vector<std::string> rx_spread_;  // per port
   std::vector<uint16_t> ports_;
   std::vector<PortIdentity> identities_;               // per port: MAC and the addresses it answers for
+  std::vector<std::string> kernel_interfaces_;         // per port: its kernel interface, or ""
   std::vector<std::unique_ptr<StateTable>> tables_;    // per port: the Responder's state table
 };
 

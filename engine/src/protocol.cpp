@@ -568,6 +568,9 @@ json serialise(const TrialReport& r) {
                      {"drops", {{"imissed", p.drops.imissed}, {"rx_nombuf", p.drops.rx_nombuf},
                                 {"ierrors", p.drops.ierrors}, {"oerrors", p.drops.oerrors},
                                 {"queue_errors", p.drops.queue_errors}}}});
+    if (!p.drops.kernel_interface.empty())
+      ports.back()["drops"]["kernel"] = {{"interface", p.drops.kernel_interface},
+                                         {"rx_dropped", p.drops.kernel_rx_dropped}};
     if (p.capture)
       ports.back()["capture"] = {{"frames", p.capture->frames}, {"missed", p.capture->missed},
                                  {"bytes", p.capture->pcapng.size()}, {"pcapng", base64(p.capture->pcapng)}};

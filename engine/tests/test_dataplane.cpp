@@ -399,15 +399,26 @@ TEST(Validity, FramesTheTesterItselfDroppedMakeTheTrialInvalid) {
 }
 
 TEST(Validity, PortCountersThatWentDownCountNoDrops) {
-  rte_eth_stats before{}, after{};
-  before.imissed = 100;
-  after.imissed = 40;  // reset in between
-  before.rx_nombuf = 1;
-  after.rx_nombuf = 6;
-  before.q_errors[1] = 2;
-  after.q_errors[1] = 5;
+  PortCounters before, after;
+  before.eth.imissed = 100;
+  after.eth.imissed = 40;  // reset in between
+  before.eth.rx_nombuf = 1;
+  after.eth.rx_nombuf = 6;
+  before.eth.q_errors[1] = 2;
+  after.eth.q_errors[1] = 5;
+  before.kernel_rx_dropped = 7;
+  after.kernel_rx_dropped = 19;
+  after.kernel_interface = "xlp-tr";
   const PortDrops d = drops_between(before, after, 2);
   EXPECT_EQ(d.imissed, 0u);
   EXPECT_EQ(d.rx_nombuf, 5u);
   EXPECT_EQ(d.queue_errors, (std::vector<uint64_t>{0, 3}));
+  EXPECT_EQ(d.kernel_rx_dropped, 12u);
+  EXPECT_EQ(d.tester_drops(), 17u);
+}
+
+TEST(Validity, AKernelInterfaceIsFoundByItsMacForKernelPortDriversOnly) {
+  // The loopback interface's MAC is 00:00:00:00:00:00 in every network namespace.
+  EXPECT_EQ(kernel_interface_of("net_af_packet", {0, 0, 0, 0, 0, 0}), "lo");
+  EXPECT_EQ(kernel_interface_of("net_ring", {0, 0, 0, 0, 0, 0}), "");
 }

@@ -148,10 +148,9 @@ class TrialResult:
         rx = {str(port["index"]): [q["test_frames"] for q in port.get("queues", [])]
               for port in reply.get("ports", [])}
         several = any(len(counts) > 1 for counts in (*tx.values(), *rx.values()))
-        drops = {str(port["index"]): {key: value for key, value in port["drops"].items()
-                                      if key != "queue_errors"}
-                 for port in reply.get("ports", [])
-                 if any(port.get("drops", {}).get(key) for key in DROP_COUNTERS)}
+        drops = {str(port["index"]): counts for port in reply.get("ports", [])
+                 if any((counts := _port_drops(port.get("drops", {}))).get(key)
+                        for key in DROP_COUNTERS)}
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
                    invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None,
                    duration=duration, queues={"tx": tx, "rx": rx} if several else None,
@@ -245,10 +244,19 @@ class TrialResult:
                    if self.earlier_attempts else {})}
 
 
-# The engine's per-port counters (docs/protocol.md "drops"); frames in the first two the
-# tester itself dropped.
-TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf")
+# The engine's per-port counters (docs/protocol.md "drops"), the kernel interface's flattened
+# into kernel_rx_dropped; frames in the first three the tester itself dropped.
+TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf", "kernel_rx_dropped")
 DROP_COUNTERS = (*TESTER_DROP_COUNTERS, "ierrors", "oerrors")
+
+
+def _port_drops(drops: dict) -> dict:
+    """A port's `drops` for the record: the counters, and its kernel interface's."""
+    kernel = drops.get("kernel") or {}
+    return {**{key: value for key, value in drops.items()
+               if key not in ("queue_errors", "kernel")},
+            **({"kernel_rx_dropped": kernel.get("rx_dropped", 0),
+                "kernel_interface": kernel.get("interface")} if kernel else {})}
 
 
 def _per_size(streams: list[dict], names: dict[str, list[int]]) -> dict | None:
