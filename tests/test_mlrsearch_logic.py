@@ -657,3 +657,24 @@ def test_the_trial_loss_ratio_adds_the_directions_as_rfc9971_does():
     assert trial_from_result(result, 1.0).loss_ratio == pytest.approx(0.005)
     invalid = TrialResult(1000, False, {"forward": DirectionCounts(1000, 1000)}, duration=1.0)
     assert trial_from_result(invalid, 1.0).loss_ratio == 1.0
+
+
+def test_an_invalid_first_trial_still_tells_what_the_dut_forwarded():
+    """Issue 17 (bench/mlrsearch_vs_binary.py at 4 s): on a busy host the first trial, at the
+    tester's calibrated ceiling, is often invalid (the sender fell behind) while the DUT lost
+    92 % of it. It counts as loss ratio 1 for every goal, but the frames the DUT forwarded still
+    steer: the next trial goes to that rate, not half the range down."""
+    loads = []
+
+    def run_trial(load, duration):
+        loads.append((load, duration))
+        forwarded = min(load, 20_000) * duration
+        sent = round(load * duration)
+        return TrialResult(load, load < 100_000, {"forward": DirectionCounts(
+            sent, round(forwarded))}, duration=duration,
+            invalid_reason=None if load < 100_000 else "tester could not keep the rate: ...")
+    result = mlrsearch(run_trial, [rfc2544_goal(200, 4.0), ndr_goal(200, 4.0),
+                                   pdr_goal(200, 4.0)], 1, 253_000)
+    assert loads[0] == (253_000, 1.0)
+    assert loads[1][0] < 25_000, loads
+    assert all(abs(g.relevant_lower_bound - 20_000) <= 200 for g in result.goals), result

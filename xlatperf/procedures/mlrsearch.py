@@ -439,13 +439,22 @@ class Search:
 
     def _rates_by_duration(self) -> dict[float, float]:
         """Trial duration -> forwarding rate, load x (1 - loss), of the lowest load that lost
-        frames in trials of that duration (a loss ratio of 1 says nothing about the rate)."""
+        frames in trials of that duration. A loss ratio of 1 says nothing about the rate, but
+        a trial that counts as 1 because it was invalid (the tester fell behind at a load far
+        above the DUT's) still measured what the DUT forwarded: without a lossy valid trial of
+        that duration, the lowest such load's forwarding rate steers the search."""
         rates = {}
         for duration in sorted({t.duration for _, t in self.trials}):
             lossy = [(load, q) for load, q in self._best_losses(duration, duration) if 0 < q < 1]
             if lossy:
                 load, q = lossy[0]
                 rates[duration] = load * (1.0 - q)
+                continue
+            forwarded = sorted((load, t.forwarding_rate) for load, trials in self.by_load.items()
+                               for t in trials if abs(t.duration - duration) < 1e-9
+                               and t.loss_ratio >= 1.0 and 0 < t.forwarding_rate < load)
+            if forwarded:
+                rates[duration] = forwarded[0][1]
         return rates
 
     def capacity_at(self, duration: float, passes: bool = True) -> float | None:
