@@ -652,13 +652,16 @@ class Search:
             return None
         load = self._aim(progress, target, lower, upper, p)
         # A load between the bounds that a full-length trial left undecided is measured again
-        # first (a rare spike must not decide it), if it can matter: no lower bound yet, or
-        # within a width above the lower bound or not above the aim. Loads with short trials
-        # only are the estimation trials'.
+        # first (a rare spike must not decide it), if it can matter: with no lower bound yet,
+        # when it is not more than a width above the estimate (further up, the bounds the
+        # estimate leads to end the search below it; a surprise moves the estimate and brings
+        # it back); else within a width above the lower bound or not above the aim. Loads with
+        # short trials only are the estimation trials'.
         width = self._width_at(target, lower if lower is not None else load)
         undecided = sorted(
             u for u, c in classes.items() if c == UNDECIDED
-            and (lower is None or lower < u <= max(load, lower + width))
+            and (lower < u <= max(load, lower + width) if lower is not None
+                 else p is None or u <= p + width)
             and (upper is None or u < upper)
             and any(t.duration >= target.duration - 1e-9 for t in self.by_load[u]))
         if undecided:
