@@ -94,6 +94,7 @@ def test_one_late_search_of_ten_does_not_mark_the_summary():
     summary = summarize_throughput(dut + late)
     assert summary["tester_limited"] is False and summary["tester_limited_repetitions"] == 1
     assert "lower_bound" not in summary
+    assert summary["partly_tester_limited"].startswith("1 of 10 repetitions ended against")
     assert summarize_throughput(late * 5 + dut[:5])["tester_limited"] is True
 
 

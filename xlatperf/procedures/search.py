@@ -345,6 +345,12 @@ def summarize_throughput(searches: list[SearchResult], calibrated: int | None = 
                               for name, count in failures.items()}}
     if calibrated is not None and not limited and values:
         summary |= dut_limited(summary["median"], calibrated, ceiling)
+    bounded = summary["tester_limited_repetitions"]
+    if bounded and not limited:
+        summary["partly_tester_limited"] = (
+            f"{bounded} of {len(values)} repetitions ended against the tester (a trial it "
+            "could not keep in any attempt bounded the search): their values are lower "
+            "bounds; the median is the DUT's, most repetitions were not bounded")
     return summary | range_limited(values, configured_top, medium_max)
 
 

@@ -133,7 +133,9 @@ class Search(Family):
     def notes(self, entry):
         return [f"the throughput is {note}" for note in
                 (entry.summary.get("lower_bound"), entry.summary.get("range_limited"),
-                 entry.summary.get("dut_limited")) if note]
+                 entry.summary.get("dut_limited")) if note] + (
+            [entry.summary["partly_tester_limited"]]
+            if entry.summary.get("partly_tester_limited") else [])
 
 
 # --------------------------------------------------------------------------------------------

@@ -403,6 +403,8 @@ def _search_tables(summary: dict) -> list:
                           style="yellow"))
     if summary.get("dut_limited"):
         parts.append(Text(f"the throughput is {summary['dut_limited']}", style="green"))
+    if summary.get("partly_tester_limited"):
+        parts.append(Text(f"note: {summary['partly_tester_limited']}", style="yellow"))
     return parts
 
 
