@@ -43,8 +43,8 @@ struct PortCounters {
 // queues' q_errors.
 PortDrops drops_between(const PortCounters& before, const PortCounters& after, uint16_t queues);
 
-// The kernel interface (in this network namespace) whose MAC address is `mac`, for ports of
-// drivers on kernel interfaces (af_xdp, af_packet); "" when none.
+// The kernel interface (in this network namespace) whose MAC address is `mac`, for af_xdp
+// ports (the driver whose interface's rx_dropped are the tester's drops); "" otherwise.
 std::string kernel_interface_of(const std::string& driver, const std::array<uint8_t, 6>& mac);
 
 class Ports {

@@ -133,9 +133,8 @@ struct CaptureReport {
 // refused, which the senders offer again).
 struct PortDrops {
   uint64_t imissed = 0, rx_nombuf = 0, ierrors = 0, oerrors = 0;
-  // A port on a kernel interface (af_xdp, af_packet): the frames that interface dropped on
-  // receive (its rx_dropped: e.g. the AF_XDP socket's ring was full), which the PMD's own
-  // counters of DPDK 22.11 do not show.
+  // An af_xdp port: the frames its kernel interface dropped on receive (its rx_dropped: the
+  // AF_XDP socket's ring was full), which the PMD's own counters of DPDK 22.11 do not show.
   uint64_t kernel_rx_dropped = 0;
   std::string kernel_interface;  // "" when the port has none
   // Per queue (rte_eth_stats q_errors), where kept: drivers differ in what they count there
