@@ -183,12 +183,12 @@ DEFAULT_LCORES = SCHEMA["tester"]["lcores"].default
 BURST_SECONDS = 0.05
 BURST_MIN = 100
 # The lab's tester shares two CPUs with its DUT and everything else on the machine: the kernel
-# deschedules the engine's worker for a few ms now and then. The schedule validity rule
-# (trial.max_lag) tolerates LAB_MAX_LAG there, what the kernel DUTs' per-CPU backlog (1000
-# frames) absorbs at the lab's rates; the limit DUT's token bucket absorbs BURST_SECONDS, so
-# a fifth of that.
-LAB_MAX_LAG = 0.005
-LIMIT_MAX_LAG = BURST_SECONDS / 5
+# deschedules the engine's worker now and then, and an AF_XDP sender runs the kernel DUT's
+# forwarding of its burst on its own CPU (5-12 ms behind at 5,000 frames/s seen in CI). The
+# schedule validity rule (trial.max_lag) tolerates LAB_MAX_LAG there: bunched frames the lab's
+# DUTs absorb (the limit DUT's token bucket holds BURST_SECONDS of frames; a kernel DUT's
+# per-CPU backlog 1000 frames, 20 ms at 50,000 frames/s). Larger lags are retaken.
+LAB_MAX_LAG = 0.02
 # lossy: numgen draws from 0..LOSS_SCALE-1; a frame is dropped when the draw < round(loss*scale).
 LOSS_SCALE = 65536
 
@@ -373,8 +373,9 @@ def resolve_params(kind: str, params: dict[str, str]) -> dict[str, Any]:
 
 
 def lab_max_lag(kind: str) -> float:
-    """The trial.max_lag a lab kind's tester config gets (LAB_MAX_LAG, LIMIT_MAX_LAG)."""
-    return LIMIT_MAX_LAG if kind == "limit" else LAB_MAX_LAG
+    """The trial.max_lag a lab kind's tester config gets: LAB_MAX_LAG, what every lab DUT
+    absorbs."""
+    return LAB_MAX_LAG
 
 
 def auto_burst(rate: int) -> int:
