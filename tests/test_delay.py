@@ -441,7 +441,8 @@ def test_cli_latency_and_pdv(fake_env):
                            "--set", "latency.delay=0.5", "--repeat", "2",
                            "--out", str(fake_env / "lat"))
     assert status == 0, err
-    assert "TL" in out and "WCL" in out and "µs" in out and "resolution 0.5 ns" in out
+    # The fake engine's tagged frame j is 10,000 + j ns late: TL (median of 500) 10,249.5 ns.
+    assert "TL" in out and "WCL" in out and "0.0102495" in out and "resolution 0.5 ns" in out
     status, out, err = cli("latency", "-c", str(config), "--out", str(fake_env / "x"))
     assert status == 2 and err == \
         "xlatperf: error: one of the arguments --rate --rate-from is required\n"

@@ -252,7 +252,7 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
 
     cfg = tomllib.loads(config.read_text())
     assert cfg["tester"] == {"netns": "xlp-tester", "lcores": "0,1"}  # not calibrated here
-    assert cfg["trial"] == {"pause": 0.5, "max_lag": lab.lab_max_lag(kind)}
+    assert cfg["trial"] == {"pause": 0.5, "max_lag": lab.LAB_MAX_LAG}
     ipv6_frames = 6 in (side["ip_version"] for side in EXPECTED_SIDES[kind])
     assert cfg.get("traffic") == ({"frame_size": 84} if ipv6_frames else None)
     ports = "af_xdp" if af_xdp_sockets() else "af_packet"

@@ -23,7 +23,8 @@ from xlatperf.report import write_report
 from xlatperf.report.families import FAMILIES
 from xlatperf.run import run_procedure
 from xlatperf.run.campaign import load_campaign, run_campaign
-from xlatperf.ui.console import SUMMARY_TABLES
+from xlatperf.report.collect import collect
+from xlatperf.ui.console import render_summary
 
 # The port ranges the RFC 9693 procedures enumerate (500 x 100 four-tuples) are set for every
 # procedure, so that the results of all procedures differ only in a few keys (fewer swept axes
@@ -101,7 +102,7 @@ def test_every_registered_procedure_has_a_case_and_a_renderer():
     assert {procedure for procedure, *_ in CASES.values()} == set(REGISTRY)
     assert {spec.unit for spec in REGISTRY.values()} <= set(TABLE_UNIT) & set(AXIS_UNIT)
     families = {spec.report for spec in REGISTRY.values()}
-    assert families <= set(FAMILIES) and families <= set(SUMMARY_TABLES)
+    assert families <= set(FAMILIES)
 
 
 def _environment(patch, environment: dict) -> None:
@@ -244,6 +245,29 @@ def test_each_procedure_alone(case, results, tmp_path):
         for axes in figures.seen.values():
             for ax in axes:
                 assert "loss" not in (ax["x"] + ax["y"]).lower(), ax
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_console_shows_the_reports_tables(case, results):
+    """The console renders the family's own tables (report/families): every caption, column
+    and cell of the report's detail tables, and every note and warning, are in the console's
+    result."""
+    from rich.console import Console
+    (entry,) = collect(results / "all" / case)
+    console = Console(record=True, width=2000)
+    console.print(render_summary(entry.summary))
+    shown = console.export_text()
+    found = FAMILIES[entry.family]
+    tables = found.details(entry)
+    assert tables, case     # every registered family has a detail table
+    for header, rows, caption in tables:
+        # A caption wider than its table is wrapped over lines, as a title.
+        assert " ".join(caption.split()) in " ".join(shown.split()), (case, caption)
+        for text in header + [cell for row in rows for cell in row]:
+            assert text in shown, (case, caption, text)
+    for text in found.notes(entry) + found.warnings(entry):
+        assert text in shown, (case, text)
+    assert f"search: {found.precision(entry)}" in shown
 
 
 def _delay_plots(figures: Figures, kind: str) -> list[dict]:

@@ -372,12 +372,6 @@ def resolve_params(kind: str, params: dict[str, str]) -> dict[str, Any]:
     return resolved
 
 
-def lab_max_lag(kind: str) -> float:
-    """The trial.max_lag a lab kind's tester config gets: LAB_MAX_LAG, what every lab DUT
-    absorbs."""
-    return LAB_MAX_LAG
-
-
 def auto_burst(rate: int) -> int:
     """Token bucket size of the `limit` DUT for `rate` frames/s.
 
@@ -866,7 +860,7 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
     if 6 in (left["ip_version"], right["ip_version"]):
         # The default frame_size (64) names an IPv6 frame here and is too short for the tag.
         sections["traffic"] = {"frame_size": 84}
-    sections["trial"] = {"pause": 0.5, "max_lag": lab_max_lag(kind)}
+    sections["trial"] = {"pause": 0.5, "max_lag": LAB_MAX_LAG}
     if kind in NAT_KINDS:
         sections |= nat_sections(kind, p)
     return sections

@@ -18,90 +18,27 @@ plot per quantity, so values of different meaning never share an axis."""
 
 import json
 import re
-import textwrap
-from pathlib import Path
 
 from .collect import Entry
-from .families import delay_series, family
+from .families import FAMILIES, family
+from .figure import Plotter, dress, fit, median_bars, slug
 from .tables import point_label, short
-from .units import UNITS, axis_label, unit
+from .units import axis_label, unit
 
 MAX_FIGURES_PER_KIND = 12
 CORE_KEY = re.compile(r"core|cpu|lcore|worker|queue", re.I)
 CONNECTION_KEY = re.compile(r"conn|state_table|flows|tuples", re.I)
-DELAY_AXIS = "one-way delay (µs)"
 # Cycled with the colours, so that equal series (equal results) still show as several lines.
 LINE_STYLES = ("-", "--", ":", "-.")
 CHAINED = "throughput"   # the rate of a group of chained measurements (latency, pdv)
 
 
-class Plotter:
-    def __init__(self, directory: Path, relative_to: Path):
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        self.plt = plt
-        self.directory = directory
-        self.relative_to = relative_to
-        self.written: list[tuple[str, str, str]] = []   # (png, svg, caption), report-relative
-        directory.mkdir(parents=True, exist_ok=True)
-
-    def figure(self, rows: int = 1, height: float = 4.5):
-        fig, axs = self.plt.subplots(rows, 1, figsize=(7.5, height * rows), squeeze=False)
-        return fig, [row[0] for row in axs]
-
-    def save(self, fig, name: str, caption: str) -> None:
-        name = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-        png, svg = self.directory / f"{name}.png", self.directory / f"{name}.svg"
-        fig.tight_layout()
-        fig.savefig(png, dpi=110)
-        # Text as text, not outlines: searchable, selectable and smaller SVGs.
-        with self.plt.rc_context({"svg.fonttype": "none"}):
-            fig.savefig(svg)
-        self.plt.close(fig)
-        self.written.append((str(png.relative_to(self.relative_to)),
-                             str(svg.relative_to(self.relative_to)), caption))
 
 
-def dress(ax, x_label: str, y_label: str, *, title: str | None = None, xlim=None, ylim=None,
-          log_x: bool = False, legend: dict | None = None, grid: dict | None = None,
-          integer_x: bool = False) -> None:
-    """The set-up every plot shares: axis labels, limits and scale, title (10 pt), legend (7 pt
-    unless `legend` says otherwise; only when something is labelled) and a light grid."""
-    ax.set_xlabel(x_label)
-    ax.set_ylabel(y_label)
-    if xlim is not None:
-        ax.set_xlim(*xlim)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    if log_x:
-        ax.set_xscale("log")
-    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
-    if integer_x:
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    for axis, label in ((ax.xaxis, x_label), (ax.yaxis, y_label)):
-        # Frames/s and connections written out with thousands separators, never as an offset
-        # ("1e7") the reader has to multiply in.
-        if axis.get_scale() == "linear" and any(label.endswith(f"({u.axis})")
-                                                 for u in UNITS.values() if u.count):
-            axis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
-    if title is not None:
-        ax.set_title(textwrap.fill(title, 90), fontsize=10)
-    handles, labels = ax.get_legend_handles_labels()
-    if labels:
-        # Long labels (a campaign point's swept keys) wrapped, so the legend never squeezes
-        # the plot.
-        ax.legend(handles, [_fit(label) for label in labels],
-                  **{"fontsize": 7, **(legend or {})})
-    ax.grid(**{"alpha": 0.3, **(grid or {})})
 
 
-def _fit(label: str, width: int = 60, lines: int = 3) -> str:
-    return textwrap.fill(label, width, max_lines=lines, placeholder=" …")
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
 
 
 def y_label(entry: Entry) -> str:
@@ -109,18 +46,10 @@ def y_label(entry: Entry) -> str:
     return axis_label(family(entry).quantity(entry), entry.unit)
 
 
-def _statistics(summary: dict, scale: float):
-    """(median, below, above) scaled, the error bars to the 1st and 99th percentiles; None when
-    a statistic is missing or infinite (null): such a point is not drawn."""
-    values = [summary.get(k) for k in ("median", "p1", "p99")]
-    if None in values:
-        return None
-    median, p1, p99 = (v * scale for v in values)
-    return median, median - p1, p99 - median
 
 
 def _plottable(entry: Entry) -> bool:
-    return _statistics(entry.summary, 1.0) is not None
+    return median_bars(entry.summary, 1.0) is not None
 
 
 def groups(entries: list[Entry], keys: list[str]) -> dict[tuple, list[Entry]]:
@@ -207,7 +136,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                          and e.config_value("traffic.direction") == direction]
                 if not match:
                     continue
-                median, below, above = _statistics(match[0].summary, scale)
+                median, below, above = median_bars(match[0].summary, scale)
                 xs.append(j - 0.4 + width * (i + 0.5))
                 medians.append(median)
                 low.append(below)
@@ -237,7 +166,7 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                     # Results far below the medium's maximum would be flat bars under its line:
                     # keep the results' scale and say the maximum in the legend instead.
                     if j == 0:
-                        ax.plot([], [], " ", label=_fit(
+                        ax.plot([], [], " ", label=fit(
                             f"medium's maximum {max(limits) * scale:,.0f} frames/s "
                             "(off the scale)", 28))
                 else:
@@ -332,7 +261,7 @@ def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_l
         series = []
         for group_key, group in list(groups(usable, series_keys).items())[:MAX_FIGURES_PER_KIND]:
             # by x alone: points with equal x (keys swept outside `axes`) keep their order
-            points = sorted(((x_of(e), _statistics(e.summary, scale)) for e in group),
+            points = sorted(((x_of(e), median_bars(e.summary, scale)) for e in group),
                             key=lambda p: p[0])
             series.append((group_title(group_key, series_keys), points))
         # Relative panels only when a first result is there to divide by (a loss ratio of 0
@@ -445,112 +374,16 @@ def cdf_plot(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
 # Delay measurements (family "delay"): per measurement
 # --------------------------------------------------------------------------------------------
 
-# Directions drawn differently, so that equal values (the usual case in both directions) show
-# as two lines, not one hiding the other.
-DIRECTION_LINES = {"forward": {"linestyle": "-", "marker": "o"},
-                   "reverse": {"linestyle": "--", "marker": "x", "markersize": 8}}
 
 
-def _direction_style(direction: str, markers: bool = True) -> dict:
-    style = dict(DIRECTION_LINES.get(direction, {"linestyle": ":", "marker": "s"}))
-    if not markers:
-        style.pop("marker")
-        style.pop("markersize", None)
-    return style
 
 
-# The per-repetition delay metrics by what they measure, each group on its own plot.
-DELAY_PANELS = [("latency", ("TL", "WCL"), "latency per repetition (RFC 8219 §7.2)"),
-                ("delay variation", ("PDV", "IPDV min", "IPDV median", "IPDV max"),
-                 "delay variation per repetition (RFC 8219 §7.3)")]
 
 
-def delay_repetitions(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
-    """TL and WCL (latency) or PDV and IPDV (pdv) per repetition and direction, in µs; an
-    infinite value (lost or late tagged frames) is not drawn and is counted in the legend."""
-    series = delay_series(entry)
-    scale = unit("ms").scale
-    for quantity, metrics, caption in DELAY_PANELS:
-        chosen = {k: v for k, v in series.items() if k[0] in metrics}
-        if not chosen:
-            continue
-        fig, (ax,) = plotter.figure()
-        for (metric, direction), values in chosen.items():
-            finite = [(n, v * scale) for n, v in values if v is not None]
-            infinite = len(values) - len(finite)
-            name = f"{metric} {direction}" + (
-                f" (∞ in {infinite} of {len(values)}: lost tagged frames, not drawn)"
-                if infinite else "")
-            # One colour per metric, one line style per direction.
-            ax.plot([n for n, _ in finite], [v for _, v in finite], label=name,
-                    color=f"C{metrics.index(metric)}", **_direction_style(direction))
-        dress(ax, "repetition", axis_label(quantity, "ms"), integer_x=True,
-              title=f"{caption}: {label}",
-              legend={"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)})
-        plotter.save(fig, f"delay_{number}_{slug(quantity)}_per_repetition",
-                     f"{caption[0].upper()}{caption[1:]} ({label})")
 
 
-def _merged_buckets(histograms: list[dict]) -> list[tuple[float, float, int]]:
-    """The trials' histogram buckets [low_ns, high_ns, count] added up per bucket (the engine's
-    buckets have fixed bounds, so the same bucket has the same bounds in every trial)."""
-    counts: dict[tuple[float, float], int] = {}
-    for histogram in histograms:
-        for low, high, count in histogram.get("buckets", []):
-            counts[(low, high)] = counts.get((low, high), 0) + count
-    return sorted((low, high, count) for (low, high), count in counts.items())
 
 
-def delay_distribution(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
-    """The CDF of the delays the engine recorded over the valid trials, per direction: the
-    tagged frames' delays (latency; a lost or late frame is +∞, so the curve ends below 1) and
-    every received frame's delay from the histograms (pdv)."""
-    tagged: dict[str, list] = {}
-    histograms: dict[str, list[dict]] = {}
-    for record in entry.trials:
-        if not record.get("valid"):
-            continue
-        for direction, data in (record.get("delay") or {}).items():
-            if "tagged" in data:
-                tagged.setdefault(direction, []).extend(data["tagged"].get("delays_ns", []))
-            if data.get("histogram"):
-                histograms.setdefault(direction, []).append(data["histogram"])
-    if not tagged and not histograms:
-        return
-    fig, (ax,) = plotter.figure()
-    spans = []
-    for direction, delays in tagged.items():
-        finite = sorted(d / 1000 for d in delays if d is not None)
-        if not delays:
-            continue
-        lost = len(delays) - len(finite)
-        ax.step(finite, [(i + 1) / len(delays) for i in range(len(finite))], where="post",
-                **_direction_style(direction, markers=False), label=f"{direction}: {len(delays):,} tagged frames"
-                      + (f", {lost:,} lost or late (+∞: the curve ends below 1)" if lost
-                         else ""))
-        spans += finite[:1] + finite[-1:]
-    for direction, found in histograms.items():
-        buckets = _merged_buckets(found)
-        total = sum(count for _, _, count in buckets)
-        if not total:
-            continue
-        xs, ys, seen = [buckets[0][0] / 1000], [0.0], 0
-        for _, high, count in buckets:
-            seen += count
-            xs.append(high / 1000)
-            ys.append(seen / total)
-        ax.plot(xs, ys, **_direction_style(direction, markers=False),
-                label=f"{direction}: every received frame ({total:,}, histogram of "
-                              f"{len(found)} trial(s))")
-        spans += [xs[0], xs[-1]]
-    positive = [s for s in spans if s > 0]
-    log_x = bool(positive) and max(positive) / min(positive) > 100
-    what = "tagged frames" if tagged and not histograms else \
-        "received frames" if histograms and not tagged else "frames"
-    dress(ax, DELAY_AXIS, f"cumulative fraction of {what}", ylim=(0, 1.02), log_x=log_x,
-          title=f"Delay distribution (CDF) over the valid trials: {label}")
-    plotter.save(fig, f"delay_{number}_distribution",
-                 f"Distribution (CDF) of the one-way delays of the {what} ({label})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -558,77 +391,8 @@ def delay_distribution(plotter: Plotter, entry: Entry, label: str, number: int) 
 # --------------------------------------------------------------------------------------------
 
 
-def burst_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
-    """The longest burst of each search with their average (the RFC 2544 §26.4 benchmark),
-    and each search's implied and corrected DUT buffer time (RFC 9004 §6.4) with the
-    summary's, computed from the average."""
-    reps = [r for r in entry.summary.get("repetitions", []) if r.get("complete")]
-    if not reps:
-        return
-    summary = entry.summary
-    fig, (bursts, buffer) = plotter.figure(2, height=3.6)
-    xs = [r["repetition"] for r in reps]
-    bursts.plot(xs, [r["longest_burst"] for r in reps], marker="o", linestyle="",
-                label="longest burst of each search")
-    if summary.get("average") is not None:
-        bursts.axhline(summary["average"], color="black", linestyle="--",
-                       label=f"average {summary['average']:,.1f} frames (the benchmark)")
-    if summary.get("at_limit"):
-        bursts.axhline(entry.settings.get("longest_burst"), color="red", linestyle=":",
-                       label="the search's upper limit: results there are likely invalid")
-    dress(bursts, "repetition", axis_label("longest burst without loss", "frames"),
-          integer_x=True, ylim=(0, None),
-          title=f"Back-to-back frames (RFC 2544 §26.4, RFC 9004): {label}")
-    for number_style, (key, name) in enumerate((("implied_seconds", "implied"),
-                                                ("corrected_seconds", "corrected"))):
-        points = [(r["repetition"], 1000 * r["buffer"][key]) for r in reps
-                  if (r.get("buffer") or {}).get(key) is not None]
-        if not points:
-            continue
-        colour = f"C{number_style}"
-        buffer.plot([x for x, _ in points], [y for _, y in points], marker="o", linestyle="",
-                    color=colour, label=f"{name} buffer time of each search")
-        overall = (summary.get("buffer") or {}).get(key)
-        if overall is not None:
-            buffer.axhline(1000 * overall, color=colour, linestyle="--",
-                           label=f"{name} buffer time of the average: {1000 * overall:.4g} ms")
-    dress(buffer, "repetition", "DUT buffer time (ms)", integer_x=True, ylim=(0, None))
-    plotter.save(fig, f"bursts_{number}",
-                 f"Longest burst per repetition and DUT buffer time, RFC 9004 §6.4 ({label})")
 
 
-def scalability_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
-    """Throughput (median, 1st/99th percentiles) and its degradation (RFC 8219 §10.2) against
-    the number of network flows n."""
-    flows = [f for f in entry.summary.get("flows", [])
-             if _statistics(f.get("summary") or {}, 1.0) is not None]
-    if not flows:
-        return
-    fig, (throughput, loss) = plotter.figure(2, height=3.6)
-    xs = [f["flows"] for f in flows]
-    stats = [_statistics(f["summary"], 1.0) for f in flows]
-    throughput.errorbar(xs, [m for m, _, _ in stats], yerr=[[b for _, b, _ in stats],
-                                                           [a for _, _, a in stats]],
-                        marker="o", capsize=3, label="throughput (median)")
-    limited = [(x, m) for x, (m, _, _), f in zip(xs, stats, flows) if f.get("tester_limited")]
-    if limited:
-        throughput.plot([x for x, _ in limited], [m for _, m in limited], marker="s",
-                        linestyle="", fillstyle="none", markersize=10, color="black",
-                        label="a lower bound: the tester could not send faster")
-    log_x = max(xs) / min(xs) > 100
-    dress(throughput, "network flows (n)", axis_label("throughput", "fps"), log_x=log_x,
-          integer_x=not log_x,
-          title=f"Overload scalability (RFC 8219 §10), error bars: 1st and 99th percentiles: "
-                f"{label}")
-    points = [(f["flows"], f["degradation_percent"]) for f in flows
-              if f.get("degradation_percent") is not None]
-    loss.plot([x for x, _ in points], [y for _, y in points], marker="o")
-    loss.axhline(0, color="black", linewidth=0.8)
-    dress(loss, "network flows (n)", "performance degradation Xpd (%)", log_x=log_x,
-          integer_x=not log_x)
-    plotter.save(fig, f"scalability_{number}",
-                 f"Throughput and performance degradation against the number of network flows "
-                 f"({label})")
 
 
 # --------------------------------------------------------------------------------------------
@@ -636,81 +400,18 @@ def scalability_plot(plotter: Plotter, entry: Entry, label: str, number: int) ->
 # --------------------------------------------------------------------------------------------
 
 
-def recovery_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
-    """Each repetition's recovery time per direction with their average (RFC 2544 §26.5); a
-    repetition not recovered within the window, or undetermined, at its lower bound, hollow."""
-    reps = [r for r in entry.summary.get("repetitions", []) if r.get("complete")]
-    if not reps:
-        return
-    fig, (ax,) = plotter.figure()
-    names = list(dict.fromkeys(n for r in reps for n in r.get("directions", {})))
-    for i, name in enumerate(names):
-        style = _direction_style(name)
-        found = [(r["repetition"], r["directions"][name]) for r in reps
-                 if name in r.get("directions", {})]
-        done = [(x, d["recovery_time"]) for x, d in found if d.get("recovered")]
-        ax.plot([x for x, _ in done], [y for _, y in done], linestyle="", color=f"C{i}",
-                marker=style.get("marker", "o"), label=f"recovery time {name}")
-        bounded = [(x, d["at_least"]) for x, d in found
-                   if not d.get("recovered") and d.get("at_least") is not None]
-        if bounded:
-            ax.plot([x for x, _ in bounded], [y for _, y in bounded], linestyle="",
-                    color=f"C{i}", marker="^", fillstyle="none", markersize=9,
-                    label=f"{name}: not recovered or undetermined, at least")
-    average = entry.summary.get("average")
-    if average is not None:
-        ax.axhline(average, color="black", linestyle="--",
-                   label=f"average {average:.6g} s over {entry.summary.get('n')} repetition(s)")
-    dress(ax, "repetition", axis_label("system recovery time", "s"), integer_x=True,
-          ylim=(0, None), title=f"System recovery (RFC 2544 §26.5): {label}")
-    plotter.save(fig, f"recovery_{number}",
-                 f"System recovery time B − A per repetition and direction ({label})")
 
 
-def reset_plot(plotter: Plotter, entry: Entry, label: str, number: int) -> None:
-    """Each repetition's reset time per direction by RFC 6201's two methods, and the
-    averages."""
-    reps = [r for r in entry.summary.get("repetitions", []) if r.get("complete")]
-    if not reps:
-        return
-    fig, (ax,) = plotter.figure()
-    names = list(dict.fromkeys(n for r in reps for n in r.get("directions", {})))
-    methods = (("timestamp_method", "timestamp method", "o"),
-               ("frame_loss_method", "frame-loss method", "x"))
-    for i, name in enumerate(names):
-        for key, what, marker in methods:
-            points = [(r["repetition"], r["directions"][name][key]) for r in reps
-                      if r.get("status") == "back" and name in r.get("directions", {})]
-            ax.plot([x for x, _ in points], [y for _, y in points], linestyle="",
-                    color=f"C{i}", marker=marker, label=f"{what}, {name}")
-    summary = entry.summary
-    for key, value, style in (("timestamp method", summary.get("average"), "--"),
-                              ("frame-loss method",
-                               (summary.get("frame_loss_method") or {}).get("average"), ":")):
-        if value is not None:
-            ax.axhline(value, color="black", linestyle=style,
-                       label=f"average, {key}: {value:.6g} s")
-    reset = summary.get("reset") or {}
-    dress(ax, "repetition", axis_label("reset time", "s"), integer_x=True, ylim=(0, None),
-          title=f"Reset ({reset.get('type')}; RFC 2544 §26.6, RFC 6201): {label}")
-    plotter.save(fig, f"reset_{number}",
-                 f"Reset time per repetition and direction, timestamp and frame-loss methods "
-                 f"({label})")
 
 
-# Plots drawn per measurement, by report family.
-ENTRY_PLOTS = {"delay": (delay_repetitions, delay_distribution), "bursts": (burst_plot,),
-               "scalability": (scalability_plot,), "recovery": (recovery_plot,),
-               "reset": (reset_plot,)}
 
 
 def entry_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
-    for family_name, plots in ENTRY_PLOTS.items():
-        chosen = [e for e in entries if e.family == family_name][:MAX_FIGURES_PER_KIND]
+    """Each family's own figures of its first MAX_FIGURES_PER_KIND measurements."""
+    for name, found in FAMILIES.items():
+        chosen = [e for e in entries if e.family == name][:MAX_FIGURES_PER_KIND]
         for number, entry in enumerate(chosen, 1):
-            label = f"point {entry.name}: {point_label(entry, axes)}"
-            for plot in plots:
-                plot(plotter, entry, label, number)
+            found.draw(plotter, entry, f"point {entry.name}: {point_label(entry, axes)}", number)
 
 
 def draw_all(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:

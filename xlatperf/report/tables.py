@@ -309,13 +309,16 @@ def dut_counters(entry: Entry) -> list[list[str]]:
 
 
 def detail_tables(doc: Document, entry: Entry, axes: list[str]) -> None:
-    """The entry's per-repetition tables (its family's), notes, and the adaptive stop rule."""
+    """The entry's per-repetition tables, notes and warnings (its family's), and the adaptive stop
+    rule."""
     label = f"point {entry.name}: {point_label(entry, axes)}"
     found = family(entry)
     for header, rows, caption in found.details(entry):
         doc.table(header, rows, f"{label}: {caption}")
     for note in found.notes(entry):
         doc.paragraph(f"{label}: note: {note}")
+    for warning in found.warnings(entry):
+        doc.paragraph(f"{label}: warning: {warning}")
     counters = dut_counters(entry)
     if counters:
         doc.table(["counter", "first", "last", "min", "max", "trials"], counters,

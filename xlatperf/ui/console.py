@@ -16,6 +16,7 @@ from ..measure.session import Reporter
 from ..procedures import REGISTRY
 from ..report.collect import Entry
 from ..report.families import family
+from ..report.units import format_value, unit
 
 
 def _fps(value) -> str:
@@ -307,44 +308,37 @@ def _interruption(record: dict) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Result table
+# Result tables: the report family's (report/families)
 # --------------------------------------------------------------------------------------------
 
 
-def _stats_table(summary: dict, formatter) -> Table:
-    table = Table(title=f"{summary['procedure']}: summary over n = {summary.get('n', 0)}",
-                  header_style="bold")
-    for column in ("median", "p1", "p99", "min", "max", "dispersion"):
+def _table(title: str, header: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title, header_style="bold")
+    for column in header:
         table.add_column(column, justify="right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def _statistics(entry: Entry) -> Table:
+    """The summary's statistics over the repetitions, in the procedure's unit."""
+    summary = entry.summary
     dispersion = summary.get("dispersion")
-    table.add_row(*[formatter(summary.get(k)) for k in ("median", "p1", "p99", "min", "max")],
-                  "-" if dispersion is None else f"{dispersion:.4g}")
-    return table
-
-
-def _goals_table(goals: list[dict], max_rate: int) -> Table:
-    """MLRsearch: per goal the median relevant bounds and conditional throughput."""
-    table = Table(title="MLRsearch goals (median over repetitions, frames/s per direction)",
-                  header_style="bold")
-    for column in ("goal", "attributes", "lower bound", "% of max", "upper bound",
-                   "cond. throughput", "result"):
-        table.add_column(column, justify="left" if column in ("goal", "attributes", "result")
-                         else "right")
-    for goal in goals:
-        median = goal.get("median")
-        pct = f"{100 * median / max_rate:.2f}" if max_rate and median is not None else "-"
-        result = "regular" if goal.get("regular") else \
-            "IRREGULAR: " + "; ".join(goal.get("irregular") or ["no result"])
-        table.add_row(goal["name"], goal["label"], _fps(median), pct,
-                      _fps(goal["relevant_upper_bound"].get("median")),
-                      _fps(goal["conditional_throughput"].get("median")), result)
-    return table
+    return _table(f"{entry.procedure}: summary over n = {summary.get('n', 0)} "
+                  f"({unit(entry.unit).table})",
+                  ["median", "p1", "p99", "min", "max", "dispersion"],
+                  [[format_value(summary.get(k), entry.unit)
+                    for k in ("median", "p1", "p99", "min", "max")]
+                   + ["-" if dispersion is None else f"{dispersion:.4g}"]])
 
 
 def render_summary(summary: dict):
-    """A rich renderable with the result of a summary.json: a head line, then the tables of
-    the procedure's report family (the registry's ProcedureSpec.report)."""
-    settings = summary.get("settings", {})
+    """A rich renderable with the result of a summary.json: a head line, how the procedure
+    searched, then its report family's tables, the statistics, notes and warnings (the same
+    tables the report shows)."""
+    entry = Entry(summary.get("procedure", "?"), Path("."), summary)
+    settings = entry.settings
     frames = (f"IMIX {settings['imix']}" if settings.get("imix")
               else f"frame size {settings.get('frame_size')} B")
     head = (f"{frames}, direction {settings.get('direction')}, "
@@ -352,176 +346,19 @@ def render_summary(summary: dict):
             f"{settings.get('duration')} s")
     if not summary.get("complete", True):
         head += " — [bold red]INCOMPLETE[/bold red] (interrupted)"
+    criteria = [f"{what}: {escape(settings[key])}" for key, what in
+                (("loss_criterion", "loss criterion"), ("timestamp_method", "timestamps"))
+                if settings.get(key)]
+    if criteria:
+        head += "\n" + "; ".join(criteria)
     ceiling = settings.get("tester_ceiling")
     if ceiling:
         head += f"\n{escape(ceiling['statement'])}"
-    spec = REGISTRY.get(summary["procedure"])
-    tables = SUMMARY_TABLES.get(spec.report if spec else "", _statistics_only)
-    return Group(Text.from_markup(head), *tables(summary))
-
-
-def _max_rate(summary: dict) -> int:
-    return min((d["max_rate"] for d in summary.get("directions", {}).values()), default=0)
-
-
-def _statistics_only(summary: dict) -> list:
-    """A procedure this version does not know: its statistics in its own unit."""
-    unit = summary.get("unit", "")
-    return [_stats_table(summary, lambda v: "-" if v is None else f"{v:.6g} {unit}")]
-
-
-def _search_tables(summary: dict) -> list:
-    """throughput and selftest: the result of each repetition's search, the statistics, and
-    MLRsearch's goals."""
-    max_rate = _max_rate(summary)
-    table = Table(title="throughput per repetition (frames/s per direction)",
-                  header_style="bold")
-    for column in ("rep", "throughput (fps)", "% of max", "trials", "note"):
-        table.add_column(column, justify="left" if column == "note" else "right")
-    for rep in summary.get("repetitions", []):
-        notes = []
-        if not rep.get("found"):
-            notes.append("no trial passed")
-        if rep.get("tester_limited"):
-            notes.append("tester could not keep a rate (limited by the tester)")
-        if not rep.get("complete"):
-            notes.append("incomplete")
-        pct = f"{100 * rep['throughput'] / max_rate:.2f}" if max_rate else "-"
-        table.add_row(str(rep["repetition"]), _fps(rep["throughput"]), pct,
-                      str(len(rep.get("steps", []))), "; ".join(notes))
-    parts = [table, _stats_table(summary, _fps)]
-    if summary.get("goals"):
-        parts.append(_goals_table(summary["goals"], max_rate))
-    if summary.get("lower_bound"):
-        parts.append(Text(f"warning: the throughput is {summary['lower_bound']}",
-                          style="yellow"))
-    elif summary.get("tester_limited"):
-        parts.append(Text("warning: invalid trials occurred: the result may be limited by "
-                          "the tester, not the DUT", style="yellow"))
-    if summary.get("range_limited"):
-        parts.append(Text(f"warning: the throughput is {summary['range_limited']}",
-                          style="yellow"))
-    if summary.get("dut_limited"):
-        parts.append(Text(f"the throughput is {summary['dut_limited']}", style="green"))
-    if summary.get("partly_tester_limited"):
-        parts.append(Text(f"note: {summary['partly_tester_limited']}", style="yellow"))
-    return parts
-
-
-def _scan_tables(summary: dict) -> list:
-    """frame-loss: the frame loss rate at each offered rate."""
-    table = Table(title="frame loss rate (median over repetitions)", header_style="bold")
-    for column in ("rate (fps)", "% of max", "FLR median", "p1", "p99"):
-        table.add_column(column, justify="right")
-    directions = list(summary.get("directions", {}))
-    for name in directions:
-        table.add_column(f"{name} FLR", justify="right")
-    table.add_column("n", justify="right")
-    for point in summary.get("rates", []):
-        per_direction = [_ratio_pct(point["directions"].get(name, {}).get("median"))
-                         for name in directions]
-        table.add_row(_fps(point["rate"]), f"{point['percent']:.2f}",
-                      _ratio_pct(point["median"]), _ratio_pct(point["p1"]),
-                      _ratio_pct(point["p99"]), *per_direction, str(point["n"]))
-    return [table]
-
-
-def _trial_tables(summary: dict) -> list:
-    """trial: each trial's counts and loss, then the loss ratio's statistics."""
-    table = Table(title="trials", header_style="bold")
-    for column in ("rep", "rate (fps)", "valid"):
-        table.add_column(column, justify="right")
-    directions = list(summary.get("directions", {}))
-    for name in directions:
-        table.add_column(f"{name} received/sent", justify="right")
-        table.add_column(f"{name} loss", justify="right")
-    for rep in summary.get("repetitions", []):
-        if "rate" not in rep:
-            continue
-        cells = [str(rep["repetition"]), _fps(rep["rate"]),
-                 "yes" if rep["valid"] else f"no ({rep.get('invalid_reason')})"]
-        for name in directions:
-            d = rep["directions"].get(name)
-            cells += [f"{d['received']:,}/{d['sent']:,}", _ratio_pct(d["loss_ratio"])] if d \
-                else ["-", "-"]
-        table.add_row(*cells)
-    return [table, _stats_table(summary, _ratio_pct)]
-
-
-def _family_tables(summary: dict, formatter=_fps, notes: bool = False) -> list:
-    """The report's detail tables of the procedure's family (console and report show the same
-    columns), its notes when asked, and the statistics."""
-    entry = Entry(summary["procedure"], Path("."), summary)
-    parts = []
-    for header, rows, caption in family(entry).details(entry):
-        table = Table(title=f"{summary['procedure']}: {caption}", header_style="bold")
-        for title in header:
-            table.add_column(title, justify="right")
-        for row in rows:
-            table.add_row(*row)
-        parts.append(table)
-    parts.append(_stats_table(summary, formatter))
-    if notes:
-        parts += [Text(f"note: {note}", style="yellow") for note in family(entry).notes(entry)]
-    return parts
-
-
-def _stateful_tables(summary: dict) -> list:
-    """RFC 9693 procedures: their settings, one row per repetition, the statistics."""
-    items = summary.get("settings", {}).get("stateful", {})
-
-    def count(key):
-        value = items.get(key)
-        return "-" if value is None else f"{value:,}"
-    return [Text(f"N = {count('connections')} connections, M = {count('table_size')}, R = "
-                 f"{count('rate_phase1')} fps, enumerate {items.get('enumerate')} "
-                 f"({items.get('order')}), validation {items.get('validation')}", style="dim"),
-            *_family_tables(summary)]
-
-
-def _percent(value) -> str:
-    return "-" if value is None else f"{value:.4g} %"
-
-
-def _delay_tables(summary: dict) -> list:
-    """latency: TL and WCL per direction; pdv: PDV (and IPDV) per direction; median, p1, p99
-    over the repetitions (RFC 8219 §7.2, §7.3, §12)."""
-    settings = summary.get("settings", {})
-    parts = [Text(f"rate {_fps(settings.get('rate'))} fps per direction; "
-                  f"{settings.get('timestamp_method', '')}; loss criterion: "
-                  f"{settings.get('loss_criterion', '')}", style="dim")]
-    table = Table(title=f"{summary['procedure']} over n = {summary.get('n', 0)} repetition(s)",
-                  header_style="bold")
-    for column in ("direction", "metric", "median", "p1", "p99", "min", "max", "note"):
-        table.add_column(column, justify="left" if column in ("direction", "metric", "note")
-                         else "right")
-
-    def row(name, metric, stats, note=""):
-        if stats.get("infinite"):
-            note = (note + "; " if note else "") + f"∞ in {stats['infinite']} of {stats['n']}"
-        table.add_row(name, metric, *[_delay_ms(stats.get(k)) if stats.get("n") else "-"
-                                      for k in ("median", "p1", "p99", "min", "max")], note)
-
-    for name, info in summary.get("directions", {}).items():
-        if "typical_latency" in info:
-            lost = info.get("lost_tagged", 0)
-            note = f"{lost}/{info.get('tagged', 0)} tagged lost" if lost else ""
-            row(name, "TL", info["typical_latency"], note)
-            row(name, "WCL", info["worst_case_latency"])
-        elif "pdv" in info:
-            row(name, "PDV", info["pdv"])
-            for key, stats in info.get("ipdv", {}).items():
-                row(name, f"IPDV {key}", stats)
-    parts.append(table)
-    for warning in summary.get("warnings", []):
-        parts.append(Text(f"note: {warning}", style="yellow"))
-    return parts
-
-
-# The result tables of each report family (ProcedureSpec.report).
-SUMMARY_TABLES = {"search": _search_tables, "scan": _scan_tables, "trial": _trial_tables,
-                  "delay": _delay_tables, "cps": _stateful_tables, "capacity": _stateful_tables,
-                  "bursts": lambda summary: _family_tables(summary, _fps, notes=True),
-                  "scalability": lambda summary: _family_tables(summary, _percent, notes=True),
-                  "recovery": lambda summary: _family_tables(summary, _seconds, notes=True),
-                  "reset": lambda summary: _family_tables(summary, _seconds, notes=True)}
+    found = family(entry)
+    parts = [Text.from_markup(head), Text(f"search: {found.precision(entry)}", style="dim")]
+    parts += [_table(f"{entry.procedure}: {caption}", header, rows)
+              for header, rows, caption in found.details(entry)]
+    parts.append(_statistics(entry))
+    parts += [Text(f"note: {note}") for note in found.notes(entry)]
+    parts += [Text(f"warning: {warning}", style="yellow") for warning in found.warnings(entry)]
+    return Group(*parts)
