@@ -9,6 +9,7 @@ benchmark). `exclusive_lab` holds an exclusive lock on a file for the test's dur
 import fcntl
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,14 @@ import pytest
 from fakes import FAKE_CONFIG  # the fake engine's tester config (tests/fakes.py)
 
 TEST_LOCK = "/run/xlatperf-tests.lock"
+
+# Tests interrupt the xlatperf processes they start with SIGINT, as Ctrl-C does. A process
+# started in the background by a non-interactive shell (a CI runner, `cmd &` in a script)
+# inherits SIGINT ignored, and an ignored signal stays ignored across exec: Python then never
+# raises KeyboardInterrupt. A handler installed here is reset to the default by exec, so every
+# child starts with SIGINT's default disposition, as it would from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and iproute2")

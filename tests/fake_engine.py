@@ -62,6 +62,7 @@ from xlatperf.config.schema import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS,
                                     MAX_PATTERN, MAX_QUEUES, MIN_FRAME_SIZE, STREAM_IDS,
                                     stream_ids_needed)
 from xlatperf.engine.client import MAX_FRAME_DEFAULT
+from xlatperf.frames.stack import ETHERNET_BYTES, IP_STACKS, UDP_BYTES, Stack
 
 aborted = False
 queues = 1          # RX/TX queue pairs per port (--queues)
@@ -70,7 +71,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.5"
+PROTOCOL = "2.6"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -98,7 +99,8 @@ KEYS = {
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate"),
+               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel"),
+    "tunnel": ("src_ip", "dst_ip"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
     "learn": ("port", "flow", "table_size", "ip_version"),
@@ -206,7 +208,12 @@ def vlan_of(obj, path, key):
 def validate_stream(stream, path):
     known(stream, path, "stream")
     version = ip_version_of(stream, path)
-    integer_in(stream, path, "frame_size", MIN_FRAME_SIZE[version], MAX_FRAME_SIZE)
+    if "tunnel" in stream:
+        known(stream["tunnel"], path + "tunnel.", "tunnel")
+        for key in ("src_ip", "dst_ip"):
+            address(stream["tunnel"], path + "tunnel.", key, 6)
+    stack = Stack((6, version) if "tunnel" in stream else (version,))
+    integer_in(stream, path, "frame_size", stack.min_frame, MAX_FRAME_SIZE)
     vlan_of(stream, path, "vlan")
     vlan_of(stream, path, "rx_vlan")
     for vary in stream.get("vary", []):
@@ -604,10 +611,10 @@ def test_frame(spec, seq, length):
     without the FCS."""
     version = spec["ip_version"]
     mac = lambda text: bytes.fromhex(text.replace(":", ""))
-    l3 = 20 if version == 4 else 40
-    udp_length = length - 14 - l3
+    l3 = IP_STACKS[version].ip_bytes
+    udp_length = length - ETHERNET_BYTES - l3
     tag = b"XLATPF" + bytes([0, 1]) + struct.pack(">I", seq) + bytes(6)
-    payload = (tag + bytes(range(256)) * 40)[:udp_length - 8]
+    payload = (tag + bytes(range(256)) * 40)[:udp_length - UDP_BYTES]
     udp = struct.pack(">HHHH", spec.get("src_port", 0xC020), spec.get("dst_port", 7), udp_length, 0)
     src, dst = (ipaddress.ip_address(spec[k]).packed for k in ("src_ip", "dst_ip"))
     if version == 4:

@@ -12,7 +12,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "xlatperf"
 
 # Bottom to top. The package's own __init__ and __main__ are the facade above everything.
-LAYERS = ["util", "config", "lab", "engine", "traffic", "measure", "procedures", "report",
+LAYERS = ["util", "frames", "config", "lab", "engine", "traffic", "measure", "procedures", "report",
           "run", "ui"]
 
 

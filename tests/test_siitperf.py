@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from xlatperf.frames.kinds import frame_size_of
+from xlatperf.frames.stack import IP_STACKS, IPV4, IPV6
 from xlatperf.config.schema import load_config
 from xlatperf.config.siitperf import import_siitperf, parse_siitperf
 from xlatperf.util.errors import ConfigError
@@ -150,12 +152,11 @@ def test_the_engine_accepts_the_converted_configs(name, tmp_path, exclusive_lab)
     ("84 1000 60 2000 2 1", 84, {4: 64, 6: 84}),  # IPv6 background: the size names IPv6 frames
 ])
 def test_pure_ipv4_frame_size_is_converted(cmdline, frame_size, sent, tmp_path):
-    from xlatperf.traffic.plan import frame_size_of
     out = tmp_path / "ipv4.toml"
     result = import_siitperf(DATA / "multi-ip-ipv4.conf", out, cmdline=cmdline)
     config = load_config(str(out))
     assert config.traffic.frame_size == frame_size
-    assert {v: frame_size_of(config, v) for v in sent} == sent
+    assert {v: frame_size_of(config, IP_STACKS[v]) for v in sent} == sent
     converted = [n for n in result.notes if "names the IPv4 frame" in n]
     assert len(converted) == (frame_size != int(cmdline.split()[0]))
 
@@ -163,7 +164,6 @@ def test_pure_ipv4_frame_size_is_converted(cmdline, frame_size, sent, tmp_path):
 def test_frame_size_without_cmdline_is_siitperfs_minimum_in_xlatperfs_terms(tmp_path):
     """The conf-file path: no size on a command line, siitperf's minimum 84 (IPv6) is taken,
     i.e. 64-byte frames for a pure IPv4 test and 84 for one with IPv6."""
-    from xlatperf.traffic.plan import frame_size_of
     for name, size, ipv4_frames in (("multi-ip-ipv4", 64, 64), ("multi-ip-ipv6", 84, None),
                                     ("nat64-stateless", 84, 64)):
         out = tmp_path / f"{name}.toml"
@@ -171,7 +171,7 @@ def test_frame_size_without_cmdline_is_siitperfs_minimum_in_xlatperfs_terms(tmp_
         config = load_config(str(out))
         assert config.traffic.frame_size == size, name
         if ipv4_frames is not None:
-            assert frame_size_of(config, 4) == ipv4_frames, name
+            assert frame_size_of(config, IP_STACKS[4]) == ipv4_frames, name
         assert any("ipv6_frame_size 84" in n for n in result.notes), name
 
 
@@ -186,5 +186,4 @@ def test_siitperfs_jumbo_ipv6_rule(tmp_path):
 
 def test_siitperfs_ipv4_offset_is_xlatperfs_header_difference():
     from xlatperf.config.siitperf import SIITPERF_IPV4_SHORTER
-    from xlatperf.traffic.plan import IPV6_EXTRA_BYTES
-    assert SIITPERF_IPV4_SHORTER == IPV6_EXTRA_BYTES
+    assert SIITPERF_IPV4_SHORTER == IPV6.ip_bytes - IPV4.ip_bytes

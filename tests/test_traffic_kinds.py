@@ -12,9 +12,10 @@ import pytest
 
 from fakes import FAKE_ENGINE
 from xlatperf.config.schema import load_config
-from xlatperf.config.imix import imix_period, interleave, mixed_length, mixed_pattern
+from xlatperf.frames.imix import imix_period, interleave, mixed_length, mixed_pattern
 from xlatperf.engine.protocol import TrialResult, trial_from_record
-from xlatperf.config.derived import largest_frame, side_vlan
+from xlatperf.frames.kinds import largest_frame
+from xlatperf.frames.trial import side_vlan
 from xlatperf.traffic.plan import TrafficPlan, imix_size_names
 from xlatperf.util.errors import ConfigError
 

@@ -15,18 +15,31 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   if (spec.ip_version != 4 && spec.ip_version != 6)
     throw std::invalid_argument("ip_version = " + std::to_string(spec.ip_version) +
                                 ": must be 4 or 6");
-  const uint32_t min = min_frame_size(spec.ip_version);
+  const uint32_t min = min_frame_size(spec.ip_version, spec.tunnel.has_value());
   if (spec.frame_size < min || spec.frame_size > kMaxFrameSize)
     throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": must be in " +
                                 std::to_string(min) + ".." + std::to_string(kMaxFrameSize) +
-                                " for IPv" + std::to_string(spec.ip_version));
+                                " for IPv" + std::to_string(spec.ip_version) +
+                                (spec.tunnel ? " in an IPv6 tunnel" : ""));
   if (spec.vlan.count > kMaxVlanTags)
     throw std::invalid_argument("vlan: at most " + std::to_string(kMaxVlanTags) + " tags");
   FrameTemplate t;
   t.bytes.assign(spec.frame_size - kFcs + spec.vlan.bytes(), 0);
   uint8_t* f = t.bytes.data();
-  const size_t ip = put_ethernet(f, spec.dst_mac.data(), spec.src_mac.data(), spec.vlan,
-                                 spec.ip_version == 4 ? 0x0800 : 0x86DD);
+  const size_t outer = put_ethernet(f, spec.dst_mac.data(), spec.src_mac.data(), spec.vlan,
+                                    spec.ip_version == 4 && !spec.tunnel ? 0x0800 : 0x86DD);
+  size_t ip = outer;
+  if (spec.tunnel) {
+    // RFC 2473 §3: the tunnel packet is an IPv6 header whose payload is the original packet
+    // (next header 4 or 41); traffic class and flow label 0, hop limit as the inner TTL.
+    f[ip] = 0x60;
+    put16(f + ip + 4, uint16_t(t.bytes.size() - ip - kIpv6Header));
+    f[ip + 6] = spec.ip_version == 4 ? kProtoIpv4 : kProtoIpv6;
+    f[ip + 7] = 10;
+    std::memcpy(f + ip + 8, spec.tunnel->src.data(), 16);
+    std::memcpy(f + ip + 24, spec.tunnel->dst.data(), 16);
+    ip += kIpv6Header;
+  }
   const size_t iph = ip_header_size(spec.ip_version);
   const uint16_t udp_len = uint16_t(t.bytes.size() - ip - iph);
   const size_t addr_len = spec.ip_version == 4 ? 4 : 16;
@@ -68,6 +81,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   sum = sum_words(dst, addr_len, sum);
   sum += 17 + udp_len;
   sum = sum_words(f + udp, udp_len, sum);
+  t.outer_offset = uint16_t(outer);
   t.ip_offset = uint16_t(ip);
   t.udp_offset = uint16_t(udp);
   t.tag_offset = uint16_t(udp + kUdpHeader);

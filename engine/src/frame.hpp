@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,8 @@ constexpr size_t kFcs = 4;             // counted in frame sizes, appended by th
 // Jumbo frames up to 9216 bytes (RFC 8219 §5.1.1), without VLAN tags: frames longer than one
 // mbuf segment are sent as a per-frame head segment plus a shared tail (FrameTemplate).
 constexpr size_t kMaxFrameSize = 9216;
-// A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, the
-// IPv6 header, UDP and the test tag: 88 bytes at most) lies in it.
+// A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, an
+// IPv6 tunnel header, the IP header, UDP and the test tag: 128 bytes at most) lies in it.
 constexpr uint32_t kJumboHead = 128;
 // The largest frame (on the wire, FCS and VLAN tags included) the ports are set up to carry
 // when the engine is started without --max-frame-size: a full-size Ethernet frame (1518
@@ -104,8 +105,21 @@ inline size_t read_vlan_tags(const uint8_t* p, size_t len, VlanStack& vlan) {
   return len >= off + 2 ? off : 0;
 }
 
+// IP protocol numbers of the headers a frame's stack may hold (IANA; IPv6 next header values).
+constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoDestOptions = 60;
+constexpr size_t kIpv6Header = 40;
+
+// An RFC 2473 IPv6 tunnel header around a frame's IP packet (IPv4 in IPv6 for DS-Lite, lw4o6
+// and MAP-E; IPv6 in IPv6 too): the tunnel entry and exit point addresses.
+struct Tunnel {
+  std::array<uint8_t, 16> src{}, dst{};
+};
+
+// A frame: Ethernet (with `vlan`), an optional IPv6 tunnel header, one IPv4 or IPv6 header
+// (`ip_version`, the addresses), UDP and the test tag. The stack is data: its layers' offsets
+// are in the template, and the parser walks the same layers.
 struct FrameSpec {
-  int ip_version = 4;
+  int ip_version = 4;                 // of the IP header that carries UDP (the inner one)
   std::array<uint8_t, 6> src_mac{}, dst_mac{};
   std::array<uint8_t, 16> src_ip{}, dst_ip{};  // IPv4 uses the first 4 bytes
   uint16_t src_port = 0xC020, dst_port = 7;    // RFC 2544 App. C
@@ -114,13 +128,16 @@ struct FrameSpec {
   // and untagged ports.
   uint32_t frame_size = 64;
   VlanStack vlan;
+  std::optional<Tunnel> tunnel;
 };
 
 inline size_t ip_header_size(int ip_version) { return ip_version == 4 ? 20 : 40; }
 
-// Smallest frame whose UDP payload holds the test tag: 64 bytes for IPv4, 84 for IPv6.
-inline uint32_t min_frame_size(int ip_version) {
-  return uint32_t(kEthHeader + ip_header_size(ip_version) + kUdpHeader + kTagSize + kFcs);
+// Smallest frame whose UDP payload holds the test tag: 64 bytes for IPv4, 84 for IPv6, 40 more
+// in an IPv6 tunnel.
+inline uint32_t min_frame_size(int ip_version, bool tunnel = false) {
+  return uint32_t(kEthHeader + (tunnel ? kIpv6Header : 0) + ip_header_size(ip_version) + kUdpHeader +
+                  kTagSize + kFcs);
 }
 
 // A frame prepared once per trial and stream. Per frame only the sequence number, the
@@ -132,7 +149,8 @@ struct FrameTemplate {
   uint16_t udp_offset = 0;     // start of the UDP header
   uint16_t tag_offset = 0;     // start of the UDP payload (the test tag)
   uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
-  uint16_t ip_offset = 0;      // start of the IP header
+  uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
+  uint16_t ip_offset = 0;      // start of the IP header that carries UDP
   uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
   // Bytes the sender copies per frame: all of them, or for a frame longer than one mbuf
   // segment only the first kJumboHead; the rest is `tail`, one read-only segment shared by
@@ -165,7 +183,8 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
 }
 
 struct TestTag {
-  uint16_t l3_offset = 0;  // where the IP header starts
+  uint16_t outer_offset = 0;  // where the first IP header starts (a tunnel's, if any)
+  uint16_t l3_offset = 0;     // where the IP header that carries UDP starts
   VlanStack vlan;          // the frame's VLAN IDs
   uint8_t stream = 0;
   uint8_t trial_tag = 0;
@@ -173,24 +192,48 @@ struct TestTag {
   uint64_t timestamp = 0;  // low 48 bits of the sender's TSC
 };
 
-// Recognises an xlatperf test frame: Ethernet with up to two VLAN tags, IPv4 without
-// fragmentation or IPv6 without extension headers, UDP, magic at the start of the payload.
-// `len`: the bytes at `p` (the first segment of a multi-segment frame holds all of these).
+// Walks one IP header of a frame's stack at `off`: checks it is a whole, unfragmented header
+// of protocol `proto` (kProtoIpv4 or kProtoIpv6), moves `off` past it (and past an IPv6
+// destination options header, which an RFC 2473 tunnel entry point may add for its
+// encapsulation limit, §5.1) and returns the protocol it carries, or 0 when it is not one the
+// stack may hold.
+inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uint32_t& off) {
+  if (proto == kProtoIpv4) {
+    if (len < off + 20 || (p[off] >> 4) != 4 || (p[off] & 0x0f) < 5) return 0;
+    if ((p[off + 6] & 0x3f) | p[off + 7]) return 0;  // a fragment (MF or offset set)
+    const uint8_t next = p[off + 9];
+    off += (p[off] & 0x0f) * 4u;
+    return next;
+  }
+  if (proto != kProtoIpv6 || len < off + kIpv6Header || (p[off] >> 4) != 6) return 0;
+  uint8_t next = p[off + 6];
+  off += kIpv6Header;
+  if (next == kProtoDestOptions) {
+    if (len < off + 8) return 0;
+    next = p[off];
+    off += (p[off + 1] + 1u) * 8u;
+  }
+  return next;
+}
+
+// Recognises an xlatperf test frame: Ethernet with up to two VLAN tags, at most one IPv6
+// tunnel header (RFC 2473: IPv4 or IPv6 in IPv6), IPv4 without fragmentation or IPv6 without
+// extension headers, UDP, magic at the start of the payload. `len`: the bytes at `p` (the
+// first segment of a multi-segment frame holds all of these).
 inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
   uint32_t off = uint32_t(read_vlan_tags(p, len, out.vlan));
   if (off == 0) return false;
   const uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
   off += 2;
-  out.l3_offset = uint16_t(off);
-  if (ethertype == 0x0800) {
-    if (len < off + 20 || (p[off] >> 4) != 4 || p[off + 9] != 17) return false;
-    if ((p[off + 6] & 0x3f) | p[off + 7]) return false;  // a fragment (MF or offset set)
-    off += (p[off] & 0x0f) * 4u;
-  } else if (ethertype == 0x86DD) {
-    if (len < off + 40 || (p[off] >> 4) != 6 || p[off + 6] != 17) return false;
-    off += 40;
-  } else {
-    return false;
+  uint8_t proto = ethertype == 0x0800 ? kProtoIpv4 : ethertype == 0x86DD ? kProtoIpv6 : 0;
+  out.outer_offset = uint16_t(off);
+  for (int layer = 0;; ++layer) {
+    out.l3_offset = uint16_t(off);
+    const uint8_t next = walk_ip_header(p, len, proto, off);
+    if (next == kProtoUdp) break;
+    // An IP header inside a tunnel's IPv6 header; nothing deeper.
+    if (layer == 1 || proto != kProtoIpv6 || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
+    proto = next;
   }
   off += kUdpHeader;
   if (len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;

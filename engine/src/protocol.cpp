@@ -123,7 +123,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 
 StreamPlan parse_stream(const json& j, const std::string& path) {
   known_keys(j, path, {"ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate"});
+                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel"});
   StreamPlan s;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -135,7 +135,16 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   s.spec.dst_ip = parsed(j, path, "dst_ip", [v](const std::string& t) { return parse_ip(t, v); });
   s.spec.src_port = uint16_t(integer_in(j, path, "src_port", 0, 65535, 0xC020));
   s.spec.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535, 7));
-  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v), kMaxFrameSize));
+  if (j.contains("tunnel")) {
+    const json& tunnel = j["tunnel"];
+    const std::string tpath = path + "tunnel.";
+    if (!tunnel.is_object()) bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip} (IPv6 addresses)");
+    known_keys(tunnel, tpath, {"src_ip", "dst_ip"});
+    const auto ipv6 = [](const std::string& t) { return parse_ip(t, 6); };
+    s.spec.tunnel = Tunnel{parsed(tunnel, tpath, "src_ip", ipv6), parsed(tunnel, tpath, "dst_ip", ipv6)};
+  }
+  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v, s.spec.tunnel.has_value()),
+                                          kMaxFrameSize));
   s.rx_frame_size = uint32_t(integer_in(j, path, "rx_frame_size", 64, kMaxFrameSize, s.spec.frame_size));
   s.spec.vlan = parse_vlan(j, path, "vlan", {});
   s.rx_vlan = parse_vlan(j, path, "rx_vlan", s.spec.vlan);

@@ -19,9 +19,10 @@ inline uint16_t reference_checksum(const std::vector<uint8_t>& bytes) {
 
 // Verifies the UDP checksum of an Ethernet frame carrying IPv4 or IPv6 + UDP: the sum over
 // pseudo header and datagram including the checksum field must be 0xffff (checksum 0 ok).
-inline bool udp_checksum_ok(const uint8_t* f, size_t len) {
-  const bool v4 = f[12] == 0x08;
-  const size_t ip = 14, udp = ip + (v4 ? 20 : 40);
+// `ip`: where the IP header that carries UDP starts (14: untagged, no tunnel).
+inline bool udp_checksum_ok(const uint8_t* f, size_t len, size_t ip = 14) {
+  const bool v4 = (f[ip] >> 4) == 4;
+  const size_t udp = ip + (v4 ? 20 : 40);
   const size_t udp_len = size_t(f[udp + 4] << 8 | f[udp + 5]);
   if (udp + udp_len > len) return false;
   std::vector<uint8_t> pseudo;

@@ -103,6 +103,88 @@ TEST(Frame, ParserRejectsNonTestFrames) {
   EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
 }
 
+// RFC 2473 §3: an IPv6 tunnel header whose payload is the original packet, next header 4
+// (IPv4) or 41 (IPv6); the inner packet is unchanged, its UDP checksum over its own addresses.
+TEST(Frame, TunnelledFramesCarryTheInnerPacketAsPayload) {
+  for (int v : {4, 6}) {
+    for (uint32_t size : kSizes) {
+      if (size < min_frame_size(v, true)) continue;
+      FrameSpec s = spec_for(v, size);
+      s.tunnel = Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6)};
+      FrameTemplate t = build_template(s, 3, 7);
+      ASSERT_EQ(t.size(), size - 4);
+      const std::vector<uint8_t>& f = t.bytes;
+      EXPECT_EQ(f[12] << 8 | f[13], 0x86DD);
+      EXPECT_EQ(t.outer_offset, 14);
+      EXPECT_EQ(t.ip_offset, 54);
+      const uint8_t* outer = f.data() + 14;
+      EXPECT_EQ(outer[0], 0x60);
+      EXPECT_EQ(outer[4] << 8 | outer[5], int(size - 4 - 14 - 40));  // the inner packet
+      EXPECT_EQ(outer[6], v == 4 ? 4 : 41);
+      EXPECT_EQ(std::vector<uint8_t>(outer + 8, outer + 24), std::vector<uint8_t>(s.tunnel->src.begin(), s.tunnel->src.end()));
+      EXPECT_EQ(std::vector<uint8_t>(outer + 24, outer + 40), std::vector<uint8_t>(s.tunnel->dst.begin(), s.tunnel->dst.end()));
+      // The inner packet is the untunnelled frame's, byte for byte (but for the stream id).
+      FrameTemplate plain = build_template(spec_for(v, size - 40), 3, 7);
+      EXPECT_EQ(std::vector<uint8_t>(f.begin() + 54, f.end()),
+                std::vector<uint8_t>(plain.bytes.begin() + 14, plain.bytes.end()));
+      if (v == 4) {
+        EXPECT_EQ(reference_checksum({f.data() + 54, f.data() + 74}), 0);
+      }
+      std::vector<uint8_t> g = f;
+      stamp_frame(g.data(), t, 0x01020304, 0x0000aabbccddeeffull);
+      EXPECT_TRUE(udp_checksum_ok(g.data(), g.size(), 54)) << "IPv" << v << " in IPv6, size " << size;
+      TestTag tag;
+      ASSERT_TRUE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+      EXPECT_EQ(tag.outer_offset, 14);
+      EXPECT_EQ(tag.l3_offset, 54);
+      EXPECT_EQ(tag.seq, 0x01020304u);
+    }
+  }
+  EXPECT_EQ(min_frame_size(4, true), 104u);
+  EXPECT_EQ(min_frame_size(6, true), 124u);
+  FrameSpec small = spec_for(4, 103);
+  small.tunnel = Tunnel{};
+  EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
+}
+
+// The parser walks every stack it may meet, and refuses what a DUT may have mangled.
+TEST(Frame, ParserWalksEveryStackAndRefusesMangledOnes) {
+  FrameSpec s = spec_for(4, 104);
+  s.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  const std::vector<uint8_t> f = build_template(s, 0, 1).bytes;
+  TestTag tag;
+  ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+  // An RFC 2473 §5.1 encapsulation limit: a destination options header before the inner packet.
+  std::vector<uint8_t> g(f.begin(), f.begin() + 54);
+  g[14 + 6] = 60;
+  const uint8_t options[8] = {4, 0, 4, 1, 4, 1, 0, 0};  // next 4, length 0; limit 4; PadN
+  g.insert(g.end(), options, options + 8);
+  g.insert(g.end(), f.begin() + 54, f.end());
+  ASSERT_TRUE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+  EXPECT_EQ(tag.l3_offset, 62);
+  auto refused = [&](std::vector<uint8_t> h, const char* what) {
+    EXPECT_FALSE(parse_test_frame(h.data(), uint32_t(h.size()), tag)) << what;
+  };
+  g = f; g[14 + 6] = 17;  refused(g, "outer header says UDP: the inner IPv4 header is no UDP header");
+  g = f; g[54] = 0x65;    refused(g, "inner version nibble 6 behind next header 4");
+  g = f; g[14 + 6] = 41;  refused(g, "next header 41 before an IPv4 packet");
+  g = f; g[54 + 9] = 4;   refused(g, "IPv4 in IPv4 in IPv6: one tunnel at most");
+  g = f; g[54 + 6] = 0x20; refused(g, "inner fragment");
+  g = f; g[54] = 0x44;    refused(g, "inner IHL below 5");
+  refused(std::vector<uint8_t>(f.begin(), f.begin() + 60), "truncated inside the inner header");
+  // IPv6 in IPv6 in IPv6: one tunnel at most.
+  FrameSpec six = spec_for(6, 164);
+  six.tunnel = Tunnel{};
+  std::vector<uint8_t> h = build_template(six, 0, 1).bytes;
+  ASSERT_TRUE(parse_test_frame(h.data(), uint32_t(h.size()), tag));
+  h[54 + 6] = 41;
+  refused(h, "a second tunnel header");
+  // An IPv4 packet never carries a tunnel here (IPv6 in IPv4 is not a stack this tester sends).
+  std::vector<uint8_t> v4 = build_template(spec_for(4, 64), 0, 1).bytes;
+  v4[14 + 9] = 41;
+  refused(v4, "IPv4 next protocol 41");
+}
+
 TEST(Frame, ParsesFramesWithNoneOneOrTwoVlanTagsOfAnyTpid) {
   FrameTemplate t = build_template(spec_for(6, 128), 3, 4);
   for (const std::vector<uint8_t>& tags : std::vector<std::vector<uint8_t>>{

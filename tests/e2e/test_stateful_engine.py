@@ -38,8 +38,14 @@ def test_enumeration_learning_and_responding(make_lab, tmp_path):
             "flows": [{"name": "initiator", "tx_port": 0, "rx_port": 1, "rate": 1000, "frames": TUPLES,
                        "foreground": stream("198.18.0.2", "198.19.0.2", left_mac, right_mac,
                                             vary=vary, enumerate="random")}]})
-        dump.wait(timeout=20)
         assert phase1["valid"] and phase1["flows"][0]["received"] == TUPLES
+        try:
+            dump.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            dump.terminate()
+            # tcpdump's own count: how many frames it received and how many the kernel dropped.
+            raise AssertionError(f"tcpdump captured fewer than {TUPLES} frames: "
+                                 f"{dump.communicate(timeout=10)[1].strip()}") from None
         assert phase1["state_table"] == {"port": 1, "entries": TUPLES, "capacity": TUPLES, "ip_version": 4}
         phase2 = engine.trial({
             "duration": 1.0, "timeout": 0.5,

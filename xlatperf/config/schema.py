@@ -18,16 +18,18 @@ from typing import Any, Callable, Iterable
 from ..util.errors import ConfigError, key_error, show_value
 from ..util.files import read_toml
 from ..util.rates import parse_speed
-from .derived import (DIRECTIONS, active_directions, carries_ipv6, direction_sides,
-                      foreground_addresses, has_background, largest_frame, lookup, size_period)
-from .imix import check_imix, mixed_length
+from ..frames.kinds import foreground_addresses, kind_of, largest_frame, min_frame_size
+from ..frames.stack import IP_STACKS, MAX_FRAME_SIZE
+from ..frames.trial import (DIRECTIONS, active_directions, direction_sides, has_background, lookup,
+                           size_period)
+from ..frames.imix import check_imix, mixed_length
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 from .templates import BRACES_HINT, TemplateError, placeholders
 from .views import ConfigBase, config_class, make_config
 
 __all__ = ["ConfigError", "load_config", "default_config", "validate", "apply_override",
-           "parse_port", "PortSpec", "carries_ipv6", "active_directions", "DIRECTIONS"]
+           "parse_port", "PortSpec", "active_directions", "DIRECTIONS"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -358,9 +360,9 @@ def _address_variation(side: str) -> dict[str, Key]:
     }
 
 
-MIN_FRAME_SIZE = {4: 64, 6: 84}  # the smallest frames whose UDP payload holds the 18-byte tag
+# The smallest frames whose UDP payload holds the 18-byte tag (the engine's hello limits).
+MIN_FRAME_SIZE = {version: stack.min_frame for version, stack in IP_STACKS.items()}
 MAX_QUEUES = 64  # the engine's limit (hello limits.max_queues): stream ids of the test tag
-MAX_FRAME_SIZE = 9216  # RFC 8219 §5.1.1's largest; the engine's limit (hello limits.max_frame_size)
 # DPDK 22.11's AF_XDP PMD receives a frame into one 2048-byte umem chunk less the XDP headroom
 # (no multi-buffer frames): larger frames are lost (measured on veth: 1792 bytes arrive, 1800 not).
 AF_XDP_MAX_FRAME = 1792
@@ -723,13 +725,14 @@ def _cross_check(config: ConfigBase) -> None:
         raise key_error("traffic.mix_m", traffic.mix_m,
                      f"must be an integer in 1..{traffic.mix_n} (1 <= mix_m <= mix_n)")
 
-    # Frame size rule of docs/config.md: frame_size is the IPv6 size whenever IPv6 frames are
-    # part of the trial (IPv4 frames are then 20 bytes shorter), else the IPv4 size.
-    if carries_ipv6(config) and traffic.frame_size < MIN_FRAME_SIZE[6] and not traffic.imix:
+    # Frame size rule of docs/config.md (frames/stack.py): frame_size names the IPv6 frame
+    # whenever IPv6 frames are part of the trial (IPv4 frames are then 20 bytes shorter).
+    low = min_frame_size(config)
+    if traffic.frame_size < low and not traffic.imix:
         raise key_error("traffic.frame_size", traffic.frame_size,
-                     f"must be an integer in {MIN_FRAME_SIZE[6]}..{MAX_FRAME_SIZE} when the trial "
+                     f"must be an integer in {low}..{MAX_FRAME_SIZE} when the trial "
                      f"carries IPv6 frames (it names the IPv6 frame size; IPv4 frames are 20 bytes "
-                     f"shorter, so {MIN_FRAME_SIZE[6]} gives 64-byte IPv4 frames)")
+                     f"shorter, so {low} gives 64-byte IPv4 frames)")
 
     if traffic.imix:
         _check_imix(config)
@@ -738,12 +741,7 @@ def _cross_check(config: ConfigBase) -> None:
     needed: list[tuple[str, str]] = []
     for direction in active_directions(config):
         source, destination = foreground_addresses(config, direction)
-        why = f"{direction} foreground frames use it"
-        if "virtual" in destination:
-            tx, rx = direction_sides(direction)
-            why = (f"{tx} sends IPv{config.side(tx).ip_version} and {rx} is "
-                   f"IPv{config.side(rx).ip_version}, so {direction} frames are addressed to "
-                   f"{rx}'s virtual address")
+        why = kind_of(config).address_use(config, direction)
         needed += [(source, why), (destination, why)]
     if has_background(config):
         why = "background traffic (mix_m < mix_n) is native IPv6 between left.ipv6 and right.ipv6"
@@ -825,7 +823,7 @@ def _check_imix(config) -> None:
     the foreground/background period) must fit the engine's; stateful phase 1 enumerates one
     stream of frames."""
     traffic = config.traffic
-    low = MIN_FRAME_SIZE[6] if carries_ipv6(config) else MIN_FRAME_SIZE[4]
+    low = min_frame_size(config)
     for size in sorted(set(size_period(config))):
         if not low <= size <= MAX_FRAME_SIZE:
             raise key_error("traffic.imix", traffic.imix,

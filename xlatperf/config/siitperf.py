@@ -27,7 +27,8 @@ from pathlib import Path
 
 from ..util.errors import ConfigError
 from ..util.files import toml_value
-from .derived import carries_ipv6
+from ..frames.kinds import sizes_name
+from ..frames.stack import IPV6
 from .schema import SCHEMA, load_config, partial_config, validate
 from .stateful import enumeration, foreground_frames
 
@@ -472,8 +473,8 @@ def _frame_size(result: ImportResult, size: int | None) -> None:
     known = {section: {key: result.get(f"{section}.{key}", SCHEMA[section][key].default)
                        for key in keys}
              for section, keys in (("left", ["ip_version"]), ("right", ["ip_version"]),
-                                   ("traffic", ["mix_n", "mix_m"]))}
-    ipv6 = carries_ipv6(partial_config(known))
+                                   ("traffic", ["mix_n", "mix_m", "direction"]))}
+    ipv6 = sizes_name(partial_config(known)) == IPV6
     given = size is not None
     size = size if given else SIITPERF_MIN_FRAME_SIZE
     frame_size = size if ipv6 else size - SIITPERF_IPV4_SHORTER

@@ -12,7 +12,8 @@ import math
 from dataclasses import dataclass
 
 from ..util.errors import key_error
-from .derived import active_directions, foreground_addresses, has_background
+from ..frames.kinds import foreground_addresses
+from ..frames.trial import active_directions, has_background
 from .variation import varying_fields
 
 PORT_FIELDS = ("src_port", "dst_port")

@@ -5,7 +5,8 @@ destination networks). The traffic plan sends it; the stateful rules enumerate i
 
 import ipaddress
 
-from .derived import direction_sides, foreground_addresses, lookup
+from ..frames.kinds import foreground_addresses
+from ..frames.trial import direction_sides, lookup
 
 
 def varying_fields(config: dict, direction: str, version: int) -> list[dict]:

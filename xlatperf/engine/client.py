@@ -28,7 +28,7 @@ import weakref
 from pathlib import Path
 from typing import Callable
 
-from ..config.derived import largest_frame
+from ..frames.kinds import largest_frame
 from ..config.schema import parse_port
 from ..util.errors import EngineError, EngineExited
 from . import remote

@@ -14,7 +14,7 @@ import binascii
 import time
 from dataclasses import replace
 
-from ..config.derived import side_vlan
+from ..frames.trial import side_vlan
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan, imix_size_names

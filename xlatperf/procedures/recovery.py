@@ -21,8 +21,7 @@ periods), so --resume gives exactly the uninterrupted result.
 
 import statistics
 
-from ..config.derived import carries_ipv6
-from ..config.schema import MIN_FRAME_SIZE
+from ..frames.kinds import min_frame_size
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure, ProcedureSpec, Repetition
@@ -247,8 +246,7 @@ class Reset(_LossTrials):
                               "happens while the tester sends")
         self.repeat = config.reset.repeat
         self.type, self.description = config.reset.type, config.reset.description
-        version = 6 if carries_ipv6(config) else 4
-        self.minimum_frame = MIN_FRAME_SIZE[version]
+        self.minimum_frame = min_frame_size(config)
 
     def trial(self, session):
         return session.run_trial(self.throughput, losses=True, annotate=self._annotate)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable, Iterable, TypeVar
 
-from ..config.derived import side_vlan
+from ..frames.trial import side_vlan
 from ..config.schema import parse_port
 from ..engine.protocol import TrialResult
 from ..util.stats import summarize

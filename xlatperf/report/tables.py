@@ -5,7 +5,7 @@
 
 import json
 
-from ..config.imix import imix_period
+from ..frames.imix import imix_period
 from .collect import Entry
 from .document import Document
 from .families import family

@@ -8,40 +8,15 @@ Forward frames go left -> right, reverse frames right -> left.
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..config.derived import (VLAN_TAG_BYTES, active_directions, carries_ipv6, direction_sides,
-                              foreground_addresses, has_background, lookup, side_vlan, size_period)
-from ..config.imix import mixed_pattern
 from ..config.variation import varying_fields
+from ..frames.imix import mixed_pattern
+from ..frames.kinds import BACKGROUND, frame_size_of, kind_of, size_name_of
+from ..frames.stack import IP_STACKS, VLAN_TAG_BYTES, Stack
+from ..frames.trial import active_directions, direction_sides, has_background, lookup, side_vlan, size_period
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
 
 PORT_INDEX = {"left": 0, "right": 1}
-# IPv6 header (40 bytes) minus IPv4 header (20 bytes): what translation adds or removes.
-IPV6_EXTRA_BYTES = 20
-
-
-def frame_size_of(config: dict, ip_version: int, size: int | None = None) -> int:
-    """Size in bytes (destination MAC to FCS) of this trial's frames of one IP version.
-
-    `traffic.frame_size` (or `size`, one of an IMIX's sizes) names the IPv6 frame whenever the
-    trial carries an IPv6 frame, and the IPv4 frames carrying the same UDP payload are 20
-    bytes shorter (siitperf's convention, RFC 8219 §5.1.1: 84 -> 64); with no IPv6 frame at all
-    it names the IPv4 frame.
-    """
-    size = config.traffic.frame_size if size is None else size
-    if ip_version == 4 and carries_ipv6(config):
-        return size - IPV6_EXTRA_BYTES
-    return size
-
-
-def size_name(config: dict, ip_version: int, frame_size: int) -> int:
-    """The configured size (traffic.frame_size or an IMIX size) that frames of `ip_version`
-    and `frame_size` bytes were built from: frame_size_of inverted, so that a size names the
-    same frames in both directions and before and after translation (IPv4 frames of 64 bytes
-    and IPv6 frames of 84 bytes of a SIIT trial are both of the size 84)."""
-    if ip_version == 4 and carries_ipv6(config):
-        return frame_size + IPV6_EXTRA_BYTES
-    return frame_size
 
 
 def imix_size_names(config: dict, flows: list[dict]) -> dict[str, dict[str, list[int]]]:
@@ -53,7 +28,7 @@ def imix_size_names(config: dict, flows: list[dict]) -> dict[str, dict[str, list
         for stream in flow.get("streams", []):
             kinds = names.setdefault(flow["name"], {})
             kinds.setdefault(stream.get("kind", "foreground"), []).append(
-                size_name(config, stream["ip_version"], stream["frame_size"]))
+                size_name_of(config, IP_STACKS[stream["ip_version"]], stream["frame_size"]))
     return names
 
 
@@ -154,16 +129,19 @@ class TrafficPlan:
         mix and IMIX, as in the engine) and the medium's maximum frame rate for that pattern."""
         config = self.config
         tx, rx = direction_sides(name)
-        source, destination = foreground_addresses(config, name)
+        kind = kind_of(config)
+        source, destination = kind.addresses(config, name)
+        sent, received = kind.stacks(config, name)
         period = size_period(config)
         sizes = list(dict.fromkeys(period))  # distinct, in order of first appearance
         streams = [{"kind": "foreground",
-                    **self._stream(name, config.side(tx).ip_version, config.side(rx).ip_version,
-                                   source, destination, size)} for size in sizes]
+                    **self._stream(name, sent, received, source, destination, size)}
+                   for size in sizes]
         mix_n, mix_m = (config.traffic.mix_n, config.traffic.mix_m) if has_background(config) else (1, 1)
         if has_background(config):
             # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated.
-            streams += [{"kind": "background", **self._stream(name, 6, 6, f"{tx}.ipv6", f"{rx}.ipv6", size)}
+            streams += [{"kind": "background",
+                         **self._stream(name, BACKGROUND, BACKGROUND, f"{tx}.ipv6", f"{rx}.ipv6", size)}
                         for size in sizes]
         # Frame k: foreground iff k % n < m (RFC 8219 §5.3), each kind through the IMIX's order.
         pattern = [sizes.index(size) + (0 if foreground else len(sizes))
@@ -182,26 +160,26 @@ class TrafficPlan:
                              max_rate=max_frame_rate(speed, mean), mean_frame=mean,
                              streams=tuple(streams) if imix else (), pattern=tuple(pattern) if imix else ())
 
-    def _stream(self, direction: str, tx_version: int, rx_version: int,
+    def _stream(self, direction: str, sent: Stack, received: Stack,
                 source: str, destination: str, size: int) -> dict:
         config = self.config
         tx, rx = direction_sides(direction)
         if self.through_dut:
             dst_mac = config.side(tx).dut_mac
         else:  # wired to the other tester port: nothing translates on a cable
-            rx_version = tx_version
+            received = sent
             dst_mac = config.side(rx).mac or self.ports[rx]["mac"]
         return {
-            "ip_version": tx_version,
+            "ip_version": sent.inner,
             "src_mac": config.side(tx).mac or self.ports[tx]["mac"],
             "dst_mac": dst_mac,
             "src_ip": lookup(config, source),
             "dst_ip": lookup(config, destination),
             "src_port": config.traffic.src_port,
             "dst_port": config.traffic.dst_port,
-            "frame_size": frame_size_of(config, tx_version, size),
-            "rx_frame_size": frame_size_of(config, rx_version, size),
-            "vary": varying_fields(config, direction, tx_version),
+            "frame_size": frame_size_of(config, sent, size),
+            "rx_frame_size": frame_size_of(config, received, size),
+            "vary": varying_fields(config, direction, sent.inner),
             **self._vlan_keys(tx, rx),
         }
 

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The traffic kinds, and the frame facts of a trial that follow from its kind.
+
+KINDS is ordered: a configuration's kind is the first that applies. A new kind is a module
+here with a TrafficKind subclass, listed in KINDS (docs/architecture.md, "Where to add a
+traffic kind")."""
+
+from ..stack import IPV6, VLAN_TAG_BYTES, Stack, frame_size, named_stack, size_name
+from ..trial import active_directions, has_background, side_vlan, size_period
+from .base import TrafficKind
+from .native import Native
+from .siit import Siit
+
+KINDS: list[TrafficKind] = [Native(), Siit()]
+# Background frames (traffic.mix_m < mix_n, RFC 8219 §5.3) are native IPv6 between the sides'
+# real IPv6 addresses: the DUT forwards them untranslated.
+BACKGROUND = IPV6
+
+__all__ = ["KINDS", "BACKGROUND", "TrafficKind", "kind_of", "trial_stacks", "frame_size_of",
+           "size_name_of", "sizes_name", "min_frame_size", "largest_frame", "foreground_addresses"]
+
+
+def kind_of(config) -> TrafficKind:
+    return next(kind for kind in KINDS if kind.applies(config))
+
+
+def trial_stacks(config) -> list[Stack]:
+    """Every header stack a trial's frames have, sent or received (each direction touches both
+    sides)."""
+    kind = kind_of(config)
+    stacks = [s for direction in active_directions(config) for s in kind.stacks(config, direction)]
+    return list(dict.fromkeys(stacks + ([BACKGROUND] if has_background(config) else [])))
+
+
+def sizes_name(config) -> Stack:
+    """The stack whose frames the configured sizes name (frames/stack.py's rule)."""
+    return named_stack(trial_stacks(config))
+
+
+def frame_size_of(config, stack: Stack, size: int | None = None) -> int:
+    """Size in bytes (destination MAC to FCS, without VLAN tags) of this trial's frames of
+    `stack` built from the configured size `size` (traffic.frame_size by default, or one of an
+    IMIX's sizes): the frame size rule of frames/stack.py."""
+    size = config.traffic.frame_size if size is None else size
+    return frame_size(size, stack, sizes_name(config))
+
+
+def size_name_of(config, stack: Stack, size: int) -> int:
+    """The configured size that frames of `stack` and `size` bytes were built from, so that a
+    size names the same frames in both directions and before and after translation or
+    encapsulation (IPv4 frames of 64 bytes and IPv6 frames of 84 bytes of a SIIT trial are
+    both of the size 84)."""
+    return size_name(size, stack, sizes_name(config))
+
+
+def min_frame_size(config) -> int:
+    """The smallest configured size that gives every frame of the trial room for the test tag:
+    64, or 84 when the sizes name IPv6 frames."""
+    stacks = trial_stacks(config)
+    named = named_stack(stacks)
+    return max(size_name(s.min_frame, s, named) for s in stacks)
+
+
+def largest_frame(config) -> int:
+    """The largest frame a trial of this configuration sends or receives, in bytes on the wire
+    (FCS and VLAN tags included): what the engine's ports must be set up for."""
+    tags = max(len(side_vlan(config, side)) for side in ("left", "right"))
+    largest = max(size_period(config))
+    return max(frame_size_of(config, s, largest) for s in trial_stacks(config)) \
+        + VLAN_TAG_BYTES * tags
+
+
+def foreground_addresses(config, direction: str) -> tuple[str, str]:
+    """(source key, destination key) of a direction's foreground frames (the kind's)."""
+    return kind_of(config).addresses(config, direction)

@@ -1,0 +1,86 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Header stacks and frame sizes.
+
+A test frame is Ethernet (with the VLAN tags of its side), a stack of IP headers, UDP and the
+test tag in the innermost UDP payload (docs/protocol.md). The stack is what differs between
+traffic kinds: one IPv4 or IPv6 header, or IPv4 encapsulated in IPv6 (RFC 2473).
+
+Frame size rule (docs/config.md "Frame size"): `traffic.frame_size` (and each IMIX size) names
+the trial's largest frame *before encapsulation*: the IPv6 frame whenever a translated or
+native IPv6 frame is part of the trial (siitperf's convention, RFC 8219 §5.1.1: 84-byte IPv6
+frames are 64-byte IPv4 frames), else the IPv4 frame. Every frame of the trial carries the same
+UDP payload, so a frame's size follows from its stack; encapsulation adds its outer headers on
+top (RFC 8219 Appendix A: X + O, O = 40 bytes for IPv4 in IPv6)."""
+
+from dataclasses import dataclass
+
+ETHERNET_BYTES = 14       # untagged: MAC addresses and EtherType
+UDP_BYTES = 8
+TAG_BYTES = 18            # the test tag (docs/protocol.md "Test frame payload")
+FCS_BYTES = 4
+IP_HEADER_BYTES = {4: 20, 6: 40}
+# An IEEE 802.1Q / 802.1ad VLAN tag: 4 bytes on the wire on top of the frame (frame sizes name
+# the untagged frame; RFC 2544 App. B counts every byte on the wire).
+VLAN_TAG_BYTES = 4
+MAX_FRAME_SIZE = 9216     # RFC 8219 §5.1.1's largest; the engine's (hello limits.max_frame_size)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A frame's IP headers, outermost first: (4,), (6,), or (6, 4) for IPv4 in IPv6."""
+    versions: tuple[int, ...]
+
+    @property
+    def inner(self) -> int:
+        """The IP version of the header the UDP datagram is in."""
+        return self.versions[-1]
+
+    @property
+    def outer(self) -> int:
+        return self.versions[0]
+
+    @property
+    def encapsulated(self) -> bool:
+        return len(self.versions) > 1
+
+    @property
+    def ip_bytes(self) -> int:
+        return sum(IP_HEADER_BYTES[v] for v in self.versions)
+
+    @property
+    def overhead(self) -> int:
+        """What encapsulation adds to the frame (RFC 8219 Appendix A's O): the outer headers."""
+        return self.ip_bytes - IP_HEADER_BYTES[self.inner]
+
+    @property
+    def min_frame(self) -> int:
+        """The smallest frame whose UDP payload holds the test tag: 64 bytes for IPv4, 84 for
+        IPv6, 104 for IPv4 in IPv6."""
+        return ETHERNET_BYTES + self.ip_bytes + UDP_BYTES + TAG_BYTES + FCS_BYTES
+
+    def __str__(self) -> str:
+        return " in ".join(f"IPv{v}" for v in reversed(self.versions))
+
+
+IPV4, IPV6, IPV4_IN_IPV6 = Stack((4,)), Stack((6,)), Stack((6, 4))
+
+
+def named_stack(stacks) -> Stack:
+    """The stack a configured frame size names among a trial's `stacks`: the largest header
+    before encapsulation (IPv6 when any frame carries its datagram in IPv6)."""
+    return IPV6 if any(s.inner == 6 for s in stacks) else IPV4
+
+
+def frame_size(size: int, stack: Stack, named: Stack) -> int:
+    """The size of the frame of `stack` that carries the payload of a `size`-byte frame of the
+    `named` stack."""
+    return size - named.ip_bytes + stack.ip_bytes
+
+
+def size_name(size: int, stack: Stack, named: Stack) -> int:
+    """frame_size inverted: the configured size a `size`-byte frame of `stack` was built from."""
+    return size - stack.ip_bytes + named.ip_bytes
+
+
+# The stack of plain IPv4 or IPv6 frames, by IP version.
+IP_STACKS = {4: IPV4, 6: IPV6}

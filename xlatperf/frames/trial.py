@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a trial's frames are, as a validated configuration says: which directions run, which
+side sends and receives each, the VLAN tags of a side, the frame sizes in sending order, and
+whether native IPv6 background traffic is mixed in (RFC 8219 §5.3)."""
+
+from .imix import imix_period
+
+DIRECTIONS = ("forward", "reverse")
+
+
+def active_directions(config) -> list[str]:
+    """"both" -> ["forward", "reverse"]; forward is left -> right."""
+    direction = config.traffic.direction
+    return list(DIRECTIONS) if direction == "both" else [direction]
+
+
+def direction_sides(direction: str) -> tuple[str, str]:
+    """(sending side, receiving side) of a direction."""
+    return ("left", "right") if direction == "forward" else ("right", "left")
+
+
+def has_background(config) -> bool:
+    return config.traffic.mix_m < config.traffic.mix_n
+
+
+def side_vlan(config, side: str) -> list[int]:
+    """The VLAN IDs a side's frames carry, outermost first (the protocol's `vlan` list): [] for
+    an untagged port, [vlan] for an IEEE 802.1Q C-tag, [vlan_outer, vlan] for 802.1ad QinQ."""
+    s = config.side(side)
+    return [v for v in (s.vlan_outer, s.vlan) if v]
+
+
+def size_period(config) -> list[int]:
+    """The configured frame sizes in sending order, one period: the IMIX's (traffic.imix,
+    RFC 6985) or the one traffic.frame_size. Each names a frame as traffic.frame_size does."""
+    return imix_period(config.traffic.imix) if config.traffic.imix else [config.traffic.frame_size]
+
+
+def lookup(config, dotted: str):
+    """The value of a "section.key" name."""
+    return config.value(dotted)
