@@ -36,6 +36,19 @@ def test_usage_error_is_one_line():
     assert status == 2 and err.count("\n") == 1 and err.startswith("xlatperf: error: ")
 
 
+def test_lab_up_help_lists_every_kind_and_its_parameters(monkeypatch, capsys):
+    from xlatperf.lab import KINDS
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit) as done:
+        cli.main(["lab", "up", "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())   # as if unwrapped
+    for kind in KINDS.values():
+        assert f"{kind.name}: {kind.description}" in text
+        for name, param in kind.params.items():
+            assert f"{name}={param['default']} {param['help']}; allowed: {param['allowed']}" in text
+
+
 def test_config_error_is_one_line(config, tmp_path, capsys):
     status = cli.main(["throughput", "-c", config, "--out", str(tmp_path / "o"),
                        "--set", "traffic.frame_size=40"])

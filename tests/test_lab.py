@@ -25,6 +25,7 @@ from xlatperf import lab
 from xlatperf.config.schema import load_config
 from xlatperf.procedures.search import ceiling_conditions
 from xlatperf.lab import placement as placement_module
+from xlatperf.lab.kinds import tayga
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and iproute2")
@@ -143,8 +144,8 @@ def test_kinds_describe_themselves_and_their_defaults_are_valid():
     assert set(lab.KINDS) == set(EXPECTED_SIDES)
     text = lab.format_kinds()
     for kind, spec in lab.KINDS.items():
-        assert spec["description"] and kind in text
-        for name, param in spec["params"].items():
+        assert spec.description and kind in text
+        for name, param in spec.params.items():
             assert {"default", "allowed", "help"} <= set(param)
             assert f"{name}={param['default']}" in text
         lab.resolve_params(kind, {})  # the defaults pass their own validation
@@ -201,7 +202,7 @@ def test_loss_is_quantised_to_65536ths():
 def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     config = tmp_path / "lab.toml"
     lab.lab_up(kind, {}, str(config))
-    first_tayga = lab._read_pid(lab.TAYGA_PIDFILE)
+    first_tayga = tayga._read_pid(lab.TAYGA_PIDFILE)
     lab.lab_up(kind, {}, str(config))  # replaces the first lab
 
     expect_ns = {"xlp-tester"} if kind == "loopback" else {"xlp-tester", "xlp-dut"}
@@ -244,7 +245,7 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
             assert "tag_push" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "egress")
 
     if kind == "siit":
-        pid = lab._read_pid(lab.TAYGA_PIDFILE)
+        pid = tayga._read_pid(lab.TAYGA_PIDFILE)
         assert pid and alive(pid) and Path(f"/proc/{pid}/comm").read_text().strip() == "tayga"
         assert str(pid) in sh("ip", "netns", "pids", "xlp-dut").split()
         assert not alive(first_tayga)  # the second lab_up stopped the first TAYGA

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """VLAN tags end to end: the lab's reference DUT `vlan` (the kernel router with tc-BPF VLAN
-termination, xlatperf/lab/vlan.py) checked first against known frames (scapy sends them,
+termination, xlatperf/lab/kinds/vlan.py) checked first against known frames (scapy sends them,
 tshark decodes what comes out), then VLAN-tagged trials (802.1Q and 802.1ad QinQ) through it
 with the real engine."""
 

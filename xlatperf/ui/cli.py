@@ -24,6 +24,7 @@ interrupted (Ctrl-C), after writing the incomplete summary.
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 import threading
@@ -45,6 +46,23 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise UsageError(message)
+
+
+class _LabParser(_Parser):
+    """The lab's actions. With kinds_help, the help ends with the lab kinds and their
+    parameters from the lab's registry, imported only then (the lab is imported when used)."""
+
+    def __init__(self, *args, kinds_help: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kinds_help = kinds_help
+
+    def format_help(self) -> str:
+        if self.kinds_help:
+            from ..lab.kinds import format_kinds
+            width = max(shutil.get_terminal_size().columns - 2, 60)   # as argparse's own text
+            self.epilog = ("kinds (KIND: what it is, then its parameters as NAME=DEFAULT, for "
+                           "--param NAME=VALUE):\n\n" + format_kinds(width))
+        return super().format_help()
 
 
 def _assignment(text: str) -> str:
@@ -143,9 +161,12 @@ def build_parser() -> argparse.ArgumentParser:
                                "followed by \"N M R T D\"")
 
     lab = commands.add_parser("lab", help="network-namespace testbeds")
-    lab_commands = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION")
-    up = lab_commands.add_parser("up", help="build a testbed and write a config for it")
-    up.add_argument("kind", metavar="KIND")
+    lab_commands = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION",
+                                      parser_class=_LabParser)
+    up = lab_commands.add_parser("up", help="build a testbed and write a config for it",
+                                 kinds_help=True,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    up.add_argument("kind", metavar="KIND", help="the lab kind (listed below)")
     up.add_argument("--param", dest="params", action="append", default=[], type=_assignment,
                     metavar="NAME=VALUE", help="testbed parameter (repeatable)")
     up.add_argument("--config-out", required=True, metavar="FILE")

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// VLAN termination for the lab's reference DUT `vlan` (xlatperf/lab/vlan.py): this kernel has
-// no 802.1Q subinterfaces (shared/docs/lab-kernel.md), so the DUT's routed interface stays
+// VLAN termination for the lab's reference DUT `vlan` (xlatperf/lab/kinds/vlan.py): this kernel
+// has no 802.1Q subinterfaces (shared/docs/lab-kernel.md), so the DUT's routed interface stays
 // untagged and tc-BPF does what a VLAN subinterface would. Built once per interface with its
 // VLAN IDs: -DVLAN_INNER=<C-tag ID 1..4094> -DVLAN_OUTER=<S-tag ID, 0 = none>.
 //

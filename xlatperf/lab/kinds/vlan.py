@@ -23,17 +23,22 @@ from __future__ import annotations
 
 import os
 import sysconfig
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-BPF_SOURCE = Path(__file__).resolve().parent / "bpf" / "vlan.c"
+from ..names import DUT_NS, LAB_DIR
+from ..shell import run
+from .base import integer
+from .router import FAMILY, ROUTER_PARAMS, Router
+
+BPF_SOURCE = Path(__file__).resolve().parent.parent / "bpf" / "vlan.c"
 INTERFACES = {"left": "xlp-dl", "right": "xlp-dr"}
 TPID_BYTES = 4
 
-_ID = {"allowed": "a VLAN ID 1..4094"}
-_OUTER = {"default": "0", "allowed": "0 (one tag) or a VLAN ID 1..4094"}
-PARAMS: dict[str, dict[str, str]] = {
+_ID = {"allowed": "a VLAN ID 1..4094", "parse": integer(1, 4094)}
+_OUTER = {"default": "0", "allowed": "0 (one tag) or a VLAN ID 1..4094",
+          "parse": integer(0, 4094)}
+PARAMS: dict[str, dict[str, Any]] = {
     "left_vlan": {"default": "100", **_ID, "help": "VLAN ID of the left side's C-tag (TPID 0x8100)"},
     "left_outer": {**_OUTER, "help": "QinQ: VLAN ID of the left side's S-tag (TPID 0x88a8) outside it"},
     "right_vlan": {"default": "200", **_ID, "help": "VLAN ID of the right side's C-tag"},
@@ -41,48 +46,26 @@ PARAMS: dict[str, dict[str, str]] = {
 }
 
 
-def _vlan_id(text: str, low: int) -> int:
-    value = int(text, 10)
-    if not low <= value <= 4094:
-        raise ValueError
-    return value
-
-
-PARSERS: dict[str, Callable[[str], Any]] = {
-    "left_vlan": lambda s: _vlan_id(s, 1), "right_vlan": lambda s: _vlan_id(s, 1),
-    "left_outer": lambda s: _vlan_id(s, 0), "right_outer": lambda s: _vlan_id(s, 0),
-}
-
-TOOLS = {"clang": "clang", "tc": "iproute2"}
-
-
 def tags(p: dict[str, Any], side: str) -> list[int]:
     """The side's VLAN IDs, outermost first (as the tester's config and protocol list them)."""
     return [v for v in (p[f"{side}_outer"], p[f"{side}_vlan"]) if v]
 
 
-def veth_mtu(p: dict[str, Any], mtu: int) -> int:
-    """The veths' MTU for an IP MTU of `mtu`: 8 bytes more when a side is QinQ (a single C-tag
-    is within the kernel's allowance)."""
-    qinq = any(len(tags(p, side)) == 2 for side in INTERFACES)
-    return mtu + 2 * TPID_BYTES if qinq else mtu
-
-
-def attach(p: dict[str, Any], lab_dir: str, dut_ns: str, run: Callable[..., str]) -> None:
+def attach(p: dict[str, Any]) -> None:
     """Builds the BPF object of each DUT interface and attaches its programs (clsact ingress:
-    pop, egress: push). `run(cmd, ns=None)` runs a command and raises on failure."""
+    pop, egress: push)."""
     for side, dev in INTERFACES.items():
         outer_inner = tags(p, side)
-        obj = os.path.join(lab_dir, f"vlan-{side}.o")
+        obj = os.path.join(LAB_DIR, f"vlan-{side}.o")
         # Debian keeps asm/types.h under the multiarch directory, which -target bpf does not search.
         multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
         run(["clang", "-O2", "-target", "bpf", f"-I/usr/include/{multiarch}",
              f"-DVLAN_INNER={outer_inner[-1]}", f"-DVLAN_OUTER={outer_inner[0] if len(outer_inner) == 2 else 0}",
              "-c", str(BPF_SOURCE), "-o", obj])
-        run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=dut_ns)
+        run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=DUT_NS)
         for hook, section in (("ingress", "tc/ingress"), ("egress", "tc/egress")):
             run(["tc", "filter", "add", "dev", dev, hook, "bpf", "direct-action", "obj", obj, "sec", section],
-                ns=dut_ns)
+                ns=DUT_NS)
 
 
 def tester_keys(p: dict[str, Any], side: str) -> dict[str, int]:
@@ -92,3 +75,27 @@ def tester_keys(p: dict[str, Any], side: str) -> dict[str, int]:
     if len(outer_inner) == 2:
         keys["vlan_outer"] = outer_inner[0]
     return keys
+
+
+class Vlan(Router):
+    name = "vlan"
+    description = ("router (family 4 or 6) terminating IEEE 802.1Q VLANs or 802.1ad QinQ on each "
+                   "side with tc-BPF (xlatperf/lab/kinds/vlan.py)")
+    kind_params = {**PARAMS, "family": FAMILY, **ROUTER_PARAMS}
+    tools = {"clang": "clang", "tc": "iproute2"}
+
+    def veth_mtu(self, p: dict[str, Any]) -> int:
+        """The `mtu` parameter is the IP MTU: 8 bytes more when a side is QinQ (a single C-tag
+        is within the kernel's allowance)."""
+        qinq = any(len(tags(p, side)) == 2 for side in INTERFACES)
+        return p["mtu"] + 2 * TPID_BYTES if qinq else p["mtu"]
+
+    def build(self, p: dict[str, Any]) -> None:
+        super().build(p)
+        attach(p)
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        sections = super().tester_sections(p)
+        for side in ("left", "right"):
+            sections[side] |= tester_keys(p, side)
+        return sections

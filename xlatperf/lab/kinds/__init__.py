@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The lab kinds, one LabKind each (lab/kinds/base.py), in a module per family of DUTs that
+share their code: `router` (router4, router6, limit, lossy), `vlan`, `tayga` (siit), `nat`
+(nat44, nat66, nat64), `loopback`. A new kind is a LabKind subclass listed in KINDS, which
+drives parameter validation and `xlatperf lab up --help`."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from .base import COMMON_PARAMS, LabKind
+from .loopback import Loopback
+from .nat import Nat44, Nat64, Nat66
+from .router import Limit, Lossy, Router4, Router6
+from .tayga import Siit
+from .vlan import Vlan
+
+KINDS: dict[str, LabKind] = {kind.name: kind for kind in (
+    Router4(), Router6(), Siit(), Nat44(), Nat66(), Nat64(), Vlan(), Loopback(), Limit(),
+    Lossy())}
+
+__all__ = ["COMMON_PARAMS", "KINDS", "LabKind", "format_kinds"]
+
+
+def format_kinds(width: int = 100) -> str:
+    """The kinds and their parameters as text, for `xlatperf lab up --help`: each kind with its
+    description and its own parameters (NAME=DEFAULT, what it does, what is allowed), then the
+    parameters every kind takes."""
+    def wrap(first: str, text: str, indent: str) -> list[str]:
+        return textwrap.wrap(first + text, width, initial_indent=indent,
+                             subsequent_indent=indent + "    ", break_on_hyphens=False)
+
+    def params(spec: dict[str, dict[str, Any]]) -> list[str]:
+        return [line for name, param in spec.items()
+                for line in wrap(f"{name}={param['default']}  ",
+                                 f"{param['help']}; allowed: {param['allowed']}", "    ")]
+
+    lines = []
+    for kind in KINDS.values():
+        lines += wrap(f"{kind.name}: ", kind.description, "")
+        lines += params(kind.kind_params)
+    lines.append("every kind also takes:")
+    lines += params(COMMON_PARAMS)
+    return "\n".join(lines)

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""What a lab kind is: `LabKind`, the base of every kind in lab/kinds/ (its parameters, the tools
+it needs, how its DUT is built and placed on the CPUs, the tester config sections it writes),
+the parameters every kind takes, and the parsers parameters are checked with.
+
+A parameter is a dict: `default` (a string, as parameters arrive from the command line),
+`allowed` and `help` (for the error messages and `xlatperf lab up --help`), and `parse`, which
+turns the text into its value or raises ValueError.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...config.schema import SCHEMA
+from ..names import DUT_NS, DUT_PORTS
+from ..placement import Placement, steer_receive
+from ..shell import LabError
+
+DEFAULT_LCORES = SCHEMA["tester"]["lcores"].default
+
+
+def integer(low: int, high: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        value = int(text, 10)
+        if not low <= value <= high:
+            raise ValueError
+        return value
+    return parse
+
+
+def choice(*choices: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in choices:
+            raise ValueError
+        return text
+    return parse
+
+
+def auto_or(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """"auto" (a value the kind derives in `resolve`), or what `parse` accepts."""
+    return lambda text: "auto" if text == "auto" else parse(text)
+
+
+def yes_no(text: str) -> bool:
+    return choice("yes", "no")(text) == "yes"
+
+
+# Every kind: how the tester is set up against it (lab/__init__.py, "CPUs, ports, ceiling").
+COMMON_PARAMS = {
+    "ports": {"default": "auto", "allowed": "auto, af_xdp or af_packet",
+              "help": "the tester's port type; auto = af_xdp where the kernel offers AF_XDP "
+                      "sockets (the faster one on veth) and no jumbo mtu is set, else "
+                      "af_packet",
+              "parse": choice("auto", "af_xdp", "af_packet")},
+    "lcores": {"default": DEFAULT_LCORES,
+               "allowed": 'a DPDK lcore list like "0,1" (main lcore, then workers)',
+               "help": "tester.lcores of the config; the DUT's packet processing goes to the "
+                       "CPUs no worker lcore uses",
+               "parse": lambda text: text},   # checked against the online CPUs by plan_placement
+    "calibrate": {"default": "yes", "allowed": "yes or no",
+                  "help": "measure the tester's ceiling after building (`xlatperf lab up`: a "
+                          "selftest through the calibration wire, about 15 s)",
+                  "parse": yes_no},
+}
+
+
+class LabKind:
+    """One kind of lab. lab/__init__.py builds what every kind shares (the namespaces, the
+    veths between the tester's and the DUT's ports, the calibration wire) and the tester config
+    around the kind's sections; the kind builds its DUT in the DUT namespace (DUT_NS, ports
+    DUT_PORTS) and says how the tester addresses it. `p` is always the resolved parameters
+    (`parse`)."""
+    name = ""
+    description = ""          # one line, for `xlatperf lab up --help`
+    kind_params: dict[str, dict[str, Any]] = {}   # the kind's own; COMMON_PARAMS come after
+    tools: dict[str, str] = {}   # commands beyond the wiring's -> the Debian package with them
+    # False: no DUT namespace; the tester's own ports are joined by a tc wire (loopback), and
+    # build and place are not called.
+    has_dut = True
+    steered_by = "RPS on its veth ends"   # how place() moves the DUT's work (config comment)
+
+    @property
+    def params(self) -> dict[str, dict[str, Any]]:
+        return {**self.kind_params, **COMMON_PARAMS}
+
+    def parse(self, params: dict[str, str]) -> dict[str, Any]:
+        """The validated parameters, defaults filled in, converted and resolved."""
+        spec = self.params
+        for name in params:
+            if name not in spec:
+                allowed = ", ".join(sorted(spec)) or "none"
+                raise LabError(f"lab kind {self.name!r} has no parameter {name!r}; "
+                               f"allowed: {allowed}")
+        resolved: dict[str, Any] = {}
+        for name, param in spec.items():
+            text = str(params.get(name, param["default"])).strip()
+            try:
+                resolved[name] = param["parse"](text)
+            except ValueError:
+                raise LabError(f"lab kind {self.name!r}: {name}={text!r} is invalid; "
+                               f"allowed: {param['allowed']}") from None
+        self.resolve(resolved)
+        return resolved
+
+    def resolve(self, p: dict[str, Any]) -> None:
+        """Fills in the values the kind derives from others (an "auto"), in place."""
+
+    def veth_mtu(self, p: dict[str, Any]) -> int:
+        """The MTU of the lab's veths."""
+        return p.get("mtu", 1500)
+
+    def build(self, p: dict[str, Any]) -> None:
+        """Builds the DUT in DUT_NS, whose ports are up and cabled to the tester's."""
+        raise NotImplementedError
+
+    def place(self, placement: Placement) -> None:
+        """Puts the DUT's packet processing on the DUT CPUs (placement.py): RPS on its veth
+        ends."""
+        steer_receive(DUT_NS, DUT_PORTS, placement.dut_cpus)
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """The kind's tester config sections: "left" and "right" (the keys beyond the port and
+        its MAC), then any whole sections of its own (they follow the common ones)."""
+        raise NotImplementedError
+
+    def config_notes(self, p: dict[str, Any]) -> list[str]:
+        """Comment lines for the tester config's header."""
+        return []

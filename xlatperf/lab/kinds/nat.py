@@ -1,0 +1,151 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The stateful kinds (RFC 9693, docs/stateful.md): nat44 and nat66, the kernel router
+masquerading with nftables, and nat64, TAYGA (lab/kinds/tayga.py) with a dynamic pool followed
+by the same NAT44.
+
+Each accepts only replies to connections the left side opened (a forward-chain filter), sets
+the UDP conntrack timeouts of the DUT namespace so that no entry expires during a test, sizes
+the conntrack table and hash (global sysctls, restored by `lab down`), and writes a tester
+config with the Initiator on the left, the [stateful] settings and `conntrack -F` as DUT hooks.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..names import DUT_NS, V4_RIGHT, V6_LEFT, host
+from ..shell import sysctl
+from ..state import set_global_sysctls
+from .base import LabKind, auto_or, integer
+from .common import load_nft, router_sides, setup_direct_router, setup_router
+from .router import ADDRESSES
+from .tayga import TAYGA_IPV6, TaygaDut, start_tayga
+
+# nat64: TAYGA maps each IPv6 client to an address of its dynamic pool (the private IPv4 side),
+# which nftables masquerades to the DUT's public address, as in the stateful NAT64 paper.
+# A network-specific prefix (RFC 6052) inside 2001:2::/48: TAYGA refuses the well-known prefix
+# 64:ff9b::/96 with non-global IPv4 addresses such as the benchmarking range 198.18.0.0/15.
+NAT64_PREFIX = "2001:2:0:6464::/96"
+NAT64_POOL = "198.18.0.0/16"
+NAT64_TAYGA_IPV4 = "198.18.0.1"
+NAT64_RESPONDER_AS_6 = "2001:2:0:6464::c613:2"  # 198.19.0.2 in that prefix
+# The Initiator's phase-1 ranges (100 x 100 port pairs) and conntrack.
+NAT_PORTS = {"forward_src": "random", "forward_src_min": 1024, "forward_src_max": 1123,
+             "forward_dst": "random", "forward_dst_min": 1, "forward_dst_max": 100}
+CONNTRACK_GLOBAL = ("net.netfilter.nf_conntrack_max", "net.netfilter.nf_conntrack_buckets")
+CONNTRACK_UDP_TIMEOUTS = ("net.netfilter.nf_conntrack_udp_timeout",
+                          "net.netfilter.nf_conntrack_udp_timeout_stream")
+FLUSH = f"ip netns exec {DUT_NS} conntrack -F"
+
+CONNTRACK_PARAMS = {
+    "table_size": {"default": "1048576", "allowed": "an integer 1..67108864",
+                   "help": "connection table size: the global nf_conntrack_max (restored by lab "
+                           "down)",
+                   "parse": integer(1, 2**26)},
+    "buckets": {"default": "auto", "allowed": "auto or an integer 1..67108864",
+                "help": "conntrack hash size, the global nf_conntrack_buckets; auto = table_size",
+                "parse": auto_or(integer(1, 2**26))},
+    "timeout": {"default": "3600", "allowed": "an integer 1..86400",
+                "help": "UDP conntrack timeouts in seconds (DUT namespace)",
+                "parse": integer(1, 86400)},
+}
+NAT_ADDRESSES = {**ADDRESSES, "help": "tester addresses per side, enumerated with the ports "
+                                      "(1 = a single pair)"}
+
+
+class Nat(LabKind):
+    """Masquerading what leaves on the right (nftables table family `nft_family`), behind what
+    forwards the frames (`build_forwarding`): the kernel router of IP version `version`."""
+    version: int
+    nft_family = "ip"
+    kind_params = {**CONNTRACK_PARAMS, "addresses": NAT_ADDRESSES}
+    tools = {"nft": "nftables", "conntrack": "conntrack"}
+
+    def resolve(self, p: dict[str, Any]) -> None:
+        if p["buckets"] == "auto":
+            p["buckets"] = p["table_size"]
+
+    def build(self, p: dict[str, Any]) -> None:
+        self.build_forwarding(p)
+        set_global_sysctls(dict(zip(CONNTRACK_GLOBAL, (p["table_size"], p["buckets"]))))
+        load_nft(nat_ruleset(self.nft_family))
+        # Per namespace, and present once nftables' NAT has conntrack running there.
+        sysctl(DUT_NS, {key: p["timeout"] for key in CONNTRACK_UDP_TIMEOUTS})
+
+    def build_forwarding(self, p: dict[str, Any]) -> None:
+        setup_direct_router(self.version, p["addresses"])
+
+    def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return router_sides(self.version)
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        """The sides, then [ports], [stateful] and [dut]: 100 x 100 port pairs (x the address
+        pairs) enumerated pseudorandomly in phase 1, 10,000 connections at 10,000 fps, and
+        `conntrack -F` in the DUT namespace before every trial and as the timed tear-down."""
+        many = p.get("addresses", 1) > 1
+        description = (f"xlatperf lab {self.name}: {self.description}; Linux "
+                       f"{os.uname().release} netfilter: nf_conntrack_max {p['table_size']}, "
+                       f"nf_conntrack_buckets {p['buckets']}, UDP timeouts {p['timeout']} s")
+        return {**self.sides(p),
+                "ports": dict(NAT_PORTS),
+                "stateful": {"enabled": True, "initiator": "left", "connections": 10000,
+                             "rate_phase1": 10000, "timeout_phase1": 1.0,
+                             "enumerate": "both" if many else "ports", "order": "random",
+                             "selection": "random", "validation": True},
+                "dut": {"description": description, "before_trial": FLUSH, "teardown": FLUSH}}
+
+
+class Nat44(Nat):
+    name = "nat44"
+    description = ("stateful NAT44: nftables masquerade from the left (private) to 198.19.0.1 "
+                   "on the right (RFC 9693)")
+    version = 4
+
+
+class Nat66(Nat):
+    name = "nat66"
+    description = ("stateful NAT66: nftables masquerade from the left to 2001:2:0:8000::1 on "
+                   "the right")
+    version = 6
+    nft_family = "ip6"
+
+
+class Nat64(Nat, TaygaDut):
+    """TAYGA maps the IPv6 clients into its dynamic pool, which the NAT44 masquerades."""
+    name = "nat64"
+    description = ("stateful NAT64: TAYGA (dynamic pool, prefix 2001:2:0:6464::/96) plus "
+                   "nftables NAT44 to 198.19.0.1, IPv6 left, IPv4 right")
+    kind_params = CONNTRACK_PARAMS
+    tools = {**Nat.tools, **TaygaDut.tools}
+
+    def build_forwarding(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V6_LEFT], right=[V4_RIGHT])
+        start_tayga([f"ipv4-addr {NAT64_TAYGA_IPV4}", f"ipv6-addr {TAYGA_IPV6}",
+                     f"prefix {NAT64_PREFIX}", f"dynamic-pool {NAT64_POOL}"],
+                    [NAT64_POOL, NAT64_PREFIX])
+
+    def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        # The Responder's frames come from the state table: left's virtual_ipv4 (the DUT's
+        # public address, as the right sees the left) only completes the reverse template.
+        return {"left": {"ip_version": 6, "ipv6": V6_LEFT[1], "virtual_ipv4": host(V4_RIGHT[0]),
+                         "dut_mac": "", "dut_ipv6": host(V6_LEFT[0])},
+                "right": {"ip_version": 4, "ipv4": V4_RIGHT[1],
+                          "virtual_ipv6": NAT64_RESPONDER_AS_6, "dut_mac": "",
+                          "dut_ipv4": host(V4_RIGHT[0])}}
+
+
+def nat_ruleset(family: str) -> str:
+    """Masquerade what leaves on the right; from the right, only replies to connections that
+    the left opened pass (as on a NAT gateway)."""
+    return (f"table {family} xlp_nat {{\n"
+            "\tchain postrouting {\n"
+            "\t\ttype nat hook postrouting priority srcnat; policy accept;\n"
+            '\t\toifname "xlp-dr" masquerade\n'
+            "\t}\n"
+            "\tchain forward {\n"
+            "\t\ttype filter hook forward priority filter; policy accept;\n"
+            '\t\tiifname "xlp-dr" ct state established,related accept\n'
+            '\t\tiifname "xlp-dr" counter drop\n'
+            "\t}\n"
+            "}\n")

@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The Linux kernel as a router (RFC 2544, RFC 5180): router4 and router6, and the reference
+DUTs built on it with an nftables forward chain: `limit` (a known throughput: a token bucket
+per direction) and `lossy` (a known loss ratio: random drops). The router's tester addresses
+are one per side, or many (draft-lencse-bmwg-multiple-ip-addresses), directly connected or
+behind a next hop (`gateway`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..names import DUT_NS, GATEWAYS
+from ..shell import ip
+from .base import LabKind, auto_or, choice, integer, yes_no
+from .common import load_nft, router_sides, setup_direct_router, setup_router
+
+FAMILY = {"default": "4", "allowed": "4 or 6", "help": "IP version routed by the DUT",
+          "parse": lambda text: int(choice("4", "6")(text))}
+# Multiple IP addresses (draft-lencse-bmwg-multiple-ip-addresses): how many per side, and
+# whether the DUT reaches them directly or through a gateway.
+ADDRESSES = {"default": "1", "allowed": "an integer 1..65533",
+             "help": "tester addresses per side, varied pseudorandomly (1 = a single pair)",
+             "parse": integer(1, 65533)}
+ROUTER_PARAMS = {
+    "addresses": ADDRESSES,
+    "gateway": {"default": "no", "allowed": "yes or no",
+                "help": "the DUT routes each side's test range to a next hop (draft Figs. 3 "
+                        "and 5)",
+                "parse": yes_no},
+    "mtu": {"default": "1500", "allowed": "an integer 1280..65535",
+            "help": "MTU of the DUT's and the tester's veths (jumbo frames: 9216)",
+            "parse": integer(1280, 65535)},
+}
+
+# limit: the token bucket holds BURST_SECONDS of frames at the limit rate, at least BURST_MIN.
+BURST_SECONDS = 0.05
+BURST_MIN = 100
+# lossy: numgen draws from 0..LOSS_SCALE-1; a frame is dropped when the draw < round(loss*scale).
+LOSS_SCALE = 65536
+
+
+def ratio(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:  # also rejects nan
+        raise ValueError
+    return value
+
+
+def auto_burst(rate: int) -> int:
+    """Token bucket size of the `limit` DUT for `rate` frames/s.
+
+    nftables' packet `limit` is a token bucket that refills at `rate` and holds `burst` frames
+    (kernel >= 5.x semantics). Two errors pull in opposite directions:
+
+    * Below the limit, frames that arrive bunched up (the tester or the kernel was descheduled
+      for d seconds and then catches up) find at most `burst` tokens: no loss needs
+      burst >= d * rate.
+    * Above the limit, a trial of T seconds at rate r passes burst + rate*T frames, so the
+      highest zero-loss rate a throughput search finds is rate * (1 + burst / (rate*T)).
+
+    burst = rate * 0.05 s absorbs 50 ms of scheduling jitter -- several time slices on a busy
+    2-core machine -- and overstates the throughput by 0.05 s / T: 5 % for T = 1 s, 0.5 % for
+    T = 10 s. The floor of 100 frames covers the engine's send bursts at low rates.
+    """
+    return max(BURST_MIN, math.ceil(rate * BURST_SECONDS))
+
+
+def limit_ruleset(rate: int, burst: int) -> str:
+    """nftables ruleset of the `limit` DUT: each direction passes `rate` frames/s."""
+    # One limit per direction: every rule's limit keeps its own token bucket.
+    rules = "".join(
+        f'\t\tiifname "{dev}" limit rate {rate}/second burst {burst} packets counter accept\n'
+        f'\t\tiifname "{dev}" counter drop\n'
+        for dev in ("xlp-dl", "xlp-dr"))
+    return _ruleset(rules, "accept")
+
+
+def loss_threshold(loss: float) -> int:
+    """The numgen threshold for `loss`: the effective loss ratio is threshold / 65536.
+
+    So the loss ratio is quantised to steps of 1/65536 (1.5e-5): 0.01 becomes 655/65536 =
+    0.0099945, and a ratio below 7.6e-6 becomes 0.
+    """
+    return round(loss * LOSS_SCALE)
+
+
+def lossy_ruleset(loss: float) -> str:
+    """nftables ruleset of the `lossy` DUT: each frame is dropped with probability `loss`."""
+    threshold = loss_threshold(loss)
+    # numgen's result is 16 bits wide, so nft rejects "< 65536": loss 1 drops unconditionally.
+    if threshold >= LOSS_SCALE:
+        match = ""
+    else:
+        match = f"numgen random mod {LOSS_SCALE} < {threshold} "
+    rules = "".join(
+        f'\t\tiifname "{dev}" {match}counter drop\n'
+        f'\t\tiifname "{dev}" counter accept\n'
+        for dev in ("xlp-dl", "xlp-dr"))
+    return _ruleset(rules, "accept")
+
+
+def _ruleset(rules: str, policy: str) -> str:
+    return ("table inet xlp {\n"
+            "\tchain forward {\n"
+            f"\t\ttype filter hook forward priority filter; policy {policy};\n"
+            f"{rules}"
+            "\t}\n"
+            "}\n")
+
+
+class Router(LabKind):
+    """The kernel routing between the sides; `version` None: the `family` parameter says."""
+    version: int | None = None
+    kind_params = ROUTER_PARAMS
+
+    def ip_version(self, p: dict[str, Any]) -> int:
+        return self.version or p["family"]
+
+    def build(self, p: dict[str, Any]) -> None:
+        version = self.ip_version(p)
+        if p["gateway"]:
+            left, right = GATEWAYS[version]
+            setup_router(left=[left[:2]], right=[right[:2]])
+            for _, next_hop, test_range in (left, right):
+                ip(DUT_NS, f"-{version}", "route", "add", test_range, "via", next_hop)
+        else:
+            setup_direct_router(version, p["addresses"])
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return router_sides(self.ip_version(p), p["gateway"])
+
+
+class Router4(Router):
+    name = "router4"
+    description = "Linux kernel as IPv4 router (RFC 2544)"
+    version = 4
+
+
+class Router6(Router):
+    name = "router6"
+    description = "Linux kernel as IPv6 router (RFC 5180)"
+    version = 6
+
+
+class Limit(Router):
+    name = "limit"
+    description = "router plus an nftables 'limit rate': a DUT with a known throughput"
+    kind_params = {
+        "rate": {"default": "10000", "allowed": "an integer 1..100000000",
+                 "help": "frames/s the DUT passes per direction",
+                 "parse": integer(1, 100_000_000)},
+        "family": FAMILY,
+        **ROUTER_PARAMS,
+        "burst": {"default": "auto", "allowed": "auto or an integer 1..100000000",
+                  "help": f"token bucket size in frames; auto = max({BURST_MIN}, "
+                          f"rate*{BURST_SECONDS}) ({BURST_SECONDS * 1000:g} ms at the rate)",
+                  "parse": auto_or(integer(1, 100_000_000))},
+    }
+    tools = {"nft": "nftables"}
+
+    def resolve(self, p: dict[str, Any]) -> None:
+        if p["burst"] == "auto":
+            p["burst"] = auto_burst(p["rate"])
+
+    def build(self, p: dict[str, Any]) -> None:
+        super().build(p)
+        load_nft(limit_ruleset(p["rate"], p["burst"]))
+
+
+class Lossy(Router):
+    name = "lossy"
+    description = "router plus nftables 'numgen random' drops: a DUT with a known loss ratio"
+    kind_params = {
+        "loss": {"default": "0.01", "allowed": "a number 0..1",
+                 "help": f"probability of dropping each frame, per direction "
+                         f"(applied as round(loss*{LOSS_SCALE})/{LOSS_SCALE})",
+                 "parse": ratio},
+        "family": FAMILY,
+        **ROUTER_PARAMS,
+    }
+    tools = {"nft": "nftables"}
+
+    def build(self, p: dict[str, Any]) -> None:
+        super().build(p)
+        load_nft(lossy_ruleset(p["loss"]))
+
+    def config_notes(self, p: dict[str, Any]) -> list[str]:
+        t = loss_threshold(p["loss"])
+        return [f"# Effective loss ratio per direction: {t}/{LOSS_SCALE} = {t / LOSS_SCALE:.7f}"]

@@ -1,0 +1,154 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""DUTs that translate with TAYGA, in user space in the DUT namespace: the kind `siit` here, and
+what `nat64` (lab/kinds/nat.py) shares with it: starting TAYGA, pinning it to the DUT CPUs,
+stopping it (`lab down`: found by its pid file and by `ip netns pids`).
+
+SIIT is TAYGA with explicit address mappings, as in the SIIT benchmarking paper (Lencse and
+Shima): 198.18.0.2 <-> 2001:2::2 and 198.19.0.2 <-> 2001:2:0:1::2. The DUT also routes native
+IPv6 between 2001:2::2 and 2001:2:0:8000::2, the background traffic of RFC 8219. As RFC 7915
+asks, TAYGA fragments an IPv4 packet without DF whose translation exceeds 1280 bytes (a
+1498-byte IPv4 frame comes out as two IPv6 fragments); with DF set it arrives whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from typing import Any
+
+from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
+from ..placement import Placement, pin_process
+from ..shell import LabError, ip, run
+from .base import LabKind
+from .common import setup_router
+
+# TAYGA's own addresses lie in the networks routed into its tun device, so they are reachable
+# (TAYGA answers pings there) and shadow no address of a DUT interface's subnet.
+TAYGA_TUN = "xlp-nat64"
+TAYGA_IPV4 = "198.18.0.9"
+TAYGA_IPV6 = "2001:2:0:1::9"
+TAYGA_MAPS = [("198.18.0.2", "2001:2::2"), ("198.19.0.2", "2001:2:0:1::2")]
+TAYGA_ROUTE4 = "198.18.0.0/24"  # IPv4 images of the IPv6 hosts
+TAYGA_ROUTE6 = "2001:2:0:1::/64"  # IPv6 images of the IPv4 hosts
+TAYGA_CONF = os.path.join(LAB_DIR, "tayga.conf")
+TAYGA_PIDFILE = os.path.join(LAB_DIR, "tayga.pid")
+TAYGA_LOG = os.path.join(LAB_DIR, "tayga.log")
+TAYGA_DATA = os.path.join(LAB_DIR, "tayga")
+
+
+class TaygaDut(LabKind):
+    """A DUT that translates in TAYGA: its threads go to the DUT CPUs too."""
+    tools = {"tayga": "tayga"}
+    steered_by = LabKind.steered_by + " and TAYGA's affinity"
+
+    def place(self, placement: Placement) -> None:
+        super().place(placement)
+        pid = _read_pid(TAYGA_PIDFILE)
+        if pid is None or not _is_our_tayga(pid):
+            raise LabError("tayga is not running: cannot pin it to the DUT CPUs")
+        pin_process(pid, placement.dut_cpus)
+
+
+class Siit(TaygaDut):
+    name = "siit"
+    description = ("TAYGA as SIIT with explicit address mappings, IPv6 left, IPv4 right "
+                   "(RFC 8219); native IPv6 is routed for background traffic")
+
+    def build(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V6_LEFT], right=[V4_RIGHT, V6_RIGHT])
+        start_tayga([f"ipv4-addr {TAYGA_IPV4}", f"ipv6-addr {TAYGA_IPV6}",
+                     *(f"map {v4} {v6}" for v4, v6 in TAYGA_MAPS)],
+                    [TAYGA_ROUTE4, TAYGA_ROUTE6])
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {"left": {"ip_version": 6, "ipv6": V6_LEFT[1], "virtual_ipv4": TAYGA_MAPS[0][0],
+                         "dut_mac": "", "dut_ipv6": host(V6_LEFT[0])},
+                "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1],
+                          "virtual_ipv6": TAYGA_MAPS[1][1], "dut_mac": "",
+                          "dut_ipv4": host(V4_RIGHT[0])}}
+
+
+def start_tayga(settings: list[str], routes: list[str]) -> None:
+    """TAYGA in the DUT namespace with `settings` (tayga.conf lines beyond its tun device and
+    data directory) and `routes` (IPv4 and IPv6 prefixes) into its tun device."""
+    os.makedirs(TAYGA_DATA, exist_ok=True)
+    conf = [f"tun-device {TAYGA_TUN}", f"data-dir {TAYGA_DATA}", *settings]
+    with open(TAYGA_CONF, "w") as f:
+        f.write("# TAYGA for the xlatperf lab (written by lab up)\n")
+        f.write("\n".join(conf) + "\n")
+    # A persistent tun first, so routes exist before TAYGA reads its first packet.
+    run(["tayga", "--config", TAYGA_CONF, "--mktun"], ns=DUT_NS)
+    ip(DUT_NS, "link", "set", TAYGA_TUN, "up")
+    for route in routes:
+        ip(DUT_NS, "-6" if ":" in route else "-4", "route", "add", route, "dev", TAYGA_TUN)
+    # TAYGA daemonizes; its output goes to a file so no pipe of ours is held by the daemon.
+    with open(TAYGA_LOG, "w") as log:
+        done = subprocess.run(
+            ["ip", "netns", "exec", DUT_NS, "tayga", "--config", TAYGA_CONF,
+             "--pidfile", TAYGA_PIDFILE],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=30)
+    if done.returncode != 0:
+        raise LabError(f"tayga failed to start (exit {done.returncode}): {_tail(TAYGA_LOG)}")
+    # The daemon writes its pid file after forking; wait for it and check that it lives.
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        pid = _read_pid(TAYGA_PIDFILE)
+        if pid is not None and _is_our_tayga(pid):
+            return
+        time.sleep(0.02)
+    raise LabError(f"tayga did not come up (no live process in {TAYGA_PIDFILE}): "
+                   f"{_tail(TAYGA_LOG)}")
+
+
+def stop_tayga() -> None:
+    """Ends the lab's TAYGA: the pid of its pid file and any TAYGA in the DUT namespace."""
+    pids = set()
+    pid = _read_pid(TAYGA_PIDFILE)
+    if pid is not None:
+        pids.add(pid)
+    if os.path.exists(f"/run/netns/{DUT_NS}"):
+        pids.update(int(p) for p in run(["ip", "netns", "pids", DUT_NS]).split())
+    # Only processes that are TAYGA running our config: a stale pid may have been reused.
+    pids = {p for p in pids if _is_our_tayga(p)}
+    for p in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGTERM)
+    deadline = time.monotonic() + 3.0
+    while pids and time.monotonic() < deadline:
+        pids = {p for p in pids if _is_our_tayga(p)}
+        time.sleep(0.02)
+    for p in pids:  # still there after 3 s
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(p, signal.SIGKILL)
+
+
+def _is_our_tayga(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+        with open(f"/proc/{pid}/stat") as f:
+            zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return False
+    return (not zombie and os.path.basename(argv[0]) == b"tayga"
+            and TAYGA_CONF.encode() in argv)
+
+
+def _read_pid(path: str) -> int | None:
+    try:
+        with open(path) as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _tail(path: str, lines: int = 5) -> str:
+    try:
+        with open(path) as f:
+            text = f.read().strip().splitlines()[-lines:]
+    except OSError:
+        return "(no output)"
+    return "; ".join(text) or "(no output)"
