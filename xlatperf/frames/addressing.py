@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Address mappings of the IPv4-as-a-Service technologies, as pure functions of their rules:
+
+  * RFC 6052 IPv4-embedded IPv6 addresses (464XLAT's PLAT prefix, MAP-T's Default Mapping Rule);
+  * the MAP algorithm of RFC 7597 §5-6 (MAP-E, and verbatim MAP-T, RFC 7599 §5-6): a Mapping
+    Rule's CEs, each with its IPv4 address (or prefix), its PSID and port set, and its MAP IPv6
+    address; the Forwarding Mapping Rule's way back from an IPv4 address and port to the CE.
+
+A CE is named by its index, its Embedded-Address bits (0 .. 2^o - 1): the tester picks one per
+frame and writes every field of that CE together; nothing is stored per CE."""
+
+import ipaddress
+from dataclasses import dataclass
+from functools import cached_property
+
+# RFC 6052 §2.2: the prefix lengths an IPv4-embedded IPv6 address may have.
+RFC6052_LENGTHS = (32, 40, 48, 56, 64, 96)
+
+
+def embed_ipv4(prefix: ipaddress.IPv6Network, ipv4: ipaddress.IPv4Address) -> ipaddress.IPv6Address:
+    """RFC 6052 §2.2: `ipv4` embedded after `prefix`, skipping bits 64-71 (the "u" octet, which
+    MUST be zero), the suffix zero."""
+    if prefix.prefixlen not in RFC6052_LENGTHS:
+        raise ValueError(f"{prefix}: an RFC 6052 prefix is /32, /40, /48, /56, /64 or /96")
+    bits, v4 = prefix.prefixlen, int(ipv4)
+    if bits == 96:
+        return ipaddress.IPv6Address(int(prefix.network_address) | v4)
+    # The 32 IPv4 bits start at bit `bits`; those that would fall on bits 64-71 move 8 further.
+    before_u = max(0, 64 - bits)                      # IPv4 bits written before the u octet
+    high = v4 >> (32 - before_u) if before_u else 0
+    low = v4 & ((1 << (32 - before_u)) - 1)
+    value = high << 64 | low << (128 - 72 - (32 - before_u))
+    return ipaddress.IPv6Address(int(prefix.network_address) | value)
+
+
+def extract_ipv4(prefix: ipaddress.IPv6Network, address: ipaddress.IPv6Address) -> ipaddress.IPv4Address:
+    """RFC 6052 §2.3: the IPv4 address embed_ipv4 put into `address`."""
+    bits, value = prefix.prefixlen, int(address)
+    if bits == 96:
+        return ipaddress.IPv4Address(value & 0xFFFFFFFF)
+    before_u = max(0, 64 - bits)
+    high = (value >> 64) & ((1 << before_u) - 1)
+    low = (value >> (128 - 72 - (32 - before_u))) & ((1 << (32 - before_u)) - 1)
+    return ipaddress.IPv4Address(high << (32 - before_u) | low)
+
+
+@dataclass(frozen=True)
+class Ce:
+    """One MAP CE: its IPv4 address (the first of its prefix, o + r < 32), its PSID (k bits,
+    0 without sharing) and its MAP IPv6 address (RFC 7597 §6)."""
+    index: int
+    ipv4: ipaddress.IPv4Address
+    psid: int
+    ipv6: ipaddress.IPv6Address
+
+
+@dataclass(frozen=True)
+class MapRule:
+    """A MAP Basic/Forwarding Mapping Rule (RFC 7597 §5): Rule IPv6 prefix (n bits), Rule IPv4
+    prefix (r bits), EA-bits length o, PSID offset a. `psid_length` only for a rule without
+    EA bits that shares an address (RFC 7597 Appendix A, Example 5: the PSID comes from DHCPv6);
+    otherwise it follows from the rule: k = o - (32 - r)."""
+    ipv6_prefix: ipaddress.IPv6Network
+    ipv4_prefix: ipaddress.IPv4Network
+    ea_bits: int
+    psid_offset: int = 6
+    psid_length: int | None = None
+
+    def __post_init__(self):
+        n, r, o = self.ipv6_prefix.prefixlen, self.ipv4_prefix.prefixlen, self.ea_bits
+        if not 0 <= o <= 48:
+            raise ValueError(f"EA-bits length {o}: must be in 0..48 (RFC 7597 §5.2)")
+        if n + o > 80:   # beyond 80 the end-user prefix would overwrite the IID's IPv4 address
+            raise ValueError(f"Rule IPv6 prefix /{n} + {o} EA bits: must be at most 80 bits")
+        if self.k > 16 or self.psid_offset + self.k > 16:
+            raise ValueError(f"PSID offset {self.psid_offset} + PSID length {self.k}: must be at "
+                             "most 16 bits (RFC 7597 §5.1)")
+        if self.psid_length is not None and o > 0 and self.psid_length != o - (32 - r):
+            raise ValueError("psid_length is given by the rule when it has EA bits")
+
+    # -- the rule's derived lengths (RFC 7597 §5.2) --------------------------------------------
+
+    @cached_property
+    def suffix_bits(self) -> int:
+        """p: the IPv4 suffix bits in the EA bits (all of them for o + r <= 32)."""
+        return min(self.ea_bits, 32 - self.ipv4_prefix.prefixlen)
+
+    @cached_property
+    def k(self) -> int:
+        """The PSID length: the EA bits beyond the IPv4 address (o + r > 32), else as given."""
+        if self.ea_bits:
+            return max(0, self.ea_bits - (32 - self.ipv4_prefix.prefixlen))
+        return self.psid_length or 0
+
+    @cached_property
+    def m(self) -> int:
+        return 16 - self.psid_offset - self.k if self.k else 0
+
+    @property
+    def end_user_prefix_length(self) -> int:
+        return self.ipv6_prefix.prefixlen + self.ea_bits
+
+    @property
+    def ce_count(self) -> int:
+        """How many CEs the rule maps: one per EA-bits value."""
+        return 1 << self.ea_bits
+
+    # -- a CE from its index, and back --------------------------------------------------------
+
+    def ce(self, index: int, psid: int = 0) -> Ce:
+        """The CE whose EA bits are `index` (RFC 7597 §5.2, §6; `psid` only for a rule without
+        EA bits that shares, Appendix A Example 5)."""
+        if not 0 <= index < self.ce_count:
+            raise ValueError(f"CE index {index}: the rule has {self.ce_count} CEs")
+        r = self.ipv4_prefix.prefixlen
+        if self.ea_bits:
+            psid = index & ((1 << self.k) - 1)
+        suffix = index >> self.k
+        ipv4 = int(self.ipv4_prefix.network_address) | (suffix << (32 - r - self.suffix_bits))
+        n, o = self.ipv6_prefix.prefixlen, self.ea_bits
+        prefix = int(self.ipv6_prefix.network_address) | (index << (128 - n - o) if o else 0)
+        # Interface identifier (RFC 7597 §6): 16 zero bits, the IPv4 address (a prefix
+        # right-padded with zeros), the PSID (left-padded to 16 bits); an end-user prefix longer
+        # than 64 bits overwrites its leading bits.
+        iid = ipv4 << 16 | psid
+        keep = 128 - max(64, n + o)
+        ipv6 = prefix | (iid & ((1 << keep) - 1))
+        return Ce(index, ipaddress.IPv4Address(ipv4), psid, ipaddress.IPv6Address(ipv6))
+
+    def ce_of(self, ipv4: ipaddress.IPv4Address, port: int) -> Ce | None:
+        """The CE that owns `ipv4` and `port` (the Forwarding Mapping Rule, §5.3), or None when
+        the address is outside the rule or the port in no CE's set (well-known ports)."""
+        if ipv4 not in self.ipv4_prefix:
+            return None
+        r = self.ipv4_prefix.prefixlen
+        suffix = (int(ipv4) >> (32 - r - self.suffix_bits)) & ((1 << self.suffix_bits) - 1)
+        if self.k and port >> (16 - self.psid_offset) == 0 and self.psid_offset:
+            return None                       # A = 0: ports outside every set (§5.1)
+        psid = self.psid_of_port(port)
+        return self.ce((suffix << self.k | psid) if self.ea_bits else 0,
+                       psid if not self.ea_bits else 0)
+
+    # -- port sets (RFC 7597 §5.1, Appendix B) -------------------------------------------------
+
+    def psid_of_port(self, port: int) -> int:
+        return (port >> self.m) & ((1 << self.k) - 1) if self.k else 0
+
+    def port_ranges(self, psid: int) -> list[tuple[int, int]]:
+        """The CE's ports as (first, last) ranges: port = A | PSID | j with A in 1..2^a - 1
+        (a > 0; "A MUST be larger than 0") and j in 0..2^m - 1; all ports without sharing."""
+        if not self.k:
+            return [(0, 65535)]
+        a, m = self.psid_offset, self.m
+        blocks = range(1, 1 << a) if a else range(1)
+        return [((block << (16 - a)) | (psid << m), (block << (16 - a)) | (psid << m) | ((1 << m) - 1))
+                for block in blocks]
