@@ -1,0 +1,105 @@
+// The MAP algorithm (maprule.hpp) on the worked examples of RFC 7597 Appendices A and B and
+// RFC 7599 Appendix A, and a uniform choice of CEs and ports over a million-CE rule.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "fields.hpp"
+#include "frame.hpp"
+#include "maprule.hpp"
+
+using namespace xlp;
+
+namespace {
+uint32_t v4(const char* text) {
+  const auto a = parse_ip(text, 4);
+  return uint32_t(a[0]) << 24 | uint32_t(a[1]) << 16 | uint32_t(a[2]) << 8 | a[3];
+}
+// RFC 7597 App. A Example 1 (= RFC 7599 App. A Example 1): BMR {2001:db8::/40, 192.0.2.0/24, 16}.
+MapRule example1() { return MapRule(parse_ip("2001:db8::", 6), 40, v4("192.0.2.0"), 24, 16, 6); }
+}  // namespace
+
+TEST(MapRule, Rfc7597Example1TheCesAddressAndPortSet) {
+  const MapRule rule = example1();
+  EXPECT_EQ(rule.psid_length(), 8u);
+  EXPECT_EQ(rule.contiguous_bits(), 2u);
+  const MapCe ce = rule.ce(0x1234);  // IPv4 suffix 0x12, PSID 0x34
+  EXPECT_EQ(ce.ipv4, v4("192.0.2.18"));
+  EXPECT_EQ(ce.psid, 0x34);
+  EXPECT_EQ(ce.ipv6, parse_ip("2001:db8:0012:3400:0000:c000:0212:0034", 6));
+  // "Available ports (63 ranges): 1232-1235, 2256-2259, ...... , 63696-63699, 64720-64723"
+  ASSERT_EQ(rule.ports_per_ce(), 252u);
+  EXPECT_EQ(rule.port(0x34, 0), 1232);
+  EXPECT_EQ(rule.port(0x34, 3), 1235);
+  EXPECT_EQ(rule.port(0x34, 4), 2256);
+  EXPECT_EQ(rule.port(0x34, 248), 64720);
+  EXPECT_EQ(rule.port(0x34, 251), 64723);
+  for (uint32_t i = 0; i < rule.ports_per_ce(); ++i) ASSERT_EQ(rule.psid_of_port(rule.port(0x34, i)), 0x34);
+}
+
+TEST(MapRule, Rfc7597Examples4And5RulesWithoutEaBits) {
+  const auto prefix = parse_ip("2001:db8:0012:3400::", 6);
+  const MapRule whole(prefix, 56, v4("192.0.2.18"), 32, 0);
+  EXPECT_EQ(whole.ce_count(), 1u);
+  EXPECT_EQ(whole.ce(0).ipv6, parse_ip("2001:db8:0012:3400:0000:c000:0212:0000", 6));
+  EXPECT_EQ(whole.ports_per_ce(), 65536u);
+  const MapRule shared(prefix, 56, v4("192.0.2.18"), 32, 0, 6, 8);  // PSID 0x34 from DHCPv6
+  EXPECT_EQ(shared.ce(0, 0x34).ipv6, parse_ip("2001:db8:0012:3400:0000:c000:0212:0034", 6));
+  EXPECT_EQ(shared.port(0x34, 0), 1232);
+  // RFC 7599 Example 4 as its rule says (192.0.2.1/32; the text's 192.0.2.18 is a slip).
+  const MapRule one(prefix, 56, v4("192.0.2.1"), 32, 0);
+  EXPECT_EQ(one.ce(0).ipv6, parse_ip("2001:db8:0012:3400:0000:c000:0201:0000", 6));
+}
+
+TEST(MapRule, Rfc7597AppendixBGmaExamples) {
+  const MapRule r256 = example1();  // R = 256, a = 6, k = 8: PSID 0 has 1024-1027, 2048-2051, ...
+  EXPECT_EQ(r256.port(0, 0), 1024);
+  EXPECT_EQ(r256.port(0, 4), 2048);
+  EXPECT_EQ(r256.port(0, 248), 64512);
+  EXPECT_EQ(r256.port(0, 251), 64515);
+  // R = 64, a = 0, k = 6: "Available ports (1 range): 0-1023".
+  const MapRule r64(parse_ip("2001:db8::", 6), 40, v4("192.0.2.0"), 24, 14, 0);
+  EXPECT_EQ(r64.psid_length(), 6u);
+  ASSERT_EQ(r64.ports_per_ce(), 1024u);
+  EXPECT_EQ(r64.port(0, 0), 0);
+  EXPECT_EQ(r64.port(0, 1023), 1023);
+}
+
+TEST(MapRule, BadRulesSayWhatIsWrong) {
+  const auto p = parse_ip("2001:db8::", 6);
+  EXPECT_THROW(MapRule(p, 40, 0, 24, 49), std::invalid_argument);
+  EXPECT_THROW(MapRule(p, 64, 0, 24, 24), std::invalid_argument);
+  EXPECT_THROW(MapRule(p, 40, 0, 24, 16, 10), std::invalid_argument);
+}
+
+// A million CEs (RFC 5180's 2001:2::/48, RFC 2544's 198.18.0.0/16, 20 EA bits, 16 CEs per
+// address): CE indices drawn as the sender draws them (RangeMapper over the engine's Rng) are
+// uniform (chi-squared over 1,024 bins of 1,024 CEs each), and so are the ports within a set.
+TEST(MapRule, AMillionCesChosenUniformly) {
+  const MapRule rule(parse_ip("2001:2::", 6), 48, v4("198.18.0.0"), 16, 20, 6);
+  ASSERT_EQ(rule.ce_count(), uint64_t(1) << 20);
+  Rng rng(42);
+  const RangeMapper ces(uint32_t(rule.ce_count())), ports(rule.ports_per_ce());
+  constexpr size_t kBins = 1024, kDraws = 4 << 20;
+  std::vector<uint64_t> bins(kBins, 0), port_bins(64, 0);
+  for (size_t drawn = 0; drawn < kDraws;) {
+    uint32_t index, i;
+    if (!ces.map(uint32_t(rng.next() >> 32), index) || !ports.map(uint32_t(rng.next() >> 32), i)) continue;
+    const MapCe ce = rule.ce(index);
+    const uint16_t port = rule.port(ce.psid, i);
+    ASSERT_EQ(rule.psid_of_port(port), ce.psid);
+    ASSERT_GE(port, 1024);  // A > 0: never a system port
+    ++bins[index / (rule.ce_count() / kBins)];
+    ++port_bins[port & 63];
+    ++drawn;
+  }
+  auto chi2 = [](const std::vector<uint64_t>& observed, double expected) {
+    double sum = 0;
+    for (uint64_t o : observed) sum += (double(o) - expected) * (double(o) - expected) / expected;
+    return sum;
+  };
+  // 1,023 degrees of freedom: mean 1023, sd 45; 1,250 is beyond 5 sd (p < 1e-6).
+  EXPECT_LT(chi2(bins, double(kDraws) / kBins), 1250.0);
+  EXPECT_LT(chi2(port_bins, double(kDraws) / 64), 63 + 5 * std::sqrt(2 * 63.0));
+}
