@@ -3,11 +3,13 @@
 RFC 6052 §2.4, RFC 7915 Appendix A, RFC 7597 Appendices A and B and RFC 7599 Appendix A."""
 
 import ipaddress
+import re
 from ipaddress import IPv4Address as V4, IPv4Network as Net4, IPv6Address as V6, IPv6Network as Net6
 
 import pytest
 
-from xlatperf.frames.addressing import MapRule, embed_ipv4, extract_ipv4
+from xlatperf.frames.addressing import (BINDING_COLUMNS, BindingTable, MapRule, embed_ipv4,
+                                        extract_ipv4)
 
 # RFC 6052 §2.4, Table 1: 192.0.2.33 embedded after each prefix length.
 RFC6052_TABLE_1 = [("2001:db8::/32", "2001:db8:c000:221::"),
@@ -128,3 +130,74 @@ def test_a_million_ces_in_the_benchmarking_ranges():
 def test_bad_rules_say_what_is_wrong(args, message):
     with pytest.raises(ValueError, match=message):
         MapRule(*args)
+
+
+# -- lw4o6 binding tables (RFC 7596 §6.1; it has no worked example: port sets are RFC 7597's) --
+
+TABLE = """b4_ipv6,ipv4,psid,psid_length,psid_offset
+# two lwB4s sharing 198.18.0.1 (4 ways, contiguous port sets), one with 198.18.0.2 alone
+2001:2::1,198.18.0.1,1,2,0
+2001:2::2,198.18.0.1,2,2,
+2001:2::3,198.18.0.2,0,0,0
+2001:2::4,198.19.0.1,0x34,8,6
+"""
+
+
+def test_a_binding_table_finds_the_lwb4_of_an_address_and_port(tmp_path):
+    path = tmp_path / "bindings.csv"
+    path.write_text(TABLE.replace("0x34", str(0x34)))
+    table = BindingTable.read(path)
+    assert len(table) == 4
+    # 4-way sharing with offset 0: PSID 1 owns 16384..32767, PSID 2 32768..49151.
+    assert table.lookup(V4("198.18.0.1"), 16384).b4_ipv6 == V6("2001:2::1")
+    assert table.lookup(V4("198.18.0.1"), 32767).b4_ipv6 == V6("2001:2::1")
+    assert table.lookup(V4("198.18.0.1"), 32768).b4_ipv6 == V6("2001:2::2")
+    assert table.lookup(V4("198.18.0.1"), 16383) is None          # PSID 0: nobody's
+    assert table.lookup(V4("198.18.0.1"), 49152) is None          # PSID 3: nobody's
+    assert table.lookup(V4("198.18.0.2"), 7).b4_ipv6 == V6("2001:2::3")   # the whole address
+    assert table.lookup(V4("198.18.0.3"), 1024) is None           # no entry
+    # RFC 7597 Example 1's port set, now from a binding table: 1232 is PSID 0x34's.
+    assert table.lookup(V4("198.19.0.1"), 1232).b4_ipv6 == V6("2001:2::4")
+    assert table.lookup(V4("198.19.0.1"), 1236) is None
+    assert table.softwires[3].ports()[0] == (1232, 1235)
+    assert table.softwires[0].ports() == [(16384, 32767)]
+
+
+@pytest.mark.parametrize("line, message", [
+    ("2001:2::9,198.18.0.1,1,3,0", "198.18.0.1 has psid_length 3, psid_offset 0; line 2 gave it 2, 0"),
+    ("2001:2::1,198.18.0.5,0,0,0", "the lwB4 address of line 2 again"),
+    ("2001:2::9,198.18.0.1,1,2,0", "the port set of line 2 again"),
+    ("2001:2::9,198.18.0.7,4,2,0", "psid = '4': must be an integer in 0..3"),
+    ("2001:2::9,198.18.0.7,0,12,6", "psid_offset + psid_length = 18: must be at most 16"),
+    ("198.18.0.9,198.18.0.7,0,0,0", "b4_ipv6 = '198.18.0.9': must be an IPv6 address"),
+    ("2001:2::9,198.18.0.7,0,0", "4 columns; must be 5"),
+])
+def test_a_bad_binding_table_names_the_line_column_and_rule(tmp_path, line, message):
+    path = tmp_path / "bad.csv"
+    path.write_text(TABLE.splitlines()[0] + "\n2001:2::1,198.18.0.1,1,2,0\n" + line + "\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path}:3: {message}")):
+        BindingTable.read(path)
+
+
+def test_a_binding_table_needs_its_header_and_a_softwire(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("ipv4,b4\n")
+    with pytest.raises(ValueError, match="the header line must be b4_ipv6,ipv4,psid"):
+        BindingTable.read(path)
+    path.write_text(TABLE.splitlines()[0] + "\n")
+    with pytest.raises(ValueError, match="no softwire"):
+        BindingTable.read(path)
+
+
+def test_many_softwires_are_read_and_looked_up(tmp_path):
+    """RFC 7596 at scale: 2^16 lwB4s sharing 2^12 addresses 16 ways (a = 0, k = 4)."""
+    path = tmp_path / "million.csv"
+    rows = [",".join(BINDING_COLUMNS)]
+    base6, base4 = int(V6("2001:2::")), int(V4("198.18.0.0"))
+    rows += [f"{V6(base6 + i)},{V4(base4 + (i >> 4))},{i & 15},4,0" for i in range(1 << 16)]
+    path.write_text("\n".join(rows) + "\n")
+    table = BindingTable.read(path)
+    assert len(table) == 1 << 16
+    for i in (0, 17, 0xABCD, (1 << 16) - 1):
+        port = (i & 15) << 12 | 0x123
+        assert table.lookup(V4(base4 + (i >> 4)), port).b4_ipv6 == V6(base6 + i)

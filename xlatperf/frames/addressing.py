@@ -154,3 +154,115 @@ class MapRule:
         blocks = range(1, 1 << a) if a else range(1)
         return [((block << (16 - a)) | (psid << m), (block << (16 - a)) | (psid << m) | ((1 << m) - 1))
                 for block in blocks]
+
+
+@dataclass(frozen=True)
+class Softwire:
+    """One lw4o6 binding table entry (RFC 7596 §6.1): the lwB4's IPv6 address, its public IPv4
+    address and its restricted port set (a PSID of `psid_length` bits after `psid_offset`)."""
+    b4_ipv6: ipaddress.IPv6Address
+    ipv4: ipaddress.IPv4Address
+    psid: int
+    psid_length: int
+    psid_offset: int
+
+    def ports(self) -> list[tuple[int, int]]:
+        """The port set as (first, last) ranges: the MAP algorithm (RFC 7596 §5.1)."""
+        rule = MapRule(ipaddress.IPv6Network("::/0"), ipaddress.IPv4Network(f"{self.ipv4}/32"), 0,
+                       self.psid_offset, self.psid_length)
+        return rule.port_ranges(self.psid)
+
+
+BINDING_COLUMNS = ("b4_ipv6", "ipv4", "psid", "psid_length", "psid_offset")
+
+
+class BindingTable:
+    """An lwAFTR's binding table (RFC 7596 §6.1), read from a CSV file with the header line
+    `b4_ipv6,ipv4,psid,psid_length,psid_offset` (psid_offset may be empty: 0, RFC 7596 §5.1's
+    SHOULD, one contiguous port set per lwB4). Every address that lwB4s share has one PSID
+    length and offset (RFC 7597 §5.1: "MUST be the same for every MAP CE sharing the same
+    address"); a (IPv4, PSID) pair and an lwB4 address appear once."""
+
+    def __init__(self, softwires: list[Softwire]):
+        self.softwires = softwires
+        self._by_port_set: dict[tuple[int, int], Softwire] = {}
+        self._layout: dict[int, tuple[int, int]] = {}   # IPv4 -> (psid_length, psid_offset)
+        for softwire in softwires:
+            self._layout[int(softwire.ipv4)] = (softwire.psid_length, softwire.psid_offset)
+            self._by_port_set[(int(softwire.ipv4), softwire.psid)] = softwire
+
+    @classmethod
+    def read(cls, path) -> "BindingTable":
+        """The table in `path`; ValueError naming the file, line, column, value and what is
+        allowed."""
+        softwires, layouts, seen_b4, seen_sets = [], {}, {}, {}
+        with open(path, newline="") as handle:
+            lines = [line.strip() for line in handle]
+        if not lines or tuple(c.strip() for c in lines[0].split(",")) != BINDING_COLUMNS:
+            raise ValueError(f"{path}:1: the header line must be {','.join(BINDING_COLUMNS)}")
+        for number, line in enumerate(lines[1:], 2):
+            if not line or line.startswith("#"):
+                continue
+            where = f"{path}:{number}"
+            cells = [c.strip() for c in line.split(",")]
+            if len(cells) != len(BINDING_COLUMNS):
+                raise ValueError(f"{where}: {len(cells)} columns; must be {len(BINDING_COLUMNS)} "
+                                 f"({','.join(BINDING_COLUMNS)})")
+            b4, ipv4, psid, length, offset = cells
+            psid_length = _integer(where, "psid_length", length, 0, 16)
+            psid_offset = _integer(where, "psid_offset", offset or "0", 0, 16)
+            if psid_length + psid_offset > 16:
+                raise ValueError(f"{where}: psid_offset + psid_length = "
+                                 f"{psid_offset + psid_length}: must be at most 16")
+            softwire = Softwire(_address(where, "b4_ipv6", b4, ipaddress.IPv6Address),
+                                _address(where, "ipv4", ipv4, ipaddress.IPv4Address),
+                                _integer(where, "psid", psid, 0, (1 << psid_length) - 1),
+                                psid_length, psid_offset)
+            layout = (softwire.psid_length, softwire.psid_offset)
+            first = layouts.setdefault(softwire.ipv4, (layout, number))
+            if first[0] != layout:
+                raise ValueError(f"{where}: {softwire.ipv4} has psid_length {layout[0]}, "
+                                 f"psid_offset {layout[1]}; line {first[1]} gave it {first[0][0]}, "
+                                 f"{first[0][1]}: every lwB4 sharing an address must have the same")
+            for key, table, what in ((softwire.b4_ipv6, seen_b4, "lwB4 address"),
+                                     ((softwire.ipv4, softwire.psid), seen_sets, "port set")):
+                if key in table:
+                    raise ValueError(f"{where}: the {what} of line {table[key]} again")
+                table[key] = number
+            softwires.append(softwire)
+        if not softwires:
+            raise ValueError(f"{path}: no softwire (a line after the header)")
+        return cls(softwires)
+
+    def __len__(self) -> int:
+        return len(self.softwires)
+
+    def lookup(self, ipv4: ipaddress.IPv4Address, port: int) -> Softwire | None:
+        """The softwire owning (ipv4, port): what the lwAFTR encapsulates a packet from the
+        IPv4 side towards (RFC 7596 §6.2), or None (the packet MUST be discarded)."""
+        layout = self._layout.get(int(ipv4))
+        if layout is None:
+            return None
+        length, offset = layout
+        if length and offset and port >> (16 - offset) == 0:
+            return None                     # A = 0: in no port set
+        psid = (port >> (16 - offset - length)) & ((1 << length) - 1) if length else 0
+        return self._by_port_set.get((int(ipv4), psid))
+
+
+def _address(where: str, column: str, text: str, kind):
+    try:
+        return kind(text)
+    except ValueError:
+        raise ValueError(f"{where}: {column} = {text!r}: must be an "
+                         f"IPv{4 if kind is ipaddress.IPv4Address else 6} address") from None
+
+
+def _integer(where: str, column: str, text: str, low: int, high: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not low <= value <= high:
+        raise ValueError(f"{where}: {column} = {text!r}: must be an integer in {low}..{high}")
+    return value
