@@ -53,20 +53,24 @@ struct RandomFieldState {
 // generating the values), while the chunks are built for the whole burst with vector
 // operations.
 struct BurstWords {
-  static constexpr uint32_t kRows = kMaxFields + 1;
-  // The widest span: an IPv6 source address's first word to the UDP ports, 36 bytes.
-  static constexpr uint32_t kChunks = 6;
+  // The fields' rows, an emulated CE's (ce.hpp: eight IPv6 words, two IPv4 words, a port) and
+  // the IPv4 header checksum.
+  static constexpr uint32_t kRows = kMaxFields + 11 + 1;
+  // The widest span: a tunnel's IPv6 source address (from its third word) to the inner UDP
+  // ports, 52 bytes (RFC 2473 IPv4 in IPv6 with a MAP-E CE's fields).
+  static constexpr uint32_t kChunks = 8;
   alignas(64) uint16_t words[kRows][kMaxBurst];     // host order
   alignas(64) uint32_t udp_sum[kMaxBurst];          // unfolded; for stamp_frame's extra_sum
   alignas(64) uint64_t chunks[kChunks][kMaxBurst];  // little-endian loads of the frame's bytes
 };
 
-// What finish() needs besides the fields' words (the first `fields` rows of BurstWords).
+// What finish() needs besides the rows' words (the first `rows` rows of BurstWords).
 struct BurstSums {
-  uint32_t fields = 0;
+  uint32_t rows = 0;         // rows of values (the fields' and a CE's)
   uint32_t count = 0;        // frames in the burst
+  uint32_t udp_rows = 0;     // bit r: row r is covered by the UDP checksum (not a tunnel's address)
   uint32_t ipv4_rows = 0;    // bit r: row r is in the IPv4 header
-  bool ipv4_checksum = false;  // add row `fields`: the IPv4 header checksum
+  bool ipv4_checksum = false;  // add row `rows`: the IPv4 header checksum
   uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
   uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
   uint32_t chunks = 0;       // chunks of the span
@@ -81,7 +85,7 @@ struct FieldKernels {
   const char* name;  // "scalar", "sse", "avx2", "avx512"
   // out[0..count) = the field's next `count` words.
   void (*fill_random)(RandomFieldState& f, uint16_t* out, uint32_t count);
-  // udp_sum[k] = udp_base + the sum of the fields' words of frame k; the IPv4 header
+  // udp_sum[k] = udp_base + the sum of frame k's words in the UDP checksum; the IPv4 header
   // checksum row from ipv4_base and the words of the header's fields; chunks[c][k] =
   // template_chunks[c] with frame k's words of chunk c in network byte order.
   void (*finish)(BurstWords& b, const BurstSums& s);

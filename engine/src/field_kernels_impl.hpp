@@ -250,13 +250,14 @@ void finish(BurstWords& b, const BurstSums& s) {
   const uint32_t n = s.count;
   uint32_t ip[kMaxBurst];
   for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] = s.udp_base, ip[k] = s.ipv4_base;
-  for (uint32_t r = 0; r < s.fields; ++r) {
+  for (uint32_t r = 0; r < s.rows; ++r) {
     const uint16_t* w = b.words[r];
-    for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] += w[k];
+    if (s.udp_rows >> r & 1)
+      for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] += w[k];
     if (s.ipv4_rows >> r & 1)
       for (uint32_t k = 0; k < n; ++k) ip[k] += w[k];
   }
-  uint32_t rows = s.fields;
+  uint32_t rows = s.rows;
   if (s.ipv4_checksum) {
     // Below 2^21 (at most 17 words): two folds leave 16 bits (RFC 1071 end-around carry).
     for (uint32_t k = 0; k < n; ++k) {

@@ -14,63 +14,12 @@
 #include <utility>
 #include <vector>
 
+#include "ce.hpp"
 #include "enumerate.hpp"
 #include "field_kernels.hpp"
 #include "frame.hpp"
 
 namespace xlp {
-
-// xoshiro256** (Blackman & Vigna): fast, 2^256 - 1 period, passes BigCrush; seeded through
-// splitmix64 so any 64-bit seed gives a good state.
-class Rng {
- public:
-  explicit Rng(uint64_t seed) {
-    for (auto& w : s_) {
-      seed += 0x9e3779b97f4a7c15ull;
-      uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      w = z ^ (z >> 31);
-    }
-  }
-  uint64_t next() {
-    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-    const uint64_t t = s_[1] << 17;
-    s_[2] ^= s_[0];
-    s_[3] ^= s_[1];
-    s_[1] ^= s_[2];
-    s_[0] ^= s_[3];
-    s_[2] ^= t;
-    s_[3] = rotl(s_[3], 45);
-    return result;
-  }
-
- private:
-  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-  uint64_t s_[4];
-};
-
-// Unbiased mapping of 32-bit random numbers onto [0, range) (Lemire, "Fast random integer
-// generation in an interval", 2019): multiply-shift, rejecting the few products whose low
-// half falls below (2^32 - range) % range, so every value has exactly the same probability.
-// Word is the width of the random input (uint32_t in the engine; narrower in the tests,
-// which check the exact counts over every possible input).
-template <class Word, class Wide>
-class BasicRangeMapper {
- public:
-  explicit BasicRangeMapper(Word range) : range_(range), threshold_(Word(Word(-range) % range)) {}
-  // Returns true and sets `out` unless the draw must be rejected.
-  bool map(Word x, Word& out) const {
-    const Wide m = Wide(x) * range_;
-    if (Word(m) < threshold_) return false;
-    out = Word(m >> (8 * sizeof(Word)));
-    return true;
-  }
-
- private:
-  Word range_, threshold_;
-};
-using RangeMapper = BasicRangeMapper<uint32_t, uint64_t>;
 
 // kEnumerate: the field is one digit of a stream's joint enumeration (enumerate.hpp).
 enum class VaryMode { kIncreasing, kDecreasing, kRandom, kEnumerate };
@@ -163,15 +112,22 @@ class FieldGenerator {
 // come from `enumerator`'s digits (`enumerated`: the enumerated fields' indices, fastest first).
 class FieldBurst {
  public:
+  // `ce`: the stream's emulated CEs, whose words follow the fields' rows.
   FieldBurst(std::vector<FieldGenerator>& fields, const FrameTemplate& t, uint32_t count,
-             TupleEnumerator* enumerator = nullptr, const std::vector<size_t>& enumerated = {}) {
+             TupleEnumerator* enumerator = nullptr, const std::vector<size_t>& enumerated = {},
+             CeGenerator* ce = nullptr) {
     uint32_t digits[kMaxFields][kMaxBurst];
     if (enumerator) enumerator->generate(digits, count);
     BurstSums sums;
-    sums.fields = uint32_t(fields.size());
     sums.count = count;
     sums.ipv4_base = t.ipv4_header_sum;
-    for (uint32_t f = 0; f < sums.fields; ++f) {
+    const auto add_row = [&](uint16_t offset, uint16_t not_template, bool in_udp, bool in_ipv4) {
+      const uint32_t r = sums.rows++;
+      offset_[r] = offset;
+      if (in_udp) sums.udp_base += not_template, sums.udp_rows |= 1u << r;
+      if (in_ipv4) sums.ipv4_base += not_template, sums.ipv4_rows |= 1u << r, sums.ipv4_checksum = true;
+    };
+    for (uint32_t f = 0; f < fields.size(); ++f) {
       FieldGenerator& g = fields[f];
       uint16_t* words = b_.words[f];
       if (enumerator && g.spec().mode == VaryMode::kEnumerate) {  // (a stream with such fields has one)
@@ -180,19 +136,22 @@ class FieldBurst {
       } else {
         g.generate(words, count);
       }
-      offset_[f] = g.spec().word_offset;
-      sums.udp_base += g.not_template();  // ports and addresses: all in the UDP checksum
-      if (g.spec().in_ipv4_header) {
-        sums.ipv4_base += g.not_template();
-        sums.ipv4_rows |= 1u << f;
-        sums.ipv4_checksum = true;
+      // Ports and addresses: all in the UDP checksum.
+      add_row(g.spec().word_offset, g.not_template(), true, g.spec().in_ipv4_header);
+    }
+    if (ce) {
+      ce->generate(b_.words + sums.rows, count);
+      for (const CeRow& row : ce->rows()) {
+        const uint8_t* w = t.bytes.data() + row.offset;
+        add_row(row.offset, uint16_t(~(w[0] << 8 | w[1])), row.in_udp, row.in_ipv4);
       }
     }
-    uint32_t rows = sums.fields;
+    uint32_t rows = sums.rows;
     if (sums.ipv4_checksum) offset_[rows++] = uint16_t(t.ip_offset + 10);
     if (rows == 0) return;
     // The span: from the first varying word, whole 8-byte chunks up to the last one's end. It
-    // stays inside the frame: the UDP header and the test tag (26 bytes) follow the ports.
+    // stays inside the frame: the UDP header and the test tag (26 bytes) follow the ports. Its
+    // width was checked when the stream's fields were resolved (check_span).
     // Words and the span start at even offsets, so no word straddles two chunks.
     uint32_t lo = UINT32_MAX, hi = 0;
     for (uint32_t r = 0; r < rows; ++r) lo = std::min<uint32_t>(lo, offset_[r]), hi = std::max<uint32_t>(hi, offset_[r] + 2u);
@@ -211,7 +170,7 @@ class FieldBurst {
       std::memcpy(&chunk, t.bytes.data() + lo + 8 * c, 8);
       sums.template_chunks[c] = chunk & keep[c];
     }
-    fields[0].kernels().finish(b_, sums);
+    (fields.empty() ? field_kernels() : fields[0].kernels()).finish(b_, sums);
   }
 
   // Writes frame k's span in one pass over the burst: f(writer) gets a Writer for this

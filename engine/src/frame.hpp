@@ -185,6 +185,7 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
 struct TestTag {
   uint16_t outer_offset = 0;  // where the first IP header starts (a tunnel's, if any)
   uint16_t l3_offset = 0;     // where the IP header that carries UDP starts
+  uint16_t l4_offset = 0;     // where the UDP header starts
   VlanStack vlan;          // the frame's VLAN IDs
   uint8_t stream = 0;
   uint8_t trial_tag = 0;
@@ -235,6 +236,7 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
     if (layer == 1 || proto != kProtoIpv6 || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
     proto = next;
   }
+  out.l4_offset = uint16_t(off);
   off += kUdpHeader;
   if (len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;
   const uint8_t* tag = p + off;

@@ -7,15 +7,67 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 namespace xlp {
 
+// An IPv6 address as one 128-bit number (the first byte most significant): CE addresses are
+// computed with shifts and ors, a few instructions per frame.
+using Ipv6Bits = unsigned __int128;
+
+inline Ipv6Bits ipv6_bits(const std::array<uint8_t, 16>& a) {
+  Ipv6Bits v = 0;
+  for (uint8_t byte : a) v = v << 8 | byte;
+  return v;
+}
+inline std::array<uint8_t, 16> ipv6_bytes(Ipv6Bits v) {
+  std::array<uint8_t, 16> a{};
+  for (int i = 15; i >= 0; --i, v >>= 8) a[size_t(i)] = uint8_t(v);
+  return a;
+}
+// The bits [from, from + length) of an address, counted from its first bit, as a mask.
+inline Ipv6Bits ipv6_mask(unsigned from, unsigned length) {
+  if (length == 0) return 0;
+  const Ipv6Bits ones = length >= 128 ? ~Ipv6Bits(0) : (Ipv6Bits(1) << length) - 1;
+  return ones << (128 - from - length);
+}
+
 struct MapCe {
   std::array<uint8_t, 16> ipv6{};  // the MAP IPv6 address (RFC 7597 §6)
   uint32_t ipv4 = 0;               // its IPv4 address (the first of its prefix, o + r < 32)
   uint16_t psid = 0;               // k bits; 0 without sharing
+};
+
+// The port sets of a sharing ratio (RFC 7597 §5.1, the GMA): PSID offset a, PSID length k,
+// m = 16 - a - k contiguous bits. Shared by MAP rules and lw4o6 softwires.
+class PortSet {
+ public:
+  PortSet(unsigned a, unsigned k) : a_(a), k_(k), m_(k ? 16 - a - k : 0) {
+    if (k_ > 16 || a_ + k_ > 16)
+      throw std::invalid_argument("PSID offset " + std::to_string(a_) + " + PSID length " + std::to_string(k_) +
+                                  ": must be at most 16 bits");
+  }
+  unsigned psid_length() const { return k_; }
+  unsigned psid_offset() const { return a_; }
+  unsigned contiguous_bits() const { return m_; }
+  // The PSID a port belongs to.
+  uint16_t psid_of_port(uint16_t port) const { return k_ ? uint16_t((port >> m_) & ((1u << k_) - 1)) : 0; }
+  // A set's ports: (2^a - 1) x 2^m of them with sharing (A > 0: "A MUST be larger than 0"; the
+  // ports of block 0, 0 .. 2^(16-a) - 1, belong to no CE), all 65,536 without. port(psid, i)
+  // for i in [0, ports_per_ce()) lists them in order.
+  uint32_t ports_per_ce() const { return k_ ? ((1u << a_) - (a_ ? 1 : 0)) << m_ : 65536; }
+  uint16_t port(uint16_t psid, uint32_t i) const {
+    if (!k_) return uint16_t(i);
+    const uint32_t block = (a_ ? 1 : 0) + (i >> m_), j = i & ((1u << m_) - 1);
+    return uint16_t(block << (16 - a_) | uint32_t(psid) << m_ | j);
+  }
+  // Whether `port` is in some set (not in block 0 when a > 0).
+  bool in_a_set(uint16_t port) const { return !k_ || !a_ || (port >> (16 - a_)) != 0; }
+
+ private:
+  unsigned a_, k_, m_;
 };
 
 class MapRule {
@@ -25,65 +77,82 @@ class MapRule {
   // then comes with the CE, RFC 7597 App. A Example 5). Throws std::invalid_argument.
   MapRule(const std::array<uint8_t, 16>& ipv6_prefix, unsigned n, uint32_t ipv4_prefix, unsigned r,
           unsigned o, unsigned a = 6, unsigned psid_length = 0)
-      : prefix6_(ipv6_prefix), n_(n), prefix4_(ipv4_prefix), r_(r), o_(o), a_(a) {
+      : n_(n), prefix4_(ipv4_prefix), r_(r), o_(check_lengths(n, r, o)), p_(o < 32 - r ? o : 32 - r),
+        ports_(a, o ? o - p_ : psid_length) {
+    prefix6_ = ipv6_bits(ipv6_prefix) & ipv6_mask(0, n);
+    // The interface identifier (§6): 16 zero bits, the IPv4 address, the PSID; an end-user
+    // prefix longer than 64 bits keeps its own leading bits.
+    const unsigned end = n + o > 64 ? n + o : 64;
+    iid_mask_ = ipv6_mask(end, 128 - end);
+  }
+
+  unsigned psid_length() const { return ports_.psid_length(); }
+  unsigned psid_offset() const { return ports_.psid_offset(); }
+  unsigned contiguous_bits() const { return ports_.contiguous_bits(); }
+  const PortSet& ports() const { return ports_; }
+  uint64_t ce_count() const { return uint64_t(1) << o_; }
+  // The address bits that differ between the rule's CEs (the EA bits and the interface
+  // identifier's IPv4 suffix and PSID).
+  Ipv6Bits varying_bits() const {
+    const unsigned k = ports_.psid_length();
+    return ipv6_mask(n_, o_) | (Ipv6Bits(uint64_t(varying_ipv4()) << 16 | ((uint64_t(1) << k) - 1)) & iid_mask_);
+  }
+  // The IPv4 address bits that differ between the rule's CEs (the EA bits' IPv4 suffix).
+  uint32_t varying_ipv4() const { return p_ ? uint32_t(((uint64_t(1) << p_) - 1) << (32 - r_ - p_)) : 0; }
+
+  // The CE whose EA bits are `index` (`psid` only for a rule without EA bits): its IPv4
+  // address and PSID, and its MAP IPv6 address as a number.
+  struct Fields {
+    Ipv6Bits ipv6;
+    uint32_t ipv4;
+    uint16_t psid;
+  };
+  Fields fields(uint64_t index, uint16_t psid = 0) const {
+    const unsigned k = ports_.psid_length();
+    if (o_) psid = uint16_t(index & ((uint64_t(1) << k) - 1));
+    const uint32_t ipv4 = prefix4_ | (p_ ? uint32_t((index >> k) << (32 - r_ - p_)) : 0);
+    const Ipv6Bits ea = o_ ? Ipv6Bits(index) << (128 - n_ - o_) : 0;
+    return {prefix6_ | ea | (Ipv6Bits(uint64_t(ipv4) << 16 | psid) & iid_mask_), ipv4, psid};
+  }
+  MapCe ce(uint64_t index, uint16_t psid = 0) const {
+    const Fields f = fields(index, psid);
+    return {ipv6_bytes(f.ipv6), f.ipv4, f.psid};
+  }
+  // The CE an IPv6 address names by its EA bits (whatever the rest of the address says), or
+  // none when it is outside the rule's prefix.
+  std::optional<uint64_t> index_of(Ipv6Bits ipv6) const {
+    if ((ipv6 & ipv6_mask(0, n_)) != prefix6_) return std::nullopt;
+    return o_ ? uint64_t(ipv6 >> (128 - n_ - o_)) & ((uint64_t(1) << o_) - 1) : 0;
+  }
+  // The CE that owns IPv4 address `ipv4` and `port` (the BR's forwarding rule, RFC 7597 §5.3),
+  // or none when the address is outside the rule or the port in no CE's set.
+  std::optional<uint64_t> index_of(uint32_t ipv4, uint16_t port) const {
+    const uint32_t prefix_mask = r_ ? ~uint32_t(0) << (32 - r_) : 0;
+    if ((ipv4 & prefix_mask) != prefix4_ || !ports_.in_a_set(port)) return std::nullopt;
+    if (!o_) return 0;  // the rule's one CE (its PSID, if it shares, is the CE's own)
+    const uint64_t suffix = p_ ? (ipv4 >> (32 - r_ - p_)) & ((uint64_t(1) << p_) - 1) : 0;
+    return suffix << ports_.psid_length() | ports_.psid_of_port(port);
+  }
+
+  uint16_t psid_of_port(uint16_t port) const { return ports_.psid_of_port(port); }
+  uint32_t ports_per_ce() const { return ports_.ports_per_ce(); }
+  uint16_t port(uint16_t psid, uint32_t i) const { return ports_.port(psid, i); }
+
+ private:
+  static unsigned check_lengths(unsigned n, unsigned r, unsigned o) {
     if (n > 128 || r > 32) throw std::invalid_argument("prefix length out of range");
     if (o > 48) throw std::invalid_argument("EA-bits length " + std::to_string(o) + ": must be in 0..48");
     if (n + o > 80)
       throw std::invalid_argument("Rule IPv6 prefix /" + std::to_string(n) + " + " + std::to_string(o) +
                                   " EA bits: must be at most 80 bits");
-    p_ = o < 32 - r ? o : 32 - r;
-    k_ = o ? o - p_ : psid_length;
-    if (k_ > 16 || a_ + k_ > 16)
-      throw std::invalid_argument("PSID offset " + std::to_string(a_) + " + PSID length " + std::to_string(k_) +
-                                  ": must be at most 16 bits");
-    m_ = k_ ? 16 - a_ - k_ : 0;
+    return o;
   }
 
-  unsigned psid_length() const { return k_; }
-  unsigned psid_offset() const { return a_; }
-  unsigned contiguous_bits() const { return m_; }
-  uint64_t ce_count() const { return uint64_t(1) << o_; }
-
-  // The CE whose EA bits are `index` (`psid` only for a rule without EA bits).
-  MapCe ce(uint64_t index, uint16_t psid = 0) const {
-    MapCe out;
-    if (o_) psid = uint16_t(index & ((uint64_t(1) << k_) - 1));
-    out.psid = psid;
-    const uint64_t suffix = index >> k_;
-    out.ipv4 = prefix4_ | (p_ ? uint32_t(suffix << (32 - r_ - p_)) : 0);
-    out.ipv6 = prefix6_;
-    // The EA bits right after the rule prefix (bits n .. n + o - 1).
-    for (unsigned b = 0; b < o_; ++b)
-      if ((index >> (o_ - 1 - b)) & 1) set_bit(out.ipv6, n_ + b);
-    // The interface identifier (§6): 16 zero bits, the IPv4 address, the PSID; an end-user
-    // prefix longer than 64 bits keeps its own leading bits.
-    const uint64_t iid = uint64_t(out.ipv4) << 16 | psid;
-    const unsigned end = n_ + o_ > 64 ? n_ + o_ : 64;
-    for (unsigned bit = end; bit < 128; ++bit)
-      if ((iid >> (127 - bit)) & 1) set_bit(out.ipv6, bit);
-    return out;
-  }
-
-  // The PSID a port belongs to.
-  uint16_t psid_of_port(uint16_t port) const {
-    return k_ ? uint16_t((port >> m_) & ((1u << k_) - 1)) : 0;
-  }
-  // The CE's ports: (2^a - 1) x 2^m of them with sharing (A > 0: "A MUST be larger than 0"),
-  // all 65,536 without. port(psid, i) for i in [0, ports_per_ce()) lists them in order.
-  uint32_t ports_per_ce() const { return k_ ? ((1u << a_) - (a_ ? 1 : 0)) << m_ : 65536; }
-  uint16_t port(uint16_t psid, uint32_t i) const {
-    if (!k_) return uint16_t(i);
-    const uint32_t block = (a_ ? 1 : 0) + (i >> m_), j = i & ((1u << m_) - 1);
-    return uint16_t(block << (16 - a_) | uint32_t(psid) << m_ | j);
-  }
-
- private:
-  static void set_bit(std::array<uint8_t, 16>& a, unsigned bit) { a[bit / 8] |= uint8_t(0x80 >> (bit % 8)); }
-
-  std::array<uint8_t, 16> prefix6_;
   unsigned n_;
   uint32_t prefix4_;
-  unsigned r_, o_, a_, p_ = 0, k_ = 0, m_ = 0;
+  unsigned r_, o_, p_;
+  PortSet ports_;
+  Ipv6Bits prefix6_ = 0, iid_mask_ = 0;
 };
 
 }  // namespace xlp

@@ -33,6 +33,40 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
   return out;
 }
 
+CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
+                   uint16_t udp_offset) {
+  CeLayout out;
+  const uint16_t v6 = ce.src ? 8 : 24, v4 = ce.src ? 12 : 16;
+  if (fields & CePlan::kTunnel) out.ipv6 = uint16_t(outer_offset + v6);
+  if (fields & CePlan::kIpv6) out.ipv6 = uint16_t(ip_offset + v6), out.ipv6_in_udp = true;
+  if ((fields & CePlan::kIpv4) && ip_version == 4) out.ipv4 = uint16_t(ip_offset + v4);
+  if (fields & CePlan::kPort) out.port = uint16_t(udp_offset + (ce.src ? 0 : 2));
+  return out;
+}
+
+bool ce_received_consistent(const CePlan& ce, const TestTag& tag, const uint8_t* frame) {
+  const int version = frame[tag.l3_offset] >> 4;
+  if ((ce.rx & CePlan::kTunnel) && tag.outer_offset == tag.l3_offset) return false;  // no tunnel
+  if ((ce.rx & CePlan::kIpv6) && version != 6) return false;
+  if ((ce.rx & CePlan::kIpv4) && version != 4) return false;
+  return ce_consistent(*ce.source, ce_layout(ce, ce.rx, tag.outer_offset, tag.l3_offset, version, tag.l4_offset),
+                       frame);
+}
+
+void check_span(const std::vector<FieldSpec>& fields, const std::vector<CeRow>& ce_rows, const FrameTemplate& tmpl,
+                const std::string& stream) {
+  uint32_t lo = UINT32_MAX, hi = 0;
+  bool ipv4_header = false;
+  const auto add = [&](uint32_t offset) { lo = std::min(lo, offset), hi = std::max(hi, offset + 2); };
+  for (const FieldSpec& f : fields) add(f.word_offset), ipv4_header = ipv4_header || f.in_ipv4_header;
+  for (const CeRow& r : ce_rows) add(r.offset), ipv4_header = ipv4_header || r.in_ipv4;
+  if (ipv4_header) add(tmpl.ip_offset + 10u);
+  if (hi > lo && hi - lo > BurstWords::kChunks * 8)
+    throw BadParameter(stream, stream + ": its varying fields span " + std::to_string(hi - lo) +
+                                   " bytes of the frame (from byte " + std::to_string(lo) + "); at most " +
+                                   std::to_string(BurstWords::kChunks * 8) + " can vary per frame");
+}
+
 void check_frame_sizes(const TrialPlan& plan, uint32_t max_frame) {
   for (size_t i = 0; i < plan.flows.size(); ++i) {
     const FlowPlan& f = plan.flows[i];

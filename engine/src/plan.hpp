@@ -2,10 +2,12 @@
 // Pure: no DPDK.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ce.hpp"
 #include "enumerate.hpp"
 #include "fields.hpp"
 #include "frame.hpp"
@@ -24,12 +26,31 @@ struct VarySpec {
   std::string name;     // the request key, for messages
 };
 
+// A stream's emulated CEs (ce.hpp; docs/protocol.md "ce"): which CEs, which side of the
+// frames they are, and which of their fields the sender writes and the receiver checks.
+struct CePlan {
+  enum Field : uint8_t { kTunnel = 1, kIpv6 = 2, kIpv4 = 4, kPort = 8 };  // kTunnel: the tunnel's address
+  std::shared_ptr<const CeSource> source;
+  bool src = true;     // the CEs send the frames (else they receive them)
+  bool random = true;  // else increasing
+  uint8_t tx = 0, rx = 0;  // Field bits
+};
+
+// Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none).
+CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
+                   uint16_t udp_offset);
+
+// The receiver's check of a test frame's CE fields (ce.rx), their layers found by the parser
+// (`tag`): false when the frame lacks one of them or they name no CE in use or two.
+bool ce_received_consistent(const CePlan& ce, const TestTag& tag, const uint8_t* frame);
+
 struct StreamPlan {
   enum class Kind : uint8_t { kForeground = 0, kBackground = 1 } kind = Kind::kForeground;  // RFC 8219 §5.3
   FrameSpec spec;
   uint32_t rx_frame_size = 0;  // size of the frame as it arrives (after translation), untagged
   VlanStack rx_vlan;           // the VLAN IDs it arrives with
   std::vector<VarySpec> vary;
+  std::optional<CePlan> ce;
   // Order of the joint enumeration of the fields whose mode is kEnumerate (stateful phase 1).
   std::optional<TupleEnumerator::Order> enumerate;
 };
@@ -50,6 +71,10 @@ struct LearnPlan {
 
 // Where the varying fields of a stream sit in its frame template.
 std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTemplate& tmpl);
+// Throws BadParameter when the words a stream's frames vary (fields, CE rows, the IPv4
+// checksum) span more than the sender writes per frame (BurstWords::kChunks x 8 bytes).
+void check_span(const std::vector<FieldSpec>& fields, const std::vector<CeRow>& ce_rows, const FrameTemplate& tmpl,
+                const std::string& stream);
 
 // Among the first `total` frames of a repeating pattern of stream indices, the frames of `s`.
 inline uint64_t frames_in_pattern(const std::vector<uint8_t>& pattern, size_t s, uint64_t total) {

@@ -106,6 +106,134 @@ VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
   return v;
 }
 
+// "2001:db8::/40" -> address and prefix length.
+template <class Address>
+std::pair<Address, unsigned> parse_prefix(const json& obj, const std::string& path, const char* key, int version) {
+  return parsed(obj, path, key, [&](const std::string& t) {
+    const size_t slash = t.find('/');
+    const unsigned max = version == 4 ? 32 : 128;
+    if (slash == std::string::npos) throw std::invalid_argument("must be a prefix, address/length");
+    const std::string length = t.substr(slash + 1);
+    if (length.empty() || length.size() > 3 || length.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoul(length) > max)
+      throw std::invalid_argument("the prefix length must be in 0.." + std::to_string(max));
+    const auto a = parse_ip(t.substr(0, slash), version);
+    if constexpr (std::is_same_v<Address, uint32_t>)
+      return std::make_pair(uint32_t(a[0]) << 24 | uint32_t(a[1]) << 16 | uint32_t(a[2]) << 8 | a[3],
+                            unsigned(std::stoul(length)));
+    else
+      return std::make_pair(a, unsigned(std::stoul(length)));
+  });
+}
+
+// A list of CE fields: "tunnel", "ipv6", "ipv4", "port" (CePlan::Field bits).
+uint8_t parse_ce_fields(const json& obj, const std::string& path, const char* key) {
+  if (!obj.contains(key)) return 0;
+  const json& v = obj.at(key);
+  const std::string allowed = "must be a list of tunnel, ipv6, ipv4, port";
+  if (!v.is_array()) bad(path + key, v, allowed);
+  uint8_t bits = 0;
+  for (const json& f : v) {
+    const uint8_t bit = f == "tunnel" ? CePlan::kTunnel : f == "ipv6" ? CePlan::kIpv6 : f == "ipv4" ? CePlan::kIpv4
+                        : f == "port" ? CePlan::kPort : 0;
+    if (!bit) bad(path + key, v, allowed);
+    bits |= bit;
+  }
+  if ((bits & CePlan::kTunnel) && (bits & CePlan::kIpv6))
+    bad(path + key, v, "tunnel and ipv6 both name the CE's IPv6 address: one of them");
+  return bits;
+}
+
+// "ce": a stream's emulated CEs (docs/protocol.md).
+CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
+  known_keys(j, path, {"map", "b4", "softwires", "count", "side", "mode", "fields", "rx_fields"});
+  CePlan ce;
+  const int sources = int(j.contains("map")) + int(j.contains("b4")) + int(j.contains("softwires"));
+  if (sources != 1)
+    throw BadParameter(path + "map", path.substr(0, path.size() - 1) +
+                                         ": needs exactly one of map, b4, softwires (the CEs' source)");
+  std::optional<CeSource::Kind> kind;
+  std::optional<uint64_t> count;
+  if (j.contains("count")) count = integer_in(j, path, "count", 1, CeSource::kMaxCount);
+  try {
+    if (j.contains("map")) {
+      const json& m = j["map"];
+      const std::string mpath = path + "map.";
+      known_keys(m, mpath, {"ipv6_prefix", "ipv4_prefix", "ea_bits", "psid_offset"});
+      const auto [prefix6, n] = parse_prefix<std::array<uint8_t, 16>>(m, mpath, "ipv6_prefix", 6);
+      const auto [prefix4, r] = parse_prefix<uint32_t>(m, mpath, "ipv4_prefix", 4);
+      const unsigned o = unsigned(integer_in(m, mpath, "ea_bits", 0, 48));
+      const unsigned a = unsigned(integer_in(m, mpath, "psid_offset", 0, 15, 6));
+      try {
+        kind = MapRule(prefix6, n, prefix4, r, o, a);
+      } catch (const std::invalid_argument& e) {
+        bad(path + "map", m, e.what());
+      }
+    } else if (j.contains("b4")) {
+      const json& b = j["b4"];
+      const std::string bpath = path + "b4.";
+      known_keys(b, bpath, {"ipv6", "ipv4", "ipv4_count"});
+      B4Range range;
+      range.ipv6 = ipv6_bits(parsed(b, bpath, "ipv6", [](const std::string& t) { return parse_ip(t, 6); }));
+      const auto v4 = parsed(b, bpath, "ipv4", [](const std::string& t) { return parse_ip(t, 4); });
+      range.ipv4 = uint32_t(v4[0]) << 24 | uint32_t(v4[1]) << 16 | uint32_t(v4[2]) << 8 | v4[3];
+      range.ipv4_count = uint32_t(integer_in(b, bpath, "ipv4_count", 1, uint64_t(1) << 24, 1));
+      if (!count) throw BadParameter(path + "count", path + "count: missing (how many B4s)");
+      range.count = *count;
+      kind = range;
+    } else {
+      const std::string file = text(j, path, "softwires");
+      try {
+        kind = read_softwires(file);
+      } catch (const std::invalid_argument& e) {
+        bad(path + "softwires", file, e.what());
+      }
+    }
+    const uint64_t available = CeSource::available_in(*kind);
+    if (count && *count > available)
+      bad(path + "count", *count, "must be in 1.." + std::to_string(available) + " (the CEs the source has)");
+    if (!count && available > CeSource::kMaxCount)
+      bad(path + "count", nullptr, "missing: the rule has " + std::to_string(available) + " CEs, more than " +
+                                       std::to_string(CeSource::kMaxCount) + " can be drawn");
+    ce.source = std::make_shared<const CeSource>(std::move(*kind), count.value_or(available));
+  } catch (const std::invalid_argument& e) {
+    bad(path.substr(0, path.size() - 1), j, e.what());
+  }
+  const std::string side = j.value("side", std::string("src"));
+  if (side != "src" && side != "dst") bad(path + "side", j["side"], "must be src or dst");
+  ce.src = side == "src";
+  const std::string mode = j.value("mode", std::string("random"));
+  if (mode != "random" && mode != "increasing") bad(path + "mode", j["mode"], "must be random or increasing");
+  ce.random = mode == "random";
+  ce.tx = parse_ce_fields(j, path, "fields");
+  ce.rx = parse_ce_fields(j, path, "rx_fields");
+  if (!ce.tx && !ce.rx) bad(path + "fields", j.value("fields", json::array()), "the sender or the receiver needs some");
+  if ((ce.tx & CePlan::kTunnel) && !s.spec.tunnel) bad(path + "fields", j["fields"], "tunnel: the stream has none");
+  if ((ce.tx & CePlan::kIpv6) && s.spec.ip_version != 6) bad(path + "fields", j["fields"], "ipv6: the stream's IP is IPv4");
+  if ((ce.tx & CePlan::kIpv4) && s.spec.ip_version != 4) bad(path + "fields", j["fields"], "ipv4: the stream's IP is IPv6");
+  if (((ce.tx | ce.rx) & CePlan::kPort) && !ce.source->ports())
+    bad(path + "fields", j.value("fields", json::array()), "port: B4s own no port set (vary their ports instead)");
+  // A vary field on the same side must not write the CE's words too.
+  for (const VarySpec& v : s.vary) {
+    const bool src = v.field == VarySpec::Field::kSrcPort || v.field == VarySpec::Field::kSrcIp;
+    const bool port = v.field == VarySpec::Field::kSrcPort || v.field == VarySpec::Field::kDstPort;
+    const uint8_t writes = port ? CePlan::kPort : CePlan::kIpv6 | CePlan::kIpv4;
+    if (src == ce.src && (ce.tx & writes))
+      throw BadParameter(v.name, v.name + " collides with " + path + "fields: both write the CE's " +
+                                     (port ? "port" : "address"));
+  }
+  // The template holds the first CE's fields: the words the CEs share stay as they are, the
+  // sender writes the others per frame.
+  const CeFields first = ce.source->at(0);
+  const auto v6 = ipv6_bytes(first.ipv6);
+  if (ce.tx & CePlan::kTunnel) (ce.src ? s.spec.tunnel->src : s.spec.tunnel->dst) = v6;
+  if (ce.tx & CePlan::kIpv6) (ce.src ? s.spec.src_ip : s.spec.dst_ip) = v6;
+  if (ce.tx & CePlan::kIpv4)
+    for (int b = 0; b < 4; ++b) (ce.src ? s.spec.src_ip : s.spec.dst_ip)[size_t(b)] = uint8_t(first.ipv4 >> (24 - 8 * b));
+  if ((ce.tx & CePlan::kPort)) (ce.src ? s.spec.src_port : s.spec.dst_port) = ce.source->ports()->port(first.psid, 0);
+  return ce;
+}
+
 // "vlan": [outer, inner]: 0..2 VLAN IDs, outermost first (docs/protocol.md).
 VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, const VlanStack& dflt) {
   if (!obj.contains(key)) return dflt;
@@ -123,7 +251,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 
 StreamPlan parse_stream(const json& j, const std::string& path) {
   known_keys(j, path, {"ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel"});
+                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce"});
   StreamPlan s;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -164,6 +292,7 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
       s.vary.push_back(v);
     }
   }
+  if (j.contains("ce")) s.ce = parse_ce(j["ce"], path + "ce.", s);
   const bool enumerated = std::any_of(s.vary.begin(), s.vary.end(),
                                       [](const VarySpec& v) { return v.mode == VaryMode::kEnumerate; });
   if (j.contains("enumerate")) {
@@ -510,6 +639,7 @@ json serialise(const StreamReport& s) {
               {"frame_size", s.frame_size}, {"rx_frame_size", s.rx_frame_size}};
   if (s.delay_ns) out["delay_ns"] = {{"min", s.delay_ns->min}, {"mean", s.delay_ns->mean}, {"max", s.delay_ns->max}};
   if (s.late) out["late"] = *s.late;
+  if (s.wrong_ce) out["wrong_ce"] = *s.wrong_ce;
   if (s.delay) {
     const DelayDistribution& d = *s.delay;
     json buckets = json::array();

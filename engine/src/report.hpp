@@ -69,6 +69,8 @@ struct StreamReport {
   std::string kind;  // "foreground" | "background"
   uint64_t sent = 0, received = 0, duplicates = 0, reordered = 0, bad_length = 0, out_of_range = 0;
   uint64_t bad_vlan = 0;  // test frames of the stream that arrived with other VLAN IDs than rx_vlan
+  // With ce.rx_fields: test frames whose CE fields name no CE in use, or disagree on which.
+  std::optional<uint64_t> wrong_ce;
   uint32_t frame_size = 0, rx_frame_size = 0;
   std::optional<DelayRange> delay_ns;      // when a frame was received
   std::optional<uint64_t> late;            // with a per-frame timeout

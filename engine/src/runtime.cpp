@@ -31,7 +31,7 @@ class TxTask final : public Task {
   TxTask(Flow& flow, Lane& lane, TrialControl& ctl, BurstIo& io, rte_mempool* pool)
       : flow_(flow), lane_(lane), ctl_(ctl), io_(io), pool_(pool), port_(flow.plan.tx_port), queue_(lane.queue),
         schedule_(ctl.tsc_hz, flow.segments, lane.planned, 0) {
-    for (const auto& st : lane.streams) varying_ = varying_ || !st->fields.empty();
+    for (const auto& st : lane.streams) varying_ = varying_ || !st->fields.empty() || st->ce;
     varying_ = varying_ || flow.table != nullptr;
     mixed_ = lane.pattern.size() > 1;
     enumerated_ = !mixed_ && !flow.table && lane.streams[0]->patches;
@@ -86,7 +86,7 @@ class TxTask final : public Task {
     if constexpr (kVarying && !kMixed) {
       Stream& st = *lane_.streams[0];
       if (!flow_.table) {
-        const FieldBurst fields(st.fields, st.tmpl, count, st.enumerator.get(), st.enumerated);
+        const FieldBurst fields(st.fields, st.tmpl, count, st.enumerator.get(), st.enumerated, st.ce.get());
         fields.with_chunks([&](auto writer) { build_single(count, tsc, writer); });
         return;
       }
@@ -113,8 +113,9 @@ class TxTask final : public Task {
         const auto at = [pos](uint32_t k) -> uint32_t { return kMixed ? pos[k] : k; };
         if (st.patches) {
           st.patches->apply(per_stream[s], frames, at, udp_delta);
-        } else if (!st.fields.empty()) {
-          const FieldBurst fields(st.fields, st.tmpl, per_stream[s], st.enumerator.get(), st.enumerated);
+        } else if (!st.fields.empty() || st.ce) {
+          const FieldBurst fields(st.fields, st.tmpl, per_stream[s], st.enumerator.get(), st.enumerated,
+                                  st.ce.get());
           fields.with_chunks([&](auto writer) {
             for (uint32_t k = 0; k < per_stream[s]; ++k) udp_delta[at(k)] += writer.write(frames[at(k)]);
           });
@@ -305,6 +306,10 @@ class RxTask final : public Task {
     }
     if (!(tag.vlan == sink->stream->rx_vlan)) {  // the DUT sent it out on another VLAN
       ++r.bad_vlan;
+      return;
+    }
+    if (const auto& ce = sink->stream->rx_ce; ce && !ce_received_consistent(*ce, tag, data)) {
+      ++r.wrong_ce;  // delivered to another CE than its fields name, or mapped wrongly
       return;
     }
     uint64_t seq;
@@ -517,11 +522,20 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
         auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp,
                                            frames_in_pattern(lane->pattern, s, lane->planned));
         split_jumbo(st->tmpl, pool);
-        for (const FieldSpec& f : resolve_fields(sp, st->tmpl)) {
+        const std::vector<FieldSpec> fields = resolve_fields(sp, st->tmpl);
+        for (const FieldSpec& f : fields) {
           const uint8_t* w = st->tmpl.bytes.data() + f.word_offset;
           st->fields.emplace_back(f, uint16_t(w[0] << 8 | w[1]), field_seed(plan.seed, i, q, s, st->fields.size()), q,
                                   queues);
         }
+        if (sp.ce && sp.ce->tx) {
+          const CeLayout layout = ce_layout(*sp.ce, sp.ce->tx, st->tmpl.outer_offset, st->tmpl.ip_offset,
+                                            sp.spec.ip_version, st->tmpl.udp_offset);
+          st->ce = std::make_unique<CeGenerator>(*sp.ce->source, layout, sp.ce->random,
+                                                 field_seed(plan.seed, i, q, s, kMaxFields), q, queues);
+        }
+        check_span(fields, st->ce ? st->ce->rows() : std::vector<CeRow>{}, st->tmpl,
+                   "flows[" + std::to_string(i) + "] (" + fp.name + ")");
         if (sp.enumerate) {
           std::vector<uint64_t> radices;
           for (size_t f = 0; f < st->fields.size(); ++f)
@@ -533,7 +547,8 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
           // Together the lanes visit exactly the tuples one lane would: contiguous shares.
           st->enumerator->seek(enumerated_before[s]);
           enumerated_before[s] += st->planned;
-          st->patches = FramePatches::precompute(st->fields, *st->enumerator, st->tmpl, st->planned,
+          if (!st->ce)  // the records hold the enumerated fields only
+            st->patches = FramePatches::precompute(st->fields, *st->enumerator, st->tmpl, st->planned,
                                                  Stream::kPrecomputeBytes);
         }
         for (uint16_t r = 0; r < queues; ++r) {
@@ -787,6 +802,7 @@ StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_t
         st.duplicates += r->duplicates;
         st.reordered += r->seq.reordered();
         st.bad_vlan += r->bad_vlan;
+        if (s.rx_ce) st.wrong_ce = st.wrong_ce.value_or(0) + r->wrong_ce;
         st.out_of_range += r->out_of_range;
         if (r->delays) {
           if (!delays) delays = std::make_unique<Histogram>();

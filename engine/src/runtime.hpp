@@ -45,6 +45,7 @@ struct Receiver {
   Counter received;
   Counter late;  // arrived after the per-frame timeout: counted as lost
   uint64_t duplicates = 0, bad_length = 0, bad_vlan = 0, out_of_range = 0;
+  uint64_t wrong_ce = 0;  // fields that name no CE in use or disagree on which (ce.hpp)
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
   std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
   std::unique_ptr<IpdvTracker> ipdv;
@@ -62,6 +63,8 @@ struct Stream {
   // The enumeration's frames computed before the trial, when they fit kPrecomputeBytes (else
   // the enumerator runs per burst).
   std::unique_ptr<FramePatches> patches;
+  std::unique_ptr<CeGenerator> ce;  // the sender's emulated CEs
+  std::optional<CePlan> rx_ce;      // the CE fields the receiver checks (CePlan::rx)
   static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
   uint32_t rx_len;   // expected received length (frame without FCS, with the tags of rx_vlan)
   VlanStack rx_vlan;  // the VLAN IDs it is expected with
@@ -79,7 +82,9 @@ struct Stream {
 
   Stream(uint8_t k, FrameTemplate t, const StreamPlan& sp, uint64_t n)
       : index(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
-        rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {}
+        rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {
+    if (sp.ce && sp.ce->rx) rx_ce = sp.ce;
+  }
   ~Stream() { rte_pktmbuf_free(tmpl.tail); }  // frames still in flight keep their reference
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;

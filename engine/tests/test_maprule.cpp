@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "ce.hpp"
 #include "fields.hpp"
 #include "frame.hpp"
 #include "maprule.hpp"
@@ -74,25 +75,52 @@ TEST(MapRule, BadRulesSayWhatIsWrong) {
 }
 
 // A million CEs (RFC 5180's 2001:2::/48, RFC 2544's 198.18.0.0/16, 20 EA bits, 16 CEs per
-// address): CE indices drawn as the sender draws them (RangeMapper over the engine's Rng) are
-// uniform (chi-squared over 1,024 bins of 1,024 CEs each), and so are the ports within a set.
+// address), drawn by the sender's CeGenerator (ce.hpp) a burst at a time: every frame's words
+// (tunnel address, IPv4 address, port) are one CE's, and the CEs are uniform (chi-squared over
+// 1,024 bins of 1,024 CEs each), and so are the ports within a set.
 TEST(MapRule, AMillionCesChosenUniformly) {
   const MapRule rule(parse_ip("2001:2::", 6), 48, v4("198.18.0.0"), 16, 20, 6);
   ASSERT_EQ(rule.ce_count(), uint64_t(1) << 20);
-  Rng rng(42);
-  const RangeMapper ces(uint32_t(rule.ce_count())), ports(rule.ports_per_ce());
+  const CeSource source(rule, rule.ce_count());
+  CeLayout layout;
+  layout.ipv6 = 22, layout.ipv4 = 66, layout.port = 74;  // IPv4 in IPv6, untagged
+  CeGenerator generator(source, layout, true, 42);
+  const std::vector<CeRow>& rows = generator.rows();
+  // Words 3-4 (the EA bits, address bits 48-67), 6 (the IPv4 suffix in the interface
+  // identifier) and 7 (the PSID) change; word 5 (198.18) is the same for every CE and stays
+  // the template's. Of the IPv4 address only its second word changes.
+  ASSERT_EQ(rows.size(), 4u + 1u + 1u);
   constexpr size_t kBins = 1024, kDraws = 4 << 20;
   std::vector<uint64_t> bins(kBins, 0), port_bins(64, 0);
-  for (size_t drawn = 0; drawn < kDraws;) {
-    uint32_t index, i;
-    if (!ces.map(uint32_t(rng.next() >> 32), index) || !ports.map(uint32_t(rng.next() >> 32), i)) continue;
-    const MapCe ce = rule.ce(index);
-    const uint16_t port = rule.port(ce.psid, i);
-    ASSERT_EQ(rule.psid_of_port(port), ce.psid);
-    ASSERT_GE(port, 1024);  // A > 0: never a system port
-    ++bins[index / (rule.ce_count() / kBins)];
-    ++port_bins[port & 63];
-    ++drawn;
+  uint16_t words[CeGenerator::kMaxRows][kMaxBurst];
+  for (size_t drawn = 0; drawn < kDraws; drawn += kMaxBurst) {
+    generator.generate(words, kMaxBurst);
+    for (uint32_t k = 0; k < kMaxBurst; ++k) {
+      Ipv6Bits address = source.at(0).ipv6;  // the template's
+      uint32_t ipv4 = source.at(0).ipv4;
+      uint16_t port = 0;
+      for (size_t r = 0; r < rows.size(); ++r) {
+        const uint16_t w = words[r][k];
+        if (r < 4) {
+          const unsigned shift = 112 - 16 * unsigned(rows[r].offset - layout.ipv6) / 2;
+          address = (address & ~(Ipv6Bits(0xffff) << shift)) | Ipv6Bits(w) << shift;
+        } else if (r == 4) {
+          ASSERT_EQ(rows[r].offset, layout.ipv4 + 2);
+          ipv4 = (ipv4 & 0xffff0000u) | w;
+        } else {
+          port = w;
+        }
+      }
+      const auto index = rule.index_of(address);
+      ASSERT_TRUE(index.has_value());
+      const MapCe ce = rule.ce(*index);
+      ASSERT_EQ(ce.ipv6, ipv6_bytes(address));
+      ASSERT_EQ(ce.ipv4, ipv4);
+      ASSERT_EQ(rule.psid_of_port(port), ce.psid);
+      ASSERT_GE(port, 1024);  // A > 0: never a system port
+      ++bins[*index / (rule.ce_count() / kBins)];
+      ++port_bins[port & 63];
+    }
   }
   auto chi2 = [](const std::vector<uint64_t>& observed, double expected) {
     double sum = 0;

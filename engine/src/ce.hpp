@@ -1,0 +1,285 @@
+// Emulated CEs (customer edge devices: B4s, lwB4s, MAP CEs; RFC 8219 §10.1.2, the multiple-IP
+// draft): a correlated field. Per frame the sender picks one CE and one port of that CE's port
+// set and writes all of the CE's fields together: its IPv6 address (in the tunnel header for
+// DS-Lite, lw4o6 and MAP-E, in the IPv6 header for MAP-T), its IPv4 address and the port. The
+// receiver reads the same fields back and checks that they belong to one CE (a frame the DUT
+// delivered to the wrong CE, or mapped wrongly, is counted apart). Nothing is kept per CE
+// beyond a binding table: a MAP rule computes its CEs, DS-Lite B4s are numbered.
+// Pure: no DPDK.
+#pragma once
+#include <algorithm>
+#include <cstring>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "field_kernels.hpp"
+#include "maprule.hpp"
+#include "random.hpp"
+
+namespace xlp {
+
+// One CE's fields.
+struct CeFields {
+  Ipv6Bits ipv6 = 0;
+  uint32_t ipv4 = 0;
+  uint16_t psid = 0;
+};
+
+// DS-Lite B4s (RFC 6333): B4 i has the IPv6 address ipv6 + i and the private IPv4 address
+// ipv4 + (i mod ipv4_count): with ipv4_count 1 every B4 uses the same one (RFC 6333 §5.7
+// recommends 192.0.0.2), the case the AFTR's per-softwire NAT must keep apart. B4s own no
+// port set: their ports are ordinary varying fields.
+struct B4Range {
+  Ipv6Bits ipv6 = 0;
+  uint32_t ipv4 = 0, ipv4_count = 1;
+  uint64_t count = 1;
+  CeFields fields(uint64_t i) const {
+    return {ipv6 + i, ipv4_count == 1 ? ipv4 : ipv4 + uint32_t(i % ipv4_count), 0};
+  }
+  std::optional<uint64_t> index_of(Ipv6Bits a) const {
+    if (a < ipv6 || a - ipv6 >= count) return std::nullopt;
+    return uint64_t(a - ipv6);
+  }
+};
+
+// lw4o6 softwires (RFC 7596 §6.1): a binding table's lwB4s, each with its IPv6 address, shared
+// IPv4 address and PSID, all with one sharing ratio (PortSet).
+struct SoftwireTable {
+  std::vector<CeFields> softwires;
+  PortSet ports{0, 0};
+  std::unordered_map<uint64_t, uint32_t> by_ipv4_psid;  // (ipv4 << 16 | psid) -> index
+  CeFields fields(uint64_t i) const { return softwires[i]; }
+};
+
+// Reads a binding table file (docs/ipv4aas.md: a header line, then
+// b4_ipv6,ipv4,psid,psid_length,psid_offset per softwire; the front end validated it first,
+// xlatperf/frames/addressing.py). Throws std::invalid_argument naming the file, line and column.
+SoftwireTable read_softwires(const std::string& path);
+
+// Where a CE's fields go in (or come from) a frame: the byte offsets of its IPv6 address, its
+// IPv4 address and its port; 0 for a field the frame does not carry. `ipv6_in_udp`: the IPv6
+// address is in the UDP pseudo-header (MAP-T: the IP header's), not a tunnel's.
+struct CeLayout {
+  uint16_t ipv6 = 0, ipv4 = 0, port = 0;
+  bool ipv6_in_udp = false;
+};
+
+class CeSource {
+ public:
+  using Kind = std::variant<MapRule, B4Range, SoftwireTable>;
+  // `count`: the CEs used, the first `count` of the source's (RFC 8219 §10.1.2's n).
+  CeSource(Kind kind, uint64_t count) : kind_(std::move(kind)), count_(count) {
+    const uint64_t available = available_in(kind_);
+    if (count_ == 0 || count_ > available || count_ > kMaxCount)
+      throw std::invalid_argument("count " + std::to_string(count_) + ": must be in 1.." +
+                                  std::to_string(std::min(available, kMaxCount)) + " (the CEs this source has)");
+    if (auto* t = std::get_if<SoftwireTable>(&kind_))
+      for (uint32_t i = 0; i < t->softwires.size(); ++i)
+        t->by_ipv4_psid.emplace(uint64_t(t->softwires[i].ipv4) << 16 | t->softwires[i].psid, i);
+  }
+  // Indices are drawn as 32-bit numbers.
+  static constexpr uint64_t kMaxCount = uint64_t(1) << 32;
+  // The CEs a source has.
+  static uint64_t available_in(const Kind& kind) {
+    return std::visit([](const auto& k) { return available_of(k); }, kind);
+  }
+
+  uint64_t count() const { return count_; }
+  // The CEs' port sets; null when the CEs own none (B4s).
+  const PortSet* ports() const {
+    if (auto* m = std::get_if<MapRule>(&kind_)) return &m->ports();
+    if (auto* t = std::get_if<SoftwireTable>(&kind_)) return &t->ports;
+    return nullptr;
+  }
+  CeFields at(uint64_t index) const {
+    return std::visit([&](const auto& k) { return fields_of(k, index); }, kind_);
+  }
+  // The bits of the IPv6 and IPv4 addresses that differ between the CEs in use.
+  std::pair<Ipv6Bits, uint32_t> varying() const {
+    const CeFields first = at(0), last = at(count_ - 1);
+    Ipv6Bits v6 = 0;
+    uint32_t v4 = 0;
+    if (auto* m = std::get_if<MapRule>(&kind_)) {
+      v6 = m->varying_bits();
+      v4 = m->varying_ipv4();
+    } else if (auto* t = std::get_if<SoftwireTable>(&kind_)) {
+      for (uint64_t i = 0; i < count_; ++i) v6 |= t->softwires[i].ipv6 ^ first.ipv6, v4 |= t->softwires[i].ipv4 ^ first.ipv4;
+    } else {  // numbered: every bit up to the highest one that changes (carries)
+      v6 = spread(first.ipv6 ^ last.ipv6);
+      const auto& b4 = std::get<B4Range>(kind_);
+      v4 = uint32_t(spread(first.ipv4 ^ (b4.ipv4 + uint32_t(std::min<uint64_t>(count_, b4.ipv4_count) - 1))));
+    }
+    return {v6, v4};
+  }
+
+  // The fields a received frame carries (those its layout has); the CE they name, if they
+  // name one of the CEs in use and all of them agree with it (the receiver's check).
+  struct Seen {
+    std::optional<Ipv6Bits> ipv6;
+    std::optional<uint32_t> ipv4;
+    std::optional<uint16_t> port;
+  };
+  bool consistent(const Seen& s) const {
+    std::optional<uint64_t> index;
+    if (auto* m = std::get_if<MapRule>(&kind_)) {
+      index = s.ipv6 ? m->index_of(*s.ipv6) : s.ipv4 && s.port ? m->index_of(*s.ipv4, *s.port) : std::nullopt;
+    } else if (auto* b = std::get_if<B4Range>(&kind_)) {
+      if (s.ipv6) index = b->index_of(*s.ipv6);
+    } else if (auto* t = std::get_if<SoftwireTable>(&kind_)) {
+      if (s.ipv4 && s.port) {
+        const auto it = t->by_ipv4_psid.find(uint64_t(*s.ipv4) << 16 | t->ports.psid_of_port(*s.port));
+        if (it != t->by_ipv4_psid.end()) index = it->second;
+      }
+    }
+    if (!index || *index >= count_) return false;
+    const CeFields ce = at(*index);
+    const PortSet* p = ports();
+    return (!s.ipv6 || *s.ipv6 == ce.ipv6) && (!s.ipv4 || *s.ipv4 == ce.ipv4) &&
+           (!s.port || !p || (p->in_a_set(*s.port) && p->psid_of_port(*s.port) == ce.psid));
+  }
+
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), kind_);
+  }
+  template <class K>
+  static CeFields fields_of(const K& k, uint64_t i) {
+    if constexpr (std::is_same_v<K, MapRule>) {
+      const auto f = k.fields(i);
+      return {f.ipv6, f.ipv4, f.psid};
+    } else {
+      return k.fields(i);
+    }
+  }
+
+ private:
+  static uint64_t available_of(const MapRule& m) { return m.ce_count(); }
+  static uint64_t available_of(const B4Range& b) { return b.count; }
+  static uint64_t available_of(const SoftwireTable& t) { return t.softwires.size(); }
+  static Ipv6Bits spread(Ipv6Bits x) {  // x's highest set bit and every bit below it
+    for (unsigned s = 1; s < 128; s *= 2) x |= x >> s;
+    return x;
+  }
+
+  Kind kind_;
+  uint64_t count_;
+};
+
+// A row of the words a CE writes into a frame: where, and which checksums cover it.
+struct CeRow {
+  uint16_t offset;
+  bool in_udp, in_ipv4;
+};
+
+// Picks the CEs of a stream's frames and gives their words, a burst at a time, as rows
+// (FieldBurst adds them to the fields' rows). Random: every CE and every port of its set
+// equally likely (Lemire's unbiased mapping over the engine's Rng); increasing: CE after CE,
+// the port moving on after each round of the CEs. A lane q of several takes every lanes-th CE.
+class CeGenerator {
+ public:
+  // Rows at most: eight IPv6 words, two IPv4 words, a port.
+  static constexpr size_t kMaxRows = 11;
+
+  CeGenerator(const CeSource& source, const CeLayout& layout, bool random, uint64_t seed, uint32_t start = 0,
+              uint32_t stride = 1)
+      : source_(&source), random_(random), rng_(seed), count_(source.count()),
+        ports_(layout.port && source.ports() ? source.ports()->ports_per_ce() : 1),
+        ce_mapper_(uint32_t(count_ == CeSource::kMaxCount ? 1 : count_)), port_mapper_(ports_), next_ce_(start % count_), stride_(stride % count_) {
+    const auto [v6, v4] = source.varying();
+    for (unsigned w = 0; w < 8 && layout.ipv6; ++w)
+      if (uint16_t(v6 >> (112 - 16 * w))) {
+        ipv6_shift_[ipv6_words_++] = uint8_t(112 - 16 * w);
+        rows_.push_back({uint16_t(layout.ipv6 + 2 * w), layout.ipv6_in_udp, false});
+      }
+    for (unsigned w = 0; w < 2 && layout.ipv4; ++w)
+      if (uint16_t(v4 >> (16 - 16 * w))) {
+        ipv4_shift_[ipv4_words_++] = uint8_t(16 - 16 * w);
+        rows_.push_back({uint16_t(layout.ipv4 + 2 * w), true, true});
+      }
+    if (layout.port && source.ports()) rows_.push_back({layout.port, true, false});
+  }
+
+  const std::vector<CeRow>& rows() const { return rows_; }
+
+  // rows[r][k]: row r's word of frame k (host order), for k < count.
+  void generate(uint16_t (*rows)[kMaxBurst], uint32_t count) {
+    uint32_t ce[kMaxBurst], port[kMaxBurst];
+    pick(ce, port, count);
+    source_->visit([&](const auto& kind) {
+      const PortSet* ports = source_->ports();
+      for (uint32_t k = 0; k < count; ++k) {
+        const CeFields f = CeSource::fields_of(kind, ce[k]);
+        uint32_t r = 0;
+        for (uint32_t w = 0; w < ipv6_words_; ++w) rows[r++][k] = uint16_t(f.ipv6 >> ipv6_shift_[w]);
+        for (uint32_t w = 0; w < ipv4_words_; ++w) rows[r++][k] = uint16_t(f.ipv4 >> ipv4_shift_[w]);
+        if (r < rows_.size()) rows[r][k] = ports->port(f.psid, port[k]);
+      }
+    });
+  }
+
+ private:
+  // The CE index and the port index of each frame.
+  void pick(uint32_t* ce, uint32_t* port, uint32_t count) {
+    if (!random_) {
+      for (uint32_t k = 0; k < count; ++k) {
+        ce[k] = uint32_t(next_ce_), port[k] = next_port_;
+        next_ce_ += stride_;
+        if (next_ce_ >= count_) {
+          next_ce_ -= count_;
+          if (++next_port_ == ports_) next_port_ = 0;
+        }
+      }
+      return;
+    }
+    for (uint32_t k = 0; k < count; ++k) {
+      uint32_t c, p = 0;
+      for (;;) {  // a rejection (probability below 2^-16 per draw) draws both anew
+        const uint64_t x = rng_.next();
+        if (draw(ce_mapper_, count_, uint32_t(x), c) && draw(port_mapper_, ports_, uint32_t(x >> 32), p)) break;
+      }
+      ce[k] = c, port[k] = p;
+    }
+  }
+  // [0, range) from x; range 2^32 takes x as it is.
+  static bool draw(const RangeMapper& m, uint64_t range, uint32_t x, uint32_t& out) {
+    if (range == CeSource::kMaxCount) return out = x, true;
+    return m.map(x, out);
+  }
+
+  const CeSource* source_;
+  bool random_;
+  Rng rng_;
+  uint64_t count_;
+  uint32_t ports_;
+  RangeMapper ce_mapper_, port_mapper_;
+  uint64_t next_ce_, stride_;
+  uint32_t next_port_ = 0;
+  std::vector<CeRow> rows_;
+  uint8_t ipv6_shift_[8] = {}, ipv4_shift_[2] = {};
+  uint32_t ipv6_words_ = 0, ipv4_words_ = 0;
+};
+
+// The receiver's check of a frame's CE fields (layout as received).
+inline bool ce_consistent(const CeSource& source, const CeLayout& layout, const uint8_t* frame) {
+  CeSource::Seen s;
+  if (layout.ipv6) {
+    std::array<uint8_t, 16> a;
+    std::memcpy(a.data(), frame + layout.ipv6, 16);
+    s.ipv6 = ipv6_bits(a);
+  }
+  if (layout.ipv4) {
+    const uint8_t* p = frame + layout.ipv4;
+    s.ipv4 = uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+  }
+  if (layout.port) s.port = uint16_t(frame[layout.port] << 8 | frame[layout.port + 1]);
+  return source.consistent(s);
+}
+
+}  // namespace xlp
