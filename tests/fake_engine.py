@@ -71,7 +71,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.6"
+PROTOCOL = "2.7"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -99,8 +99,9 @@ KEYS = {
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel"),
+               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce"),
     "tunnel": ("src_ip", "dst_ip"),
+    "ce": ("map", "b4", "softwires", "count", "side", "mode", "fields", "rx_fields"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
     "learn": ("port", "flow", "table_size", "ip_version"),
@@ -218,6 +219,8 @@ def validate_stream(stream, path):
     vlan_of(stream, path, "rx_vlan")
     for vary in stream.get("vary", []):
         known(vary, path + "vary[].", "vary")
+    if "ce" in stream:  # (the engine checks the rest: a fake DUT maps no CE wrongly)
+        known(stream["ce"], path + "ce.", "ce")
 
 
 def validate_trial(request):
@@ -682,6 +685,8 @@ def make_stream(kind, spec, sent, received):
     stream = {"kind": kind, "sent": sent, "received": received, "duplicates": 0, "reordered": 0,
               "bad_length": 0, "bad_vlan": 0, "out_of_range": 0, "frame_size": spec["frame_size"],
               "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"])}
+    if spec.get("ce", {}).get("rx_fields"):
+        stream["wrong_ce"] = 0
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
         stream["delay_ns"] = {"min": base, "mean": 1.5 * base, "max": 2 * base}

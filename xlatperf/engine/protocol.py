@@ -27,6 +27,9 @@ class DirectionCounts:
     bad_length: int = 0
     late: int | None = None     # frames later than trial.frame_timeout (None: no such timeout)
     bad_vlan: int = 0           # test frames that arrived on another VLAN than the side's
+    # Test frames whose CE fields named no emulated CE, or disagreed on which (delivered to the
+    # wrong CE, a wrong mapping: docs/ipv4aas.md); None when the direction checks no CE.
+    wrong_ce: int | None = None
     # A direction carried by several engine flows of the same name (RFC 8219 §10.2.2: one per
     # client, started one after another): each flow's {"sent", "received", "planned", "rate"},
     # in the request's order; None for a direction of one flow.
@@ -58,6 +61,7 @@ class DirectionCounts:
                 "reordered": self.reordered, "bad_length": self.bad_length,
                 **({"late": self.late} if self.late is not None else {}),
                 **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
+                **({"wrong_ce": self.wrong_ce} if self.wrong_ce is not None else {}),
                 **({"sizes": self.sizes} if self.sizes else {}),
                 **({"flows": self.flows} if self.flows else {}),
                 **({"max_lag_us": self.max_lag_us} if self.max_lag_us is not None else {}),
@@ -117,6 +121,7 @@ class TrialResult:
             # its sending order, so they are kept only for a direction of one flow.
             streams = [s for flow in flows for s in flow.get("streams", [])]
             late = [s["late"] for s in streams if "late" in s]
+            wrong_ce = [s["wrong_ce"] for s in streams if "wrong_ce" in s]
             planned = [flow.get("planned") for flow in flows]
             directions[name] = DirectionCounts(
                 sent=sum(int(flow["sent"]) for flow in flows),
@@ -132,6 +137,7 @@ class TrialResult:
                 lagged=(sum(flow["lagged"] for flow in flows if "lagged" in flow)
                         if any("lagged" in flow for flow in flows) else None),
                 late=sum(late) if late else None,
+                wrong_ce=sum(wrong_ce) if wrong_ce else None,
                 flows=[{"rate": flow.get("rate"), "planned": flow.get("planned"),
                         "sent": int(flow["sent"]), "received": int(flow["received"])}
                        for flow in flows] if len(flows) > 1 else None)
@@ -288,6 +294,7 @@ def trial_from_record(record: dict) -> TrialResult:
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
         bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0),
+        wrong_ce=d.get("wrong_ce"),
         sizes=d.get("sizes"), flows=d.get("flows"), max_lag_us=d.get("max_lag_us"),
         lagged=d.get("lagged"))
         for name, d in record.get("directions", {}).items()}
@@ -305,7 +312,7 @@ def trial_from_record(record: dict) -> TrialResult:
 
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.6"
+PROTOCOL_VERSION = "2.7"
 
 
 def _major(version) -> int | None:
