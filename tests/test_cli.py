@@ -36,6 +36,22 @@ def test_usage_error_is_one_line():
     assert status == 2 and err.count("\n") == 1 and err.startswith("xlatperf: error: ")
 
 
+def test_every_help_page_prints(capsys):
+    """--help of xlatperf and of every subcommand prints its page (argparse %-formats help
+    texts: a procedure's "110 %" once broke the top-level page)."""
+    parser = cli.build_parser()
+    commands = [a for a in parser._actions if isinstance(a, cli.argparse._SubParsersAction)][0]
+    pages = [[]] + [[name] for name in commands.choices]
+    for page in pages:
+        with pytest.raises(SystemExit) as done:
+            cli.main(page + ["--help"])
+        assert done.value.code == 0, page
+        assert capsys.readouterr().out.startswith("usage: xlatperf"), page
+    assert "recovery from an overload at 110 % of the throughput" in " ".join(
+        subprocess.run([sys.executable, "-m", "xlatperf", "--help"], capture_output=True, text=True,
+                       env={**os.environ, "COLUMNS": "200"}).stdout.split())
+
+
 def test_lab_up_help_lists_every_kind_and_its_parameters(monkeypatch, capsys):
     from xlatperf.lab import KINDS
     monkeypatch.setenv("COLUMNS", "80")

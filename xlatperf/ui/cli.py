@@ -82,6 +82,12 @@ def _rate_list(text: str) -> list[int]:
     return rates
 
 
+def _literal(text: str) -> str:
+    """A help text from elsewhere (a procedure's registration) as argparse prints it: argparse
+    %-formats help strings, so a "110 %" would break every --help."""
+    return text.replace("%", "%%")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="xlatperf", description="Benchmarking tester for IPv4/IPv6 routers "
                      "and translators (RFC 2544, RFC 5180, RFC 8219).")
@@ -116,7 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="also log a status line every S seconds during trials")
 
     for spec in REGISTRY.values():  # one subcommand per registered procedure
-        command = commands.add_parser(spec.name, parents=[common, display], help=spec.help)
+        command = commands.add_parser(spec.name, parents=[common, display], help=_literal(spec.help))
         if spec.rate_option == "optional":
             command.add_argument("--rate", type=int, metavar="R",
                                  help="frames/s per direction (default: the medium's maximum)")
@@ -133,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                                       "(frame_loss.rates)")
         for option in spec.key_options:   # options that set one of the procedure's keys
             command.add_argument(option.flag, dest=_option_dest(option), metavar=option.metavar,
-                                 help=f"{option.help} ({option.key})")
+                                 help=_literal(f"{option.help} ({option.key})"))
 
     campaign = commands.add_parser("campaign", help="sweeps over configuration keys")
     campaign_commands = campaign.add_subparsers(dest="campaign_command", required=True,
