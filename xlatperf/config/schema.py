@@ -23,6 +23,8 @@ from ..frames.stack import IP_STACKS, MAX_FRAME_SIZE
 from ..frames.trial import (DIRECTIONS, active_directions, direction_sides, has_background, lookup,
                            size_period)
 from ..frames.imix import check_imix, mixed_length
+from .ipv4aas import TECHNOLOGIES, check_ipv4aas
+from .ipv4aas import prefix as ipv4aas_prefix
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 from .templates import BRACES_HINT, TemplateError, placeholders
@@ -542,6 +544,29 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # did not fill is taken again (siitperf's scripts retake it) before the step is invalid.
         "retakes": Key(2, integer(0, 100)),
     },
+    # IPv4-as-a-Service (docs/ipv4aas.md, xlatperf/config/ipv4aas.py): the technology, what the
+    # DUT is in it, and the technology's parameters. The left port is the customer side.
+    "ipv4aas": {
+        "technology": Key("", choice(*TECHNOLOGIES)),
+        "role": Key("", string),              # per technology: ipv4aas.ROLES
+        # BR roles: the CEs the left port emulates (RFC 8219 §10.1.2's n; 0 = every CE of the
+        # rule or the binding table, one B4 for DS-Lite) and how a frame's CE is chosen.
+        "ces": Key(0, integer(0, 2**32)),
+        "ce_mode": Key("random", choice("random", "increasing")),
+        # The DUT's tunnel endpoint in a BR role: the AFTR's, lwAFTR's or MAP-E BR's IPv6 address.
+        "endpoint_ipv6": Key("", _address(6, optional=True)),
+        # MAP-E / MAP-T Basic Mapping Rule (RFC 7597 §5) and MAP-T's Default Mapping Rule prefix.
+        "rule_ipv6_prefix": Key("", ipv4aas_prefix(6)),
+        "rule_ipv4_prefix": Key("", ipv4aas_prefix(4)),
+        "ea_bits": Key(16, integer(0, 48)),
+        "psid_offset": Key(6, integer(0, 15)),
+        "dmr": Key("", ipv4aas_prefix(6)),
+        # lw4o6: the binding table file (CSV, docs/ipv4aas.md).
+        "binding_table": Key("", string),
+        # DS-Lite BR role: B4 i has left.ipv6 + i and the private address left.ipv4 (shared).
+        # 464XLAT: the PLAT's RFC 6052 prefix (checked against the CLAT set-up's addresses).
+        "pref64": Key("64:ff9b::/96", ipv4aas_prefix(6)),
+    },
     # The DUT: a description for the report, and hooks run at defined points (xlatperf/measure/hooks.py).
     # Hook commands are templates (xlatperf/config/templates.py): {section.key}, {dut.NAME}.
     "dut": {
@@ -690,6 +715,7 @@ def partial_config(raw: dict) -> ConfigBase:
 
 def _cross_check(config: ConfigBase) -> None:
     traffic = config.traffic
+    check_ipv4aas(config)  # first: the traffic kind, and so the frames, depend on it
 
     tester = config.tester
     if not tester.ssh:

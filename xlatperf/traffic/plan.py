@@ -134,9 +134,12 @@ class TrafficPlan:
         sent, received = kind.stacks(config, name)
         period = size_period(config)
         sizes = list(dict.fromkeys(period))  # distinct, in order of first appearance
+        own_keys = kind.stream_keys(config, name)  # tunnel, emulated CEs
         streams = [{"kind": "foreground",
-                    **self._stream(name, sent, received, source, destination, size)}
+                    **self._stream(name, sent, received, source, destination, size), **own_keys}
                    for size in sizes]
+        if not self.through_dut:
+            streams = [_without_unseen_checks(stream, sent) for stream in streams]
         mix_n, mix_m = (config.traffic.mix_n, config.traffic.mix_m) if has_background(config) else (1, 1)
         if has_background(config):
             # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated.
@@ -190,6 +193,16 @@ class TrafficPlan:
         sent = side_vlan(self.config, tx)
         received = side_vlan(self.config, rx) if self.through_dut else sent
         return {"vlan": sent, "rx_vlan": received} if sent or received else {}
+
+
+def _without_unseen_checks(stream: dict, received: Stack) -> dict:
+    """A stream with the CE fields its received frames cannot carry left unchecked (frames that
+    come back as sent, on a cable between the tester's ports)."""
+    if "ce" not in stream:
+        return stream
+    has = {"tunnel": received.encapsulated, "ipv6": received.inner == 6, "ipv4": received.inner == 4,
+           "port": True}
+    return {**stream, "ce": {**stream["ce"], "rx_fields": [f for f in stream["ce"]["rx_fields"] if has[f]]}}
 
 
 def _protocol(stream: dict) -> dict:

@@ -24,6 +24,11 @@ class TrafficKind:
         ("left.ipv6", "right.virtual_ipv6")."""
         raise NotImplementedError
 
+    def stream_keys(self, config, direction: str) -> dict:
+        """Protocol keys a direction's foreground streams carry besides addresses, ports and
+        sizes (`tunnel`, `ce`: docs/protocol.md)."""
+        return {}
+
     def address_use(self, config, direction: str) -> str:
         """Why a direction's frames need the addresses of `addresses` (for the error that names
         a missing one)."""

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""IPv4-as-a-Service in the front end: the [ipv4aas] section's rules (errors naming key, value
+and what is allowed), the traffic kinds of the BR roles (the left port emulating CEs) and the
+flows of their trial requests, the overhead in the maximum frame rate (RFC 8219 §5.1, App. A),
+and a trial through the fake engine."""
+
+import ipaddress
+
+import pytest
+
+from xlatperf.config.schema import load_config
+from xlatperf.frames.addressing import embed_ipv4
+from xlatperf.frames.kinds import kind_of, largest_frame
+from xlatperf.traffic.plan import TrafficPlan
+from xlatperf.util.errors import ConfigError
+
+PORTS = [
+    {"index": 0, "name": "net_af_packet0", "mac": "02:00:00:00:00:01", "link_speed_mbps": 10000},
+    {"index": 1, "name": "net_af_packet1", "mac": "02:00:00:00:00:02", "link_speed_mbps": 10000},
+]
+# RFC 7597 App. A Example 1's rule (= RFC 7599's), its BR at 2001:db8:ffff::1.
+MAP_E = ["ipv4aas.technology=map-e", "ipv4aas.role=br", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+         "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+         "ipv4aas.ea_bits=16"]
+MAP_T = ["ipv4aas.technology=map-t", "ipv4aas.role=br", "left.ip_version=6",
+         "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+         "ipv4aas.ea_bits=16", "ipv4aas.dmr=2001:db8:ffff::/64",
+         "right.virtual_ipv6=2001:db8:ffff:0:c6:1300:200:0", "traffic.frame_size=84"]
+DS_LITE = ["ipv4aas.technology=ds-lite", "ipv4aas.role=aftr", "ipv4aas.endpoint_ipv6=2001:db8:af::1",
+           "left.ipv4=192.0.0.2", "left.ipv6=2001:db8:b4::1", "ipv4aas.ces=1000", "traffic.direction=forward"]
+
+
+def flows(assignments, rate=1000):
+    return TrafficPlan(load_config(None, assignments), PORTS).flows(rate)
+
+
+def error(assignments) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config(None, assignments)
+    return str(info.value)
+
+
+def test_map_e_br_frames_come_from_the_rules_ces_in_rfc_2473_tunnels():
+    config = load_config(None, MAP_E)
+    assert kind_of(config).name == "encapsulation"
+    forward, reverse = flows(MAP_E)
+    fg = forward["foreground"]
+    # 64-byte IPv4 frames in a 40-byte IPv6 tunnel (RFC 8219 App. A: X + O).
+    assert (fg["ip_version"], fg["frame_size"], fg["rx_frame_size"]) == (4, 104, 64)
+    assert fg["tunnel"] == {"src_ip": "2001:2::2", "dst_ip": "2001:db8:ffff::1"}
+    assert fg["ce"] == {"map": {"ipv6_prefix": "2001:db8::/40", "ipv4_prefix": "192.0.2.0/24", "ea_bits": 16,
+                                "psid_offset": 6},
+                        "count": 65536, "side": "src", "mode": "random",
+                        "fields": ["tunnel", "ipv4", "port"], "rx_fields": ["ipv4", "port"]}
+    rv = reverse["foreground"]
+    assert (rv["frame_size"], rv["rx_frame_size"]) == (64, 104)
+    assert "tunnel" not in rv
+    assert rv["ce"]["side"] == "dst" and rv["ce"]["fields"] == ["ipv4", "port"]
+    assert rv["ce"]["rx_fields"] == ["tunnel", "ipv4", "port"]
+
+
+def test_the_tunnel_overhead_counts_in_the_maximum_frame_rate():
+    """RFC 8219 §5.1 / App. A: the encapsulated frame is what the medium carries. 10 Gbit/s,
+    104-byte frames: 10^10 / ((104 + 20) x 8) = 10,080,645 frames/s."""
+    config = load_config(None, MAP_E)
+    plan = TrafficPlan(config, PORTS)
+    assert plan.max_rate == 10_080_645
+    assert largest_frame(config) == 104
+    assert "104 bytes" in plan.directions[0].describe_limit()
+    assert TrafficPlan(load_config(None, MAP_E + ["traffic.frame_size=1460"]), PORTS).max_rate == \
+        10**10 // ((1500 + 20) * 8)
+
+
+def test_map_t_br_frames_are_the_ces_translated_ipv6():
+    config = load_config(None, MAP_T)
+    assert kind_of(config).name == "map-t"
+    forward, reverse = flows(MAP_T)
+    fg = forward["foreground"]
+    # The frame size names the IPv6 frame (84 bytes at least); the IPv4 one is 20 bytes shorter.
+    assert (fg["ip_version"], fg["frame_size"], fg["rx_frame_size"]) == (6, 84, 64)
+    assert fg["dst_ip"] == str(embed_ipv4(ipaddress.IPv6Network("2001:db8:ffff::/64"),
+                                          ipaddress.IPv4Address("198.19.0.2")))
+    assert "tunnel" not in fg
+    assert (fg["ce"]["fields"], fg["ce"]["rx_fields"]) == (["ipv6", "port"], ["ipv4", "port"])
+    assert (reverse["foreground"]["ce"]["fields"], reverse["foreground"]["ce"]["rx_fields"]) == \
+        (["ipv4", "port"], ["ipv6", "port"])
+
+
+def test_map_t_needs_the_dmr_embedded_address_of_the_ipv4_host():
+    wrong = [a for a in MAP_T if not a.startswith("right.virtual_ipv6")] + ["right.virtual_ipv6=2001:db8::1"]
+    assert error(wrong) == ("right.virtual_ipv6 = \"2001:db8::1\": must be 2001:db8:ffff:0:c6:1300:200:0, "
+                            "right.ipv4 = 198.19.0.2 in ipv4aas.dmr = 2001:db8:ffff::/64: the CEs reach "
+                            "the IPv4 host right.ipv4 at its address in the Default Mapping Rule's prefix "
+                            "(RFC 7599 §5.1)")
+    assert error([a for a in MAP_T if not a.startswith("ipv4aas.dmr")]).startswith(
+        'ipv4aas.dmr = "": must be set with MAP-T')
+    assert error(MAP_T + ["ipv4aas.dmr=2001:db8:ffff::/60"]).startswith(
+        'ipv4aas.dmr = "2001:db8:ffff::/60": must have an RFC 6052 prefix length')
+
+
+def test_ds_lite_aftr_b4s_are_numbered_and_share_their_private_address():
+    forward, = flows(DS_LITE)
+    fg = forward["foreground"]
+    assert fg["src_ip"] == "192.0.0.2" and fg["tunnel"]["src_ip"] == "2001:db8:b4::1"
+    assert fg["ce"]["b4"] == {"ipv6": "2001:db8:b4::1", "ipv4": "192.0.0.2"}
+    assert fg["ce"]["count"] == 1000
+    # The AFTR's NAT44 rewrites what the B4s send: nothing of theirs to check on the right.
+    assert fg["ce"]["fields"] == ["tunnel", "ipv4"] and fg["ce"]["rx_fields"] == []
+
+
+def test_ds_lite_aftr_returns_traffic_only_after_phase_1():
+    assert error([a for a in DS_LITE if not a.startswith("traffic.direction")]).startswith(
+        'traffic.direction = "both": must be "forward" unless stateful.enabled = true')
+
+
+def test_lw4o6_softwires_come_from_the_binding_table(tmp_path):
+    table = tmp_path / "bt.csv"
+    table.write_text("b4_ipv6,ipv4,psid,psid_length,psid_offset\n" +
+                     "".join(f"2001:db8:1::{i + 1:x},198.51.100.{1 + i // 16},{i % 16},4,6\n" for i in range(64)))
+    lw4o6 = ["ipv4aas.technology=lw4o6", "ipv4aas.role=lwaftr", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+             f"ipv4aas.binding_table={table}"]
+    forward, reverse = flows(lw4o6)
+    assert forward["foreground"]["ce"]["softwires"] == str(table) and forward["foreground"]["ce"]["count"] == 64
+    assert error(lw4o6 + ["ipv4aas.ces=65"]) == \
+        "ipv4aas.ces = 65: must be in 0..64 (the CEs the binding table has; 0: all)"
+    table.write_text(table.read_text() + "2001:db8:2::1,198.51.100.9,1,2,6\n")
+    assert "mixes sharing ratios (PSID length, offset) [(2, 6), (4, 6)]" in error(lw4o6)
+    table.write_text("b4_ipv6,ipv4,psid,psid_length,psid_offset\n2001:db8:1::1,198.51.100.1,16,4,6\n")
+    assert error(lw4o6).startswith(f'ipv4aas.binding_table = "{table}": {table}:2')
+
+
+@pytest.mark.parametrize("assignments, message", [
+    (["ipv4aas.technology=map-e", "ipv4aas.role=aftr"],
+     'ipv4aas.role = "aftr": must be one of dual, br, ce with ipv4aas.technology = "map-e"'),
+    (["ipv4aas.technology=map-e", "ipv4aas.role=ce"],
+     'ipv4aas.role = "ce": is not supported yet with map-e'),
+    (["ipv4aas.technology=sixrd"], 'ipv4aas.technology = "sixrd": must be one of'),
+    (["ipv4aas.role=br"], 'ipv4aas.role = "br": takes effect only with ipv4aas.technology set'),
+    (MAP_E + ["ipv4aas.ea_bits=48"], "ipv4aas.ea_bits = 48: Rule IPv6 prefix /40 + 48 EA bits: must be at most 80"),
+    (MAP_E + ["ipv4aas.ces=65537"], "ipv4aas.ces = 65537: must be in 0..65536 (the CEs the rule has; 0: all)"),
+    (MAP_E + ['ipv4aas.endpoint_ipv6=""'], 'ipv4aas.endpoint_ipv6 = "": must be the BR\'s IPv6 address'),
+    (MAP_E + ["ipv4aas.rule_ipv4_prefix=192.0.2.1/24"], 'ipv4aas.rule_ipv4_prefix = "192.0.2.1/24": must be an '
+                                                        "IPv4 prefix"),
+    (MAP_E + ["left.ip_version=6"], "left.ip_version = 6: must be 4 with ipv4aas.role = \"br\" (map-e: the left "
+                                    "port sends and receives IPv4 inside the tunnel)"),
+    ([a for a in DS_LITE if not a.startswith("left.ipv6")] + ['left.ipv6=""'],
+     'left.ipv6 = "": must be the first B4\'s IPv6 address'),
+    (["ipv4aas.technology=464xlat", "ipv4aas.role=clat", "right.ip_version=6", "right.virtual_ipv4=198.19.0.2"],
+     'right.ipv6 = "2001:2:0:8000::2": must be 64:ff9b::c613:2, right.virtual_ipv4 = 198.19.0.2 in '
+     "ipv4aas.pref64 = 64:ff9b::/96"),
+])
+def test_bad_ipv4aas_settings_name_key_value_and_allowed(assignments, message):
+    assert error(assignments).startswith(message), error(assignments)
+
+
+def test_selftest_checks_only_the_ce_fields_a_cable_leaves_in_place():
+    """Wired to each other the tester's ports see frames as sent: a tunnel that only a DUT
+    would add is not checked for."""
+    config = load_config(None, MAP_E)
+    forward, reverse = TrafficPlan(config, PORTS, through_dut=False).flows(1000)
+    assert forward["foreground"]["ce"]["rx_fields"] == ["ipv4", "port"]
+    assert reverse["foreground"]["ce"]["rx_fields"] == ["ipv4", "port"]
+    assert reverse["foreground"]["rx_frame_size"] == 64
+
+
+def test_a_trial_of_emulated_ces_records_the_wrong_ce_count(fake_config, tmp_path):
+    """Through the fake engine (which mirrors the protocol): the trial's record keeps each
+    direction's wrong_ce, the frames whose CE fields failed the receiver's check."""
+    from xlatperf.measure.store import read_trials
+    from xlatperf.ui import cli
+    out = tmp_path / "out"
+    status = cli.main(["trial", "-c", str(fake_config), "--out", str(out), "--rate", "1000", "-q",
+                       *[arg for a in MAP_E for arg in ("--set", a)]])
+    assert status == 0
+    record, = read_trials(out)
+    assert record["directions"]["forward"]["wrong_ce"] == 0
+    assert record["directions"]["reverse"]["wrong_ce"] == 0

@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""IPv4-as-a-Service in the configuration (docs/ipv4aas.md): the [ipv4aas] section's keys, the
+technologies and the roles the DUT may play in each, and the rules of check_ipv4aas().
+
+The left tester port is always the customer side (hosts, CEs, B4s, lwB4s), the right one the
+IPv4 Internet (RFC 8219 §4.2's set-ups drawn with the CE on the left). In the BR roles (an
+AFTR, lwAFTR or BR alone) the left port emulates the CEs: every frame may come from another
+one, their fields from the MAP rule, the binding table or DS-Lite's numbering."""
+
+import ipaddress
+
+from ..frames.addressing import embed_ipv4
+from ..frames.kinds.ipv4aas import BR_ROLES, ROLES, available_ces, binding_table, ce_count, map_rule
+from ..util.errors import key_error
+
+TECHNOLOGIES = ("",) + tuple(ROLES)
+
+# The roles whose traffic kinds exist so far; the CE roles (the tester plays the BR) follow.
+SUPPORTED = {("464xlat", "dual"), ("464xlat", "clat"), ("464xlat", "plat"), ("ds-lite", "dual"),
+             ("ds-lite", "aftr"), ("lw4o6", "lwaftr"), ("map-e", "dual"), ("map-e", "br"),
+             ("map-t", "dual"), ("map-t", "br")}
+# What each role needs of the sides' IP versions (left, right): the frames the tester sends and
+# receives there, inside any tunnel (a MAP-T BR's CE side is IPv6).
+SIDE_VERSIONS = {"dual": (4, 4), "clat": (4, 6), "plat": (6, 4), "aftr": (4, 4), "lwaftr": (4, 4),
+                 "br": (4, 4)}
+
+
+def side_versions(technology: str, role: str) -> tuple[int, int]:
+    return (6, 4) if (technology, role) == ("map-t", "br") else SIDE_VERSIONS[role]
+
+
+def prefix(version: int):
+    """A checker of "address/length" prefixes ("" allowed)."""
+    cls = ipaddress.IPv4Network if version == 4 else ipaddress.IPv6Network
+
+    def check(value):
+        if value == "":
+            return ""
+        try:
+            if isinstance(value, str) and "/" in value:
+                return str(cls(value, strict=True))
+        except ValueError as exc:
+            raise ValueError(f"must be an IPv{version} prefix, address/length with no bits set "
+                             f"after the length ({exc})") from None
+        raise ValueError(f"must be an IPv{version} prefix, address/length")
+    return check
+
+
+def check_ipv4aas(config) -> None:
+    """The [ipv4aas] rules; ConfigError names the key, the value and what is allowed."""
+    a = config.ipv4aas
+    if not a.technology:
+        for key in ("role", "rule_ipv6_prefix", "rule_ipv4_prefix", "dmr", "binding_table", "endpoint_ipv6"):
+            if getattr(a, key):
+                raise key_error(f"ipv4aas.{key}", getattr(a, key),
+                                'takes effect only with ipv4aas.technology set (464xlat, ds-lite, '
+                                'lw4o6, map-e, map-t)')
+        return
+    roles = ROLES[a.technology]
+    if a.role not in roles:
+        raise key_error("ipv4aas.role", a.role, f"must be one of {', '.join(roles)} with "
+                        f'ipv4aas.technology = "{a.technology}" (what the DUT is)')
+    if (a.technology, a.role) not in SUPPORTED:
+        raise key_error("ipv4aas.role", a.role, f"is not supported yet with {a.technology} (the "
+                        f"tester playing the BR side for a CE alone); supported: "
+                        f"{', '.join(r for t, r in sorted(SUPPORTED) if t == a.technology)}")
+    left, right = side_versions(a.technology, a.role)
+    for side, version in (("left", left), ("right", right)):
+        if config.side(side).ip_version != version:
+            raise key_error(f"{side}.ip_version", config.side(side).ip_version,
+                            f"must be {version} with ipv4aas.role = \"{a.role}\" ({a.technology}: the "
+                            f"{side} port sends and receives IPv{version}"
+                            + (" inside the tunnel" if side == "left" and a.role in BR_ROLES
+                               and a.technology != "map-t" else "") + ")")
+    if a.technology in ("map-e", "map-t"):
+        for key in ("rule_ipv6_prefix", "rule_ipv4_prefix"):
+            if not getattr(a, key):
+                raise key_error(f"ipv4aas.{key}", "", f"must be set with ipv4aas.technology = "
+                                f'"{a.technology}" (the Basic Mapping Rule, RFC 7597 §5)')
+        try:
+            map_rule(config)
+        except ValueError as exc:
+            raise key_error("ipv4aas.ea_bits", a.ea_bits, str(exc)) from None
+    if a.technology == "map-t" and a.role != "dual" and not a.dmr:
+        raise key_error("ipv4aas.dmr", "", "must be set with MAP-T (the Default Mapping Rule's "
+                        "prefix, RFC 7599 §5.1: IPv4 destinations are embedded in it)")
+    if a.dmr:
+        length = ipaddress.IPv6Network(a.dmr).prefixlen
+        if length not in (32, 40, 48, 56, 64, 96):
+            raise key_error("ipv4aas.dmr", a.dmr, "must have an RFC 6052 prefix length: 32, 40, 48, "
+                            "56, 64 or 96")
+    if a.technology == "map-t" and a.role == "br":
+        _check_embedded("right.virtual_ipv6", config, "dmr", "the CEs reach the IPv4 host right.ipv4 "
+                        "at its address in the Default Mapping Rule's prefix (RFC 7599 §5.1)")
+    if a.technology == "lw4o6":
+        if not a.binding_table:
+            raise key_error("ipv4aas.binding_table", "", "must name the binding table file (CSV: "
+                            "b4_ipv6,ipv4,psid,psid_length,psid_offset; docs/ipv4aas.md)")
+        try:
+            table = binding_table(config)
+        except (OSError, ValueError) as exc:
+            raise key_error("ipv4aas.binding_table", a.binding_table, str(exc)) from None
+        ratios = {(s.psid_length, s.psid_offset) for s in table.softwires}
+        if len(ratios) > 1:
+            raise key_error("ipv4aas.binding_table", a.binding_table,
+                            f"mixes sharing ratios (PSID length, offset) {sorted(ratios)}: the "
+                            "tester emulates lwB4s of one sharing ratio per table")
+    if a.role in BR_ROLES:
+        if a.technology != "map-t" and not a.endpoint_ipv6:
+            raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {a.role.upper()}'s IPv6 "
+                            "address: the emulated CEs' tunnels end there")
+        if a.technology == "ds-lite" and not config.left.ipv6:
+            raise key_error("left.ipv6", "", "must be the first B4's IPv6 address (B4 i has "
+                            "left.ipv6 + i; all share left.ipv4, RFC 6333)")
+        available = available_ces(config)
+        if available is not None and a.ces > available:
+            raise key_error("ipv4aas.ces", a.ces, f"must be in 0..{available} (the CEs the "
+                            f"{'binding table' if a.technology == 'lw4o6' else 'rule'} has; 0: all)")
+        if ce_count(config) > 2**32:
+            raise key_error("ipv4aas.ces", a.ces, f"must be set, at most {2**32}: the rule has "
+                            f"{ce_count(config)} CEs, more than the tester draws from")
+        if a.technology == "ds-lite" and config.traffic.direction != "forward" \
+                and not config.stateful.enabled:
+            raise key_error("traffic.direction", config.traffic.direction,
+                            'must be "forward" unless stateful.enabled = true: the AFTR\'s NAT44 '
+                            "forwards IPv4 back to a B4 only after the B4 opened the binding (RFC "
+                            "9693 phase 1)")
+    if a.technology == "464xlat" and a.role == "clat" and config.right.virtual_ipv4:
+        _check_embedded("right.ipv6", config, "pref64", "the CLAT sends the IPv4 server "
+                        "right.virtual_ipv4 to its address in the PLAT's prefix (RFC 6052, RFC 6877)",
+                        ipv4_key="right.virtual_ipv4")
+
+
+def _check_embedded(key: str, config, prefix_key: str, why: str, ipv4_key: str = "right.ipv4") -> None:
+    """`key` must be the IPv4 address `ipv4_key` embedded in ipv4aas.`prefix_key` (RFC 6052)."""
+    prefix = getattr(config.ipv4aas, prefix_key)
+    expected = embed_ipv4(ipaddress.IPv6Network(prefix), ipaddress.IPv4Address(config.value(ipv4_key)))
+    value = config.value(key)
+    if value == "" or ipaddress.IPv6Address(value) != expected:
+        raise key_error(key, value, f"must be {expected}, {ipv4_key} = {config.value(ipv4_key)} in "
+                        f"ipv4aas.{prefix_key} = {prefix}: {why}")
