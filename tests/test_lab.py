@@ -73,6 +73,11 @@ EXPECTED_SIDES = {
               {"ip_version": 4, "ipv4": "198.19.0.2", "virtual_ipv6": "2001:2:0:6464::c613:2",
                "dut_mac": "", "dut_ipv4": "198.19.0.1"}),
     "vlan": ({**V4[0], "vlan": 100}, {**V4[1], "vlan": 200}),
+    # The CEs' side carries IPv4 in IPv6: the DUT is resolved by ND there.
+    "mape-br": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
+                {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
+    "lwaftr": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
+               {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
 }
 EXPECTED_DUT_ADDRS = {
     "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
@@ -84,6 +89,8 @@ EXPECTED_DUT_ADDRS = {
     "nat66": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
     "nat64": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "vlan": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
+    "mape-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
 }
 
 
@@ -244,6 +251,10 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
             assert "tag_pop" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "ingress")
             assert "tag_push" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "egress")
 
+    if kind in ("mape-br", "lwaftr"):  # tc-BPF decapsulates from the CEs, encapsulates to them
+        assert "from_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dl", "ingress")
+        assert "to_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dr", "ingress")
+
     if kind == "siit":
         pid = tayga._read_pid(lab.TAYGA_PIDFILE)
         assert pid and alive(pid) and Path(f"/proc/{pid}/comm").read_text().strip() == "tayga"
@@ -260,6 +271,8 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     for side, port, mac, expected in (("left", "xlp-tl", TL, EXPECTED_SIDES[kind][0]),
                                       ("right", "xlp-tr", TR, EXPECTED_SIDES[kind][1])):
         assert cfg[side] == {"port": f"{ports}:{port}", "mac": mac, **expected}
+    if kind in ("mape-br", "lwaftr"):
+        assert cfg["ipv4aas"]["endpoint_ipv6"] == "2001:db8:ffff::1"
     # The calibration config: the same set-up (port type, frame size, directions, lcores) on
     # the calibration wire, whose ports send to each other.
     calibration = load_config(lab.CALIBRATION_CONFIG)

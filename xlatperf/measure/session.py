@@ -14,6 +14,7 @@ import binascii
 import time
 from dataclasses import replace
 
+from ..frames.kinds import wire_version
 from ..frames.trial import side_vlan
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
@@ -367,7 +368,7 @@ def resolve_dut_macs(engine: Engine, config: dict) -> dict:
     for side, port in (("left", 0), ("right", 1)):
         if config.side(side).dut_mac:
             continue
-        version = config.side(side).ip_version
+        version = wire_version(config, side)
         target = getattr(config.side(side), f"dut_ipv{version}")
         if not target:
             raise ConfigError(f'{side}.dut_mac = "": set the DUT\'s MAC address, or '

@@ -18,7 +18,8 @@ KINDS: list[TrafficKind] = [Encapsulation(), MapT(), Native(), Siit()]
 BACKGROUND = IPV6
 
 __all__ = ["KINDS", "BACKGROUND", "TrafficKind", "kind_of", "trial_stacks", "frame_size_of",
-           "size_name_of", "sizes_name", "min_frame_size", "largest_frame", "foreground_addresses"]
+           "size_name_of", "sizes_name", "min_frame_size", "largest_frame", "foreground_addresses",
+           "wire_version"]
 
 
 def kind_of(config) -> TrafficKind:
@@ -69,6 +70,12 @@ def largest_frame(config) -> int:
     largest = max(size_period(config))
     return max(frame_size_of(config, s, largest) for s in trial_stacks(config)) \
         + VLAN_TAG_BYTES * tags
+
+
+def wire_version(config, side: str) -> int:
+    """The IP version of the outermost header on a side's wire: what its neighbours (the DUT)
+    are resolved with."""
+    return kind_of(config).side_stack(config, side).outer
 
 
 def foreground_addresses(config, direction: str) -> tuple[str, str]:

@@ -96,6 +96,9 @@ class _EmulatedCes(TrafficKind):
     def stacks(self, config, direction):
         return (self.ce_stack, IPV4) if direction == "forward" else (IPV4, self.ce_stack)
 
+    def side_stack(self, config, side):
+        return self.ce_stack if side == "left" else IPV4
+
     def address_use(self, config, direction):
         return (f"{direction} frames go between the emulated CEs (left) and the IPv4 Internet "
                 f"(right) through the {config.ipv4aas.role.upper()}")

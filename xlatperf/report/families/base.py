@@ -64,10 +64,22 @@ class Family:
 
     def warnings(self, entry: Entry) -> list[str]:
         """What qualifies the result (a bound, not a value; a likely invalid result)."""
-        return list(entry.summary.get("warnings", []))
+        return list(entry.summary.get("warnings", [])) + wrong_ce_warnings(entry)
 
     def draw(self, plotter: Plotter, entry: Entry, label: str, number: int) -> None:
         """The measurement's own figures (`number`: its place among its family's entries)."""
+
+
+def wrong_ce_warnings(entry: Entry) -> list[str]:
+    """Emulated CEs (docs/ipv4aas.md): frames the DUT delivered to another CE than their fields
+    name, or mapped wrongly, per direction over the measurement's trials."""
+    wrong: dict[str, int] = {}
+    for record in entry.trials:
+        for name, direction in record.get("directions", {}).items():
+            wrong[name] = wrong.get(name, 0) + (direction.get("wrong_ce") or 0)
+    return [f"{count:,} {name} frames went to the wrong CE or were mapped wrongly (the CE fields "
+            "they arrived with name another CE, or none): counted as lost, not received"
+            for name, count in wrong.items() if count]
 
 
 def rate(value) -> str:

@@ -1,0 +1,212 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The lab's reference DUTs for IPv4-in-IPv6 softwires: `mape-br` (a MAP-E Border Relay, RFC
+7597) and `lwaftr` (a lightweight 4over6 AFTR, RFC 7596). This kernel has no ip6tnl device
+(shared/docs/lab-kernel.md): tc-BPF on the DUT's interfaces (xlatperf/lab/bpf/softwire.c)
+decapsulates what the CEs send, after checking the tunnel's source against the rule or the
+binding table, and encapsulates what goes to them, forwarding with the kernel's FIB and
+neighbour table. The tester's left port emulates the CEs (docs/ipv4aas.md), the right port is
+the IPv4 Internet:
+
+    CEs (left tester)  --IPv4 in IPv6-->  xlp-dl | BR (tc-BPF) | xlp-dr  --IPv4-->  right tester
+    2001:2::2 (next hop of the CEs' prefix)  2001:2::1, BR 2001:db8:ffff::1     198.19.0.1   198.19.0.2
+
+The veths carry the IPv4 MTU plus the tunnel's 40 bytes (RFC 7597 §8.3: the MTU inside the
+domain is the operator's to raise). `misdeliver=N` makes a faulty BR: about one in N frames
+towards the CEs goes into the tunnel of the next CE, which the tester must report as wrong_ce.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import random
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, host
+from ..shell import LabError, ip, run
+from .base import LabKind, integer
+from .common import setup_router
+
+BPF_SOURCE = Path(__file__).resolve().parent.parent / "bpf" / "softwire.c"
+TUNNEL_BYTES = 40            # RFC 2473's IPv6 header
+BR_ADDRESS = "2001:db8:ffff::1"   # the BR's / lwAFTR's tunnel endpoint (RFC 7597 App. A's BR)
+CE_SIDE, V4_SIDE = "xlp-dl", "xlp-dr"
+BINDING_TABLE = os.path.join(LAB_DIR, "binding-table.csv")
+
+
+def _prefix(version: int):
+    """A parser of IPv`version` prefixes (ValueError for anything else)."""
+    def parse(text: str) -> str:
+        network = ipaddress.ip_network(text, strict=True)
+        if network.version != version:
+            raise ValueError
+        return str(network)
+    return parse
+
+
+SOFTWIRE_PARAMS: dict[str, dict[str, Any]] = {
+    "mtu": {"default": "1500", "allowed": "an integer 1280..9176",
+            "help": "IPv4 MTU; the veths carry 40 bytes more for the tunnel header",
+            "parse": integer(1280, 9176)},
+    "misdeliver": {"default": "0", "allowed": "0 (a correct BR) or an integer 2..1000000",
+                   "help": "a faulty BR: about one in N frames to the CEs goes to the next CE",
+                   "parse": lambda text: _misdeliver(int(text, 10))},
+}
+
+
+def _misdeliver(n: int) -> int:
+    if n != 0 and not 2 <= n <= 1_000_000:
+        raise ValueError
+    return n
+
+
+def _halves(address: str) -> tuple[int, int]:
+    value = int(ipaddress.IPv6Address(address))
+    return value >> 64, value & (2**64 - 1)
+
+
+def _ifindex(dev: str) -> int:
+    return json.loads(run(["ip", "-j", "link", "show", dev], ns=DUT_NS))[0]["ifindex"]
+
+
+class _SoftwireBr(LabKind):
+    """What the MAP-E BR and the lwAFTR share: the wiring, the BPF program, the tester sides."""
+    technology = ""
+    role = ""
+    tools = {"clang": "clang", "tc": "iproute2"}
+
+    def veth_mtu(self, p: dict[str, Any]) -> int:
+        return p["mtu"] + TUNNEL_BYTES
+
+    def ce_prefix(self, p: dict[str, Any]) -> str:
+        """The IPv6 prefix of the CEs' addresses, routed to the tester's left port."""
+        raise NotImplementedError
+
+    def defines(self, p: dict[str, Any]) -> list[str]:
+        """The program's -D parameters besides the BR's address and the interfaces."""
+        raise NotImplementedError
+
+    def build(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V6_LEFT], right=[V4_RIGHT])
+        ip(DUT_NS, "addr", "add", f"{BR_ADDRESS}/128", "dev", "lo")
+        ip(DUT_NS, "-6", "route", "add", self.ce_prefix(p), "via", V6_LEFT[1], "dev", CE_SIDE)
+        obj = os.path.join(LAB_DIR, "softwire.o")
+        hi, lo = _halves(BR_ADDRESS)
+        multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+        run(["clang", "-O2", "-target", "bpf", f"-I/usr/include/{multiarch}",
+             f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull",
+             f"-DCE_IFINDEX={_ifindex(CE_SIDE)}", f"-DV4_IFINDEX={_ifindex(V4_SIDE)}",
+             f"-DMISDELIVER={p['misdeliver']}", *self.defines(p),
+             "-c", str(BPF_SOURCE), "-o", obj])
+        for dev, section in ((CE_SIDE, "tc/from_ce"), (V4_SIDE, "tc/to_ce")):
+            run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=DUT_NS)
+            run(["tc", "filter", "add", "dev", dev, "ingress", "bpf", "direct-action", "obj", obj,
+                 "sec", section], ns=DUT_NS)
+
+    def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {
+            # The CEs' side: IPv4 inside the tunnels; the tester answers ND for the next hop
+            # 2001:2::2 the DUT routes the CEs' prefix to, and resolves the DUT by ND.
+            "left": {"ip_version": 4, "ipv6": V6_LEFT[1], "dut_ipv6": host(V6_LEFT[0]),
+                     "dut_mac": ""},
+            "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]), "dut_mac": ""},
+            "ipv4aas": {"technology": self.technology, "role": self.role, "endpoint_ipv6": BR_ADDRESS,
+                        **self.ipv4aas_keys(p)},
+        }
+
+
+class MapEBr(_SoftwireBr):
+    name = "mape-br"
+    description = ("reference MAP-E Border Relay (RFC 7597) in tc-BPF: CEs of a MAP rule on the "
+                   "left in IPv4-in-IPv6 tunnels, IPv4 on the right")
+    technology, role = "map-e", "br"
+    kind_params = {
+        "rule_ipv6": {"default": "2001:db8::/40", "allowed": "an IPv6 prefix",
+                      "help": "the Basic Mapping Rule's IPv6 prefix (RFC 7597 App. A Example 1's)",
+                      "parse": _prefix(6)},
+        "rule_ipv4": {"default": "192.0.2.0/24", "allowed": "an IPv4 prefix",
+                      "help": "the rule's IPv4 prefix", "parse": _prefix(4)},
+        "ea_bits": {"default": "16", "allowed": "an integer 0..48, with the IPv6 prefix at most 64 bits",
+                    "help": "EA-bits length (IPv4 suffix and PSID bits)", "parse": integer(0, 48)},
+        "psid_offset": {"default": "6", "allowed": "an integer 0..15", "help": "PSID offset a",
+                        "parse": integer(0, 15)},
+        **SOFTWIRE_PARAMS,
+    }
+
+    def resolve(self, p: dict[str, Any]) -> None:
+        n, r = (ipaddress.ip_network(p[k]).prefixlen for k in ("rule_ipv6", "rule_ipv4"))
+        k = max(0, p["ea_bits"] - (32 - r))
+        if n + p["ea_bits"] > 64 or p["psid_offset"] + k > 16:
+            raise LabError(f"lab kind {self.name!r}: rule_ipv6 /{n} + ea_bits {p['ea_bits']} must be "
+                           f"at most 64 bits and psid_offset {p['psid_offset']} + PSID length {k} at "
+                           "most 16 (the reference BR computes end-user prefixes within 64 bits)")
+
+    def ce_prefix(self, p):
+        return p["rule_ipv6"]
+
+    def defines(self, p):
+        rule6, rule4 = ipaddress.ip_network(p["rule_ipv6"]), ipaddress.ip_network(p["rule_ipv4"])
+        k = max(0, p["ea_bits"] - (32 - rule4.prefixlen))
+        return ["-DMODE_MAP", f"-DRULE6_HI={int(rule6.network_address) >> 64:#x}ull",
+                f"-DRULE6_LEN={rule6.prefixlen}", f"-DRULE4={int(rule4.network_address):#x}u",
+                f"-DRULE4_LEN={rule4.prefixlen}", f"-DEA_BITS={p['ea_bits']}",
+                f"-DPSID_OFFSET={p['psid_offset']}", f"-DPSID_LEN={k}"]
+
+    def ipv4aas_keys(self, p):
+        return {"rule_ipv6_prefix": p["rule_ipv6"], "rule_ipv4_prefix": p["rule_ipv4"],
+                "ea_bits": p["ea_bits"], "psid_offset": p["psid_offset"]}
+
+
+class LwAftr(_SoftwireBr):
+    name = "lwaftr"
+    description = ("reference lw4o6 lwAFTR (RFC 7596) in tc-BPF with a generated binding table "
+                   "of lwB4s sharing IPv4 addresses by port sets")
+    technology, role = "lw4o6", "lwaftr"
+    B4_PREFIX = "2001:db8:b4::/64"   # the lwB4s' addresses, in shuffled order
+    IPV4_BASE = "100.64.0.1"         # RFC 6598 shared address space, each shared by 2^psid_length lwB4s
+    kind_params = {
+        "softwires": {"default": "1024", "allowed": "an integer 1..65536",
+                      "help": "lwB4s in the binding table", "parse": integer(1, 65536)},
+        "psid_length": {"default": "4", "allowed": "an integer 0..10",
+                        "help": "lwB4s per IPv4 address: 2^psid_length", "parse": integer(0, 10)},
+        **SOFTWIRE_PARAMS,
+    }
+
+    def ce_prefix(self, p):
+        return self.B4_PREFIX
+
+    def softwires(self, p: dict[str, Any]) -> list[tuple[str, str, int]]:
+        """The binding table: lwB4 i shares IPv4 address IPV4_BASE + i / 2^k with PSID i mod 2^k;
+        its IPv6 address is drawn from B4_PREFIX (shuffled, so that nothing but the table links
+        them)."""
+        k, count = p["psid_length"], p["softwires"]
+        base4, base6 = int(ipaddress.IPv4Address(self.IPV4_BASE)), int(ipaddress.IPv6Network(self.B4_PREFIX).network_address)
+        hosts = random.Random(7596).sample(range(1, 2**32), count)
+        return [(str(ipaddress.IPv6Address(base6 + hosts[i])), str(ipaddress.IPv4Address(base4 + (i >> k))),
+                 i & ((1 << k) - 1)) for i in range(count)]
+
+    def defines(self, p):
+        table = self.softwires(p)
+        with open(BINDING_TABLE, "w") as f:  # the tester reads the same table
+            f.write("b4_ipv6,ipv4,psid,psid_length,psid_offset\n")
+            for b4, ipv4, psid in table:
+                f.write(f"{b4},{ipv4},{psid},{p['psid_length']},6\n")
+        header = os.path.join(LAB_DIR, "softwires.h")
+        entries = sorted((int(ipaddress.IPv4Address(ipv4)) << 16 | psid, int(ipaddress.IPv6Address(b4)))
+                         for b4, ipv4, psid in table)
+        with open(header, "w") as f:
+            f.write(f"#define SOFTWIRE_COUNT {len(entries)}\n"
+                    "static const struct softwire softwires[SOFTWIRE_COUNT] = {\n")
+            f.writelines(f"  {{{key:#x}ull, {b4 >> 64:#x}ull, {b4 & (2**64 - 1):#x}ull}},\n" for key, b4 in entries)
+            f.write("};\n")
+        return ["-DMODE_LW", f'-DSOFTWIRES_H="{header}"', "-DPSID_OFFSET=6",
+                f"-DPSID_LEN={p['psid_length']}"]
+
+    def ipv4aas_keys(self, p):
+        return {"binding_table": BINDING_TABLE}
