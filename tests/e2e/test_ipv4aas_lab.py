@@ -1,0 +1,188 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""IPv4-as-a-Service end to end: the lab's reference softwire DUTs (xlatperf/lab/kinds/
+softwire.py, tc-BPF) checked first on RFC 7597's worked example (scapy sends the frames,
+tshark decodes what comes out), then the tester's emulated CEs through them: trials,
+throughput and latency in both directions, a capture of the DUT's CE side decoded by tshark
+and checked against the MAP rule by the front end's own implementation of it, and a faulty BR
+whose misdelivered frames the tester reports as wrong_ce."""
+
+import csv
+import ipaddress
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from e2e_util import trials, xlatperf
+from xlatperf import lab
+from xlatperf.frames.addressing import MapRule
+
+TESTER_NS, DUT_NS = lab.TESTER_NS, lab.DUT_NS
+BR = "2001:db8:ffff::1"
+# RFC 7597 Appendix A Example 1: BMR 2001:db8::/40, 192.0.2.0/24, 16 EA bits, PSID offset 6;
+# the CE with EA bits 0x1234 has 192.0.2.18, PSID 0x34, ports 1232-1235, 2256-2259, ...
+RULE = MapRule(ipaddress.IPv6Network("2001:db8::/40"), ipaddress.IPv4Network("192.0.2.0/24"), 16, 6)
+EXAMPLE_CE = "2001:db8:12:3400:0:c000:212:34"
+# Counts, not pacing (e2e_util.COUNTS_NOT_PACING): the sender may fall behind on a busy machine.
+FAST = ["--set", "trial.pause=0", "--set", "trial.timeout=0.5", "--set", "trial.max_lag=0.5"]
+FIELDS = ["ipv6.src", "ipv6.dst", "ipv6.nxt", "ipv6.plen", "ip.src", "ip.dst", "ip.len", "ip.ttl",
+          "ip.checksum.status", "udp.srcport", "udp.dstport", "udp.checksum.status"]
+
+
+def lab_config(make_lab, kind: str, **params) -> Path:
+    return make_lab(kind, calibrate="no", **params)
+
+
+def tshark(pcap: str) -> list[dict]:
+    """The UDP frames of a capture, decoded by tshark with IPv4 and UDP checksums verified
+    (status 1: good)."""
+    out = subprocess.run(["tshark", "-r", pcap, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
+                          "-Y", "udp", "-T", "fields", "-E", "separator=|",
+                          *[x for f in FIELDS for x in ("-e", f)]],
+                         capture_output=True, text=True, check=True).stdout
+    return [dict(zip(FIELDS, line.split("|"))) for line in out.splitlines()]
+
+
+def capture(ns: str, dev: str, during, settle: float = 1.0) -> list[dict]:
+    """What passes `dev` in namespace `ns` (both directions) while `during()` runs."""
+    pcap = f"/run/xlp-ipv4aas-{dev}.pcap"
+    dump = subprocess.Popen(["ip", "netns", "exec", ns, "tcpdump", "-U", "-n", "-B", "16384", "-i", dev,
+                             "-w", pcap, "ip or ip6"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        dump.stderr.readline()  # "listening on ...": the capture runs
+        during()
+        time.sleep(settle)
+    finally:
+        dump.terminate()
+        stats = dump.communicate(timeout=10)[1].decode()
+    try:
+        assert "\n0 packets dropped by kernel" in "\n" + stats, stats  # the checks see every frame
+        return tshark(pcap)
+    finally:
+        Path(pcap).unlink(missing_ok=True)
+
+
+def send(port: str, layers: str, count: int = 1) -> None:
+    """Sends frames built by the scapy expression `layers` from a tester port to the DUT."""
+    peer = {"xlp-tl": "xlp-dl", "xlp-tr": "xlp-dr"}[port]
+    script = ("from scapy.all import *\n"
+              f"f = Ether(src='{lab.MACS[port]}', dst='{lab.MACS[peer]}')/{layers}\n"
+              f"sendp(f, iface='{port}', count={count}, verbose=False)\n")
+    subprocess.run(["ip", "netns", "exec", TESTER_NS, "python3", "-c", script], check=True, timeout=60)
+
+
+def introduce_the_tester() -> None:
+    """The tester's ports answer no ARP/ND outside the engine: the DUT gets them as neighbours."""
+    for address, dev, port in (("198.19.0.2", "xlp-dr", "xlp-tr"), ("2001:2::2", "xlp-dl", "xlp-tl")):
+        subprocess.run(["ip", "-n", DUT_NS, "neigh", "replace", address, "lladdr", lab.MACS[port], "dev", dev,
+                        "nud", "permanent"], check=True)
+
+
+def test_the_reference_br_follows_rfc_7597_example_1(make_lab):
+    """Before the tester is tested against it: the BR decapsulates the example CE's packet, drops
+    a copy from another CE's address (RFC 7597 §8.1) and encapsulates the answer to the CE's
+    MAP IPv6 address; a port in no CE's set (a = 6: ports 0-1023) goes nowhere."""
+    lab_config(make_lab, "mape-br")
+    introduce_the_tester()
+    inner = "IP(src='192.0.2.18', dst='198.19.0.2', ttl=64)/UDP(sport=1232, dport=7)/Raw(b'x' * 18)"
+    spoofed = "IP(src='192.0.2.18', dst='198.19.0.2', ttl=64)/UDP(sport=1232, dport=7)/Raw(b's' * 18)"
+    out = capture(TESTER_NS, "xlp-tr", lambda: (
+        send("xlp-tl", f"IPv6(src='2001:db8:12:3500:0:c000:212:35', dst='{BR}')/{spoofed}"),
+        send("xlp-tl", f"IPv6(src='{EXAMPLE_CE}', dst='{BR}')/{inner}")), settle=0.5)
+    assert len(out) == 1, out
+    f = out[0]
+    assert (f["ip.src"], f["ip.dst"], f["ip.ttl"], f["udp.srcport"]) == ("192.0.2.18", "198.19.0.2", "63", "1232")
+    assert f["ipv6.src"] == "" and f["ip.checksum.status"] == "1" and f["udp.checksum.status"] == "1"
+    back = "IP(src='198.19.0.2', dst='192.0.2.18', ttl=64)/UDP(sport=7, dport={port})/Raw(b'y' * 18)"
+    out = capture(TESTER_NS, "xlp-tl", lambda: (send("xlp-tr", back.format(port=1023)),
+                                                send("xlp-tr", back.format(port=2257))), settle=0.5)
+    assert len(out) == 1, out
+    f = out[0]
+    assert (f["ipv6.src"], f["ipv6.dst"], f["ipv6.nxt"], f["ipv6.plen"]) == (BR, EXAMPLE_CE, "4", "46")
+    assert (f["ip.dst"], f["ip.ttl"], f["udp.dstport"], f["ip.checksum.status"]) == ("192.0.2.18", "63", "2257", "1")
+
+
+def test_emulated_ces_through_the_map_e_br_both_directions(make_lab, tmp_path):
+    """The tester's 65,536 CEs (the whole rule) through the reference BR: no loss and no wrong
+    CE at a rate far below the BR's, a throughput search that converges, and latency."""
+    config = lab_config(make_lab, "mape-br")
+    out = tmp_path / "trial"
+    xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "1", *FAST)
+    record, = trials(out)
+    for name in ("forward", "reverse"):
+        d = record["directions"][name]
+        assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
+    out = tmp_path / "throughput"
+    xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *FAST,
+             "--set", "throughput.max_rate=100000", "--set", "throughput.error=25000")
+    records = trials(out)
+    assert records and all(d["wrong_ce"] == 0 for r in records for d in r["directions"].values())
+    out = tmp_path / "latency"
+    xlatperf("latency", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "2", *FAST,
+             "--set", "latency.delay=0.5", "--set", "latency.timestamps=200")
+    record = trials(out)[-1]
+    for name in ("forward", "reverse"):
+        tagged = record["delay"][name]["tagged"]
+        assert tagged["count"] == 200 and tagged["lost"] == 0, tagged
+        assert record["directions"][name]["wrong_ce"] == 0
+
+
+def test_a_capture_on_the_ce_side_shows_ten_thousand_ces_consistent_with_the_rule(make_lab, tmp_path):
+    """tshark decodes what passes the BR's CE-side interface during a trial as RFC 2473
+    packets (next header 4, payload length = the IPv4 packet, valid IPv4 and UDP checksums);
+    every one, in both directions, belongs to the CE the rule gives its IPv4 address and port
+    (frames/addressing.py, not the engine's code), from more than 10,000 distinct CEs."""
+    config = lab_config(make_lab, "mape-br")
+    frames = capture(DUT_NS, "xlp-dl", lambda: xlatperf(
+        "trial", "-c", str(config), "--out", str(tmp_path / "o"), "--rate", "8000", "--duration", "2", *FAST))
+    upstream = [f for f in frames if f["ipv6.dst"] == BR]
+    downstream = [f for f in frames if f["ipv6.src"] == BR]
+    assert len(upstream) == len(downstream) == 16000, (len(upstream), len(downstream), len(frames))
+    for f in frames:
+        assert (f["ipv6.nxt"], f["ipv6.plen"]) == ("4", f["ip.len"]), f
+        assert f["ip.checksum.status"] == f["udp.checksum.status"] == "1", f
+    for f in upstream:
+        ce = RULE.ce_of(ipaddress.IPv4Address(f["ip.src"]), int(f["udp.srcport"]))
+        assert ce is not None and str(ce.ipv6) == str(ipaddress.IPv6Address(f["ipv6.src"])), f
+    for f in downstream:
+        ce = RULE.ce_of(ipaddress.IPv4Address(f["ip.dst"]), int(f["udp.dstport"]))
+        assert ce is not None and str(ce.ipv6) == str(ipaddress.IPv6Address(f["ipv6.dst"])), f
+    assert len({f["ipv6.src"] for f in upstream}) > 10_000
+
+
+def test_a_br_that_delivers_to_the_wrong_ce_is_reported(make_lab, tmp_path):
+    """misdeliver=10: the BR puts about one in ten frames into another CE's tunnel; the tester
+    counts them as wrong_ce (not received) and says so."""
+    config = lab_config(make_lab, "mape-br", misdeliver=10)
+    out = tmp_path / "trial"
+    done = xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "1", *FAST)
+    record, = trials(out)
+    forward, reverse = record["directions"]["forward"], record["directions"]["reverse"]
+    assert forward["wrong_ce"] == 0 and forward["received"] == forward["sent"]
+    # Binomial(20,000, 0.1): mean 2,000, sd 42.
+    assert 1_700 <= reverse["wrong_ce"] <= 2_300, reverse
+    assert reverse["received"] + reverse["wrong_ce"] == reverse["sent"]
+    assert f"{reverse['wrong_ce']:,} to the wrong CE" in done.stdout
+
+
+def test_lwaftr_looks_its_lwb4s_up_in_the_binding_table(make_lab, tmp_path):
+    """The reference lwAFTR passes an lwB4's packet only from the lwB4 the binding table gives
+    its address and port (RFC 7596 §6.2); the tester's lwB4s, from the same table, pass in
+    both directions with no wrong CE."""
+    config = lab_config(make_lab, "lwaftr", softwires=256)
+    introduce_the_tester()
+    table = list(csv.DictReader(open(Path(lab.LAB_DIR) / "binding-table.csv")))
+    first, second = table[0], table[1]  # the same IPv4 address, PSIDs 0 and 1 (4 bits, a = 6)
+    port = 1 << 10 | int(first["psid"]) << 6  # the first port of its set
+    inner = f"IP(src='{first['ipv4']}', dst='198.19.0.2')/UDP(sport={port}, dport=7)/Raw(b'{{}}' * 18)"
+    out = capture(TESTER_NS, "xlp-tr", lambda: (
+        send("xlp-tl", f"IPv6(src='{second['b4_ipv6']}', dst='{BR}')/{inner.format('s')}"),
+        send("xlp-tl", f"IPv6(src='{first['b4_ipv6']}', dst='{BR}')/{inner.format('x')}")), settle=0.5)
+    assert [(f["ip.src"], f["udp.srcport"]) for f in out] == [(first["ipv4"], str(port))]
+    out = tmp_path / "trial"
+    xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "1", *FAST)
+    record, = trials(out)
+    for name in ("forward", "reverse"):
+        d = record["directions"][name]
+        assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
