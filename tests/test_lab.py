@@ -78,6 +78,10 @@ EXPECTED_SIDES = {
                 {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
     "lwaftr": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
                {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
+    # MAP-T: the CEs send IPv6, to the IPv4 host's address in the DMR (RFC 6052 /64).
+    "mapt-br": ({"ip_version": 6, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
+                {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": "",
+                 "virtual_ipv6": "2001:db8:ffff:0:c6:1300:200:0"}),
 }
 EXPECTED_DUT_ADDRS = {
     "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
@@ -91,6 +95,7 @@ EXPECTED_DUT_ADDRS = {
     "vlan": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "mape-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    "mapt-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
 }
 
 
@@ -251,7 +256,7 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
             assert "tag_pop" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "ingress")
             assert "tag_push" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "egress")
 
-    if kind in ("mape-br", "lwaftr"):  # tc-BPF decapsulates from the CEs, encapsulates to them
+    if kind in ("mape-br", "lwaftr", "mapt-br"):  # tc-BPF: from the CEs and to them
         assert "from_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dl", "ingress")
         assert "to_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dr", "ingress")
 

@@ -103,6 +103,28 @@ def test_the_reference_br_follows_rfc_7597_example_1(make_lab):
     assert (f["ip.dst"], f["ip.ttl"], f["udp.dstport"], f["ip.checksum.status"]) == ("192.0.2.18", "63", "2257", "1")
 
 
+def test_the_reference_map_t_br_follows_rfc_7599_examples_2_and_3(make_lab):
+    """RFC 7599 App. A: the CE 192.0.2.18 port 1232 (2001:db8:12:3400:0:c000:212:34) and the
+    server 10.2.3.4 port 80, at 2001:db8:ffff:0:a:203:400:0 in the DMR 2001:db8:ffff::/64.
+    Example 3 (CE to server) comes out as IPv4, Example 2 (server to CE) as IPv6, both with
+    valid checksums; a source port outside the CE's set is dropped (RFC 7599 §8.3)."""
+    lab_config(make_lab, "mapt-br")
+    introduce_the_tester()
+    subprocess.run(["ip", "-n", DUT_NS, "route", "add", "10.2.3.4/32", "via", "198.19.0.2"], check=True)
+    server6 = "2001:db8:ffff:0:a:203:400:0"
+    up = "IPv6(src='{src}', dst='" + server6 + "', hlim=64)/UDP(sport={port}, dport=80)/Raw(b'x' * 18)"
+    out = capture(TESTER_NS, "xlp-tr", lambda: (send("xlp-tl", up.format(src=EXAMPLE_CE, port=1231)),
+                                                send("xlp-tl", up.format(src=EXAMPLE_CE, port=1232))), settle=0.5)
+    assert [(f["ip.src"], f["ip.dst"], f["ip.ttl"], f["udp.srcport"], f["udp.dstport"]) for f in out] == \
+        [("192.0.2.18", "10.2.3.4", "63", "1232", "80")], out
+    assert out[0]["ip.checksum.status"] == out[0]["udp.checksum.status"] == "1"
+    down = "IP(src='10.2.3.4', dst='192.0.2.18', ttl=64)/UDP(sport=80, dport=1232)/Raw(b'y' * 18)"
+    out = capture(TESTER_NS, "xlp-tl", lambda: send("xlp-tr", down), settle=0.5)
+    assert [(f["ipv6.src"], f["ipv6.dst"], f["ipv6.nxt"], f["ipv6.plen"]) for f in out] == \
+        [(server6, EXAMPLE_CE, "17", "26")], out
+    assert out[0]["udp.checksum.status"] == "1"
+
+
 def test_emulated_ces_through_the_map_e_br_both_directions(make_lab, tmp_path):
     """The tester's 65,536 CEs (the whole rule) through the reference BR: no loss and no wrong
     CE at a rate far below the BR's, a throughput search that converges, and latency."""
@@ -149,6 +171,32 @@ def test_a_capture_on_the_ce_side_shows_ten_thousand_ces_consistent_with_the_rul
         ce = RULE.ce_of(ipaddress.IPv4Address(f["ip.dst"]), int(f["udp.dstport"]))
         assert ce is not None and str(ce.ipv6) == str(ipaddress.IPv6Address(f["ipv6.dst"])), f
     assert len({f["ipv6.src"] for f in upstream}) > 10_000
+
+
+def test_a_capture_of_map_t_ces_shows_ten_thousand_ces_consistent_with_the_rule(make_lab, tmp_path):
+    """MAP-T: on the BR's CE side every frame is IPv6 between a CE's MAP address (the rule's,
+    for its IPv4 address in the interface identifier and its port) and the IPv4 host in the
+    DMR, with a valid UDP checksum; and the tester's trial through it loses nothing."""
+    config = lab_config(make_lab, "mapt-br")
+    out = tmp_path / "o"
+    frames = capture(DUT_NS, "xlp-dl", lambda: xlatperf(
+        "trial", "-c", str(config), "--out", str(out), "--rate", "8000", "--duration", "2", *FAST))
+    server6 = "2001:db8:ffff:0:c6:1300:200:0"  # 198.19.0.2 in the DMR
+    upstream = [f for f in frames if f["ipv6.dst"] == server6]
+    downstream = [f for f in frames if f["ipv6.src"] == server6]
+    assert len(upstream) == len(downstream) == 16000, (len(upstream), len(downstream), len(frames))
+    for f, ce_side, port in [(f, "ipv6.src", "udp.srcport") for f in upstream] + \
+            [(f, "ipv6.dst", "udp.dstport") for f in downstream]:
+        assert f["ip.src"] == "" and f["udp.checksum.status"] == "1", f
+        address = ipaddress.IPv6Address(f[ce_side])
+        ipv4 = ipaddress.IPv4Address((int(address) >> 16) & 0xFFFFFFFF)  # its interface identifier's
+        ce = RULE.ce_of(ipv4, int(f[port]))
+        assert ce is not None and ce.ipv6 == address, f
+    assert len({f["ipv6.src"] for f in upstream}) > 10_000
+    record, = trials(out)
+    for name in ("forward", "reverse"):
+        d = record["directions"][name]
+        assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
 
 
 def test_a_br_that_delivers_to_the_wrong_ce_is_reported(make_lab, tmp_path):

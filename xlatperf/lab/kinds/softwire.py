@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The lab's reference DUTs for IPv4-in-IPv6 softwires: `mape-br` (a MAP-E Border Relay, RFC
-7597) and `lwaftr` (a lightweight 4over6 AFTR, RFC 7596). This kernel has no ip6tnl device
+"""The lab's reference DUTs for the BRs of IPv4-as-a-Service: `mape-br` (a MAP-E Border Relay,
+RFC 7597), `lwaftr` (a lightweight 4over6 AFTR, RFC 7596) and `mapt-br` (a MAP-T Border Relay,
+RFC 7599, which translates instead of encapsulating: xlatperf/lab/bpf/mapt.c). This kernel has no ip6tnl device
 (shared/docs/lab-kernel.md): tc-BPF on the DUT's interfaces (xlatperf/lab/bpf/softwire.c)
 decapsulates what the CEs send, after checking the tunnel's source against the rule or the
 binding table, and encapsulates what goes to them, forwarding with the kernel's FIB and
@@ -25,13 +26,15 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
+from ...frames.addressing import embed_ipv4
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, host
 from ..shell import LabError, ip, run
 from .base import LabKind, integer
 from .common import setup_router
 
-BPF_SOURCE = Path(__file__).resolve().parent.parent / "bpf" / "softwire.c"
+BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
 TUNNEL_BYTES = 40            # RFC 2473's IPv6 header
+TRANSLATION_BYTES = 20       # an IPv6 header is 20 bytes longer than an IPv4 one
 BR_ADDRESS = "2001:db8:ffff::1"   # the BR's / lwAFTR's tunnel endpoint (RFC 7597 App. A's BR)
 CE_SIDE, V4_SIDE = "xlp-dl", "xlp-dr"
 BINDING_TABLE = os.path.join(LAB_DIR, "binding-table.csv")
@@ -73,9 +76,12 @@ def _ifindex(dev: str) -> int:
 
 
 class _SoftwireBr(LabKind):
-    """What the MAP-E BR and the lwAFTR share: the wiring, the BPF program, the tester sides."""
+    """What the reference BRs share: the wiring, building and attaching the BPF program, the
+    tester sides."""
     technology = ""
     role = ""
+    program = "softwire.c"
+    endpoint: str | None = BR_ADDRESS   # the tunnels' end (none for MAP-T)
     tools = {"clang": "clang", "tc": "iproute2"}
 
     def veth_mtu(self, p: dict[str, Any]) -> int:
@@ -91,7 +97,8 @@ class _SoftwireBr(LabKind):
 
     def build(self, p: dict[str, Any]) -> None:
         setup_router(left=[V6_LEFT], right=[V4_RIGHT])
-        ip(DUT_NS, "addr", "add", f"{BR_ADDRESS}/128", "dev", "lo")
+        if self.endpoint:
+            ip(DUT_NS, "addr", "add", f"{self.endpoint}/128", "dev", "lo")
         ip(DUT_NS, "-6", "route", "add", self.ce_prefix(p), "via", V6_LEFT[1], "dev", CE_SIDE)
         obj = os.path.join(LAB_DIR, "softwire.o")
         hi, lo = _halves(BR_ADDRESS)
@@ -100,7 +107,7 @@ class _SoftwireBr(LabKind):
              f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull",
              f"-DCE_IFINDEX={_ifindex(CE_SIDE)}", f"-DV4_IFINDEX={_ifindex(V4_SIDE)}",
              f"-DMISDELIVER={p['misdeliver']}", *self.defines(p),
-             "-c", str(BPF_SOURCE), "-o", obj])
+             "-c", str(BPF_DIR / self.program), "-o", obj])
         for dev, section in ((CE_SIDE, "tc/from_ce"), (V4_SIDE, "tc/to_ce")):
             run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=DUT_NS)
             run(["tc", "filter", "add", "dev", dev, "ingress", "bpf", "direct-action", "obj", obj,
@@ -116,7 +123,8 @@ class _SoftwireBr(LabKind):
             "left": {"ip_version": 4, "ipv6": V6_LEFT[1], "dut_ipv6": host(V6_LEFT[0]),
                      "dut_mac": ""},
             "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]), "dut_mac": ""},
-            "ipv4aas": {"technology": self.technology, "role": self.role, "endpoint_ipv6": BR_ADDRESS,
+            "ipv4aas": {"technology": self.technology, "role": self.role,
+                        **({"endpoint_ipv6": self.endpoint} if self.endpoint else {}),
                         **self.ipv4aas_keys(p)},
         }
 
@@ -161,6 +169,45 @@ class MapEBr(_SoftwireBr):
     def ipv4aas_keys(self, p):
         return {"rule_ipv6_prefix": p["rule_ipv6"], "rule_ipv4_prefix": p["rule_ipv4"],
                 "ea_bits": p["ea_bits"], "psid_offset": p["psid_offset"]}
+
+
+class MapTBr(MapEBr):
+    name = "mapt-br"
+    description = ("reference MAP-T Border Relay (RFC 7599) in tc-BPF: CEs of a MAP rule on the "
+                   "left translated to IPv4 on the right (RFC 7915), the IPv4 Internet in the DMR")
+    technology = "map-t"
+    program = "mapt.c"
+    endpoint = None
+    kind_params = {
+        **MapEBr.kind_params,
+        "dmr": {"default": "2001:db8:ffff::/64", "allowed": "an IPv6 /64 prefix",
+                "help": "the Default Mapping Rule's prefix (RFC 7599 App. A's; the IPv4 Internet's "
+                        "addresses embedded after its u octet)",
+                "parse": lambda text: _slash64(_prefix(6)(text))},
+        "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more for "
+                "the translated IPv6 header"},
+    }
+
+    def veth_mtu(self, p):
+        return p["mtu"] + TRANSLATION_BYTES
+
+    def defines(self, p):
+        return super().defines(p) + [f"-DDMR_HI={int(ipaddress.IPv6Network(p['dmr']).network_address) >> 64:#x}ull"]
+
+    def tester_sections(self, p):
+        sections = super().tester_sections(p)
+        # The CEs send IPv6; the IPv4 host right.ipv4 is seen from them at its DMR address.
+        sections["left"]["ip_version"] = 6
+        sections["right"]["virtual_ipv6"] = str(embed_ipv4(ipaddress.IPv6Network(p["dmr"]),
+                                                           ipaddress.IPv4Address(V4_RIGHT[1])))
+        sections["ipv4aas"]["dmr"] = p["dmr"]
+        return sections
+
+
+def _slash64(prefix: str) -> str:
+    if ipaddress.IPv6Network(prefix).prefixlen != 64:
+        raise ValueError
+    return prefix
 
 
 class LwAftr(_SoftwireBr):
