@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""What emulating CEs costs the sender and the receiver (issue 18), one worker core, in paired
+rounds: each round offers every case far more than one worker sends, 1 s each, in turn, and
+takes the rate achieved, so each ratio compares trials seconds apart (the shared VM's speed
+drifts between searches).
+
+Sending, to DPDK net_null ports (nothing received), 104-byte frames:
+  * plain IPv6: fixed native IPv6 frames of the same size (the reference);
+  * MAP-E: IPv4 in IPv6 (RFC 2473) from one million pseudorandom CEs of a MAP rule (tunnel
+    source, inner IPv4 source and source port of one CE per frame);
+  * MAP-T: the CEs' translated IPv6 (source address and port of one CE per frame);
+  * plain IPv6 with random IPs + ports (RFC 4814 ports, 16-bit address parts) for comparison.
+Receiving, on the in-engine ring pair (the same worker sends, receives and checks every
+frame): MAP-E frames whose CE fields the receiver checks against the rule, against the same
+frames unchecked.
+
+    python3 bench/ipv4aas_rate.py [--rounds N] [--out bench/results/ipv4aas_rate.json]
+"""
+
+import argparse
+import fcntl
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine_rate import LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, cpu_model, trial  # noqa: E402
+from xlatperf.config.schema import load_config  # noqa: E402
+from xlatperf.engine.client import Engine  # noqa: E402
+from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
+
+OFFERED = 500_000_000  # far above what one worker sends
+FORWARD = ['traffic.direction="forward"', 'left.speed="100T"', 'right.speed="100T"']
+# A million CEs: 2001:db8::/40 + 24 EA bits (16 of 198.18.0.0/16, an 8-bit PSID), the first 2^20.
+RULE = ["ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=198.18.0.0/16",
+        "ipv4aas.ea_bits=24", "ipv4aas.ces=1048576"]
+MAP_E = ["ipv4aas.technology=map-e", "ipv4aas.role=br", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+         "traffic.frame_size=64"] + RULE
+MAP_T = ["ipv4aas.technology=map-t", "ipv4aas.role=br", "left.ip_version=6", "ipv4aas.dmr=2001:db8:ffff::/64",
+         "right.virtual_ipv6=2001:db8:ffff:0:c6:1300:200:0", "traffic.frame_size=104"] + RULE
+IPV6 = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=104"]
+SENDING = {
+    "plain IPv6, fixed": IPV6,
+    "MAP-E, 1M random CEs": MAP_E,
+    "MAP-T, 1M random CEs": MAP_T,
+    "plain IPv6, random IPs + ports": IPV6 + RANDOM_IPS + RANDOM_PORTS,
+}
+RECEIVING = {"MAP-E on the ring pair, unchecked": False, "MAP-E on the ring pair, CE checked": True}
+
+
+def achieved(settings: list[str], check_ce: bool | None = None) -> float:
+    """Frames per second one worker sent (and, on the ring pair, received and checked)."""
+    config = load_config(NULL, FORWARD + settings + (LOOPBACK if check_ce is not None else []))
+    with Engine(config) as engine:
+        plan = TrafficPlan(config, engine.hello()["ports"], through_dut=check_ce is None)
+        flows = plan.flows(min(OFFERED, plan.max_rate))
+        if check_ce is not None:
+            assert flows[0]["foreground"]["ce"]["rx_fields"] == ["ipv4", "port"]
+            if not check_ce:
+                flows[0]["foreground"]["ce"]["rx_fields"] = []
+        reply = engine.trial({"duration": 1.0, "timeout": 0.0, "progress_interval": 0, "flows": flows})
+    flow = reply["flows"][0]
+    if check_ce is not None:
+        stream = flow["streams"][0]
+        if flow["received"] != flow["sent"] or stream.get("wrong_ce", 0):
+            raise AssertionError(f"received {flow['received']} of {flow['sent']}, wrong CE {stream.get('wrong_ce')}")
+    return flow["sent"] / flow["send_time"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "ipv4aas_rate.json"))
+    args = parser.parse_args()
+    cases = {**{name: (s, None) for name, s in SENDING.items()},
+             **{name: (MAP_E, check) for name, check in RECEIVING.items()}}
+    rates = {name: [] for name in cases}
+    with open("/run/xlatperf-tests.lock", "a") as lock:  # the CPUs to this benchmark alone
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for r in range(args.rounds):
+            for name, (settings, check) in cases.items():
+                rates[name].append(achieved(settings, check))
+            print(f"round {r + 1}: " + ", ".join(f"{n} {v[-1] / 1e6:.2f}" for n, v in rates.items()), flush=True)
+    references = {name: "plain IPv6, fixed" for name in SENDING} | \
+                 {name: "MAP-E on the ring pair, unchecked" for name in RECEIVING}
+    results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rounds": args.rounds, "offered_fps": OFFERED,
+               "cases": {}}
+    for name, values in rates.items():
+        reference = rates[references[name]]
+        ratios = [v / ref for v, ref in zip(values, reference)]
+        results["cases"][name] = {"mfps": [v / 1e6 for v in values], "median_mfps": statistics.median(values) / 1e6,
+                                  "reference": references[name], "median_ratio": statistics.median(ratios)}
+        print(f"{name:36s} {statistics.median(values) / 1e6:7.2f} Mfps, {statistics.median(ratios):5.2f} of "
+              f"{references[name]} (median of paired rounds)")
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
