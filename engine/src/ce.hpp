@@ -19,6 +19,7 @@
 #include <variant>
 #include <vector>
 
+#include "field_generator.hpp"
 #include "field_kernels.hpp"
 #include "maprule.hpp"
 #include "random.hpp"
@@ -139,7 +140,14 @@ class CeSource {
       }
     }
     if (!index || *index >= count_) return false;
-    const CeFields ce = at(*index);
+    CeFields ce;
+    if (auto* m = std::get_if<MapRule>(&kind_)) {  // the halves, as the sender computes them
+      uint64_t hi, lo;
+      m->fields(*index, hi, lo, ce.ipv4, ce.psid);
+      ce.ipv6 = Ipv6Bits(hi) << 64 | lo;
+    } else {
+      ce = at(*index);
+    }
     const PortSet* p = ports();
     return (!s.ipv6 || *s.ipv6 == ce.ipv6) && (!s.ipv4 || *s.ipv4 == ce.ipv4) &&
            (!s.port || !p || (p->in_a_set(*s.port) && p->psid_of_port(*s.port) == ce.psid));
@@ -180,8 +188,10 @@ struct CeRow {
 
 // Picks the CEs of a stream's frames and gives their words, a burst at a time, as rows
 // (FieldBurst adds them to the fields' rows). Random: every CE and every port of its set
-// equally likely (Lemire's unbiased mapping over the engine's Rng); increasing: CE after CE,
-// the port moving on after each round of the CEs. A lane q of several takes every lanes-th CE.
+// equally likely; increasing: CE after CE, the port moving on after each round of the CEs. A
+// lane q of several takes every lanes-th CE. A burst is computed in passes that the compiler
+// vectorises: the draws (the fields' vector kernels, as 16-bit words), the CEs' fields (an
+// array per field), then each row from its field.
 class CeGenerator {
  public:
   // Rows at most: eight IPv6 words, two IPv4 words, a port.
@@ -191,11 +201,12 @@ class CeGenerator {
               uint32_t stride = 1)
       : source_(&source), random_(random), rng_(seed), count_(source.count()),
         ports_(layout.port && source.ports() ? source.ports()->ports_per_ce() : 1),
-        ce_mapper_(uint32_t(count_ == CeSource::kMaxCount ? 1 : count_)), port_mapper_(ports_), next_ce_(start % count_), stride_(stride % count_) {
+        ce_mapper_(uint32_t(count_ == CeSource::kMaxCount ? 1 : count_)), next_ce_(start % count_),
+        stride_(stride % count_) {
     const auto [v6, v4] = source.varying();
     for (unsigned w = 0; w < 8 && layout.ipv6; ++w)
       if (uint16_t(v6 >> (112 - 16 * w))) {
-        ipv6_shift_[ipv6_words_++] = uint8_t(112 - 16 * w);
+        ipv6_word_[ipv6_words_++] = uint8_t(w);
         rows_.push_back({uint16_t(layout.ipv6 + 2 * w), layout.ipv6_in_udp, false});
       }
     for (unsigned w = 0; w < 2 && layout.ipv4; ++w)
@@ -204,6 +215,21 @@ class CeGenerator {
         rows_.push_back({uint16_t(layout.ipv4 + 2 * w), true, true});
       }
     if (layout.port && source.ports()) rows_.push_back({layout.port, true, false});
+    // Random draws as 16-bit words from the vector kernels: the CE index's low word, its high
+    // word when there are more than 65,536 CEs (exact for a power of two; other counts draw
+    // 32-bit numbers one by one), the port's index in its set.
+    const auto words = [&](uint64_t range, uint64_t salt) {
+      return FieldGenerator(FieldSpec{"ce", 0, 0, false, false, VaryMode::kRandom, 0, uint32_t(range - 1)}, 0,
+                            seed ^ (0x9e3779b97f4a7c15ull * salt));
+    };
+    if (random_) {
+      const bool whole_words = count_ <= 65536 || (count_ & (count_ - 1)) == 0;
+      if (whole_words) {
+        ce_low_.push_back(words(count_ < 65536 ? count_ : 65536, 1));
+        if (count_ > 65536) ce_high_.push_back(words(count_ >> 16, 2));
+      }
+      if (ports_ > 1) port_.push_back(words(ports_, 3));
+    }
   }
 
   const std::vector<CeRow>& rows() const { return rows_; }
@@ -212,16 +238,31 @@ class CeGenerator {
   void generate(uint16_t (*rows)[kMaxBurst], uint32_t count) {
     uint32_t ce[kMaxBurst], port[kMaxBurst];
     pick(ce, port, count);
+    uint64_t hi[kMaxBurst], lo[kMaxBurst];  // the IPv6 address's halves
+    uint32_t ipv4[kMaxBurst];
+    uint16_t psid[kMaxBurst];
     source_->visit([&](const auto& kind) {
-      const PortSet* ports = source_->ports();
       for (uint32_t k = 0; k < count; ++k) {
-        const CeFields f = CeSource::fields_of(kind, ce[k]);
-        uint32_t r = 0;
-        for (uint32_t w = 0; w < ipv6_words_; ++w) rows[r++][k] = uint16_t(f.ipv6 >> ipv6_shift_[w]);
-        for (uint32_t w = 0; w < ipv4_words_; ++w) rows[r++][k] = uint16_t(f.ipv4 >> ipv4_shift_[w]);
-        if (r < rows_.size()) rows[r][k] = ports->port(f.psid, port[k]);
+        if constexpr (std::is_same_v<std::decay_t<decltype(kind)>, MapRule>) {
+          kind.fields(ce[k], hi[k], lo[k], ipv4[k], psid[k]);
+        } else {
+          const CeFields f = CeSource::fields_of(kind, ce[k]);
+          hi[k] = uint64_t(f.ipv6 >> 64), lo[k] = uint64_t(f.ipv6), ipv4[k] = f.ipv4, psid[k] = f.psid;
+        }
       }
     });
+    uint32_t r = 0;
+    for (uint32_t w = 0; w < ipv6_words_; ++w, ++r) {
+      const uint64_t* half = ipv6_word_[w] < 4 ? hi : lo;
+      const unsigned shift = 48 - 16 * (ipv6_word_[w] % 4);
+      for (uint32_t k = 0; k < count; ++k) rows[r][k] = uint16_t(half[k] >> shift);
+    }
+    for (uint32_t w = 0; w < ipv4_words_; ++w, ++r)
+      for (uint32_t k = 0; k < count; ++k) rows[r][k] = uint16_t(ipv4[k] >> ipv4_shift_[w]);
+    if (r < rows_.size()) {
+      const PortSet ports = *source_->ports();
+      for (uint32_t k = 0; k < count; ++k) rows[r][k] = ports.port(psid[k], port[k]);
+    }
   }
 
  private:
@@ -238,19 +279,23 @@ class CeGenerator {
       }
       return;
     }
-    for (uint32_t k = 0; k < count; ++k) {
-      uint32_t c, p = 0;
-      for (;;) {  // a rejection (probability below 2^-16 per draw) draws both anew
-        const uint64_t x = rng_.next();
-        if (draw(ce_mapper_, count_, uint32_t(x), c) && draw(port_mapper_, ports_, uint32_t(x >> 32), p)) break;
-      }
-      ce[k] = c, port[k] = p;
+    uint16_t low[kMaxBurst], high[kMaxBurst] = {}, index[kMaxBurst] = {};
+    if (!port_.empty()) port_[0].generate(index, count);
+    for (uint32_t k = 0; k < count; ++k) port[k] = index[k];
+    if (ce_low_.empty()) {  // more than 65,536 CEs, not a power of two: 32-bit draws
+      for (uint32_t k = 0; k < count; ++k)
+        while (!draw(uint32_t(rng_.next()), ce[k])) {
+        }
+      return;
     }
+    ce_low_[0].generate(low, count);
+    if (!ce_high_.empty()) ce_high_[0].generate(high, count);
+    for (uint32_t k = 0; k < count; ++k) ce[k] = uint32_t(high[k]) << 16 | low[k];
   }
-  // [0, range) from x; range 2^32 takes x as it is.
-  static bool draw(const RangeMapper& m, uint64_t range, uint32_t x, uint32_t& out) {
-    if (range == CeSource::kMaxCount) return out = x, true;
-    return m.map(x, out);
+  // [0, count) from x (a rejection, probability below 2^-16, draws again); 2^32 takes x.
+  bool draw(uint32_t x, uint32_t& out) const {
+    if (count_ == CeSource::kMaxCount) return out = x, true;
+    return ce_mapper_.map(x, out);
   }
 
   const CeSource* source_;
@@ -258,11 +303,12 @@ class CeGenerator {
   Rng rng_;
   uint64_t count_;
   uint32_t ports_;
-  RangeMapper ce_mapper_, port_mapper_;
+  RangeMapper ce_mapper_;
+  std::vector<FieldGenerator> ce_low_, ce_high_, port_;  // empty: not drawn that way
   uint64_t next_ce_, stride_;
   uint32_t next_port_ = 0;
   std::vector<CeRow> rows_;
-  uint8_t ipv6_shift_[8] = {}, ipv4_shift_[2] = {};
+  uint8_t ipv6_word_[8] = {}, ipv4_shift_[2] = {};
   uint32_t ipv6_words_ = 0, ipv4_words_ = 0;
 };
 
@@ -270,9 +316,10 @@ class CeGenerator {
 inline bool ce_consistent(const CeSource& source, const CeLayout& layout, const uint8_t* frame) {
   CeSource::Seen s;
   if (layout.ipv6) {
-    std::array<uint8_t, 16> a;
-    std::memcpy(a.data(), frame + layout.ipv6, 16);
-    s.ipv6 = ipv6_bits(a);
+    uint64_t hi, lo;
+    std::memcpy(&hi, frame + layout.ipv6, 8);
+    std::memcpy(&lo, frame + layout.ipv6 + 8, 8);
+    s.ipv6 = Ipv6Bits(__builtin_bswap64(hi)) << 64 | __builtin_bswap64(lo);
   }
   if (layout.ipv4) {
     const uint8_t* p = frame + layout.ipv4;

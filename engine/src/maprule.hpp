@@ -79,11 +79,18 @@ class MapRule {
           unsigned o, unsigned a = 6, unsigned psid_length = 0)
       : n_(n), prefix4_(ipv4_prefix), r_(r), o_(check_lengths(n, r, o)), p_(o < 32 - r ? o : 32 - r),
         ports_(a, o ? o - p_ : psid_length) {
-    prefix6_ = ipv6_bits(ipv6_prefix) & ipv6_mask(0, n);
+    prefix_mask_ = ipv6_mask(0, n);
+    prefix6_ = ipv6_bits(ipv6_prefix) & prefix_mask_;
     // The interface identifier (§6): 16 zero bits, the IPv4 address, the PSID; an end-user
     // prefix longer than 64 bits keeps its own leading bits.
     const unsigned end = n + o > 64 ? n + o : 64;
     iid_mask_ = ipv6_mask(end, 128 - end);
+    prefix_hi_ = uint64_t(prefix6_ >> 64), prefix_lo_ = uint64_t(prefix6_), iid_lo_mask_ = uint64_t(iid_mask_);
+    // The EA bits [n, n + o) of the address: in the high half shifted left by 64 - n - o (or
+    // right by n + o - 64 when they run into the low half), in the low half by 128 - n - o.
+    if (o == 0) ea_hi_right_ = 63, ea_lo_shift_ = 64;  // (index is 0)
+    else if (n + o <= 64) ea_hi_shift_ = 64 - n - o, ea_lo_shift_ = 64;
+    else ea_hi_right_ = n >= 64 ? 63 : n + o - 64, ea_lo_shift_ = 128 - n - o;
   }
 
   unsigned psid_length() const { return ports_.psid_length(); }
@@ -114,6 +121,16 @@ class MapRule {
     const Ipv6Bits ea = o_ ? Ipv6Bits(index) << (128 - n_ - o_) : 0;
     return {prefix6_ | ea | (Ipv6Bits(uint64_t(ipv4) << 16 | psid) & iid_mask_), ipv4, psid};
   }
+  // fields() in 64-bit halves of the address (the sender's per-frame path: no 128-bit shifts
+  // by amounts known only at run time).
+  void fields(uint64_t index, uint64_t& hi, uint64_t& lo, uint32_t& ipv4, uint16_t& psid) const {
+    const unsigned k = ports_.psid_length();
+    psid = o_ ? uint16_t(index & ((uint64_t(1) << k) - 1)) : 0;
+    ipv4 = prefix4_ | (p_ ? uint32_t((index >> k) << (32 - r_ - p_)) : 0);
+    const uint64_t iid = uint64_t(ipv4) << 16 | psid;
+    hi = prefix_hi_ | (index << ea_hi_shift_ >> ea_hi_right_);
+    lo = prefix_lo_ | (ea_lo_shift_ < 64 ? index << ea_lo_shift_ : 0) | (iid & iid_lo_mask_);
+  }
   MapCe ce(uint64_t index, uint16_t psid = 0) const {
     const Fields f = fields(index, psid);
     return {ipv6_bytes(f.ipv6), f.ipv4, f.psid};
@@ -121,7 +138,7 @@ class MapRule {
   // The CE an IPv6 address names by its EA bits (whatever the rest of the address says), or
   // none when it is outside the rule's prefix.
   std::optional<uint64_t> index_of(Ipv6Bits ipv6) const {
-    if ((ipv6 & ipv6_mask(0, n_)) != prefix6_) return std::nullopt;
+    if ((ipv6 & prefix_mask_) != prefix6_) return std::nullopt;
     return o_ ? uint64_t(ipv6 >> (128 - n_ - o_)) & ((uint64_t(1) << o_) - 1) : 0;
   }
   // The CE that owns IPv4 address `ipv4` and `port` (the BR's forwarding rule, RFC 7597 §5.3),
@@ -152,7 +169,9 @@ class MapRule {
   uint32_t prefix4_;
   unsigned r_, o_, p_;
   PortSet ports_;
-  Ipv6Bits prefix6_ = 0, iid_mask_ = 0;
+  Ipv6Bits prefix6_ = 0, prefix_mask_ = 0, iid_mask_ = 0;
+  uint64_t prefix_hi_ = 0, prefix_lo_ = 0, iid_lo_mask_ = 0;
+  unsigned ea_hi_shift_ = 0, ea_hi_right_ = 0, ea_lo_shift_ = 64;
 };
 
 }  // namespace xlp

@@ -67,6 +67,27 @@ TEST(MapRule, Rfc7597AppendixBGmaExamples) {
   EXPECT_EQ(r64.port(0, 1023), 1023);
 }
 
+// The sender's 64-bit path gives the same CEs as the 128-bit one, wherever the EA bits fall:
+// in the high half, across the halves, in the low half, or none.
+TEST(MapRule, HalvesAgreeWithTheWholeAddress) {
+  const auto p = parse_ip("2001:db8:aaaa:bbbb:cccc::", 6);
+  for (const auto& [n, r, o] : std::vector<std::array<unsigned, 3>>{
+           {40, 24, 16}, {48, 16, 20}, {56, 16, 24}, {60, 24, 12}, {64, 24, 8}, {72, 32, 0}, {32, 8, 32}}) {
+    const MapRule rule(p, n, v4("198.18.0.0") & (r ? ~0u << (32 - r) : 0), r, o, 6);
+    for (uint64_t index : {uint64_t(0), uint64_t(1), rule.ce_count() / 3, rule.ce_count() - 1}) {
+      uint64_t hi, lo;
+      uint32_t ipv4;
+      uint16_t psid;
+      rule.fields(index, hi, lo, ipv4, psid);
+      const auto whole = rule.fields(index);
+      EXPECT_EQ(hi, uint64_t(whole.ipv6 >> 64)) << n << "/" << o << " CE " << index;
+      EXPECT_EQ(lo, uint64_t(whole.ipv6)) << n << "/" << o << " CE " << index;
+      EXPECT_EQ(ipv4, whole.ipv4);
+      EXPECT_EQ(psid, whole.psid);
+    }
+  }
+}
+
 TEST(MapRule, BadRulesSayWhatIsWrong) {
   const auto p = parse_ip("2001:db8::", 6);
   EXPECT_THROW(MapRule(p, 40, 0, 24, 49), std::invalid_argument);
