@@ -7,6 +7,7 @@ and checked against the MAP rule by the front end's own implementation of it, an
 whose misdelivered frames the tester reports as wrong_ce."""
 
 import csv
+import json
 import ipaddress
 import subprocess
 import time
@@ -234,3 +235,20 @@ def test_lwaftr_looks_its_lwb4s_up_in_the_binding_table(make_lab, tmp_path):
     for name in ("forward", "reverse"):
         d = record["directions"][name]
         assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
+
+
+def test_n_to_1_scalability_over_1_16_and_256_ces(make_lab, tmp_path):
+    """RFC 8219 §10.1.2 (Figure 5): the scalability procedure's n clients are n emulated CEs in
+    front of the BR; each n's throughput search runs with ipv4aas.ces = n."""
+    config = lab_config(make_lab, "mape-br")
+    out = tmp_path / "scalability"
+    done = xlatperf("scalability", "-c", str(config), "--out", str(out), "--duration", "0.5", *FAST,
+                    "--flows", "1,16,256", "--set", "throughput.max_rate=100000",
+                    "--set", "throughput.error=50000")
+    records = trials(out)
+    assert {r["network_flows"] for r in records} == {1, 16, 256}
+    assert all(d["wrong_ce"] == 0 for r in records for d in r["directions"].values())
+    assert "n CEs emulated on the left" in " ".join(done.stdout.split())
+    summary = json.loads((out / "summary.json").read_text())
+    assert [row["flows"] for row in summary["flows"]] == [1, 16, 256]
+    assert all(row["throughput"] > 0 for row in summary["flows"]), summary["flows"]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
+from ..frames.kinds.ipv4aas import available_ces, emulates_ces
 from ..measure.measurer import Measurer
 from ..measure.session import is_step_record
 from ..traffic.plan import TrafficPlan
@@ -187,6 +188,12 @@ class Scalability(Procedure):
         if config.stateful.enabled:
             raise ConfigError("stateful.enabled = true: the scalability procedure measures "
                               "stateless throughput (RFC 8219 §10); set it to false")
+        ports = [plan.ports["left"], plan.ports["right"]]
+        self.interval = settings.start_interval
+        self.plans, self.searches, self.trial_plans = {}, {}, {}
+        if emulates_ces(config):
+            self._ces(config, plan, ports)
+            return
         if getattr(addresses, side) == "fixed":
             raise ConfigError(f'addresses.{side} = "fixed": the scalability procedure takes '
                               f"its n clients from the {side} side's addresses; set it to "
@@ -209,11 +216,8 @@ class Scalability(Procedure):
             raise ConfigError(f"scalability.flows = {self.counts}: at most {high - low + 1} "
                               f"flows, the size of addresses.{side}_min..{side}_max = "
                               f"{low}..{high}")
-        ports = [plan.ports["left"], plan.ports["right"]]
-        self.interval = settings.start_interval
         if self.interval:
             self._check_incremental(config, plan)
-        self.plans, self.searches, self.trial_plans = {}, {}, {}
         for n in self.counts:
             changed = config.changed({f"addresses.{side}_max": low + n - 1})
             self.plans[n] = TrafficPlan(changed, ports, through_dut=plan.through_dut)
@@ -223,10 +227,31 @@ class Scalability(Procedure):
                                              f"addresses.{side}_max": low + i}),
                              ports, through_dut=plan.through_dut) for i in range(n)],
                 self.interval)
+        self._searches_made()
+
+    def _searches_made(self) -> None:
         first = self.searches[1]
         self.loss_tolerance = getattr(first, "loss_tolerance", 0.0)   # for the live view
         self.error = getattr(first, "error", None)
         self.earlier: list[Repetition] = []
+
+    def _ces(self, config, plan, ports) -> None:
+        """RFC 8219 §10.1.2 (Figure 5, n:1): the n clients are n CEs the tester emulates in front
+        of the BR (ipv4aas.ces = n, the first n of the rule or the binding table); each CE's
+        frames keep their ports within its port set, as a CE's own traffic does."""
+        if self.interval:
+            raise ConfigError(f"scalability.start_interval = {self.interval:g}: must be 0 with "
+                              "emulated CEs (ipv4aas): their n CEs start together (RFC 8219 "
+                              "§10.2.1)")
+        available = available_ces(config)
+        if available is not None and self.counts[-1] > available:
+            raise ConfigError(f"scalability.flows = {self.counts}: at most {available} CEs, the "
+                              f"ones the {config.ipv4aas.technology} rule or table has")
+        for n in self.counts:
+            changed = config.changed({"ipv4aas.ces": n})
+            self.plans[n] = self.trial_plans[n] = TrafficPlan(changed, ports, through_dut=plan.through_dut)
+            self.searches[n] = THROUGHPUT.make(changed, self.plans[n], None)
+        self._searches_made()
 
     def _check_incremental(self, config, plan) -> None:
         """With a start interval every client is an engine flow per direction: n is bounded by
@@ -357,10 +382,16 @@ class Scalability(Procedure):
     def settings(self):
         addresses = self.config.addresses
         low = getattr(addresses, f"{self.side}_min")
-        return {"flows": self.counts, "side": self.side,
-                "clients": f"{self.side} addresses with the 16-bit part {low}..{low}+n-1 "
-                           f"({getattr(addresses, self.side)}), to one "
-                           f"{_other(self.side)} address, fixed ports",
+        clients = (f"{self.side} addresses with the 16-bit part {low}..{low}+n-1 "
+                   f"({getattr(addresses, self.side)}), to one {_other(self.side)} address, fixed ports")
+        if emulates_ces(self.config):
+            a = self.config.ipv4aas
+            clients = (f"n CEs emulated on the left (ipv4aas.ces = n: the first n of the {a.technology} "
+                       f"{'binding table' if a.technology == 'lw4o6' else 'rule'}; each frame from one, "
+                       f"{a.ce_mode}, its ports within the CE's port set) through the "
+                       f"{a.role.upper()} (RFC 8219 §10.1.2, Figure 5: n:1)")
+        return {"flows": self.counts, "side": "left" if emulates_ces(self.config) else self.side,
+                "clients": clients,
                 "start_interval": self.interval,
                 "start": (f"incremental (RFC 8219 §10.2.2): client i (0..n-1) starts i x "
                           f"{self.interval:g} s into the trial, at its share R/n of the trial's "

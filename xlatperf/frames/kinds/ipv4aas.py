@@ -32,6 +32,11 @@ ROLES = {
 BR_ROLES = ("aftr", "lwaftr", "br")
 
 
+def emulates_ces(config) -> bool:
+    """Whether the left port emulates CEs (the DUT is an AFTR, lwAFTR or BR)."""
+    return bool(config.ipv4aas.technology) and config.ipv4aas.role in BR_ROLES
+
+
 def map_rule(config) -> MapRule:
     """The Basic Mapping Rule of a MAP-E or MAP-T configuration."""
     a = config.ipv4aas
@@ -90,8 +95,7 @@ class _EmulatedCes(TrafficKind):
     ce_stack = IPV4_IN_IPV6
 
     def applies(self, config) -> bool:
-        a = config.ipv4aas
-        return a.technology in self.technologies and a.role in BR_ROLES
+        return emulates_ces(config) and config.ipv4aas.technology in self.technologies
 
     def stacks(self, config, direction):
         return (self.ce_stack, IPV4) if direction == "forward" else (IPV4, self.ce_stack)
