@@ -72,12 +72,24 @@ def _variation(config: dict) -> str:
     return "; ".join(parts) + f"; seed {config.get('traffic.seed')}"
 
 
+SOURCES = {"map": "a MAP rule", "b4": "numbered B4s", "softwires": "a binding table"}
+
+
 def _frame_format(entry: Entry) -> str:
     config = entry.flat_config()
     left, right = config.get("left.ip_version"), config.get("right.ip_version")
+    sides = f"IPv{left} on the left, IPv{right} on the right"
+    forward = entry.summary.get("directions", {}).get("forward", {})
+    if forward.get("stacks"):  # as the traffic kind built them (IPv4 in IPv6, RFC 2473)
+        sides = f"{forward['stacks'][0]} on the left, {forward['stacks'][1]} on the right"
+    ces = next((d["ces"] for d in entry.summary.get("directions", {}).values() if "ces" in d), None)
+    if ces:
+        sides += (f" ({ces['count']:,} CEs emulated on the left from {SOURCES[ces['source']]}, "
+                  f"one per frame, {'pseudorandomly' if ces['mode'] == 'random' else 'in turn'}, "
+                  "docs/ipv4aas.md)")
     background = " and native IPv6 background frames" if \
         config.get("traffic.mix_m") != config.get("traffic.mix_n") else ""
-    return (f"Ethernet II / IPv{left} on the left, IPv{right} on the right{background} / UDP "
+    return (f"Ethernet II / {sides}{background} / UDP "
             f"(ports {config.get('traffic.src_port')} → {config.get('traffic.dst_port')}); the "
             "xlatperf test tag right after the UDP header (RFC 8219 §7.2, docs/protocol.md)")
 
@@ -98,7 +110,8 @@ def _line_rates(entry: Entry) -> list[str]:
     def frames(d: dict) -> str:
         if d.get("imix"):  # RFC 6985: the mix's mean frame on the wire
             return f"the IMIX's frames of {d['mean_frame_size']:.1f} bytes on average"
-        return f"{d.get('frame_size')}-byte frames"
+        # The larger of the frame as sent and as received: the medium carries both.
+        return f"{max(d.get('frame_size') or 0, d.get('rx_frame_size') or 0)}-byte frames"
     return [f"{d.get('speed_bps', 0) / 1e9:g} Gbit/s, maximum {d.get('max_rate', 0):,} frames/s "
             f"for {frames(d)} ({name}, RFC 2544 App. B)"
             for name, d in entry.summary.get("directions", {}).items()]

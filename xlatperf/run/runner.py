@@ -57,7 +57,12 @@ def _direction_info(plan: TrafficPlan) -> dict:
                         "frame_size": d.foreground["frame_size"],
                         "rx_frame_size": d.foreground["rx_frame_size"],
                         "background_frame_size": d.background["frame_size"] if d.background else None,
-                        "speed_bps": d.speed_bps, "max_rate": d.max_rate}
+                        "speed_bps": d.speed_bps, "max_rate": d.max_rate,
+                        "stacks": list(d.stacks)}
+        if "ce" in d.foreground:  # emulated CEs (docs/ipv4aas.md)
+            ce = d.foreground["ce"]
+            info[d.name]["ces"] = {"count": ce["count"], "side": ce["side"], "mode": ce["mode"],
+                                   "source": next(k for k in ("map", "b4", "softwires") if k in ce)}
         if plan.config.traffic.imix:  # RFC 6985: the mix, and the mean frame its maximum rate is for
             info[d.name] |= {"imix": plan.config.traffic.imix,
                              "mean_frame_size": round(float(d.mean_frame), 3)}

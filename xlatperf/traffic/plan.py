@@ -61,6 +61,8 @@ class DirectionPlan:
     # (stream index of frame k % len); empty otherwise (foreground, background and mix).
     streams: tuple = ()
     pattern: tuple = ()
+    # The header stacks of the foreground frames as sent and as received ("IPv4 in IPv6").
+    stacks: tuple[str, str] = ("", "")
 
     def describe_limit(self) -> str:
         if self.mean_frame.denominator == 1 and self.mean_frame == self.largest_frame:
@@ -131,7 +133,7 @@ class TrafficPlan:
         tx, rx = direction_sides(name)
         kind = kind_of(config)
         source, destination = kind.addresses(config, name)
-        sent, received = kind.stacks(config, name)
+        sent_stack, received_stack = sent, received = kind.stacks(config, name)
         period = size_period(config)
         sizes = list(dict.fromkeys(period))  # distinct, in order of first appearance
         own_keys = kind.stream_keys(config, name)  # tunnel, emulated CEs
@@ -161,7 +163,8 @@ class TrafficPlan:
                              background=_protocol(streams[len(sizes)]) if has_background(config) else None,
                              largest_frame=max(sent + received), speed_bps=speed,
                              max_rate=max_frame_rate(speed, mean), mean_frame=mean,
-                             streams=tuple(streams) if imix else (), pattern=tuple(pattern) if imix else ())
+                             streams=tuple(streams) if imix else (), pattern=tuple(pattern) if imix else (),
+                             stacks=(str(sent_stack), str(received_stack)))
 
     def _stream(self, direction: str, sent: Stack, received: Stack,
                 source: str, destination: str, size: int) -> dict:
