@@ -73,6 +73,9 @@ EXPECTED_SIDES = {
               {"ip_version": 4, "ipv4": "198.19.0.2", "virtual_ipv6": "2001:2:0:6464::c613:2",
                "dut_mac": "", "dut_ipv4": "198.19.0.1"}),
     "vlan": ({**V4[0], "vlan": 100}, {**V4[1], "vlan": 200}),
+    "464xlat": ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": "", "dut_ipv4": "198.18.0.1",
+                 "virtual_ipv4": "198.19.0.1"},
+                {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": "", "dut_ipv4": "198.19.0.1"}),
     # The CEs' side carries IPv4 in IPv6: the DUT is resolved by ND there.
     "mape-br": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
                 {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
@@ -93,6 +96,7 @@ EXPECTED_DUT_ADDRS = {
     "nat66": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
     "nat64": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "vlan": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
+    "464xlat": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "mape-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "mapt-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
@@ -127,7 +131,8 @@ def lab_taygas() -> list[int]:
             cmdline = (proc / "cmdline").read_bytes()
         except OSError:
             continue
-        if proc.name.isdigit() and lab.TAYGA_CONF.encode() in cmdline and alive(int(proc.name)):
+        confs = [a for a in cmdline.split(b"\0") if a.startswith(lab.LAB_DIR.encode() + b"/tayga")]
+        if proc.name.isdigit() and confs and alive(int(proc.name)):
             pids.append(int(proc.name))
     return pids
 
@@ -419,7 +424,7 @@ CONNTRACK_GLOBAL = ("net.netfilter.nf_conntrack_max", "net.netfilter.nf_conntrac
 
 
 @needs_root
-@pytest.mark.parametrize("kind", ["nat44", "nat66", "nat64"])
+@pytest.mark.parametrize("kind", ["nat44", "nat66", "nat64", "464xlat"])
 def test_nat_kinds_size_conntrack_write_stateful_configs_and_down_restores(kind, tmp_path):
     before = {key: sh("sysctl", "-n", key).strip() for key in CONNTRACK_GLOBAL}
     config_path = tmp_path / "lab.toml"
@@ -439,6 +444,12 @@ def test_nat_kinds_size_conntrack_write_stateful_configs_and_down_restores(kind,
         conf = Path(lab.TAYGA_CONF).read_text()
         assert "dynamic-pool 198.18.0.0/16" in conf and "prefix 2001:2:0:6464::/96" in conf
         assert lab_taygas()
+    if kind == "464xlat":  # the CLAT and the PLAT: two TAYGAs
+        clat = Path(lab.LAB_DIR, "tayga-clat.conf").read_text()
+        plat = Path(lab.LAB_DIR, "tayga-plat.conf").read_text()
+        assert "map 198.18.0.2 2001:2:0:c1a7::2" in clat and "prefix 2001:2:0:6464::/96" in clat
+        assert "dynamic-pool 10.64.0.0/16" in plat
+        assert len(lab_taygas()) == 2
 
     config = tomllib.loads(config_path.read_text())
     assert config["stateful"]["enabled"] and config["stateful"]["initiator"] == "left"

@@ -252,3 +252,54 @@ def test_n_to_1_scalability_over_1_16_and_256_ces(make_lab, tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert [row["flows"] for row in summary["flows"]] == [1, 16, 256]
     assert all(row["throughput"] > 0 for row in summary["flows"]), summary["flows"]
+
+
+def test_464xlat_dual_dut_throughput_and_latency(make_lab, tmp_path):
+    """RFC 8219 §4.2 Figure 2 with real software: the tester's IPv4 passes a CLAT and a PLAT
+    (two TAYGAs and nftables' NAT44); between them the frames are IPv6 from the CLAT's image of
+    the client to the server in the PLAT's prefix (seen on the CLAT's tun). RFC 9693's phase 1
+    opens the connections; throughput and latency are then measured in both directions."""
+    config = lab_config(make_lab, "464xlat")
+    # RFC 2544's 2 s timeout: through two TAYGAs the last reverse frame arrived more than 0.5 s
+    # after sending ended in some runs (the loss disappeared with 2 s).
+    slow = FAST + ["--set", "trial.timeout=2"]
+    between = []
+
+    def tun_capture(during):
+        pcap = "/run/xlp-464xlat-clat.pcap"
+        dump = subprocess.Popen(["ip", "netns", "exec", DUT_NS, "tcpdump", "-U", "-n", "-i", "xlp-clat", "-w", pcap],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        try:
+            dump.stderr.readline()
+            during()
+            time.sleep(0.5)
+        finally:
+            dump.terminate()
+            dump.wait(timeout=10)
+        out = subprocess.run(["tshark", "-r", pcap, "-T", "fields", "-E", "separator=|", "-e", "ipv6.src",
+                              "-e", "ipv6.dst", "-e", "ip.src"], capture_output=True, text=True, check=True).stdout
+        Path(pcap).unlink(missing_ok=True)
+        between.extend(line.split("|") for line in out.splitlines())
+
+    out = tmp_path / "trial"
+    tun_capture(lambda: xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "2000", "--duration", "1",
+                                 *slow))
+    pairs = {(src, dst) for src, dst, _ in between if src}
+    assert ("2001:2:0:c1a7::2", "2001:2:0:6464::c613:2") in pairs, pairs
+    assert ("2001:2:0:6464::c613:2", "2001:2:0:c1a7::2") in pairs, pairs
+    record = trials(out)[-1]
+    for name in ("forward", "reverse"):
+        d = record["directions"][name]
+        assert d["received"] == d["sent"] > 0, record
+    out = tmp_path / "throughput"
+    xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *slow,
+             "--set", "throughput.max_rate=40000", "--set", "throughput.error=10000")
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["median"] > 0, summary
+    out = tmp_path / "latency"
+    xlatperf("latency", "-c", str(config), "--out", str(out), "--rate", "2000", "--duration", "2", *slow,
+             "--set", "latency.delay=0.5", "--set", "latency.timestamps=100")
+    record = trials(out)[-1]
+    for name in ("forward", "reverse"):
+        tagged = record["delay"][name]["tagged"]
+        assert tagged["count"] == 100 and tagged["lost"] == 0, tagged

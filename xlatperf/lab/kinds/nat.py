@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The stateful kinds (RFC 9693, docs/stateful.md): nat44 and nat66, the kernel router
-masquerading with nftables, and nat64, TAYGA (lab/kinds/tayga.py) with a dynamic pool followed
-by the same NAT44.
+masquerading with nftables; nat64, TAYGA (lab/kinds/tayga.py) with a dynamic pool followed by
+the same NAT44; and 464xlat, a CLAT (a second TAYGA, stateless) in front of that NAT64 (the
+PLAT): IPv4 in and out, IPv6 between them (RFC 6877, RFC 8219 §4.2's dual DUT).
 
 Each accepts only replies to connections the left side opened (a forward-chain filter), sets
 the UDP conntrack timeouts of the DUT namespace so that no entry expires during a test, sizes
@@ -14,13 +15,13 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..names import DUT_NS, V4_RIGHT, V6_LEFT, host
-from ..shell import sysctl
+from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, host
+from ..shell import ip, sysctl
 from ..state import set_global_sysctls
 from .base import LabKind, auto_or, integer
 from .common import load_nft, router_sides, setup_direct_router, setup_router
 from .router import ADDRESSES
-from .tayga import TAYGA_IPV6, TaygaDut, start_tayga
+from .tayga import TAYGA_IPV6, TaygaDut, TaygaInstance, start_tayga
 
 # nat64: TAYGA maps each IPv6 client to an address of its dynamic pool (the private IPv4 side),
 # which nftables masquerades to the DUT's public address, as in the stateful NAT64 paper.
@@ -149,3 +150,48 @@ def nat_ruleset(family: str) -> str:
             '\t\tiifname "xlp-dr" counter drop\n'
             "\t}\n"
             "}\n")
+
+
+# 464xlat: the CLAT (RFC 6877 §6.3, stateless: the client's IPv4 address mapped to one IPv6
+# address of the CLAT, destinations embedded in the PLAT's prefix) feeds the PLAT, a NAT64 with
+# its own pool (not the left side's 198.18.0.0/16) and the NAT44 behind it.
+CLAT = TaygaInstance("clat")
+PLAT = TaygaInstance("plat")
+CLAT_IPV4 = "192.0.0.1"              # RFC 7335's range for the CLAT's own address
+CLAT_IPV6 = "2001:2:0:c1a7::1"
+CLAT_PREFIX = "2001:2:0:c1a7::/64"   # the CLAT's IPv6 side: its clients' addresses
+CLAT_CLIENT = (V4_LEFT[1], "2001:2:0:c1a7::2")  # the tester's left address and its IPv6 image
+PLAT_POOL = "10.64.0.0/16"
+PLAT_IPV4 = "10.64.0.1"
+CLAT_TABLE = "464"                   # policy routing: what the left sends goes into the CLAT
+
+
+class Xlat464(Nat64):
+    """Two TAYGA processes in the DUT namespace, connected by its IPv6 routing: the CLAT (IPv4
+    from the left into IPv6) and the PLAT (IPv6 into the pool, masqueraded to 198.19.0.1)."""
+    name = "464xlat"
+    description = ("464XLAT dual DUT (RFC 6877): a CLAT (TAYGA, stateless) and a PLAT (TAYGA "
+                   "NAT64 + nftables NAT44 to 198.19.0.1), IPv4 left and right, IPv6 between")
+    instances = (CLAT, PLAT)
+
+    def build_forwarding(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V4_LEFT], right=[V4_RIGHT])
+        sysctl(DUT_NS, {"net.ipv6.conf.all.forwarding": 1})
+        start_tayga([f"ipv4-addr {PLAT_IPV4}", f"ipv6-addr {TAYGA_IPV6}", f"prefix {NAT64_PREFIX}",
+                     f"dynamic-pool {PLAT_POOL}"], [PLAT_POOL, NAT64_PREFIX], PLAT)
+        start_tayga([f"ipv4-addr {CLAT_IPV4}", f"ipv6-addr {CLAT_IPV6}", f"prefix {NAT64_PREFIX}",
+                     f"map {CLAT_CLIENT[0]} {CLAT_CLIENT[1]}"], [CLAT_PREFIX], CLAT)
+        # IPv4 from the left goes into the CLAT, whatever its destination (the right's subnet
+        # is directly connected, but reached only through CLAT and PLAT).
+        ip(DUT_NS, "-4", "rule", "add", "iif", "xlp-dl", "lookup", CLAT_TABLE)
+        ip(DUT_NS, "-4", "route", "add", "default", "dev", CLAT.tun, "table", CLAT_TABLE)
+
+    def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        sides = router_sides(4)
+        # The Responder's frames come from the state table; left's address as the right sees
+        # it (the NAT44's) completes the reverse template.
+        sides["left"]["virtual_ipv4"] = host(V4_RIGHT[0])
+        return sides
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {**super().tester_sections(p), "ipv4aas": {"technology": "464xlat", "role": "dual"}}

@@ -13,10 +13,12 @@ asks, TAYGA fragments an IPv4 packet without DF whose translation exceeds 1280 b
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import signal
 import subprocess
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
@@ -39,17 +41,51 @@ TAYGA_LOG = os.path.join(LAB_DIR, "tayga.log")
 TAYGA_DATA = os.path.join(LAB_DIR, "tayga")
 
 
+@dataclass(frozen=True)
+class TaygaInstance:
+    """One TAYGA process of the lab and its files: the kinds' one (""), or one of several (the
+    CLAT and the PLAT of 464xlat) named by a suffix."""
+    name: str = ""
+
+    def _path(self, path: str) -> str:
+        root, ext = os.path.splitext(path)
+        return f"{root}-{self.name}{ext}" if self.name else path
+
+    @property
+    def tun(self) -> str:
+        return f"xlp-{self.name}" if self.name else TAYGA_TUN
+
+    @property
+    def conf(self) -> str:
+        return self._path(TAYGA_CONF)
+
+    @property
+    def pidfile(self) -> str:
+        return self._path(TAYGA_PIDFILE)
+
+    @property
+    def log(self) -> str:
+        return self._path(TAYGA_LOG)
+
+    @property
+    def data(self) -> str:
+        return self._path(TAYGA_DATA)
+
+
 class TaygaDut(LabKind):
-    """A DUT that translates in TAYGA: its threads go to the DUT CPUs too."""
+    """A DUT that translates in TAYGA (one or more instances): their threads go to the DUT CPUs
+    too."""
     tools = {"tayga": "tayga"}
     steered_by = LabKind.steered_by + " and TAYGA's affinity"
+    instances = (TaygaInstance(),)
 
     def place(self, placement: Placement) -> None:
         super().place(placement)
-        pid = _read_pid(TAYGA_PIDFILE)
-        if pid is None or not _is_our_tayga(pid):
-            raise LabError("tayga is not running: cannot pin it to the DUT CPUs")
-        pin_process(pid, placement.dut_cpus)
+        for instance in self.instances:
+            pid = _read_pid(instance.pidfile)
+            if pid is None or not _is_our_tayga(pid):
+                raise LabError(f"tayga {instance.name or ''} is not running: cannot pin it to the DUT CPUs")
+            pin_process(pid, placement.dut_cpus)
 
 
 class Siit(TaygaDut):
@@ -71,44 +107,45 @@ class Siit(TaygaDut):
                           "dut_ipv4": host(V4_RIGHT[0])}}
 
 
-def start_tayga(settings: list[str], routes: list[str]) -> None:
+def start_tayga(settings: list[str], routes: list[str], instance: TaygaInstance = TaygaInstance()) -> None:
     """TAYGA in the DUT namespace with `settings` (tayga.conf lines beyond its tun device and
     data directory) and `routes` (IPv4 and IPv6 prefixes) into its tun device."""
-    os.makedirs(TAYGA_DATA, exist_ok=True)
-    conf = [f"tun-device {TAYGA_TUN}", f"data-dir {TAYGA_DATA}", *settings]
-    with open(TAYGA_CONF, "w") as f:
+    os.makedirs(instance.data, exist_ok=True)
+    conf = [f"tun-device {instance.tun}", f"data-dir {instance.data}", *settings]
+    with open(instance.conf, "w") as f:
         f.write("# TAYGA for the xlatperf lab (written by lab up)\n")
         f.write("\n".join(conf) + "\n")
     # A persistent tun first, so routes exist before TAYGA reads its first packet.
-    run(["tayga", "--config", TAYGA_CONF, "--mktun"], ns=DUT_NS)
-    ip(DUT_NS, "link", "set", TAYGA_TUN, "up")
+    run(["tayga", "--config", instance.conf, "--mktun"], ns=DUT_NS)
+    ip(DUT_NS, "link", "set", instance.tun, "up")
     for route in routes:
-        ip(DUT_NS, "-6" if ":" in route else "-4", "route", "add", route, "dev", TAYGA_TUN)
+        ip(DUT_NS, "-6" if ":" in route else "-4", "route", "add", route, "dev", instance.tun)
     # TAYGA daemonizes; its output goes to a file so no pipe of ours is held by the daemon.
-    with open(TAYGA_LOG, "w") as log:
+    with open(instance.log, "w") as log:
         done = subprocess.run(
-            ["ip", "netns", "exec", DUT_NS, "tayga", "--config", TAYGA_CONF,
-             "--pidfile", TAYGA_PIDFILE],
+            ["ip", "netns", "exec", DUT_NS, "tayga", "--config", instance.conf,
+             "--pidfile", instance.pidfile],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=30)
     if done.returncode != 0:
-        raise LabError(f"tayga failed to start (exit {done.returncode}): {_tail(TAYGA_LOG)}")
+        raise LabError(f"tayga failed to start (exit {done.returncode}): {_tail(instance.log)}")
     # The daemon writes its pid file after forking; wait for it and check that it lives.
     deadline = time.monotonic() + 5.0
     while time.monotonic() < deadline:
-        pid = _read_pid(TAYGA_PIDFILE)
+        pid = _read_pid(instance.pidfile)
         if pid is not None and _is_our_tayga(pid):
             return
         time.sleep(0.02)
-    raise LabError(f"tayga did not come up (no live process in {TAYGA_PIDFILE}): "
-                   f"{_tail(TAYGA_LOG)}")
+    raise LabError(f"tayga did not come up (no live process in {instance.pidfile}): "
+                   f"{_tail(instance.log)}")
 
 
 def stop_tayga() -> None:
     """Ends the lab's TAYGA: the pid of its pid file and any TAYGA in the DUT namespace."""
     pids = set()
-    pid = _read_pid(TAYGA_PIDFILE)
-    if pid is not None:
-        pids.add(pid)
+    for pidfile in glob.glob(os.path.join(LAB_DIR, "tayga*.pid")):
+        pid = _read_pid(pidfile)
+        if pid is not None:
+            pids.add(pid)
     if os.path.exists(f"/run/netns/{DUT_NS}"):
         pids.update(int(p) for p in run(["ip", "netns", "pids", DUT_NS]).split())
     # Only processes that are TAYGA running our config: a stale pid may have been reused.
@@ -134,7 +171,7 @@ def _is_our_tayga(pid: int) -> bool:
     except OSError:
         return False
     return (not zombie and os.path.basename(argv[0]) == b"tayga"
-            and TAYGA_CONF.encode() in argv)
+            and any(a.startswith(LAB_DIR.encode() + b"/tayga") and a.endswith(b".conf") for a in argv))
 
 
 def _read_pid(path: str) -> int | None:
