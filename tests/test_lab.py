@@ -76,6 +76,10 @@ EXPECTED_SIDES = {
     "464xlat": ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": "", "dut_ipv4": "198.18.0.1",
                  "virtual_ipv4": "198.19.0.1"},
                 {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": "", "dut_ipv4": "198.19.0.1"}),
+    "dslite-aftr": ({"ip_version": 4, "ipv4": "192.0.0.2", "ipv6": "2001:db8:b4::1",
+                     "next_hop_ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": "",
+                     "virtual_ipv4": "198.19.0.1"},
+                    {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
     # The CEs' side carries IPv4 in IPv6: the DUT is resolved by ND there.
     "mape-br": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
                 {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
@@ -97,6 +101,7 @@ EXPECTED_DUT_ADDRS = {
     "nat64": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "vlan": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "464xlat": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
+    "dslite-aftr": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16"}},
     "mape-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "mapt-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},

@@ -7,13 +7,11 @@ and checked against the MAP rule by the front end's own implementation of it, an
 whose misdelivered frames the tester reports as wrong_ce."""
 
 import csv
-import json
 import ipaddress
+import json
 import subprocess
 import time
 from pathlib import Path
-
-import pytest
 
 from e2e_util import trials, xlatperf
 from xlatperf import lab
@@ -303,3 +301,65 @@ def test_464xlat_dual_dut_throughput_and_latency(make_lab, tmp_path):
     for name in ("forward", "reverse"):
         tagged = record["delay"][name]["tagged"]
         assert tagged["count"] == 100 and tagged["lost"] == 0, tagged
+
+
+def test_ds_lite_aftr_keeps_two_b4s_behind_one_private_address_apart(make_lab, tmp_path):
+    """RFC 6333 §6.6 with RFC 9693's method: two B4s take turns sending from the same private
+    address and port (192.0.0.2:49184) to 4,999 destination ports, so phase 1 opens every
+    tuple from both B4s through the reference AFTR; its NAT44 keeps them in two conntrack
+    zones with two public ports. Phase 2's frames from the Internet then go back, each into
+    the softwire of the B4 whose binding its public port is: checked frame by frame on the
+    DUT (its captures on both sides, matched by the test tag, against conntrack's table)."""
+    config = lab_config(make_lab, "dslite-aftr")
+    out = tmp_path / "trial"
+    dumps = {dev: (f"/run/xlp-aftr-{dev}.pcap", expr) for dev, expr in
+             (("xlp-dr", "udp and src host 198.19.0.2"), ("xlp-dl", "ip6 and src host 2001:db8:af::1"))}
+    procs = [subprocess.Popen(["ip", "netns", "exec", DUT_NS, "tcpdump", "-U", "-n", "-B", "8192", "-i", dev,
+                               "-w", pcap, expr], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for dev, (pcap, expr) in dumps.items()]
+    try:
+        for proc in procs:
+            proc.stderr.readline()
+        xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "2000", "--duration", "1", *FAST,
+                 "--set", "trial.timeout=2")
+        time.sleep(0.5)
+    finally:
+        for proc in procs:
+            proc.terminate()
+            proc.wait(timeout=10)
+    phase1, phase2 = trials(out)
+    assert phase1["phase"] == "phase1" and phase1["directions"]["forward"]["received"] == 9998
+    for name in ("forward", "reverse"):
+        d = phase2["directions"][name]
+        assert d["received"] == d["sent"] == 2000, phase2
+    assert phase2["directions"]["reverse"]["wrong_ce"] == 0
+    # The bindings: every (private address, port) -> (server, port) tuple twice, once per zone.
+    table = subprocess.run(["ip", "netns", "exec", DUT_NS, "conntrack", "-L"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    zone_of_public_port, tuples = {}, {}
+    for line in table:
+        fields = dict(f.split("=", 1) for f in line.split() if "=" in f)
+        words = [f for f in line.split() if f.startswith(("sport=", "dport="))]
+        original_dport, reply_dport = words[1].split("=")[1], words[3].split("=")[1]
+        zone = int(fields["zone-orig"])
+        zone_of_public_port[original_dport, reply_dport] = zone  # (server port, public port)
+        tuples.setdefault(original_dport, set()).add(zone)
+    assert len(table) == 9998
+    assert all(zones == {1, 2} for zones in tuples.values()) and len(tuples) == 4999
+    frames = {}
+    for dev, (pcap, _) in dumps.items():
+        out_ = subprocess.run(["tshark", "-r", pcap, "-T", "fields", "-E", "separator=|", "-e", "udp.srcport",
+                               "-e", "udp.dstport", "-e", "ipv6.dst", "-e", "udp.payload"], capture_output=True,
+                              text=True, check=True).stdout
+        Path(pcap).unlink(missing_ok=True)
+        frames[dev] = {payload[:36]: (sport, dport, ipv6) for sport, dport, ipv6, payload in
+                       (line.split("|") for line in out_.splitlines())}
+    assert len(frames["xlp-dr"]) == len(frames["xlp-dl"]) == 2000
+    b4 = {"2001:db8:b4::1": 1, "2001:db8:b4::2": 2}
+    # A frame from server port q to public port m belongs to the binding (q, m) of one zone: it
+    # must leave in that B4's softwire, to the shared private address and port.
+    for tag, (server_port, public_port, _) in frames["xlp-dr"].items():
+        _, private_port, softwire = frames["xlp-dl"][tag]
+        assert private_port == "49184"
+        assert b4[softwire] == zone_of_public_port[server_port, public_port], (tag, public_port, softwire)
+    assert {softwire for _, _, softwire in frames["xlp-dl"].values()} == set(b4)

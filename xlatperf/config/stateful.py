@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..util.errors import key_error
 from ..frames.kinds import foreground_addresses
+from ..frames.kinds.ipv4aas import ce_count, emulates_ces
 from ..frames.trial import active_directions, has_background
 from .variation import varying_fields
 
@@ -53,6 +54,11 @@ class Enumeration:
     enumerated: list[dict]
     varying: list[dict]          # every varying port or 16-bit address field, enumerated or not
     combinations: int
+    # Emulated CEs (docs/ipv4aas.md) that take turns frame by frame with a number of them prime
+    # to the tuples': frame s comes from CE s mod n with tuple s mod C, so phase 1 opens n x C
+    # connections, each tuple from every CE (two B4s behind one private address: RFC 6333
+    # §6.6's case). 1 otherwise.
+    ces: int = 1
 
 
 def enumeration(config: dict) -> Enumeration:
@@ -68,7 +74,11 @@ def enumeration(config: dict) -> Enumeration:
             enumerated.append(entry)
         vary.append(entry)
     combinations = math.prod(e["max"] - e["min"] + 1 for e in enumerated)
-    return Enumeration(vary, enumerated, varying, combinations)
+    ces = 1
+    if initiator == "left" and emulates_ces(config) and config.ipv4aas.ce_mode == "increasing" \
+            and config.tester.queues == 1 and math.gcd(ce_count(config), combinations) == 1:
+        ces = ce_count(config)
+    return Enumeration(vary, enumerated, varying, combinations * ces, ces)
 
 
 def check_stateful(config: dict) -> None:
@@ -136,7 +146,8 @@ def check_stateful(config: dict) -> None:
 
 def _ranges(config: dict, e: Enumeration) -> str:
     """The enumerated ranges for a message: "ports.forward_src 100 x ports.forward_dst 100"."""
-    return " x ".join(f"{_field_key(config, v)} {v['max'] - v['min'] + 1}" for v in e.enumerated)
+    ces = [f"{e.ces} CEs taking turns"] if e.ces > 1 else []
+    return " x ".join([f"{_field_key(config, v)} {v['max'] - v['min'] + 1}" for v in e.enumerated] + ces)
 
 
 def _frames_for(foreground: int, mix_n: int, mix_m: int) -> int:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .base import COMMON_PARAMS, LabKind
 from .loopback import Loopback
-from .nat import Nat44, Nat64, Nat66, Xlat464
+from .nat import DsLiteAftr, Nat44, Nat64, Nat66, Xlat464
 from .router import Limit, Lossy, Router4, Router6
 from .softwire import LwAftr, MapEBr, MapTBr
 from .tayga import Siit
@@ -19,7 +19,7 @@ from .vlan import Vlan
 
 KINDS: dict[str, LabKind] = {kind.name: kind for kind in (
     Router4(), Router6(), Siit(), Nat44(), Nat66(), Nat64(), Vlan(), Loopback(), Limit(),
-    Lossy(), Xlat464(), MapEBr(), MapTBr(), LwAftr())}
+    Lossy(), Xlat464(), DsLiteAftr(), MapEBr(), MapTBr(), LwAftr())}
 
 __all__ = ["COMMON_PARAMS", "KINDS", "LabKind", "format_kinds"]
 

@@ -6,6 +6,8 @@ sides facing a router."""
 from __future__ import annotations
 
 import os
+import sysconfig
+from pathlib import Path
 from typing import Any
 
 from ..names import DIRECT, DUT_NS, GATEWAYS, LAB_DIR, host
@@ -84,3 +86,26 @@ def router_sides(version: int, gateway: bool = False) -> dict[str, dict[str, Any
             keys[f"dut_ipv{version}"] = host(dut)
         sides[side] = keys
     return sides
+
+
+BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
+
+
+def build_bpf(program: str, name: str, defines: list[str]) -> str:
+    """Compiles lab/bpf/`program` with `defines` (-D...) into LAB_DIR/`name`.o; returns its path."""
+    obj = os.path.join(LAB_DIR, f"{name}.o")
+    # Debian keeps asm/types.h under the multiarch directory, which -target bpf does not search.
+    multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
+    run(["clang", "-O2", "-target", "bpf", f"-I/usr/include/{multiarch}", *defines,
+         "-c", str(BPF_DIR / program), "-o", obj])
+    return obj
+
+
+def attach_bpf(obj: str, attachments: list[tuple[str, str, str]]) -> None:
+    """Attaches the object's programs as tc direct-action filters in the DUT namespace:
+    (interface, "ingress" or "egress", section) each; a clsact qdisc per interface first."""
+    for dev in dict.fromkeys(dev for dev, _, _ in attachments):
+        run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=DUT_NS)
+    for dev, hook, section in attachments:
+        run(["tc", "filter", "add", "dev", dev, hook, "bpf", "direct-action", "obj", obj, "sec", section],
+            ns=DUT_NS)

@@ -12,6 +12,7 @@ config with the Initiator on the left, the [stateful] settings and `conntrack -F
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from typing import Any
 
@@ -19,7 +20,7 @@ from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, host
 from ..shell import ip, sysctl
 from ..state import set_global_sysctls
 from .base import LabKind, auto_or, integer
-from .common import load_nft, router_sides, setup_direct_router, setup_router
+from .common import attach_bpf, build_bpf, load_nft, router_sides, setup_direct_router, setup_router
 from .router import ADDRESSES
 from .tayga import TAYGA_IPV6, TaygaDut, TaygaInstance, start_tayga
 
@@ -70,12 +71,15 @@ class Nat(LabKind):
     def build(self, p: dict[str, Any]) -> None:
         self.build_forwarding(p)
         set_global_sysctls(dict(zip(CONNTRACK_GLOBAL, (p["table_size"], p["buckets"]))))
-        load_nft(nat_ruleset(self.nft_family))
+        load_nft(self.ruleset(p))
         # Per namespace, and present once nftables' NAT has conntrack running there.
         sysctl(DUT_NS, {key: p["timeout"] for key in CONNTRACK_UDP_TIMEOUTS})
 
     def build_forwarding(self, p: dict[str, Any]) -> None:
         setup_direct_router(self.version, p["addresses"])
+
+    def ruleset(self, p: dict[str, Any]) -> str:
+        return nat_ruleset(self.nft_family)
 
     def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return router_sides(self.version)
@@ -195,3 +199,74 @@ class Xlat464(Nat64):
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {**super().tester_sections(p), "ipv4aas": {"technology": "464xlat", "role": "dual"}}
+
+
+# dslite-aftr: the AFTR's softwires end in tc-BPF (lab/bpf/aftr.c) on the B4 side, which carries
+# IPv6 (the tunnels) and the B4s' private IPv4 subnet (RFC 6333 §5.7: 192.0.0.0/29, B4s at
+# 192.0.0.2); B4 i is 2001:db8:b4::1 + i, routed to the tester's next hop 2001:2::2.
+AFTR_ADDRESS = "2001:db8:af::1"
+B4_BASE = "2001:db8:b4::1"
+B4_PREFIX = "2001:db8:b4::/64"
+B4_SUBNET = ("192.0.0.1/29", "192.0.0.2")   # the AFTR's address there, the B4s' shared one
+NEXT_HOP = "2001:2::2"
+# Phase 1: one source port, C destination ports (C odd), 2C connections: with the B4s taking
+# turns, every (source, destination) pair comes from both B4s (RFC 6333 §6.6's case).
+DSLITE_PORTS = {"forward_dst": "random", "forward_dst_min": 1, "forward_dst_max": 4999}
+
+
+class DsLiteAftr(Nat):
+    """The kernel's NAT44 behind tc-BPF softwire ends; a conntrack zone per softwire."""
+    name = "dslite-aftr"
+    description = ("reference DS-Lite AFTR (RFC 6333): softwires ended in tc-BPF, nftables NAT44 "
+                   "to 198.19.0.1 with a conntrack zone per B4 (two B4s may share a private "
+                   "address and port)")
+    version = 4
+    kind_params = {**CONNTRACK_PARAMS,
+                   "b4s": {"default": "2", "allowed": "an integer 1..65535",
+                           "help": "B4s the AFTR serves (B4 i: 2001:db8:b4::1 + i), all with 192.0.0.2",
+                           "parse": integer(1, 65535)}}
+    tools = {**Nat.tools, "clang": "clang", "tc": "iproute2"}
+
+    def veth_mtu(self, p: dict[str, Any]) -> int:
+        return 1500 + 40  # IPv4's 1500 inside the softwires (RFC 6333 §5.3)
+
+    def build_forwarding(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V6_LEFT, B4_SUBNET], right=[V4_RIGHT])
+        ip(DUT_NS, "addr", "add", f"{AFTR_ADDRESS}/128", "dev", "lo")
+        ip(DUT_NS, "-6", "route", "add", B4_PREFIX, "via", NEXT_HOP, "dev", "xlp-dl")
+        halves = lambda a: (int(ipaddress.IPv6Address(a)) >> 64, int(ipaddress.IPv6Address(a)) & (2**64 - 1))
+        (aftr_hi, aftr_lo), (b4_hi, b4_lo) = halves(AFTR_ADDRESS), halves(B4_BASE)
+        obj = build_bpf("aftr.c", self.name, [f"-DAFTR_ADDR_HI={aftr_hi:#x}ull", f"-DAFTR_ADDR_LO={aftr_lo:#x}ull",
+                                              f"-DB4_BASE_HI={b4_hi:#x}ull", f"-DB4_BASE_LO={b4_lo:#x}ull",
+                                              f"-DB4_COUNT={p['b4s']}"])
+        attach_bpf(obj, [("xlp-dl", "ingress", "tc/from_b4"), ("xlp-dl", "egress", "tc/to_b4")])
+
+    def ruleset(self, p: dict[str, Any]) -> str:
+        """NAT44 as nat_ruleset's, each B4's packets in the conntrack zone of its softwire (the
+        mark the BPF program set; nftables takes a zone from a mark only through a map), the
+        mark kept in the connection and restored on the replies for the way back."""
+        zones = ", ".join(f"{i} : {i}" for i in range(1, p["b4s"] + 1))
+        return ("table ip xlp_aftr {\n"
+                "\tchain zone {\n"
+                "\t\ttype filter hook prerouting priority raw; policy accept;\n"
+                f'\t\tiifname "xlp-dl" meta mark != 0 ct original zone set meta mark map {{ {zones} }}\n'
+                "\t}\n"
+                "\tchain marks {\n"
+                "\t\ttype filter hook prerouting priority mangle; policy accept;\n"
+                '\t\tiifname "xlp-dl" ct mark set meta mark\n'
+                '\t\tiifname "xlp-dr" meta mark set ct mark\n'
+                "\t}\n"
+                "}\n" + nat_ruleset("ip"))
+
+    def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {"left": {"ip_version": 4, "ipv4": B4_SUBNET[1], "ipv6": B4_BASE, "next_hop_ipv6": NEXT_HOP,
+                         "dut_ipv6": host(V6_LEFT[0]), "dut_mac": "", "virtual_ipv4": host(V4_RIGHT[0])},
+                "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]), "dut_mac": ""}}
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        sections = super().tester_sections(p)
+        sections["ports"] = dict(DSLITE_PORTS)
+        sections["stateful"] |= {"connections": 2 * DSLITE_PORTS["forward_dst_max"]}
+        sections["ipv4aas"] = {"technology": "ds-lite", "role": "aftr", "endpoint_ipv6": AFTR_ADDRESS,
+                               "ces": p["b4s"], "ce_mode": "increasing"}
+        return sections

@@ -22,17 +22,14 @@ import ipaddress
 import json
 import os
 import random
-import sysconfig
-from pathlib import Path
 from typing import Any
 
 from ...frames.addressing import embed_ipv4
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, host
 from ..shell import LabError, ip, run
 from .base import LabKind, integer
-from .common import setup_router
+from .common import attach_bpf, build_bpf, setup_router
 
-BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
 TUNNEL_BYTES = 40            # RFC 2473's IPv6 header
 TRANSLATION_BYTES = 20       # an IPv6 header is 20 bytes longer than an IPv4 one
 BR_ADDRESS = "2001:db8:ffff::1"   # the BR's / lwAFTR's tunnel endpoint (RFC 7597 App. A's BR)
@@ -100,18 +97,11 @@ class _SoftwireBr(LabKind):
         if self.endpoint:
             ip(DUT_NS, "addr", "add", f"{self.endpoint}/128", "dev", "lo")
         ip(DUT_NS, "-6", "route", "add", self.ce_prefix(p), "via", V6_LEFT[1], "dev", CE_SIDE)
-        obj = os.path.join(LAB_DIR, "softwire.o")
         hi, lo = _halves(BR_ADDRESS)
-        multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
-        run(["clang", "-O2", "-target", "bpf", f"-I/usr/include/{multiarch}",
-             f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull",
-             f"-DCE_IFINDEX={_ifindex(CE_SIDE)}", f"-DV4_IFINDEX={_ifindex(V4_SIDE)}",
-             f"-DMISDELIVER={p['misdeliver']}", *self.defines(p),
-             "-c", str(BPF_DIR / self.program), "-o", obj])
-        for dev, section in ((CE_SIDE, "tc/from_ce"), (V4_SIDE, "tc/to_ce")):
-            run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=DUT_NS)
-            run(["tc", "filter", "add", "dev", dev, "ingress", "bpf", "direct-action", "obj", obj,
-                 "sec", section], ns=DUT_NS)
+        obj = build_bpf(self.program, self.name, [
+            f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull", f"-DCE_IFINDEX={_ifindex(CE_SIDE)}",
+            f"-DV4_IFINDEX={_ifindex(V4_SIDE)}", f"-DMISDELIVER={p['misdeliver']}", *self.defines(p)])
+        attach_bpf(obj, [(CE_SIDE, "ingress", "tc/from_ce"), (V4_SIDE, "ingress", "tc/to_ce")])
 
     def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError

@@ -21,17 +21,12 @@ which no test frame of at most `mtu` + 18 bytes uses).
 
 from __future__ import annotations
 
-import os
-import sysconfig
-from pathlib import Path
 from typing import Any
 
-from ..names import DUT_NS, LAB_DIR
-from ..shell import run
 from .base import integer
+from .common import attach_bpf, build_bpf
 from .router import FAMILY, ROUTER_PARAMS, Router
 
-BPF_SOURCE = Path(__file__).resolve().parent.parent / "bpf" / "vlan.c"
 INTERFACES = {"left": "xlp-dl", "right": "xlp-dr"}
 TPID_BYTES = 4
 
@@ -56,16 +51,9 @@ def attach(p: dict[str, Any]) -> None:
     pop, egress: push)."""
     for side, dev in INTERFACES.items():
         outer_inner = tags(p, side)
-        obj = os.path.join(LAB_DIR, f"vlan-{side}.o")
-        # Debian keeps asm/types.h under the multiarch directory, which -target bpf does not search.
-        multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
-        run(["clang", "-O2", "-target", "bpf", f"-I/usr/include/{multiarch}",
-             f"-DVLAN_INNER={outer_inner[-1]}", f"-DVLAN_OUTER={outer_inner[0] if len(outer_inner) == 2 else 0}",
-             "-c", str(BPF_SOURCE), "-o", obj])
-        run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=DUT_NS)
-        for hook, section in (("ingress", "tc/ingress"), ("egress", "tc/egress")):
-            run(["tc", "filter", "add", "dev", dev, hook, "bpf", "direct-action", "obj", obj, "sec", section],
-                ns=DUT_NS)
+        obj = build_bpf("vlan.c", f"vlan-{side}", [
+            f"-DVLAN_INNER={outer_inner[-1]}", f"-DVLAN_OUTER={outer_inner[0] if len(outer_inner) == 2 else 0}"])
+        attach_bpf(obj, [(dev, "ingress", "tc/ingress"), (dev, "egress", "tc/egress")])
 
 
 def tester_keys(p: dict[str, Any], side: str) -> dict[str, int]:
