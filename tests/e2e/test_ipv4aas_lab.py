@@ -46,7 +46,10 @@ def tshark(pcap: str) -> list[dict]:
 def capture(ns: str, dev: str, during, settle: float = 1.0) -> list[dict]:
     """What passes `dev` in namespace `ns` (both directions) while `during()` runs."""
     pcap = f"/run/xlp-ipv4aas-{dev}.pcap"
-    dump = subprocess.Popen(["ip", "netns", "exec", ns, "tcpdump", "-U", "-n", "-B", "16384", "-i", dev,
+    # --immediate-mode: else the kernel hands tcpdump its packets a block at a time, after up to
+    # a second, and a frame that arrived just before the end was "received by filter" but never
+    # written (seen in CI: 1 received, 0 captured).
+    dump = subprocess.Popen(["ip", "netns", "exec", ns, "tcpdump", "--immediate-mode", "-U", "-n", "-B", "16384", "-i", dev,
                              "-w", pcap, "ip or ip6"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         dump.stderr.readline()  # "listening on ...": the capture runs
@@ -265,7 +268,8 @@ def test_464xlat_dual_dut_throughput_and_latency(make_lab, tmp_path):
 
     def tun_capture(during):
         pcap = "/run/xlp-464xlat-clat.pcap"
-        dump = subprocess.Popen(["ip", "netns", "exec", DUT_NS, "tcpdump", "-U", "-n", "-i", "xlp-clat", "-w", pcap],
+        dump = subprocess.Popen(["ip", "netns", "exec", DUT_NS, "tcpdump", "--immediate-mode", "-U", "-n", "-i",
+                                 "xlp-clat", "-w", pcap],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         try:
             dump.stderr.readline()
@@ -293,8 +297,11 @@ def test_464xlat_dual_dut_throughput_and_latency(make_lab, tmp_path):
         d = record["directions"][name]
         assert d["sent"] == 2000 and d["received"] >= d["sent"] - 2, record
     out = tmp_path / "throughput"
+    # A loss tolerance of 0.1 % for the same occasional frame (RFC 2544's zero loss would turn
+    # one lost frame into a lower throughput on this shared machine).
     xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *slow,
-             "--set", "throughput.max_rate=40000", "--set", "throughput.error=10000")
+             "--set", "throughput.max_rate=20000", "--set", "throughput.error=5000",
+             "--set", "throughput.loss_tolerance=0.001")
     summary = json.loads((out / "summary.json").read_text())
     assert summary["median"] > 0, summary
     out = tmp_path / "latency"
@@ -317,7 +324,8 @@ def test_ds_lite_aftr_keeps_two_b4s_behind_one_private_address_apart(make_lab, t
     out = tmp_path / "trial"
     dumps = {dev: (f"/run/xlp-aftr-{dev}.pcap", expr) for dev, expr in
              (("xlp-dr", "udp and src host 198.19.0.2"), ("xlp-dl", "ip6 and src host 2001:db8:af::1"))}
-    procs = [subprocess.Popen(["ip", "netns", "exec", DUT_NS, "tcpdump", "-U", "-n", "-B", "8192", "-i", dev,
+    procs = [subprocess.Popen(["ip", "netns", "exec", DUT_NS, "tcpdump", "--immediate-mode", "-U", "-n", "-B",
+                               "8192", "-i", dev,
                                "-w", pcap, expr], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
              for dev, (pcap, expr) in dumps.items()]
     try:
