@@ -27,20 +27,7 @@
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
 #endif
 
-#define ETH_LEN 14
-#define IP6_LEN 40
-#define PROTO_IPIP 4
-
-static __always_inline __u64 load_u64(const __u8 *p) {
-  __u64 v = 0;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
-  return v;
-}
-static __always_inline void store_u64(__u8 *p, __u64 v) {
-#pragma unroll
-  for (int i = 7; i >= 0; --i) p[i] = (__u8)v, v >>= 8;
-}
+#include "tunnel.h"
 
 SEC("tc/from_b4")
 int from_b4(struct __sk_buff *skb) {
@@ -67,17 +54,8 @@ int to_b4(struct __sk_buff *skb) {
   if (bpf_skb_load_bytes(skb, 0, h, sizeof h) < 0) return TC_ACT_OK;
   if (h[12] != 0x08 || h[13] != 0x00) return TC_ACT_OK;
   const __u16 length = (__u16)(h[ETH_LEN + 2] << 8 | h[ETH_LEN + 3]);
-  if (bpf_skb_adjust_room(skb, IP6_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6) < 0) return TC_ACT_SHOT;
-  __u8 ip6[2 + IP6_LEN] = {0x86, 0xdd, 0x60};
-  __u8 *hdr = ip6 + 2;
-  hdr[4] = length >> 8, hdr[5] = length & 0xff;
-  hdr[6] = PROTO_IPIP;
-  hdr[7] = 64;
-  store_u64(hdr + 8, AFTR_ADDR_HI);
-  store_u64(hdr + 16, AFTR_ADDR_LO);
-  store_u64(hdr + 24, B4_BASE_HI);
-  store_u64(hdr + 32, B4_BASE_LO + mark - 1);
-  if (bpf_skb_store_bytes(skb, 12, ip6, sizeof ip6, 0) < 0) return TC_ACT_SHOT;
+  const struct ipv6_address aftr = {AFTR_ADDR_HI, AFTR_ADDR_LO}, b4 = {B4_BASE_HI, B4_BASE_LO + mark - 1};
+  if (encapsulate(skb, length, &aftr, &b4) < 0) return TC_ACT_SHOT;
   skb->mark = 0;
   return TC_ACT_OK;
 }

@@ -93,18 +93,8 @@ int to_ce(struct __sk_buff *skb) {
   const int ttl = decrement_ttl(skb, ETH_LEN);
   if (ttl) return drop();
   const __u16 length = (__u16)(ip4[2] << 8 | ip4[3]);
-  if (bpf_skb_adjust_room(skb, IP6_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6) < 0)
-    return drop();
-  __u8 ip6[2 + IP6_LEN] = {0x86, 0xdd, 0x60};  // EtherType, version 6, traffic class and flow label 0
-  __u8 *hdr = ip6 + 2;
-  hdr[4] = length >> 8, hdr[5] = length & 0xff;
-  hdr[6] = PROTO_IPIP;
-  hdr[7] = 64;
-  store_u64(hdr + 8, BR_ADDR_HI);
-  store_u64(hdr + 16, BR_ADDR_LO);
-  store_u64(hdr + 24, ce.hi);
-  store_u64(hdr + 32, ce.lo);
-  if (bpf_skb_store_bytes(skb, 12, ip6, sizeof ip6, 0) < 0) return drop();
+  const struct ipv6_address br = {BR_ADDR_HI, BR_ADDR_LO};
+  if (encapsulate(skb, length, &br, &ce) < 0) return drop();
   return bpf_redirect_neigh(CE_IFINDEX, 0, 0, 0);
 }
 
