@@ -74,6 +74,13 @@ def send(port: str, layers: str, count: int = 1) -> None:
     subprocess.run(["ip", "netns", "exec", TESTER_NS, "python3", "-c", script], check=True, timeout=60)
 
 
+def all_arrived_at_their_ces(record: dict) -> None:
+    """A trial's record: every frame of both directions received, none at the wrong CE."""
+    for name in ("forward", "reverse"):
+        d = record["directions"][name]
+        assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
+
+
 def introduce_the_tester() -> None:
     """The tester's ports answer no ARP/ND outside the engine: the DUT gets them as neighbours."""
     for address, dev, port in (("198.19.0.2", "xlp-dr", "xlp-tr"), ("2001:2::2", "xlp-dl", "xlp-tl")):
@@ -134,9 +141,7 @@ def test_emulated_ces_through_the_map_e_br_both_directions(make_lab, tmp_path):
     out = tmp_path / "trial"
     xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "1", *FAST)
     record, = trials(out)
-    for name in ("forward", "reverse"):
-        d = record["directions"][name]
-        assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
+    all_arrived_at_their_ces(record)
     out = tmp_path / "throughput"
     xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *FAST,
              "--set", "throughput.max_rate=100000", "--set", "throughput.error=25000")
@@ -196,9 +201,7 @@ def test_a_capture_of_map_t_ces_shows_ten_thousand_ces_consistent_with_the_rule(
         assert ce is not None and ce.ipv6 == address, f
     assert len({f["ipv6.src"] for f in upstream}) > 10_000
     record, = trials(out)
-    for name in ("forward", "reverse"):
-        d = record["directions"][name]
-        assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
+    all_arrived_at_their_ces(record)
 
 
 def test_a_br_that_delivers_to_the_wrong_ce_is_reported(make_lab, tmp_path):
@@ -233,9 +236,7 @@ def test_lwaftr_looks_its_lwb4s_up_in_the_binding_table(make_lab, tmp_path):
     out = tmp_path / "trial"
     xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "1", *FAST)
     record, = trials(out)
-    for name in ("forward", "reverse"):
-        d = record["directions"][name]
-        assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
+    all_arrived_at_their_ces(record)
 
 
 def test_n_to_1_scalability_over_1_16_and_256_ces(make_lab, tmp_path):
