@@ -101,7 +101,7 @@ KEYS = {
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
                "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce"),
     "tunnel": ("src_ip", "dst_ip"),
-    "ce": ("map", "b4", "softwires", "count", "side", "mode", "fields", "rx_fields"),
+    "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
     "learn": ("port", "flow", "table_size", "ip_version"),

@@ -44,7 +44,7 @@ def test_rfc_8219_appendix_a_worked_example():
 
 
 def test_the_registry_picks_the_kind_from_the_sides():
-    assert [k.name for k in KINDS] == ["encapsulation", "map-t", "native", "siit"]
+    assert [k.name for k in KINDS] == ["encapsulation", "map-t", "encapsulating-ce", "map-t-ce", "native", "siit"]
     native, siit = load_config(None, []), load_config(None, V6_LEFT + ["traffic.frame_size=84"])
     assert kind_of(native).name == "native" and kind_of(siit).name == "siit"
     assert trial_stacks(native) == [IPV4] and set(trial_stacks(siit)) == {IPV4, IPV6}

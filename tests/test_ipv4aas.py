@@ -132,8 +132,9 @@ def test_lw4o6_softwires_come_from_the_binding_table(tmp_path):
 @pytest.mark.parametrize("assignments, message", [
     (["ipv4aas.technology=map-e", "ipv4aas.role=aftr"],
      'ipv4aas.role = "aftr": must be one of dual, br, ce with ipv4aas.technology = "map-e"'),
-    (["ipv4aas.technology=map-e", "ipv4aas.role=ce"],
-     'ipv4aas.role = "ce": is not supported yet with map-e'),
+    (["ipv4aas.technology=map-e", "ipv4aas.role=ce", "ipv4aas.rule_ipv6_prefix=2001:db8::/40",
+      "ipv4aas.rule_ipv4_prefix=192.0.2.0/24"],
+     'ipv4aas.ce_ipv6 = "": must be the IPv6 address of the CE the DUT is'),
     (["ipv4aas.technology=sixrd"], 'ipv4aas.technology = "sixrd": must be one of'),
     (["ipv4aas.role=br"], 'ipv4aas.role = "br": takes effect only with ipv4aas.technology set'),
     (MAP_E + ["ipv4aas.ea_bits=48"], "ipv4aas.ea_bits = 48: Rule IPv6 prefix /40 + 48 EA bits: must be at most 80"),
@@ -151,6 +152,92 @@ def test_lw4o6_softwires_come_from_the_binding_table(tmp_path):
 ])
 def test_bad_ipv4aas_settings_name_key_value_and_allowed(assignments, message):
     assert error(assignments).startswith(message), error(assignments)
+
+
+# RFC 7597 App. A Example 2's CE: IPv4 192.0.2.18, PSID 0x34, MAP address
+# 2001:db8:12:3400:0:c000:212:34 (the rule of Example 1); the BR's address is the right port's.
+MAP_E_CE = ["ipv4aas.technology=map-e", "ipv4aas.role=ce", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+            "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+            "ipv4aas.ea_bits=16", "ipv4aas.ce_ipv6=2001:db8:12:3400:0:c000:212:34", "left.ipv4=192.0.2.18"]
+
+
+def test_a_map_e_ce_alone_is_the_rules_ce_its_address_names():
+    """The CE role: the left port is the CE's LAN, sending from the CE's address and ports of its
+    set; the right port plays the BR and checks the CE's tunnel, address and port."""
+    config = load_config(None, MAP_E_CE)
+    assert kind_of(config).name == "encapsulating-ce"
+    forward, reverse = flows(MAP_E_CE)
+    fg = forward["foreground"]
+    assert (fg["ip_version"], fg["frame_size"], fg["rx_frame_size"]) == (4, 64, 104)
+    assert "tunnel" not in fg
+    assert (fg["ce"]["first"], fg["ce"]["count"]) == (0x1234, 1)
+    assert (fg["ce"]["fields"], fg["ce"]["rx_fields"]) == (["ipv4", "port"], ["tunnel", "ipv4", "port"])
+    rv = reverse["foreground"]
+    assert (rv["frame_size"], rv["rx_frame_size"]) == (104, 64)
+    assert rv["tunnel"] == {"src_ip": "2001:db8:ffff::1", "dst_ip": "2001:db8:12:3400:0:c000:212:34"}
+    assert (rv["ce"]["side"], rv["ce"]["fields"], rv["ce"]["rx_fields"]) == ("dst", ["ipv4", "port"], ["ipv4", "port"])
+
+
+def test_a_ce_that_translates_its_lan_is_reached_at_what_phase_1_learnt():
+    """With NAPT44 (stateful.enabled) the LAN's addresses and ports are the tester's own; the
+    right port checks the CE's fields on arrival and answers at the learnt ones."""
+    forward, reverse = flows([a for a in MAP_E_CE if not a.startswith("left.ipv4")] +
+                             ["stateful.enabled=true", "ports.forward_src=random", "stateful.connections=1000"])
+    assert forward["foreground"]["ce"]["fields"] == []
+    assert forward["foreground"]["ce"]["rx_fields"] == ["tunnel", "ipv4", "port"]
+
+
+@pytest.mark.parametrize("assignments, message", [
+    (MAP_E_CE[:-2] + ["ipv4aas.ce_ipv6=2001:db8:12:3400::1"],
+     'ipv4aas.ce_ipv6 = "2001:db8:12:3400::1": is the MAP IPv6 address of no CE of the rule (RFC 7597 §6'),
+    (MAP_E_CE[:-1] + ["left.ipv4=192.168.1.2"],
+     'left.ipv4 = "192.168.1.2": must be 192.0.2.18, the CE\'s IPv4 address, when stateful.enabled = false: '
+     "the LAN port sends from it and from the CE's ports (1232-1235, 2256-2259, 3280-3283, ... (63 ranges))"),
+    (MAP_E_CE + ['ipv4aas.endpoint_ipv6=""'], 'ipv4aas.endpoint_ipv6 = "": must be the BR\'s IPv6 address, the '
+                                              "tunnel's end the right port plays"),
+    (MAP_E_CE + ["right.ip_version=6"], 'right.ip_version = 6: must be 4 with ipv4aas.role = "ce" (map-e: the '
+                                        "right port sends and receives IPv4 inside the tunnel)"),
+])
+def test_bad_ce_role_settings_name_key_value_and_allowed(assignments, message):
+    assert error(assignments).startswith(message), error(assignments)
+
+
+def test_map_t_ce_alone_translates_to_its_map_address():
+    ce = ["ipv4aas.technology=map-t", "ipv4aas.role=ce", "right.ip_version=6",
+          "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+          "ipv4aas.ea_bits=16", "ipv4aas.dmr=2001:db8:ffff::/64", "ipv4aas.ce_ipv6=2001:db8:12:3400:0:c000:212:34",
+          "left.ipv4=192.0.2.18", "right.virtual_ipv6=2001:db8:ffff:0:c6:1300:200:0", "traffic.frame_size=84"]
+    assert kind_of(load_config(None, ce)).name == "map-t-ce"
+    forward, reverse = flows(ce)
+    assert (forward["foreground"]["frame_size"], forward["foreground"]["rx_frame_size"]) == (64, 84)
+    assert forward["foreground"]["ce"]["rx_fields"] == ["ipv6", "port"]
+    rv = reverse["foreground"]
+    assert (rv["ip_version"], rv["src_ip"], rv["dst_ip"]) == \
+        (6, "2001:db8:ffff:0:c6:1300:200:0", "2001:db8:12:3400:0:c000:212:34")
+    assert (rv["ce"]["fields"], rv["ce"]["rx_fields"]) == (["ipv6", "port"], ["ipv4", "port"])
+
+
+def test_a_b4_alone_keeps_its_lans_addresses_inside_its_softwire():
+    b4 = ["ipv4aas.technology=ds-lite", "ipv4aas.role=b4", "ipv4aas.endpoint_ipv6=2001:db8:af::1",
+          "ipv4aas.ce_ipv6=2001:db8:b4::1", "left.ipv4=192.168.1.2"]
+    forward, reverse = flows(b4)
+    ce = forward["foreground"]["ce"]
+    assert ce["b4"] == {"ipv6": "2001:db8:b4::1", "ipv4": "192.168.1.2"} and ce["count"] == 1
+    assert (ce["fields"], ce["rx_fields"]) == ([], ["tunnel"])
+    assert reverse["foreground"]["tunnel"] == {"src_ip": "2001:db8:af::1", "dst_ip": "2001:db8:b4::1"}
+    assert "ce" not in reverse["foreground"]
+
+
+def test_an_lwb4_alone_is_its_binding_table_row(tmp_path):
+    table = tmp_path / "bt.csv"
+    table.write_text("b4_ipv6,ipv4,psid,psid_length,psid_offset\n" +
+                     "".join(f"2001:db8:1::{i + 1:x},198.51.100.{1 + i // 16},{i % 16},4,6\n" for i in range(64)))
+    lwb4 = ["ipv4aas.technology=lw4o6", "ipv4aas.role=lwb4", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+            f"ipv4aas.binding_table={table}", "ipv4aas.ce_ipv6=2001:db8:1::13", "left.ipv4=198.51.100.2"]
+    forward, _ = flows(lwb4)
+    assert (forward["foreground"]["ce"]["first"], forward["foreground"]["ce"]["count"]) == (18, 1)
+    assert error(lwb4 + ["ipv4aas.ce_ipv6=2001:db8:1::99"]).startswith(
+        'ipv4aas.ce_ipv6 = "2001:db8:1::99": is no lwB4 of the binding table')
 
 
 def test_selftest_checks_only_the_ce_fields_a_cable_leaves_in_place():

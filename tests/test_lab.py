@@ -55,6 +55,8 @@ V4 = ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": "", "dut_ipv4": "198.18
       {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": "", "dut_ipv4": "198.19.0.1"})
 V6 = ({"ip_version": 6, "ipv6": "2001:2::2", "dut_mac": "", "dut_ipv6": "2001:2::1"},
       {"ip_version": 6, "ipv6": "2001:2:0:8000::2", "dut_mac": "", "dut_ipv6": "2001:2:0:8000::1"})
+CE_WAN = {"ip_version": 4, "ipv4": "198.19.0.2", "ipv6": "2001:2:0:8000::2", "dut_ipv6": "2001:2:0:8000::1",
+          "dut_mac": ""}
 EXPECTED_SIDES = {
     "router4": V4,
     "router6": V6,
@@ -89,6 +91,13 @@ EXPECTED_SIDES = {
     "mapt-br": ({"ip_version": 6, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
                 {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": "",
                  "virtual_ipv6": "2001:db8:ffff:0:c6:1300:200:0"}),
+    # A CE alone: its LAN on the left (a MAP CE's or lwB4's own IPv4 address, a B4's LAN any),
+    # the AFTR's or BR's side on the right, where the DUT is resolved by ND.
+    "b4": ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, CE_WAN),
+    "lwb4": ({"ip_version": 4, "ipv4": "100.64.0.2", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, CE_WAN),
+    "mape-ce": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, CE_WAN),
+    "mapt-ce": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""},
+                {**CE_WAN, "ip_version": 6, "virtual_ipv6": "2001:db8:ffff:0:c6:1300:200:0"}),
 }
 EXPECTED_DUT_ADDRS = {
     "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
@@ -105,6 +114,8 @@ EXPECTED_DUT_ADDRS = {
     "mape-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "mapt-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    **{kind: {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"2001:2:0:8000::1/64"}}
+       for kind in ("b4", "lwb4", "mape-ce", "mapt-ce")},
 }
 
 
@@ -269,6 +280,10 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     if kind in ("mape-br", "lwaftr", "mapt-br"):  # tc-BPF: from the CEs and to them
         assert "from_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dl", "ingress")
         assert "to_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dr", "ingress")
+
+    if kind in ("b4", "lwb4", "mape-ce", "mapt-ce"):  # tc-BPF: from the LAN and from the WAN
+        assert "from_lan" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dl", "ingress")
+        assert "from_wan" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dr", "ingress")
 
     if kind == "siit":
         pid = tayga._read_pid(lab.TAYGA_PIDFILE)

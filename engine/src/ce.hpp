@@ -75,12 +75,18 @@ struct CeLayout {
 class CeSource {
  public:
   using Kind = std::variant<MapRule, B4Range, SoftwireTable>;
-  // `count`: the CEs used, the first `count` of the source's (RFC 8219 §10.1.2's n).
-  CeSource(Kind kind, uint64_t count) : kind_(std::move(kind)), count_(count) {
+  // `count`: the CEs used (RFC 8219 §10.1.2's n), the source's CEs first .. first + count - 1
+  // (`first`: the one CE a DUT plays when the tester is its BR). Indices below are relative
+  // to `first`.
+  CeSource(Kind kind, uint64_t count, uint64_t first = 0) : kind_(std::move(kind)), count_(count), first_(first) {
     const uint64_t available = available_in(kind_);
-    if (count_ == 0 || count_ > available || count_ > kMaxCount)
+    if (first_ >= available)
+      throw std::invalid_argument("first " + std::to_string(first_) + ": must be in 0.." +
+                                  std::to_string(available - 1) + " (the CEs this source has)");
+    if (count_ == 0 || count_ > available - first_ || count_ > kMaxCount)
       throw std::invalid_argument("count " + std::to_string(count_) + ": must be in 1.." +
-                                  std::to_string(std::min(available, kMaxCount)) + " (the CEs this source has)");
+                                  std::to_string(std::min(available - first_, kMaxCount)) +
+                                  " (the CEs this source has from the first one used)");
     if (auto* t = std::get_if<SoftwireTable>(&kind_))
       for (uint32_t i = 0; i < t->softwires.size(); ++i)
         t->by_ipv4_psid.emplace(uint64_t(t->softwires[i].ipv4) << 16 | t->softwires[i].psid, i);
@@ -93,6 +99,7 @@ class CeSource {
   }
 
   uint64_t count() const { return count_; }
+  uint64_t first() const { return first_; }
   // The CEs' port sets; null when the CEs own none (B4s).
   const PortSet* ports() const {
     if (auto* m = std::get_if<MapRule>(&kind_)) return &m->ports();
@@ -100,7 +107,7 @@ class CeSource {
     return nullptr;
   }
   CeFields at(uint64_t index) const {
-    return std::visit([&](const auto& k) { return fields_of(k, index); }, kind_);
+    return std::visit([&](const auto& k) { return fields_of(k, first_ + index); }, kind_);
   }
   // The bits of the IPv6 and IPv4 addresses that differ between the CEs in use.
   std::pair<Ipv6Bits, uint32_t> varying() const {
@@ -111,11 +118,12 @@ class CeSource {
       v6 = m->varying_bits();
       v4 = m->varying_ipv4();
     } else if (auto* t = std::get_if<SoftwireTable>(&kind_)) {
-      for (uint64_t i = 0; i < count_; ++i) v6 |= t->softwires[i].ipv6 ^ first.ipv6, v4 |= t->softwires[i].ipv4 ^ first.ipv4;
+      for (uint64_t i = first_; i < first_ + count_; ++i)
+        v6 |= t->softwires[i].ipv6 ^ first.ipv6, v4 |= t->softwires[i].ipv4 ^ first.ipv4;
     } else {  // numbered: every bit up to the highest one that changes (carries)
       v6 = spread(first.ipv6 ^ last.ipv6);
       const auto& b4 = std::get<B4Range>(kind_);
-      v4 = uint32_t(spread(first.ipv4 ^ (b4.ipv4 + uint32_t(std::min<uint64_t>(count_, b4.ipv4_count) - 1))));
+      v4 = uint32_t(spread(b4.ipv4 ^ (b4.ipv4 + uint32_t(std::min<uint64_t>(first_ + count_, b4.ipv4_count) - 1))));
     }
     return {v6, v4};
   }
@@ -139,14 +147,14 @@ class CeSource {
         if (it != t->by_ipv4_psid.end()) index = it->second;
       }
     }
-    if (!index || *index >= count_) return false;
+    if (!index || *index < first_ || *index - first_ >= count_) return false;
     CeFields ce;
     if (auto* m = std::get_if<MapRule>(&kind_)) {  // the halves, as the sender computes them
       uint64_t hi, lo;
       m->fields(*index, hi, lo, ce.ipv4, ce.psid);
       ce.ipv6 = Ipv6Bits(hi) << 64 | lo;
     } else {
-      ce = at(*index);
+      ce = at(*index - first_);
     }
     const PortSet* p = ports();
     return (!s.ipv6 || *s.ipv6 == ce.ipv6) && (!s.ipv4 || *s.ipv4 == ce.ipv4) &&
@@ -177,7 +185,7 @@ class CeSource {
   }
 
   Kind kind_;
-  uint64_t count_;
+  uint64_t count_, first_;
 };
 
 // A row of the words a CE writes into a frame: where, and which checksums cover it.
@@ -241,12 +249,13 @@ class CeGenerator {
     uint64_t hi[kMaxBurst], lo[kMaxBurst];  // the IPv6 address's halves
     uint32_t ipv4[kMaxBurst];
     uint16_t psid[kMaxBurst];
+    const uint64_t first = source_->first();
     source_->visit([&](const auto& kind) {
       for (uint32_t k = 0; k < count; ++k) {
         if constexpr (std::is_same_v<std::decay_t<decltype(kind)>, MapRule>) {
-          kind.fields(ce[k], hi[k], lo[k], ipv4[k], psid[k]);
+          kind.fields(first + ce[k], hi[k], lo[k], ipv4[k], psid[k]);
         } else {
-          const CeFields f = CeSource::fields_of(kind, ce[k]);
+          const CeFields f = CeSource::fields_of(kind, first + ce[k]);
           hi[k] = uint64_t(f.ipv6 >> 64), lo[k] = uint64_t(f.ipv6), ipv4[k] = f.ipv4, psid[k] = f.psid;
         }
       }

@@ -146,7 +146,7 @@ uint8_t parse_ce_fields(const json& obj, const std::string& path, const char* ke
 
 // "ce": a stream's emulated CEs (docs/protocol.md).
 CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
-  known_keys(j, path, {"map", "b4", "softwires", "count", "side", "mode", "fields", "rx_fields"});
+  known_keys(j, path, {"map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields"});
   CePlan ce;
   const int sources = int(j.contains("map")) + int(j.contains("b4")) + int(j.contains("softwires"));
   if (sources != 1)
@@ -155,6 +155,7 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   std::optional<CeSource::Kind> kind;
   std::optional<uint64_t> count;
   if (j.contains("count")) count = integer_in(j, path, "count", 1, CeSource::kMaxCount);
+  const uint64_t first = integer_in(j, path, "first", 0, uint64_t(1) << 48, 0);
   try {
     if (j.contains("map")) {
       const json& m = j["map"];
@@ -179,7 +180,7 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
       range.ipv4 = uint32_t(v4[0]) << 24 | uint32_t(v4[1]) << 16 | uint32_t(v4[2]) << 8 | v4[3];
       range.ipv4_count = uint32_t(integer_in(b, bpath, "ipv4_count", 1, uint64_t(1) << 24, 1));
       if (!count) throw BadParameter(path + "count", path + "count: missing (how many B4s)");
-      range.count = *count;
+      range.count = first + *count;  // B4s 0 .. first + count - 1 exist
       kind = range;
     } else {
       const std::string file = text(j, path, "softwires");
@@ -190,12 +191,15 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
       }
     }
     const uint64_t available = CeSource::available_in(*kind);
-    if (count && *count > available)
-      bad(path + "count", *count, "must be in 1.." + std::to_string(available) + " (the CEs the source has)");
-    if (!count && available > CeSource::kMaxCount)
+    if (first >= available)
+      bad(path + "first", first, "must be in 0.." + std::to_string(available - 1) + " (the CEs the source has)");
+    if (count && *count > available - first)
+      bad(path + "count", *count, "must be in 1.." + std::to_string(available - first) +
+                                      " (the CEs the source has from `first` on)");
+    if (!count && available - first > CeSource::kMaxCount)
       bad(path + "count", nullptr, "missing: the rule has " + std::to_string(available) + " CEs, more than " +
                                        std::to_string(CeSource::kMaxCount) + " can be drawn");
-    ce.source = std::make_shared<const CeSource>(std::move(*kind), count.value_or(available));
+    ce.source = std::make_shared<const CeSource>(std::move(*kind), count.value_or(available - first), first);
   } catch (const std::invalid_argument& e) {
     bad(path.substr(0, path.size() - 1), j, e.what());
   }
@@ -224,13 +228,13 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   }
   // The template holds the first CE's fields: the words the CEs share stay as they are, the
   // sender writes the others per frame.
-  const CeFields first = ce.source->at(0);
-  const auto v6 = ipv6_bytes(first.ipv6);
+  const CeFields one = ce.source->at(0);
+  const auto v6 = ipv6_bytes(one.ipv6);
   if (ce.tx & CePlan::kTunnel) (ce.src ? s.spec.tunnel->src : s.spec.tunnel->dst) = v6;
   if (ce.tx & CePlan::kIpv6) (ce.src ? s.spec.src_ip : s.spec.dst_ip) = v6;
   if (ce.tx & CePlan::kIpv4)
-    for (int b = 0; b < 4; ++b) (ce.src ? s.spec.src_ip : s.spec.dst_ip)[size_t(b)] = uint8_t(first.ipv4 >> (24 - 8 * b));
-  if ((ce.tx & CePlan::kPort)) (ce.src ? s.spec.src_port : s.spec.dst_port) = ce.source->ports()->port(first.psid, 0);
+    for (int b = 0; b < 4; ++b) (ce.src ? s.spec.src_ip : s.spec.dst_ip)[size_t(b)] = uint8_t(one.ipv4 >> (24 - 8 * b));
+  if ((ce.tx & CePlan::kPort)) (ce.src ? s.spec.src_port : s.spec.dst_port) = ce.source->ports()->port(one.psid, 0);
   return ce;
 }
 

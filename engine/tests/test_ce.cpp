@@ -217,6 +217,44 @@ TEST(Ce, Lw4o6SoftwiresFromABindingTable) {
   EXPECT_EQ(seen.size(), 64u);
 }
 
+// A MAP-E CE alone (the tester plays its BR): `first` picks the one CE the DUT is, the left
+// port sends as that CE's IPv4 address from ports of its set, the "CE" encapsulates towards the
+// BR; the receiver checks that the tunnel's source is that CE's MAP address. Every tenth frame
+// the "DUT" puts the next CE's address in: counted as wrong_ce.
+TEST(Ce, FirstPicksTheOneCeADutPlays) {
+  XLP_REQUIRE_EAL();
+  const MapRule rule = million_ces();
+  const uint64_t the_ce = 123457;
+  const auto fields = rule.fields(the_ce);
+  uint64_t checked = 0;
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
+    EXPECT_EQ(be32(p + 14 + 12), fields.ipv4);
+    EXPECT_EQ(rule.index_of(be32(p + 14 + 12), be16(p + 34)), std::optional<uint64_t>(the_ce));
+    TestTag tag;
+    EXPECT_TRUE(parse_test_frame(p, m->data_len, tag));
+    uint8_t* out = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, 40));
+    std::memmove(out, out + 40, 14);
+    out[12] = 0x86, out[13] = 0xDD;
+    uint8_t* ip6 = out + 14;
+    std::memset(ip6, 0, 40);
+    ip6[0] = 0x60, ip6[4] = uint8_t((m->data_len - 54) >> 8), ip6[5] = uint8_t(m->data_len - 54);
+    ip6[6] = kProtoIpv4, ip6[7] = 64;
+    put_ipv6(ip6 + 8, tag.seq % 10 == 3 ? rule.fields(the_ce + 1).ipv6 : fields.ipv6);
+    put_ipv6(ip6 + 24, ipv6_bits(parse_ip("2001:db8:ffff::1", 6)));
+    ++checked;
+    deliver(uint16_t(1 - port), m);
+  });
+  json fg = stream(4, 100);
+  fg["rx_frame_size"] = 140;
+  fg["ce"] = {{"map", kMillionCes}, {"first", the_ce}, {"count", 1}, {"fields", {"ipv4", "port"}},
+              {"rx_fields", {"tunnel", "ipv4", "port"}}};
+  const TrialReport r = bench.run(plan_of(request(1000, fg)));
+  EXPECT_EQ(checked, 1000u);
+  EXPECT_EQ(*r.flows[0].streams[0].wrong_ce, 100u);
+  EXPECT_EQ(r.flows[0].streams[0].received, 900u);
+}
+
 // What the protocol refuses, with the key, the value and what is allowed.
 TEST(Ce, BadCeRequestsNameTheKey) {
   const auto error_of = [](const json& ce, int version = 4, bool tunnel = true) {
@@ -247,6 +285,11 @@ TEST(Ce, BadCeRequestsNameTheKey) {
                 .find("B4s own no port set"),
             std::string::npos);
   EXPECT_NE(error_of({{"softwires", "/nonexistent.csv"}, {"fields", {"tunnel"}}}).find("cannot be read"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"map", kMillionCes}, {"first", 1048576}, {"fields", {"tunnel"}}}).find("first = 1048576: must be in 0..1048575"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"map", kMillionCes}, {"first", 1048000}, {"count", 1000}, {"fields", {"tunnel"}}})
+                .find("must be in 1..576"),
             std::string::npos);
   json rule6 = kMillionCes;
   rule6["ipv6_prefix"] = "2001:2::/129";

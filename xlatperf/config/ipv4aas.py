@@ -5,28 +5,29 @@ technologies and the roles the DUT may play in each, and the rules of check_ipv4
 The left tester port is always the customer side (hosts, CEs, B4s, lwB4s), the right one the
 IPv4 Internet (RFC 8219 §4.2's set-ups drawn with the CE on the left). In the BR roles (an
 AFTR, lwAFTR or BR alone) the left port emulates the CEs: every frame may come from another
-one, their fields from the MAP rule, the binding table or DS-Lite's numbering."""
+one, their fields from the MAP rule, the binding table or DS-Lite's numbering. In the CE roles
+(a B4, lwB4 or MAP CE alone) the left port is the CE's LAN and the right port plays the AFTR or
+BR: the CE is the one ipv4aas.ce_ipv6 names."""
 
 import ipaddress
 
 from ..frames.addressing import embed_ipv4
-from ..frames.kinds.ipv4aas import BR_ROLES, ROLES, available_ces, binding_table, ce_count, map_rule
+from ..frames.kinds.ipv4aas import (BR_ROLES, CE_ROLES, ROLES, available_ces, binding_table, ce_count,
+                                    map_rule, the_ce)
 from ..util.errors import key_error
 
 TECHNOLOGIES = ("",) + tuple(ROLES)
 
-# The roles whose traffic kinds exist so far; the CE roles (the tester plays the BR) follow.
-SUPPORTED = {("464xlat", "dual"), ("464xlat", "clat"), ("464xlat", "plat"), ("ds-lite", "dual"),
-             ("ds-lite", "aftr"), ("lw4o6", "lwaftr"), ("map-e", "dual"), ("map-e", "br"),
-             ("map-t", "dual"), ("map-t", "br")}
 # What each role needs of the sides' IP versions (left, right): the frames the tester sends and
 # receives there, inside any tunnel (a MAP-T BR's CE side is IPv6).
 SIDE_VERSIONS = {"dual": (4, 4), "clat": (4, 6), "plat": (6, 4), "aftr": (4, 4), "lwaftr": (4, 4),
-                 "br": (4, 4)}
+                 "br": (4, 4), "b4": (4, 4), "lwb4": (4, 4), "ce": (4, 4)}
 
 
 def side_versions(technology: str, role: str) -> tuple[int, int]:
-    return (6, 4) if (technology, role) == ("map-t", "br") else SIDE_VERSIONS[role]
+    if technology == "map-t" and role in ("br", "ce"):  # the CE side is translated IPv6
+        return (6, 4) if role == "br" else (4, 6)
+    return SIDE_VERSIONS[role]
 
 
 def prefix(version: int):
@@ -50,7 +51,8 @@ def check_ipv4aas(config) -> None:
     """The [ipv4aas] rules; ConfigError names the key, the value and what is allowed."""
     a = config.ipv4aas
     if not a.technology:
-        for key in ("role", "rule_ipv6_prefix", "rule_ipv4_prefix", "dmr", "binding_table", "endpoint_ipv6"):
+        for key in ("role", "rule_ipv6_prefix", "rule_ipv4_prefix", "dmr", "binding_table", "endpoint_ipv6",
+                    "ce_ipv6"):
             if getattr(a, key):
                 raise key_error(f"ipv4aas.{key}", getattr(a, key),
                                 'takes effect only with ipv4aas.technology set (464xlat, ds-lite, '
@@ -60,18 +62,13 @@ def check_ipv4aas(config) -> None:
     if a.role not in roles:
         raise key_error("ipv4aas.role", a.role, f"must be one of {', '.join(roles)} with "
                         f'ipv4aas.technology = "{a.technology}" (what the DUT is)')
-    if (a.technology, a.role) not in SUPPORTED:
-        raise key_error("ipv4aas.role", a.role, f"is not supported yet with {a.technology} (the "
-                        f"tester playing the BR side for a CE alone); supported: "
-                        f"{', '.join(r for t, r in sorted(SUPPORTED) if t == a.technology)}")
     left, right = side_versions(a.technology, a.role)
     for side, version in (("left", left), ("right", right)):
         if config.side(side).ip_version != version:
             raise key_error(f"{side}.ip_version", config.side(side).ip_version,
                             f"must be {version} with ipv4aas.role = \"{a.role}\" ({a.technology}: the "
                             f"{side} port sends and receives IPv{version}"
-                            + (" inside the tunnel" if side == "left" and a.role in BR_ROLES
-                               and a.technology != "map-t" else "") + ")")
+                            + (" inside the tunnel" if _tunnelled(a, side) else "") + ")")
     if a.technology in ("map-e", "map-t"):
         for key in ("rule_ipv6_prefix", "rule_ipv4_prefix"):
             if not getattr(a, key):
@@ -89,7 +86,7 @@ def check_ipv4aas(config) -> None:
         if length not in (32, 40, 48, 56, 64, 96):
             raise key_error("ipv4aas.dmr", a.dmr, "must have an RFC 6052 prefix length: 32, 40, 48, "
                             "56, 64 or 96")
-    if a.technology == "map-t" and a.role == "br":
+    if a.technology == "map-t" and a.role in ("br", "ce"):
         _check_embedded("right.virtual_ipv6", config, "dmr", "the CEs reach the IPv4 host right.ipv4 "
                         "at its address in the Default Mapping Rule's prefix (RFC 7599 §5.1)")
     if a.technology == "lw4o6":
@@ -125,10 +122,49 @@ def check_ipv4aas(config) -> None:
                             'must be "forward" unless stateful.enabled = true: the AFTR\'s NAT44 '
                             "forwards IPv4 back to a B4 only after the B4 opened the binding (RFC "
                             "9693 phase 1)")
+    if a.role in CE_ROLES:
+        _check_ce_role(config)
     if a.technology == "464xlat" and a.role == "clat" and config.right.virtual_ipv4:
         _check_embedded("right.ipv6", config, "pref64", "the CLAT sends the IPv4 server "
                         "right.virtual_ipv4 to its address in the PLAT's prefix (RFC 6052, RFC 6877)",
                         ipv4_key="right.virtual_ipv4")
+
+
+def _tunnelled(a, side: str) -> bool:
+    """Whether the side's frames travel inside IPv4-in-IPv6 tunnels."""
+    if a.technology in ("map-t", "464xlat"):
+        return False
+    return (side == "left" and a.role in BR_ROLES) or (side == "right" and a.role in CE_ROLES)
+
+
+def _check_ce_role(config) -> None:
+    """A B4, lwB4 or MAP CE alone: the CE it is, the AFTR or BR the right port plays."""
+    a = config.ipv4aas
+    if not a.ce_ipv6:
+        raise key_error("ipv4aas.ce_ipv6", "", f"must be the IPv6 address of the {a.role.upper()} "
+                        "the DUT is (its softwire's, or its MAP address): the right port checks "
+                        "that every frame comes from it and sends to it")
+    try:
+        _, ipv4, ports = the_ce(config)
+    except ValueError as exc:
+        raise key_error("ipv4aas.ce_ipv6", a.ce_ipv6, str(exc)) from None
+    if a.technology != "map-t" and not a.endpoint_ipv6:
+        raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {'AFTR' if a.technology == 'ds-lite' else 'BR'}'s "
+                        "IPv6 address, the tunnel's end the right port plays")
+    if not config.right.ipv6:
+        raise key_error("right.ipv6", "", "must be the right port's IPv6 address: the DUT's next hop "
+                        "towards the AFTR or BR the port plays (it answers ND for it)")
+    if ipv4 is not None and not config.stateful.enabled and config.left.ipv4 != str(ipv4):
+        raise key_error("left.ipv4", config.left.ipv4,
+                        f"must be {ipv4}, the CE's IPv4 address, when stateful.enabled = false: the "
+                        f"LAN port sends from it and from the CE's ports ({_ranges(ports)}); for a "
+                        "CE that translates its LAN's private addresses (NAPT44) set "
+                        "stateful.enabled = true")
+
+
+def _ranges(ports: list[tuple[int, int]]) -> str:
+    shown = ", ".join(f"{lo}-{hi}" for lo, hi in ports[:3])
+    return shown + (f", ... ({len(ports)} ranges)" if len(ports) > 3 else "")
 
 
 def _check_embedded(key: str, config, prefix_key: str, why: str, ipv4_key: str = "right.ipv4") -> None:

@@ -553,8 +553,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # rule or the binding table, one B4 for DS-Lite) and how a frame's CE is chosen.
         "ces": Key(0, integer(0, 2**32)),
         "ce_mode": Key("random", choice("random", "increasing")),
-        # The DUT's tunnel endpoint in a BR role: the AFTR's, lwAFTR's or MAP-E BR's IPv6 address.
+        # The AFTR's, lwAFTR's or MAP-E BR's IPv6 address, the tunnels' end: the DUT's in a BR
+        # role, the one the right port plays in a CE role.
         "endpoint_ipv6": Key("", _address(6, optional=True)),
+        # CE roles: the IPv6 address of the CE the DUT is (a B4's softwire address, an lwB4's in
+        # the binding table, a MAP CE's MAP address); its IPv4 address and ports follow.
+        "ce_ipv6": Key("", _address(6, optional=True)),
         # MAP-E / MAP-T Basic Mapping Rule (RFC 7597 §5) and MAP-T's Default Mapping Rule prefix.
         "rule_ipv6_prefix": Key("", ipv4aas_prefix(6)),
         "rule_ipv4_prefix": Key("", ipv4aas_prefix(4)),

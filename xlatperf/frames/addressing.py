@@ -140,6 +140,15 @@ class MapRule:
         return self.ce((suffix << self.k | psid) if self.ea_bits else 0,
                        psid if not self.ea_bits else 0)
 
+    def ce_with_address(self, ipv6: ipaddress.IPv6Address) -> Ce | None:
+        """The CE whose MAP IPv6 address is `ipv6` (its EA bits after the rule prefix, RFC 7597
+        §6), or None when no CE of the rule has that address."""
+        if ipv6 not in self.ipv6_prefix:
+            return None
+        n, o = self.ipv6_prefix.prefixlen, self.ea_bits
+        ce = self.ce((int(ipv6) >> (128 - n - o)) & ((1 << o) - 1) if o else 0)
+        return ce if ce.ipv6 == ipv6 else None
+
     # -- port sets (RFC 7597 §5.1, Appendix B) -------------------------------------------------
 
     def psid_of_port(self, port: int) -> int:

@@ -8,11 +8,11 @@ traffic kind")."""
 from ..stack import IPV6, VLAN_TAG_BYTES, Stack, frame_size, named_stack, size_name
 from ..trial import active_directions, has_background, side_vlan, size_period
 from .base import TrafficKind
-from .ipv4aas import Encapsulation, MapT
+from .ipv4aas import Encapsulation, EncapsulatingCe, MapT, MapTCe
 from .native import Native
 from .siit import Siit
 
-KINDS: list[TrafficKind] = [Encapsulation(), MapT(), Native(), Siit()]
+KINDS: list[TrafficKind] = [Encapsulation(), MapT(), EncapsulatingCe(), MapTCe(), Native(), Siit()]
 # Background frames (traffic.mix_m < mix_n, RFC 8219 §5.3) are native IPv6 between the sides'
 # real IPv6 addresses: the DUT forwards them untranslated.
 BACKGROUND = IPV6

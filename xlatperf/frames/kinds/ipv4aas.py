@@ -1,15 +1,17 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""IPv4-as-a-Service with the DUT on the operator's side (an AFTR, lwAFTR or BR alone): the
-left tester port emulates the CEs (B4s, lwB4s, MAP CEs), every frame possibly from another one,
-the right port is the IPv4 Internet (docs/ipv4aas.md).
+"""IPv4-as-a-Service with one side of the service as the DUT (docs/ipv4aas.md):
 
-  * encapsulation (DS-Lite RFC 6333, lw4o6 RFC 7596, MAP-E RFC 7597): IPv4 in IPv6 (RFC 2473)
-    on the left, IPv4 on the right;
-  * MAP-T (RFC 7599): the CEs' translated IPv6 on the left, IPv4 on the right.
+  * the operator's side (an AFTR, lwAFTR or BR alone): the left tester port emulates the CEs
+    (B4s, lwB4s, MAP CEs), every frame possibly from another one, the right port is the IPv4
+    Internet;
+  * the customer's side (a B4, lwB4 or MAP CE alone): the left port is the CE's LAN, the right
+    port plays the AFTR or BR with the IPv4 Internet behind it.
 
-The CEs' fields come from the MAP rule, the binding table or DS-Lite's numbering (B4 i has
-left.ipv6 + i, all with the private address left.ipv4); the engine writes them per frame and
-checks them on receipt (the protocol's `ce`)."""
+On the CEs' wire: IPv4 in IPv6 (RFC 2473) for DS-Lite (RFC 6333), lw4o6 (RFC 7596) and MAP-E
+(RFC 7597); the CEs' translated IPv6 for MAP-T (RFC 7599). The CEs' fields come from the MAP
+rule, the binding table or DS-Lite's numbering (B4 i has left.ipv6 + i, all with the private
+address left.ipv4); the engine writes them per frame and checks them on receipt (the protocol's
+`ce`). A CE alone is one of them, named by ipv4aas.ce_ipv6."""
 
 import ipaddress
 from functools import lru_cache
@@ -30,11 +32,40 @@ ROLES = {
 }
 # The roles in which the tester's left port emulates many CEs (the DUT is the operator's side).
 BR_ROLES = ("aftr", "lwaftr", "br")
+# The roles in which the DUT is one CE and the tester's right port plays the AFTR or BR.
+CE_ROLES = ("b4", "lwb4", "ce")
 
 
 def emulates_ces(config) -> bool:
     """Whether the left port emulates CEs (the DUT is an AFTR, lwAFTR or BR)."""
     return bool(config.ipv4aas.technology) and config.ipv4aas.role in BR_ROLES
+
+
+def plays_br(config) -> bool:
+    """Whether the right port plays the AFTR or BR (the DUT is a B4, lwB4 or MAP CE)."""
+    return bool(config.ipv4aas.technology) and config.ipv4aas.role in CE_ROLES
+
+
+def the_ce(config) -> tuple[int, ipaddress.IPv4Address | None, list[tuple[int, int]] | None]:
+    """The CE a DUT in a CE role is, named by ipv4aas.ce_ipv6: its index in the rule or the
+    binding table, its IPv4 address and its port ranges (None for a B4: its LAN's addresses
+    and ports are its own). ValueError when no CE of the rule or the table has that address."""
+    a = config.ipv4aas
+    address = ipaddress.IPv6Address(a.ce_ipv6)
+    if a.technology in ("map-e", "map-t"):
+        rule = map_rule(config)
+        ce = rule.ce_with_address(address)
+        if ce is None:
+            raise ValueError(f"is the MAP IPv6 address of no CE of the rule (RFC 7597 §6: rule prefix, "
+                             f"EA bits, subnet 0, then 16 zero bits, the IPv4 address and the PSID; "
+                             f"its first CE has {rule.ce(0).ipv6})")
+        return ce.index, ce.ipv4, rule.port_ranges(ce.psid)
+    if a.technology == "lw4o6":
+        for index, softwire in enumerate(binding_table(config).softwires):
+            if softwire.b4_ipv6 == address:
+                return index, softwire.ipv4, softwire.ports()
+        raise ValueError(f"is no lwB4 of the binding table {a.binding_table}")
+    return 0, None, None
 
 
 def map_rule(config) -> MapRule:
@@ -76,7 +107,8 @@ def ce_count(config) -> int:
 
 
 def ce_request(config, side: str, fields: list[str], rx_fields: list[str]) -> dict:
-    """The protocol's `ce` object of a stream whose CEs are on `side` ("src": they send)."""
+    """The protocol's `ce` object of a stream whose CEs are on `side` ("src": they send): the
+    emulated CEs in a BR role, the DUT's one CE in a CE role."""
     a = config.ipv4aas
     if a.technology in ("map-e", "map-t"):
         source = {"map": {"ipv6_prefix": a.rule_ipv6_prefix, "ipv4_prefix": a.rule_ipv4_prefix,
@@ -84,9 +116,10 @@ def ce_request(config, side: str, fields: list[str], rx_fields: list[str]) -> di
     elif a.technology == "lw4o6":
         source = {"softwires": str(binding_table_path(config))}
     else:
-        source = {"b4": {"ipv6": config.left.ipv6, "ipv4": config.left.ipv4}}
-    return {**source, "count": ce_count(config), "side": side, "mode": a.ce_mode,
-            "fields": fields, "rx_fields": rx_fields}
+        source = {"b4": {"ipv6": a.ce_ipv6 if plays_br(config) else config.left.ipv6,
+                         "ipv4": config.left.ipv4}}
+    extent = {"count": 1, "first": the_ce(config)[0]} if plays_br(config) else {"count": ce_count(config)}
+    return {**source, **extent, "side": side, "mode": a.ce_mode, "fields": fields, "rx_fields": rx_fields}
 
 
 class _EmulatedCes(TrafficKind):
@@ -143,3 +176,73 @@ class MapT(_EmulatedCes):
         if direction == "forward":
             return {"ce": ce_request(config, "src", ["ipv6", "port"], ["ipv4", "port"])}
         return {"ce": ce_request(config, "dst", ["ipv4", "port"], ["ipv6", "port"])}
+
+
+class _EmulatedBr(TrafficKind):
+    """The CE's LAN (left) sends IPv4, the AFTR or BR the right port plays `br_stack` frames. A
+    CE that translates its LAN's addresses (NAPT44: stateful.enabled) is reached back at what
+    the right port learnt in RFC 9693's phase 1; one that does not, at its own address and
+    ports."""
+    technologies: tuple[str, ...] = ()
+    br_stack = IPV4_IN_IPV6
+
+    def applies(self, config) -> bool:
+        return plays_br(config) and config.ipv4aas.technology in self.technologies
+
+    def stacks(self, config, direction):
+        return (IPV4, self.br_stack) if direction == "forward" else (self.br_stack, IPV4)
+
+    def side_stack(self, config, side):
+        return IPV4 if side == "left" else self.br_stack
+
+    def address_use(self, config, direction):
+        return (f"{direction} frames go between the CE's LAN (left) and the IPv4 Internet behind the "
+                f"{'AFTR' if config.ipv4aas.technology == 'ds-lite' else 'BR'} the right port plays, "
+                f"through the {config.ipv4aas.role.upper()}")
+
+    @staticmethod
+    def own_fields(config) -> list[str]:
+        """The CE's fields the left port writes (its address and ports: a CE without NAPT44);
+        none for a B4 (it keeps its LAN's) or a CE that translates (stateful)."""
+        if config.ipv4aas.technology == "ds-lite" or config.stateful.enabled:
+            return []
+        return ["ipv4", "port"]
+
+
+class EncapsulatingCe(_EmulatedBr):
+    name = "encapsulating-ce"
+    summary = ("IPv4 on the left, IPv4 in IPv6 to and from the AFTR or BR the right port plays "
+               "(DS-Lite B4, lwB4, MAP-E CE)")
+    technologies = ("ds-lite", "lw4o6", "map-e")
+
+    def addresses(self, config, direction):
+        return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.ipv4", "left.ipv4")
+
+    def stream_keys(self, config, direction):
+        # What arrives at the right port must be in the CE's tunnel, from its address and port
+        # set (a B4's NAT-free IPv4 is its LAN's: only the tunnel names it).
+        checked = [] if config.ipv4aas.technology == "ds-lite" else ["ipv4", "port"]
+        own = self.own_fields(config)
+        if direction == "forward":
+            return {"ce": ce_request(config, "src", own, ["tunnel"] + checked)}
+        keys = {"tunnel": {"src_ip": config.ipv4aas.endpoint_ipv6, "dst_ip": config.ipv4aas.ce_ipv6}}
+        return {**keys, "ce": ce_request(config, "dst", own, own)} if own else keys
+
+
+class MapTCe(_EmulatedBr):
+    name = "map-t-ce"
+    summary = "IPv4 on the left, the CE's translated IPv6 on the right (MAP-T CE)"
+    technologies = ("map-t",)
+    br_stack = IPV6
+
+    def addresses(self, config, direction):
+        # The IPv4 Internet's host right.ipv4 is right.virtual_ipv6 in the DMR, seen from the CE.
+        return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.virtual_ipv6", "ipv4aas.ce_ipv6")
+
+    def stream_keys(self, config, direction):
+        own = self.own_fields(config)
+        if direction == "forward":
+            return {"ce": ce_request(config, "src", own, ["ipv6", "port"])}
+        if not own:  # the learnt address and port are the CE's
+            return {}
+        return {"ce": ce_request(config, "dst", ["ipv6", "port"], own)}

@@ -23,10 +23,6 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-#ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
-#define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
-#endif
-
 #include "tunnel.h"
 
 SEC("tc/from_b4")
@@ -39,9 +35,7 @@ int from_b4(struct __sk_buff *skb) {
   // B4 i = B4_BASE + i: the same high half, the low half at most B4_COUNT - 1 above the base's.
   const __u64 hi = load_u64(ip6 + 8), lo = load_u64(ip6 + 16);
   if (hi != B4_BASE_HI || lo < B4_BASE_LO || lo - B4_BASE_LO >= B4_COUNT) return TC_ACT_SHOT;
-  if (bpf_skb_adjust_room(skb, -IP6_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_DECAP_L3_IPV4) < 0) return TC_ACT_SHOT;
-  const __u8 type[2] = {0x08, 0x00};
-  if (bpf_skb_store_bytes(skb, 12, type, 2, 0) < 0) return TC_ACT_SHOT;
+  if (decapsulate(skb) < 0) return TC_ACT_SHOT;
   skb->mark = (__u32)(lo - B4_BASE_LO) + 1;
   return TC_ACT_OK;
 }

@@ -8,11 +8,9 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 
+#include "portset.h"
 #include "tunnel.h"
 
-#ifndef MISDELIVER
-#define MISDELIVER 0
-#endif
 #if !defined(MODE_MAP) && !defined(MODE_LW)
 #error "build with -DMODE_MAP or -DMODE_LW (see the head of this file)"
 #endif
@@ -44,15 +42,6 @@ static __always_inline const struct softwire *find_softwire(__u64 key) {
 }
 #endif
 
-// PSID of a port, and whether the port is in any CE's set (RFC 7597 §5.1: with a > 0 the
-// ports 0 .. 2^(16-a) - 1 belong to none).
-static __always_inline __u32 psid_of(__u16 port) {
-  if (PSID_LEN == 0) return 0;
-  return (port >> (16 - PSID_OFFSET - PSID_LEN)) & ((1u << PSID_LEN) - 1);
-}
-static __always_inline int in_a_set(__u16 port) {
-  return PSID_LEN == 0 || PSID_OFFSET == 0 || (port >> (16 - PSID_OFFSET)) != 0;
-}
 
 // The CE owning IPv4 address `ipv4` (host order) and `port`; 0 when there is none.
 static __always_inline int ce_address(__u32 ipv4, __u16 port, struct ipv6_address *out) {
@@ -77,9 +66,3 @@ static __always_inline int ce_address(__u32 ipv4, __u16 port, struct ipv6_addres
 #endif
 }
 
-
-// A faulty BR (MISDELIVER = N > 0): about one in N packets to the CEs goes to another CE, its
-// address's last bit flipped, which the tester must count as wrong_ce.
-static __always_inline void maybe_misdeliver(struct ipv6_address *ce) {
-  if (MISDELIVER && bpf_get_prandom_u32() % MISDELIVER == 0) ce->lo ^= 1;
-}

@@ -31,24 +31,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
-// The installed uapi headers (6.1) predate the decapsulation flags the kernel (6.18) has.
-#ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
-#define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
-#endif
-
 #include "ce.h"
-
-// Decrements the IPv4 TTL at `off` (RFC 7597 §8: the BR forwards IPv4), fixing the checksum.
-static __always_inline int decrement_ttl(struct __sk_buff *skb, __u32 off) {
-  __u8 ttl_proto[2];
-  if (bpf_skb_load_bytes(skb, off + 8, ttl_proto, 2) < 0) return -1;
-  if (ttl_proto[0] <= 1) return 1;
-  const __u16 old = bpf_htons(ttl_proto[0] << 8 | ttl_proto[1]);
-  ttl_proto[0] -= 1;
-  const __u16 new = bpf_htons(ttl_proto[0] << 8 | ttl_proto[1]);
-  if (bpf_skb_store_bytes(skb, off + 8, ttl_proto, 1, 0) < 0) return -1;
-  return bpf_l3_csum_replace(skb, off + 10, old, new, 2) < 0 ? -1 : 0;
-}
 
 SEC("tc/from_ce")
 int from_ce(struct __sk_buff *skb) {
@@ -63,10 +46,7 @@ int from_ce(struct __sk_buff *skb) {
   struct ipv6_address ce;
   if (!ce_address(src, sport, &ce) || ce.hi != load_u64(ip6 + 8) || ce.lo != load_u64(ip6 + 16))
     return drop();  // spoofed: not the CE that owns this address and port
-  if (bpf_skb_adjust_room(skb, -IP6_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_DECAP_L3_IPV4) < 0)
-    return drop();
-  const __u8 type[2] = {0x08, 0x00};
-  if (bpf_skb_store_bytes(skb, 12, type, 2, 0) < 0) return drop();
+  if (decapsulate(skb) < 0) return drop();  // RFC 7597 §8: the BR forwards the IPv4 packet
   const int ttl = decrement_ttl(skb, ETH_LEN);
   if (ttl) return drop();
   return bpf_redirect_neigh(V4_IFINDEX, 0, 0, 0);

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// RFC 2473 IPv4-in-IPv6 tunnels for the lab's reference DUTs (softwire.c, aftr.c; mapt.c uses the
-// byte helpers): IPv6 addresses as two 64-bit halves, and putting a tunnel header in front of
-// an IPv4 packet.
+// RFC 2473 IPv4-in-IPv6 tunnels for the lab's reference DUTs (softwire.c, aftr.c,
+// customer_edge.c; the MAP-T ones use the byte helpers): IPv6 addresses as two 64-bit halves,
+// putting a tunnel header in front of an IPv4 packet and taking it off, and the TTL of the
+// IPv4 packets they forward.
 #pragma once
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
+#include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+
+// The installed uapi headers (6.1) predate the decapsulation flags the kernel (6.18) has.
+#ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
+#define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
+#endif
 
 #define ETH_LEN 14
 #define IP6_LEN 40
@@ -14,6 +21,16 @@
 struct ipv6_address {
   __u64 hi, lo;  // host order, hi = the first 64 bits
 };
+
+#ifndef MISDELIVER
+#define MISDELIVER 0
+#endif
+// A faulty DUT (MISDELIVER = N > 0): about one in N packets gets another CE's address, its last
+// bit flipped (a BR's towards the CEs, a CE's own towards the BR), which the tester must count
+// as wrong_ce.
+static __always_inline void maybe_misdeliver(struct ipv6_address *ce) {
+  if (MISDELIVER && bpf_get_prandom_u32() % MISDELIVER == 0) ce->lo ^= 1;
+}
 
 static __always_inline __u64 load_u64(const __u8 *p) {
   __u64 v = 0;
@@ -42,4 +59,25 @@ static __always_inline int encapsulate(struct __sk_buff *skb, __u16 length, cons
   store_u64(hdr + 24, dst->hi);
   store_u64(hdr + 32, dst->lo);
   return bpf_skb_store_bytes(skb, 12, ip6, sizeof ip6, 0);
+}
+
+// Removes the tunnel header in front of the IPv4 packet after the Ethernet header and sets the
+// EtherType; returns < 0 on failure.
+static __always_inline int decapsulate(struct __sk_buff *skb) {
+  if (bpf_skb_adjust_room(skb, -IP6_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_DECAP_L3_IPV4) < 0) return -1;
+  const __u8 type[2] = {0x08, 0x00};
+  return bpf_skb_store_bytes(skb, 12, type, 2, 0);
+}
+
+// Decrements the TTL of the IPv4 header at `off` (a router forwards IPv4), fixing its
+// checksum; 1 when the TTL is exhausted, < 0 on failure.
+static __always_inline int decrement_ttl(struct __sk_buff *skb, __u32 off) {
+  __u8 ttl_proto[2];
+  if (bpf_skb_load_bytes(skb, off + 8, ttl_proto, 2) < 0) return -1;
+  if (ttl_proto[0] <= 1) return 1;
+  const __u16 old = bpf_htons(ttl_proto[0] << 8 | ttl_proto[1]);
+  ttl_proto[0] -= 1;
+  const __u16 new = bpf_htons(ttl_proto[0] << 8 | ttl_proto[1]);
+  if (bpf_skb_store_bytes(skb, off + 8, ttl_proto, 1, 0) < 0) return -1;
+  return bpf_l3_csum_replace(skb, off + 10, old, new, 2) < 0 ? -1 : 0;
 }

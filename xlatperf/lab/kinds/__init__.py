@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The lab kinds, one LabKind each (lab/kinds/base.py), in a module per family of DUTs that
 share their code: `router` (router4, router6, limit, lossy), `vlan`, `tayga` (siit), `nat`
-(nat44, nat66, nat64), `loopback`. A new kind is a LabKind subclass listed in KINDS, which
+(nat44, nat66, nat64, 464xlat, dslite-aftr), `softwire` (mape-br, mapt-br, lwaftr),
+`customer_edge` (b4, lwb4, mape-ce, mapt-ce), `loopback`. A new kind is a LabKind subclass listed in KINDS, which
 drives parameter validation and `xlatperf lab up --help`."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import textwrap
 from typing import Any
 
 from .base import COMMON_PARAMS, LabKind
+from .customer_edge import B4, LwB4, MapECe, MapTCe
 from .loopback import Loopback
 from .nat import DsLiteAftr, Nat44, Nat64, Nat66, Xlat464
 from .router import Limit, Lossy, Router4, Router6
@@ -19,7 +21,7 @@ from .vlan import Vlan
 
 KINDS: dict[str, LabKind] = {kind.name: kind for kind in (
     Router4(), Router6(), Siit(), Nat44(), Nat66(), Nat64(), Vlan(), Loopback(), Limit(),
-    Lossy(), Xlat464(), DsLiteAftr(), MapEBr(), MapTBr(), LwAftr())}
+    Lossy(), Xlat464(), DsLiteAftr(), MapEBr(), MapTBr(), LwAftr(), B4(), LwB4(), MapECe(), MapTCe())}
 
 __all__ = ["COMMON_PARAMS", "KINDS", "LabKind", "format_kinds"]
 

@@ -57,18 +57,80 @@ SOFTWIRE_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
+def _slash64(prefix: str) -> str:
+    if ipaddress.IPv6Network(prefix).prefixlen != 64:
+        raise ValueError
+    return prefix
+
+
+DMR_PARAM = {"default": "2001:db8:ffff::/64", "allowed": "an IPv6 /64 prefix",
+             "help": "the Default Mapping Rule's prefix (RFC 7599 App. A's; the IPv4 Internet's "
+                     "addresses embedded after its u octet)",
+             "parse": lambda text: _slash64(_prefix(6)(text))}
+
+# A MAP rule (RFC 7597 §5), for the reference MAP BRs and CEs.
+RULE_PARAMS: dict[str, dict[str, Any]] = {
+    "rule_ipv6": {"default": "2001:db8::/40", "allowed": "an IPv6 prefix",
+                  "help": "the Basic Mapping Rule's IPv6 prefix (RFC 7597 App. A Example 1's)",
+                  "parse": _prefix(6)},
+    "rule_ipv4": {"default": "192.0.2.0/24", "allowed": "an IPv4 prefix",
+                  "help": "the rule's IPv4 prefix", "parse": _prefix(4)},
+    "ea_bits": {"default": "16", "allowed": "an integer 0..48, with the IPv6 prefix at most 64 bits",
+                "help": "EA-bits length (IPv4 suffix and PSID bits)", "parse": integer(0, 48)},
+    "psid_offset": {"default": "6", "allowed": "an integer 0..15", "help": "PSID offset a",
+                    "parse": integer(0, 15)},
+}
+
+
+def check_rule(kind: str, p: dict[str, Any]) -> None:
+    n, r = (ipaddress.ip_network(p[k]).prefixlen for k in ("rule_ipv6", "rule_ipv4"))
+    k = max(0, p["ea_bits"] - (32 - r))
+    if n + p["ea_bits"] > 64 or p["psid_offset"] + k > 16:
+        raise LabError(f"lab kind {kind!r}: rule_ipv6 /{n} + ea_bits {p['ea_bits']} must be "
+                       f"at most 64 bits and psid_offset {p['psid_offset']} + PSID length {k} at "
+                       "most 16 (the reference DUTs compute end-user prefixes within 64 bits)")
+
+
+def rule_keys(p: dict[str, Any]) -> dict[str, Any]:
+    """The [ipv4aas] keys of the rule."""
+    return {"rule_ipv6_prefix": p["rule_ipv6"], "rule_ipv4_prefix": p["rule_ipv4"],
+            "ea_bits": p["ea_bits"], "psid_offset": p["psid_offset"]}
+
+
 def _misdeliver(n: int) -> int:
     if n != 0 and not 2 <= n <= 1_000_000:
         raise ValueError
     return n
 
 
-def _halves(address: str) -> tuple[int, int]:
+LWB4_PREFIX = "2001:db8:b4::/64"   # the lwB4s' addresses, in shuffled order
+LWB4_IPV4_BASE = "100.64.0.1"      # RFC 6598 shared address space, each shared by 2^psid_length lwB4s
+
+
+def binding_table(count: int, k: int) -> list[tuple[str, str, int]]:
+    """The lab's binding table: lwB4 i shares IPv4 address LWB4_IPV4_BASE + i / 2^k with PSID
+    i mod 2^k (offset 6); its IPv6 address is drawn from LWB4_PREFIX (shuffled, so that nothing
+    but the table links them)."""
+    base4 = int(ipaddress.IPv4Address(LWB4_IPV4_BASE))
+    base6 = int(ipaddress.IPv6Network(LWB4_PREFIX).network_address)
+    hosts = random.Random(7596).sample(range(1, 2**32), count)
+    return [(str(ipaddress.IPv6Address(base6 + hosts[i])), str(ipaddress.IPv4Address(base4 + (i >> k))),
+             i & ((1 << k) - 1)) for i in range(count)]
+
+
+def write_binding_table(table: list[tuple[str, str, int]], k: int) -> None:
+    """The table as BINDING_TABLE, the file the tester reads."""
+    with open(BINDING_TABLE, "w") as f:
+        f.write("b4_ipv6,ipv4,psid,psid_length,psid_offset\n")
+        f.writelines(f"{b4},{ipv4},{psid},{k},6\n" for b4, ipv4, psid in table)
+
+
+def halves(address: str) -> tuple[int, int]:
     value = int(ipaddress.IPv6Address(address))
     return value >> 64, value & (2**64 - 1)
 
 
-def _ifindex(dev: str) -> int:
+def ifindex(dev: str) -> int:
     return json.loads(run(["ip", "-j", "link", "show", dev], ns=DUT_NS))[0]["ifindex"]
 
 
@@ -97,10 +159,10 @@ class _SoftwireBr(LabKind):
         if self.endpoint:
             ip(DUT_NS, "addr", "add", f"{self.endpoint}/128", "dev", "lo")
         ip(DUT_NS, "-6", "route", "add", self.ce_prefix(p), "via", V6_LEFT[1], "dev", CE_SIDE)
-        hi, lo = _halves(BR_ADDRESS)
+        hi, lo = halves(BR_ADDRESS)
         obj = build_bpf(self.program, self.name, [
-            f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull", f"-DCE_IFINDEX={_ifindex(CE_SIDE)}",
-            f"-DV4_IFINDEX={_ifindex(V4_SIDE)}", f"-DMISDELIVER={p['misdeliver']}", *self.defines(p)])
+            f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull", f"-DCE_IFINDEX={ifindex(CE_SIDE)}",
+            f"-DV4_IFINDEX={ifindex(V4_SIDE)}", f"-DMISDELIVER={p['misdeliver']}", *self.defines(p)])
         attach_bpf(obj, [(CE_SIDE, "ingress", "tc/from_ce"), (V4_SIDE, "ingress", "tc/to_ce")])
 
     def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -124,26 +186,10 @@ class MapEBr(_SoftwireBr):
     description = ("reference MAP-E Border Relay (RFC 7597) in tc-BPF: CEs of a MAP rule on the "
                    "left in IPv4-in-IPv6 tunnels, IPv4 on the right")
     technology, role = "map-e", "br"
-    kind_params = {
-        "rule_ipv6": {"default": "2001:db8::/40", "allowed": "an IPv6 prefix",
-                      "help": "the Basic Mapping Rule's IPv6 prefix (RFC 7597 App. A Example 1's)",
-                      "parse": _prefix(6)},
-        "rule_ipv4": {"default": "192.0.2.0/24", "allowed": "an IPv4 prefix",
-                      "help": "the rule's IPv4 prefix", "parse": _prefix(4)},
-        "ea_bits": {"default": "16", "allowed": "an integer 0..48, with the IPv6 prefix at most 64 bits",
-                    "help": "EA-bits length (IPv4 suffix and PSID bits)", "parse": integer(0, 48)},
-        "psid_offset": {"default": "6", "allowed": "an integer 0..15", "help": "PSID offset a",
-                        "parse": integer(0, 15)},
-        **SOFTWIRE_PARAMS,
-    }
+    kind_params = {**RULE_PARAMS, **SOFTWIRE_PARAMS}
 
     def resolve(self, p: dict[str, Any]) -> None:
-        n, r = (ipaddress.ip_network(p[k]).prefixlen for k in ("rule_ipv6", "rule_ipv4"))
-        k = max(0, p["ea_bits"] - (32 - r))
-        if n + p["ea_bits"] > 64 or p["psid_offset"] + k > 16:
-            raise LabError(f"lab kind {self.name!r}: rule_ipv6 /{n} + ea_bits {p['ea_bits']} must be "
-                           f"at most 64 bits and psid_offset {p['psid_offset']} + PSID length {k} at "
-                           "most 16 (the reference BR computes end-user prefixes within 64 bits)")
+        check_rule(self.name, p)
 
     def ce_prefix(self, p):
         return p["rule_ipv6"]
@@ -157,8 +203,7 @@ class MapEBr(_SoftwireBr):
                 f"-DPSID_OFFSET={p['psid_offset']}", f"-DPSID_LEN={k}"]
 
     def ipv4aas_keys(self, p):
-        return {"rule_ipv6_prefix": p["rule_ipv6"], "rule_ipv4_prefix": p["rule_ipv4"],
-                "ea_bits": p["ea_bits"], "psid_offset": p["psid_offset"]}
+        return rule_keys(p)
 
 
 class MapTBr(MapEBr):
@@ -170,10 +215,7 @@ class MapTBr(MapEBr):
     endpoint = None
     kind_params = {
         **MapEBr.kind_params,
-        "dmr": {"default": "2001:db8:ffff::/64", "allowed": "an IPv6 /64 prefix",
-                "help": "the Default Mapping Rule's prefix (RFC 7599 App. A's; the IPv4 Internet's "
-                        "addresses embedded after its u octet)",
-                "parse": lambda text: _slash64(_prefix(6)(text))},
+        "dmr": DMR_PARAM,
         "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more for "
                 "the translated IPv6 header"},
     }
@@ -194,10 +236,6 @@ class MapTBr(MapEBr):
         return sections
 
 
-def _slash64(prefix: str) -> str:
-    if ipaddress.IPv6Network(prefix).prefixlen != 64:
-        raise ValueError
-    return prefix
 
 
 class LwAftr(_SoftwireBr):
@@ -205,8 +243,6 @@ class LwAftr(_SoftwireBr):
     description = ("reference lw4o6 lwAFTR (RFC 7596) in tc-BPF with a generated binding table "
                    "of lwB4s sharing IPv4 addresses by port sets")
     technology, role = "lw4o6", "lwaftr"
-    B4_PREFIX = "2001:db8:b4::/64"   # the lwB4s' addresses, in shuffled order
-    IPV4_BASE = "100.64.0.1"         # RFC 6598 shared address space, each shared by 2^psid_length lwB4s
     kind_params = {
         "softwires": {"default": "1024", "allowed": "an integer 1..65536",
                       "help": "lwB4s in the binding table", "parse": integer(1, 65536)},
@@ -216,24 +252,11 @@ class LwAftr(_SoftwireBr):
     }
 
     def ce_prefix(self, p):
-        return self.B4_PREFIX
-
-    def softwires(self, p: dict[str, Any]) -> list[tuple[str, str, int]]:
-        """The binding table: lwB4 i shares IPv4 address IPV4_BASE + i / 2^k with PSID i mod 2^k;
-        its IPv6 address is drawn from B4_PREFIX (shuffled, so that nothing but the table links
-        them)."""
-        k, count = p["psid_length"], p["softwires"]
-        base4, base6 = int(ipaddress.IPv4Address(self.IPV4_BASE)), int(ipaddress.IPv6Network(self.B4_PREFIX).network_address)
-        hosts = random.Random(7596).sample(range(1, 2**32), count)
-        return [(str(ipaddress.IPv6Address(base6 + hosts[i])), str(ipaddress.IPv4Address(base4 + (i >> k))),
-                 i & ((1 << k) - 1)) for i in range(count)]
+        return LWB4_PREFIX
 
     def defines(self, p):
-        table = self.softwires(p)
-        with open(BINDING_TABLE, "w") as f:  # the tester reads the same table
-            f.write("b4_ipv6,ipv4,psid,psid_length,psid_offset\n")
-            for b4, ipv4, psid in table:
-                f.write(f"{b4},{ipv4},{psid},{p['psid_length']},6\n")
+        table = binding_table(p["softwires"], p["psid_length"])
+        write_binding_table(table, p["psid_length"])
         header = os.path.join(LAB_DIR, "softwires.h")
         entries = sorted((int(ipaddress.IPv4Address(ipv4)) << 16 | psid, int(ipaddress.IPv6Address(b4)))
                          for b4, ipv4, psid in table)

@@ -1,0 +1,198 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The lab's reference CEs of IPv4-as-a-Service, each a CE alone with the tester's right port
+playing the AFTR or BR (docs/ipv4aas.md): `b4` (a DS-Lite B4, RFC 6333), `lwb4` (an lwB4, RFC
+7596) and `mape-ce` (a MAP-E CE, RFC 7597), which encapsulate (xlatperf/lab/bpf/customer_edge.c),
+and `mapt-ce` (a MAP-T CE, RFC 7599), which translates (xlatperf/lab/bpf/mapt_ce.c). This kernel
+has neither ip6tnl devices nor Jool (shared/docs/lab-kernel.md): tc-BPF on the DUT's interfaces
+does the CE's work.
+
+None of them does NAPT44: the LAN (the left tester port) sends from the CE's own IPv4 address and
+ports of its set, which the CE checks (a B4 keeps its LAN's private addresses: the AFTR
+translates them). A CE with NAPT44 is tested with stateful.enabled (docs/ipv4aas.md).
+
+    LAN (left tester)  --IPv4-->  xlp-dl | CE (tc-BPF) | xlp-dr  --IPv4 in IPv6-->  right tester
+    the CE's IPv4          198.18.0.1               2001:2:0:8000::1           2001:2:0:8000::2,
+    (a B4's: 198.18.0.2)                                                        the BR 2001:db8:ffff::1
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from ...frames.addressing import MapRule, embed_ipv4
+from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_RIGHT, host
+from ..shell import LabError, ip
+from .base import LabKind, integer
+from .common import attach_bpf, build_bpf, setup_router
+from .softwire import (BINDING_TABLE, BR_ADDRESS, DMR_PARAM, RULE_PARAMS, SOFTWIRE_PARAMS, TRANSLATION_BYTES,
+                       TUNNEL_BYTES, binding_table, check_rule, halves, ifindex, rule_keys,
+                       write_binding_table)
+
+LAN, WAN = "xlp-dl", "xlp-dr"
+B4_ADDRESS = "2001:db8:b4::1"
+CE_PARAMS = {
+    "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry the tunnel's 40 bytes more"},
+    "misdeliver": {**SOFTWIRE_PARAMS["misdeliver"],
+                   "help": "a faulty CE: about one in N frames to the BR leaves from another CE's address"},
+}
+
+
+class _CustomerEdge(LabKind):
+    """What the reference CEs share: the wiring, building and attaching the BPF program, the
+    tester sides."""
+    technology = ""
+    role = ""
+    program = "customer_edge.c"
+    overhead = TUNNEL_BYTES
+    tools = {"clang": "clang", "tc": "iproute2"}
+
+    def veth_mtu(self, p: dict[str, Any]) -> int:
+        return p["mtu"] + self.overhead
+
+    def the_ce(self, p: dict[str, Any]) -> tuple[str, str | None, int, int, int]:
+        """The CE the DUT is: (IPv6 address, IPv4 address or None for a B4, PSID, PSID length,
+        PSID offset)."""
+        raise NotImplementedError
+
+    def wan_route(self, p: dict[str, Any]) -> str:
+        """What the CE routes to the right tester port: the BR's address."""
+        return f"{BR_ADDRESS}/128"
+
+    def defines(self, p: dict[str, Any]) -> list[str]:
+        hi, lo = halves(BR_ADDRESS)
+        return [f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull"]
+
+    def build(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V4_LEFT], right=[V6_RIGHT])
+        ce6, ce4, psid, k, a = self.the_ce(p)
+        if ce4:  # the LAN host uses the CE's own address
+            ip(DUT_NS, "route", "add", f"{ce4}/32", "dev", LAN)
+        ip(DUT_NS, "-6", "route", "add", self.wan_route(p), "via", V6_RIGHT[1], "dev", WAN)
+        hi, lo = halves(ce6)
+        obj = build_bpf(self.program, self.name, [
+            f"-DCE_ADDR_HI={hi:#x}ull", f"-DCE_ADDR_LO={lo:#x}ull",
+            f"-DCE_IPV4={int(ipaddress.IPv4Address(ce4)) if ce4 else 0:#x}u", f"-DCE_PSID={psid}",
+            f"-DPSID_LEN={k}", f"-DPSID_OFFSET={a}",
+            f"-DOWN_IPV4={int(ipaddress.IPv4Address(host(V4_LEFT[0]))):#x}u",
+            f"-DLAN_IFINDEX={ifindex(LAN)}", f"-DWAN_IFINDEX={ifindex(WAN)}", f"-DMISDELIVER={p['misdeliver']}",
+            *self.defines(p)])
+        attach_bpf(obj, [(LAN, "ingress", "tc/from_lan"), (WAN, "ingress", "tc/from_wan")])
+
+    def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        ce6, ce4, _, _, _ = self.the_ce(p)
+        return {
+            # The LAN host: the CE's own address (a B4's LAN: the tester's).
+            "left": {"ip_version": 4, "ipv4": ce4 or V4_LEFT[1], "dut_ipv4": host(V4_LEFT[0]), "dut_mac": ""},
+            # The AFTR or BR side: IPv4 inside the tunnels, the IPv4 Internet's host right.ipv4;
+            # the tester answers ND for the CE's next hop 2001:2:0:8000::2.
+            "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1], "dut_ipv6": host(V6_RIGHT[0]),
+                      "dut_mac": ""},
+            "ipv4aas": {"technology": self.technology, "role": self.role, "endpoint_ipv6": BR_ADDRESS,
+                        "ce_ipv6": ce6, **self.ipv4aas_keys(p)},
+        }
+
+
+class B4(_CustomerEdge):
+    name = "b4"
+    description = ("reference DS-Lite B4 (RFC 6333) in tc-BPF: IPv4 from the LAN on the left into "
+                   "its softwire to the AFTR the right tester port plays")
+    technology, role = "ds-lite", "b4"
+    kind_params = CE_PARAMS
+
+    def the_ce(self, p):
+        return B4_ADDRESS, None, 0, 0, 0
+
+
+class LwB4(_CustomerEdge):
+    name = "lwb4"
+    description = ("reference lw4o6 lwB4 (RFC 7596) in tc-BPF, one row of a generated binding "
+                   "table, without NAPT44: the LAN uses its IPv4 address and port set")
+    technology, role = "lw4o6", "lwb4"
+    kind_params = {
+        "softwires": {"default": "64", "allowed": "an integer 1..65536",
+                      "help": "lwB4s in the binding table the tester reads", "parse": integer(1, 65536)},
+        "psid_length": {"default": "4", "allowed": "an integer 0..10",
+                        "help": "lwB4s per IPv4 address: 2^psid_length", "parse": integer(0, 10)},
+        "lwb4": {"default": "18", "allowed": "an integer 0..softwires - 1",
+                 "help": "the binding table's row the DUT is", "parse": integer(0, 65535)},
+        **CE_PARAMS,
+    }
+
+    def resolve(self, p):
+        if p["lwb4"] >= p["softwires"]:
+            raise LabError(f"lab kind {self.name!r}: lwb4={p['lwb4']} must be below softwires={p['softwires']}")
+
+    def the_ce(self, p):
+        b4, ipv4, psid = binding_table(p["softwires"], p["psid_length"])[p["lwb4"]]
+        return b4, ipv4, psid, p["psid_length"], 6
+
+    def defines(self, p):
+        write_binding_table(binding_table(p["softwires"], p["psid_length"]), p["psid_length"])
+        return super().defines(p)
+
+    def ipv4aas_keys(self, p):
+        return {"binding_table": BINDING_TABLE}
+
+
+class MapECe(_CustomerEdge):
+    name = "mape-ce"
+    description = ("reference MAP-E CE (RFC 7597) in tc-BPF, one CE of a MAP rule, without NAPT44: "
+                   "the LAN uses its IPv4 address and port set")
+    technology, role = "map-e", "ce"
+    kind_params = {
+        **RULE_PARAMS,
+        "ce": {"default": "4660", "allowed": "an integer 0..2^ea_bits - 1",
+               "help": "the CE's EA bits (its index in the rule): 4660 = 0x1234 is RFC 7597 App. A "
+                       "Example 2's CE, 192.0.2.18 with PSID 0x34",
+               "parse": integer(0, 2**48 - 1)},
+        **CE_PARAMS,
+    }
+
+    def resolve(self, p):
+        check_rule(self.name, p)
+        if p["ce"] >= 2 ** p["ea_bits"]:
+            raise LabError(f"lab kind {self.name!r}: ce={p['ce']} must be below 2^ea_bits = {2 ** p['ea_bits']}")
+
+    def rule(self, p: dict[str, Any]) -> MapRule:
+        return MapRule(ipaddress.IPv6Network(p["rule_ipv6"]), ipaddress.IPv4Network(p["rule_ipv4"]),
+                       p["ea_bits"], p["psid_offset"])
+
+    def the_ce(self, p):
+        rule = self.rule(p)
+        ce = rule.ce(p["ce"])
+        return str(ce.ipv6), str(ce.ipv4), ce.psid, rule.k, p["psid_offset"]
+
+    def ipv4aas_keys(self, p):
+        return rule_keys(p)
+
+
+class MapTCe(MapECe):
+    name = "mapt-ce"
+    description = ("reference MAP-T CE (RFC 7599) in tc-BPF, one CE of a MAP rule, without NAPT44: "
+                   "its LAN's IPv4 translated to IPv6 towards the BR the right tester port plays")
+    technology = "map-t"
+    program = "mapt_ce.c"
+    overhead = TRANSLATION_BYTES
+    kind_params = {**MapECe.kind_params, "dmr": DMR_PARAM,
+                   "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more "
+                           "for the translated IPv6 header"}}
+
+    def wan_route(self, p):
+        return p["dmr"]
+
+    def defines(self, p):
+        return [f"-DDMR_HI={int(ipaddress.IPv6Network(p['dmr']).network_address) >> 64:#x}ull"]
+
+    def tester_sections(self, p):
+        sections = super().tester_sections(p)
+        # The BR's side is IPv6: the IPv4 host right.ipv4 at its address in the DMR.
+        sections["right"]["ip_version"] = 6
+        sections["right"]["virtual_ipv6"] = str(embed_ipv4(ipaddress.IPv6Network(p["dmr"]),
+                                                           ipaddress.IPv4Address(V4_RIGHT[1])))
+        del sections["ipv4aas"]["endpoint_ipv6"]
+        sections["ipv4aas"]["dmr"] = p["dmr"]
+        return sections
