@@ -98,7 +98,20 @@ EXPECTED_SIDES = {
     "mape-ce": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, CE_WAN),
     "mapt-ce": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""},
                 {**CE_WAN, "ip_version": 6, "virtual_ipv6": "2001:db8:ffff:0:c6:1300:200:0"}),
+    # 464XLAT's CLAT alone: the client's IPv4, the server at its address in the PLAT's prefix.
+    "clat": ({"ip_version": 4, "ipv4": "198.18.0.2", "virtual_ipv6": "2001:2:0:c1a7::2", "dut_mac": "",
+              "dut_ipv4": "198.18.0.1"},
+             {"ip_version": 6, "ipv6": "2001:2:0:6464::c613:2", "virtual_ipv4": "198.19.0.2",
+              "next_hop_ipv6": "2001:2:0:8000::2", "dut_mac": "", "dut_ipv6": "2001:2:0:8000::1"}),
+    # Dual DUTs: IPv4 on both tester ports (a MAP CE's LAN at the CE's own address).
+    "mape-dual": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, V4[1]),
+    "mapt-dual": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, V4[1]),
+    "dslite-dual": ({**V4[0], "virtual_ipv4": "198.19.0.1"}, V4[1]),
 }
+DUAL = ("mape-dual", "mapt-dual", "dslite-dual")
+# The [traffic] a kind's config has beyond the frame size: a MAP CE's LAN uses two of its ports.
+EXPECTED_TRAFFIC = {"mape-dual": {"src_port": 1232, "dst_port": 1233},
+                    "mapt-dual": {"src_port": 1232, "dst_port": 1233}}
 EXPECTED_DUT_ADDRS = {
     "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "router6": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
@@ -115,8 +128,14 @@ EXPECTED_DUT_ADDRS = {
     "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "mapt-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     **{kind: {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"2001:2:0:8000::1/64"}}
-       for kind in ("b4", "lwb4", "mape-ce", "mapt-ce")},
+       for kind in ("b4", "lwb4", "mape-ce", "mapt-ce", "clat")},
+    # Dual DUTs: the BR's (AFTR's) namespace, its CE side cabled to the CE's namespace.
+    "mape-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    "mapt-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    "dslite-dual": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16"}},
 }
+# A dual DUT's CE namespace: its LAN (the tester's left port's peer, moved) and its WAN.
+EXPECTED_CE_ADDRS = {"xlp-el": {"198.18.0.1/16"}, "xlp-ew": {"2001:2::2/64"}}
 
 
 def sh(*cmd: str) -> str:
@@ -239,6 +258,8 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     lab.lab_up(kind, {}, str(config))  # replaces the first lab
 
     expect_ns = {"xlp-tester"} if kind == "loopback" else {"xlp-tester", "xlp-dut"}
+    if kind in DUAL:
+        expect_ns.add("xlp-ce")
     assert {ns for ns in namespaces() if ns.startswith("xlp-")} == expect_ns
 
     tester = links("xlp-tester")
@@ -255,13 +276,20 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
                         "tcp-segmentation-offload"):
             assert f"{feature}: off" in offloads
 
+    def global_addrs(link: dict) -> set[str]:
+        return {f"{a['local']}/{a['prefixlen']}" for a in link["addr_info"] if a["scope"] == "global"}
+
     if kind != "loopback":
         dut = links("xlp-dut")
-        for dev, mac in (("xlp-dl", DL), ("xlp-dr", DR)):
+        for dev, mac in (("xlp-dl", lab.names.CE_WAN_MACS[1] if kind in DUAL else DL), ("xlp-dr", DR)):
             assert dut[dev]["address"] == mac
-            addrs = {f"{a['local']}/{a['prefixlen']}" for a in dut[dev]["addr_info"]
-                     if a["scope"] == "global"}
-            assert addrs == EXPECTED_DUT_ADDRS[kind][dev]
+            assert global_addrs(dut[dev]) == EXPECTED_DUT_ADDRS[kind][dev]
+    if kind in DUAL:  # the tester's left port reaches the CE, whose WAN reaches the BR
+        ce = links("xlp-ce")
+        assert set(ce) == {"lo", "xlp-el", "xlp-ew"}
+        assert (ce["xlp-el"]["address"], ce["xlp-ew"]["address"]) == (DL, lab.names.CE_WAN_MACS[0])
+        for dev, addrs in EXPECTED_CE_ADDRS.items():
+            assert global_addrs(ce[dev]) - {"192.0.0.2/29"} == addrs
         # No static neighbour entries: the DUT resolves the tester dynamically.
         assert sh("ip", "-n", "xlp-dut", "neigh", "show", "nud", "permanent").strip() == ""
 
@@ -284,6 +312,9 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     if kind in ("b4", "lwb4", "mape-ce", "mapt-ce"):  # tc-BPF: from the LAN and from the WAN
         assert "from_lan" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dl", "ingress")
         assert "from_wan" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dr", "ingress")
+    if kind in DUAL:
+        assert "from_lan" in sh("tc", "-n", "xlp-ce", "filter", "show", "dev", "xlp-el", "ingress")
+        assert "from_wan" in sh("tc", "-n", "xlp-ce", "filter", "show", "dev", "xlp-ew", "ingress")
 
     if kind == "siit":
         pid = tayga._read_pid(lab.TAYGA_PIDFILE)
@@ -296,7 +327,8 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     assert cfg["tester"] == {"netns": "xlp-tester", "lcores": "0,1"}  # not calibrated here
     assert cfg["trial"] == {"pause": 0.5, "max_lag": lab.LAB_MAX_LAG}
     ipv6_frames = 6 in (side["ip_version"] for side in EXPECTED_SIDES[kind])
-    assert cfg.get("traffic") == ({"frame_size": 84} if ipv6_frames else None)
+    assert cfg.get("traffic") == (({"frame_size": 84} if ipv6_frames else {}) | EXPECTED_TRAFFIC.get(kind, {})
+                                  or None)
     ports = "af_xdp" if af_xdp_sockets() else "af_packet"
     for side, port, mac, expected in (("left", "xlp-tl", TL, EXPECTED_SIDES[kind][0]),
                                       ("right", "xlp-tr", TR, EXPECTED_SIDES[kind][1])):

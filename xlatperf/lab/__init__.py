@@ -86,9 +86,9 @@ from .kinds import KINDS, LabKind, format_kinds
 from .kinds.base import DEFAULT_LCORES
 from .kinds.router import auto_burst, loss_threshold, lossy_ruleset
 from .kinds.tayga import TAYGA_CONF, TAYGA_PIDFILE, stop_tayga
-from .names import DUT_NS, DUT_PORTS, LAB_DIR, MACS, TESTER_NS, TESTER_PORTS, V4_LEFT, V4_RIGHT
+from .names import CE_NS, DUT_NS, DUT_PORTS, LAB_DIR, MACS, TESTER_NS, TESTER_PORTS, V4_LEFT, V4_RIGHT
 from .placement import Placement, online_cpus, plan_placement, steer_receive
-from .shell import LabError, ip, run, sysctl
+from .shell import LabError, add_veth, ip, run, sysctl
 from .state import STATE_FILE, lab_state, restore_global_sysctls, write_state
 
 # What other modules, the tests, the benchmarks and scripts use of the lab.
@@ -182,7 +182,7 @@ def lab_up(kind: str, params: dict[str, str], config_out: str) -> dict[str, Any]
                 "kind": kind,
                 "params": resolved,
                 "config": os.path.abspath(config_out),
-                "namespaces": [TESTER_NS, DUT_NS] if lab_kind.has_dut else [TESTER_NS],
+                "namespaces": [TESTER_NS, DUT_NS, *lab_kind.more_namespaces] if lab_kind.has_dut else [TESTER_NS],
                 "lab_dir": LAB_DIR,
                 "created": datetime.datetime.now(datetime.timezone.utc).isoformat(),
                 "placement": placement.to_dict(),
@@ -277,8 +277,8 @@ def _build(lab_kind: LabKind, p: dict[str, Any], placement: Placement) -> None:
     # first trial's background frames through siit: 38 % lost).
     sysctl(DUT_NS, {"net.ipv6.conf.all.accept_dad": 0, "net.ipv6.conf.default.accept_dad": 0})
     mtu = lab_kind.veth_mtu(p)
-    _add_veth(TESTER_NS, "xlp-tl", DUT_NS, "xlp-dl", mtu)
-    _add_veth(TESTER_NS, "xlp-tr", DUT_NS, "xlp-dr", mtu)
+    add_veth(TESTER_NS, "xlp-tl", DUT_NS, "xlp-dl", mtu)
+    add_veth(TESTER_NS, "xlp-tr", DUT_NS, "xlp-dr", mtu)
     _setup_tester_links(TESTER_PORTS)
     _add_wire(CALIBRATION_PORTS, placement, mtu)
     lab_kind.build(p)
@@ -294,7 +294,7 @@ def _add_wire(ports: tuple[str, str], placement: Placement, mtu: int = 1500) -> 
     almost no cost of its own: the tester's ceiling as it stands in the lab."""
     ends = WIRES[ports]
     for port, end in zip(ports, ends):
-        _add_veth(TESTER_NS, port, TESTER_NS, end, mtu)
+        add_veth(TESTER_NS, port, TESTER_NS, end, mtu)
     _setup_tester_links(ports + ends)
     for end, other in (ends, ends[::-1]):
         run(["tc", "qdisc", "add", "dev", end, "ingress"], ns=TESTER_NS)
@@ -302,14 +302,6 @@ def _add_wire(ports: tuple[str, str], placement: Placement, mtu: int = 1500) -> 
              "u32", "0", "0", "action", "mirred", "egress", "redirect", "dev", other],
             ns=TESTER_NS)
     steer_receive(TESTER_NS, ends, placement.dut_cpus)
-
-
-def _add_veth(ns_a: str, name_a: str, ns_b: str, name_b: str, mtu: int = 1500) -> None:
-    # Created inside the namespaces, so no interface ever appears in the host namespace.
-    ip(ns_a, "link", "add", name_a, "address", MACS[name_a], "mtu", str(mtu), "type", "veth",
-        "peer", "name", name_b, "address", MACS[name_b], "mtu", str(mtu), "netns", ns_b)
-    for ns, name in ((ns_a, name_a), (ns_b, name_b)):
-        run(["ethtool", "-K", name, "gro", "off", "gso", "off", "tso", "off"], ns=ns)
 
 
 def _setup_tester_links(links: tuple[str, ...]) -> None:
@@ -413,7 +405,7 @@ def _write_sections(path: str, sections: dict[str, dict[str, Any]], comments: li
 def _down() -> None:
     stop_tayga()
     restore_global_sysctls()
-    for ns in (TESTER_NS, DUT_NS):
+    for ns in (TESTER_NS, DUT_NS, CE_NS):
         if os.path.exists(f"/run/netns/{ns}"):
             run(["ip", "netns", "delete", ns])  # deletes the veths and the tun with it
     shutil.rmtree(LAB_DIR, ignore_errors=True)

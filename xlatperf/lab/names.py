@@ -7,6 +7,8 @@ from __future__ import annotations
 
 TESTER_NS = "xlp-tester"
 DUT_NS = "xlp-dut"
+# A dual DUT's CE (lab/kinds/dual.py): its own namespace in front of the BR's (DUT_NS).
+CE_NS = "xlp-ce"
 LAB_DIR = "/run/xlatperf-lab"
 
 # Locally administered (02:...), "xl" = 78:6c; 00:xx = tester ports, 01:xx = DUT ports.
@@ -25,6 +27,10 @@ MACS = {
 }
 TESTER_PORTS = ("xlp-tl", "xlp-tr")
 DUT_PORTS = ("xlp-dl", "xlp-dr")
+# A dual DUT (lab/kinds/dual.py): the CE in CE_NS has the LAN port (DUT_PORTS[0], moved there
+# and renamed) and a WAN port, cabled to the BR's new DUT_PORTS[0] in DUT_NS with these MACs.
+CE_PORTS = ("xlp-el", "xlp-ew")
+CE_WAN_MACS = ("02:78:6c:00:01:03", "02:78:6c:00:01:04")
 
 # One address family on one side: (DUT interface address with prefix, tester address). The
 # plans of draft-lencse-bmwg-multiple-ip-addresses: directly connected (Figs. 2 and 4), the

@@ -8,6 +8,7 @@ import shlex
 import subprocess
 
 from ..util.errors import XlatperfError
+from .names import MACS
 
 
 class LabError(XlatperfError):
@@ -47,3 +48,15 @@ def read_sys(ns: str, path: str) -> str:
 
 def write_sys(ns: str, path: str, value: str) -> None:
     run(["tee", path], ns=ns, stdin=value + "\n")
+
+
+def add_veth(ns_a: str, name_a: str, ns_b: str, name_b: str, mtu: int = 1500,
+             macs: tuple[str, str] | None = None) -> None:
+    """A veth pair between two namespaces, with the MACs of names.MACS (or `macs`) and no
+    offloads (the frames stay as sent)."""
+    mac_a, mac_b = macs or (MACS[name_a], MACS[name_b])
+    # Created inside the namespaces, so no interface ever appears in the host namespace.
+    ip(ns_a, "link", "add", name_a, "address", mac_a, "mtu", str(mtu), "type", "veth",
+       "peer", "name", name_b, "address", mac_b, "mtu", str(mtu), "netns", ns_b)
+    for ns, name in ((ns_a, name_a), (ns_b, name_b)):
+        run(["ethtool", "-K", name, "gro", "off", "gso", "off", "tso", "off"], ns=ns)

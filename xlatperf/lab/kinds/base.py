@@ -80,6 +80,7 @@ class LabKind:
     # build and place are not called.
     has_dut = True
     steered_by = "RPS on its veth ends"   # how place() moves the DUT's work (config comment)
+    more_namespaces: tuple[str, ...] = ()  # besides DUT_NS (a dual DUT's CE), removed by lab down
 
     @property
     def params(self) -> dict[str, dict[str, Any]]:

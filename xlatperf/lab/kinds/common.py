@@ -5,12 +5,13 @@ sides facing a router."""
 
 from __future__ import annotations
 
+import json
 import os
 import sysconfig
 from pathlib import Path
 from typing import Any
 
-from ..names import DIRECT, DUT_NS, GATEWAYS, LAB_DIR, host
+from ..names import DIRECT, DUT_NS, DUT_PORTS, GATEWAYS, LAB_DIR, host
 from ..shell import ip, run, sysctl
 from ..state import set_global_sysctls
 
@@ -24,10 +25,12 @@ NEIGHBOUR_SYSCTLS = [f"net.ipv{v}.neigh.default.gc_thresh{i}" for v in (4, 6) fo
 NEIGHBOUR_HEADROOM = 1024
 
 
-def setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> None:
-    """DUT namespace as a router: addresses and forwarding. No static neighbour entries: the
-    DUT resolves the tester's addresses with ARP/ND and the tester answers (RFC 2544 §25)."""
-    sides = {"xlp-dl": (left, "xlp-tl"), "xlp-dr": (right, "xlp-tr")}
+def setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]], ns: str = DUT_NS,
+                 devs: tuple[str, str] = DUT_PORTS) -> None:
+    """A namespace (the DUT's) as a router: the (address/prefix, peer) `left` on devs[0] and
+    `right` on devs[1], and forwarding. No static neighbour entries: the DUT resolves the
+    tester's addresses with ARP/ND and the tester answers (RFC 2544 §25)."""
+    sides = {devs[0]: (left, None), devs[1]: (right, None)}
     settings: dict[str, str | int] = {
         "net.ipv4.ip_forward": 1,
         # Strict reverse-path filtering would drop translated frames whose source is routed
@@ -44,12 +47,12 @@ def setup_router(left: list[tuple[str, str]], right: list[tuple[str, str]]) -> N
         settings[f"net.ipv6.conf.{dev}.disable_ipv6"] = 0 if has_v6 else 1
     if any_v6:
         settings["net.ipv6.conf.all.forwarding"] = 1
-    sysctl(DUT_NS, settings)
+    sysctl(ns, settings)
     for dev, (families, _) in sides.items():
         for addr, _ in families:
             extra = ["nodad"] if ":" in addr else []  # usable at once, no DAD frames
-            ip(DUT_NS, "addr", "add", addr, "dev", dev, *extra)
-        ip(DUT_NS, "link", "set", dev, "up")
+            ip(ns, "addr", "add", addr, "dev", dev, *extra)
+        ip(ns, "link", "set", dev, "up")
 
 
 def setup_direct_router(version: int, addresses: int) -> None:
@@ -101,11 +104,16 @@ def build_bpf(program: str, name: str, defines: list[str]) -> str:
     return obj
 
 
-def attach_bpf(obj: str, attachments: list[tuple[str, str, str]]) -> None:
-    """Attaches the object's programs as tc direct-action filters in the DUT namespace:
+def attach_bpf(obj: str, attachments: list[tuple[str, str, str]], ns: str = DUT_NS) -> None:
+    """Attaches the object's programs as tc direct-action filters in namespace `ns` (the DUT's):
     (interface, "ingress" or "egress", section) each; a clsact qdisc per interface first."""
     for dev in dict.fromkeys(dev for dev, _, _ in attachments):
-        run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=DUT_NS)
+        run(["tc", "qdisc", "add", "dev", dev, "clsact"], ns=ns)
     for dev, hook, section in attachments:
         run(["tc", "filter", "add", "dev", dev, hook, "bpf", "direct-action", "obj", obj, "sec", section],
-            ns=DUT_NS)
+            ns=ns)
+
+
+def ifindex(dev: str, ns: str = DUT_NS) -> int:
+    """An interface's index in namespace `ns` (a BPF program's redirect target)."""
+    return json.loads(run(["ip", "-j", "link", "show", dev], ns=ns))[0]["ifindex"]

@@ -18,18 +18,18 @@ translates them). A CE with NAPT44 is tested with stateful.enabled (docs/ipv4aas
 from __future__ import annotations
 
 import ipaddress
+from dataclasses import dataclass
 from typing import Any
 
 from ...frames.addressing import MapRule, embed_ipv4
-from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_RIGHT, host
+from ..names import DUT_NS, DUT_PORTS, V4_LEFT, V4_RIGHT, V6_RIGHT, host
 from ..shell import LabError, ip
 from .base import LabKind, integer
-from .common import attach_bpf, build_bpf, setup_router
+from .common import attach_bpf, build_bpf, ifindex, setup_router
 from .softwire import (BINDING_TABLE, BR_ADDRESS, DMR_PARAM, RULE_PARAMS, SOFTWIRE_PARAMS, TRANSLATION_BYTES,
-                       TUNNEL_BYTES, binding_table, check_rule, halves, ifindex, rule_keys,
+                       TUNNEL_BYTES, binding_table, check_rule, halves, rule_keys,
                        write_binding_table)
 
-LAN, WAN = "xlp-dl", "xlp-dr"
 B4_ADDRESS = "2001:db8:b4::1"
 CE_PARAMS = {
     "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry the tunnel's 40 bytes more"},
@@ -38,7 +38,19 @@ CE_PARAMS = {
 }
 
 
-class _CustomerEdge(LabKind):
+@dataclass(frozen=True)
+class CePlace:
+    """Where a reference CE runs: its namespace, its LAN and WAN interfaces, its WAN address
+    (with prefix) and next hop, and the AFTR's or BR's address its tunnel ends at."""
+    ns: str = DUT_NS
+    lan: str = DUT_PORTS[0]
+    wan: str = DUT_PORTS[1]
+    wan_address: tuple[str, str] = V6_RIGHT
+    next_hop: str = V6_RIGHT[1]
+    br: str = BR_ADDRESS
+
+
+class CustomerEdge(LabKind):
     """What the reference CEs share: the wiring, building and attaching the BPF program, the
     tester sides."""
     technology = ""
@@ -55,29 +67,34 @@ class _CustomerEdge(LabKind):
         PSID offset)."""
         raise NotImplementedError
 
-    def wan_route(self, p: dict[str, Any]) -> str:
-        """What the CE routes to the right tester port: the BR's address."""
-        return f"{BR_ADDRESS}/128"
+    def wan_route(self, p: dict[str, Any], place: "CePlace") -> str:
+        """What the CE routes to its WAN next hop: the AFTR's or BR's address."""
+        return f"{place.br}/128"
 
-    def defines(self, p: dict[str, Any]) -> list[str]:
-        hi, lo = halves(BR_ADDRESS)
+    def defines(self, p: dict[str, Any], place: "CePlace") -> list[str]:
+        hi, lo = halves(place.br)
         return [f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull"]
 
     def build(self, p: dict[str, Any]) -> None:
-        setup_router(left=[V4_LEFT], right=[V6_RIGHT])
+        self.build_at(p, CePlace())
+
+    def build_at(self, p: dict[str, Any], place: "CePlace") -> None:
+        """The CE in `place`: alone, the DUT namespace between the tester's ports; in a dual DUT
+        (dual.py), a namespace of its own in front of the BR's."""
+        setup_router(left=[V4_LEFT], right=[place.wan_address], ns=place.ns, devs=(place.lan, place.wan))
         ce6, ce4, psid, k, a = self.the_ce(p)
         if ce4:  # the LAN host uses the CE's own address
-            ip(DUT_NS, "route", "add", f"{ce4}/32", "dev", LAN)
-        ip(DUT_NS, "-6", "route", "add", self.wan_route(p), "via", V6_RIGHT[1], "dev", WAN)
+            ip(place.ns, "route", "add", f"{ce4}/32", "dev", place.lan)
+        ip(place.ns, "-6", "route", "add", self.wan_route(p, place), "via", place.next_hop, "dev", place.wan)
         hi, lo = halves(ce6)
         obj = build_bpf(self.program, self.name, [
             f"-DCE_ADDR_HI={hi:#x}ull", f"-DCE_ADDR_LO={lo:#x}ull",
             f"-DCE_IPV4={int(ipaddress.IPv4Address(ce4)) if ce4 else 0:#x}u", f"-DCE_PSID={psid}",
             f"-DPSID_LEN={k}", f"-DPSID_OFFSET={a}",
             f"-DOWN_IPV4={int(ipaddress.IPv4Address(host(V4_LEFT[0]))):#x}u",
-            f"-DLAN_IFINDEX={ifindex(LAN)}", f"-DWAN_IFINDEX={ifindex(WAN)}", f"-DMISDELIVER={p['misdeliver']}",
-            *self.defines(p)])
-        attach_bpf(obj, [(LAN, "ingress", "tc/from_lan"), (WAN, "ingress", "tc/from_wan")])
+            f"-DLAN_IFINDEX={ifindex(place.lan, place.ns)}", f"-DWAN_IFINDEX={ifindex(place.wan, place.ns)}",
+            f"-DMISDELIVER={p.get('misdeliver', 0)}", *self.defines(p, place)])
+        attach_bpf(obj, [(place.lan, "ingress", "tc/from_lan"), (place.wan, "ingress", "tc/from_wan")], place.ns)
 
     def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
         return {}
@@ -96,7 +113,7 @@ class _CustomerEdge(LabKind):
         }
 
 
-class B4(_CustomerEdge):
+class B4(CustomerEdge):
     name = "b4"
     description = ("reference DS-Lite B4 (RFC 6333) in tc-BPF: IPv4 from the LAN on the left into "
                    "its softwire to the AFTR the right tester port plays")
@@ -107,7 +124,7 @@ class B4(_CustomerEdge):
         return B4_ADDRESS, None, 0, 0, 0
 
 
-class LwB4(_CustomerEdge):
+class LwB4(CustomerEdge):
     name = "lwb4"
     description = ("reference lw4o6 lwB4 (RFC 7596) in tc-BPF, one row of a generated binding "
                    "table, without NAPT44: the LAN uses its IPv4 address and port set")
@@ -130,15 +147,15 @@ class LwB4(_CustomerEdge):
         b4, ipv4, psid = binding_table(p["softwires"], p["psid_length"])[p["lwb4"]]
         return b4, ipv4, psid, p["psid_length"], 6
 
-    def defines(self, p):
+    def defines(self, p, place):
         write_binding_table(binding_table(p["softwires"], p["psid_length"]), p["psid_length"])
-        return super().defines(p)
+        return super().defines(p, place)
 
     def ipv4aas_keys(self, p):
         return {"binding_table": BINDING_TABLE}
 
 
-class MapECe(_CustomerEdge):
+class MapECe(CustomerEdge):
     name = "mape-ce"
     description = ("reference MAP-E CE (RFC 7597) in tc-BPF, one CE of a MAP rule, without NAPT44: "
                    "the LAN uses its IPv4 address and port set")
@@ -181,10 +198,10 @@ class MapTCe(MapECe):
                    "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more "
                            "for the translated IPv6 header"}}
 
-    def wan_route(self, p):
+    def wan_route(self, p, place):
         return p["dmr"]
 
-    def defines(self, p):
+    def defines(self, p, place):
         return [f"-DDMR_HI={int(ipaddress.IPv6Network(p['dmr']).network_address) >> 64:#x}ull"]
 
     def tester_sections(self, p):
@@ -194,5 +211,7 @@ class MapTCe(MapECe):
         sections["right"]["virtual_ipv6"] = str(embed_ipv4(ipaddress.IPv6Network(p["dmr"]),
                                                            ipaddress.IPv4Address(V4_RIGHT[1])))
         del sections["ipv4aas"]["endpoint_ipv6"]
-        sections["ipv4aas"]["dmr"] = p["dmr"]
         return sections
+
+    def ipv4aas_keys(self, p):
+        return {**super().ipv4aas_keys(p), "dmr": p["dmr"]}

@@ -16,7 +16,7 @@ import ipaddress
 import os
 from typing import Any
 
-from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, host
+from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import ip, sysctl
 from ..state import set_global_sysctls
 from .base import LabKind, auto_or, integer
@@ -199,6 +199,32 @@ class Xlat464(Nat64):
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {**super().tester_sections(p), "ipv4aas": {"technology": "464xlat", "role": "dual"}}
+
+
+class Clat(TaygaDut):
+    """464XLAT's CLAT alone (RFC 6877 §6.3): TAYGA, stateless, the tester's client mapped to
+    one IPv6 address and the IPv4 Internet embedded in the PLAT's prefix; the right port plays
+    the PLAT's side (IPv6)."""
+    name = "clat"
+    description = ("464XLAT CLAT alone (RFC 6877): TAYGA translating the client's IPv4 on the left "
+                   "into IPv6 towards the PLAT prefix 2001:2:0:6464::/96 on the right")
+    instances = (CLAT,)
+
+    def build(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V4_LEFT], right=[V6_RIGHT])
+        start_tayga([f"ipv4-addr {CLAT_IPV4}", f"ipv6-addr {CLAT_IPV6}", f"prefix {NAT64_PREFIX}",
+                     f"map {CLAT_CLIENT[0]} {CLAT_CLIENT[1]}"], [CLAT_PREFIX], CLAT)
+        # All IPv4 from the client goes into the CLAT; the PLAT's prefix is the tester's.
+        ip(DUT_NS, "-4", "route", "add", "default", "dev", CLAT.tun)
+        ip(DUT_NS, "-6", "route", "add", NAT64_PREFIX, "via", V6_RIGHT[1], "dev", "xlp-dr")
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        server = V4_RIGHT[1]   # the IPv4 server, at NAT64_RESPONDER_AS_6 in the PLAT's prefix
+        return {"left": {"ip_version": 4, "ipv4": CLAT_CLIENT[0], "virtual_ipv6": CLAT_CLIENT[1],
+                         "dut_mac": "", "dut_ipv4": host(V4_LEFT[0])},
+                "right": {"ip_version": 6, "ipv6": NAT64_RESPONDER_AS_6, "virtual_ipv4": server,
+                          "next_hop_ipv6": V6_RIGHT[1], "dut_mac": "", "dut_ipv6": host(V6_RIGHT[0])},
+                "ipv4aas": {"technology": "464xlat", "role": "clat", "pref64": NAT64_PREFIX}}
 
 
 # dslite-aftr: the AFTR's softwires end in tc-BPF (lab/bpf/aftr.c) on the B4 side, which carries

@@ -19,16 +19,15 @@ towards the CEs goes into the tunnel of the next CE, which the tester must repor
 from __future__ import annotations
 
 import ipaddress
-import json
 import os
 import random
 from typing import Any
 
 from ...frames.addressing import embed_ipv4
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, host
-from ..shell import LabError, ip, run
+from ..shell import LabError, ip
 from .base import LabKind, integer
-from .common import attach_bpf, build_bpf, setup_router
+from .common import attach_bpf, build_bpf, ifindex, setup_router
 
 TUNNEL_BYTES = 40            # RFC 2473's IPv6 header
 TRANSLATION_BYTES = 20       # an IPv6 header is 20 bytes longer than an IPv4 one
@@ -128,10 +127,6 @@ def write_binding_table(table: list[tuple[str, str, int]], k: int) -> None:
 def halves(address: str) -> tuple[int, int]:
     value = int(ipaddress.IPv6Address(address))
     return value >> 64, value & (2**64 - 1)
-
-
-def ifindex(dev: str) -> int:
-    return json.loads(run(["ip", "-j", "link", "show", dev], ns=DUT_NS))[0]["ifindex"]
 
 
 class _SoftwireBr(LabKind):
