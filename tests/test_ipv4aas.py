@@ -262,3 +262,20 @@ def test_a_trial_of_emulated_ces_records_the_wrong_ce_count(fake_config, tmp_pat
     record, = read_trials(out)
     assert record["directions"]["forward"]["wrong_ce"] == 0
     assert record["directions"]["reverse"]["wrong_ce"] == 0
+
+
+@pytest.mark.parametrize("assignments, says", [
+    (MAP_E, "(MAP-E BR: 65,536 CEs emulated on the left from a MAP rule, one per frame, pseudorandomly"),
+    (MAP_E_CE, "(MAP-E: the DUT is one CE, 2001:db8:12:3400:0:c000:212:34; the right port plays its BR"),
+])
+def test_the_report_says_what_the_dut_is_and_what_the_tester_plays(fake_config, tmp_path, assignments, says):
+    """RFC 8219 §12's frame format names the set-up; the CEs' ports are said to come from their
+    port sets, not the configured ones."""
+    from xlatperf.ui import cli
+    out = tmp_path / "out"
+    assert cli.main(["trial", "-c", str(fake_config), "--out", str(out), "--rate", "1000", "-q",
+                     *[arg for a in assignments for arg in ("--set", a)]]) == 0
+    assert cli.main(["report", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    assert says in report
+    assert "| Address and port variation | per frame, a CE's address and a port of its set on the CEs' side" in report

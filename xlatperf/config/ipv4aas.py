@@ -12,8 +12,8 @@ BR: the CE is the one ipv4aas.ce_ipv6 names."""
 import ipaddress
 
 from ..frames.addressing import embed_ipv4
-from ..frames.kinds.ipv4aas import (BR_ROLES, CE_ROLES, ROLES, available_ces, binding_table, ce_count,
-                                    map_rule, the_ce)
+from ..frames.kinds.ipv4aas import (BR_ROLES, CE_ROLES, OPERATOR_SIDE, ROLE_NAMES, ROLES, available_ces,
+                                    binding_table, ce_count, map_rule, the_ce)
 from ..util.errors import key_error
 
 TECHNOLOGIES = ("",) + tuple(ROLES)
@@ -141,7 +141,7 @@ def _check_ce_role(config) -> None:
     """A B4, lwB4 or MAP CE alone: the CE it is, the AFTR or BR the right port plays."""
     a = config.ipv4aas
     if not a.ce_ipv6:
-        raise key_error("ipv4aas.ce_ipv6", "", f"must be the IPv6 address of the {a.role.upper()} "
+        raise key_error("ipv4aas.ce_ipv6", "", f"must be the IPv6 address of the {ROLE_NAMES[a.role]} "
                         "the DUT is (its softwire's, or its MAP address): the right port checks "
                         "that every frame comes from it and sends to it")
     try:
@@ -149,7 +149,7 @@ def _check_ce_role(config) -> None:
     except ValueError as exc:
         raise key_error("ipv4aas.ce_ipv6", a.ce_ipv6, str(exc)) from None
     if a.technology != "map-t" and not a.endpoint_ipv6:
-        raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {'AFTR' if a.technology == 'ds-lite' else 'BR'}'s "
+        raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {OPERATOR_SIDE[a.technology]}'s "
                         "IPv6 address, the tunnel's end the right port plays")
     if not config.right.ipv6:
         raise key_error("right.ipv6", "", "must be the right port's IPv6 address: the DUT's next hop "

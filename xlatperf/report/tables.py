@@ -6,6 +6,7 @@
 import json
 
 from ..frames.imix import imix_period
+from ..frames.kinds.ipv4aas import BR_ROLES, CE_ROLES, OPERATOR_SIDE, ROLE_NAMES, TECHNOLOGY_NAMES
 from .collect import Entry
 from .document import Document
 from .families import family
@@ -75,6 +76,25 @@ def _variation(config: dict) -> str:
 SOURCES = {"map": "a MAP rule", "b4": "numbered B4s", "softwires": "a binding table"}
 
 
+def _ipv4aas_setup(entry: Entry, config) -> str:
+    """What the DUT is in an IPv4-as-a-Service set-up and what the tester plays (docs/ipv4aas.md)."""
+    technology, role = config.get("ipv4aas.technology"), config.get("ipv4aas.role")
+    if not technology:
+        return ""
+    name = TECHNOLOGY_NAMES[technology]
+    if role == "dual":
+        return f" ({name} dual DUT, CE and BR: RFC 8219 §4.2 Figure 2; docs/ipv4aas.md)"
+    if role in CE_ROLES:
+        return (f" ({name}: the DUT is one {ROLE_NAMES[role]}, {config.get('ipv4aas.ce_ipv6')}; the right "
+                f"port plays its {OPERATOR_SIDE[technology]}; docs/ipv4aas.md)")
+    ces = next((d["ces"] for d in entry.summary.get("directions", {}).values() if "ces" in d), None)
+    if role in BR_ROLES and ces:
+        return (f" ({name} {ROLE_NAMES[role]}: {ces['count']:,} CEs emulated on the left from "
+                f"{SOURCES[ces['source']]}, one per frame, "
+                f"{'pseudorandomly' if ces['mode'] == 'random' else 'in turn'}; docs/ipv4aas.md)")
+    return f" ({name}: the DUT is the {ROLE_NAMES[role]}; docs/ipv4aas.md)"
+
+
 def _frame_format(entry: Entry) -> str:
     config = entry.flat_config()
     left, right = config.get("left.ip_version"), config.get("right.ip_version")
@@ -82,16 +102,34 @@ def _frame_format(entry: Entry) -> str:
     forward = entry.summary.get("directions", {}).get("forward", {})
     if forward.get("stacks"):  # as the traffic kind built them (IPv4 in IPv6, RFC 2473)
         sides = f"{forward['stacks'][0]} on the left, {forward['stacks'][1]} on the right"
-    ces = next((d["ces"] for d in entry.summary.get("directions", {}).values() if "ces" in d), None)
-    if ces:
-        sides += (f" ({ces['count']:,} CEs emulated on the left from {SOURCES[ces['source']]}, "
-                  f"one per frame, {'pseudorandomly' if ces['mode'] == 'random' else 'in turn'}, "
-                  "docs/ipv4aas.md)")
+    sides += _ipv4aas_setup(entry, config)
     background = " and native IPv6 background frames" if \
         config.get("traffic.mix_m") != config.get("traffic.mix_n") else ""
-    return (f"Ethernet II / {sides}{background} / UDP "
-            f"(ports {config.get('traffic.src_port')} → {config.get('traffic.dst_port')}); the "
+    return (f"Ethernet II / {sides}{background} / UDP ({_udp_ports(entry, config)}); the "
             "xlatperf test tag right after the UDP header (RFC 8219 §7.2, docs/protocol.md)")
+
+
+def _udp_ports(entry: Entry, config) -> str:
+    """The UDP ports as configured, the CEs' side's as their fields write them (each frame a
+    port of its CE's set, RFC 7597 §5.1)."""
+    text = f"ports {config.get('traffic.src_port')} → {config.get('traffic.dst_port')}"
+    if _ce_ports(entry):
+        text += "; on the CEs' side each frame's port is one of its CE's set"
+    return text
+
+
+def _variation_with_ces(entry: Entry) -> str:
+    text = _variation(entry.flat_config())
+    if not _ce_ports(entry):
+        return text
+    ces = "per frame, a CE's address and a port of its set on the CEs' side (RFC 7597 §5.1, docs/ipv4aas.md)"
+    return ces if text.startswith("none:") else f"{ces}; {text}"
+
+
+def _ce_ports(entry: Entry) -> bool:
+    """Whether the sender writes the CEs' ports (docs/ipv4aas.md)."""
+    return any("port" in d["ces"].get("fields", []) for d in entry.summary.get("directions", {}).values()
+               if "ces" in d)
 
 
 def _frame_sizes(entry: Entry) -> list[str]:
@@ -188,7 +226,7 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
         ["Traffic mix (RFC 8219 §5.3)",
          _values(entries, lambda e: _mix(e.flat_config()))],
         *_imix_rows(entries),
-        ["Address and port variation", _values(entries, lambda e: _variation(e.flat_config()))],
+        ["Address and port variation", _values(entries, _variation_with_ces)],
         ["Repetitions", _values(entries, _repetitions)],
         ["Summary statistics", "median, 1st and 99th percentiles (RFC 8219 §12; percentiles as "
          "in RFC 2330 §11.3: sorted[ceil(p/100·N) − 1]), min, max, dispersion = "

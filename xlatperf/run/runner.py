@@ -62,7 +62,8 @@ def _direction_info(plan: TrafficPlan) -> dict:
         if "ce" in d.foreground:  # emulated CEs (docs/ipv4aas.md)
             ce = d.foreground["ce"]
             info[d.name]["ces"] = {"count": ce["count"], "side": ce["side"], "mode": ce["mode"],
-                                   "source": next(k for k in ("map", "b4", "softwires") if k in ce)}
+                                   "source": next(k for k in ("map", "b4", "softwires") if k in ce),
+                                   "fields": ce["fields"]}
         if plan.config.traffic.imix:  # RFC 6985: the mix, and the mean frame its maximum rate is for
             info[d.name] |= {"imix": plan.config.traffic.imix,
                              "mean_frame_size": round(float(d.mean_frame), 3)}

@@ -34,6 +34,13 @@ ROLES = {
 BR_ROLES = ("aftr", "lwaftr", "br")
 # The roles in which the DUT is one CE and the tester's right port plays the AFTR or BR.
 CE_ROLES = ("b4", "lwb4", "ce")
+# As the RFCs write them.
+TECHNOLOGY_NAMES = {"464xlat": "464XLAT", "ds-lite": "DS-Lite", "lw4o6": "lw4o6", "map-e": "MAP-E",
+                    "map-t": "MAP-T"}
+ROLE_NAMES = {"clat": "CLAT", "plat": "PLAT", "aftr": "AFTR", "b4": "B4", "lwaftr": "lwAFTR", "lwb4": "lwB4",
+              "br": "BR", "ce": "CE", "dual": "dual DUT"}
+# What a CE's tunnels or translated packets go to: the operator's side of each technology.
+OPERATOR_SIDE = {"464xlat": "PLAT", "ds-lite": "AFTR", "lw4o6": "lwAFTR", "map-e": "BR", "map-t": "BR"}
 
 
 def emulates_ces(config) -> bool:
@@ -197,8 +204,8 @@ class _EmulatedBr(TrafficKind):
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the CE's LAN (left) and the IPv4 Internet behind the "
-                f"{'AFTR' if config.ipv4aas.technology == 'ds-lite' else 'BR'} the right port plays, "
-                f"through the {config.ipv4aas.role.upper()}")
+                f"{OPERATOR_SIDE[config.ipv4aas.technology]} the right port plays, through the "
+                f"{ROLE_NAMES[config.ipv4aas.role]}")
 
     @staticmethod
     def own_fields(config) -> list[str]:
