@@ -46,9 +46,9 @@ struct RandomFieldState {
 };
 
 // One burst's varying words, row by row (a row per field, then the IPv4 header checksum),
-// and per frame what they change in the UDP checksum sum and the frame's bytes of the span
-// that holds the varying words, as 8-byte chunks: the template's bytes with the frame's words
-// in place. The sender stores a frame's chunks with a few 8-byte moves: per frame, every
+// and per frame what they change in the UDP checksum sum and the frame's bytes of the 8-byte
+// windows that hold the varying words (fields.hpp, FieldLayout), as chunks: the template's
+// bytes with the frame's words in place. The sender stores a frame's chunks with a few 8-byte moves: per frame, every
 // store into the frame costs (a scattered 2-byte store per word had cost as much as
 // generating the values), while the chunks are built for the whole burst with vector
 // operations.
@@ -56,8 +56,9 @@ struct BurstWords {
   // The fields' rows, an emulated CE's (ce.hpp: eight IPv6 words, two IPv4 words, a port) and
   // the IPv4 header checksum.
   static constexpr uint32_t kRows = kMaxFields + 11 + 1;
-  // The widest span: a tunnel's IPv6 source address (from its third word) to the inner UDP
-  // ports, 52 bytes (RFC 2473 IPv4 in IPv6 with a MAP-E CE's fields).
+  // Windows at most: the varying words lie within 64 bytes (check_span; the widest: a
+  // tunnel's IPv6 source address from its third word to the inner UDP ports, 52 bytes, RFC
+  // 2473 IPv4 in IPv6 with a MAP-E CE's fields, which four windows cover).
   static constexpr uint32_t kChunks = 8;
   alignas(64) uint16_t words[kRows][kMaxBurst];     // host order
   alignas(64) uint32_t udp_sum[kMaxBurst];          // unfolded; for stamp_frame's extra_sum
@@ -73,7 +74,7 @@ struct BurstSums {
   bool ipv4_checksum = false;  // add row `rows`: the IPv4 header checksum
   uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
   uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
-  uint32_t chunks = 0;       // chunks of the span
+  uint32_t chunks = 0;       // the windows (FieldLayout)
   // Set for the first `chunks` chunks and the rows only (no per-burst clearing of the rest):
   uint64_t template_chunks[BurstWords::kChunks];  // the template's, varying words zero
   uint8_t chunk_of[BurstWords::kRows];  // row r's word: in chunk chunk_of[r],

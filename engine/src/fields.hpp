@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,30 +23,88 @@
 
 namespace xlp {
 
-// The varying words of one burst of a stream's frames, generated before the frames are built:
-// field by field for the whole burst (where the vector kernels work best), then the IPv4
-// header checksum, each frame's change of the UDP checksum sum and its span (8-byte chunks
-// that hold the varying words, BurstWords) for the whole burst; a Writer then stores frame
-// k's chunks while frame k is built (TxTask::build_single: copy, write, stamp in one pass per
-// frame, as FramePatches::Cursor does with records computed before the trial). Field values of an enumeration
-// come from `enumerator`'s digits (`enumerated`: the enumerated fields' indices, fastest first).
+// Where a stream's varying words go in its frames and how they enter the checksums: the same
+// for every burst, so computed once when the stream is set up. The words are the fields' rows,
+// then an emulated CE's (`ce`), then the IPv4 header checksum. The frame is written in 8-byte
+// windows ("chunks") that cover the varying words, as few as possible: each starts at the
+// first varying word the windows before it left uncovered (the greedy cover, optimal for
+// points on a line), so bytes between distant words (a tunnel's fixed destination between a
+// CE's tunnel source and its inner IPv4 source) are not rewritten. Words start at even
+// offsets and a window at a word, so no word straddles two windows; the last window ends at
+// most 6 bytes after the last word, inside the frame (the UDP header and the test tag follow
+// the ports); check_span bounds the spread of the words to BurstWords::kChunks windows.
+class FieldLayout {
+ public:
+  FieldLayout(const std::vector<FieldGenerator>& fields, const FrameTemplate& t, const CeGenerator* ce = nullptr) {
+    sums_.ipv4_base = t.ipv4_header_sum;
+    const auto add_row = [&](uint16_t offset, uint16_t not_template, bool in_udp, bool in_ipv4) {
+      const uint32_t r = sums_.rows++;
+      offset_[r] = offset;
+      if (in_udp) sums_.udp_base += not_template, sums_.udp_rows |= 1u << r;
+      if (in_ipv4) sums_.ipv4_base += not_template, sums_.ipv4_rows |= 1u << r, sums_.ipv4_checksum = true;
+    };
+    // Ports and addresses: all in the UDP checksum.
+    for (const FieldGenerator& g : fields) add_row(g.spec().word_offset, g.not_template(), true, g.spec().in_ipv4_header);
+    if (ce)
+      for (const CeRow& row : ce->rows()) {
+        const uint8_t* w = t.bytes.data() + row.offset;
+        add_row(row.offset, uint16_t(~(w[0] << 8 | w[1])), row.in_udp, row.in_ipv4);
+      }
+    uint32_t rows = sums_.rows;
+    if (sums_.ipv4_checksum) offset_[rows++] = uint16_t(t.ip_offset + 10);
+    uint16_t sorted[BurstWords::kRows];
+    std::copy(offset_, offset_ + rows, sorted);
+    std::sort(sorted, sorted + rows);
+    for (uint32_t r = 0; r < rows; ++r)
+      if (chunks_ == 0 || sorted[r] >= chunk_offset_[chunks_ - 1] + 8) {
+        if (chunks_ == BurstWords::kChunks) throw std::logic_error("FieldLayout: more windows than check_span allows");
+        chunk_offset_[chunks_++] = sorted[r];
+      }
+    sums_.chunks = chunks_;
+    uint64_t keep[BurstWords::kChunks];  // the template's bytes that stay
+    for (uint32_t c = 0; c < chunks_; ++c) keep[c] = ~uint64_t(0);
+    for (uint32_t r = 0; r < rows; ++r) {
+      uint32_t c = 0;
+      while (c + 1 < chunks_ && chunk_offset_[c + 1] <= offset_[r]) ++c;
+      const uint32_t at = offset_[r] - chunk_offset_[c];
+      sums_.chunk_of[r] = uint8_t(c);
+      sums_.shift_of[r] = uint8_t(8 * at);
+      keep[c] &= ~(uint64_t(0xffff) << (8 * at));
+    }
+    for (uint32_t c = 0; c < chunks_; ++c) {
+      uint64_t chunk;
+      std::memcpy(&chunk, t.bytes.data() + chunk_offset_[c], 8);
+      sums_.template_chunks[c] = chunk & keep[c];
+    }
+  }
+  uint32_t chunks() const { return chunks_; }
+  uint16_t chunk_offset(uint32_t c) const { return chunk_offset_[c]; }
+  const BurstSums& sums() const { return sums_; }
+
+ private:
+  BurstSums sums_;
+  uint16_t offset_[BurstWords::kRows];
+  uint16_t chunk_offset_[BurstWords::kChunks] = {};
+  uint32_t chunks_ = 0;
+};
+
+// The varying words of one burst of a stream's frames (laid out by `layout`), generated before
+// the frames are built: field by field for the whole burst (where the vector kernels work
+// best), then the IPv4 header checksum, each frame's change of the UDP checksum sum and its
+// chunks (BurstWords) for the whole burst; a Writer then stores frame k's chunks while frame k
+// is built (TxTask::build_single: copy, write, stamp in one pass per frame, as
+// FramePatches::Cursor does with records computed before the trial). Field values of an
+// enumeration come from `enumerator`'s digits (`enumerated`: the enumerated fields' indices,
+// fastest first).
 class FieldBurst {
  public:
-  // `ce`: the stream's emulated CEs, whose words follow the fields' rows.
-  FieldBurst(std::vector<FieldGenerator>& fields, const FrameTemplate& t, uint32_t count,
+  // `ce`: the stream's emulated CEs, whose words follow the fields' rows (as in `layout`).
+  FieldBurst(const FieldLayout& layout, std::vector<FieldGenerator>& fields, uint32_t count,
              TupleEnumerator* enumerator = nullptr, const std::vector<size_t>& enumerated = {},
-             CeGenerator* ce = nullptr) {
+             CeGenerator* ce = nullptr)
+      : layout_(layout) {
     uint32_t digits[kMaxFields][kMaxBurst];
     if (enumerator) enumerator->generate(digits, count);
-    BurstSums sums;
-    sums.count = count;
-    sums.ipv4_base = t.ipv4_header_sum;
-    const auto add_row = [&](uint16_t offset, uint16_t not_template, bool in_udp, bool in_ipv4) {
-      const uint32_t r = sums.rows++;
-      offset_[r] = offset;
-      if (in_udp) sums.udp_base += not_template, sums.udp_rows |= 1u << r;
-      if (in_ipv4) sums.ipv4_base += not_template, sums.ipv4_rows |= 1u << r, sums.ipv4_checksum = true;
-    };
     for (uint32_t f = 0; f < fields.size(); ++f) {
       FieldGenerator& g = fields[f];
       uint16_t* words = b_.words[f];
@@ -55,64 +114,37 @@ class FieldBurst {
       } else {
         g.generate(words, count);
       }
-      // Ports and addresses: all in the UDP checksum.
-      add_row(g.spec().word_offset, g.not_template(), true, g.spec().in_ipv4_header);
     }
-    if (ce) {
-      ce->generate(b_.words + sums.rows, count);
-      for (const CeRow& row : ce->rows()) {
-        const uint8_t* w = t.bytes.data() + row.offset;
-        add_row(row.offset, uint16_t(~(w[0] << 8 | w[1])), row.in_udp, row.in_ipv4);
-      }
-    }
-    uint32_t rows = sums.rows;
-    if (sums.ipv4_checksum) offset_[rows++] = uint16_t(t.ip_offset + 10);
-    if (rows == 0) return;
-    // The span: from the first varying word, whole 8-byte chunks up to the last one's end. It
-    // stays inside the frame: the UDP header and the test tag (26 bytes) follow the ports. Its
-    // width was checked when the stream's fields were resolved (check_span).
-    // Words and the span start at even offsets, so no word straddles two chunks.
-    uint32_t lo = UINT32_MAX, hi = 0;
-    for (uint32_t r = 0; r < rows; ++r) lo = std::min<uint32_t>(lo, offset_[r]), hi = std::max<uint32_t>(hi, offset_[r] + 2u);
-    sums.chunks = chunks_ = (hi - lo + 7) / 8;
-    span_offset_ = uint16_t(lo);
-    uint64_t keep[BurstWords::kChunks];  // the template's bytes that stay
-    for (uint32_t c = 0; c < chunks_; ++c) keep[c] = ~uint64_t(0);
-    for (uint32_t r = 0; r < rows; ++r) {
-      const uint32_t at = offset_[r] - lo;
-      sums.chunk_of[r] = uint8_t(at / 8);
-      sums.shift_of[r] = uint8_t(8 * (at % 8));
-      keep[at / 8] &= ~(uint64_t(0xffff) << (8 * (at % 8)));
-    }
-    for (uint32_t c = 0; c < chunks_; ++c) {
-      uint64_t chunk;
-      std::memcpy(&chunk, t.bytes.data() + lo + 8 * c, 8);
-      sums.template_chunks[c] = chunk & keep[c];
-    }
+    if (ce) ce->generate(b_.words + fields.size(), count);
+    if (layout.chunks() == 0) return;
+    BurstSums sums = layout.sums();
+    sums.count = count;
     (fields.empty() ? field_kernels() : fields[0].kernels()).finish(b_, sums);
   }
 
-  // Writes frame k's span in one pass over the burst: f(writer) gets a Writer for this
-  // burst's span of kChunks 8-byte chunks, whose write(frame) stores the next frame's chunks
-  // and returns what they add to the frame's UDP checksum sum (the Patch of
+  // Writes frame k's chunks in one pass over the burst: f(writer) gets a Writer for this
+  // burst's kChunks 8-byte chunks, whose write(frame) stores the next frame's chunks and
+  // returns what they add to the frame's UDP checksum sum (the Patch of
   // TxTask::build_single). A fixed number of chunks: no loop or branch per frame.
   template <uint32_t kChunks>
   class Writer {
    public:
-    explicit Writer(const FieldBurst& burst) : b_(burst.b_), offset_(burst.span_offset_) {}
+    explicit Writer(const FieldBurst& burst) : b_(burst.b_) {
+      for (uint32_t c = 0; c < kChunks; ++c) offset_[c] = burst.layout_.chunk_offset(c);
+    }
     uint32_t write(uint8_t* frame) {
       const uint32_t k = next_++;
       // All loaded before any is stored (the stores may alias the chunks).
       uint64_t chunks[kChunks > 0 ? kChunks : 1];
       for (uint32_t c = 0; c < kChunks; ++c) chunks[c] = b_.chunks[c][k];
-      for (uint32_t c = 0; c < kChunks; ++c) std::memcpy(frame + offset_ + 8 * c, &chunks[c], 8);
+      for (uint32_t c = 0; c < kChunks; ++c) std::memcpy(frame + offset_[c], &chunks[c], 8);
       return kChunks > 0 ? b_.udp_sum[k] : 0;  // 0: no field, nothing computed
     }
     void save() const {}
 
    private:
     const BurstWords& b_;
-    const uint32_t offset_;
+    uint16_t offset_[kChunks > 0 ? kChunks : 1];
     uint32_t next_ = 0;
   };
   template <class F>
@@ -123,14 +155,12 @@ class FieldBurst {
  private:
   template <class F, uint32_t... kChunks>
   void with_chunks(F&& f, std::integer_sequence<uint32_t, kChunks...>) const {
-    // Exactly one count matches: chunks_ is 0 (no field) .. kChunks.
-    ((chunks_ == kChunks ? (f(Writer<kChunks>(*this)), true) : false) || ...);
+    // Exactly one count matches: the layout's chunks are 0 (no field) .. kChunks.
+    ((layout_.chunks() == kChunks ? (f(Writer<kChunks>(*this)), true) : false) || ...);
   }
 
+  const FieldLayout& layout_;
   BurstWords b_;
-  uint16_t offset_[BurstWords::kRows];
-  uint16_t span_offset_ = 0;
-  uint32_t chunks_ = 0;
 };
 
 // The per-field reference that the tests compare FieldBurst (and FramePatches) against:

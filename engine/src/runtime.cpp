@@ -86,7 +86,7 @@ class TxTask final : public Task {
     if constexpr (kVarying && !kMixed) {
       Stream& st = *lane_.streams[0];
       if (!flow_.table) {
-        const FieldBurst fields(st.fields, st.tmpl, count, st.enumerator.get(), st.enumerated, st.ce.get());
+        const FieldBurst fields(*st.layout, st.fields, count, st.enumerator.get(), st.enumerated, st.ce.get());
         fields.with_chunks([&](auto writer) { build_single(count, tsc, writer); });
         return;
       }
@@ -114,7 +114,7 @@ class TxTask final : public Task {
         if (st.patches) {
           st.patches->apply(per_stream[s], frames, at, udp_delta);
         } else if (!st.fields.empty() || st.ce) {
-          const FieldBurst fields(st.fields, st.tmpl, per_stream[s], st.enumerator.get(), st.enumerated,
+          const FieldBurst fields(*st.layout, st.fields, per_stream[s], st.enumerator.get(), st.enumerated,
                                   st.ce.get());
           fields.with_chunks([&](auto writer) {
             for (uint32_t k = 0; k < per_stream[s]; ++k) udp_delta[at(k)] += writer.write(frames[at(k)]);
@@ -536,6 +536,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
         }
         check_span(fields, st->ce ? st->ce->rows() : std::vector<CeRow>{}, st->tmpl,
                    "flows[" + std::to_string(i) + "] (" + fp.name + ")");
+        if (!st->fields.empty() || st->ce) st->layout = std::make_unique<FieldLayout>(st->fields, st->tmpl, st->ce.get());
         if (sp.enumerate) {
           std::vector<uint64_t> radices;
           for (size_t f = 0; f < st->fields.size(); ++f)

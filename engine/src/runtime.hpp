@@ -64,6 +64,7 @@ struct Stream {
   // the enumerator runs per burst).
   std::unique_ptr<FramePatches> patches;
   std::unique_ptr<CeGenerator> ce;  // the sender's emulated CEs
+  std::unique_ptr<FieldLayout> layout;  // where the fields' and the CE's words go (when any vary)
   std::optional<CePlan> rx_ce;      // the CE fields the receiver checks (CePlan::rx)
   static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
   uint32_t rx_len;   // expected received length (frame without FCS, with the tags of rx_vlan)

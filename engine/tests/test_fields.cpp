@@ -318,6 +318,7 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
         burst_gens.emplace_back(f, uint16_t(w[0] << 8 | w[1]), 77 + burst_gens.size());
         ref_gens.emplace_back(f, uint16_t(w[0] << 8 | w[1]), 77 + ref_gens.size());
       }
+      const FieldLayout layout(burst_gens, t);
       uint32_t seq = 0;
       for (uint32_t burst = 0; burst < 200; ++burst) {
         const uint32_t n = burst % kMaxBurst + 1;
@@ -330,7 +331,7 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
           g.generate(values, n);
           apply_field(g, values, n, pb, [](uint32_t k) { return k; }, udp_delta, ip_delta);
         }
-        const FieldBurst fields(burst_gens, t, n);
+        const FieldBurst fields(layout, burst_gens, n);
         uint32_t sums[kMaxBurst];
         fields.with_chunks([&](auto writer) {
           for (uint32_t k = 0; k < n; ++k) sums[k] = writer.write(a[k].data());
