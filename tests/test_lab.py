@@ -55,6 +55,8 @@ V4 = ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": "", "dut_ipv4": "198.18
       {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": "", "dut_ipv4": "198.19.0.1"})
 V6 = ({"ip_version": 6, "ipv6": "2001:2::2", "dut_mac": "", "dut_ipv6": "2001:2::1"},
       {"ip_version": 6, "ipv6": "2001:2:0:8000::2", "dut_mac": "", "dut_ipv6": "2001:2:0:8000::1"})
+BR_RIGHT = {"ip_version": 4, "ipv4": "198.19.0.2", "ipv6": "2001:2:0:8000::2", "dut_ipv4": "198.19.0.1",
+            "dut_mac": ""}
 CE_WAN = {"ip_version": 4, "ipv4": "198.19.0.2", "ipv6": "2001:2:0:8000::2", "dut_ipv6": "2001:2:0:8000::1",
           "dut_mac": ""}
 EXPECTED_SIDES = {
@@ -81,16 +83,14 @@ EXPECTED_SIDES = {
     "dslite-aftr": ({"ip_version": 4, "ipv4": "192.0.0.2", "ipv6": "2001:db8:b4::1",
                      "next_hop_ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": "",
                      "virtual_ipv4": "198.19.0.1"},
-                    {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
+                    BR_RIGHT),
     # The CEs' side carries IPv4 in IPv6: the DUT is resolved by ND there.
-    "mape-br": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
-                {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
-    "lwaftr": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
-               {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": ""}),
+    # (native IPv6 routed on both sides too: RFC 8219 §5.3's background traffic)
+    "mape-br": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""}, BR_RIGHT),
+    "lwaftr": ({"ip_version": 4, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""}, BR_RIGHT),
     # MAP-T: the CEs send IPv6, to the IPv4 host's address in the DMR (RFC 6052 /64).
     "mapt-br": ({"ip_version": 6, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
-                {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "dut_mac": "",
-                 "virtual_ipv6": "2001:db8:ffff:0:c6:1300:200:0"}),
+                {**BR_RIGHT, "virtual_ipv6": "2001:db8:ffff:0:c6:1300:200:0"}),
     # A CE alone: its LAN on the left (a MAP CE's or lwB4's own IPv4 address, a B4's LAN any),
     # the AFTR's or BR's side on the right, where the DUT is resolved by ND.
     "b4": ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, CE_WAN),
@@ -123,16 +123,16 @@ EXPECTED_DUT_ADDRS = {
     "nat64": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "vlan": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "464xlat": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
-    "dslite-aftr": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16"}},
-    "mape-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
-    "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
-    "mapt-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    "dslite-aftr": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
+    "mape-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
+    "lwaftr": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
+    "mapt-br": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
     **{kind: {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"2001:2:0:8000::1/64"}}
        for kind in ("b4", "lwb4", "mape-ce", "mapt-ce", "clat")},
     # Dual DUTs: the BR's (AFTR's) namespace, its CE side cabled to the CE's namespace.
-    "mape-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
-    "mapt-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
-    "dslite-dual": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16"}},
+    "mape-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
+    "mapt-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
+    "dslite-dual": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
 }
 # A dual DUT's CE namespace: its LAN (the tester's left port's peer, moved) and its WAN.
 EXPECTED_CE_ADDRS = {"xlp-el": {"198.18.0.1/16"}, "xlp-ew": {"2001:2::2/64"}}

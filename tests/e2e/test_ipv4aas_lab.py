@@ -312,3 +312,36 @@ def test_ds_lite_aftr_keeps_two_b4s_behind_one_private_address_apart(make_lab, t
         assert private_port == "49184"
         assert b4[softwire] == zone_of_public_port[server_port, public_port], (tag, public_port, softwire)
     assert {softwire for _, _, softwire in frames["xlp-dl"].values()} == set(b4)
+
+
+def test_rfc_8219_mixes_native_ipv6_beside_the_ces_frames(make_lab, tmp_path):
+    """RFC 8219 §5.3's 90/10 mix through the MAP-E BR: of every ten frames nine come from the
+    emulated CEs (IPv4 in IPv6 on the CE side, IPv4 on the Internet side) and one is native
+    IPv6 that the BR routes as it is; on the Internet side a capture shows both, in that
+    proportion, and every frame arrives."""
+    config = lab_config(make_lab, "mape-br")
+    out = tmp_path / "trial"
+    frames = capture(DUT_NS, "xlp-dr", lambda: xlatperf(
+        "trial", "-c", str(config), "--out", str(out), "--rate", "5000", "--duration", "1", *FAST,
+        "--set", "traffic.mix_n=10", "--set", "traffic.mix_m=9", "--set", "traffic.frame_size=84"))
+    record, = trials(out)
+    all_arrived_at_their_ces(record)
+    native = [f for f in frames if f["ipv6.src"]]
+    ipv4 = [f for f in frames if f["ip.src"]]
+    assert (len(native), len(ipv4)) == (1000, 9000), (len(native), len(ipv4))
+    assert {(f["ipv6.src"], f["ipv6.dst"]) for f in native} == {("2001:2::2", "2001:2:0:8000::2"),
+                                                                ("2001:2:0:8000::2", "2001:2::2")}
+
+
+def test_the_ce_side_carries_ipv4_mtu_1280_plus_the_tunnel(make_lab, tmp_path):
+    """RFC 7597 §8.3.1: the domain's IPv6 MTU carries the CEs' IPv4 packets of 1,280 bytes and
+    the 40-byte tunnel header. mtu=1280: the largest IPv4 frame (1,298 bytes) goes through the
+    BR both ways, as 1,320-byte IPv6 packets on the CE side."""
+    config = lab_config(make_lab, "mape-br", mtu=1280)
+    out = tmp_path / "trial"
+    frames = capture(DUT_NS, "xlp-dl", lambda: xlatperf(
+        "trial", "-c", str(config), "--out", str(out), "--rate", "2000", "--duration", "1", *FAST,
+        "--set", "traffic.frame_size=1298"))
+    record, = trials(out)
+    all_arrived_at_their_ces(record)
+    assert len(frames) == 4000 and {(f["ipv6.plen"], f["ip.len"]) for f in frames} == {("1280", "1280")}

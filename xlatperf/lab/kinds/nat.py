@@ -257,7 +257,7 @@ class DsLiteAftr(Nat):
         return 1500 + 40  # IPv4's 1500 inside the softwires (RFC 6333 §5.3)
 
     def build_forwarding(self, p: dict[str, Any]) -> None:
-        setup_router(left=[V6_LEFT, B4_SUBNET], right=[V4_RIGHT])
+        setup_router(left=[V6_LEFT, B4_SUBNET], right=[V4_RIGHT, V6_RIGHT])  # native IPv6 routed (RFC 8219 §5.3)
         ip(DUT_NS, "addr", "add", f"{AFTR_ADDRESS}/128", "dev", "lo")
         ip(DUT_NS, "-6", "route", "add", B4_PREFIX, "via", NEXT_HOP, "dev", "xlp-dl")
         halves = lambda a: (int(ipaddress.IPv6Address(a)) >> 64, int(ipaddress.IPv6Address(a)) & (2**64 - 1))
@@ -287,7 +287,8 @@ class DsLiteAftr(Nat):
     def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {"left": {"ip_version": 4, "ipv4": B4_SUBNET[1], "ipv6": B4_BASE, "next_hop_ipv6": NEXT_HOP,
                          "dut_ipv6": host(V6_LEFT[0]), "dut_mac": "", "virtual_ipv4": host(V4_RIGHT[0])},
-                "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]), "dut_mac": ""}}
+                "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]),
+                          "dut_mac": ""}}
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         sections = super().tester_sections(p)

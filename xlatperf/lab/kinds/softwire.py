@@ -24,7 +24,7 @@ import random
 from typing import Any
 
 from ...frames.addressing import embed_ipv4
-from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, host
+from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import LabError, ip
 from .base import LabKind, integer
 from .common import attach_bpf, build_bpf, ifindex, setup_router
@@ -150,7 +150,8 @@ class _SoftwireBr(LabKind):
         raise NotImplementedError
 
     def build(self, p: dict[str, Any]) -> None:
-        setup_router(left=[V6_LEFT], right=[V4_RIGHT])
+        # Native IPv6 is routed too: RFC 8219 §5.3's background traffic beside the CEs'.
+        setup_router(left=[V6_LEFT], right=[V4_RIGHT, V6_RIGHT])
         if self.endpoint:
             ip(DUT_NS, "addr", "add", f"{self.endpoint}/128", "dev", "lo")
         ip(DUT_NS, "-6", "route", "add", self.ce_prefix(p), "via", V6_LEFT[1], "dev", CE_SIDE)
@@ -169,7 +170,8 @@ class _SoftwireBr(LabKind):
             # 2001:2::2 the DUT routes the CEs' prefix to, and resolves the DUT by ND.
             "left": {"ip_version": 4, "ipv6": V6_LEFT[1], "dut_ipv6": host(V6_LEFT[0]),
                      "dut_mac": ""},
-            "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]), "dut_mac": ""},
+            "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]),
+                      "dut_mac": ""},
             "ipv4aas": {"technology": self.technology, "role": self.role,
                         **({"endpoint_ipv6": self.endpoint} if self.endpoint else {}),
                         **self.ipv4aas_keys(p)},
