@@ -42,15 +42,17 @@ def cpu_model() -> str:
 _CPUS_LOCK = None
 
 
-def rounds_arguments(description: str, out: str) -> tuple[argparse.Namespace, float, float]:
-    """The command line of a benchmark in paired rounds (--quick, --rounds, --out), and the
-    CPUs to itself: the lock the tests take, held until the process ends. Returns the
-    arguments and the search and confirmation trial lengths (s)."""
+def rounds_arguments(description: str, out: str, add_options=None) -> tuple[argparse.Namespace, float, float]:
+    """The command line of a benchmark in paired rounds (--quick, --rounds, --out, and what
+    add_options(parser) adds), and the CPUs to itself: the lock the tests take, held until the
+    process ends. Returns the arguments and the search and confirmation trial lengths (s)."""
     global _CPUS_LOCK
     parser = argparse.ArgumentParser(description=description.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short trials (0.5 s search, 2 s confirm)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", default=out)
+    if add_options:
+        add_options(parser)
     args = parser.parse_args()
     _CPUS_LOCK = open("/run/xlatperf-tests.lock", "a")  # nothing else may use the CPUs meanwhile
     fcntl.flock(_CPUS_LOCK, fcntl.LOCK_EX)

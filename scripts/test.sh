@@ -15,5 +15,5 @@ trap lab_down EXIT
 
 status=0
 ctest --test-dir engine/build --output-on-failure || status=1
-python3 -m pytest -q tests || status=1
+python3 -m pytest -q --durations=30 tests || status=1  # the slowest: where CI time goes
 exit "$status"

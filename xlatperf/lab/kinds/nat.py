@@ -85,20 +85,11 @@ class Nat(LabKind):
         return router_sides(self.version)
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        """The sides, then [ports], [stateful] and [dut]: 100 x 100 port pairs (x the address
-        pairs) enumerated pseudorandomly in phase 1, 10,000 connections at 10,000 fps, and
-        `conntrack -F` in the DUT namespace before every trial and as the timed tear-down."""
-        many = p.get("addresses", 1) > 1
+        """The sides, then the stateful sections (stateful_sections)."""
         description = (f"xlatperf lab {self.name}: {self.description}; Linux "
                        f"{os.uname().release} netfilter: nf_conntrack_max {p['table_size']}, "
                        f"nf_conntrack_buckets {p['buckets']}, UDP timeouts {p['timeout']} s")
-        return {**self.sides(p),
-                "ports": dict(NAT_PORTS),
-                "stateful": {"enabled": True, "initiator": "left", "connections": 10000,
-                             "rate_phase1": 10000, "timeout_phase1": 1.0,
-                             "enumerate": "both" if many else "ports", "order": "random",
-                             "selection": "random", "validation": True},
-                "dut": {"description": description, "before_trial": FLUSH, "teardown": FLUSH}}
+        return {**self.sides(p), **stateful_sections(description, p.get("addresses", 1) > 1)}
 
 
 class Nat44(Nat):
@@ -138,6 +129,19 @@ class Nat64(Nat, TaygaDut):
                 "right": {"ip_version": 4, "ipv4": V4_RIGHT[1],
                           "virtual_ipv6": NAT64_RESPONDER_AS_6, "dut_mac": "",
                           "dut_ipv4": host(V4_RIGHT[0])}}
+
+
+def stateful_sections(description: str, many_addresses: bool = False) -> dict[str, dict[str, Any]]:
+    """[ports], [stateful] and [dut] of a lab DUT that translates what the left opens (RFC 9693):
+    100 x 100 port pairs (x the address pairs) enumerated pseudorandomly in phase 1, 10,000
+    connections at 10,000 fps, and `conntrack -F` in the DUT namespace before every trial and as
+    the timed tear-down."""
+    return {"ports": dict(NAT_PORTS),
+            "stateful": {"enabled": True, "initiator": "left", "connections": 10000,
+                         "rate_phase1": 10000, "timeout_phase1": 1.0,
+                         "enumerate": "both" if many_addresses else "ports", "order": "random",
+                         "selection": "random", "validation": True},
+            "dut": {"description": description, "before_trial": FLUSH, "teardown": FLUSH}}
 
 
 def nat_ruleset(family: str) -> str:
