@@ -160,3 +160,28 @@ def test_a_ce_that_sends_from_another_ces_address_is_reported(make_lab, tmp_path
     xlatperf("report", str(out))
     assert (f"warning: {forward['wrong_ce']:,} forward frames went to the wrong CE"
             in (out / "report" / "report.md").read_text())
+
+
+def test_an_lwb4_that_translates_its_lan_takes_rfc_9693s_phases(make_lab, tmp_path):
+    """RFC 7596 §5.1's NAPT44 lwB4 (napt=yes: nftables into its contiguous port set, PSID 2 of
+    4 bits with offset 0: ports 8192-12287 of 100.64.0.2): phase 1 opens 10,000 translations
+    from the LAN's private address; the right port, as the lwAFTR, sees every frame in the
+    lwB4's softwire from its address and port set, learns them and answers in phase 2; every
+    conntrack entry maps into that set."""
+    config = lab_config(make_lab, "lwb4", napt="yes")
+    out = tmp_path / "trial"
+    xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "5000", "--duration", "1", *FAST)
+    phase1, step = trials(out)
+    assert phase1["phase"] == "phase1" and phase1["directions"]["forward"]["received"] == 10000
+    assert phase1["directions"]["forward"]["wrong_ce"] == 0
+    for name in ("forward", "reverse"):
+        d = step["directions"][name]
+        assert d["received"] == d["sent"] == 5000 and d.get("wrong_ce", 0) == 0, step
+    table = subprocess.run(["ip", "netns", "exec", DUT_NS, "conntrack", "-L"], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    assert len(table) == 10000
+    for line in table:
+        fields = line.split()
+        reply_dst = [f for f in fields if f.startswith("dst=")][1]
+        reply_dport = int([f for f in fields if f.startswith("dport=")][1].split("=")[1])
+        assert reply_dst == "dst=100.64.0.2" and 8192 <= reply_dport <= 12287, line

@@ -16,10 +16,20 @@
 //       (else dropped). The IPv6 header is removed, the TTL decremented, the packet forwarded
 //       to the LAN.
 //
+// With NAPT=1 (an lwB4 that translates its LAN, RFC 7596 §5.1) the kernel forwards and nftables
+// translates the LAN's addresses and ports into the CE's (CE_IPV4, its port set): from_lan is
+// not attached; the kernel routes IPv4 into the softwire link, where
+//   WAN side egress (to_wan), encap: every IPv4 packet gets the IPv6 header from CE_ADDR to
+//       BR_ADDR (the Ethernet header is the IPv4 next hop's: the lab gives it the IPv6 next
+//       hop's MAC);
+// and from_wan hands the decapsulated packet back to the kernel (conntrack translates it back
+// and routes it to the LAN).
+//
 // Everything else (ARP, ND, packets to the DUT itself) goes to the kernel. Build parameters
 // (-D): CE_ADDR_HI/LO, BR_ADDR_HI/LO (IPv6 addresses as two 64-bit halves); OWN_IPV4 (the DUT's
 // LAN address, host order); LAN_IFINDEX, WAN_IFINDEX; CE_IPV4 (0 for a B4), CE_PSID,
-// PSID_OFFSET, PSID_LEN; MISDELIVER (tunnel.h: a faulty CE's wrong source address).
+// PSID_OFFSET, PSID_LEN; NAPT (0 or 1); MISDELIVER (tunnel.h: a faulty CE's wrong source
+// address).
 #include <linux/bpf.h>
 #include <linux/in.h>
 #include <linux/pkt_cls.h>
@@ -27,6 +37,10 @@
 
 #include "portset.h"
 #include "tunnel.h"
+
+#ifndef NAPT
+#define NAPT 0
+#endif
 
 // Whether the IPv4 address (host order) and port are the CE's own (always, for a B4).
 static __always_inline int own(__u32 ipv4, __u16 port) {
@@ -72,9 +86,22 @@ int from_wan(struct __sk_buff *skb) {
     if (!own(be32_at(ip4 + 16), (__u16)(ip4[22] << 8 | ip4[23]))) return TC_ACT_SHOT;
   }
   if (decapsulate(skb) < 0) return TC_ACT_SHOT;
+  if (NAPT) return TC_ACT_OK;  // the kernel translates back and forwards
   const int ttl = decrement_ttl(skb, ETH_LEN);
   if (ttl) return TC_ACT_SHOT;
   return bpf_redirect_neigh(LAN_IFINDEX, 0, 0, 0);
+}
+
+SEC("tc/to_wan")
+int to_wan(struct __sk_buff *skb) {
+  __u8 h[ETH_LEN + 4];  // Ethernet, the IPv4 header's first word
+  if (bpf_skb_load_bytes(skb, 0, h, sizeof h) < 0) return TC_ACT_OK;
+  if (h[12] != 0x08 || h[13] != 0x00) return TC_ACT_OK;
+  const __u16 length = (__u16)(h[ETH_LEN + 2] << 8 | h[ETH_LEN + 3]);
+  struct ipv6_address ce = {CE_ADDR_HI, CE_ADDR_LO};
+  const struct ipv6_address br = {BR_ADDR_HI, BR_ADDR_LO};
+  maybe_misdeliver(&ce);
+  return encapsulate(skb, length, &ce, &br) < 0 ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

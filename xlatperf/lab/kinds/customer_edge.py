@@ -22,15 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...frames.addressing import MapRule, embed_ipv4
-from ..names import DUT_NS, DUT_PORTS, V4_LEFT, V4_RIGHT, V6_RIGHT, host
-from ..shell import LabError, ip
-from .base import LabKind, integer
-from .common import attach_bpf, build_bpf, ifindex, setup_router
+from ..names import DUT_NS, DUT_PORTS, MACS, TESTER_PORTS, V4_LEFT, V4_RIGHT, V6_RIGHT, host
+from ..shell import LabError, ip, sysctl
+from .base import LabKind, integer, yes_no
+from .common import attach_bpf, build_bpf, ifindex, load_nft, setup_router
+from .nat import CONNTRACK_UDP_TIMEOUTS, stateful_sections
 from .softwire import (BINDING_TABLE, BR_ADDRESS, DMR_PARAM, RULE_PARAMS, SOFTWIRE_PARAMS, TRANSLATION_BYTES,
                        TUNNEL_BYTES, binding_table, check_rule, halves, rule_keys,
                        write_binding_table)
 
 B4_ADDRESS = "2001:db8:b4::1"
+SOFTWIRE_IPV4 = ("192.0.0.1", "192.0.0.2")   # RFC 6333 §5.7: the AFTR's and the B4's ends
 CE_PARAMS = {
     "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry the tunnel's 40 bytes more"},
     "misdeliver": {**SOFTWIRE_PARAMS["misdeliver"],
@@ -80,21 +82,52 @@ class CustomerEdge(LabKind):
 
     def build_at(self, p: dict[str, Any], place: "CePlace") -> None:
         """The CE in `place`: alone, the DUT namespace between the tester's ports; in a dual DUT
-        (dual.py), a namespace of its own in front of the BR's."""
+        (dual.py), a namespace of its own in front of the BR's. With p["napt"] the kernel
+        forwards and translates (translate()), the programs only end the softwire."""
         setup_router(left=[V4_LEFT], right=[place.wan_address], ns=place.ns, devs=(place.lan, place.wan))
         ce6, ce4, psid, k, a = self.the_ce(p)
-        if ce4:  # the LAN host uses the CE's own address
+        napt = p.get("napt", False)
+        if ce4 and not napt:  # the LAN host uses the CE's own address
             ip(place.ns, "route", "add", f"{ce4}/32", "dev", place.lan)
         ip(place.ns, "-6", "route", "add", self.wan_route(p, place), "via", place.next_hop, "dev", place.wan)
         hi, lo = halves(ce6)
         obj = build_bpf(self.program, self.name, [
             f"-DCE_ADDR_HI={hi:#x}ull", f"-DCE_ADDR_LO={lo:#x}ull",
             f"-DCE_IPV4={int(ipaddress.IPv4Address(ce4)) if ce4 else 0:#x}u", f"-DCE_PSID={psid}",
-            f"-DPSID_LEN={k}", f"-DPSID_OFFSET={a}",
+            f"-DPSID_LEN={k}", f"-DPSID_OFFSET={a}", f"-DNAPT={int(napt)}",
             f"-DOWN_IPV4={int(ipaddress.IPv4Address(host(V4_LEFT[0]))):#x}u",
             f"-DLAN_IFINDEX={ifindex(place.lan, place.ns)}", f"-DWAN_IFINDEX={ifindex(place.wan, place.ns)}",
             f"-DMISDELIVER={p.get('misdeliver', 0)}", *self.defines(p, place)])
-        attach_bpf(obj, [(place.lan, "ingress", "tc/from_lan"), (place.wan, "ingress", "tc/from_wan")], place.ns)
+        attach_bpf(obj, [(place.wan, "ingress", "tc/from_wan"),
+                         (place.wan, "egress", "tc/to_wan") if napt else (place.lan, "ingress", "tc/from_lan")],
+                   place.ns)
+        if napt:
+            self.translate(p, place, ce4, psid, k)
+
+    def translate(self, p: dict[str, Any], place: "CePlace", ce4: str, psid: int, k: int) -> None:
+        """NAPT44 of the LAN into the CE's address and port set (contiguous: PSID offset 0) by
+        nftables, the kernel routing IPv4 into the softwire link: to RFC 6333 §5.7's AFTR end
+        192.0.0.1 from the CE's 192.0.0.2, a neighbour at the IPv6 next hop's MAC (the tester's
+        right port), so the egress program's IPv6 header goes out with the right Ethernet one."""
+        ip(place.ns, "addr", "add", f"{SOFTWIRE_IPV4[1]}/29", "dev", place.wan)
+        ip(place.ns, "neigh", "add", SOFTWIRE_IPV4[0], "lladdr", MACS[TESTER_PORTS[1]], "dev", place.wan,
+           "nud", "permanent")
+        ip(place.ns, "route", "add", "default", "via", SOFTWIRE_IPV4[0], "dev", place.wan)
+        first = psid << (16 - k) if k else 0
+        last = first + (1 << (16 - k)) - 1
+        lan = ipaddress.ip_interface(V4_LEFT[0]).network
+        load_nft("table ip xlp_napt {\n"
+                 "\tchain postrouting {\n"
+                 "\t\ttype nat hook postrouting priority srcnat; policy accept;\n"
+                 f'\t\toifname "{place.wan}" ip saddr {lan} meta l4proto {{ tcp, udp }} snat to {ce4}:{first}-{last}\n'
+                 "\t}\n"
+                 "\tchain forward {\n"
+                 "\t\ttype filter hook forward priority filter; policy accept;\n"
+                 f'\t\tiifname "{place.wan}" ct state established,related accept\n'
+                 f'\t\tiifname "{place.wan}" counter drop\n'
+                 "\t}\n"
+                 "}\n")
+        sysctl(place.ns, {key: 3600 for key in CONNTRACK_UDP_TIMEOUTS})  # no entry expires in a test
 
     def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
         return {}
@@ -136,8 +169,16 @@ class LwB4(CustomerEdge):
                         "help": "lwB4s per IPv4 address: 2^psid_length", "parse": integer(0, 10)},
         "lwb4": {"default": "18", "allowed": "an integer 0..softwires - 1",
                  "help": "the binding table's row the DUT is", "parse": integer(0, 65535)},
+        "napt": {"default": "no", "allowed": "yes or no",
+                 "help": "the lwB4 translates its LAN (NAPT44, RFC 7596 §5.1) into one contiguous port "
+                         "set (PSID offset 0, §5.1's SHOULD) with nftables; the tester runs RFC "
+                         "9693's phases", "parse": yes_no},
         **CE_PARAMS,
     }
+
+    @property
+    def tools(self) -> dict[str, str]:  # type: ignore[override]
+        return {**CustomerEdge.tools, "nft": "nftables", "conntrack": "conntrack"}
 
     def resolve(self, p):
         if p["lwb4"] >= p["softwires"]:
@@ -145,11 +186,24 @@ class LwB4(CustomerEdge):
 
     def the_ce(self, p):
         b4, ipv4, psid = binding_table(p["softwires"], p["psid_length"])[p["lwb4"]]
-        return b4, ipv4, psid, p["psid_length"], 6
+        return b4, ipv4, psid, p["psid_length"], self.psid_offset(p)
+
+    @staticmethod
+    def psid_offset(p: dict[str, Any]) -> int:
+        """a: 0 (one contiguous set, what a NAPT44 port range is) when the lwB4 translates."""
+        return 0 if p["napt"] else 6
 
     def defines(self, p, place):
-        write_binding_table(binding_table(p["softwires"], p["psid_length"]), p["psid_length"])
+        write_binding_table(binding_table(p["softwires"], p["psid_length"]), p["psid_length"], self.psid_offset(p))
         return super().defines(p, place)
+
+    def tester_sections(self, p):
+        sections = super().tester_sections(p)
+        if p["napt"]:  # the LAN's own address; RFC 9693's phases open the translations
+            sections["left"]["ipv4"] = V4_LEFT[1]
+            sections |= stateful_sections(f"xlatperf lab {self.name}: {self.description}, with NAPT44 "
+                                          "(nftables)")
+        return sections
 
     def ipv4aas_keys(self, p):
         return {"binding_table": BINDING_TABLE}

@@ -108,7 +108,7 @@ LWB4_IPV4_BASE = "100.64.0.1"      # RFC 6598 shared address space, each shared 
 
 def binding_table(count: int, k: int) -> list[tuple[str, str, int]]:
     """The lab's binding table: lwB4 i shares IPv4 address LWB4_IPV4_BASE + i / 2^k with PSID
-    i mod 2^k (offset 6); its IPv6 address is drawn from LWB4_PREFIX (shuffled, so that nothing
+    i mod 2^k; its IPv6 address is drawn from LWB4_PREFIX (shuffled, so that nothing
     but the table links them)."""
     base4 = int(ipaddress.IPv4Address(LWB4_IPV4_BASE))
     base6 = int(ipaddress.IPv6Network(LWB4_PREFIX).network_address)
@@ -117,11 +117,11 @@ def binding_table(count: int, k: int) -> list[tuple[str, str, int]]:
              i & ((1 << k) - 1)) for i in range(count)]
 
 
-def write_binding_table(table: list[tuple[str, str, int]], k: int) -> None:
-    """The table as BINDING_TABLE, the file the tester reads."""
+def write_binding_table(table: list[tuple[str, str, int]], k: int, offset: int = 6) -> None:
+    """The table as BINDING_TABLE, the file the tester reads (PSID length k, offset `offset`)."""
     with open(BINDING_TABLE, "w") as f:
         f.write("b4_ipv6,ipv4,psid,psid_length,psid_offset\n")
-        f.writelines(f"{b4},{ipv4},{psid},{k},6\n" for b4, ipv4, psid in table)
+        f.writelines(f"{b4},{ipv4},{psid},{k},{offset}\n" for b4, ipv4, psid in table)
 
 
 def halves(address: str) -> tuple[int, int]:
