@@ -51,6 +51,21 @@ std::string format_ipv6(Ipv6Bits v) {
 }
 uint32_t v4(const char* text) { return be32(parse_ip(text, 4).data()); }
 
+// What a DUT that encapsulates does (RFC 2473): an IPv6 header from src to dst in front of the
+// IPv4 packet of the Ethernet frame m.
+void encapsulate(rte_mbuf* m, Ipv6Bits src, Ipv6Bits dst) {
+  uint8_t* out = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, 40));
+  ASSERT_NE(out, nullptr);
+  std::memmove(out, out + 40, 14);
+  out[12] = 0x86, out[13] = 0xDD;
+  uint8_t* ip6 = out + 14;
+  std::memset(ip6, 0, 40);
+  ip6[0] = 0x60, ip6[4] = uint8_t((m->data_len - 54) >> 8), ip6[5] = uint8_t(m->data_len - 54);
+  ip6[6] = kProtoIpv4, ip6[7] = 64;
+  put_ipv6(ip6 + 8, src);
+  put_ipv6(ip6 + 24, dst);
+}
+
 // A million CEs: 2001:2::/48 (RFC 5180), 198.18.0.0/16 (RFC 2544), 20 EA bits (16 bits of
 // IPv4 suffix, a 4-bit PSID: 16 CEs per address), PSID offset 6.
 const json kMillionCes = {{"ipv6_prefix", "2001:2::/48"}, {"ipv4_prefix", "198.18.0.0/16"}, {"ea_bits", 20},
@@ -196,15 +211,7 @@ TEST(Ce, Lw4o6SoftwiresFromABindingTable) {
     EXPECT_TRUE(ports.in_a_set(dport));
     seen.insert(i * 16 + psid);
     // The lwAFTR's job, done here by the test: encapsulate towards the binding table's lwB4.
-    uint8_t* out = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, 40));
-    std::memmove(out, out + 40, 14);
-    out[12] = 0x86, out[13] = 0xDD;
-    uint8_t* ip6 = out + 14;
-    std::memset(ip6, 0, 40);
-    ip6[0] = 0x60, ip6[4] = uint8_t((m->data_len - 54) >> 8), ip6[5] = uint8_t(m->data_len - 54);
-    ip6[6] = kProtoIpv4, ip6[7] = 64;
-    put_ipv6(ip6 + 8, ipv6_bits(parse_ip("2001:db8:ffff::1", 6)));
-    put_ipv6(ip6 + 24, table.softwires[i * 16 + psid].ipv6);
+    encapsulate(m, ipv6_bits(parse_ip("2001:db8:ffff::1", 6)), table.softwires[i * 16 + psid].ipv6);
     deliver(uint16_t(1 - port), m);
   });
   json fg = stream(4, 100);
@@ -233,15 +240,8 @@ TEST(Ce, FirstPicksTheOneCeADutPlays) {
     EXPECT_EQ(rule.index_of(be32(p + 14 + 12), be16(p + 34)), std::optional<uint64_t>(the_ce));
     TestTag tag;
     EXPECT_TRUE(parse_test_frame(p, m->data_len, tag));
-    uint8_t* out = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, 40));
-    std::memmove(out, out + 40, 14);
-    out[12] = 0x86, out[13] = 0xDD;
-    uint8_t* ip6 = out + 14;
-    std::memset(ip6, 0, 40);
-    ip6[0] = 0x60, ip6[4] = uint8_t((m->data_len - 54) >> 8), ip6[5] = uint8_t(m->data_len - 54);
-    ip6[6] = kProtoIpv4, ip6[7] = 64;
-    put_ipv6(ip6 + 8, tag.seq % 10 == 3 ? rule.fields(the_ce + 1).ipv6 : fields.ipv6);
-    put_ipv6(ip6 + 24, ipv6_bits(parse_ip("2001:db8:ffff::1", 6)));
+    encapsulate(m, tag.seq % 10 == 3 ? rule.fields(the_ce + 1).ipv6 : fields.ipv6,
+                ipv6_bits(parse_ip("2001:db8:ffff::1", 6)));
     ++checked;
     deliver(uint16_t(1 - port), m);
   });

@@ -8,6 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from e2e_util import trials, xlatperf
 from xlatperf import lab
 from xlatperf.frames.addressing import MapRule
 
@@ -73,3 +74,22 @@ def all_arrived_at_their_ces(record: dict) -> None:
     for name in ("forward", "reverse"):
         d = record["directions"][name]
         assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
+
+
+def throughput_and_latency(config: Path, tmp_path: Path, max_rate: int, error: int, latency_rate: int,
+                           timestamps: int) -> tuple[list[dict], dict]:
+    """A throughput search (trials of 0.5 s up to `max_rate`) and a latency run of 2 s at
+    `latency_rate` with `timestamps` tagged frames, both directions; every tagged frame must come
+    back. Returns the search's trial records and the latency run's last record."""
+    out = tmp_path / "throughput"
+    xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *FAST,
+             "--set", f"throughput.max_rate={max_rate}", "--set", f"throughput.error={error}")
+    searched = trials(out)
+    out = tmp_path / "latency"
+    xlatperf("latency", "-c", str(config), "--out", str(out), "--rate", str(latency_rate), "--duration", "2", *FAST,
+             "--set", "latency.delay=0.5", "--set", f"latency.timestamps={timestamps}")
+    record = trials(out)[-1]
+    for name in ("forward", "reverse"):
+        tagged = record["delay"][name]["tagged"]
+        assert tagged["count"] == timestamps and tagged["lost"] == 0, tagged
+    return searched, record

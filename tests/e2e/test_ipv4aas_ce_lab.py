@@ -16,7 +16,8 @@ import subprocess
 import pytest
 
 from e2e_util import trials, xlatperf
-from ipv4aas_util import BR, DUT_NS, EXAMPLE_CE, FAST, RULE, TESTER_NS, capture, lab_config, send
+from ipv4aas_util import (BR, DUT_NS, EXAMPLE_CE, FAST, RULE, TESTER_NS, capture, lab_config, send,
+                          throughput_and_latency)
 from xlatperf import lab
 from xlatperf.lab.names import CE_NS, CE_PORTS
 
@@ -88,20 +89,10 @@ def test_throughput_and_latency_through_each_customer_side_dut(make_lab, tmp_pat
     latency in both directions, every tagged frame back. dslite-dual is stateful (the AFTR's
     NAT44): each trial is RFC 9693's phase 1, then phase 2."""
     config = lab_config(make_lab, kind)
-    out = tmp_path / "throughput"
-    xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *FAST,
-             "--set", "throughput.max_rate=60000", "--set", "throughput.error=20000")
-    records = trials(out)
-    assert records and all(no_wrong_ce(r) for r in records)
-    assert json.loads((out / "summary.json").read_text())["median"] > 0
-    out = tmp_path / "latency"
-    xlatperf("latency", "-c", str(config), "--out", str(out), "--rate", "10000", "--duration", "2", *FAST,
-             "--set", "latency.delay=0.5", "--set", "latency.timestamps=100")
-    record = trials(out)[-1]
-    for name in ("forward", "reverse"):
-        tagged = record["delay"][name]["tagged"]
-        assert tagged["count"] == 100 and tagged["lost"] == 0, tagged
-        d = record["directions"][name]
+    searched, record = throughput_and_latency(config, tmp_path, 60000, 20000, 10000, 100)
+    assert searched and all(no_wrong_ce(r) for r in searched)
+    assert json.loads((tmp_path / "throughput" / "summary.json").read_text())["median"] > 0
+    for d in record["directions"].values():
         assert d["received"] == d["sent"], record
     assert no_wrong_ce(record)
 

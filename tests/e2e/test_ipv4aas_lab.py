@@ -15,7 +15,7 @@ from pathlib import Path
 
 from e2e_util import trials, xlatperf
 from ipv4aas_util import (BR, DUT_NS, EXAMPLE_CE, FAST, RULE, TESTER_NS, all_arrived_at_their_ces, capture,
-                          lab_config, send)
+                          lab_config, send, throughput_and_latency)
 from xlatperf import lab
 
 def introduce_the_tester() -> None:
@@ -79,19 +79,9 @@ def test_emulated_ces_through_the_map_e_br_both_directions(make_lab, tmp_path):
     xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "1", *FAST)
     record, = trials(out)
     all_arrived_at_their_ces(record)
-    out = tmp_path / "throughput"
-    xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *FAST,
-             "--set", "throughput.max_rate=100000", "--set", "throughput.error=25000")
-    records = trials(out)
-    assert records and all(d["wrong_ce"] == 0 for r in records for d in r["directions"].values())
-    out = tmp_path / "latency"
-    xlatperf("latency", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "2", *FAST,
-             "--set", "latency.delay=0.5", "--set", "latency.timestamps=200")
-    record = trials(out)[-1]
-    for name in ("forward", "reverse"):
-        tagged = record["delay"][name]["tagged"]
-        assert tagged["count"] == 200 and tagged["lost"] == 0, tagged
-        assert record["directions"][name]["wrong_ce"] == 0
+    searched, record = throughput_and_latency(config, tmp_path, 100000, 25000, 20000, 200)
+    assert searched and all(d["wrong_ce"] == 0 for r in searched for d in r["directions"].values())
+    assert all(record["directions"][name]["wrong_ce"] == 0 for name in ("forward", "reverse"))
 
 
 def test_a_capture_on_the_ce_side_shows_ten_thousand_ces_consistent_with_the_rule(make_lab, tmp_path):

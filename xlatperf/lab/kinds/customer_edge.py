@@ -28,7 +28,7 @@ from .base import LabKind, integer, yes_no
 from .common import attach_bpf, build_bpf, ifindex, load_nft, setup_router
 from .nat import CONNTRACK_UDP_TIMEOUTS, stateful_sections
 from .softwire import (BINDING_TABLE, BR_ADDRESS, DMR_PARAM, RULE_PARAMS, SOFTWIRE_PARAMS, TRANSLATION_BYTES,
-                       TUNNEL_BYTES, binding_table, check_rule, halves, rule_keys,
+                       TUNNEL_BYTES, binding_table, binding_table_params, check_rule, halves, rule_keys,
                        write_binding_table)
 
 B4_ADDRESS = "2001:db8:b4::1"
@@ -163,10 +163,7 @@ class LwB4(CustomerEdge):
                    "table, without NAPT44: the LAN uses its IPv4 address and port set")
     technology, role = "lw4o6", "lwb4"
     kind_params = {
-        "softwires": {"default": "64", "allowed": "an integer 1..65536",
-                      "help": "lwB4s in the binding table the tester reads", "parse": integer(1, 65536)},
-        "psid_length": {"default": "4", "allowed": "an integer 0..10",
-                        "help": "lwB4s per IPv4 address: 2^psid_length", "parse": integer(0, 10)},
+        **binding_table_params(64),
         "lwb4": {"default": "18", "allowed": "an integer 0..softwires - 1",
                  "help": "the binding table's row the DUT is", "parse": integer(0, 65535)},
         "napt": {"default": "no", "allowed": "yes or no",

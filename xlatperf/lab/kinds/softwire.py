@@ -106,6 +106,15 @@ LWB4_PREFIX = "2001:db8:b4::/64"   # the lwB4s' addresses, in shuffled order
 LWB4_IPV4_BASE = "100.64.0.1"      # RFC 6598 shared address space, each shared by 2^psid_length lwB4s
 
 
+def binding_table_params(softwires: int) -> dict[str, dict[str, Any]]:
+    """The parameters of the lab's generated binding table (`softwires` lwB4s by default)."""
+    return {"softwires": {"default": str(softwires), "allowed": "an integer 1..65536",
+                          "help": "lwB4s in the binding table (the tester reads the same file)",
+                          "parse": integer(1, 65536)},
+            "psid_length": {"default": "4", "allowed": "an integer 0..10",
+                            "help": "lwB4s per IPv4 address: 2^psid_length", "parse": integer(0, 10)}}
+
+
 def binding_table(count: int, k: int) -> list[tuple[str, str, int]]:
     """The lab's binding table: lwB4 i shares IPv4 address LWB4_IPV4_BASE + i / 2^k with PSID
     i mod 2^k; its IPv6 address is drawn from LWB4_PREFIX (shuffled, so that nothing
@@ -240,13 +249,7 @@ class LwAftr(_SoftwireBr):
     description = ("reference lw4o6 lwAFTR (RFC 7596) in tc-BPF with a generated binding table "
                    "of lwB4s sharing IPv4 addresses by port sets")
     technology, role = "lw4o6", "lwaftr"
-    kind_params = {
-        "softwires": {"default": "1024", "allowed": "an integer 1..65536",
-                      "help": "lwB4s in the binding table", "parse": integer(1, 65536)},
-        "psid_length": {"default": "4", "allowed": "an integer 0..10",
-                        "help": "lwB4s per IPv4 address: 2^psid_length", "parse": integer(0, 10)},
-        **SOFTWIRE_PARAMS,
-    }
+    kind_params = {**binding_table_params(1024), **SOFTWIRE_PARAMS}
 
     def ce_prefix(self, p):
         return LWB4_PREFIX
