@@ -36,7 +36,8 @@ SOFTWIRE_IPV4 = ("192.0.0.1", "192.0.0.2")   # RFC 6333 §5.7: the AFTR's and th
 CE_PARAMS = {
     "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry the tunnel's 40 bytes more"},
     "misdeliver": {**SOFTWIRE_PARAMS["misdeliver"],
-                   "help": "a faulty CE: about one in N frames to the BR leaves from another CE's address"},
+                   "help": "a faulty CE: about one in N frames to the AFTR or BR leaves from another CE's "
+                           "address"},
 }
 
 
@@ -160,7 +161,8 @@ class B4(CustomerEdge):
 class LwB4(CustomerEdge):
     name = "lwb4"
     description = ("reference lw4o6 lwB4 (RFC 7596) in tc-BPF, one row of a generated binding "
-                   "table, without NAPT44: the LAN uses its IPv4 address and port set")
+                   "table: the LAN uses its IPv4 address and port set, or with napt=yes its own "
+                   "address, translated by nftables")
     technology, role = "lw4o6", "lwb4"
     kind_params = {
         **binding_table_params(64),
