@@ -8,7 +8,7 @@ from pathlib import Path
 from xlatperf.config import load_config
 from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
 from xlatperf.measure.store import read_trials
-from xlatperf.procedures.search import SearchResult, binary_search, summarize_throughput
+from xlatperf.procedures.search import SearchResult, binary_search, lower_bound, summarize_throughput
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 
@@ -210,3 +210,23 @@ def test_a_pass_at_the_configured_top_is_a_lower_bound_set_by_the_setting(fake_c
         summary = run_procedure("throughput", load_config(str(fake_config), settings),
                                 tmp_path / f"free{len(settings)}")
         assert "range_limited" not in summary and summary["median"] <= 2_000_000
+
+
+def test_a_tester_whose_pace_varies_is_said_to_have_failed_the_rate_not_a_lower_pace():
+    """Seen through the lab's dslite-dual (phase 2 sends from the state table): the tester kept
+    140,272 frames/s, then sent at most 130,457 at 140,914 in three attempts. The result is a
+    lower bound, and the statement names the rate it could not keep, never a pace below a rate
+    it kept."""
+    def failing(rate, pace):
+        earlier = tuple({"attempt": k, "invalid_reason": RATE_NOT_KEPT, "achieved_rate": float(pace - k)}
+                        for k in (1, 2))
+        return TrialResult(rate, False, {"forward": DirectionCounts(pace, pace)},
+                           invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...", duration=1.0,
+                           attempt=3, earlier_attempts=earlier)
+    steps = [TrialResult(140_272, True, {"forward": DirectionCounts(140_272, 140_272)}, duration=1.0),
+             failing(140_914, 130_457), failing(144_948, 141_500)]
+    result = SearchResult.from_steps(steps, 0.0)
+    assert result.throughput == 140_272 and result.tester_limited
+    statement = lower_bound(steps, result.tester_limited)["lower_bound"]
+    assert "could not keep 140,914 frames/s in this run" in statement, statement
+    assert "130,457" not in statement

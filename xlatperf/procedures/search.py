@@ -388,13 +388,18 @@ def lower_bound(steps, limited: bool, calibrated: int | None = None) -> dict:
     if not limited or not (rates or calibrated):
         return {}
     ceiling = tester_ceiling(steps)
+    # A tester whose pace varies (a stateful phase 2 sending from its state table, a busy CPU)
+    # may have kept a rate above the pace it showed at a failing step: then only the rate it
+    # could not keep is a true statement.
+    kept = max((s.rate for s in steps if not _rate_not_kept(s)), default=0)
     if calibrated is not None:
         shown = (f"cannot send faster than its calibrated ceiling of {calibrated:,} frames/s, "
                  "and the DUT passed at it")
-    elif ceiling is not None:
+    elif ceiling is not None and ceiling >= kept:
         shown = f"could not send faster than {ceiling:,} frames/s in this run (invalid trials)"
     else:
-        shown = f"could not keep {min(rates):,} frames/s in this run (invalid trials)"
+        above = [r for r in rates if r > kept]
+        shown = f"could not keep {min(above or rates):,} frames/s in this run (invalid trials)"
     return {"lower_bound": (
         f"a lower bound set by the tester, not a property of the DUT: the tester {shown}, so "
         "the DUT's throughput may be higher; measure with a faster tester set-up (more cores, "
