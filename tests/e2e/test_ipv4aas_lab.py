@@ -268,8 +268,11 @@ def test_ds_lite_aftr_keeps_two_b4s_behind_one_private_address_apart(make_lab, t
         for proc in procs:
             proc.terminate()
             proc.wait(timeout=10)
-    phase1, phase2 = trials(out)
-    assert phase1["phase"] == "phase1" and phase1["directions"]["forward"]["received"] == 9998
+    # Phase 1, taken again when a busy machine made it invalid (stateful.retakes), then phase 2.
+    *phases1, phase2 = trials(out)
+    assert phases1 and all(p["phase"] == "phase1" for p in phases1) and phase2.get("phase") != "phase1"
+    phase1 = phases1[-1]
+    assert phase1["valid"] and phase1["directions"]["forward"]["received"] == 9998, phases1
     for name in ("forward", "reverse"):
         d = phase2["directions"][name]
         assert d["received"] == d["sent"] == 2000, phase2
