@@ -62,6 +62,9 @@ struct BurstWords {
   static constexpr uint32_t kChunks = 8;
   alignas(64) uint16_t words[kRows][kMaxBurst];     // host order
   alignas(64) uint32_t udp_sum[kMaxBurst];          // unfolded; for stamp_frame's extra_sum
+  // With BurstSums::stamped: the frames' UDP checksum fields (network order), sequence number
+  // and timestamp included, so the sender's per-frame work is stores only.
+  alignas(64) uint16_t udp_checksum[kMaxBurst];
   alignas(64) uint64_t chunks[kChunks][kMaxBurst];  // little-endian loads of the frame's bytes
 };
 
@@ -75,6 +78,10 @@ struct BurstSums {
   uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
   uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
   uint32_t chunks = 0;       // the windows (FieldLayout)
+  // Compute udp_checksum: frame k carries sequence number first_seq + k; stamp_sum is the
+  // template's base sum plus the burst's timestamp's words (frame.hpp, stamp_frame).
+  bool stamped = false;
+  uint32_t first_seq = 0, stamp_sum = 0;
   // Set for the first `chunks` chunks and the rows only (no per-burst clearing of the rest):
   uint64_t template_chunks[BurstWords::kChunks];  // the template's, varying words zero
   uint8_t chunk_of[BurstWords::kRows];  // row r's word: in chunk chunk_of[r],
@@ -88,7 +95,8 @@ struct FieldKernels {
   void (*fill_random)(RandomFieldState& f, uint16_t* out, uint32_t count);
   // udp_sum[k] = udp_base + the sum of frame k's words in the UDP checksum; the IPv4 header
   // checksum row from ipv4_base and the words of the header's fields; chunks[c][k] =
-  // template_chunks[c] with frame k's words of chunk c in network byte order.
+  // template_chunks[c] with frame k's words of chunk c in network byte order; when stamped,
+  // udp_checksum[k].
   void (*finish)(BurstWords& b, const BurstSums& s);
   // For the tests: the Lemire mapping of the draws x[0..n) (n a multiple of 32) onto
   // [0, range): out[i] = x[i] * range >> 32, accepted[i] = 1 unless rejected.

@@ -257,17 +257,25 @@ void finish(BurstWords& b, const BurstSums& s) {
     if (s.ipv4_rows >> r & 1)
       for (uint32_t k = 0; k < n; ++k) ip[k] += w[k];
   }
+  // Two folds leave 16 bits of any 32-bit sum (RFC 1071 end-around carry): the first gives at
+  // most 0x1fffe, the second at most 0xffff. The sums here stay far below 2^32 (at most 20
+  // words of 16 bits and a few folded sums).
+  const auto fold32 = [](uint32_t t) {
+    t = (t & 0xffff) + (t >> 16);
+    return (t & 0xffff) + (t >> 16);
+  };
   uint32_t rows = s.rows;
   if (s.ipv4_checksum) {
-    // Below 2^21 (at most 17 words): two folds leave 16 bits (RFC 1071 end-around carry).
-    for (uint32_t k = 0; k < n; ++k) {
-      uint32_t t = ip[k];
-      t = (t & 0xffff) + (t >> 16);
-      t = (t & 0xffff) + (t >> 16);
-      b.words[rows][k] = uint16_t(~t);
-    }
+    for (uint32_t k = 0; k < n; ++k) b.words[rows][k] = uint16_t(~fold32(ip[k]));
     ++rows;
   }
+  if (s.stamped)  // stamp_frame's checksum: 0 is sent as 0xffff (RFC 768)
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t seq = s.first_seq + k;
+      const uint16_t c = uint16_t(~fold32(b.udp_sum[k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff)));
+      const uint16_t field = c == 0 ? 0xffff : c;
+      b.udp_checksum[k] = uint16_t(field << 8 | field >> 8);
+    }
   K::chunks(b, s, rows);
 }
 

@@ -8,6 +8,7 @@
 // (field_kernels.hpp); every kernel gives the same values.
 #pragma once
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -96,13 +97,24 @@ class FieldLayout {
 // FramePatches::Cursor does with records computed before the trial). Field values of an
 // enumeration come from `enumerator`'s digits (`enumerated`: the enumerated fields' indices,
 // fastest first).
+//
+// A burst of a single stream is also stamped ahead (BurstStamp: the sequence number of its
+// first frame and the burst's TSC): the frames' UDP checksums, sequence number and timestamp
+// included, are computed with the rest, so that Writer::stamp only stores (one checksum fold
+// per frame in the sending loop had cost as much as all the burst's vector work).
+struct BurstStamp {
+  const FrameTemplate* tmpl;
+  uint32_t first_seq;
+  uint64_t tsc;
+};
+
 class FieldBurst {
  public:
   // `ce`: the stream's emulated CEs, whose words follow the fields' rows (as in `layout`).
   FieldBurst(const FieldLayout& layout, std::vector<FieldGenerator>& fields, uint32_t count,
              TupleEnumerator* enumerator = nullptr, const std::vector<size_t>& enumerated = {},
-             CeGenerator* ce = nullptr)
-      : layout_(layout) {
+             CeGenerator* ce = nullptr, const BurstStamp* stamp = nullptr)
+      : layout_(layout), stamp_(stamp) {
     uint32_t digits[kMaxFields][kMaxBurst];
     if (enumerator) enumerator->generate(digits, count);
     for (uint32_t f = 0; f < fields.size(); ++f) {
@@ -116,9 +128,14 @@ class FieldBurst {
       }
     }
     if (ce) ce->generate(b_.words + fields.size(), count);
-    if (layout.chunks() == 0) return;
+    if (layout.chunks() == 0 && !stamp) return;
     BurstSums sums = layout.sums();
     sums.count = count;
+    if (stamp) {
+      sums.stamped = true;
+      sums.first_seq = stamp->first_seq;
+      sums.stamp_sum = stamp->tmpl->base_sum + timestamp_sum(tag_timestamp(stamp->tsc));
+    }
     (fields.empty() ? field_kernels() : fields[0].kernels()).finish(b_, sums);
   }
 
@@ -129,7 +146,7 @@ class FieldBurst {
   template <uint32_t kChunks>
   class Writer {
    public:
-    explicit Writer(const FieldBurst& burst) : b_(burst.b_) {
+    explicit Writer(const FieldBurst& burst) : b_(burst.b_), stamp_(burst.stamp_) {
       for (uint32_t c = 0; c < kChunks; ++c) offset_[c] = burst.layout_.chunk_offset(c);
     }
     uint32_t write(uint8_t* frame) {
@@ -140,10 +157,20 @@ class FieldBurst {
       for (uint32_t c = 0; c < kChunks; ++c) std::memcpy(frame + offset_[c], &chunks[c], 8);
       return kChunks > 0 ? b_.udp_sum[k] : 0;  // 0: no field, nothing computed
     }
+    // write() and stamp_frame() in one, of a stamped burst: `seq` and `tsc` must be the
+    // BurstStamp's (first_seq + k for frame k).
+    void stamp(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc) {
+      assert(stamp_ && stamp_->tmpl == &t && seq == stamp_->first_seq + next_ && tsc == stamp_->tsc);
+      const uint32_t k = next_;
+      write(frame);  // first: a window may cover the checksum field (with the template's value)
+      std::memcpy(frame + t.udp_offset + 6, &b_.udp_checksum[k], 2);
+      write_tag(frame + t.tag_offset, seq, tag_timestamp(tsc));
+    }
     void save() const {}
 
    private:
     const BurstWords& b_;
+    const BurstStamp* stamp_;
     uint16_t offset_[kChunks > 0 ? kChunks : 1];
     uint32_t next_ = 0;
   };
@@ -160,6 +187,7 @@ class FieldBurst {
   }
 
   const FieldLayout& layout_;
+  const BurstStamp* stamp_;  // (for the checks of Writer::stamp only)
   BurstWords b_;
 };
 

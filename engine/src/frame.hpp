@@ -164,20 +164,30 @@ struct FrameTemplate {
 // Throws std::invalid_argument when the spec cannot be built (size out of range, version).
 FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t trial_tag);
 
-// Writes sequence number and timestamp into a copy of the template and fixes the UDP checksum.
-// `extra_sum` carries the checksum changes of varying fields (see fields.hpp).
-inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc,
-                        uint64_t extra_sum = 0) {
-  uint8_t* tag = frame + t.tag_offset;
-  uint64_t ts = tsc & kTimestampMask;
+// The timestamp a frame carries: the low 48 bits of the sender's TSC.
+inline uint64_t tag_timestamp(uint64_t tsc) { return tsc & kTimestampMask; }
+// What the sequence number and the timestamp add to the UDP checksum sum.
+inline uint32_t seq_sum(uint32_t seq) { return (seq >> 16) + (seq & 0xffff); }
+inline uint32_t timestamp_sum(uint64_t ts) { return uint32_t((ts >> 32) + ((ts >> 16) & 0xffff) + (ts & 0xffff)); }
+
+// Writes the test tag's sequence number and timestamp `ts` (tag_timestamp) at `tag`.
+inline void write_tag(uint8_t* tag, uint32_t seq, uint64_t ts) {
   uint32_t seq_be = __builtin_bswap32(seq);
   std::memcpy(tag + kTagSeq, &seq_be, kTagSeqSize);
   uint16_t ts_hi = __builtin_bswap16(uint16_t(ts >> 32));
   uint32_t ts_lo = __builtin_bswap32(uint32_t(ts));
   std::memcpy(tag + kTagTimestamp, &ts_hi, 2);
   std::memcpy(tag + kTagTimestamp + 2, &ts_lo, 4);
-  uint64_t sum = extra_sum + t.base_sum + (seq >> 16) + (seq & 0xffff) + (ts >> 32) +
-                 ((ts >> 16) & 0xffff) + (ts & 0xffff);
+}
+
+// Writes sequence number and timestamp into a copy of the template and fixes the UDP checksum.
+// `extra_sum` carries the checksum changes of varying fields (see fields.hpp; a burst of
+// varying frames computes its checksums ahead instead, FieldBurst::Writer::stamp).
+inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc,
+                        uint64_t extra_sum = 0) {
+  const uint64_t ts = tag_timestamp(tsc);
+  write_tag(frame + t.tag_offset, seq, ts);
+  uint64_t sum = extra_sum + t.base_sum + seq_sum(seq) + timestamp_sum(ts);
   uint16_t csum_be = __builtin_bswap16(udp_checksum_field(sum));
   std::memcpy(frame + t.udp_offset + 6, &csum_be, 2);
 }

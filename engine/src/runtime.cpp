@@ -86,8 +86,9 @@ class TxTask final : public Task {
     if constexpr (kVarying && !kMixed) {
       Stream& st = *lane_.streams[0];
       if (!flow_.table) {
-        const FieldBurst fields(*st.layout, st.fields, count, st.enumerator.get(), st.enumerated, st.ce.get());
-        fields.with_chunks([&](auto writer) { build_single(count, tsc, writer); });
+        const BurstStamp stamp{&st.tmpl, st.next_seq, tsc};
+        const FieldBurst fields(*st.layout, st.fields, count, st.enumerator.get(), st.enumerated, st.ce.get(), &stamp);
+        fields.with_chunks([&](auto&& writer) { build_single(count, tsc, writer); });
         return;
       }
     }
@@ -136,12 +137,15 @@ class TxTask final : public Task {
   // stateful phase 1: a precomputed record, FramePatches::Cursor): each frame is copied,
   // patched and stamped in one pass, while it is in the L1 cache.
   template <class Patch>
-  void build_single(uint32_t count, uint64_t tsc, Patch patch) {
+  void build_single(uint32_t count, uint64_t tsc, Patch&& patch) {
     Stream& st = *lane_.streams[0];
     for (uint32_t i = 0; i < count; ++i) {
       burst_stream_[i] = 0;
       uint8_t* frame = copy_template(burst_[i], st.tmpl);
-      stamp_frame(frame, st.tmpl, st.next_seq + i, tsc, patch.write(frame));
+      if constexpr (requires { patch.stamp(frame, st.tmpl, 0u, tsc); })  // a stamped FieldBurst's
+        patch.stamp(frame, st.tmpl, st.next_seq + i, tsc);
+      else
+        stamp_frame(frame, st.tmpl, st.next_seq + i, tsc, patch.write(frame));
     }
     patch.save();
     st.next_seq += count;

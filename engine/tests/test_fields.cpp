@@ -318,11 +318,13 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
         burst_gens.emplace_back(f, uint16_t(w[0] << 8 | w[1]), 77 + burst_gens.size());
         ref_gens.emplace_back(f, uint16_t(w[0] << 8 | w[1]), 77 + ref_gens.size());
       }
+      std::vector<FieldGenerator> stamped_gens = burst_gens;  // the same values again
       const FieldLayout layout(burst_gens, t);
       uint32_t seq = 0;
       for (uint32_t burst = 0; burst < 200; ++burst) {
         const uint32_t n = burst % kMaxBurst + 1;
-        std::vector<std::vector<uint8_t>> a(n, t.bytes), b(n, t.bytes);
+        const uint64_t tsc = 0xfedcba9876ull * seq;  // one per burst, as the sender reads it
+        std::vector<std::vector<uint8_t>> a(n, t.bytes), b(n, t.bytes), c(n, t.bytes);
         uint8_t* pb[kMaxBurst];
         for (uint32_t k = 0; k < n; ++k) pb[k] = b[k].data();
         uint64_t udp_delta[kMaxBurst] = {}, ip_delta[kMaxBurst] = {};
@@ -336,11 +338,18 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
         fields.with_chunks([&](auto writer) {
           for (uint32_t k = 0; k < n; ++k) sums[k] = writer.write(a[k].data());
         });
+        // Stamped ahead (the sender's single-stream path): checksums computed with the burst.
+        const BurstStamp stamp{&t, seq, tsc};
+        const FieldBurst stamped(layout, stamped_gens, n, nullptr, {}, nullptr, &stamp);
+        stamped.with_chunks([&](auto writer) {
+          for (uint32_t k = 0; k < n; ++k) writer.stamp(c[k].data(), t, seq + k, tsc);
+        });
         for (uint32_t k = 0; k < n; ++k, ++seq) {
-          stamp_frame(a[k].data(), t, seq, 99 * seq, sums[k]);
+          stamp_frame(a[k].data(), t, seq, tsc, sums[k]);
           if (v == 4) finish_ipv4_header(pb[k], t, ip_delta[k]);
-          stamp_frame(pb[k], t, seq, 99 * seq, udp_delta[k]);
+          stamp_frame(pb[k], t, seq, tsc, udp_delta[k]);
           ASSERT_EQ(a[k], b[k]) << "frame " << seq;
+          ASSERT_EQ(c[k], b[k]) << "frame " << seq << ", stamped ahead";
           ASSERT_TRUE(udp_checksum_ok(a[k].data(), a[k].size()));
           if (v == 4) {
             ASSERT_EQ(reference_checksum({a[k].begin() + 14, a[k].begin() + 34}), 0);
@@ -349,6 +358,27 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
       }
     });
   }
+}
+
+// The UDP checksum fields a stamped burst computes are stamp_frame's, on every kernel path,
+// including a computed 0, which goes out as 0xffff (RFC 768).
+TEST(FieldKernels, StampedChecksumsAreStampFramesOnEveryPath) {
+  on_every_path([&](const FieldKernels& kernels) {
+    BurstWords b;
+    BurstSums s;
+    s.rows = 1, s.udp_rows = 1, s.count = kMaxBurst, s.stamped = true;
+    s.udp_base = 0xfffe, s.first_seq = 0x1fffe, s.stamp_sum = 0x2345;
+    // Frame 0: 0xfffe + 0x2345 + (1 + 0xfffe) + w = 0x22342 + w folds to 0xffff when w = 0xdcbb.
+    for (uint32_t k = 0; k < kMaxBurst; ++k) b.words[0][k] = uint16_t(0xdcbb + 977 * k);
+    kernels.finish(b, s);
+    for (uint32_t k = 0; k < kMaxBurst; ++k) {
+      const uint32_t seq = s.first_seq + k;
+      const uint64_t sum = s.udp_base + b.words[0][k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff);
+      const uint16_t field = udp_checksum_field(sum);
+      EXPECT_EQ(b.udp_checksum[k], __builtin_bswap16(field)) << "frame " << k;
+      if (k == 0) EXPECT_EQ(field, 0xffff);
+    }
+  });
 }
 
 TEST(FieldKernels, ChoiceByNameAndItsErrors) {
