@@ -75,7 +75,10 @@ class FieldGenerator {
             ahead_begin_ = 0;
           }
           const uint32_t n = count < kAhead - ahead_begin_ ? count : kAhead - ahead_begin_;
-          std::memcpy(out, ahead_ + ahead_begin_, n * sizeof *out);
+          if (n == kMaxBurst)  // the usual case, a copy of known length (no call)
+            std::memcpy(out, ahead_ + ahead_begin_, kMaxBurst * sizeof *out);
+          else
+            std::memcpy(out, ahead_ + ahead_begin_, n * sizeof *out);
           ahead_begin_ += n, out += n, count -= n;
         }
         break;
@@ -102,7 +105,7 @@ class FieldGenerator {
   // Pseudorandom words are drawn kAhead at a time: a kernel call's set-up (the generators'
   // state into registers and back, the mapping's constants) cost as much as drawing a burst's
   // 32 words. The values do not depend on how they are grouped (RandomFieldState::left).
-  static constexpr uint32_t kAhead = 256;
+  static constexpr uint32_t kAhead = 8 * kMaxBurst;
   uint16_t ahead_[kAhead];
   uint32_t ahead_begin_ = kAhead;  // ahead_[ahead_begin_..kAhead) not used yet
 };
