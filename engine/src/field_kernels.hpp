@@ -61,7 +61,7 @@ struct BurstWords {
   // 2473 IPv4 in IPv6 with a MAP-E CE's fields, which four windows cover).
   static constexpr uint32_t kChunks = 8;
   alignas(64) uint16_t words[kRows][kMaxBurst];     // host order
-  alignas(64) uint32_t udp_sum[kMaxBurst];          // unfolded; for stamp_frame's extra_sum
+  alignas(64) uint16_t udp_sum[kMaxBurst];          // folded; for stamp_frame's extra_sum
   // With BurstSums::stamped: the frames' UDP checksum fields (network order), sequence number
   // and timestamp included, so the sender's per-frame work is stores only.
   alignas(64) uint16_t udp_checksum[kMaxBurst];
@@ -93,7 +93,7 @@ struct FieldKernels {
   const char* name;  // "scalar", "sse", "avx2", "avx512"
   // out[0..count) = the field's next `count` words.
   void (*fill_random)(RandomFieldState& f, uint16_t* out, uint32_t count);
-  // udp_sum[k] = udp_base + the sum of frame k's words in the UDP checksum; the IPv4 header
+  // udp_sum[k] = udp_base + the sum of frame k's words in the UDP checksum, folded; the IPv4 header
   // checksum row from ipv4_base and the words of the header's fields; chunks[c][k] =
   // template_chunks[c] with frame k's words of chunk c in network byte order; when stamped,
   // udp_checksum[k].

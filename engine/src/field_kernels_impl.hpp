@@ -23,6 +23,13 @@ inline uint32_t keep_accepted(uint32_t rejected, uint16_t* v, uint32_t n) {
   return kept;
 }
 
+// Folds a 32-bit one's complement sum to 16 bits (RFC 1071 end-around carry): the first fold
+// gives at most 0x1fffe, the second at most 0xffff.
+inline uint16_t fold32(uint32_t t) {
+  t = (t & 0xffff) + (t >> 16);
+  return uint16_t((t & 0xffff) + (t >> 16));
+}
+
 // Plain C++, one lane at a time: the definition of the values (field_kernels.hpp), and the
 // kernels where there is no SIMD kernel.
 struct Scalar {
@@ -75,6 +82,30 @@ struct Scalar {
   static void map(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,
                   uint8_t* accepted) {
     for (uint32_t i = 0; i < n; ++i) accepted[i] = map_one(x[i], range, threshold, out[i]);
+  }
+  // The sums, the IPv4 header checksum row and the stamped UDP checksums: loops over the
+  // burst's frames (the sums stay below 2^32: at most 20 words of 16 bits and a few folded sums).
+  static void sums(BurstWords& b, const BurstSums& s) {
+    const uint32_t n = s.count;
+    uint32_t udp[kMaxBurst], ip[kMaxBurst];
+    for (uint32_t k = 0; k < n; ++k) udp[k] = s.udp_base, ip[k] = s.ipv4_base;
+    for (uint32_t r = 0; r < s.rows; ++r) {
+      const uint16_t* w = b.words[r];
+      if (s.udp_rows >> r & 1)
+        for (uint32_t k = 0; k < n; ++k) udp[k] += w[k];
+      if (s.ipv4_rows >> r & 1)
+        for (uint32_t k = 0; k < n; ++k) ip[k] += w[k];
+    }
+    for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] = fold32(udp[k]);
+    if (s.ipv4_checksum)
+      for (uint32_t k = 0; k < n; ++k) b.words[s.rows][k] = uint16_t(~fold32(ip[k]));
+    if (s.stamped)  // stamp_frame's checksum: 0 is sent as 0xffff (RFC 768)
+      for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t seq = s.first_seq + k;
+        const uint16_t c = uint16_t(~fold32(udp[k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff)));
+        const uint16_t field = c == 0 ? 0xffff : c;
+        b.udp_checksum[k] = uint16_t(field << 8 | field >> 8);
+      }
   }
   // Each row's words, byte-swapped, or-ed into the template's chunks.
   static void chunks(BurstWords& b, const BurstSums& s, uint32_t rows) {
@@ -177,6 +208,50 @@ struct Simd {
     return rejected;
   }
 
+  // One's complement addition (RFC 1071) of 16-bit lanes: the carry out of bit 15 is added
+  // back in. Of a positive total this gives what a fold of the 32-bit sum gives, the
+  // representative in 1..0xffff. (The saturating and the wrapping sum agree, -1, when there
+  // is no carry.)
+  static R add_ones(R a, R b) {
+    const R sum = T::add16(a, b);
+    return T::add16(T::add16(sum, T::set16(1)), T::cmpeq16(sum, T::adds16(a, b)));
+  }
+  // Scalar::sums kWords frames at a time, in 16-bit lanes throughout (no widening).
+  static void sums(BurstWords& b, const BurstSums& s) {
+    const R ones = T::set16(0xffff), udp_base = T::set16(fold32(s.udp_base)), ip_base = T::set16(fold32(s.ipv4_base));
+    uint16_t lane[T::kWords];
+    for (uint32_t j = 0; j < T::kWords; ++j) lane[j] = uint16_t(j);
+    const R iota = T::loadu(lane);
+    for (uint32_t k = 0; k < s.count; k += T::kWords) {
+      R udp = udp_base, ip = ip_base;
+      for (uint32_t r = 0; r < s.rows; ++r) {
+        const R w = T::loadu(&b.words[r][k]);
+        if (s.udp_rows >> r & 1) udp = add_ones(udp, w);
+        if (s.ipv4_rows >> r & 1) ip = add_ones(ip, w);
+      }
+      T::storeu(&b.udp_sum[k], udp);
+      if (s.ipv4_checksum) T::storeu(&b.words[s.rows][k], T::xor_(ip, ones));
+      if (s.stamped) {
+        // Frame k + j's sequence number adds its two words, which is first_seq + k + j modulo
+        // 0xffff (2^16 = 1 there): a fold of first_seq + k, then j; unless the numbers wrap
+        // around 2^32 in this register (2^32 = 1 too): then frame by frame.
+        const uint32_t seq = s.first_seq + k;
+        R sum;
+        if (__builtin_expect(seq <= ~uint32_t(0) - (T::kWords - 1), 1)) {
+          sum = add_ones(add_ones(udp, T::set16(fold32(s.stamp_sum + fold32(seq)))), iota);
+        } else {
+          uint16_t u[T::kWords];
+          T::storeu(u, udp);
+          for (uint32_t j = 0; j < T::kWords; ++j)
+            u[j] = fold32(u[j] + s.stamp_sum + ((seq + j) >> 16) + ((seq + j) & 0xffff));
+          sum = T::loadu(u);
+        }
+        const R field = T::or_(T::xor_(sum, ones), T::cmpeq16(sum, ones));  // 0 goes out as 0xffff
+        T::storeu(&b.udp_checksum[k], T::or_(T::template shl16<8>(field), T::template shr16<8>(field)));
+      }
+    }
+  }
+
   // The chunks of kWords frames at a time: a chunk's four 16-bit lanes (a row's words,
   // byte-swapped, or the template's word) interleaved into 64-bit records by two rounds of
   // unpacking; T::store4 puts the records in frame order.
@@ -243,40 +318,13 @@ void fill_random(RandomFieldState& f, uint16_t* out, uint32_t count) {
   K::store(f, st);
 }
 
-// The sums and the IPv4 header checksum row: loops over the burst's frames, which the
-// compiler vectorises with the unit's instruction set; then the chunks (K::chunks).
+// The sums, the IPv4 header checksum row and the stamped UDP checksums (K::sums), then the
+// chunks (K::chunks). Like K::chunks, K::sums may run past `count` to a whole register (its
+// results there are not used).
 template <class K>
 void finish(BurstWords& b, const BurstSums& s) {
-  const uint32_t n = s.count;
-  uint32_t ip[kMaxBurst];
-  for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] = s.udp_base, ip[k] = s.ipv4_base;
-  for (uint32_t r = 0; r < s.rows; ++r) {
-    const uint16_t* w = b.words[r];
-    if (s.udp_rows >> r & 1)
-      for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] += w[k];
-    if (s.ipv4_rows >> r & 1)
-      for (uint32_t k = 0; k < n; ++k) ip[k] += w[k];
-  }
-  // Two folds leave 16 bits of any 32-bit sum (RFC 1071 end-around carry): the first gives at
-  // most 0x1fffe, the second at most 0xffff. The sums here stay far below 2^32 (at most 20
-  // words of 16 bits and a few folded sums).
-  const auto fold32 = [](uint32_t t) {
-    t = (t & 0xffff) + (t >> 16);
-    return (t & 0xffff) + (t >> 16);
-  };
-  uint32_t rows = s.rows;
-  if (s.ipv4_checksum) {
-    for (uint32_t k = 0; k < n; ++k) b.words[rows][k] = uint16_t(~fold32(ip[k]));
-    ++rows;
-  }
-  if (s.stamped)  // stamp_frame's checksum: 0 is sent as 0xffff (RFC 768)
-    for (uint32_t k = 0; k < n; ++k) {
-      const uint32_t seq = s.first_seq + k;
-      const uint16_t c = uint16_t(~fold32(b.udp_sum[k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff)));
-      const uint16_t field = c == 0 ? 0xffff : c;
-      b.udp_checksum[k] = uint16_t(field << 8 | field >> 8);
-    }
-  K::chunks(b, s, rows);
+  K::sums(b, s);
+  K::chunks(b, s, s.rows + (s.ipv4_checksum ? 1 : 0));
 }
 
 }  // namespace

@@ -364,19 +364,24 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
 // including a computed 0, which goes out as 0xffff (RFC 768).
 TEST(FieldKernels, StampedChecksumsAreStampFramesOnEveryPath) {
   on_every_path([&](const FieldKernels& kernels) {
-    BurstWords b;
-    BurstSums s;
-    s.rows = 1, s.udp_rows = 1, s.count = kMaxBurst, s.stamped = true;
-    s.udp_base = 0xfffe, s.first_seq = 0x1fffe, s.stamp_sum = 0x2345;
-    // Frame 0: 0xfffe + 0x2345 + (1 + 0xfffe) + w = 0x22342 + w folds to 0xffff when w = 0xdcbb.
-    for (uint32_t k = 0; k < kMaxBurst; ++k) b.words[0][k] = uint16_t(0xdcbb + 977 * k);
-    kernels.finish(b, s);
-    for (uint32_t k = 0; k < kMaxBurst; ++k) {
-      const uint32_t seq = s.first_seq + k;
-      const uint64_t sum = s.udp_base + b.words[0][k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff);
-      const uint16_t field = udp_checksum_field(sum);
-      EXPECT_EQ(b.udp_checksum[k], __builtin_bswap16(field)) << "frame " << k;
-      if (k == 0) EXPECT_EQ(field, 0xffff);
+    // Sequence numbers from 0x1fffe, and across 2^32 (from 0xfffffff0: they wrap around).
+    for (const uint32_t first_seq : {0x1fffeu, 0xfffffff0u}) {
+      BurstWords b;
+      BurstSums s;
+      s.rows = 1, s.udp_rows = 1, s.count = kMaxBurst, s.stamped = true;
+      s.chunks = 1, s.chunk_of[0] = 0, s.shift_of[0] = 0, s.template_chunks[0] = 0;  // the row's window
+      s.udp_base = 0xfffe, s.first_seq = first_seq, s.stamp_sum = 0x2345;
+      // Frame 0 from 0x1fffe: 0xfffe + 0x2345 + (1 + 0xfffe) + w folds to 0xffff when w = 0xdcbb.
+      for (uint32_t k = 0; k < kMaxBurst; ++k) b.words[0][k] = uint16_t(0xdcbb + 977 * k);
+      kernels.finish(b, s);
+      for (uint32_t k = 0; k < kMaxBurst; ++k) {
+        const uint32_t seq = s.first_seq + k;
+        const uint64_t sum = s.udp_base + b.words[0][k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff);
+        const uint16_t field = udp_checksum_field(sum);
+        EXPECT_EQ(b.udp_checksum[k], __builtin_bswap16(field)) << "first_seq " << first_seq << ", frame " << k;
+        EXPECT_EQ(fold(b.udp_sum[k]), fold(s.udp_base + b.words[0][k])) << "frame " << k;
+        if (k == 0 && first_seq == 0x1fffe) EXPECT_EQ(field, 0xffff);
+      }
     }
   });
 }
