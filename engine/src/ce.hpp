@@ -161,6 +161,7 @@ class CeSource {
            (!s.port || !p || (p->in_a_set(*s.port) && p->psid_of_port(*s.port) == ce.psid));
   }
 
+  const Kind& kind() const { return kind_; }
   template <class F>
   decltype(auto) visit(F&& f) const {
     return std::visit(std::forward<F>(f), kind_);
@@ -222,7 +223,8 @@ class CeGenerator {
         ipv4_shift_[ipv4_words_++] = uint8_t(16 - 16 * w);
         rows_.push_back({uint16_t(layout.ipv4 + 2 * w), true, true});
       }
-    if (layout.port && source.ports()) rows_.push_back({layout.port, true, false});
+    port_row_ = layout.port && source.ports();
+    if (port_row_) rows_.push_back({layout.port, true, false});
     // Random draws as 16-bit words from the vector kernels: the CE index's low word, its high
     // word when there are more than 65,536 CEs (exact for a power of two; other counts draw
     // 32-bit numbers one by one), the port's index in its set.
@@ -238,14 +240,63 @@ class CeGenerator {
       }
       if (ports_ > 1) port_.push_back(words(ports_, 3));
     }
+    placements_ = place();
   }
 
   const std::vector<CeRow>& rows() const { return rows_; }
+  // Whether the rows are computed as placements of the CE index's bits (else looked up).
+  bool placed() const { return !placements_.empty(); }
 
   // rows[r][k]: row r's word of frame k (host order), for k < count.
   void generate(uint16_t (*rows)[kMaxBurst], uint32_t count) {
     uint32_t ce[kMaxBurst], port[kMaxBurst];
     pick(ce, port, count);
+    if (placements_.empty()) return compute_rows(ce, port, rows, count);
+    uint16_t port_bits[kMaxBurst];
+    if (port_row_) {
+      const PortSet ports = *source_->ports();
+      for (uint32_t k = 0; k < count; ++k) port_bits[k] = ports.port(0, port[k]);
+    }
+    for (uint32_t r = 0; r < placements_.size(); ++r) {
+      const Placement& pl = placements_[r];
+      uint16_t* row = rows[r];
+      const uint16_t constant = pl.constant;
+      if (pl.runs == 0) {
+        for (uint32_t k = 0; k < count; ++k) row[k] = constant;
+      } else {  // the first run with the constant, in one pass (a row usually has one run)
+        const Placement::Run run = pl.run[0];
+        for (uint32_t k = 0; k < count; ++k) row[k] = uint16_t(constant | (ce[k] >> run.from & run.mask) << run.to);
+      }
+      for (uint32_t i = 1; i < pl.runs; ++i) {
+        const Placement::Run run = pl.run[i];
+        for (uint32_t k = 0; k < count; ++k) row[k] |= uint16_t((ce[k] >> run.from & run.mask) << run.to);
+      }
+      if (pl.port)
+        for (uint32_t k = 0; k < count; ++k) row[k] = uint16_t(row[k] + port_bits[k]);
+    }
+  }
+
+ private:
+  // A row's word as a function of the CE's index i and its port's index p in the set: a
+  // constant, runs of i's bits placed in the word and, in the port row, the port's own bits
+  // (PortSet::port(0, p)). A MAP rule's CEs are such placements (its EA bits are the index:
+  // RFC 7597 §5.2), so are numbered B4s whose first address leaves the index's bits clear; a
+  // binding table is looked up. Per burst a few shifts and masks per row, in passes the
+  // compiler vectorises, instead of each CE's 128-bit address and fields first.
+  struct Placement {
+    struct Run {
+      uint8_t from, to;  // (i >> from & mask) << to
+      uint16_t mask;
+    };
+    uint16_t constant = 0;
+    bool port = false;
+    uint32_t runs = 0;
+    Run run[16];
+  };
+
+  // The rows of CEs ce[k] with ports port[k] from the CEs' fields (the definition; the
+  // placements are derived from it and checked against it).
+  void compute_rows(const uint32_t* ce, const uint32_t* port, uint16_t (*rows)[kMaxBurst], uint32_t count) const {
     uint64_t hi[kMaxBurst], lo[kMaxBurst];  // the IPv6 address's halves
     uint32_t ipv4[kMaxBurst];
     uint16_t psid[kMaxBurst];
@@ -273,8 +324,55 @@ class CeGenerator {
       for (uint32_t k = 0; k < count; ++k) rows[r][k] = ports.port(psid[k], port[k]);
     }
   }
+  uint16_t row_word(uint32_t r, uint32_t ce, uint32_t port) const {
+    uint16_t rows[kMaxRows][kMaxBurst];
+    compute_rows(&ce, &port, rows, 1);
+    return rows[r][0];
+  }
 
- private:
+  // The placements of every row, probed bit by bit of the index (an index bit that changes
+  // more than one bit of a row, or clears one, is no placement: a carry, a lookup), then
+  // checked on pseudorandom CEs and ports; none when a row is not a placement.
+  std::vector<Placement> place() const {
+    if (std::holds_alternative<SoftwireTable>(source_->kind())) return {};
+    const uint32_t bits = count_ == 1 ? 0 : 64 - __builtin_clzll(count_ - 1);  // of the indices in use
+    const uint16_t port_zero = port_row_ ? source_->ports()->port(0, 0) : 0;
+    std::vector<Placement> out(rows_.size());
+    for (uint32_t r = 0; r < rows_.size(); ++r) {
+      Placement& pl = out[r];
+      pl.port = port_row_ && r + 1 == rows_.size();
+      const uint16_t zero = pl.port ? port_zero : 0;
+      pl.constant = uint16_t(row_word(r, 0, 0) - zero);
+      for (uint32_t b = 0; b < bits; ++b) {
+        const uint16_t changed = uint16_t((row_word(r, uint32_t(1) << b, 0) - zero) ^ pl.constant);
+        if (changed == 0) continue;
+        if ((changed & (changed - 1)) != 0 || (changed & pl.constant) != 0) return {};
+        const uint8_t to = uint8_t(__builtin_ctz(changed));
+        Placement::Run* last = pl.runs ? &pl.run[pl.runs - 1] : nullptr;
+        const uint32_t length = last ? 32 - __builtin_clz(last->mask) : 0;
+        if (last && last->from + length == b && last->to + length == to)
+          last->mask = uint16_t(last->mask << 1 | 1);
+        else if (pl.runs < 16)
+          pl.run[pl.runs++] = {uint8_t(b), to, 1};
+        else
+          return {};
+      }
+    }
+    Rng rng(0x5eed);
+    for (uint32_t n = 0; n < 4096; ++n) {
+      const uint32_t ce = n == 0 ? uint32_t(count_ - 1) : uint32_t(rng.next() % count_);
+      const uint32_t port = n == 0 ? ports_ - 1 : uint32_t(rng.next() % ports_);
+      for (uint32_t r = 0; r < rows_.size(); ++r) {
+        const Placement& pl = out[r];
+        uint32_t v = pl.constant;
+        for (uint32_t i = 0; i < pl.runs; ++i) v |= (ce >> pl.run[i].from & pl.run[i].mask) << pl.run[i].to;
+        if (pl.port) v += source_->ports()->port(0, port);
+        if (uint16_t(v) != row_word(r, ce, port)) return {};
+      }
+    }
+    return out;
+  }
+
   // The CE index and the port index of each frame.
   void pick(uint32_t* ce, uint32_t* port, uint32_t count) {
     if (!random_) {
@@ -317,6 +415,8 @@ class CeGenerator {
   uint64_t next_ce_, stride_;
   uint32_t next_port_ = 0;
   std::vector<CeRow> rows_;
+  bool port_row_ = false;  // the last row is the port
+  std::vector<Placement> placements_;  // per row; empty: compute_rows
   uint8_t ipv6_word_[8] = {}, ipv4_shift_[2] = {};
   uint32_t ipv6_words_ = 0, ipv4_words_ = 0;
 };

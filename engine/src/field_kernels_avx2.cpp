@@ -28,8 +28,10 @@ struct Avx2 {
   static R adds16(R a, R b) { return _mm256_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm256_cmpeq_epi16(a, b); }
   static R sll16(R a, Count n) { return _mm256_sll_epi16(a, n); }
-  template <int k> static R shl16(R a) { return _mm256_slli_epi16(a, k); }
-  template <int k> static R shr16(R a) { return _mm256_srli_epi16(a, k); }
+  static R bswap16(R a) {  // one byte shuffle (within 128-bit halves)
+    return _mm256_shuffle_epi8(a, _mm256_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 1, 0, 3, 2, 5,
+                                                   4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
+  }
   static R unpacklo16(R a, R b) { return _mm256_unpacklo_epi16(a, b); }
   static R unpackhi16(R a, R b) { return _mm256_unpackhi_epi16(a, b); }
   static R unpacklo32(R a, R b) { return _mm256_unpacklo_epi32(a, b); }

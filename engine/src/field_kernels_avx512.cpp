@@ -35,8 +35,10 @@ struct Avx512 {
   static R adds16(R a, R b) { return _mm512_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm512_movm_epi16(_mm512_cmpeq_epi16_mask(a, b)); }
   static R sll16(R a, Count n) { return _mm512_sll_epi16(a, n); }
-  template <int k> static R shl16(R a) { return _mm512_slli_epi16(a, k); }
-  template <int k> static R shr16(R a) { return _mm512_srli_epi16(a, k); }
+  static R bswap16(R a) {  // one byte shuffle (within 128-bit quarters)
+    const __m128i swap = _mm_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    return _mm512_shuffle_epi8(a, _mm512_broadcast_i32x4(swap));
+  }
   static R unpacklo16(R a, R b) { return _mm512_unpacklo_epi16(a, b); }
   static R unpackhi16(R a, R b) { return _mm512_unpackhi_epi16(a, b); }
   static R unpacklo32(R a, R b) { return _mm512_unpacklo_epi32(a, b); }

@@ -34,8 +34,7 @@ struct Sse {
   static R adds16(R a, R b) { return _mm_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm_cmpeq_epi16(a, b); }
   static R sll16(R a, Count n) { return _mm_sll_epi16(a, n); }
-  template <int k> static R shl16(R a) { return _mm_slli_epi16(a, k); }
-  template <int k> static R shr16(R a) { return _mm_srli_epi16(a, k); }
+  static R bswap16(R a) { return _mm_or_si128(_mm_slli_epi16(a, 8), _mm_srli_epi16(a, 8)); }  // (no pshufb in SSE2)
   static R unpacklo16(R a, R b) { return _mm_unpacklo_epi16(a, b); }
   static R unpackhi16(R a, R b) { return _mm_unpackhi_epi16(a, b); }
   static R unpacklo32(R a, R b) { return _mm_unpacklo_epi32(a, b); }

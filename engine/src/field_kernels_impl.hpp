@@ -247,7 +247,7 @@ struct Simd {
           sum = T::loadu(u);
         }
         const R field = T::or_(T::xor_(sum, ones), T::cmpeq16(sum, ones));  // 0 goes out as 0xffff
-        T::storeu(&b.udp_checksum[k], T::or_(T::template shl16<8>(field), T::template shr16<8>(field)));
+        T::storeu(&b.udp_checksum[k], T::bswap16(field));
       }
     }
   }
@@ -268,7 +268,7 @@ struct Simd {
             lane[j] = T::set16(uint16_t(s.template_chunks[c] >> (16 * j)));
           } else {
             const R w = T::loadu(&b.words[source[c][j]][k]);
-            lane[j] = T::or_(T::template shl16<8>(w), T::template shr16<8>(w));
+            lane[j] = T::bswap16(w);
           }
         }
         const R lo01 = T::unpacklo16(lane[0], lane[1]), hi01 = T::unpackhi16(lane[0], lane[1]);

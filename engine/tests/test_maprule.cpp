@@ -106,6 +106,7 @@ TEST(MapRule, AMillionCesChosenUniformly) {
   CeLayout layout;
   layout.ipv6 = 22, layout.ipv4 = 66, layout.port = 74;  // IPv4 in IPv6, untagged
   CeGenerator generator(source, layout, true, 42);
+  ASSERT_TRUE(generator.placed());  // the sender's fast path: the rows as placements of the index
   const std::vector<CeRow>& rows = generator.rows();
   // Words 3-4 (the EA bits, address bits 48-67), 6 (the IPv4 suffix in the interface
   // identifier) and 7 (the PSID) change; word 5 (198.18) is the same for every CE and stays
@@ -151,4 +152,70 @@ TEST(MapRule, AMillionCesChosenUniformly) {
   // 1,023 degrees of freedom: mean 1023, sd 45; 1,250 is beyond 5 sd (p < 1e-6).
   EXPECT_LT(chi2(bins, double(kDraws) / kBins), 1250.0);
   EXPECT_LT(chi2(port_bins, double(kDraws) / 64), 63 + 5 * std::sqrt(2 * 63.0));
+}
+
+// The sender computes a CE's words from its index by placing the index's bits (CeGenerator's
+// placements, derived from and checked against the CEs' fields) where it can, and from the
+// fields otherwise. Either way every frame's words are one CE's, whatever the rule's shape:
+// the EA bits across the interface identifier's boundary, PSID offset 0, no sharing, a count
+// that is no power of two, one CE that is not the first; numbered B4s from a first address
+// with the index's bits clear (placed) or set (carries: computed); a binding table (looked up).
+TEST(CeGenerator, EveryFramesWordsAreOneCesOnEveryPath) {
+  const auto p = parse_ip("2001:db8::", 6);
+  struct Case {
+    const char* name;
+    CeSource source;
+    bool placed;
+  };
+  std::vector<Case> cases;
+  const MapRule wide(p, 40, v4("198.18.0.0"), 16, 24, 6), across(p, 56, v4("198.18.0.0"), 16, 20, 0),
+      one_to_one(p, 48, v4("192.0.2.0"), 24, 8, 6);
+  cases.push_back({"MAP /40, 24 EA bits", CeSource(wide, 1 << 20), true});
+  cases.push_back({"MAP /56 + 20 EA bits, PSID offset 0", CeSource(across, across.ce_count()), true});
+  cases.push_back({"MAP 1:1 (no PSID)", CeSource(one_to_one, one_to_one.ce_count()), true});
+  cases.push_back({"MAP, 1,000 CEs", CeSource(wide, 1000), true});
+  cases.push_back({"MAP, CE 12,345 alone", CeSource(wide, 1, 12345), true});
+  B4Range clear, carrying;
+  clear.ipv6 = ipv6_bits(p), clear.ipv4 = v4("192.0.0.2"), clear.count = 4096;
+  carrying = clear, carrying.ipv6 += 1, carrying.ipv4_count = 3;
+  cases.push_back({"B4s from 2001:db8::", CeSource(clear, 4096), true});
+  cases.push_back({"B4s from 2001:db8::1, 3 IPv4 addresses", CeSource(carrying, 4096), false});
+  SoftwireTable table;
+  table.ports = PortSet(6, 4);
+  for (uint32_t i = 0; i < 64; ++i) table.softwires.push_back({ipv6_bits(p) + 7 * i, v4("192.0.2.1") + i / 16, uint16_t(i % 16)});
+  cases.push_back({"lw4o6 binding table", CeSource(table, 64), false});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    CeLayout layout;
+    layout.ipv6 = 22, layout.ipv4 = 66, layout.port = c.source.ports() ? 74 : 0;
+    for (const bool random : {true, false}) {
+      CeGenerator generator(c.source, layout, random, 7);
+      EXPECT_EQ(generator.placed(), c.placed);
+      const std::vector<CeRow>& rows = generator.rows();
+      uint16_t words[CeGenerator::kMaxRows][kMaxBurst];
+      for (int burst = 0; burst < 64; ++burst) {
+        generator.generate(words, kMaxBurst);
+        for (uint32_t k = 0; k < kMaxBurst; ++k) {
+          Ipv6Bits ipv6 = c.source.at(0).ipv6;  // the words no CE changes: the template's
+          uint32_t ipv4 = c.source.at(0).ipv4;
+          CeSource::Seen seen;
+          for (size_t r = 0; r < rows.size(); ++r) {
+            const uint16_t w = words[r][k];
+            if (rows[r].offset >= layout.ipv6 && rows[r].offset < layout.ipv6 + 16) {
+              const unsigned shift = 112 - 8 * unsigned(rows[r].offset - layout.ipv6);
+              ipv6 = (ipv6 & ~(Ipv6Bits(0xffff) << shift)) | Ipv6Bits(w) << shift;
+            } else if (rows[r].offset >= layout.ipv4 && rows[r].offset < layout.ipv4 + 4) {
+              const unsigned shift = 16 - 8 * unsigned(rows[r].offset - layout.ipv4);
+              ipv4 = (ipv4 & ~(uint32_t(0xffff) << shift)) | uint32_t(w) << shift;
+            } else {
+              ASSERT_EQ(rows[r].offset, layout.port);
+              seen.port = w;
+            }
+          }
+          seen.ipv6 = ipv6, seen.ipv4 = ipv4;
+          ASSERT_TRUE(c.source.consistent(seen)) << "burst " << burst << ", frame " << k;
+        }
+      }
+    }
+  }
 }
