@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -189,6 +190,16 @@ class CeSource {
   uint64_t count_, first_;
 };
 
+// Division of a 16-bit number by a fixed d in 2..65535 with one multiplication (loops over a
+// burst vectorise it; a division does not): floor(v / d) = v * m >> 32 with m = floor(2^32 /
+// d) + 1, for every v < 2^16, because the error v * (m - 2^32 / d) / 2^32 < 2^-16 stays below
+// 1 / d, the least distance from v / d up to the next integer.
+struct SmallDivisor {
+  explicit SmallDivisor(uint32_t d = 2) : divisor(d), multiplier(uint32_t((uint64_t(1) << 32) / d + 1)) {}
+  uint32_t quotient(uint32_t v) const { return uint32_t(uint64_t(v) * multiplier >> 32); }
+  uint32_t divisor, multiplier;
+};
+
 // A row of the words a CE writes into a frame: where, and which checksums cover it.
 struct CeRow {
   uint16_t offset;
@@ -225,20 +236,24 @@ class CeGenerator {
       }
     port_row_ = layout.port && source.ports();
     if (port_row_) rows_.push_back({layout.port, true, false});
-    // Random draws as 16-bit words from the vector kernels: the CE index's low word, its high
-    // word when there are more than 65,536 CEs (exact for a power of two; other counts draw
-    // 32-bit numbers one by one), the port's index in its set.
+    // Random draws as 16-bit words from the vector kernels: the CE index's low word when there
+    // are more than 65,536 CEs, its top (the rest: its high word, or the whole index; exact for
+    // a power of two, other counts above 65,536 draw 32-bit numbers one by one), the port's
+    // index in its set. The top and the port are one draw when their product fits 16 bits,
+    // split by a multiplication (one draw less per frame).
     const auto words = [&](uint64_t range, uint64_t salt) {
       return FieldGenerator(FieldSpec{"ce", 0, 0, false, false, VaryMode::kRandom, 0, uint32_t(range - 1)}, 0,
                             seed ^ (0x9e3779b97f4a7c15ull * salt));
     };
     if (random_) {
-      const bool whole_words = count_ <= 65536 || (count_ & (count_ - 1)) == 0;
-      if (whole_words) {
-        ce_low_.push_back(words(count_ < 65536 ? count_ : 65536, 1));
-        if (count_ > 65536) ce_high_.push_back(words(count_ >> 16, 2));
+      const uint64_t top = count_ > 65536 ? count_ >> 16 : count_;
+      if (count_ <= 65536 || (count_ & (count_ - 1)) == 0) {
+        if (count_ > 65536) low_.push_back(words(65536, 1));
+        joint_ = ports_ > 1 && top * ports_ <= 65536;
+        top_.push_back(words(joint_ ? top * ports_ : top, 2));
       }
-      if (ports_ > 1) port_.push_back(words(ports_, 3));
+      if (ports_ > 1 && !joint_) port_.push_back(words(ports_, 3));
+      if (joint_) joint_divisor_ = SmallDivisor(ports_);
     }
     placements_ = place();
   }
@@ -252,6 +267,31 @@ class CeGenerator {
     uint32_t ce[kMaxBurst], port[kMaxBurst];
     pick(ce, port, count);
     if (placements_.empty()) return compute_rows(ce, port, rows, count);
+    // A whole burst (the usual case) in loops of known length: no remainders.
+    if (count == kMaxBurst) return place_rows(ce, port, rows, std::integral_constant<uint32_t, kMaxBurst>{});
+    place_rows(ce, port, rows, count);
+  }
+
+ private:
+  // A row's word as a function of the CE's index i and its port's index p in the set: a
+  // constant, runs of i's bits placed in the word and, in the port row, the port's own bits
+  // (PortSet::port(0, p)). A MAP rule's CEs are such placements (its EA bits are the index:
+  // RFC 7597 §5.2), so are numbered B4s whose first address leaves the index's bits clear; a
+  // binding table is looked up. Per burst a few shifts and masks per row, in passes the
+  // compiler vectorises, instead of each CE's 128-bit address and fields first.
+  struct Placement {
+    struct Run {
+      uint8_t from, to;  // (i >> from & mask) << to
+      uint16_t mask;
+    };
+    uint16_t constant = 0;
+    bool port = false;
+    uint32_t runs = 0;
+    Run run[16];
+  };
+
+  template <class Count>
+  void place_rows(const uint32_t* ce, const uint32_t* port, uint16_t (*rows)[kMaxBurst], Count count) const {
     uint16_t port_bits[kMaxBurst];
     if (port_row_) {
       const PortSet ports = *source_->ports();
@@ -275,24 +315,6 @@ class CeGenerator {
         for (uint32_t k = 0; k < count; ++k) row[k] = uint16_t(row[k] + port_bits[k]);
     }
   }
-
- private:
-  // A row's word as a function of the CE's index i and its port's index p in the set: a
-  // constant, runs of i's bits placed in the word and, in the port row, the port's own bits
-  // (PortSet::port(0, p)). A MAP rule's CEs are such placements (its EA bits are the index:
-  // RFC 7597 §5.2), so are numbered B4s whose first address leaves the index's bits clear; a
-  // binding table is looked up. Per burst a few shifts and masks per row, in passes the
-  // compiler vectorises, instead of each CE's 128-bit address and fields first.
-  struct Placement {
-    struct Run {
-      uint8_t from, to;  // (i >> from & mask) << to
-      uint16_t mask;
-    };
-    uint16_t constant = 0;
-    bool port = false;
-    uint32_t runs = 0;
-    Run run[16];
-  };
 
   // The rows of CEs ce[k] with ports port[k] from the CEs' fields (the definition; the
   // placements are derived from it and checked against it).
@@ -386,18 +408,27 @@ class CeGenerator {
       }
       return;
     }
-    uint16_t low[kMaxBurst], high[kMaxBurst] = {}, index[kMaxBurst] = {};
+    uint16_t top[kMaxBurst], low[kMaxBurst] = {}, index[kMaxBurst] = {};
     if (!port_.empty()) port_[0].generate(index, count);
     for (uint32_t k = 0; k < count; ++k) port[k] = index[k];
-    if (ce_low_.empty()) {  // more than 65,536 CEs, not a power of two: 32-bit draws
+    if (top_.empty()) {  // more than 65,536 CEs, not a power of two: 32-bit draws
       for (uint32_t k = 0; k < count; ++k)
         while (!draw(uint32_t(rng_.next()), ce[k])) {
         }
       return;
     }
-    ce_low_[0].generate(low, count);
-    if (!ce_high_.empty()) ce_high_[0].generate(high, count);
-    for (uint32_t k = 0; k < count; ++k) ce[k] = uint32_t(high[k]) << 16 | low[k];
+    top_[0].generate(top, count);
+    if (!low_.empty()) low_[0].generate(low, count);
+    const uint32_t shift = low_.empty() ? 0 : 16;
+    if (joint_) {
+      for (uint32_t k = 0; k < count; ++k) {
+        const uint32_t q = joint_divisor_.quotient(top[k]);
+        port[k] = top[k] - q * ports_;
+        ce[k] = q << shift | low[k];
+      }
+    } else {
+      for (uint32_t k = 0; k < count; ++k) ce[k] = uint32_t(top[k]) << shift | low[k];
+    }
   }
   // [0, count) from x (a rejection, probability below 2^-16, draws again); 2^32 takes x.
   bool draw(uint32_t x, uint32_t& out) const {
@@ -411,7 +442,9 @@ class CeGenerator {
   uint64_t count_;
   uint32_t ports_;
   RangeMapper ce_mapper_;
-  std::vector<FieldGenerator> ce_low_, ce_high_, port_;  // empty: not drawn that way
+  std::vector<FieldGenerator> low_, top_, port_;  // empty: not drawn that way
+  bool joint_ = false;  // top_ draws the top and the port together
+  SmallDivisor joint_divisor_;  // by ports_
   uint64_t next_ce_, stride_;
   uint32_t next_port_ = 0;
   std::vector<CeRow> rows_;
