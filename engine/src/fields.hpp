@@ -148,6 +148,7 @@ class FieldBurst {
    public:
     explicit Writer(const FieldBurst& burst) : b_(burst.b_), stamp_(burst.stamp_) {
       for (uint32_t c = 0; c < kChunks; ++c) offset_[c] = burst.layout_.chunk_offset(c);
+      if (stamp_) checksum_at_ = uint16_t(stamp_->tmpl->udp_offset + 6), tag_at_ = stamp_->tmpl->tag_offset;
     }
     uint32_t write(uint8_t* frame) {
       const uint32_t k = next_++;
@@ -159,18 +160,19 @@ class FieldBurst {
     }
     // write() and stamp_frame() in one, of a stamped burst: `seq` and `tsc` must be the
     // BurstStamp's (first_seq + k for frame k).
-    void stamp(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc) {
+    void stamp(uint8_t* frame, [[maybe_unused]] const FrameTemplate& t, uint32_t seq, uint64_t tsc) {
       assert(stamp_ && stamp_->tmpl == &t && seq == stamp_->first_seq + next_ && tsc == stamp_->tsc);
       const uint32_t k = next_;
       write(frame);  // first: a window may cover the checksum field (with the template's value)
-      std::memcpy(frame + t.udp_offset + 6, &b_.udp_checksum[k], 2);
-      write_tag(frame + t.tag_offset, seq, tag_timestamp(tsc));
+      std::memcpy(frame + checksum_at_, &b_.udp_checksum[k], 2);
+      write_tag(frame + tag_at_, seq, tag_timestamp(tsc));
     }
     void save() const {}
 
    private:
     const BurstWords& b_;
     const BurstStamp* stamp_;
+    uint16_t checksum_at_ = 0, tag_at_ = 0;  // the stamped template's UDP checksum and test tag
     uint16_t offset_[kChunks > 0 ? kChunks : 1];
     uint32_t next_ = 0;
   };

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 #include "errors.hpp"
 #include <rte_errno.h>
@@ -137,11 +138,22 @@ class TxTask final : public Task {
   // stateful phase 1: a precomputed record, FramePatches::Cursor): each frame is copied,
   // patched and stamped in one pass, while it is in the L1 cache.
   template <class Patch>
-  void build_single(uint32_t count, uint64_t tsc, Patch&& patch) {
+  void build_single(uint32_t count, uint64_t tsc, Patch&& given) {
+    const FrameTemplate& t = lane_.streams[0]->tmpl;
+    if (t.head <= HeldTemplate::kBytes && !t.tail)
+      build_single(count, tsc, std::forward<Patch>(given), HeldTemplate(t));
+    else
+      build_single(count, tsc, std::forward<Patch>(given), [&t](rte_mbuf* m) { return copy_template(m, t); });
+  }
+  template <class Patch, class Copy>
+  void build_single(uint32_t count, uint64_t tsc, Patch&& given, const Copy& copy) {
     Stream& st = *lane_.streams[0];
+    // A local copy, whose members the frames' byte stores cannot alias: they stay in registers
+    // (through `given` they were reloaded after every store).
+    std::remove_cvref_t<Patch> patch = given;
     for (uint32_t i = 0; i < count; ++i) {
       burst_stream_[i] = 0;
-      uint8_t* frame = copy_template(burst_[i], st.tmpl);
+      uint8_t* frame = copy(burst_[i]);
       if constexpr (requires { patch.stamp(frame, st.tmpl, 0u, tsc); })  // a stamped FieldBurst's
         patch.stamp(frame, st.tmpl, st.next_seq + i, tsc);
       else
@@ -151,6 +163,29 @@ class TxTask final : public Task {
     st.next_seq += count;
     st.sent += count;
   }
+  // A short template (no jumbo tail) held in vector registers for a burst: each frame's copy
+  // is four 32-byte stores and no loads (copy_template loads the template again for every
+  // frame, since the frames' byte stores may alias it). It writes kBytes, past the frame's
+  // end when the frame is shorter, into the mbuf's data room (2 KiB).
+  struct HeldTemplate {
+    static constexpr uint32_t kBytes = 128;
+    using Part = uint8_t __attribute__((vector_size(32)));
+    explicit HeldTemplate(const FrameTemplate& t) : data_len(uint16_t(t.head)), pkt_len(t.size()) {
+      uint8_t bytes[kBytes] = {};
+      std::memcpy(bytes, t.bytes.data(), t.head);
+      std::memcpy(part, bytes, kBytes);
+    }
+    uint8_t* operator()(rte_mbuf* m) const {
+      uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
+      for (int i = 0; i < 4; ++i) std::memcpy(frame + 32 * i, &part[i], 32);
+      m->data_len = data_len;
+      m->pkt_len = pkt_len;
+      return frame;
+    }
+    Part part[4];
+    uint16_t data_len;
+    uint32_t pkt_len;
+  };
   struct FixedFrames {
     static uint16_t write(uint8_t*) { return 0; }
     static void save() {}
