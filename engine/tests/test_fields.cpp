@@ -380,7 +380,9 @@ TEST(FieldKernels, StampedChecksumsAreStampFramesOnEveryPath) {
         const uint16_t field = udp_checksum_field(sum);
         EXPECT_EQ(b.udp_checksum[k], __builtin_bswap16(field)) << "first_seq " << first_seq << ", frame " << k;
         EXPECT_EQ(fold(b.udp_sum[k]), fold(s.udp_base + b.words[0][k])) << "frame " << k;
-        if (k == 0 && first_seq == 0x1fffe) EXPECT_EQ(field, 0xffff);
+        if (k == 0 && first_seq == 0x1fffe) {
+          EXPECT_EQ(field, 0xffff);
+        }
       }
     }
   });
