@@ -140,10 +140,16 @@ class TxTask final : public Task {
   template <class Patch>
   void build_single(uint32_t count, uint64_t tsc, Patch&& given) {
     const FrameTemplate& t = lane_.streams[0]->tmpl;
-    if (t.head <= HeldTemplate::kBytes && !t.tail)
-      build_single(count, tsc, std::forward<Patch>(given), HeldTemplate(t));
-    else
-      build_single(count, tsc, std::forward<Patch>(given), [&t](rte_mbuf* m) { return copy_template(m, t); });
+    switch (t.tail ? 0 : (t.head + 31) / 32) {  // the 32-byte parts a held template needs
+      case 1:
+      case 2:  // up to 64 bytes: 64-byte frames
+        return build_single(count, tsc, std::forward<Patch>(given), HeldTemplate<2>(t));
+      case 3:
+      case 4:  // up to 128 bytes: 84-byte IPv6, 104-byte encapsulated frames
+        return build_single(count, tsc, std::forward<Patch>(given), HeldTemplate<4>(t));
+      default:
+        return build_single(count, tsc, std::forward<Patch>(given), [&t](rte_mbuf* m) { return copy_template(m, t); });
+    }
   }
   template <class Patch, class Copy>
   void build_single(uint32_t count, uint64_t tsc, Patch&& given, const Copy& copy) {
@@ -164,11 +170,13 @@ class TxTask final : public Task {
     st.sent += count;
   }
   // A short template (no jumbo tail) held in vector registers for a burst: each frame's copy
-  // is four 32-byte stores and no loads (copy_template loads the template again for every
+  // is kParts 32-byte stores and no loads (copy_template loads the template again for every
   // frame, since the frames' byte stores may alias it). It writes kBytes, past the frame's
-  // end when the frame is shorter, into the mbuf's data room (2 KiB).
+  // end when the frame is shorter, into the mbuf's data room (2 KiB). Two parts for short
+  // frames: four had cost a build for SSE more registers than it has.
+  template <int kParts>
   struct HeldTemplate {
-    static constexpr uint32_t kBytes = 128;
+    static constexpr uint32_t kBytes = 32 * kParts;
     using Part = uint8_t __attribute__((vector_size(32)));
     explicit HeldTemplate(const FrameTemplate& t) : data_len(uint16_t(t.head)), pkt_len(t.size()) {
       uint8_t bytes[kBytes] = {};
@@ -177,12 +185,12 @@ class TxTask final : public Task {
     }
     uint8_t* operator()(rte_mbuf* m) const {
       uint8_t* frame = rte_pktmbuf_mtod(m, uint8_t*);
-      for (int i = 0; i < 4; ++i) std::memcpy(frame + 32 * i, &part[i], 32);
+      for (int i = 0; i < kParts; ++i) std::memcpy(frame + 32 * i, &part[i], 32);
       m->data_len = data_len;
       m->pkt_len = pkt_len;
       return frame;
     }
-    Part part[4];
+    Part part[kParts];
     uint16_t data_len;
     uint32_t pkt_len;
   };
