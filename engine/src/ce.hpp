@@ -195,9 +195,9 @@ class CeSource {
 // d) + 1, for every v < 2^16, because the error v * (m - 2^32 / d) / 2^32 < 2^-16 stays below
 // 1 / d, the least distance from v / d up to the next integer.
 struct SmallDivisor {
-  explicit SmallDivisor(uint32_t d = 2) : divisor(d), multiplier(uint32_t((uint64_t(1) << 32) / d + 1)) {}
+  explicit SmallDivisor(uint32_t d = 2) : multiplier(uint32_t((uint64_t(1) << 32) / d + 1)) {}
   uint32_t quotient(uint32_t v) const { return uint32_t(uint64_t(v) * multiplier >> 32); }
-  uint32_t divisor, multiplier;
+  uint32_t multiplier;
 };
 
 // A row of the words a CE writes into a frame: where, and which checksums cover it.
@@ -410,7 +410,8 @@ class CeGenerator {
     }
     uint16_t top[kMaxBurst], low[kMaxBurst] = {}, index[kMaxBurst] = {};
     if (!port_.empty()) port_[0].generate(index, count);
-    for (uint32_t k = 0; k < count; ++k) port[k] = index[k];
+    if (!joint_)  // (joint: the ports come with the top, below)
+      for (uint32_t k = 0; k < count; ++k) port[k] = index[k];
     if (top_.empty()) {  // more than 65,536 CEs, not a power of two: 32-bit draws
       for (uint32_t k = 0; k < count; ++k)
         while (!draw(uint32_t(rng_.next()), ce[k])) {
