@@ -148,7 +148,7 @@ class FieldBurst {
    public:
     explicit Writer(const FieldBurst& burst) : b_(burst.b_), stamp_(burst.stamp_) {
       for (uint32_t c = 0; c < kChunks; ++c) offset_[c] = burst.layout_.chunk_offset(c);
-      if (stamp_) checksum_at_ = uint16_t(stamp_->tmpl->udp_offset + 6), tag_at_ = stamp_->tmpl->tag_offset;
+      if (stamp_) checksum_at_ = stamp_->tmpl->checksum_offset, tag_at_ = stamp_->tmpl->tag_offset;
     }
     uint32_t write(uint8_t* frame) {
       const uint32_t k = next_++;

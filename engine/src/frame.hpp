@@ -14,8 +14,8 @@ struct rte_mbuf;
 
 namespace xlp {
 
-// The test tag at the start of the UDP payload (docs/protocol.md, "Test frame payload"; the
-// hello reply reports this layout as limits.tag).
+// The test tag: at the start of the UDP payload, or in a TCP segment's first option
+// (docs/protocol.md, "Test frame payload"; the hello reply reports this layout as limits.tag).
 constexpr uint8_t kMagic[6] = {'X', 'L', 'A', 'T', 'P', 'F'};
 constexpr size_t kTagStream = 6;       // stream id, 1 byte
 constexpr size_t kTagTrial = 7;        // trial tag, 1 byte
@@ -31,8 +31,9 @@ constexpr size_t kFcs = 4;             // counted in frame sizes, appended by th
 // mbuf segment are sent as a per-frame head segment plus a shared tail (FrameTemplate).
 constexpr size_t kMaxFrameSize = 9216;
 // A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, an
-// IPv6 tunnel header, the IP header, UDP and the test tag: 128 bytes at most) lies in it.
-constexpr uint32_t kJumboHead = 128;
+// IPv6 tunnel header, the IP header, UDP and the test tag or TCP with its options: 146 bytes
+// at most) lies in it.
+constexpr uint32_t kJumboHead = 192;
 // The largest frame (on the wire, FCS and VLAN tags included) the ports are set up to carry
 // when the engine is started without --max-frame-size: a full-size Ethernet frame (1518
 // bytes) with two VLAN tags.
@@ -106,8 +107,25 @@ inline size_t read_vlan_tags(const uint8_t* p, size_t len, VlanStack& vlan) {
 }
 
 // IP protocol numbers of the headers a frame's stack may hold (IANA; IPv6 next header values).
-constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoDestOptions = 60;
+constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoTcp = 6, kProtoDestOptions = 60;
 constexpr size_t kIpv6Header = 40;
+
+// TCP (RFC 9293 §3.1). A test segment carries the test tag in its first option, an
+// experimental option (RFC 6994: kind 254, then a 16-bit ExID) whose ExID is the tag's first
+// two magic bytes "XL": the tag's place does not depend on the payload, so handshake segments
+// (no payload) carry it as data segments do, and NATs leave options alone. A SYN or SYN-ACK
+// also carries the window scale option (RFC 7323 §2.2, after a NOP), so that a DUT tracking
+// windows accepts phase 2's data with acknowledgements that stay behind (docs/tcp.md).
+constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10;
+constexpr size_t kTcpHeader = 20;  // without options
+constexpr uint8_t kTagOptionKind = 254;
+constexpr size_t kTagOption = 2 + kTagSize;  // kind, length, the tag
+constexpr size_t kWindowScaleOption = 4;     // NOP, kind 3, length 3, shift
+constexpr uint8_t kWindowShift = 14;         // the largest RFC 7323 allows: a 1 GiB window
+constexpr uint16_t kTcpWindow = 0xffff;
+inline size_t tcp_header_size(uint8_t flags) {
+  return kTcpHeader + kTagOption + ((flags & kTcpSyn) ? kWindowScaleOption : 0);
+}
 
 // An RFC 2473 IPv6 tunnel header around a frame's IP packet (IPv4 in IPv6 for DS-Lite, lw4o6
 // and MAP-E; IPv6 in IPv6 too): the tunnel entry and exit point addresses.
@@ -116,10 +134,12 @@ struct Tunnel {
 };
 
 // A frame: Ethernet (with `vlan`), an optional IPv6 tunnel header, one IPv4 or IPv6 header
-// (`ip_version`, the addresses), UDP and the test tag. The stack is data: its layers' offsets
-// are in the template, and the parser walks the same layers.
+// (`ip_version`, the addresses), UDP or TCP (`l4`) and the test tag. The stack is data: its
+// layers' offsets are in the template, and the parser walks the same layers.
 struct FrameSpec {
-  int ip_version = 4;                 // of the IP header that carries UDP (the inner one)
+  int ip_version = 4;                 // of the IP header that carries UDP or TCP (the inner one)
+  uint8_t l4 = kProtoUdp;             // kProtoUdp or kProtoTcp
+  uint8_t tcp_flags = kTcpAck;        // TCP: the segment's flags (kTcpSyn: with window scale)
   std::array<uint8_t, 6> src_mac{}, dst_mac{};
   std::array<uint8_t, 16> src_ip{}, dst_ip{};  // IPv4 uses the first 4 bytes
   uint16_t src_port = 0xC020, dst_port = 7;    // RFC 2544 App. C
@@ -133,21 +153,29 @@ struct FrameSpec {
 
 inline size_t ip_header_size(int ip_version) { return ip_version == 4 ? 20 : 40; }
 
-// Smallest frame whose UDP payload holds the test tag: 64 bytes for IPv4, 84 for IPv6, 40 more
-// in an IPv6 tunnel.
-inline uint32_t min_frame_size(int ip_version, bool tunnel = false) {
-  return uint32_t(kEthHeader + (tunnel ? kIpv6Header : 0) + ip_header_size(ip_version) + kUdpHeader +
-                  kTagSize + kFcs);
+// The transport header up to the test tag's end: UDP's 8 bytes and the tag, or TCP's header
+// with its options (the tag among them).
+inline size_t l4_header_size(uint8_t l4, uint8_t tcp_flags) {
+  return l4 == kProtoTcp ? tcp_header_size(tcp_flags) : kUdpHeader + kTagSize;
+}
+
+// Smallest frame that holds the test tag: 64 bytes for IPv4 UDP, 84 for IPv6 UDP, 40 more in
+// an IPv6 tunnel; a TCP segment without payload (78 and 98 bytes, 4 more for a SYN).
+inline uint32_t min_frame_size(int ip_version, bool tunnel = false, uint8_t l4 = kProtoUdp,
+                               uint8_t tcp_flags = kTcpAck) {
+  return uint32_t(kEthHeader + (tunnel ? kIpv6Header : 0) + ip_header_size(ip_version) +
+                  l4_header_size(l4, tcp_flags) + kFcs);
 }
 
 // A frame prepared once per trial and stream. Per frame only the sequence number, the
-// timestamp and the UDP checksum change; the checksum is updated from `base_sum`, the
-// unfolded-equivalent sum of everything else (pseudo header, UDP header, payload with the
-// varying fields zero), so no per-frame pass over the payload is needed.
+// timestamp and the transport checksum change; the checksum is updated from `base_sum`, the
+// unfolded-equivalent sum of everything else (pseudo header, UDP or TCP header, payload with
+// the varying fields zero), so no per-frame pass over the payload is needed.
 struct FrameTemplate {
   std::vector<uint8_t> bytes;  // the frame without FCS
-  uint16_t udp_offset = 0;     // start of the UDP header
-  uint16_t tag_offset = 0;     // start of the UDP payload (the test tag)
+  uint16_t l4_offset = 0;      // start of the UDP or TCP header
+  uint16_t checksum_offset = 0;  // of the UDP or TCP checksum
+  uint16_t tag_offset = 0;     // start of the test tag (UDP payload, or in the TCP option)
   uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
   uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
   uint16_t ip_offset = 0;      // start of the IP header that carries UDP
@@ -155,7 +183,7 @@ struct FrameTemplate {
   // Bytes the sender copies per frame: all of them, or for a frame longer than one mbuf
   // segment only the first kJumboHead; the rest is `tail`, one read-only segment shared by
   // every frame of the stream (reference-counted, chained after each frame's own head, so a
-  // 9000-byte frame costs a 128-byte copy). Set up by the data plane (runtime.cpp).
+  // 9000-byte frame costs a 192-byte copy). Set up by the data plane (runtime.cpp).
   uint32_t head = 0;
   rte_mbuf* tail = nullptr;
   uint32_t size() const { return uint32_t(bytes.size()); }
@@ -189,13 +217,15 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
   write_tag(frame + t.tag_offset, seq, ts);
   uint64_t sum = extra_sum + t.base_sum + seq_sum(seq) + timestamp_sum(ts);
   uint16_t csum_be = __builtin_bswap16(udp_checksum_field(sum));
-  std::memcpy(frame + t.udp_offset + 6, &csum_be, 2);
+  std::memcpy(frame + t.checksum_offset, &csum_be, 2);
 }
 
 struct TestTag {
   uint16_t outer_offset = 0;  // where the first IP header starts (a tunnel's, if any)
   uint16_t l3_offset = 0;     // where the IP header that carries UDP starts
-  uint16_t l4_offset = 0;     // where the UDP header starts
+  uint16_t l4_offset = 0;     // where the UDP or TCP header starts
+  uint16_t tag_offset = 0;    // where the test tag starts
+  uint8_t l4 = kProtoUdp;     // kProtoUdp or kProtoTcp
   VlanStack vlan;          // the frame's VLAN IDs
   uint8_t stream = 0;
   uint8_t trial_tag = 0;
@@ -227,10 +257,21 @@ inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uin
   return next;
 }
 
+// Where a TCP segment at `off` carries the test tag: its first option must be the tag option
+// (kind 254, length 20) inside the header its data offset gives; 0 if it is not there.
+inline uint32_t tcp_tag_offset(const uint8_t* p, uint32_t len, uint32_t off) {
+  if (len < off + kTcpHeader + kTagOption) return 0;
+  const uint32_t header = (p[off + 12] >> 4) * 4u;
+  if (header < kTcpHeader + kTagOption || p[off + kTcpHeader] != kTagOptionKind || p[off + kTcpHeader + 1] != kTagOption)
+    return 0;
+  return off + uint32_t(kTcpHeader) + 2;
+}
+
 // Recognises an xlatperf test frame: Ethernet with up to two VLAN tags, at most one IPv6
 // tunnel header (RFC 2473: IPv4 or IPv6 in IPv6), IPv4 without fragmentation or IPv6 without
-// extension headers, UDP, magic at the start of the payload. `len`: the bytes at `p` (the
-// first segment of a multi-segment frame holds all of these).
+// extension headers, UDP with the magic at the start of the payload or TCP with it in the
+// tag option. `len`: the bytes at `p` (the first segment of a multi-segment frame holds all
+// of these).
 inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
   uint32_t off = uint32_t(read_vlan_tags(p, len, out.vlan));
   if (off == 0) return false;
@@ -241,14 +282,18 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
   for (int layer = 0;; ++layer) {
     out.l3_offset = uint16_t(off);
     const uint8_t next = walk_ip_header(p, len, proto, off);
-    if (next == kProtoUdp) break;
+    if (next == kProtoUdp || next == kProtoTcp) {
+      out.l4 = next;
+      break;
+    }
     // An IP header inside a tunnel's IPv6 header; nothing deeper.
     if (layer == 1 || proto != kProtoIpv6 || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
     proto = next;
   }
   out.l4_offset = uint16_t(off);
-  off += kUdpHeader;
-  if (len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;
+  off = out.l4 == kProtoUdp ? off + uint32_t(kUdpHeader) : tcp_tag_offset(p, len, off);
+  if (off == 0 || len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;
+  out.tag_offset = uint16_t(off);
   const uint8_t* tag = p + off;
   out.stream = tag[kTagStream];
   out.trial_tag = tag[kTagTrial];

@@ -14,8 +14,8 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
   for (const VarySpec& v : stream.vary) {
     FieldSpec f{v.name, 0, 0, false, false, v.mode, v.min, v.max};
     switch (v.field) {
-      case VarySpec::Field::kSrcPort: f.word_offset = tmpl.udp_offset; break;
-      case VarySpec::Field::kDstPort: f.word_offset = uint16_t(tmpl.udp_offset + 2); break;
+      case VarySpec::Field::kSrcPort: f.word_offset = tmpl.l4_offset; break;
+      case VarySpec::Field::kDstPort: f.word_offset = uint16_t(tmpl.l4_offset + 2); break;
       case VarySpec::Field::kSrcIp:
       case VarySpec::Field::kDstIp: {
         const bool src = v.field == VarySpec::Field::kSrcIp;
@@ -34,13 +34,13 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
 }
 
 CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
-                   uint16_t udp_offset) {
+                   uint16_t l4_offset) {
   CeLayout out;
   const uint16_t v6 = ce.src ? 8 : 24, v4 = ce.src ? 12 : 16;
   if (fields & CePlan::kTunnel) out.ipv6 = uint16_t(outer_offset + v6);
   if (fields & CePlan::kIpv6) out.ipv6 = uint16_t(ip_offset + v6), out.ipv6_in_udp = true;
   if ((fields & CePlan::kIpv4) && ip_version == 4) out.ipv4 = uint16_t(ip_offset + v4);
-  if (fields & CePlan::kPort) out.port = uint16_t(udp_offset + (ce.src ? 0 : 2));
+  if (fields & CePlan::kPort) out.port = uint16_t(l4_offset + (ce.src ? 0 : 2));
   return out;
 }
 

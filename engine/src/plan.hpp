@@ -38,7 +38,7 @@ struct CePlan {
 
 // Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none).
 CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
-                   uint16_t udp_offset);
+                   uint16_t l4_offset);
 
 // The receiver's check of a test frame's CE fields (ce.rx), their layers found by the parser
 // (`tag`): false when the frame lacks one of them or they name no CE in use or two.

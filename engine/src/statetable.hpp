@@ -49,7 +49,7 @@ class StateTable {
     deltas_.resize(size_t(size()));
     const uint8_t* ip = t.bytes.data() + t.ip_offset;
     const uint8_t* tmpl_addrs = ip + (version_ == 4 ? 12 : 8);
-    const uint8_t* tmpl_ports = t.bytes.data() + t.udp_offset;
+    const uint8_t* tmpl_ports = t.bytes.data() + t.l4_offset;
     const uint64_t not_template_addrs = uint64_t(uint16_t(~fold(sum_words(tmpl_addrs, 2 * addr_len()))));
     const uint64_t not_template_ports = uint64_t(uint16_t(~fold(sum_words(tmpl_ports, 4))));
     for (uint64_t i = 0; i < size(); ++i) {
@@ -69,7 +69,7 @@ class StateTable {
     uint8_t* addrs = frame + t.ip_offset + (version_ == 4 ? 12 : 8);
     std::memcpy(addrs, tuple + alen, alen);         // source = the stored destination
     std::memcpy(addrs + alen, tuple, alen);         // destination = the stored source
-    uint8_t* ports = frame + t.udp_offset;
+    uint8_t* ports = frame + t.l4_offset;
     std::memcpy(ports, tuple + 2 * alen + 2, 2);    // source port = the stored destination port
     std::memcpy(ports + 2, tuple + 2 * alen, 2);
     if (version_ == 4) {

@@ -38,6 +38,25 @@ inline bool udp_checksum_ok(const uint8_t* f, size_t len, size_t ip = 14) {
   return reference_checksum(pseudo) == 0;
 }
 
+// Verifies the TCP checksum of an Ethernet frame carrying IPv4 or IPv6 + TCP (RFC 9293 §3.1):
+// the segment's length from the IP header, the pseudo header with protocol 6.
+inline bool tcp_checksum_ok(const uint8_t* f, size_t len, size_t ip = 14) {
+  const bool v4 = (f[ip] >> 4) == 4;
+  const size_t tcp = ip + (v4 ? 20 : 40);
+  const size_t tcp_len = v4 ? size_t(f[ip + 2] << 8 | f[ip + 3]) - 20 : size_t(f[ip + 4] << 8 | f[ip + 5]);
+  if (tcp + tcp_len > len || (v4 ? f[ip + 9] : f[ip + 6]) != 6) return false;
+  std::vector<uint8_t> pseudo;
+  const size_t alen = v4 ? 4 : 16;
+  const uint8_t* src = f + ip + (v4 ? 12 : 8);
+  pseudo.insert(pseudo.end(), src, src + 2 * alen);
+  pseudo.push_back(0);
+  pseudo.push_back(6);
+  pseudo.push_back(uint8_t(tcp_len >> 8));
+  pseudo.push_back(uint8_t(tcp_len));
+  pseudo.insert(pseudo.end(), f + tcp, f + tcp + tcp_len);
+  return reference_checksum(pseudo) == 0;
+}
+
 // A stream of the RFC 2544 / RFC 5180 test addresses with minimum-size frames (64 bytes for
 // IPv4, 84 for IPv6) and no varying fields yet.
 inline xlp::StreamPlan test_stream(int v) {

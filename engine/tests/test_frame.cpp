@@ -230,7 +230,7 @@ TEST(Frame, TemplatesCarryTheirVlanTags) {
       EXPECT_EQ(std::vector<uint8_t>(f.begin() + 12 + 4 * count, f.end()),
                 std::vector<uint8_t>(plain.bytes.begin() + 12, plain.bytes.end()));
       EXPECT_EQ(t.ip_offset, 14 + 4 * count);
-      EXPECT_EQ(t.udp_offset, plain.udp_offset + 4 * count);
+      EXPECT_EQ(t.l4_offset, plain.l4_offset + 4 * count);
       EXPECT_EQ(t.base_sum, plain.base_sum);
       std::vector<uint8_t> g = f;
       stamp_frame(g.data(), t, 77, 12345);

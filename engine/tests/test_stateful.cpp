@@ -120,7 +120,7 @@ TEST(StateTable, LearnsTuplesAndAnswersSwappedWithValidChecksums) {
       if (v == 4) {
         ASSERT_EQ(reference_checksum({frame.begin() + 14, frame.begin() + 34}), 0);
       }
-      const size_t udp = t.udp_offset;
+      const size_t udp = t.l4_offset;
       EXPECT_EQ(frame[udp] << 8 | frame[udp + 1], 80);                 // source port = stored dport
       EXPECT_EQ(frame[udp + 2] << 8 | frame[udp + 3], int(40000 + i));  // destination = stored sport
       const size_t dst = 14 + (v == 4 ? 16 : 24);

@@ -1,0 +1,187 @@
+// The TCP of stateful tests (docs/tcp.md): stateless endpoints whose initial sequence numbers
+// come from a keyed hash, and the segments they send, written into frame templates (frame.hpp,
+// l4 = kProtoTcp). The Initiator's ISN is a hash of its four-tuple as it sends it, so that it
+// recognises the SYN-ACK's acknowledgement without remembering the SYN; the Responder's ISN is
+// a hash of the Initiator's ISN (the SYN's sequence number, which the DUT does not change), so
+// that it recognises the handshake's ACK without a table lookup, and either side can compute
+// both. The idea is that of SYN cookies; the hash is no secret against an attacker (a lab
+// tester's key only makes the numbers look unrelated to the DUT). Pure: no DPDK.
+#pragma once
+#include <cstdint>
+#include <cstring>
+
+#include "checksum.hpp"
+#include "frame.hpp"
+
+namespace xlp {
+
+struct TcpKey {
+  uint64_t k0 = 0, k1 = 0;
+};
+
+namespace tcp_detail {
+// A 64-bit finaliser (multiply and xor-shift rounds): every input bit affects every output bit.
+inline uint64_t mix(uint64_t x) {
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ull;
+  x ^= x >> 32;
+  x *= 0xd6e8feb86659fd93ull;
+  x ^= x >> 32;
+  return x;
+}
+inline uint64_t load64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+inline uint32_t load32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+inline uint32_t get32(const uint8_t* p) { return __builtin_bswap32(load32(p)); }
+inline void put32(uint8_t* p, uint32_t v) {
+  v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
+}
+}  // namespace tcp_detail
+
+// The Initiator's ISN for the connection between its `local` and `remote` address (4 or 16
+// bytes each, `addr_len`) and ports (as on the wire, big endian): the same whether read from a
+// segment it sends or, swapped, from one it receives.
+inline uint32_t initiator_isn(const TcpKey& key, const uint8_t* local, const uint8_t* remote, size_t addr_len,
+                              const uint8_t* local_port, const uint8_t* remote_port) {
+  using namespace tcp_detail;
+  uint64_t h = key.k0 ^ addr_len;
+  if (addr_len == 4) {
+    h = mix(h ^ (uint64_t(load32(local)) << 32 | load32(remote)));
+  } else {
+    h = mix(h ^ load64(local));
+    h = mix(h ^ load64(local + 8));
+    h = mix(h ^ load64(remote));
+    h = mix(h ^ load64(remote + 8));
+  }
+  uint16_t lp, rp;
+  std::memcpy(&lp, local_port, 2);
+  std::memcpy(&rp, remote_port, 2);
+  return uint32_t(mix(h ^ (uint64_t(lp) << 16 | rp)));
+}
+
+// The Responder's ISN for a connection whose SYN carried sequence number `initiator_isn`.
+inline uint32_t responder_isn(const TcpKey& key, uint32_t initiator_isn) {
+  return uint32_t(tcp_detail::mix(key.k1 ^ initiator_isn));
+}
+
+// Where a TCP frame's fields are: the IP header that carries TCP and the TCP header.
+struct TcpView {
+  const uint8_t* ip;
+  const uint8_t* tcp;
+  size_t addr_len;  // 4 or 16
+  const uint8_t* src() const { return ip + (addr_len == 4 ? 12 : 8); }
+  const uint8_t* dst() const { return src() + addr_len; }
+  const uint8_t* src_port() const { return tcp; }
+  const uint8_t* dst_port() const { return tcp + 2; }
+  uint32_t seq() const { return tcp_detail::get32(tcp + 4); }
+  uint32_t ack() const { return tcp_detail::get32(tcp + 8); }
+  uint8_t flags() const { return tcp[13]; }
+};
+
+// A parsed test frame's TCP fields (TestTag from parse_test_frame, l4 == kProtoTcp).
+inline TcpView tcp_view(const uint8_t* frame, const TestTag& tag) {
+  const bool v4 = (frame[tag.l3_offset] >> 4) == 4;
+  return {frame + tag.l3_offset, frame + tag.l4_offset, size_t(v4 ? 4 : 16)};
+}
+
+// One segment to send: the four-tuple as it goes out (addresses of the template's IP version;
+// ports big endian, as read from a segment), the sequence and acknowledgement numbers, and
+// the test tag's sequence number and timestamp (tag_timestamp).
+struct TcpSegment {
+  const uint8_t* src;
+  const uint8_t* dst;
+  const uint8_t* src_port;
+  const uint8_t* dst_port;
+  uint32_t seq = 0, ack = 0;
+  uint32_t tag_seq = 0;
+  uint64_t timestamp = 0;
+};
+
+// A TCP frame template prepared for write_segment: built (build_template) with zero addresses,
+// ports, sequence and acknowledgement numbers, so that its sums hold none of them.
+struct SegmentTemplate {
+  FrameTemplate tmpl;
+  size_t addr_len = 4;
+  // Throws std::invalid_argument when `spec` is no TCP frame.
+  SegmentTemplate(FrameSpec spec, uint8_t stream_id, uint8_t trial_tag) {
+    if (spec.l4 != kProtoTcp) throw std::invalid_argument("a segment template needs l4 = TCP");
+    spec.src_ip = {};
+    spec.dst_ip = {};
+    spec.src_port = spec.dst_port = 0;
+    tmpl = build_template(spec, stream_id, trial_tag);
+    addr_len = spec.ip_version == 4 ? 4 : 16;
+  }
+};
+
+// Writes `seg` as a frame of template `st` at `out` (the template's size; the caller sets the
+// frame's length): the template's bytes, the four-tuple, the numbers, the tag, both checksums.
+inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegment& seg) {
+  using namespace tcp_detail;
+  const FrameTemplate& t = st.tmpl;
+  std::memcpy(out, t.bytes.data(), t.size());
+  const size_t alen = st.addr_len;
+  uint8_t* addrs = out + t.ip_offset + (alen == 4 ? 12 : 8);
+  std::memcpy(addrs, seg.src, alen);
+  std::memcpy(addrs + alen, seg.dst, alen);
+  uint8_t* l4 = out + t.l4_offset;
+  std::memcpy(l4, seg.src_port, 2);
+  std::memcpy(l4 + 2, seg.dst_port, 2);
+  put32(l4 + 4, seg.seq);
+  put32(l4 + 8, seg.ack);
+  const uint64_t ts = tag_timestamp(seg.timestamp);
+  write_tag(out + t.tag_offset, seg.tag_seq, ts);
+  const uint64_t addr_sum = sum_words(addrs, 2 * alen);
+  if (alen == 4) {
+    const uint16_t csum = __builtin_bswap16(uint16_t(~fold(uint64_t(t.ipv4_header_sum) + addr_sum)));
+    std::memcpy(out + t.ip_offset + 10, &csum, 2);
+  }
+  const uint64_t sum = t.base_sum + addr_sum + sum_words(l4, 4) + seq_sum(seg.seq) + seq_sum(seg.ack) + seq_sum(seg.tag_seq) + timestamp_sum(ts);
+  const uint16_t csum = __builtin_bswap16(udp_checksum_field(sum));
+  std::memcpy(out + t.checksum_offset, &csum, 2);
+}
+
+// The handshake (RFC 9293 §3.5), each step a reply to the segment before it. Each returns
+// false, writing nothing, when the received segment is not the one the step expects (wrong
+// flags or acknowledgement: the DUT changed it, or it is not this test's).
+
+// Responder: a SYN (the Initiator's tuple as the DUT translated it) is answered by a SYN-ACK
+// from the Responder's ISN that acknowledges the SYN, with the SYN's tag sequence number and
+// timestamp (so that the SYN-ACKs' stream has the SYNs' sequence and the SYN's send time).
+inline bool answer_syn(uint8_t* out, const SegmentTemplate& syn_ack, const TcpKey& key, const TcpView& syn,
+                       uint32_t tag_seq, uint64_t timestamp) {
+  if (syn.flags() != kTcpSyn || syn.ack() != 0 || syn.addr_len != syn_ack.addr_len) return false;
+  write_segment(out, syn_ack,
+                {syn.dst(), syn.src(), syn.dst_port(), syn.src_port(), responder_isn(key, syn.seq()), syn.seq() + 1,
+                 tag_seq, timestamp});
+  return true;
+}
+
+// Initiator: a SYN-ACK that acknowledges the ISN of its tuple is answered by the ACK that
+// completes the handshake (no payload).
+inline bool answer_syn_ack(uint8_t* out, const SegmentTemplate& ack, const TcpKey& key, const TcpView& syn_ack,
+                           uint32_t tag_seq, uint64_t timestamp) {
+  if (syn_ack.flags() != (kTcpSyn | kTcpAck) || syn_ack.addr_len != ack.addr_len) return false;
+  const uint32_t isn = initiator_isn(key, syn_ack.dst(), syn_ack.src(), syn_ack.addr_len, syn_ack.dst_port(),
+                                     syn_ack.src_port());
+  if (syn_ack.ack() != isn + 1) return false;
+  write_segment(out, ack,
+                {syn_ack.dst(), syn_ack.src(), syn_ack.dst_port(), syn_ack.src_port(), isn + 1, syn_ack.seq() + 1,
+                 tag_seq, timestamp});
+  return true;
+}
+
+// Responder: the handshake's ACK completes a connection when it acknowledges the Responder's
+// ISN for the Initiator's (its sequence number less one).
+inline bool completes_handshake(const TcpKey& key, const TcpView& ack) {
+  return ack.flags() == kTcpAck && ack.ack() == responder_isn(key, ack.seq() - 1) + 1;
+}
+
+}  // namespace xlp
