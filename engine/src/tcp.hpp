@@ -7,8 +7,10 @@
 // both. The idea is that of SYN cookies; the hash is no secret against an attacker (a lab
 // tester's key only makes the numbers look unrelated to the DUT). Pure: no DPDK.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 #include "checksum.hpp"
 #include "frame.hpp"
@@ -67,6 +69,20 @@ inline uint32_t initiator_isn(const TcpKey& key, const uint8_t* local, const uin
   return uint32_t(mix(h ^ (uint64_t(lp) << 16 | rp)));
 }
 
+// Writes the Initiator's ISN into a SYN built from a template (sequence number 0 there) and
+// updates its TCP checksum (RFC 1624), for the tuple the frame carries.
+inline void stamp_isn(uint8_t* frame, const FrameTemplate& t, const TcpKey& key) {
+  using namespace tcp_detail;
+  const size_t alen = (frame[t.ip_offset] >> 4) == 4 ? 4 : 16;
+  const uint8_t* addrs = frame + t.ip_offset + (alen == 4 ? 12 : 8);
+  uint8_t* l4 = frame + t.l4_offset;
+  const uint32_t isn = initiator_isn(key, addrs, addrs + alen, alen, l4, l4 + 2);
+  put32(l4 + 4, isn);
+  const uint16_t old = uint16_t(frame[t.checksum_offset] << 8 | frame[t.checksum_offset + 1]);
+  const uint16_t csum = __builtin_bswap16(udp_checksum_field(uint64_t(uint16_t(~old)) + seq_sum(isn)));
+  std::memcpy(frame + t.checksum_offset, &csum, 2);
+}
+
 // The Responder's ISN for a connection whose SYN carried sequence number `initiator_isn`.
 inline uint32_t responder_isn(const TcpKey& key, uint32_t initiator_isn) {
   return uint32_t(tcp_detail::mix(key.k1 ^ initiator_isn));
@@ -93,17 +109,30 @@ inline TcpView tcp_view(const uint8_t* frame, const TestTag& tag) {
 }
 
 // One segment to send: the four-tuple as it goes out (addresses of the template's IP version;
-// ports big endian, as read from a segment), the sequence and acknowledgement numbers, and
-// the test tag's sequence number and timestamp (tag_timestamp).
+// ports as on the wire), the sequence and acknowledgement numbers, and the test tag's sequence
+// number and timestamp (tag_timestamp). A copy, so that a reply may overwrite the segment it
+// answers in place.
 struct TcpSegment {
-  const uint8_t* src;
-  const uint8_t* dst;
-  const uint8_t* src_port;
-  const uint8_t* dst_port;
+  std::array<uint8_t, 16> src{}, dst{};
+  std::array<uint8_t, 2> src_port{}, dst_port{};
   uint32_t seq = 0, ack = 0;
   uint32_t tag_seq = 0;
   uint64_t timestamp = 0;
 };
+
+// The reply to `in` (its source and destination swapped) with the given numbers.
+inline TcpSegment reply_to(const TcpView& in, uint32_t seq, uint32_t ack, uint32_t tag_seq, uint64_t timestamp) {
+  TcpSegment out;
+  std::memcpy(out.src.data(), in.dst(), in.addr_len);
+  std::memcpy(out.dst.data(), in.src(), in.addr_len);
+  std::memcpy(out.src_port.data(), in.dst_port(), 2);
+  std::memcpy(out.dst_port.data(), in.src_port(), 2);
+  out.seq = seq;
+  out.ack = ack;
+  out.tag_seq = tag_seq;
+  out.timestamp = timestamp;
+  return out;
+}
 
 // A TCP frame template prepared for write_segment: built (build_template) with zero addresses,
 // ports, sequence and acknowledgement numbers, so that its sums hold none of them.
@@ -129,11 +158,11 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
   std::memcpy(out, t.bytes.data(), t.size());
   const size_t alen = st.addr_len;
   uint8_t* addrs = out + t.ip_offset + (alen == 4 ? 12 : 8);
-  std::memcpy(addrs, seg.src, alen);
-  std::memcpy(addrs + alen, seg.dst, alen);
+  std::memcpy(addrs, seg.src.data(), alen);
+  std::memcpy(addrs + alen, seg.dst.data(), alen);
   uint8_t* l4 = out + t.l4_offset;
-  std::memcpy(l4, seg.src_port, 2);
-  std::memcpy(l4 + 2, seg.dst_port, 2);
+  std::memcpy(l4, seg.src_port.data(), 2);
+  std::memcpy(l4 + 2, seg.dst_port.data(), 2);
   put32(l4 + 4, seg.seq);
   put32(l4 + 8, seg.ack);
   const uint64_t ts = tag_timestamp(seg.timestamp);
@@ -150,7 +179,8 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
 
 // The handshake (RFC 9293 §3.5), each step a reply to the segment before it. Each returns
 // false, writing nothing, when the received segment is not the one the step expects (wrong
-// flags or acknowledgement: the DUT changed it, or it is not this test's).
+// flags or acknowledgement: the DUT changed it, or it is not this test's). `out` may be the
+// received segment's own buffer: the reply is written in place.
 
 // Responder: a SYN (the Initiator's tuple as the DUT translated it) is answered by a SYN-ACK
 // from the Responder's ISN that acknowledges the SYN, with the SYN's tag sequence number and
@@ -158,9 +188,7 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
 inline bool answer_syn(uint8_t* out, const SegmentTemplate& syn_ack, const TcpKey& key, const TcpView& syn,
                        uint32_t tag_seq, uint64_t timestamp) {
   if (syn.flags() != kTcpSyn || syn.ack() != 0 || syn.addr_len != syn_ack.addr_len) return false;
-  write_segment(out, syn_ack,
-                {syn.dst(), syn.src(), syn.dst_port(), syn.src_port(), responder_isn(key, syn.seq()), syn.seq() + 1,
-                 tag_seq, timestamp});
+  write_segment(out, syn_ack, reply_to(syn, responder_isn(key, syn.seq()), syn.seq() + 1, tag_seq, timestamp));
   return true;
 }
 
@@ -172,9 +200,7 @@ inline bool answer_syn_ack(uint8_t* out, const SegmentTemplate& ack, const TcpKe
   const uint32_t isn = initiator_isn(key, syn_ack.dst(), syn_ack.src(), syn_ack.addr_len, syn_ack.dst_port(),
                                      syn_ack.src_port());
   if (syn_ack.ack() != isn + 1) return false;
-  write_segment(out, ack,
-                {syn_ack.dst(), syn_ack.src(), syn_ack.dst_port(), syn_ack.src_port(), isn + 1, syn_ack.seq() + 1,
-                 tag_seq, timestamp});
+  write_segment(out, ack, reply_to(syn_ack, isn + 1, syn_ack.seq() + 1, tag_seq, timestamp));
   return true;
 }
 

@@ -212,8 +212,29 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
   for (uint16_t port : {uint16_t(1024), uint16_t(40000), uint16_t(65535)}) {
     const uint8_t cport[2] = {uint8_t(port >> 8), uint8_t(port)}, sport[2] = {0, 80};
     const uint32_t isn_i = initiator_isn(key, client.data(), server.data(), alen, cport, sport);
-    std::vector<uint8_t> syn(syn_t.tmpl.size());
-    write_segment(syn.data(), syn_t, {client.data(), server.data(), cport, sport, isn_i, 0, 11, 0x1234});
+    // The Initiator's SYN as its sender builds it: the template's tuple, then the ISN.
+    FrameSpec syn_spec = tcp_spec(v, kTcpSyn);
+    syn_spec.src_ip = client;
+    syn_spec.dst_ip = server;
+    syn_spec.src_port = port;
+    syn_spec.dst_port = 80;
+    const FrameTemplate syn_tmpl = build_template(syn_spec, 1, 7);
+    std::vector<uint8_t> syn = syn_tmpl.bytes;
+    stamp_frame(syn.data(), syn_tmpl, 11, 0x1234);
+    stamp_isn(syn.data(), syn_tmpl, key);
+    EXPECT_EQ(get32(&syn[14 + (v == 4 ? 20 : 40) + 4]), isn_i);
+    // The same SYN from the segment writer.
+    TcpSegment seg;
+    std::copy(client.begin(), client.end(), seg.src.begin());
+    std::copy(server.begin(), server.end(), seg.dst.begin());
+    seg.src_port = {cport[0], cport[1]};
+    seg.dst_port = {sport[0], sport[1]};
+    seg.seq = isn_i;
+    seg.tag_seq = 11;
+    seg.timestamp = 0x1234;
+    std::vector<uint8_t> written(syn_t.tmpl.size());
+    write_segment(written.data(), syn_t, seg);
+    EXPECT_EQ(written, syn);
     ASSERT_TRUE(tcp_checksum_ok(syn.data(), syn.size()));
     if (v == 4) {
       ASSERT_EQ(reference_checksum({syn.begin() + 14, syn.begin() + 34}), 0);
@@ -224,8 +245,12 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
     TestTag tag;
     const TcpView s = view_of(syn_in, tag);
     EXPECT_EQ(s.seq(), isn_i);
-    std::vector<uint8_t> syn_ack(syn_ack_t.tmpl.size());
-    ASSERT_TRUE(answer_syn(syn_ack.data(), syn_ack_t, key, s, tag.seq, tag.timestamp));
+    // Answered in place, in the received frame's buffer, as the Responder's receiver does.
+    std::vector<uint8_t> syn_ack = syn_in;
+    TestTag in_place;
+    ASSERT_TRUE(parse_test_frame(syn_ack.data(), uint32_t(syn_ack.size()), in_place));
+    ASSERT_TRUE(answer_syn(syn_ack.data(), syn_ack_t, key, tcp_view(syn_ack.data(), in_place), tag.seq, tag.timestamp));
+    syn_ack.resize(syn_ack_t.tmpl.size());
     ASSERT_TRUE(tcp_checksum_ok(syn_ack.data(), syn_ack.size()));
     if (v == 4) {
       ASSERT_EQ(reference_checksum({syn_ack.begin() + 14, syn_ack.begin() + 34}), 0);
