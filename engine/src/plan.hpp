@@ -13,6 +13,7 @@
 #include "frame.hpp"
 #include "pacing.hpp"
 #include "statetable.hpp"
+#include "tcp.hpp"
 
 namespace xlp {
 
@@ -93,6 +94,16 @@ constexpr size_t kMaxStreams = 32;
 // period).
 constexpr size_t kMaxPattern = 65536;
 
+// A flow of TCP handshakes (docs/tcp.md). The request names the SYNs' flow; the parser adds
+// a flow for the Responder's SYN-ACKs and one for the Initiator's ACKs, each answering the
+// frames of the flow before it as they arrive (on its tx_port) and sent by that port's
+// receiver instead of a sender of its own.
+struct TcpFlow {
+  TcpStep step = TcpStep::kSyn;
+  TcpKey key;
+  size_t answers = 0;  // SYN-ACK and ACK: the index of the flow whose frames it answers
+};
+
 struct FlowPlan {
   std::string name;
   uint16_t tx_port = 0, rx_port = 0;
@@ -113,6 +124,9 @@ struct FlowPlan {
     uint64_t rate = 0;
   };
   std::vector<RateStep> rate_steps;
+  std::optional<TcpFlow> tcp;
+  // Its frames answer another flow's (TCP SYN-ACKs and ACKs): no sender of its own.
+  bool answers() const { return tcp && tcp->step != TcpStep::kSyn; }
 
   // The flow's stretches at one rate: the first at `rate` from 0, then one per step, each
   // with round(its rate x its length) frames.

@@ -71,6 +71,9 @@ struct StreamReport {
   uint64_t bad_vlan = 0;  // test frames of the stream that arrived with other VLAN IDs than rx_vlan
   // With ce.rx_fields: test frames whose CE fields name no CE in use, or disagree on which.
   std::optional<uint64_t> wrong_ce;
+  // TCP: segments of the stream that were not the handshake step it expects (wrong flags or
+  // acknowledgement: docs/tcp.md), not counted as received.
+  std::optional<uint64_t> tcp_unexpected;
   uint32_t frame_size = 0, rx_frame_size = 0;
   std::optional<DelayRange> delay_ns;      // when a frame was received
   std::optional<uint64_t> late;            // with a per-frame timeout

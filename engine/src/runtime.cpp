@@ -120,6 +120,18 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
     throw ExecutionFailure(std::to_string(plan.flows.size()) + " flows x " + std::to_string(stride) + " streams x " +
                            std::to_string(queues) + " queues need " + std::to_string(ids) +
                            " stream ids; the test tag has " + std::to_string(kStreamIds));
+  // The flow whose frames the Responder learns: of TCP handshakes, the ACKs that complete them.
+  std::optional<size_t> learned_flow;
+  if (plan.learn) learned_flow = plan.learn->flow;
+  for (size_t i = 0; i < plan.flows.size(); ++i) {
+    const FlowPlan& fp = plan.flows[i];
+    if (fp.tcp && queues > 1)
+      throw ExecutionFailure("flows[" + std::to_string(i) + "].tcp: TCP flows need one queue per port (the engine has " +
+                             std::to_string(queues) + ")");
+    if (learned_flow && fp.tcp && fp.tcp->step == TcpStep::kAck &&
+        plan.flows[fp.tcp->answers].tcp->answers == plan.learn->flow)
+      learned_flow = i;
+  }
   if (plan.learn) {  // a new table replaces the port's old one
     tables.at(plan.learn->port) = std::make_unique<StateTable>(plan.learn->ip_version, plan.learn->table_size);
     learning_ = tables[plan.learn->port].get();
@@ -131,6 +143,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
   if (plan.max_lag) control_.max_lag_tsc = uint64_t(*plan.max_lag * double(tsc_hz));
 
   std::map<uint16_t, std::vector<RxTask*>> receivers;  // per RX port, one per queue
+  uint32_t senders = 0;
   for (size_t i = 0; i < plan.flows.size(); ++i) {
     auto flow = std::make_unique<Flow>();
     flow->plan = plan.flows[i];
@@ -167,8 +180,12 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       for (uint8_t s = 0; s < fp.streams.size(); ++s) {
         const StreamPlan& sp = fp.streams[s];
         const uint8_t id = uint8_t((size_t(q) * plan.flows.size() + i) * stride + s);
-        auto st = std::make_unique<Stream>(s, build_template(sp.spec, id, trial_tag), sp,
+        // An answering stream's frames are written over a segment template (tcp.hpp).
+        auto segment = fp.answers() ? std::make_unique<SegmentTemplate>(sp.spec, id, trial_tag) : nullptr;
+        auto st = std::make_unique<Stream>(s, segment ? segment->tmpl : build_template(sp.spec, id, trial_tag), sp,
                                            frames_in_pattern(lane->pattern, s, lane->planned));
+        st->segment = std::move(segment);
+        if (fp.tcp) st->tcp = &*flow->plan.tcp;
         split_jumbo(st->tmpl, pool);
         const std::vector<FieldSpec> fields = resolve_fields(sp, st->tmpl);
         for (const FieldSpec& f : fields) {
@@ -218,7 +235,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
           for (auto& r : st->receivers) r->tagged = std::make_unique<TaggedFrames>(first, st->planned, tagged);
         }
         for (RxTask* task : rx) task->add_stream(id, st.get());
-        if (sp.kind == StreamPlan::Kind::kForeground && learning_ && plan.learn->flow == i)
+        if (sp.kind == StreamPlan::Kind::kForeground && learning_ && learned_flow == i)
           for (RxTask* task : rx) task->learn_from(id, plan.learn->ip_version, plan.learn->table_size);
         lane->streams.push_back(std::move(st));
       }
@@ -227,11 +244,23 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
         lane->selector = std::make_unique<EntrySelector>(fp.from_table->selection, flow->table->size(),
                                                          plan.seed + i + 0x9e3779b97f4a7c15ull * q, q, queues);
       }
-      tasks_.push_back(make_tx_task(*flow, *lane, control_, io, pool));
+      if (!fp.answers()) {
+        tasks_.push_back(make_tx_task(*flow, *lane, control_, io, pool));
+        ++senders;
+      }
       flow->lanes.push_back(std::move(lane));
     }
     flows_.push_back(std::move(flow));
   }
+  // Each lane's stream of an answering flow answers the same lane's stream of its cause.
+  for (const auto& f : flows_)
+    if (f->plan.answers())
+      for (size_t q = 0; q < f->lanes.size(); ++q) {
+        Stream& reply = *f->lanes[q]->streams[0];
+        Stream& cause = *flows_[f->plan.tcp->answers]->lanes[q]->streams[0];
+        cause.reply = &reply;
+        reply.cause = &cause;
+      }
   for (const auto& [port, tasks] : receivers) receivers_.insert(receivers_.end(), tasks.begin(), tasks.end());
   if (plan.capture) {
     // Copies are cut at the snap length, and at the longest frame the trial expects (or a
@@ -256,7 +285,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       for (RxTask* t : tasks) t->capture_into(pc.get(), *plan.capture, snaplen, capture_pool_);
     }
   }
-  control_.senders_running = uint32_t(flows_.size() * queues);
+  control_.senders_running = senders;
 }
 
 Trial::~Trial() {
@@ -316,6 +345,14 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
     for (auto& w : workers_)
       if (!w->tasks.empty()) rte_eal_wait_lcore(w->lcore);
   }
+  for (auto& f : flows_)  // an answering flow's frames were sent by its cause's receivers
+    if (f->plan.answers())
+      for (auto& lane : f->lanes) {
+        Stream& st = *lane->streams[0];
+        st.sent = st.replies.get() - st.unsent;
+        lane->sent.add(st.sent);
+        lane->send_end_tsc = control_.start_tsc;  // no schedule of its own: send_time 0
+      }
   if (learning_)  // the queues' parts of the Responder's table, in queue order
     for (RxTask* r : receivers_)
       if (r->learned()) learning_->append(*r->learned());

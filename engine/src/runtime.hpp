@@ -46,6 +46,7 @@ struct Receiver {
   Counter late;  // arrived after the per-frame timeout: counted as lost
   uint64_t duplicates = 0, bad_length = 0, bad_vlan = 0, out_of_range = 0;
   uint64_t wrong_ce = 0;  // fields that name no CE in use or disagree on which (ce.hpp)
+  uint64_t tcp_unexpected = 0;  // TCP segments other than the step expects (tcp.hpp expected_segment)
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
   std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
   std::unique_ptr<IpdvTracker> ipdv;
@@ -71,6 +72,17 @@ struct Stream {
   VlanStack rx_vlan;  // the VLAN IDs it is expected with
   uint32_t frame_size = 0, rx_frame_size = 0;  // as requested: FCS included, VLAN tags not
   uint64_t planned;
+  // TCP (docs/tcp.md): the flow's handshake step; the stream whose frames answer this one's
+  // (each written in place by the receiver of this one's frame), and the stream this one
+  // answers, whose template then has zero addresses (SegmentTemplate).
+  const TcpFlow* tcp = nullptr;
+  Stream* reply = nullptr;
+  Stream* cause = nullptr;
+  std::unique_ptr<SegmentTemplate> segment;
+  // An answering stream: the replies its cause's receiver built, and those of them its TX queue
+  // never took (`sent` is the difference once the trial ended).
+  Counter replies;
+  uint64_t unsent = 0;
   // TX side
   uint32_t next_seq = 0;
   // Written only by the lane's TX task. An RX task, on another worker, reads it only after

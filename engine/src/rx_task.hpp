@@ -71,19 +71,34 @@ class RxTask final : public Task {
   uint16_t queue() const override { return queue_; }
 
   bool poll(uint64_t now) override {
-    rte_mbuf* bufs[kMaxBurst];
-    const uint16_t n = io_.receive(port_, queue_, bufs, kMaxBurst);
-    if (n > 0) {
-      const uint64_t rx_tsc = rte_rdtsc();
-      for (uint16_t i = 0; i < n; ++i) classify(bufs[i], rx_tsc);
-      rte_pktmbuf_free_bulk(bufs, n);
+    uint16_t n = 0;
+    // While replies wait for the TX queue, nothing more is taken from the RX queue: the replies
+    // keep their order, and a TX queue that stays full shows as the port's RX drops.
+    if (replying_ == 0 || flush_replies()) {
+      rte_mbuf* bufs[kMaxBurst];
+      n = io_.receive(port_, queue_, bufs, kMaxBurst);
+      if (n > 0) {
+        const uint64_t rx_tsc = rte_rdtsc();
+        uint16_t done = 0;
+        for (uint16_t i = 0; i < n; ++i) {
+          Stream* reply = classify(bufs[i], rx_tsc);
+          if (reply) {
+            replies_[replying_] = bufs[i];
+            reply_streams_[replying_++] = reply;
+          } else {
+            bufs[done++] = bufs[i];
+          }
+        }
+        rte_pktmbuf_free_bulk(bufs, done);
+        if (replying_ > 0) flush_replies();
+      }
     }
-    if (now >= ctl_.rx_deadline.load(std::memory_order_relaxed)) return false;
-    if (ctl_.abort.load(std::memory_order_relaxed)) return false;
+    if (now >= ctl_.rx_deadline.load(std::memory_order_relaxed)) return finish();
+    if (ctl_.abort.load(std::memory_order_relaxed)) return finish();
     // Acquire: all_arrived() reads the senders' Stream::sent (see TrialControl).
-    if (n == 0 && ctl_.finish_early && ctl_.senders_running.load(std::memory_order_acquire) == 0 &&
+    if (n == 0 && replying_ == 0 && ctl_.finish_early && ctl_.senders_running.load(std::memory_order_acquire) == 0 &&
         all_arrived())
-      return false;
+      return finish();
     return true;
   }
 
@@ -93,7 +108,9 @@ class RxTask final : public Task {
     Receiver* rx = nullptr;
   };
 
-  void classify(rte_mbuf* m, uint64_t rx_tsc) {
+  // Counts a received frame; returns the stream whose reply it now holds (written in place,
+  // TCP), or nullptr when the frame is done with.
+  Stream* classify(rte_mbuf* m, uint64_t rx_tsc) {
     TestTag tag;
     const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
     const Sink* sink = nullptr;
@@ -104,23 +121,29 @@ class RxTask final : public Task {
       ++foreign_;
       if (capture_ && capture_foreign_) sample(m, rx_tsc);
       if (answer_neighbor(io_, port_, queue_, m, identity_, pool_)) ++answered_;
-      return;
+      return nullptr;
     }
     ++test_frames_;
     if (capture_) sample(m, rx_tsc);  // whatever its fate below: a bad length is worth seeing
     Receiver& r = *sink->rx;
-    if (m->pkt_len != sink->stream->rx_len) {
+    Stream& st = *sink->stream;
+    if (m->pkt_len != st.rx_len) {
       ++r.bad_length;
-      return;
+      return nullptr;
     }
-    if (!(tag.vlan == sink->stream->rx_vlan)) {  // the DUT sent it out on another VLAN
+    if (!(tag.vlan == st.rx_vlan)) {  // the DUT sent it out on another VLAN
       ++r.bad_vlan;
-      return;
+      return nullptr;
     }
-    if (const auto& ce = sink->stream->rx_ce; ce && !ce_received_consistent(*ce, tag, data)) {
+    if (const auto& ce = st.rx_ce; ce && !ce_received_consistent(*ce, tag, data)) {
       ++r.wrong_ce;  // delivered to another CE than its fields name, or mapped wrongly
-      return;
+      return nullptr;
     }
+    if (st.tcp && (tag.l4 != kProtoTcp || !expected_segment(st.tcp->step, st.tcp->key, tcp_view(data, tag)))) {
+      ++r.tcp_unexpected;
+      return nullptr;
+    }
+    Stream* reply = nullptr;
     uint64_t seq;
     switch (r.seq.record(tag.seq, seq)) {
       case SequenceTracker::Result::kNew: {
@@ -129,6 +152,8 @@ class RxTask final : public Task {
           r.late.add(1);  // too late to count: lost, as with RFC 2544's global timeout
           break;
         }
+        if (learn_[tag.stream] && !learned_->full()) learned_->learn(data + tag.l3_offset);
+        if (st.reply) reply = answer_in_place(m, st, tag);
         r.received.add(1);
         if (r.delays) {
           r.delays->add(delay);  // it keeps the exact min, max and mean as well
@@ -139,12 +164,51 @@ class RxTask final : public Task {
         }
         if (r.ipdv) r.ipdv->add(seq, int64_t(delay));
         if (r.tagged) r.tagged->record(seq, int64_t(delay));
-        if (learn_[tag.stream] && !learned_->full()) learned_->learn(data + tag.l3_offset);
         break;
       }
       case SequenceTracker::Result::kDuplicate: ++r.duplicates; break;
       case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
     }
+    return reply;
+  }
+
+  // Writes the TCP reply to `m`'s segment (of stream `st`, expected) over it: returns the
+  // answering stream, or nullptr when the buffer cannot hold the reply (counted as unsent: the
+  // trial is then invalid). The reply is counted before the frame it answers, so that a
+  // receiver that sees the frame counted also sees its reply (settled()).
+  Stream* answer_in_place(rte_mbuf* m, const Stream& st, const TestTag& tag) {
+    Stream& reply = *st.reply;
+    const uint32_t size = reply.segment->tmpl.size();
+    reply.replies.add(1);
+    if (m->nb_segs != 1 || uint32_t(m->data_len) + rte_pktmbuf_tailroom(m) < size) {
+      ++reply.unsent;
+      std::atomic_thread_fence(std::memory_order_release);
+      return nullptr;
+    }
+    uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+    write_segment(data, *reply.segment, answer(st.tcp->step, st.tcp->key, tcp_view(data, tag), tag.seq, tag.timestamp));
+    m->data_len = uint16_t(size);
+    m->pkt_len = size;
+    m->ol_flags = 0;
+    std::atomic_thread_fence(std::memory_order_release);
+    return &reply;
+  }
+
+  // Offers the waiting replies to the TX queue; true when all were taken.
+  bool flush_replies() {
+    const uint16_t sent = io_.send(port_, queue_, replies_ + first_reply_, replying_);
+    first_reply_ = uint16_t(first_reply_ + sent);
+    replying_ = uint16_t(replying_ - sent);
+    if (replying_ == 0) first_reply_ = 0;
+    return replying_ == 0;
+  }
+
+  // The task ends: replies the TX queue never took are unsent.
+  bool finish() {
+    for (uint16_t i = first_reply_; i < first_reply_ + replying_; ++i) ++reply_streams_[i]->unsent;
+    rte_pktmbuf_free_bulk(replies_ + first_reply_, replying_);
+    replying_ = first_reply_ = 0;
+    return false;
   }
 
   // A bounded copy: at most the port's limit of frames per trial, then not even the claim.
@@ -161,8 +225,19 @@ class RxTask final : public Task {
 
   bool all_arrived() const {
     for (const Stream* s : streams_)
-      if (s->arrived() < s->sent) return false;
+      if (!settled(*s)) return false;
     return true;
+  }
+
+  // Every frame of `s` that will arrive has: all its sender sent (the caller saw the senders
+  // stop), or for an answering stream, its cause is settled and every reply built arrived.
+  static bool settled(const Stream& s) {
+    if (!s.cause) return s.arrived() >= s.sent;
+    if (!settled(*s.cause)) return false;
+    // The cause's frames were counted after their replies (answer_in_place): this acquire
+    // fence pairs with that release fence, so the replies read below include them all.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return s.arrived() >= s.replies.get();
   }
 
   uint16_t port_, queue_;
@@ -182,6 +257,10 @@ class RxTask final : public Task {
   uint64_t capture_seen_ = 0, capture_missed_ = 0;
   rte_mempool* capture_pool_ = nullptr;
   std::vector<std::pair<uint64_t, rte_mbuf*>> copies_;
+  // TCP replies waiting for the TX queue, from first_reply_ on, with the streams they belong to.
+  rte_mbuf* replies_[kMaxBurst];
+  Stream* reply_streams_[kMaxBurst];
+  uint16_t replying_ = 0, first_reply_ = 0;
 };
 
 }  // namespace xlp

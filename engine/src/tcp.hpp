@@ -177,37 +177,34 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
   std::memcpy(out + t.checksum_offset, &csum, 2);
 }
 
-// The handshake (RFC 9293 §3.5), each step a reply to the segment before it. Each returns
-// false, writing nothing, when the received segment is not the one the step expects (wrong
-// flags or acknowledgement: the DUT changed it, or it is not this test's). `out` may be the
-// received segment's own buffer: the reply is written in place.
+// The handshake (RFC 9293 §3.5): the segment a flow's frames are, each after the first the
+// reply to the one before it.
+enum class TcpStep : uint8_t { kSyn, kSynAck, kAck };
 
-// Responder: a SYN (the Initiator's tuple as the DUT translated it) is answered by a SYN-ACK
-// from the Responder's ISN that acknowledges the SYN, with the SYN's tag sequence number and
-// timestamp (so that the SYN-ACKs' stream has the SYNs' sequence and the SYN's send time).
-inline bool answer_syn(uint8_t* out, const SegmentTemplate& syn_ack, const TcpKey& key, const TcpView& syn,
-                       uint32_t tag_seq, uint64_t timestamp) {
-  if (syn.flags() != kTcpSyn || syn.ack() != 0 || syn.addr_len != syn_ack.addr_len) return false;
-  write_segment(out, syn_ack, reply_to(syn, responder_isn(key, syn.seq()), syn.seq() + 1, tag_seq, timestamp));
-  return true;
+// Whether a received segment is the `step` this test expects: the right flags, and the
+// acknowledgement the sender's ISN gives. False: the DUT changed it, or it is not this test's.
+//   SYN: no acknowledgement.
+//   SYN-ACK: acknowledges the ISN of the Initiator's tuple (read swapped from the SYN-ACK).
+//   ACK: acknowledges the Responder's ISN for the Initiator's (its sequence number less one).
+inline bool expected_segment(TcpStep step, const TcpKey& key, const TcpView& seg) {
+  switch (step) {
+    case TcpStep::kSyn: return seg.flags() == kTcpSyn && seg.ack() == 0;
+    case TcpStep::kSynAck:
+      return seg.flags() == (kTcpSyn | kTcpAck) &&
+             seg.ack() == initiator_isn(key, seg.dst(), seg.src(), seg.addr_len, seg.dst_port(), seg.src_port()) + 1;
+    case TcpStep::kAck: return seg.flags() == kTcpAck && seg.ack() == responder_isn(key, seg.seq() - 1) + 1;
+  }
+  return false;
 }
 
-// Initiator: a SYN-ACK that acknowledges the ISN of its tuple is answered by the ACK that
-// completes the handshake (no payload).
-inline bool answer_syn_ack(uint8_t* out, const SegmentTemplate& ack, const TcpKey& key, const TcpView& syn_ack,
-                           uint32_t tag_seq, uint64_t timestamp) {
-  if (syn_ack.flags() != (kTcpSyn | kTcpAck) || syn_ack.addr_len != ack.addr_len) return false;
-  const uint32_t isn = initiator_isn(key, syn_ack.dst(), syn_ack.src(), syn_ack.addr_len, syn_ack.dst_port(),
-                                     syn_ack.src_port());
-  if (syn_ack.ack() != isn + 1) return false;
-  write_segment(out, ack, reply_to(syn_ack, isn + 1, syn_ack.seq() + 1, tag_seq, timestamp));
-  return true;
-}
-
-// Responder: the handshake's ACK completes a connection when it acknowledges the Responder's
-// ISN for the Initiator's (its sequence number less one).
-inline bool completes_handshake(const TcpKey& key, const TcpView& ack) {
-  return ack.flags() == kTcpAck && ack.ack() == responder_isn(key, ack.seq() - 1) + 1;
+// The reply to an expected segment of `step` (there is none to an ACK): to a SYN the Responder's
+// SYN-ACK from its ISN, to a SYN-ACK the Initiator's ACK that completes the handshake, each
+// acknowledging the segment it answers. `tag_seq` and `timestamp`: the answered frame's tag, so
+// that a reply stream has its cause's sequence numbers and the SYN's send time.
+inline TcpSegment answer(TcpStep step, const TcpKey& key, const TcpView& seg, uint32_t tag_seq, uint64_t timestamp) {
+  if (step == TcpStep::kSyn)
+    return reply_to(seg, responder_isn(key, seg.seq()), seg.seq() + 1, tag_seq, timestamp);
+  return reply_to(seg, seg.ack(), seg.seq() + 1, tag_seq, timestamp);  // kSynAck: ack = the Initiator's ISN + 1
 }
 
 }  // namespace xlp

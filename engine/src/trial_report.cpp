@@ -72,6 +72,7 @@ StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_t
         st.reordered += r->seq.reordered();
         st.bad_vlan += r->bad_vlan;
         if (s.rx_ce) st.wrong_ce = st.wrong_ce.value_or(0) + r->wrong_ce;
+        if (s.tcp) st.tcp_unexpected = st.tcp_unexpected.value_or(0) + r->tcp_unexpected;
         st.out_of_range += r->out_of_range;
         if (r->delays) {
           if (!delays) delays = std::make_unique<Histogram>();
@@ -235,8 +236,17 @@ TrialReport Trial::result(double elapsed_s) const {
       flow.send_time = std::max(flow.send_time, q.send_time);
       flow.max_lag_us = std::max(flow.max_lag_us, q.max_lag_us);
       if (q.lagged) flow.lagged = flow.lagged.value_or(0) + *q.lagged;
-      if (!late_lane && (lane->cut_off || q.send_time > limit || lane->max_lag_tsc > control_.max_lag_tsc))
+      if (f->plan.answers()) {  // sent by a receiver as the frames it answers arrived: no schedule
+        if (out.valid && lane->streams[0]->unsent > 0) {
+          out.valid = false;
+          out.invalid_reason = "tester could not send " + std::to_string(lane->streams[0]->unsent) + " of the " +
+                               std::to_string(lane->streams[0]->replies.get()) + " TCP replies of flow " +
+                               f->plan.name + " (its TX queue stayed full)";
+        }
+      } else if (!late_lane &&
+                 (lane->cut_off || q.send_time > limit || lane->max_lag_tsc > control_.max_lag_tsc)) {
         late_lane = lane.get();
+      }
       flow.queues.push_back(q);
     }
     for (const StreamPlan::Kind kind : {StreamPlan::Kind::kForeground, StreamPlan::Kind::kBackground}) {

@@ -2,6 +2,7 @@
 // explicit end-around carry, the way RFC 1071 §1 describes it, instead of the engine's
 // wide accumulator and final fold.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -55,6 +56,36 @@ inline bool tcp_checksum_ok(const uint8_t* f, size_t len, size_t ip = 14) {
   pseudo.push_back(uint8_t(tcp_len));
   pseudo.insert(pseudo.end(), f + tcp, f + tcp + tcp_len);
   return reference_checksum(pseudo) == 0;
+}
+
+// A reference source NAT (an IPv4 NAT44 or an IPv6 NPTv6-like rewrite): the frame's source
+// address and port replaced, TTL or hop limit decremented, both checksums computed anew from
+// scratch with the reference, as a DUT that does not update them incrementally would.
+inline std::vector<uint8_t> reference_snat(std::vector<uint8_t> f, const std::array<uint8_t, 16>& addr, uint16_t port,
+                                    bool rewrite_destination = false) {
+  const size_t ip = 14;
+  const bool v4 = (f[ip] >> 4) == 4;
+  const size_t alen = v4 ? 4 : 16, tcp = ip + (v4 ? 20 : 40);
+  const size_t at = ip + (v4 ? 12 : 8) + (rewrite_destination ? alen : 0);
+  std::copy(addr.begin(), addr.begin() + ptrdiff_t(alen), f.begin() + ptrdiff_t(at));
+  f[tcp + (rewrite_destination ? 2 : 0)] = uint8_t(port >> 8);
+  f[tcp + (rewrite_destination ? 3 : 1)] = uint8_t(port);
+  if (v4) {
+    --f[ip + 8];
+    f[ip + 10] = f[ip + 11] = 0;
+    const uint16_t c = reference_checksum({f.begin() + ip, f.begin() + ip + 20});
+    f[ip + 10] = uint8_t(c >> 8), f[ip + 11] = uint8_t(c);
+  } else {
+    --f[ip + 7];
+  }
+  f[tcp + 16] = f[tcp + 17] = 0;
+  const size_t tcp_len = f.size() - tcp;
+  std::vector<uint8_t> pseudo(f.begin() + ptrdiff_t(ip + (v4 ? 12 : 8)), f.begin() + ptrdiff_t(ip + (v4 ? 12 : 8) + 2 * alen));
+  pseudo.insert(pseudo.end(), {0, 6, uint8_t(tcp_len >> 8), uint8_t(tcp_len)});
+  pseudo.insert(pseudo.end(), f.begin() + ptrdiff_t(tcp), f.end());
+  const uint16_t c = reference_checksum(pseudo);
+  f[tcp + 16] = uint8_t(c >> 8), f[tcp + 17] = uint8_t(c);
+  return f;
 }
 
 // A stream of the RFC 2544 / RFC 5180 test addresses with minimum-size frames (64 bytes for

@@ -30,36 +30,6 @@ FrameSpec tcp_spec(int version, uint8_t flags, uint32_t size = 0) {
 
 uint32_t get32(const uint8_t* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; }
 
-// A reference source NAT (an IPv4 NAT44 or an IPv6 NPTv6-like rewrite): the frame's source
-// address and port replaced, TTL or hop limit decremented, both checksums computed anew from
-// scratch with the reference, as a DUT that does not update them incrementally would.
-std::vector<uint8_t> reference_snat(std::vector<uint8_t> f, const std::array<uint8_t, 16>& addr, uint16_t port,
-                                    bool rewrite_destination = false) {
-  const size_t ip = 14;
-  const bool v4 = (f[ip] >> 4) == 4;
-  const size_t alen = v4 ? 4 : 16, tcp = ip + (v4 ? 20 : 40);
-  const size_t at = ip + (v4 ? 12 : 8) + (rewrite_destination ? alen : 0);
-  std::copy(addr.begin(), addr.begin() + ptrdiff_t(alen), f.begin() + ptrdiff_t(at));
-  f[tcp + (rewrite_destination ? 2 : 0)] = uint8_t(port >> 8);
-  f[tcp + (rewrite_destination ? 3 : 1)] = uint8_t(port);
-  if (v4) {
-    --f[ip + 8];
-    f[ip + 10] = f[ip + 11] = 0;
-    const uint16_t c = reference_checksum({f.begin() + ip, f.begin() + ip + 20});
-    f[ip + 10] = uint8_t(c >> 8), f[ip + 11] = uint8_t(c);
-  } else {
-    --f[ip + 7];
-  }
-  f[tcp + 16] = f[tcp + 17] = 0;
-  const size_t tcp_len = f.size() - tcp;
-  std::vector<uint8_t> pseudo(f.begin() + ptrdiff_t(ip + (v4 ? 12 : 8)), f.begin() + ptrdiff_t(ip + (v4 ? 12 : 8) + 2 * alen));
-  pseudo.insert(pseudo.end(), {0, 6, uint8_t(tcp_len >> 8), uint8_t(tcp_len)});
-  pseudo.insert(pseudo.end(), f.begin() + ptrdiff_t(tcp), f.end());
-  const uint16_t c = reference_checksum(pseudo);
-  f[tcp + 16] = uint8_t(c >> 8), f[tcp + 17] = uint8_t(c);
-  return f;
-}
-
 TcpView view_of(const std::vector<uint8_t>& f, TestTag& tag) {
   EXPECT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
   EXPECT_EQ(tag.l4, kProtoTcp);
@@ -249,7 +219,8 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
     std::vector<uint8_t> syn_ack = syn_in;
     TestTag in_place;
     ASSERT_TRUE(parse_test_frame(syn_ack.data(), uint32_t(syn_ack.size()), in_place));
-    ASSERT_TRUE(answer_syn(syn_ack.data(), syn_ack_t, key, tcp_view(syn_ack.data(), in_place), tag.seq, tag.timestamp));
+    ASSERT_TRUE(expected_segment(TcpStep::kSyn, key, s));
+    write_segment(syn_ack.data(), syn_ack_t, answer(TcpStep::kSyn, key, tcp_view(syn_ack.data(), in_place), tag.seq, tag.timestamp));
     syn_ack.resize(syn_ack_t.tmpl.size());
     ASSERT_TRUE(tcp_checksum_ok(syn_ack.data(), syn_ack.size()));
     if (v == 4) {
@@ -270,7 +241,8 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
     EXPECT_EQ(tag2.seq, 11u);          // the SYN's tag, echoed
     EXPECT_EQ(tag2.timestamp, 0x1234u);
     std::vector<uint8_t> ack(ack_t.tmpl.size());
-    ASSERT_TRUE(answer_syn_ack(ack.data(), ack_t, key, sa, tag2.seq, tag2.timestamp));
+    ASSERT_TRUE(expected_segment(TcpStep::kSynAck, key, sa));
+    write_segment(ack.data(), ack_t, answer(TcpStep::kSynAck, key, sa, tag2.seq, tag2.timestamp));
     ASSERT_TRUE(tcp_checksum_ok(ack.data(), ack.size()));
     EXPECT_EQ(ack[tcp + 13], kTcpAck);
     EXPECT_EQ(get32(&ack[tcp + 4]), isn_i + 1);
@@ -279,17 +251,17 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
     const std::vector<uint8_t> ack_in = reference_snat(ack, outside, mapped);
     TestTag tag3;
     const TcpView a = view_of(ack_in, tag3);
-    EXPECT_TRUE(completes_handshake(key, a));
-    // What each step refuses: a segment that is not the one it answers.
-    std::vector<uint8_t> out(128);
-    EXPECT_FALSE(answer_syn(out.data(), syn_ack_t, key, a, 0, 0)) << "an ACK is no SYN";
-    EXPECT_FALSE(answer_syn_ack(out.data(), ack_t, key, s, 0, 0)) << "a SYN is no SYN-ACK";
-    EXPECT_FALSE(completes_handshake(key, s)) << "a SYN completes nothing";
-    EXPECT_FALSE(answer_syn_ack(out.data(), ack_t, TcpKey{43, 4242}, sa, 0, 0)) << "another key's ISN";
-    EXPECT_FALSE(completes_handshake(TcpKey{42, 4243}, a)) << "another key's ISN";
+    EXPECT_TRUE(expected_segment(TcpStep::kAck, key, a));
+    // What each step refuses: a segment that is not the one it expects.
+    EXPECT_FALSE(expected_segment(TcpStep::kSyn, key, a)) << "an ACK is no SYN";
+    EXPECT_FALSE(expected_segment(TcpStep::kSyn, key, sa)) << "a SYN-ACK is no SYN";
+    EXPECT_FALSE(expected_segment(TcpStep::kSynAck, key, s)) << "a SYN is no SYN-ACK";
+    EXPECT_FALSE(expected_segment(TcpStep::kAck, key, s)) << "a SYN completes nothing";
+    EXPECT_FALSE(expected_segment(TcpStep::kSynAck, TcpKey{43, 4242}, sa)) << "another key's ISN";
+    EXPECT_FALSE(expected_segment(TcpStep::kAck, TcpKey{42, 4243}, a)) << "another key's ISN";
     auto wrong = ack_in;
     wrong[tcp + 11] ^= 1;  // the acknowledgement off by one (checksum aside: the logic only)
-    EXPECT_FALSE(completes_handshake(key, view_of(wrong, tag3)));
+    EXPECT_FALSE(expected_segment(TcpStep::kAck, key, view_of(wrong, tag3)));
   }
 }
 
