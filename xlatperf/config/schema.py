@@ -524,6 +524,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     # into an M-entry state table), the gap D before phase 2, and the searches on top.
     "stateful": {
         "enabled": Key(False, boolean),       # trial, throughput, frame-loss, latency, pdv: phase 1 first
+        # udp: RFC 9693's frames; tcp: phase 1 opens each connection with a handshake (docs/tcp.md)
+        "transport": Key("udp", choice("udp", "tcp")),
         "initiator": Key("left", choice("left", "right")),  # siitperf Stateful 1 | 2
         "connections": Key(1_000_000, integer(1)),           # N: phase-1 frames
         "table_size": Key(0, integer(0)),     # M: state table entries (0 = every foreground frame)

@@ -136,12 +136,31 @@ def check_stateful(config: dict) -> None:
                      f"(stateful.connections = {s.connections:,}"
                      + (f", mix {traffic.mix_m}/{traffic.mix_n}" if has_background(config)
                         else "") + "); 0 = all of them")
+    if s.transport == "tcp":
+        _check_tcp(config)
     minimum = s.connections / s.rate_phase1 + s.timeout_phase1
     if s.gap and s.gap < minimum:
         raise key_error("stateful.gap", s.gap,
                      f"must be at least N/R + T = {s.connections:,}/{s.rate_phase1:,} + "
                      f"{s.timeout_phase1:g} = {minimum:.6g} s (RFC 9693: phase 2 starts after "
                      "phase 1 and its timeout), or 0 for N/R + 2T")
+
+
+def _check_tcp(config: dict) -> None:
+    """What phase 1 over TCP sends: a SYN per connection, untunnelled, in one stream."""
+    why = None
+    if has_background(config):
+        why = "no background traffic (traffic.mix): phase 1 over TCP sends only SYNs"
+    elif config.traffic.imix:
+        why = "no IMIX (traffic.imix): a SYN has one size"
+    elif config.ipv4aas.technology:
+        why = (f"not with ipv4aas.technology = {config.ipv4aas.technology!r}: TCP frames carry no "
+               "tunnel or emulated CEs yet")
+    elif config.tester.queues > 1:
+        why = (f"tester.queues = {config.tester.queues}: TCP handshakes need one queue per port "
+               "(a reply leaves on the queue its cause arrived on)")
+    if why:
+        raise key_error("stateful.transport", "tcp", f"must be udp here, or {why}")
 
 
 def _ranges(config: dict, e: Enumeration) -> str:
@@ -252,6 +271,7 @@ def reporting_items(config: dict) -> dict:
         "destination_ports": _range(by_field.get("dst_port"), traffic.dst_port, enumerated),
         "source_addresses": _range(by_field.get("src_ip"), value[source], enumerated),
         "destination_addresses": _range(by_field.get("dst_ip"), value[destination], enumerated),
+        "transport": s.transport,
         "selection": s.selection, "validation": s.validation,
         "validation_factor": s.validation_factor, "retakes": s.retakes,
         "dut": config.dut.description,

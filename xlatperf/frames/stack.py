@@ -23,6 +23,17 @@ IP_HEADER_BYTES = {4: 20, 6: 40}
 # the untagged frame; RFC 2544 App. B counts every byte on the wire).
 VLAN_TAG_BYTES = 4
 MAX_FRAME_SIZE = 9216     # RFC 8219 §5.1.1's largest; the engine's (hello limits.max_frame_size)
+# TCP (docs/protocol.md "Test frame payload", docs/tcp.md): the header with the tag in its first
+# option; a SYN or SYN-ACK also carries the window scale option.
+TCP_HEADER_BYTES = 40
+TCP_WINDOW_SCALE_BYTES = 4
+
+
+def tcp_frame_size(ip_version: int, syn: bool) -> int:
+    """A TCP segment without payload as the engine sends it: 78 bytes for IPv4, 98 for IPv6, 4
+    more for a SYN or SYN-ACK."""
+    return (ETHERNET_BYTES + IP_HEADER_BYTES[ip_version] + TCP_HEADER_BYTES
+            + (TCP_WINDOW_SCALE_BYTES if syn else 0) + FCS_BYTES)
 
 
 @dataclass(frozen=True)

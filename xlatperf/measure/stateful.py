@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from ..config.stateful import (check_phase2, check_stateful, enumeration, gap_seconds,
                                reporting_items, roles, table_size)
 from ..engine.protocol import TrialResult
+from ..frames.stack import tcp_frame_size
 from ..traffic.plan import PORT_INDEX, TrafficPlan
-from ..util.errors import MeasurementError
+from ..util.errors import ConfigError, MeasurementError
 from .request import TrialRequest
 
 PHASE1, VALIDATION, TEARDOWN = "phase1", "validation", "teardown"
@@ -109,16 +110,26 @@ class EstablishmentStep:
 
     @property
     def received(self) -> int:
-        return sum(d.received for d in self.phase1.directions.values())
+        """The frames that completed phase 1's last step: over UDP the Initiator's frames that
+        reached the Responder, over TCP the handshakes' ACKs (its last flow, docs/tcp.md)."""
+        return list(self.phase1.directions.values())[-1].received
+
+    @property
+    def handshakes(self) -> bool:
+        """Phase 1 over TCP: the Initiator's SYNs, then the flows the engine added that answer
+        them (SYN-ACKs, ACKs)."""
+        return len(self.phase1.directions) > 1
 
     def failure(self) -> str | None:
-        """Why the step fails, or None when it passes."""
+        """Why the step fails, or None when it passes: the Initiator sent its N frames and each
+        of phase 1's flows delivered all it sent (over TCP: every handshake completed)."""
         if not self.valid:
             return self.invalid_reason
-        sent = sum(d.sent for d in self.phase1.directions.values())
-        if sent != self.connections or self.received != sent:
-            return (f"phase 1: {self.received:,} of {self.connections:,} frames reached the "
-                    "Responder")
+        flows = list(self.phase1.directions.values())
+        if flows[0].sent != self.connections or any(f.received != f.sent for f in flows) \
+                or self.received != self.connections:
+            what = "handshakes completed" if self.handshakes else "frames reached the Responder"
+            return f"phase 1: {self.received:,} of {self.connections:,} {what}"
         if not self.filled:
             return f"failed to fill state table: {self.entries:,} of {self.table_size:,} entries"
         if self.validation is not None and not self.validation.passes(0.0):
@@ -171,6 +182,14 @@ class StatefulTest:
         self.responder_port = PORT_INDEX[self.responder]
         self.enumeration = enumeration(config)
         self.gap = gap_seconds(config)
+        self.tcp = self.settings.transport == "tcp"
+        if self.tcp and phase2:
+            raise ConfigError('stateful.transport = "tcp": phase 2 over TCP is not there yet; '
+                              "the TCP procedures are connection-rate, table-capacity and "
+                              "teardown-rate (docs/tcp.md)")
+        # The key of the ISNs both TCP endpoints derive (docs/tcp.md): fixed by the seed, so a
+        # test sends the same segments when repeated.
+        self.tcp_key = (config.traffic.seed * 0x9E3779B97F4A7C15 + 1) % 2**63
 
     @property
     def max_rate(self) -> int:
@@ -186,10 +205,26 @@ class StatefulTest:
         foreground["vary"] = [dict(v) for v in self.enumeration.vary]
         if self.enumeration.enumerated:
             foreground["enumerate"] = self.settings.order
+        if self.tcp:
+            self._handshakes(flow, rate)
         return TrialRequest.from_config(
             self.config, [flow], window(connections, rate), timeout=self.settings.timeout_phase1,
             learn={"port": self.responder_port, "flow": 0, "table_size": table,
                    "ip_version": self.config.side(self.responder).ip_version})
+
+    def _handshakes(self, flow: dict, rate: int) -> None:
+        """Makes the Initiator's flow send SYNs (docs/tcp.md): segment sizes, and the Responder
+        side's frames for the SYN-ACKs (addresses and ports come from each SYN as it arrives)."""
+        (back,) = self.responder_plan.flows(rate)
+        out, back = flow["foreground"], back["foreground"]
+        out["frame_size"] = tcp_frame_size(out["ip_version"], syn=True)
+        out["rx_frame_size"] = tcp_frame_size(back["ip_version"], syn=True)
+        reply = {key: back[key] for key in ("ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan")
+                 if key in back}
+        reply["rx_frame_size"] = tcp_frame_size(out["ip_version"], syn=True)
+        flow["tcp"] = {"key": self.tcp_key, "reply": reply}
+        flow.pop("background", None)
+        flow.pop("mix", None)
 
     def _from_table(self, flow: dict, selection: str) -> dict:
         """The Responder's flow: addresses and ports from the state table, so no vary fields,
@@ -249,6 +284,9 @@ class StatefulTest:
         validation_factor x rate, D after phase 1 started (siitperf's cttc.sh validates in its
         phase 2, which starts D = N/R + 2T after phase 1; RFC 9693 requires D >= N/R + T)."""
         table = table_size(self.config, connections) if table is None else table
+        # Over TCP the handshake validates: each SYN-ACK crossed the DUT's reverse direction
+        # through the connection's entry, and its ACK completed the entry (docs/tcp.md).
+        validate = validate and not self.tcp
         session.begin_step()
         started = time.monotonic()
         step = self.run_phase1(session, connections, rate, table)
@@ -299,5 +337,8 @@ class StatefulTest:
         and how this tester times them: validation starts D after phase 1 (D for that step's
         N and R), and a phase 1 or validation shorter than the engine's shortest trial is sent
         in a window of that length, its frame count and rate unchanged."""
-        return {**reporting_items(self.config), "validation_start": "D after phase 1 started",
+        validation = ({"validation_by": "the handshake (SYN-ACK through the reverse direction, "
+                                        "ACK completing the entry)"} if self.tcp else {})
+        return {**reporting_items(self.config), **validation,
+                "validation_start": "D after phase 1 started",
                 "shortest_window": ENGINE_MIN_DURATION}

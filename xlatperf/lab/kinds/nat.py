@@ -38,6 +38,14 @@ NAT_PORTS = {"forward_src": "random", "forward_src_min": 1024, "forward_src_max"
 CONNTRACK_GLOBAL = ("net.netfilter.nf_conntrack_max", "net.netfilter.nf_conntrack_buckets")
 CONNTRACK_UDP_TIMEOUTS = ("net.netfilter.nf_conntrack_udp_timeout",
                           "net.netfilter.nf_conntrack_udp_timeout_stream")
+# TCP (docs/tcp.md): conntrack checks every segment against the windows it tracks (be_liberal
+# 0: an out-of-window segment is invalid and not translated) and opens connections only from a
+# SYN (loose 0: no pick-up of a connection in mid-stream), so that a handshake the tester
+# counts as complete is one the DUT tracked from its start. An established connection outlives
+# any test (the timeout parameter); the kernel's defaults stay for the closing states.
+CONNTRACK_TCP = {"net.netfilter.nf_conntrack_tcp_be_liberal": "0",
+                 "net.netfilter.nf_conntrack_tcp_loose": "0"}
+CONNTRACK_TCP_TIMEOUTS = ("net.netfilter.nf_conntrack_tcp_timeout_established",)
 FLUSH = f"ip netns exec {DUT_NS} conntrack -F"
 
 CONNTRACK_PARAMS = {
@@ -49,7 +57,7 @@ CONNTRACK_PARAMS = {
                 "help": "conntrack hash size, the global nf_conntrack_buckets; auto = table_size",
                 "parse": auto_or(integer(1, 2**26))},
     "timeout": {"default": "3600", "allowed": "an integer 1..86400",
-                "help": "UDP conntrack timeouts in seconds (DUT namespace)",
+                "help": "UDP and TCP established conntrack timeouts in seconds (DUT namespace)",
                 "parse": integer(1, 86400)},
 }
 NAT_ADDRESSES = {**ADDRESSES, "help": "tester addresses per side, enumerated with the ports "
@@ -73,7 +81,8 @@ class Nat(LabKind):
         set_global_sysctls(dict(zip(CONNTRACK_GLOBAL, (p["table_size"], p["buckets"]))))
         load_nft(self.ruleset(p))
         # Per namespace, and present once nftables' NAT has conntrack running there.
-        sysctl(DUT_NS, {key: p["timeout"] for key in CONNTRACK_UDP_TIMEOUTS})
+        sysctl(DUT_NS, {**{key: p["timeout"] for key in CONNTRACK_UDP_TIMEOUTS + CONNTRACK_TCP_TIMEOUTS},
+                        **CONNTRACK_TCP})
 
     def build_forwarding(self, p: dict[str, Any]) -> None:
         setup_direct_router(self.version, p["addresses"])
@@ -88,7 +97,8 @@ class Nat(LabKind):
         """The sides, then the stateful sections (stateful_sections)."""
         description = (f"xlatperf lab {self.name}: {self.description}; Linux "
                        f"{os.uname().release} netfilter: nf_conntrack_max {p['table_size']}, "
-                       f"nf_conntrack_buckets {p['buckets']}, UDP timeouts {p['timeout']} s")
+                       f"nf_conntrack_buckets {p['buckets']}, UDP and TCP established timeouts "
+                       f"{p['timeout']} s, tcp_be_liberal 0, tcp_loose 0")
         return {**self.sides(p), **stateful_sections(description, p.get("addresses", 1) > 1)}
 
 
