@@ -17,6 +17,9 @@ def connection_search(s: dict) -> str:
     """connection-rate's search (docs/stateful.md), also each probe of table-capacity."""
     validation = (f"; every step validated by the Responder at α·R, α = "
                   f"{s.get('validation_factor')}" if s.get("validation") else "")
+    if (s.get("stateful") or {}).get("transport") == "tcp":
+        validation = ("; TCP: every step validated by its handshakes (each SYN-ACK through the "
+                      "DUT's reverse direction, each ACK completing the entry)")
     return (f"binary search on the phase-1 rate in [0, {rate(s.get('max_rate'))}] "
             f"connections/s until upper − lower ≤ {rate(s.get('error'))} connections/s"
             f"{validation}")
@@ -27,8 +30,9 @@ def stateful_settings(entry: Entry) -> str:
     items = entry.settings.get("stateful") or {}
     return (f"N = {rate(items.get('connections'))} connections, M = "
             f"{rate(items.get('table_size'))}, R = {rate(items.get('rate_phase1'))} fps, "
-            f"enumerate {items.get('enumerate')} ({items.get('order')}), validation "
-            f"{items.get('validation')}")
+            f"enumerate {items.get('enumerate')} ({items.get('order')}), "
+            + ("TCP handshakes, validated by them" if items.get("transport") == "tcp"
+               else f"validation {items.get('validation')}"))
 
 
 def _loaded(rep: dict, entry: Entry) -> str:

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Stateful tests over TCP without a lab (docs/tcp.md): what the configuration allows, the
+phase-1 request that makes the engine open connections with handshakes, and how a step of
+handshakes passes or fails."""
+
+import pytest
+
+from xlatperf.config.schema import load_config
+from xlatperf.engine.protocol import DirectionCounts, TrialResult
+from xlatperf.frames.stack import tcp_frame_size
+from xlatperf.measure.stateful import EstablishmentStep, StatefulTest
+from xlatperf.traffic.plan import TrafficPlan
+from xlatperf.util.errors import ConfigError
+
+PORTS = [{"index": 0, "name": "net_null0", "mac": "02:00:00:00:00:01", "link_speed_mbps": 10000},
+         {"index": 1, "name": "net_null1", "mac": "02:00:00:00:00:02", "link_speed_mbps": 10000}]
+NAT44_TCP = ["stateful.enabled=true", "stateful.transport=tcp", "stateful.connections=10000",
+             "stateful.rate_phase1=100000", "ports.forward_src=random",
+             "ports.forward_src_min=1024", "ports.forward_src_max=1123",
+             "ports.forward_dst=random", "ports.forward_dst_min=1", "ports.forward_dst_max=100",
+             "left.dut_mac=02:00:00:00:01:01", "right.dut_mac=02:00:00:00:01:02"]
+
+
+def cfg(*overrides):
+    return load_config(None, [*NAT44_TCP, *overrides])
+
+
+def test_segment_sizes_follow_the_engines_layout():
+    # docs/protocol.md: a 40-byte TCP header with the tag option, 4 more on SYNs.
+    assert (tcp_frame_size(4, True), tcp_frame_size(4, False)) == (82, 78)
+    assert (tcp_frame_size(6, True), tcp_frame_size(6, False)) == (102, 98)
+
+
+def test_phase1_request_sends_syns_and_describes_the_replies():
+    config = cfg("traffic.mix_n=1")
+    test = StatefulTest(TrafficPlan(config, PORTS), phase2=False)
+    request = test.phase1_request(10000, 50000, 10000).to_json()
+    (flow,) = request["flows"]
+    assert (flow["name"], flow["tx_port"], flow["rx_port"], flow["frames"]) == ("forward", 0, 1,
+                                                                                10000)
+    assert "background" not in flow and "mix" not in flow
+    syn = flow["foreground"]
+    assert (syn["frame_size"], syn["rx_frame_size"]) == (82, 82)
+    assert [v["mode"] for v in syn["vary"]] == ["enumerate", "enumerate"]
+    # The SYN-ACKs leave the right port for the DUT's right MAC, and arrive as SYN-sized frames.
+    assert flow["tcp"]["reply"] == {"ip_version": 4, "src_mac": "02:00:00:00:00:02",
+                                    "dst_mac": "02:00:00:00:01:02", "rx_frame_size": 82}
+    key = flow["tcp"]["key"]
+    assert 0 <= key < 2**63
+    # The key follows the seed: the same test sends the same segments.
+    assert StatefulTest(TrafficPlan(cfg("traffic.mix_n=1"), PORTS), phase2=False).tcp_key == key
+    other = StatefulTest(TrafficPlan(cfg("traffic.mix_n=1", "traffic.seed=2"), PORTS), phase2=False)
+    assert other.tcp_key != key
+    assert request["learn"] == {"port": 1, "flow": 0, "table_size": 10000, "ip_version": 4}
+    assert test.report()["transport"] == "tcp" and "handshake" in test.report()["validation_by"]
+
+
+@pytest.mark.parametrize(("overrides", "named"), [
+    (["traffic.mix_n=2", "traffic.mix_m=1", "traffic.frame_size=84"], ["stateful.transport", "traffic.mix"]),
+    (["tester.queues=2"], ["stateful.transport", "tester.queues = 2"]),
+])
+def test_what_tcp_cannot_do_yet_is_refused_naming_the_keys(overrides, named):
+    with pytest.raises(ConfigError) as err:
+        cfg(*overrides)
+    for text in named:
+        assert text in str(err.value), str(err.value)
+
+
+def test_phase2_over_tcp_is_refused():
+    with pytest.raises(ConfigError, match="phase 2 over TCP"):
+        StatefulTest(TrafficPlan(cfg(), PORTS))
+
+
+def handshake_step(syn, syn_ack, ack, connections=2000) -> EstablishmentStep:
+    counts = {"forward": DirectionCounts(*syn), "forward.syn_ack": DirectionCounts(*syn_ack),
+              "forward.ack": DirectionCounts(*ack)}
+    return EstablishmentStep(connections, connections,
+                             TrialResult(rate=1000, valid=True, directions=counts))
+
+
+def test_a_step_passes_when_every_handshake_completed():
+    assert handshake_step((2000, 2000), (2000, 2000), (2000, 2000)).failure() is None
+    # A lost ACK, a lost SYN-ACK, a lost SYN: each leaves a connection half open.
+    for counts in [((2000, 2000), (2000, 2000), (2000, 1999)),
+                   ((2000, 2000), (2000, 1999), (1999, 1999)),
+                   ((2000, 1999), (1999, 1999), (1999, 1999))]:
+        assert handshake_step(*counts).failure() == "phase 1: 1,999 of 2,000 handshakes completed"
+    # The Initiator sent fewer SYNs than N.
+    assert handshake_step((1999, 1999), (1999, 1999), (1999, 1999)).failure() == \
+        "phase 1: 1,999 of 2,000 handshakes completed"
+
+
+def test_udp_steps_keep_their_message():
+    step = EstablishmentStep(100, 100, TrialResult(
+        rate=1000, valid=True, directions={"forward": DirectionCounts(100, 99)}))
+    assert step.failure() == "phase 1: 99 of 100 frames reached the Responder"
+
