@@ -71,7 +71,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.8"
+PROTOCOL = "2.9"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -95,7 +95,7 @@ KEYS = {
     "capture": ("frames", "stride", "snaplen", "foreign"),
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
-             "background", "streams", "pattern", "from_table"),
+             "background", "streams", "pattern", "from_table", "tcp"),
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
@@ -582,6 +582,14 @@ def run_trial(request):
              "send_time": replies[-1]["send_time"], "max_lag_us": flow_lag * 1e6,
              **({"lagged": replies[-1]["lagged"] if q == 0 else 0} if max_lag is not None else {})}
             for q in range(queues)]
+    # TCP handshakes (docs/tcp.md): the engine adds a SYN-ACK and an ACK flow after the
+    # request's; here every SYN that arrived is answered and completes its handshake.
+    for flow, syns in list(zip(flows, replies)):
+        if "tcp" in flow:
+            for step in ("syn_ack", "ack"):
+                replies.append({**syns, "name": f"{flow['name']}.{step}", "sent": syns["received"],
+                                "streams": [{**stream, "sent": syns["received"]}
+                                            for stream in syns["streams"]]})
     rx_ports = list(dict.fromkeys(flow["rx_port"] for flow in flows))
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
              "elapsed": duration, "flows": replies,
