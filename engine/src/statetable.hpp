@@ -15,9 +15,13 @@ namespace xlp {
 
 class StateTable {
  public:
+  // The whole table is reserved up front (up to kReserved entries): address space, whose pages
+  // the receiver touches as it learns, so that it never stops to move a grown table (tens of
+  // milliseconds for millions of entries, while frames keep arriving).
   StateTable(int ip_version, uint64_t capacity) : version_(ip_version), capacity_(capacity) {
-    tuples_.reserve(size_t(std::min<uint64_t>(capacity, 1u << 20)) * tuple_size());
+    tuples_.reserve(size_t(std::min<uint64_t>(capacity, kReserved)) * tuple_size());
   }
+  static constexpr uint64_t kReserved = uint64_t(1) << 26;
   int ip_version() const { return version_; }
   uint64_t capacity() const { return capacity_; }
   uint64_t size() const { return tuples_.size() / tuple_size(); }
