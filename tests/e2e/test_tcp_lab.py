@@ -25,7 +25,7 @@ def conntrack(*args: str) -> str:
                           capture_output=True, text=True, check=True).stdout
 
 
-@pytest.mark.parametrize("kind", ["nat44", "nat64"])
+@pytest.mark.parametrize("kind", ["nat44", "nat64", "nat66"])
 def test_every_handshake_is_established_and_assured_in_conntrack(kind, make_lab, tmp_path):
     config = make_lab(kind)
     # A DUT sharing a busy CPU may still lose a frame now and then: the measurement is taken
