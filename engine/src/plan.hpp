@@ -94,10 +94,10 @@ constexpr size_t kMaxStreams = 32;
 // period).
 constexpr size_t kMaxPattern = 65536;
 
-// A flow of TCP handshakes (docs/tcp.md). The request names the SYNs' flow; the parser adds
-// a flow for the Responder's SYN-ACKs and one for the Initiator's ACKs, each answering the
-// frames of the flow before it as they arrive (on its tx_port) and sent by that port's
-// receiver instead of a sender of its own.
+// A flow of TCP segments (docs/tcp.md). The request names the flow the Initiator sends (SYNs,
+// FINs or RSTs); for SYNs and FINs the parser adds the flows that answer them (SYN-ACKs and
+// ACKs, FIN-ACKs and last ACKs), each answering the frames of the flow before it as they arrive
+// (on its tx_port), sent by that port's receiver instead of a sender of its own.
 struct TcpFlow {
   TcpStep step = TcpStep::kSyn;
   TcpKey key;
@@ -126,7 +126,7 @@ struct FlowPlan {
   std::vector<RateStep> rate_steps;
   std::optional<TcpFlow> tcp;
   // Its frames answer another flow's (TCP SYN-ACKs and ACKs): no sender of its own.
-  bool answers() const { return tcp && tcp->step != TcpStep::kSyn; }
+  bool answers() const { return tcp && !initiates(tcp->step); }
 
   // The flow's stretches at one rate: the first at `rate` from 0, then one per step, each
   // with round(its rate x its length) frames.

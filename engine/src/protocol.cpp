@@ -374,67 +374,81 @@ void parse_streams(const json& f, const std::string& path, FlowPlan& flow) {
 
 namespace {
 
-// "tcp": {"key", "reply"}: the flow sends TCP SYNs (docs/tcp.md). Checks what a SYN flow may
-// be and makes its foreground a SYN.
-void make_syn_flow(const json& t, const std::string& path, FlowPlan& flow) {
+// "tcp": {"key", "segments", "reply"}: the flow sends the Initiator's TCP segments (docs/tcp.md):
+// SYNs ("open", the default), FINs ("close") or RSTs ("reset") of the connections of its
+// four-tuples. Checks what such a flow may be and makes its foreground those segments.
+void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
   const std::string tpath = path + "tcp.";
-  if (!t.is_object()) bad(path + "tcp", t, "must be an object {key, reply}");
-  known_keys(t, tpath, {"key", "reply"});
-  if (flow.streams.size() > 1) bad(path + "tcp", t, "a flow of TCP handshakes has one stream (no background, no IMIX)");
+  if (!t.is_object()) bad(path + "tcp", t, "must be an object {key, segments, reply}");
+  known_keys(t, tpath, {"key", "segments", "reply"});
+  if (flow.streams.size() > 1) bad(path + "tcp", t, "a flow of TCP segments has one stream (no background, no IMIX)");
   if (flow.from_table) bad(path + "tcp", t, "not together with from_table (phase 2 over TCP is not there yet)");
-  StreamPlan& syn = flow.streams[0];
-  if (syn.spec.tunnel || syn.ce) bad(path + "tcp", t, "its foreground has a tunnel or CEs: TCP flows have neither yet");
-  syn.spec.l4 = kProtoTcp;
-  syn.spec.tcp_flags = kTcpSyn;
-  const uint32_t size = min_frame_size(syn.spec.ip_version, false, kProtoTcp, kTcpSyn);
-  if (syn.spec.frame_size != size)
-    bad(path + "foreground.frame_size", syn.spec.frame_size,
-        "must be " + std::to_string(size) + " for IPv" + std::to_string(syn.spec.ip_version) +
-            " TCP: a SYN (with the tag and window scale options) carries no payload");
+  StreamPlan& first = flow.streams[0];
+  if (first.spec.tunnel || first.ce) bad(path + "tcp", t, "its foreground has a tunnel or CEs: TCP flows have neither yet");
   TcpFlow tcp;
+  const std::string segments = t.contains("segments") ? text(t, tpath, "segments") : "open";
+  if (segments == "open") tcp.step = TcpStep::kSyn;
+  else if (segments == "close") tcp.step = TcpStep::kFin;
+  else if (segments == "reset") tcp.step = TcpStep::kRst;
+  else bad(tpath + "segments", segments, "must be one of open, close, reset");
+  first.spec.l4 = kProtoTcp;
+  first.spec.tcp_flags = tcp_flags_of(tcp.step);
+  const uint32_t size = min_frame_size(first.spec.ip_version, false, kProtoTcp, first.spec.tcp_flags);
+  if (first.spec.frame_size != size)
+    bad(path + "foreground.frame_size", first.spec.frame_size,
+        "must be " + std::to_string(size) + " for IPv" + std::to_string(first.spec.ip_version) + " TCP " + segments +
+            ": its segments carry no payload");
   const uint64_t key = integer_in(t, tpath, "key", 0, INT64_MAX);
   tcp.key = {key, tcp_detail::mix(key ^ 0x9e3779b97f4a7c15ull)};
   flow.tcp = tcp;
 }
 
-// The SYN-ACK and ACK flows that answer SYN flow `syn` (make_syn_flow); "reply": the Responder
-// side's frames {ip_version, src_mac, dst_mac, vlan, rx_vlan, rx_frame_size}: the SYN-ACKs as
-// they leave and arrive (their addresses and ports come from the SYNs).
-void add_answering_flows(const json& t, const std::string& tpath, size_t syn, TrialPlan& plan) {
+// The flows that answer TCP flow `first` (make_tcp_flow): to SYNs the Responder's SYN-ACKs and
+// the Initiator's ACKs, to FINs the Responder's FIN-ACKs and the Initiator's last ACKs; RSTs
+// get no answer. "reply": the Responder side's frames {ip_version, src_mac, dst_mac, vlan,
+// rx_vlan, rx_frame_size}: its segments as they leave and arrive (their addresses and ports
+// come from the segments they answer).
+void add_answering_flows(const json& t, const std::string& tpath, size_t first, TrialPlan& plan) {
+  const FlowPlan& f = plan.flows[first];
+  if (f.tcp->step == TcpStep::kRst) {
+    if (t.contains("reply")) bad(tpath + "reply", t["reply"], "segments = reset: nothing answers an RST");
+    return;
+  }
+  const bool open = f.tcp->step == TcpStep::kSyn;
   const json& r = require(t, tpath, "reply");
   const std::string rpath = tpath + "reply.";
   if (!r.is_object()) bad(tpath + "reply", r, "must be an object {ip_version, src_mac, dst_mac, ...}");
   known_keys(r, rpath, {"ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan", "rx_frame_size"});
-  const FlowPlan& s = plan.flows[syn];
-  FlowPlan syn_ack = s;
-  syn_ack.name = s.name + ".syn_ack";
-  std::swap(syn_ack.tx_port, syn_ack.rx_port);
-  syn_ack.tcp->step = TcpStep::kSynAck;
-  syn_ack.tcp->answers = syn;
-  StreamPlan back;
+  FlowPlan back = f;
+  back.name = f.name + (open ? ".syn_ack" : ".fin_ack");
+  std::swap(back.tx_port, back.rx_port);
+  back.tcp->step = open ? TcpStep::kSynAck : TcpStep::kFinAck;
+  back.tcp->answers = first;
+  StreamPlan b;
   const json& version = require(r, rpath, "ip_version");
   if (version != 4 && version != 6) bad(rpath + "ip_version", version, "must be 4 or 6");
-  back.spec.ip_version = version.get<int>();
-  back.spec.l4 = kProtoTcp;
-  back.spec.tcp_flags = kTcpSyn | kTcpAck;
-  back.spec.src_mac = parsed(r, rpath, "src_mac", parse_mac);
-  back.spec.dst_mac = parsed(r, rpath, "dst_mac", parse_mac);
-  back.spec.frame_size = min_frame_size(back.spec.ip_version, false, kProtoTcp, kTcpSyn);
-  back.spec.vlan = parse_vlan(r, rpath, "vlan", {});
-  back.rx_vlan = parse_vlan(r, rpath, "rx_vlan", back.spec.vlan);
-  back.rx_frame_size = uint32_t(integer_in(r, rpath, "rx_frame_size", 64, kMaxFrameSize, back.spec.frame_size));
-  syn_ack.streams = {back};
-  FlowPlan ack = s;
-  ack.name = s.name + ".ack";
-  ack.tcp->step = TcpStep::kAck;
-  ack.tcp->answers = plan.flows.size();  // the SYN-ACKs' flow, added next
+  b.spec.ip_version = version.get<int>();
+  b.spec.l4 = kProtoTcp;
+  b.spec.tcp_flags = tcp_flags_of(back.tcp->step);
+  b.spec.src_mac = parsed(r, rpath, "src_mac", parse_mac);
+  b.spec.dst_mac = parsed(r, rpath, "dst_mac", parse_mac);
+  b.spec.frame_size = min_frame_size(b.spec.ip_version, false, kProtoTcp, b.spec.tcp_flags);
+  b.spec.vlan = parse_vlan(r, rpath, "vlan", {});
+  b.rx_vlan = parse_vlan(r, rpath, "rx_vlan", b.spec.vlan);
+  b.rx_frame_size = uint32_t(integer_in(r, rpath, "rx_frame_size", 64, kMaxFrameSize, b.spec.frame_size));
+  back.streams = {b};
+  FlowPlan ack = f;
+  ack.name = f.name + ".ack";
+  ack.tcp->step = open ? TcpStep::kAck : TcpStep::kLastAck;
+  ack.tcp->answers = plan.flows.size();  // the Responder's flow, added next
   StreamPlan& a = ack.streams[0];
-  a.spec.tcp_flags = kTcpAck;  // no window scale option: 4 bytes shorter than the SYN
-  a.spec.frame_size -= uint32_t(kWindowScaleOption);
-  a.rx_frame_size -= uint32_t(kWindowScaleOption);
-  a.vary.clear();  // the tuple comes from the SYN-ACK
+  a.spec.tcp_flags = tcp_flags_of(ack.tcp->step);  // after a SYN: no window scale option
+  const uint32_t shorter = a.spec.frame_size - min_frame_size(a.spec.ip_version, false, kProtoTcp, a.spec.tcp_flags);
+  a.spec.frame_size -= shorter;
+  a.rx_frame_size -= shorter;
+  a.vary.clear();  // the tuple comes from the segment it answers
   a.enumerate.reset();
-  plan.flows.push_back(std::move(syn_ack));
+  plan.flows.push_back(std::move(back));
   plan.flows.push_back(std::move(ack));
   if (plan.flows.size() > kMaxFlows)
     bad("flows", plan.flows.size(), "at most " + std::to_string(kMaxFlows) + " flows, with 2 more per TCP flow");
@@ -567,10 +581,10 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
             "must be at most " + std::to_string(after) + ": flow " + flow.name + " sends only that many "
             "foreground frames after delay.tagged_start (rate x (duration - tagged_start))");
     }
-    if (f.contains("tcp")) make_syn_flow(f["tcp"], path, flow);
+    if (f.contains("tcp")) make_tcp_flow(f["tcp"], path, flow);
     plan.flows.push_back(std::move(flow));
   }
-  // The flows that answer the SYNs, after the request's (whose indices stay as requested).
+  // The flows that answer TCP segments, after the request's (whose indices stay as requested).
   for (size_t i = 0, n = plan.flows.size(); i < n; ++i)
     if (plan.flows[i].tcp) add_answering_flows(flows[i]["tcp"], "flows[" + std::to_string(i) + "].tcp.", i, plan);
   if (req.contains("learn")) {

@@ -69,20 +69,6 @@ inline uint32_t initiator_isn(const TcpKey& key, const uint8_t* local, const uin
   return uint32_t(mix(h ^ (uint64_t(lp) << 16 | rp)));
 }
 
-// Writes the Initiator's ISN into a SYN built from a template (sequence number 0 there) and
-// updates its TCP checksum (RFC 1624), for the tuple the frame carries.
-inline void stamp_isn(uint8_t* frame, const FrameTemplate& t, const TcpKey& key) {
-  using namespace tcp_detail;
-  const size_t alen = (frame[t.ip_offset] >> 4) == 4 ? 4 : 16;
-  const uint8_t* addrs = frame + t.ip_offset + (alen == 4 ? 12 : 8);
-  uint8_t* l4 = frame + t.l4_offset;
-  const uint32_t isn = initiator_isn(key, addrs, addrs + alen, alen, l4, l4 + 2);
-  put32(l4 + 4, isn);
-  const uint16_t old = uint16_t(frame[t.checksum_offset] << 8 | frame[t.checksum_offset + 1]);
-  const uint16_t csum = __builtin_bswap16(udp_checksum_field(uint64_t(uint16_t(~old)) + seq_sum(isn)));
-  std::memcpy(frame + t.checksum_offset, &csum, 2);
-}
-
 // The Responder's ISN for a connection whose SYN carried sequence number `initiator_isn`.
 inline uint32_t responder_isn(const TcpKey& key, uint32_t initiator_isn) {
   return uint32_t(tcp_detail::mix(key.k1 ^ initiator_isn));
@@ -177,34 +163,81 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
   std::memcpy(out + t.checksum_offset, &csum, 2);
 }
 
-// The handshake (RFC 9293 §3.5): the segment a flow's frames are, each after the first the
-// reply to the one before it.
-enum class TcpStep : uint8_t { kSyn, kSynAck, kAck };
+// The segments of a connection's life (RFC 9293 §3.5, §3.6), what a flow's frames are. The
+// Initiator sends the first of each exchange from its enumeration of four-tuples: SYN opens,
+// FIN (with ACK) closes, RST (with ACK) resets a connection it opened. The others answer the
+// segment before them as it arrives: the Responder's SYN-ACK answers a SYN and the Initiator's
+// ACK the SYN-ACK; the Responder's FIN-ACK answers a FIN and the Initiator's last ACK that.
+// No data was sent: after the handshake each side's next sequence number is its ISN + 1, after
+// its FIN its ISN + 2.
+enum class TcpStep : uint8_t { kSyn, kSynAck, kAck, kFin, kFinAck, kLastAck, kRst };
 
-// Whether a received segment is the `step` this test expects: the right flags, and the
-// acknowledgement the sender's ISN gives. False: the DUT changed it, or it is not this test's.
-//   SYN: no acknowledgement.
-//   SYN-ACK: acknowledges the ISN of the Initiator's tuple (read swapped from the SYN-ACK).
-//   ACK: acknowledges the Responder's ISN for the Initiator's (its sequence number less one).
-inline bool expected_segment(TcpStep step, const TcpKey& key, const TcpView& seg) {
+// The Initiator sends it (else it answers a segment of the step before).
+inline bool initiates(TcpStep step) {
+  return step == TcpStep::kSyn || step == TcpStep::kFin || step == TcpStep::kRst;
+}
+
+// The flags of a step's segments.
+inline uint8_t tcp_flags_of(TcpStep step) {
   switch (step) {
-    case TcpStep::kSyn: return seg.flags() == kTcpSyn && seg.ack() == 0;
-    case TcpStep::kSynAck:
-      return seg.flags() == (kTcpSyn | kTcpAck) &&
-             seg.ack() == initiator_isn(key, seg.dst(), seg.src(), seg.addr_len, seg.dst_port(), seg.src_port()) + 1;
-    case TcpStep::kAck: return seg.flags() == kTcpAck && seg.ack() == responder_isn(key, seg.seq() - 1) + 1;
+    case TcpStep::kSyn: return kTcpSyn;
+    case TcpStep::kSynAck: return kTcpSyn | kTcpAck;
+    case TcpStep::kAck: case TcpStep::kLastAck: return kTcpAck;
+    case TcpStep::kFin: case TcpStep::kFinAck: return kTcpFin | kTcpAck;
+    case TcpStep::kRst: return kTcpRst | kTcpAck;
+  }
+  return 0;
+}
+
+// Writes the numbers of an Initiator's segment of `step` (kSyn, kFin or kRst) into a frame
+// built from a template (both numbers 0 there), for the tuple the frame carries, and updates
+// its TCP checksum (RFC 1624): a SYN carries the ISN; a FIN or RST of an established
+// connection the next sequence number and the acknowledgement of the Responder's SYN.
+inline void stamp_initiator(uint8_t* frame, const FrameTemplate& t, const TcpKey& key, TcpStep step) {
+  using namespace tcp_detail;
+  const size_t alen = (frame[t.ip_offset] >> 4) == 4 ? 4 : 16;
+  const uint8_t* addrs = frame + t.ip_offset + (alen == 4 ? 12 : 8);
+  uint8_t* l4 = frame + t.l4_offset;
+  const uint32_t isn = initiator_isn(key, addrs, addrs + alen, alen, l4, l4 + 2);
+  const uint32_t seq = step == TcpStep::kSyn ? isn : isn + 1;
+  const uint32_t ack = step == TcpStep::kSyn ? 0 : responder_isn(key, isn) + 1;
+  put32(l4 + 4, seq);
+  put32(l4 + 8, ack);
+  const uint16_t old = uint16_t(frame[t.checksum_offset] << 8 | frame[t.checksum_offset + 1]);
+  const uint16_t csum =
+      __builtin_bswap16(udp_checksum_field(uint64_t(uint16_t(~old)) + seq_sum(seq) + seq_sum(ack)));
+  std::memcpy(frame + t.checksum_offset, &csum, 2);
+}
+
+// Whether a received segment is the `step` this test expects: the step's flags, and the
+// acknowledgement the other side's ISN gives. False: the DUT changed it, or it is not this
+// test's. The ISN a check needs comes from the segment itself: the Initiator's from its tuple
+// (read swapped), the Responder's from the Initiator's (its sequence number less what it has
+// sent since: 1 after the SYN, 2 after the FIN).
+inline bool expected_segment(TcpStep step, const TcpKey& key, const TcpView& seg) {
+  if (seg.flags() != tcp_flags_of(step)) return false;
+  const auto initiator = [&] {
+    return initiator_isn(key, seg.dst(), seg.src(), seg.addr_len, seg.dst_port(), seg.src_port());
+  };
+  switch (step) {
+    case TcpStep::kSyn: return seg.ack() == 0;
+    case TcpStep::kSynAck: return seg.ack() == initiator() + 1;
+    case TcpStep::kAck: case TcpStep::kFin: case TcpStep::kRst:
+      return seg.ack() == responder_isn(key, seg.seq() - 1) + 1;
+    case TcpStep::kFinAck: return seg.ack() == initiator() + 2;
+    case TcpStep::kLastAck: return seg.ack() == responder_isn(key, seg.seq() - 2) + 2;
   }
   return false;
 }
 
-// The reply to an expected segment of `step` (there is none to an ACK): to a SYN the Responder's
-// SYN-ACK from its ISN, to a SYN-ACK the Initiator's ACK that completes the handshake, each
-// acknowledging the segment it answers. `tag_seq` and `timestamp`: the answered frame's tag, so
-// that a reply stream has its cause's sequence numbers and the SYN's send time.
+// The reply to an expected segment of `step` (one that is answered: SYN, SYN-ACK, FIN,
+// FIN-ACK). To a SYN the Responder's SYN-ACK from its ISN; to the others the next segment of
+// the exchange, from the sequence number the answered segment acknowledged, acknowledging it
+// (each of them takes one sequence number). `tag_seq` and `timestamp`: the answered frame's
+// tag, so that a reply stream has its cause's sequence numbers and the first segment's send time.
 inline TcpSegment answer(TcpStep step, const TcpKey& key, const TcpView& seg, uint32_t tag_seq, uint64_t timestamp) {
-  if (step == TcpStep::kSyn)
-    return reply_to(seg, responder_isn(key, seg.seq()), seg.seq() + 1, tag_seq, timestamp);
-  return reply_to(seg, seg.ack(), seg.seq() + 1, tag_seq, timestamp);  // kSynAck: ack = the Initiator's ISN + 1
+  const uint32_t seq = step == TcpStep::kSyn ? responder_isn(key, seg.seq()) : seg.ack();
+  return reply_to(seg, seq, seg.seq() + 1, tag_seq, timestamp);
 }
 
 }  // namespace xlp

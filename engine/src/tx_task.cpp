@@ -25,7 +25,7 @@ class TxTask final : public Task {
     for (const auto& st : lane.streams) varying_ = varying_ || !st->fields.empty() || st->ce;
     varying_ = varying_ || flow.table != nullptr;
     mixed_ = lane.pattern.size() > 1;
-    if (flow.plan.tcp) isn_key_ = &flow.plan.tcp->key;
+    if (flow.plan.tcp) isn_key_ = &flow.plan.tcp->key, step_ = flow.plan.tcp->step;
     enumerated_ = !mixed_ && !flow.table && lane.streams[0]->patches;
   }
 
@@ -57,9 +57,9 @@ class TxTask final : public Task {
     } else {
       build_single(count, tsc, FixedFrames{});
     }
-    if (isn_key_)  // TCP SYNs: the Initiator's ISN of each frame's tuple
+    if (isn_key_)  // TCP: the Initiator's numbers for each frame's tuple
       for (uint32_t i = 0; i < count; ++i)
-        stamp_isn(rte_pktmbuf_mtod(burst_[i], uint8_t*), lane_.streams[0]->tmpl, *isn_key_);
+        stamp_initiator(rte_pktmbuf_mtod(burst_[i], uint8_t*), lane_.streams[0]->tmpl, *isn_key_, step_);
     built_ += count;
     pending_ = count;
     first_pending_ = 0;
@@ -251,6 +251,7 @@ class TxTask final : public Task {
   uint32_t cycle_ = 0;
   bool varying_ = false, mixed_ = false, enumerated_ = false;
   const TcpKey* isn_key_ = nullptr;
+  TcpStep step_ = TcpStep::kSyn;
   rte_mbuf* burst_[kMaxBurst];
   uint8_t burst_stream_[kMaxBurst];
   uint32_t pending_ = 0, first_pending_ = 0;

@@ -191,7 +191,7 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
     const FrameTemplate syn_tmpl = build_template(syn_spec, 1, 7);
     std::vector<uint8_t> syn = syn_tmpl.bytes;
     stamp_frame(syn.data(), syn_tmpl, 11, 0x1234);
-    stamp_isn(syn.data(), syn_tmpl, key);
+    stamp_initiator(syn.data(), syn_tmpl, key, TcpStep::kSyn);
     EXPECT_EQ(get32(&syn[14 + (v == 4 ? 20 : 40) + 4]), isn_i);
     // The same SYN from the segment writer.
     TcpSegment seg;
@@ -266,3 +266,78 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, TcpHandshake, ::testing::Values(4, 6));
+
+// Closing (RFC 9293 §3.6, Figure 12's normal close) and resetting an established connection
+// through the reference NAT: the Initiator's FIN and RST from its enumeration alone, each
+// answer from the segment it answers, and the numbers each carries.
+TEST_P(TcpHandshake, CloseAndResetThroughAReferenceNat) {
+  const int v = GetParam();
+  const TcpKey key{7, 77};
+  const auto client = parse_ip(v == 4 ? "10.0.0.7" : "fd00::7", v);
+  const auto server = parse_ip(v == 4 ? "198.19.0.2" : "2001:2:0:8000::2", v);
+  const auto outside = parse_ip(v == 4 ? "198.18.0.1" : "2001:2::1", v);
+  const size_t alen = v == 4 ? 4 : 16, tcp = 14 + (v == 4 ? 20 : 40);
+  const uint8_t cport[2] = {0x9c, 0x41}, sport[2] = {0, 80};
+  const uint16_t mapped = 20001;
+  const uint32_t isn_i = initiator_isn(key, client.data(), server.data(), alen, cport, sport);
+  const uint32_t isn_r = responder_isn(key, isn_i);
+  FrameSpec fin_spec = tcp_spec(v, tcp_flags_of(TcpStep::kFin));
+  fin_spec.src_ip = client;
+  fin_spec.dst_ip = server;
+  fin_spec.src_port = 0x9c41;
+  fin_spec.dst_port = 80;
+  EXPECT_EQ(fin_spec.frame_size, v == 4 ? 78u : 98u);
+  const FrameTemplate fin_tmpl = build_template(fin_spec, 1, 7);
+  std::vector<uint8_t> fin = fin_tmpl.bytes;
+  stamp_frame(fin.data(), fin_tmpl, 5, 0x99);
+  stamp_initiator(fin.data(), fin_tmpl, key, TcpStep::kFin);
+  ASSERT_TRUE(tcp_checksum_ok(fin.data(), fin.size()));
+  EXPECT_EQ(fin[tcp + 13], kTcpFin | kTcpAck);
+  EXPECT_EQ(get32(&fin[tcp + 4]), isn_i + 1);  // the next sequence number after the SYN
+  EXPECT_EQ(get32(&fin[tcp + 8]), isn_r + 1);  // acknowledging the Responder's SYN
+  const std::vector<uint8_t> fin_in = reference_snat(fin, outside, mapped);
+  TestTag tag;
+  const TcpView f = view_of(fin_in, tag);
+  ASSERT_TRUE(expected_segment(TcpStep::kFin, key, f));
+  EXPECT_FALSE(expected_segment(TcpStep::kAck, key, f)) << "a FIN is no handshake ACK";
+  FrameSpec back = tcp_spec(v, tcp_flags_of(TcpStep::kFinAck));
+  std::swap(back.src_mac, back.dst_mac);
+  const SegmentTemplate fin_ack_t(back, 2, 7);
+  std::vector<uint8_t> fin_ack(fin_ack_t.tmpl.size());
+  write_segment(fin_ack.data(), fin_ack_t, answer(TcpStep::kFin, key, f, tag.seq, tag.timestamp));
+  ASSERT_TRUE(tcp_checksum_ok(fin_ack.data(), fin_ack.size()));
+  EXPECT_EQ(fin_ack[tcp + 13], kTcpFin | kTcpAck);
+  EXPECT_EQ(get32(&fin_ack[tcp + 4]), isn_r + 1);
+  EXPECT_EQ(get32(&fin_ack[tcp + 8]), isn_i + 2);  // the Initiator's FIN took one number
+  const std::vector<uint8_t> fin_ack_in = reference_snat(fin_ack, client, 0x9c41, true);
+  TestTag tag2;
+  const TcpView fa = view_of(fin_ack_in, tag2);
+  ASSERT_TRUE(expected_segment(TcpStep::kFinAck, key, fa));
+  EXPECT_FALSE(expected_segment(TcpStep::kFinAck, TcpKey{8, 77}, fa)) << "another key's ISN";
+  const SegmentTemplate last_t(tcp_spec(v, tcp_flags_of(TcpStep::kLastAck)), 3, 7);
+  std::vector<uint8_t> last(last_t.tmpl.size());
+  write_segment(last.data(), last_t, answer(TcpStep::kFinAck, key, fa, tag2.seq, tag2.timestamp));
+  ASSERT_TRUE(tcp_checksum_ok(last.data(), last.size()));
+  EXPECT_EQ(last[tcp + 13], kTcpAck);
+  EXPECT_EQ(get32(&last[tcp + 4]), isn_i + 2);
+  EXPECT_EQ(get32(&last[tcp + 8]), isn_r + 2);
+  TestTag tag3;
+  const std::vector<uint8_t> last_in = reference_snat(last, outside, mapped);
+  const TcpView l = view_of(last_in, tag3);
+  EXPECT_TRUE(expected_segment(TcpStep::kLastAck, key, l));
+  EXPECT_FALSE(expected_segment(TcpStep::kAck, key, l)) << "it acknowledges the FIN, not the SYN";
+  // RST: one segment, the connection's next sequence number.
+  FrameSpec rst_spec = fin_spec;
+  rst_spec.tcp_flags = tcp_flags_of(TcpStep::kRst);
+  const FrameTemplate rst_tmpl = build_template(rst_spec, 4, 7);
+  std::vector<uint8_t> rst = rst_tmpl.bytes;
+  stamp_frame(rst.data(), rst_tmpl, 6, 0x98);
+  stamp_initiator(rst.data(), rst_tmpl, key, TcpStep::kRst);
+  ASSERT_TRUE(tcp_checksum_ok(rst.data(), rst.size()));
+  EXPECT_EQ(rst[tcp + 13], kTcpRst | kTcpAck);
+  EXPECT_EQ(get32(&rst[tcp + 4]), isn_i + 1);
+  TestTag tag4;
+  const std::vector<uint8_t> rst_in = reference_snat(rst, outside, mapped);
+  EXPECT_TRUE(expected_segment(TcpStep::kRst, key, view_of(rst_in, tag4)));
+  EXPECT_FALSE(expected_segment(TcpStep::kFin, key, view_of(rst_in, tag4)));
+}

@@ -24,8 +24,10 @@ namespace {
 
 // A source NAT from port 0 (inside) to port 1 (outside) for TCP, one mapping per inside
 // source port, with a tracker of each connection: SYN, then a SYN-ACK that acknowledges it,
-// then an ACK that acknowledges the SYN-ACK with the next sequence number. A segment that
-// breaks the order is dropped as invalid. `corrupt_syn_ack`: the DUT sends SYN-ACKs on with
+// then an ACK that acknowledges the SYN-ACK with the next sequence number; then either the
+// Initiator's FIN (next numbers), the Responder's FIN-ACK acknowledging it and the last ACK
+// acknowledging that, or the Initiator's RST. A segment that breaks the order is dropped as
+// invalid. `corrupt_syn_ack`: the DUT sends SYN-ACKs on with
 // their acknowledgement number off by one (checksums fixed), as a broken DUT would.
 class ReferenceNat {
  public:
@@ -51,20 +53,38 @@ class ReferenceNat {
         auto it = by_inside_.find(sport);
         if (it == by_inside_.end()) return drop(m);
         Conn& c = conns_[it->second];
-        if (seg.flags() != kTcpAck || c.state != State::kSynReceived || seg.seq() != c.isn_i + 1 ||
-            seg.ack() != c.isn_r + 1)
+        const uint8_t flags = seg.flags();
+        if (flags == kTcpAck && c.state == State::kSynReceived && seg.seq() == c.isn_i + 1 && seg.ack() == c.isn_r + 1) {
+          c.state = State::kEstablished;
+          ++established;
+        } else if (flags == (kTcpFin | kTcpAck) && c.state == State::kEstablished && seg.seq() == c.isn_i + 1 &&
+                   seg.ack() == c.isn_r + 1) {
+          c.state = State::kFinWait;
+        } else if (flags == kTcpAck && c.state == State::kLastAck && seg.seq() == c.isn_i + 2 &&
+                   seg.ack() == c.isn_r + 2) {
+          c.state = State::kClosed;
+          ++closed;
+        } else if (flags == (kTcpRst | kTcpAck) && c.state == State::kEstablished && seg.seq() == c.isn_i + 1) {
+          c.state = State::kClosed;
+          ++reset;
+        } else {
           return drop(m);
-        c.state = State::kEstablished;
-        ++established;
+        }
       }
       f = reference_snat(f, outside_, by_inside_[sport]);
     } else {
       auto it = conns_.find(dport);
       if (it == conns_.end()) return drop(m);
       Conn& c = it->second;
-      if (seg.flags() != (kTcpSyn | kTcpAck) || c.state != State::kSynSent || seg.ack() != c.isn_i + 1) return drop(m);
-      c.isn_r = seg.seq();
-      c.state = State::kSynReceived;
+      if (seg.flags() == (kTcpSyn | kTcpAck) && c.state == State::kSynSent && seg.ack() == c.isn_i + 1) {
+        c.isn_r = seg.seq();
+        c.state = State::kSynReceived;
+      } else if (seg.flags() == (kTcpFin | kTcpAck) && c.state == State::kFinWait && seg.seq() == c.isn_r + 1 &&
+                 seg.ack() == c.isn_i + 2) {
+        c.state = State::kLastAck;
+      } else {
+        return drop(m);
+      }
       if (corrupt_) {
         const size_t ack = 14 + (version_ == 4 ? 20 : 40) + 8;
         ++f[ack + 3];
@@ -76,10 +96,10 @@ class ReferenceNat {
   }
 
   void set_inside(const std::string& address) { inside_address_ = parse_ip(address, version_); }
-  uint64_t established = 0, invalid = 0;
+  uint64_t established = 0, closed = 0, reset = 0, invalid = 0;
 
  private:
-  enum class State { kSynSent, kSynReceived, kEstablished };
+  enum class State { kSynSent, kSynReceived, kEstablished, kFinWait, kLastAck, kClosed };
   struct Conn {
     uint16_t inside_port;
     uint32_t isn_i, isn_r;
@@ -96,17 +116,20 @@ class ReferenceNat {
   std::map<uint16_t, Conn> conns_;          // by mapped port
 };
 
-json handshakes(int v, uint32_t connections) {
-  json fg = test::stream(v, min_frame_size(v, false, kProtoTcp, kTcpSyn));
+json handshakes(int v, uint32_t connections, TcpStep first = TcpStep::kSyn) {
+  json fg = test::stream(v, min_frame_size(v, false, kProtoTcp, tcp_flags_of(first)));
   fg["vary"] = {{{"field", "src_port"}, {"mode", "enumerate"}, {"min", 1024}, {"max", 1024 + connections - 1}}};
   fg["enumerate"] = "random";
-  return {{"duration", 1.0}, {"timeout", 0.2}, {"finish_early", true}, {"seed", 5},
-          {"flows", {{{"name", "hs"}, {"tx_port", 0}, {"rx_port", 1}, {"rate", 20 * connections},
-                      {"frames", connections}, {"foreground", fg},
-                      {"tcp", {{"key", 99},
-                               {"reply", {{"ip_version", v}, {"src_mac", "02:00:00:00:00:02"},
-                                          {"dst_mac", "02:00:00:00:00:01"}}}}}}}},
-          {"learn", {{"port", 1}, {"flow", 0}, {"table_size", connections}, {"ip_version", v}}}};
+  json tcp = {{"key", 99},
+              {"segments", first == TcpStep::kSyn ? "open" : first == TcpStep::kFin ? "close" : "reset"}};
+  if (first != TcpStep::kRst)
+    tcp["reply"] = {{"ip_version", v}, {"src_mac", "02:00:00:00:00:02"}, {"dst_mac", "02:00:00:00:00:01"}};
+  json req = {{"duration", 1.0}, {"timeout", 0.2}, {"finish_early", true}, {"seed", 5},
+              {"flows", {{{"name", "hs"}, {"tx_port", 0}, {"rx_port", 1}, {"rate", 20 * connections},
+                          {"frames", connections}, {"foreground", fg}, {"tcp", tcp}}}}};
+  if (first == TcpStep::kSyn)
+    req["learn"] = {{"port", 1}, {"flow", 0}, {"table_size", connections}, {"ip_version", v}};
+  return req;
 }
 
 }  // namespace
@@ -178,6 +201,41 @@ TEST_P(TcpHandshakes, WrongAcknowledgementsAreCountedNotAnswered) {
   EXPECT_EQ(r.state_table->entries, 0u);
 }
 
+// The connections opened, then closed (FIN, FIN-ACK, last ACK) or reset (RST), through the
+// reference NAT, which sees every exchange in order.
+TEST_P(TcpHandshakes, OpenedConnectionsCloseOrReset) {
+  XLP_REQUIRE_EAL();
+  const int v = GetParam();
+  for (TcpStep end : {TcpStep::kFin, TcpStep::kRst}) {
+    ReferenceNat nat(v);
+    nat.set_inside(v == 4 ? "198.18.0.2" : "2001:2::2");
+    test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { nat(port, m, d); });
+    const uint32_t n = 300;
+    const TrialReport opened = bench.run(protocol::parse_trial(handshakes(v, n), 2));
+    ASSERT_EQ(nat.established, n);
+    const TrialReport r = bench.run(protocol::parse_trial(handshakes(v, n, end), 2));
+    EXPECT_TRUE(r.valid) << r.invalid_reason;
+    EXPECT_EQ(nat.invalid, 0u);
+    if (end == TcpStep::kFin) {
+      EXPECT_EQ(nat.closed, n);
+      ASSERT_EQ(r.flows.size(), 3u);
+      const char* names[] = {"hs", "hs.fin_ack", "hs.ack"};
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(r.flows[i].name, names[i]);
+        EXPECT_EQ(r.flows[i].sent, n) << names[i];
+        EXPECT_EQ(r.flows[i].received, n) << names[i];
+        EXPECT_EQ(r.flows[i].streams[0].tcp_unexpected, 0u) << names[i];
+        EXPECT_EQ(r.flows[i].streams[0].frame_size, v == 4 ? 78u : 98u) << names[i];
+      }
+    } else {
+      EXPECT_EQ(nat.reset, n);
+      ASSERT_EQ(r.flows.size(), 1u);
+      EXPECT_EQ(r.flows[0].received, n);
+      EXPECT_EQ(r.flows[0].streams[0].tcp_unexpected, 0u);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Versions, TcpHandshakes, ::testing::Values(4, 6));
 
 TEST(TcpHandshakeRequests, BadOnesAreRefusedNamingTheKey) {
@@ -191,8 +249,16 @@ TEST(TcpHandshakeRequests, BadOnesAreRefusedNamingTheKey) {
   };
   json req = handshakes(4, 10);
   req["flows"][0]["foreground"]["frame_size"] = 64;
-  refused(req, "flows[0].foreground.frame_size = 64: must be 82 for IPv4 TCP: a SYN (with the tag and window scale "
-               "options) carries no payload");
+  refused(req, "flows[0].foreground.frame_size = 64: must be 82 for IPv4 TCP open: its segments carry no payload");
+  req = handshakes(4, 10);
+  req["flows"][0]["tcp"]["segments"] = "close";
+  refused(req, "flows[0].foreground.frame_size = 82: must be 78 for IPv4 TCP close: its segments carry no payload");
+  req["flows"][0]["foreground"]["frame_size"] = 78;
+  req["flows"][0]["tcp"]["segments"] = "reset";
+  refused(req, "flows[0].tcp.reply = {\"dst_mac\":\"02:00:00:00:00:01\",\"ip_version\":4,\"src_mac\":\"02:00:00:00:00:02\"}: "
+               "segments = reset: nothing answers an RST");
+  req["flows"][0]["tcp"]["segments"] = "half";
+  refused(req, "flows[0].tcp.segments = \"half\": must be one of open, close, reset");
   req = handshakes(6, 10);
   req["flows"][0]["tcp"]["reply"].erase("ip_version");
   refused(req, "flows[0].tcp.reply.ip_version: missing");
