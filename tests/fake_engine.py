@@ -582,11 +582,13 @@ def run_trial(request):
              "send_time": replies[-1]["send_time"], "max_lag_us": flow_lag * 1e6,
              **({"lagged": replies[-1]["lagged"] if q == 0 else 0} if max_lag is not None else {})}
             for q in range(queues)]
-    # TCP handshakes (docs/tcp.md): the engine adds a SYN-ACK and an ACK flow after the
-    # request's; here every SYN that arrived is answered and completes its handshake.
+    # TCP (docs/tcp.md): after the request's flows the engine adds those that answer a flow's
+    # SYNs (SYN-ACKs, ACKs) or FINs (FIN-ACKs, ACKs); here every segment that arrived is
+    # answered, and every answer arrives.
+    answering = {"open": ("syn_ack", "ack"), "close": ("fin_ack", "ack"), "reset": ()}
     for flow, syns in list(zip(flows, replies)):
         if "tcp" in flow:
-            for step in ("syn_ack", "ack"):
+            for step in answering[flow["tcp"].get("segments", "open")]:
                 replies.append({**syns, "name": f"{flow['name']}.{step}", "sent": syns["received"],
                                 "streams": [{**stream, "sent": syns["received"]}
                                             for stream in syns["streams"]]})

@@ -58,6 +58,7 @@ def test_phase1_request_sends_syns_and_describes_the_replies():
 @pytest.mark.parametrize(("overrides", "named"), [
     (["traffic.mix_n=2", "traffic.mix_m=1", "traffic.frame_size=84"], ["stateful.transport", "traffic.mix"]),
     (["tester.queues=2"], ["stateful.transport", "tester.queues = 2"]),
+    (["stateful.transport=udp", "stateful.teardown=fin"], ["stateful.teardown", '"hook"', "TCP"]),
 ])
 def test_what_tcp_cannot_do_yet_is_refused_naming_the_keys(overrides, named):
     with pytest.raises(ConfigError) as err:
@@ -95,3 +96,31 @@ def test_udp_steps_keep_their_message():
         rate=1000, valid=True, directions={"forward": DirectionCounts(100, 99)}))
     assert step.failure() == "phase 1: 99 of 100 frames reached the Responder"
 
+
+
+@pytest.mark.parametrize(("teardown", "segments", "size"), [("fin", "close", 78), ("rst", "reset", 78)])
+def test_close_requests_end_the_connections_phase1_opened(teardown, segments, size):
+    config = cfg("traffic.mix_n=1", f"stateful.teardown={teardown}")
+    test = StatefulTest(TrafficPlan(config, PORTS), phase2=False)
+    opening = test.phase1_request(10000, 50000, 10000).to_json()["flows"][0]
+    request = test.close_request(10000, 20000).to_json()
+    (flow,) = request["flows"]
+    assert "learn" not in request
+    # The same enumeration: the same four-tuples, in the same order.
+    assert flow["foreground"]["vary"] == opening["foreground"]["vary"]
+    assert flow["foreground"]["enumerate"] == opening["foreground"]["enumerate"]
+    assert (flow["frames"], flow["rate"]) == (10000, 20000)
+    assert flow["tcp"]["segments"] == segments and flow["tcp"]["key"] == opening["tcp"]["key"]
+    assert (flow["foreground"]["frame_size"], flow["foreground"]["rx_frame_size"]) == (size, size)
+    assert ("reply" in flow["tcp"]) == (teardown == "fin")
+    if teardown == "fin":
+        assert flow["tcp"]["reply"]["rx_frame_size"] == size
+
+
+def test_closing_steps_say_what_did_not_complete():
+    step = handshake_step((2000, 2000), (2000, 2000), (2000, 1990))
+    closing = EstablishmentStep(2000, 2000, step.phase1, kind="fin")
+    assert closing.failure() == "FIN: 1,990 of 2,000 closings (FIN, FIN-ACK, ACK) completed"
+    resets = EstablishmentStep(2000, 2000, TrialResult(
+        rate=1000, valid=True, directions={"forward": DirectionCounts(2000, 1999)}), kind="rst")
+    assert resets.failure() == "RST: 1,999 of 2,000 RSTs reached the Responder"

@@ -66,3 +66,31 @@ def test_tcp_table_capacity_finds_an_odd_nf_conntrack_max(make_lab, tmp_path):
     # handshakes of the step do not complete.
     assert capacity - error <= rep["capacity"] <= capacity, rep["history"]
     assert rep["complete"] and rep["exponential_iterations"] >= 2
+
+
+@pytest.mark.parametrize(("teardown", "state"), [("fin", "TIME_WAIT"), ("rst", "CLOSE")])
+def test_closing_leaves_no_established_connection(teardown, state, make_lab, tmp_path):
+    """teardown-rate over TCP, one step: the connections its phase 1 opened, closed with FIN,
+    FIN-ACK and ACK (conntrack then holds them in TIME_WAIT) or reset (CLOSE), none invalid."""
+    config = make_lab("nat44")
+    for attempt in range(3):  # as above: until the step passed
+        out = tmp_path / f"out{attempt}"
+        xlatperf("teardown-rate", "-c", str(config), *ONE_STEP,
+                 "--set", f"stateful.teardown={teardown}", "--set", f"stateful.rate_phase1={RATE}",
+                 "--out", str(out), "-q")
+        (rep,) = summary(out)["repetitions"]
+        if rep["closing_rate"] == RATE:
+            break
+    assert rep["closing_rate"] == RATE and len(rep["steps"]) == 1, rep
+    close = [r for r in trials(out) if r["phase"] == "close"]
+    names = ["forward"] + (["forward.fin_ack", "forward.ack"] if teardown == "fin" else [])
+    assert sorted(close[-1]["directions"]) == sorted(names)
+    for name in names:
+        d = close[-1]["directions"][name]
+        assert d["sent"] == d["received"] == CONNECTIONS, (name, d)
+    entries = [line for line in conntrack("-L").splitlines() if line.startswith("tcp")]
+    assert len(entries) == CONNECTIONS
+    assert all(f" {state} " in e for e in entries), entries[:3]
+    assert not any(" ESTABLISHED " in e for e in entries)
+    stats = conntrack("-S")
+    assert all(n == "0" for n in re.findall(r"invalid=(\d+)", stats)), stats

@@ -526,6 +526,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "enabled": Key(False, boolean),       # trial, throughput, frame-loss, latency, pdv: phase 1 first
         # udp: RFC 9693's frames; tcp: phase 1 opens each connection with a handshake (docs/tcp.md)
         "transport": Key("udp", choice("udp", "tcp")),
+        # teardown-rate: time dut.teardown (hook), or over TCP close every connection (fin: FIN,
+        # FIN-ACK, ACK) or reset it (rst) and search the highest rate that completes them all
+        "teardown": Key("hook", choice("hook", "fin", "rst")),
         "initiator": Key("left", choice("left", "right")),  # siitperf Stateful 1 | 2
         "connections": Key(1_000_000, integer(1)),           # N: phase-1 frames
         "table_size": Key(0, integer(0)),     # M: state table entries (0 = every foreground frame)

@@ -138,6 +138,10 @@ def check_stateful(config: dict) -> None:
                         else "") + "); 0 = all of them")
     if s.transport == "tcp":
         _check_tcp(config)
+    elif s.teardown != "hook":
+        raise key_error("stateful.teardown", s.teardown,
+                        'must be "hook" with stateful.transport = "udp": closing connections with '
+                        'FIN or RST needs TCP ones (stateful.transport = "tcp")')
     minimum = s.connections / s.rate_phase1 + s.timeout_phase1
     if s.gap and s.gap < minimum:
         raise key_error("stateful.gap", s.gap,
@@ -271,7 +275,7 @@ def reporting_items(config: dict) -> dict:
         "destination_ports": _range(by_field.get("dst_port"), traffic.dst_port, enumerated),
         "source_addresses": _range(by_field.get("src_ip"), value[source], enumerated),
         "destination_addresses": _range(by_field.get("dst_ip"), value[destination], enumerated),
-        "transport": s.transport,
+        "transport": s.transport, "teardown": s.teardown,
         "selection": s.selection, "validation": s.validation,
         "validation_factor": s.validation_factor, "retakes": s.retakes,
         "dut": config.dut.description,

@@ -28,7 +28,7 @@ from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
 from .request import TrialRequest
 
-PHASE1, VALIDATION, TEARDOWN = "phase1", "validation", "teardown"
+PHASE1, VALIDATION, TEARDOWN, CLOSE = "phase1", "validation", "teardown", "close"
 # The engine's shortest trial (its trial parser: "duration" in 1e-3..1e6 s; checked against
 # engine/src by tests/test_stateful_short.py). Phase 1 of N frames at R lasts N/R, which
 # a small N at a high R makes shorter: the request then asks for this window while `frames`
@@ -67,6 +67,9 @@ class EstablishmentStep:
     # sending time against the request's duration, which is ENGINE_MIN_DURATION when N/R is
     # shorter; this keeps the check at N/R itself (the same rule as the engine's).
     send_seconds: float | None = None
+    # What phase1 is: the Initiator opening the connections ("open"), or, in teardown-rate over
+    # TCP, closing ("fin") or resetting ("rst") the connections its load opened.
+    kind: str = "open"
 
     @property
     def rate(self) -> int:
@@ -128,8 +131,11 @@ class EstablishmentStep:
         flows = list(self.phase1.directions.values())
         if flows[0].sent != self.connections or any(f.received != f.sent for f in flows) \
                 or self.received != self.connections:
-            what = "handshakes completed" if self.handshakes else "frames reached the Responder"
-            return f"phase 1: {self.received:,} of {self.connections:,} {what}"
+            what = {"fin": "closings (FIN, FIN-ACK, ACK) completed",
+                    "rst": "RSTs reached the Responder"}.get(self.kind) or (
+                "handshakes completed" if self.handshakes else "frames reached the Responder")
+            phase = "phase 1" if self.kind == "open" else self.kind.upper()
+            return f"{phase}: {self.received:,} of {self.connections:,} {what}"
         if not self.filled:
             return f"failed to fill state table: {self.entries:,} of {self.table_size:,} entries"
         if self.validation is not None and not self.validation.passes(0.0):
@@ -145,7 +151,8 @@ class EstablishmentStep:
         return {"connections": self.connections, "table_size": self.table_size,
                 "rate": self.rate, "valid": self.valid, "passed": self.passes(),
                 "failure": self.failure(), "state_table_entries": self.entries,
-                "send_seconds": self.send_seconds, "phase1": self.phase1.to_dict(),
+                "send_seconds": self.send_seconds, "kind": self.kind,
+                "phase1": self.phase1.to_dict(),
                 "validation": self.validation.to_dict() if self.validation else None}
 
 
@@ -198,31 +205,48 @@ class StatefulTest:
 
     # -- requests --------------------------------------------------------------------------
 
-    def phase1_request(self, connections: int, rate: int, table: int) -> TrialRequest:
+    def _initiator_flow(self, connections: int, rate: int) -> dict:
+        """The Initiator's phase-1 flow: `connections` frames of the enumeration at `rate`."""
         (flow,) = self.initiator_plan.flows(rate)
         flow["frames"] = connections
         foreground = flow["foreground"]
         foreground["vary"] = [dict(v) for v in self.enumeration.vary]
         if self.enumeration.enumerated:
             foreground["enumerate"] = self.settings.order
+        return flow
+
+    def phase1_request(self, connections: int, rate: int, table: int) -> TrialRequest:
+        flow = self._initiator_flow(connections, rate)
         if self.tcp:
-            self._handshakes(flow, rate)
+            self._tcp(flow, rate, "open")
         return TrialRequest.from_config(
             self.config, [flow], window(connections, rate), timeout=self.settings.timeout_phase1,
             learn={"port": self.responder_port, "flow": 0, "table_size": table,
                    "ip_version": self.config.side(self.responder).ip_version})
 
-    def _handshakes(self, flow: dict, rate: int) -> None:
-        """Makes the Initiator's flow send SYNs (docs/tcp.md): segment sizes, and the Responder
-        side's frames for the SYN-ACKs (addresses and ports come from each SYN as it arrives)."""
+    def close_request(self, connections: int, rate: int) -> TrialRequest:
+        """The Initiator closes (stateful.teardown = "fin") or resets ("rst") the connections a
+        phase 1 of as many opened: the same enumeration gives the same four-tuples."""
+        flow = self._initiator_flow(connections, rate)
+        self._tcp(flow, rate, {"fin": "close", "rst": "reset"}[self.settings.teardown])
+        return TrialRequest.from_config(self.config, [flow], window(connections, rate),
+                                        timeout=self.settings.timeout_phase1)
+
+    def _tcp(self, flow: dict, rate: int, segments: str) -> None:
+        """Makes the Initiator's flow send TCP segments (docs/tcp.md): SYNs ("open"), FINs
+        ("close") or RSTs ("reset"), their sizes, and the Responder side's frames for its
+        answers (SYN-ACKs, FIN-ACKs; addresses and ports come from each segment as it arrives)."""
         (back,) = self.responder_plan.flows(rate)
         out, back = flow["foreground"], back["foreground"]
-        out["frame_size"] = tcp_frame_size(out["ip_version"], syn=True)
-        out["rx_frame_size"] = tcp_frame_size(back["ip_version"], syn=True)
-        reply = {key: back[key] for key in ("ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan")
-                 if key in back}
-        reply["rx_frame_size"] = tcp_frame_size(out["ip_version"], syn=True)
-        flow["tcp"] = {"key": self.tcp_key, "reply": reply}
+        syn = segments == "open"
+        out["frame_size"] = tcp_frame_size(out["ip_version"], syn=syn)
+        out["rx_frame_size"] = tcp_frame_size(back["ip_version"], syn=syn)
+        flow["tcp"] = {"key": self.tcp_key, "segments": segments}
+        if segments != "reset":
+            reply = {key: back[key] for key in ("ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan")
+                     if key in back}
+            reply["rx_frame_size"] = tcp_frame_size(out["ip_version"], syn=syn)
+            flow["tcp"]["reply"] = reply
         flow.pop("background", None)
         flow.pop("mix", None)
 
@@ -301,6 +325,34 @@ class StatefulTest:
         session.end_step()
         return EstablishmentStep(connections, table, step.phase1, step.entries, validation,
                                  step.send_seconds)
+
+    def close(self, session, connections: int, rate: int) -> EstablishmentStep:
+        """One step of teardown-rate over TCP (stateful.teardown "fin" or "rst"): the DUT hook
+        (empty table), a phase 1 opening `connections` at stateful.rate_phase1 (taken again, hook
+        first, up to stateful.retakes times when it failed: loading is a precondition), then
+        closing them all at `rate`. Passes when every closing completed: the three segments of
+        each FIN exchange, or every RST, reached the other side through the DUT."""
+        s = self.settings
+        table = table_size(self.config, connections)
+        for attempt in range(1, 2 + s.retakes):
+            session.begin_step()
+            load = self.run_phase1(session, connections, s.rate_phase1, table, {"attempt": attempt})
+            if load.failure() is None:
+                break
+            session.end_step()
+        else:  # not loaded: a failed step at this rate, saying why
+            failed = TrialResult(rate=rate, valid=False, directions={},
+                                 invalid_reason=f"loading: {load.failure()}")
+            return EstablishmentStep(connections, table, failed, kind=s.teardown)
+        holder: dict = {}
+
+        def annotate(result):
+            holder["send"] = send_seconds(result, self.forward)
+            return {"connections": connections, "send_seconds": holder["send"]}
+        result = session.run_request(self.close_request(connections, rate), rate, CLOSE, annotate)
+        session.end_step()
+        return EstablishmentStep(connections, table, result, send_seconds=holder.get("send"),
+                                 kind=s.teardown)
 
     def before_phase2(self, session, rate: int) -> TrialResult | None:
         """Phase 1 and the gap before a phase-2 trial (the session has begun the step and run

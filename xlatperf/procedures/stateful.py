@@ -10,7 +10,8 @@ as an uninterrupted one: the capacity search is replayed over the recorded steps
 import itertools
 
 from ..engine.protocol import TrialResult, trial_from_record
-from ..measure.stateful import PHASE1, TEARDOWN, VALIDATION, EstablishmentStep, StatefulTest
+from ..measure.stateful import (CLOSE, PHASE1, TEARDOWN, VALIDATION, EstablishmentStep,
+                                StatefulTest)
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from .base import Procedure, ProcedureSpec, Repetition
@@ -49,7 +50,12 @@ class _Stateful(Procedure):
         for _, group in itertools.groupby(records, key=lambda r: r.get("step")):
             group = list(group)
             phase1 = next((r for r in group if r.get("phase") == PHASE1), None)
-            if phase1 is not None:
+            close = next((r for r in group if r.get("phase") == CLOSE), None)
+            if close is not None:  # teardown-rate over TCP: the step is its closing trial
+                steps.append(EstablishmentStep(
+                    connections=close["connections"], table_size=0, phase1=trial_from_record(close),
+                    send_seconds=close.get("send_seconds"), kind=self.s.teardown))
+            elif phase1 is not None:
                 validation = next((r for r in group if r.get("phase") == VALIDATION), None)
                 table = phase1.get("state_table") or {}
                 steps.append(EstablishmentStep(
@@ -66,13 +72,38 @@ class _Stateful(Procedure):
                 "validation": s.validation, "validation_factor": s.validation_factor}
 
 
-def _search_dict(search: SearchResult) -> dict:
+def _search_dict(search: SearchResult, key: str = "connection_rate") -> dict:
     entry = search.to_dict()
-    entry["connection_rate"] = entry.pop("throughput")
+    entry[key] = entry.pop("throughput")
     return entry
 
 
-class ConnectionRate(_Stateful):
+class _RateSearch:
+    """Summaries of a binary search per repetition over steps (connection-rate, and
+    teardown-rate closing TCP connections): the rate under `key`."""
+
+    def _searches(self, repetitions):
+        return [SearchResult.from_steps(r.steps, 0.0, r.complete) for r in repetitions]
+
+    def _search_summary(self, repetitions, key: str) -> dict:
+        searches = self._searches(repetitions)
+        return {"unit": "cps", **summarize([s.throughput for s in searches if s.complete]),
+                "tester_limited": any(s.tester_limited for s in searches),
+                "repetitions": [{"repetition": r.number, **_search_dict(s, key)}
+                                for r, s in zip(repetitions, searches)]}
+
+    def _search_rows(self, repetitions, key: str) -> list[dict]:
+        return [{"repetition": r.number, f"{key}_cps": s.throughput, "found": s.found,
+                 "tester_limited": s.tester_limited, "complete": r.complete,
+                 "steps": len(r.steps)} for r, s in zip(repetitions, self._searches(repetitions))]
+
+    def _search_value(self, repetition):
+        if not repetition.complete:
+            return None
+        return SearchResult.from_steps(repetition.steps, 0.0).throughput
+
+
+class ConnectionRate(_RateSearch, _Stateful):
     """Maximum connection establishment rate: binary search on the phase-1 rate R over
     [0, stateful.max_rate]; a step passes when all N phase-1 frames reached the Responder and
     (stateful.validation) the Responder-only validation lost nothing."""
@@ -83,25 +114,14 @@ class ConnectionRate(_Stateful):
         binary_search(lambda rate: self.establish(session, n, rate), 0, self.hi, self.s.error,
                       steps=steps, notify=lambda c: session.notify({**c, "connections": n}))
 
-    def _searches(self, repetitions):
-        return [SearchResult.from_steps(r.steps, 0.0, r.complete) for r in repetitions]
-
     def summarize(self, repetitions):
-        searches = self._searches(repetitions)
-        return {"unit": "cps", **summarize([s.throughput for s in searches if s.complete]),
-                "tester_limited": any(s.tester_limited for s in searches),
-                "repetitions": [{"repetition": r.number, **_search_dict(s)}
-                                for r, s in zip(repetitions, searches)]}
+        return self._search_summary(repetitions, "connection_rate")
 
     def csv_rows(self, repetitions):
-        return [{"repetition": r.number, "connection_rate_cps": s.throughput, "found": s.found,
-                 "tester_limited": s.tester_limited, "complete": r.complete,
-                 "steps": len(r.steps)} for r, s in zip(repetitions, self._searches(repetitions))]
+        return self._search_rows(repetitions, "connection_rate")
 
     def value(self, repetition):
-        if not repetition.complete:
-            return None
-        return SearchResult.from_steps(repetition.steps, 0.0).throughput
+        return self._search_value(repetition)
 
 
 class Teardown:
@@ -117,15 +137,28 @@ class Teardown:
                 "empty_seconds": self.empty_seconds, "rate": self.rate}
 
 
-class TeardownRate(_Stateful):
+class TeardownRate(_RateSearch, _Stateful):
     """Connection tear-down rate: load N connections (phase 1 at stateful.rate_phase1, with
     validation), time dut.teardown on the full table (T_N), then again on the now empty table
     (T_0); rate = N / (T_N - T_0). A load that failed is taken again (each attempt its own
     step, hook first), up to stateful.retakes times, as phase-2 procedures retake phase 1:
-    loading at a safe rate is a precondition of the measurement, not its result."""
+    loading at a safe rate is a precondition of the measurement, not its result.
+
+    Over TCP with stateful.teardown "fin" or "rst" (docs/tcp.md): binary search on the rate at
+    which the Initiator closes (FIN, FIN-ACK, ACK) or resets the N connections each step
+    loads, the highest at which every closing completes through the DUT."""
     name = "teardown-rate"
 
+    @property
+    def closing(self) -> bool:
+        return self.s.teardown != "hook"
+
     def run(self, session, steps):
+        if self.closing:
+            n = self.s.connections
+            binary_search(lambda rate: self.test.close(session, n, rate), 0, self.hi, self.s.error,
+                          steps=steps, notify=lambda c: session.notify({**c, "connections": n}))
+            return
         n, rate = self.s.connections, self.s.rate_phase1
         for _ in range(1 + self.s.retakes):
             step = self.establish(session, n, rate)
@@ -158,6 +191,8 @@ class TeardownRate(_Stateful):
         return entry
 
     def summarize(self, repetitions):
+        if self.closing:
+            return self._search_summary(repetitions, "closing_rate")
         entries = [self._repetition(r) for r in repetitions]
         rates = [e["teardown_rate"] for e in entries if e.get("teardown_rate") is not None]
         return {"unit": "cps", **summarize(rates),
@@ -169,6 +204,8 @@ class TeardownRate(_Stateful):
                 "repetitions": entries}
 
     def csv_rows(self, repetitions):
+        if self.closing:
+            return self._search_rows(repetitions, "closing_rate")
         return [{k: v for k, v in self._repetition(r).items() if k != "load"}
                 for r in repetitions]
 
@@ -178,6 +215,8 @@ class TeardownRate(_Stateful):
                 or "local"}
 
     def value(self, repetition):
+        if self.closing:
+            return self._search_value(repetition)
         return self._repetition(repetition).get("teardown_rate")
 
 

@@ -167,7 +167,7 @@ class ConsoleReporter(Reporter):
         where = f"rep {record['repetition']} step {record['step']}"
         if record.get("phase") == "check":
             where = "check"
-        elif record.get("phase") in ("phase1", "validation", "teardown"):  # RFC 9693 steps
+        elif record.get("phase") in ("phase1", "validation", "teardown", "close"):  # RFC 9693 steps
             where += f" {record['phase']}"
             if "teardown" in record:
                 t = record["teardown"]

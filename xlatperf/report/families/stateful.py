@@ -73,7 +73,24 @@ RATE_KINDS = [
               ("tear-down rate (cps)", text("teardown_rate", "cps")),
               ("complete", yes("complete"))],
              "connection tear-down rate per repetition (RFC 9693)"),
+    RateKind("closing_rate", "TCP connection tear-down rate", True,
+             lambda e: (f"binary search on the rate at which the Initiator "
+                        f"{'resets (RST)' if _teardown(e) == 'rst' else 'closes (FIN, FIN-ACK, ACK)'}"
+                        f" the connections in [0, {rate(e.settings.get('max_rate'))}] until upper − "
+                        f"lower ≤ {rate(e.settings.get('error'))} connections/s; each step opens "
+                        f"N = {rate(_connections(e))} connections at "
+                        f"{rate(e.settings.get('rate_phase1'))} handshakes/s first, and passes when "
+                        "every closing completed through the DUT (docs/tcp.md)"),
+             [("repetition", text("repetition")),
+              ("tear-down rate (cps)", text("closing_rate", "cps")), ("trials", steps),
+              ("found", yes("found")), ("tester limited", yes("tester_limited")),
+              ("complete", yes("complete"))],
+             "TCP connection tear-down rate per repetition"),
 ]
+
+
+def _teardown(entry: Entry) -> str | None:
+    return (entry.settings.get("stateful") or {}).get("teardown")
 
 
 class ConnectionRates(Family):
