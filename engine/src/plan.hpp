@@ -126,7 +126,7 @@ struct FlowPlan {
   std::vector<RateStep> rate_steps;
   std::optional<TcpFlow> tcp;
   // Its frames answer another flow's (TCP SYN-ACKs and ACKs): no sender of its own.
-  bool answers() const { return tcp && !initiates(tcp->step); }
+  bool answers() const { return tcp && answers_segment(tcp->step); }
 
   // The flow's stretches at one rate: the first at `rate` from 0, then one per step, each
   // with round(its rate x its length) frames.

@@ -374,15 +374,15 @@ void parse_streams(const json& f, const std::string& path, FlowPlan& flow) {
 
 namespace {
 
-// "tcp": {"key", "segments", "reply"}: the flow sends the Initiator's TCP segments (docs/tcp.md):
+// "tcp": {"key", "segments", "reply"}: the flow sends TCP segments (docs/tcp.md): the Initiator's
 // SYNs ("open", the default), FINs ("close") or RSTs ("reset") of the connections of its
-// four-tuples. Checks what such a flow may be and makes its foreground those segments.
+// four-tuples, or data segments ("data", with from_table: phase 2, either side). Checks what
+// such a flow may be and makes its foreground those segments.
 void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
   const std::string tpath = path + "tcp.";
   if (!t.is_object()) bad(path + "tcp", t, "must be an object {key, segments, reply}");
   known_keys(t, tpath, {"key", "segments", "reply"});
   if (flow.streams.size() > 1) bad(path + "tcp", t, "a flow of TCP segments has one stream (no background, no IMIX)");
-  if (flow.from_table) bad(path + "tcp", t, "not together with from_table (phase 2 over TCP is not there yet)");
   StreamPlan& first = flow.streams[0];
   if (first.spec.tunnel || first.ce) bad(path + "tcp", t, "its foreground has a tunnel or CEs: TCP flows have neither yet");
   TcpFlow tcp;
@@ -390,11 +390,22 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
   if (segments == "open") tcp.step = TcpStep::kSyn;
   else if (segments == "close") tcp.step = TcpStep::kFin;
   else if (segments == "reset") tcp.step = TcpStep::kRst;
-  else bad(tpath + "segments", segments, "must be one of open, close, reset");
+  else if (segments == "data") tcp.step = TcpStep::kData;
+  else bad(tpath + "segments", segments, "must be one of open, close, reset, data");
+  if ((tcp.step == TcpStep::kData) != flow.from_table.has_value())
+    bad(tpath + "segments", segments,
+        tcp.step == TcpStep::kData ? "data needs from_table: phase 2's segments continue the connections a phase 1 "
+                                     "learned"
+                                   : "from_table sends data: segments must be data");
   first.spec.l4 = kProtoTcp;
   first.spec.tcp_flags = tcp_flags_of(tcp.step);
   const uint32_t size = min_frame_size(first.spec.ip_version, false, kProtoTcp, first.spec.tcp_flags);
-  if (first.spec.frame_size != size)
+  if (tcp.step == TcpStep::kData) {
+    if (first.spec.frame_size <= size)
+      bad(path + "foreground.frame_size", first.spec.frame_size,
+          "must be at least " + std::to_string(size + 1) + " for IPv" + std::to_string(first.spec.ip_version) +
+              " TCP data: a 40-byte header with the tag option and at least one byte of payload");
+  } else if (first.spec.frame_size != size)
     bad(path + "foreground.frame_size", first.spec.frame_size,
         "must be " + std::to_string(size) + " for IPv" + std::to_string(first.spec.ip_version) + " TCP " + segments +
             ": its segments carry no payload");
@@ -410,8 +421,8 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
 // come from the segments they answer).
 void add_answering_flows(const json& t, const std::string& tpath, size_t first, TrialPlan& plan) {
   const FlowPlan& f = plan.flows[first];
-  if (f.tcp->step == TcpStep::kRst) {
-    if (t.contains("reply")) bad(tpath + "reply", t["reply"], "segments = reset: nothing answers an RST");
+  if (f.tcp->step == TcpStep::kRst || f.tcp->step == TcpStep::kData) {
+    if (t.contains("reply")) bad(tpath + "reply", t["reply"], "segments = reset or data: nothing answers them");
     return;
   }
   const bool open = f.tcp->step == TcpStep::kSyn;
@@ -810,9 +821,10 @@ json serialise(const TrialReport& r) {
   json out = {{"ok", true}, {"valid", r.valid},
               {"invalid_reason", r.valid ? json() : json(r.invalid_reason)},
               {"elapsed", r.elapsed}, {"flows", flows}, {"ports", ports}};
-  if (r.state_table)
-    out["state_table"] = {{"port", r.state_table->port}, {"entries", r.state_table->entries},
-                          {"capacity", r.state_table->capacity}, {"ip_version", r.state_table->ip_version}};
+  for (const auto& [key, table] : {std::pair{"state_table", &r.state_table}, {"initiator_table", &r.initiator_table}})
+    if (*table)
+      out[key] = {{"port", (*table)->port}, {"entries", (*table)->entries}, {"capacity", (*table)->capacity},
+                  {"ip_version", (*table)->ip_version}};
   return out;
 }
 

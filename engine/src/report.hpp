@@ -169,6 +169,7 @@ struct TrialReport {
   std::vector<FlowReport> flows;
   std::vector<PortReport> ports;
   std::optional<StateTableReport> state_table;  // after a trial with learn
+  std::optional<StateTableReport> initiator_table;  // and over TCP the Initiator's (docs/tcp.md)
 };
 
 struct FlowProgress {

@@ -120,21 +120,45 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
     throw ExecutionFailure(std::to_string(plan.flows.size()) + " flows x " + std::to_string(stride) + " streams x " +
                            std::to_string(queues) + " queues need " + std::to_string(ids) +
                            " stream ids; the test tag has " + std::to_string(kStreamIds));
-  // The flow whose frames the Responder learns: of TCP handshakes, the ACKs that complete them.
-  std::optional<size_t> learned_flow;
-  if (plan.learn) learned_flow = plan.learn->flow;
-  for (size_t i = 0; i < plan.flows.size(); ++i) {
-    const FlowPlan& fp = plan.flows[i];
-    if (fp.tcp && queues > 1)
+  for (size_t i = 0; i < plan.flows.size(); ++i)
+    if (plan.flows[i].tcp && queues > 1)
       throw ExecutionFailure("flows[" + std::to_string(i) + "].tcp: TCP flows need one queue per port (the engine has " +
                              std::to_string(queues) + ")");
-    if (learned_flow && fp.tcp && fp.tcp->step == TcpStep::kAck &&
-        plan.flows[fp.tcp->answers].tcp->answers == plan.learn->flow)
-      learned_flow = i;
+  // The tables this trial fills (plan.learn), and from which flow's frames. Over UDP the
+  // Responder learns the Initiator's frames. Over TCP each side learns the segment that
+  // completes its side of a handshake, with the connection's sequence numbers (docs/tcp.md):
+  // the Responder the ACKs, the Initiator (on the SYN flow's tx_port) the SYN-ACKs.
+  struct Learning {
+    uint16_t port;
+    size_t flow;
+    int ip_version;
+  };
+  std::vector<Learning> learning;
+  if (plan.learn) {
+    const FlowPlan& learned = plan.flows[plan.learn->flow];
+    if (!learned.tcp) {
+      learning.push_back({plan.learn->port, plan.learn->flow, plan.learn->ip_version});
+    } else {
+      if (learned.tcp->step != TcpStep::kSyn)
+        throw ExecutionFailure("learn.flow = " + std::to_string(plan.learn->flow) +
+                               ": a TCP flow is learned from its handshakes (tcp.segments = open)");
+      size_t syn_ack = 0, ack = 0;
+      for (size_t i = 0; i < plan.flows.size(); ++i)
+        if (plan.flows[i].tcp && plan.flows[i].answers() && plan.flows[i].tcp->answers == plan.learn->flow) syn_ack = i;
+      for (size_t i = 0; i < plan.flows.size(); ++i)
+        if (plan.flows[i].tcp && plan.flows[i].answers() && plan.flows[i].tcp->answers == syn_ack) ack = i;
+      if (learned.tx_port == plan.learn->port)
+        throw ExecutionFailure("learn.port = " + std::to_string(plan.learn->port) +
+                               ": the Initiator's port too; over TCP each side has a table of its own");
+      learning.push_back({plan.learn->port, ack, plan.learn->ip_version});
+      learning.push_back({learned.tx_port, syn_ack, learned.streams[0].spec.ip_version});
+      initiator_table_port_ = learned.tx_port;
+    }
   }
-  if (plan.learn) {  // a new table replaces the port's old one
-    tables.at(plan.learn->port) = std::make_unique<StateTable>(plan.learn->ip_version, plan.learn->table_size);
-    learning_ = tables[plan.learn->port].get();
+  for (const Learning& l : learning) {  // a new table replaces the port's old one
+    tables.at(l.port) =
+        std::make_unique<StateTable>(l.ip_version, plan.learn->table_size, plan.flows[plan.learn->flow].tcp.has_value());
+    learning_[l.port] = tables[l.port].get();
   }
   control_.tsc_hz = tsc_hz;
   control_.timeout_tsc = uint64_t(plan.timeout * double(tsc_hz));
@@ -159,6 +183,10 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       if (table->ip_version() != fp.streams[0].spec.ip_version)
         throw ExecutionFailure(where + ".foreground.ip_version = " + std::to_string(fp.streams[0].spec.ip_version) +
                                ": the state table holds IPv" + std::to_string(table->ip_version()) + " tuples");
+      if (table->tcp() != fp.tcp.has_value())
+        throw ExecutionFailure(where + ".from_table.port = " + std::to_string(fp.from_table->port) +
+                               (table->tcp() ? ": the state table holds TCP connections (send tcp segments data)"
+                                             : ": the state table holds no TCP connections (learned from UDP frames)"));
       flow->table = table;
     }
     std::vector<RxTask*>& rx = receivers[fp.rx_port];
@@ -235,8 +263,9 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
           for (auto& r : st->receivers) r->tagged = std::make_unique<TaggedFrames>(first, st->planned, tagged);
         }
         for (RxTask* task : rx) task->add_stream(id, st.get());
-        if (sp.kind == StreamPlan::Kind::kForeground && learning_ && learned_flow == i)
-          for (RxTask* task : rx) task->learn_from(id, plan.learn->ip_version, plan.learn->table_size);
+        for (const Learning& l : learning)
+          if (sp.kind == StreamPlan::Kind::kForeground && l.flow == i)
+            for (RxTask* task : rx) task->learn_from(id, *learning_.at(l.port));
         lane->streams.push_back(std::move(st));
       }
       if (flow->table) {
@@ -353,9 +382,8 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
         lane->sent.add(st.sent);
         lane->send_end_tsc = control_.start_tsc;  // no schedule of its own: send_time 0
       }
-  if (learning_)  // the queues' parts of the Responder's table, in queue order
-    for (RxTask* r : receivers_)
-      if (r->learned()) learning_->append(*r->learned());
+  for (RxTask* r : receivers_)  // the queues' parts of each learning port's table, in queue order
+    if (r->learned()) learning_.at(r->port())->append(*r->learned());
   if (capture_pool_) write_captures();
 }
 

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -212,7 +213,8 @@ class Trial {
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<RxTask*> receivers_;  // by port, then queue
   std::vector<std::unique_ptr<Worker>> workers_;
-  StateTable* learning_ = nullptr;
+  std::map<uint16_t, StateTable*> learning_;  // the tables this trial fills, by port
+  std::optional<uint16_t> initiator_table_port_;  // over TCP: the Initiator's table
   // Capture: the copies' pool, per receiving port the shared claim counter and, once the
   // workers are done, the pcapng file (written on the calling thread, not in the RX loop).
   rte_mempool* capture_pool_ = nullptr;

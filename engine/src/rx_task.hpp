@@ -42,8 +42,8 @@ class RxTask final : public Task {
   }
   // Stateful phase 1: the four-tuples of sub-stream `id` go into this queue's own table
   // (merged into the port's table after the trial: no table shared between workers).
-  void learn_from(uint8_t id, int ip_version, uint64_t table_size) {
-    if (!learned_) learned_ = std::make_unique<StateTable>(ip_version, table_size);
+  void learn_from(uint8_t id, const StateTable& like) {
+    if (!learned_) learned_ = std::make_unique<StateTable>(like.ip_version(), like.capacity(), like.tcp());
     learn_[id] = true;
   }
   // Capture: sample this queue's test frames (and foreign frames when `foreign`) into copies

@@ -1,6 +1,8 @@
 // The Responder's state table (RFC 9693 §4.4): the four-tuples of the frames it received in
 // phase 1, as they arrived (after the DUT's translation), and, in phase 2, frames built from
-// them with source and destination swapped. Pure: no DPDK.
+// them with source and destination swapped. Over TCP (docs/tcp.md) each side has one, learned
+// from the segment that completed its side of the handshake, with each connection's sequence
+// numbers: phase 2's data segments continue the connection's byte stream. Pure: no DPDK.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -18,10 +20,18 @@ class StateTable {
   // The whole table is reserved up front (up to kReserved entries): address space, whose pages
   // the receiver touches as it learns, so that it never stops to move a grown table (tens of
   // milliseconds for millions of entries, while frames keep arriving).
-  StateTable(int ip_version, uint64_t capacity) : version_(ip_version), capacity_(capacity) {
+  StateTable(int ip_version, uint64_t capacity, bool tcp = false)
+      : version_(ip_version), capacity_(capacity), tcp_(tcp) {
     tuples_.reserve(size_t(std::min<uint64_t>(capacity, kReserved)) * tuple_size());
+    if (tcp) streams_.reserve(size_t(std::min<uint64_t>(capacity, kReserved)));
   }
   static constexpr uint64_t kReserved = uint64_t(1) << 26;
+  // How far a connection's data may run ahead of the acknowledgement its peer last sent (the
+  // handshake's), so that every segment stays inside the 1 GiB window both sides announced
+  // (window 65535 scaled by 2^14) and conntrack's limit for acknowledgements that stay behind:
+  // a connection that sent this much starts its byte stream over (a retransmission, in window).
+  static constexpr uint32_t kMaxAhead = (uint32_t(1) << 30) - (uint32_t(1) << 16);
+  bool tcp() const { return tcp_; }
   int ip_version() const { return version_; }
   uint64_t capacity() const { return capacity_; }
   uint64_t size() const { return tuples_.size() / tuple_size(); }
@@ -29,12 +39,21 @@ class StateTable {
 
   // Stores the four-tuple of a received test frame whose IP header starts at `l3`; frames of
   // another IP version than the table's are not stored (returns false).
+  // A TCP table learns from a segment that completed the handshake on the learning side: the
+  // SYN-ACK at the Initiator, the ACK at the Responder. Its acknowledgement is the side's own
+  // next sequence number, its sequence number (+ 1 for a SYN) the peer's.
   bool learn(const uint8_t* l3) {
     if (full() || (l3[0] >> 4) != version_) return false;
     const size_t alen = addr_len(), l4 = version_ == 4 ? size_t(l3[0] & 0x0f) * 4 : 40;
     const uint8_t* src = l3 + (version_ == 4 ? 12 : 8);
     tuples_.insert(tuples_.end(), src, src + 2 * alen);  // source, destination
     tuples_.insert(tuples_.end(), l3 + l4, l3 + l4 + 4);  // source port, destination port
+    if (tcp_) {
+      const uint8_t* t = l3 + l4;
+      const uint32_t seq = uint32_t(t[4]) << 24 | uint32_t(t[5]) << 16 | uint32_t(t[6]) << 8 | t[7];
+      const uint32_t ack = uint32_t(t[8]) << 24 | uint32_t(t[9]) << 16 | uint32_t(t[10]) << 8 | t[11];
+      streams_.push_back({ack, ack, seq + ((t[13] & kTcpSyn) ? 1u : 0u)});
+    }
     return true;
   }
 
@@ -43,11 +62,15 @@ class StateTable {
   void append(const StateTable& other) {
     const uint64_t n = std::min(other.size(), capacity_ - std::min(capacity_, size()));
     tuples_.insert(tuples_.end(), other.tuples_.begin(), other.tuples_.begin() + ptrdiff_t(n * tuple_size()));
+    if (tcp_) streams_.insert(streams_.end(), other.streams_.begin(), other.streams_.begin() + ptrdiff_t(n));
   }
 
   // Prepares phase 2 for frames of template `t`: per entry, what writing its swapped tuple
   // into the template changes in the UDP checksum sum and in the IPv4 header sum (RFC 1624).
   void prepare(const FrameTemplate& t) {
+    // A TCP segment's payload: what each data segment adds to the sender's sequence number.
+    const uint8_t* l4h = t.bytes.data() + t.l4_offset;
+    payload_ = tcp_ ? uint32_t(t.size() - t.l4_offset - (l4h[12] >> 4) * 4u) : 0;
     if (prepared_for_ == t.bytes && deltas_.size() == size()) return;  // e.g. the next trial of a search
     prepared_for_ = t.bytes;
     deltas_.resize(size_t(size()));
@@ -65,9 +88,11 @@ class StateTable {
     }
   }
 
-  // Writes entry i into a copy of the template, swapped, and returns the UDP sum delta; fixes
-  // the IPv4 header checksum. prepare() must have been called for this template.
-  uint64_t write(uint64_t i, uint8_t* frame, const FrameTemplate& t) const {
+  // Writes entry i into a copy of the template, swapped, and returns the transport checksum's
+  // sum delta; fixes the IPv4 header checksum. A TCP entry also gets the connection's next
+  // sequence number (advanced by the segment's payload) and the acknowledgement of its peer's
+  // handshake. prepare() must have been called for this template.
+  uint64_t write(uint64_t i, uint8_t* frame, const FrameTemplate& t) {
     const uint8_t* tuple = entry(i);
     const size_t alen = addr_len();
     uint8_t* addrs = frame + t.ip_offset + (version_ == 4 ? 12 : 8);
@@ -80,8 +105,23 @@ class StateTable {
       const uint16_t csum = __builtin_bswap16(uint16_t(~fold(uint64_t(t.ipv4_header_sum) + deltas_[i].ip)));
       std::memcpy(frame + t.ip_offset + 10, &csum, 2);
     }
-    return deltas_[i].udp;
+    if (!tcp_) return deltas_[i].udp;
+    TcpStream& s = streams_[i];
+    if (s.next - s.first > kMaxAhead - payload_) s.next = s.first;
+    const uint32_t seq_be = __builtin_bswap32(s.next), ack_be = __builtin_bswap32(s.peer);
+    std::memcpy(ports + 4, &seq_be, 4);
+    std::memcpy(ports + 8, &ack_be, 4);
+    const uint64_t sum = uint64_t(deltas_[i].udp) + seq_sum(s.next) + seq_sum(s.peer);
+    s.next += payload_;
+    return sum;
   }
+
+  // A TCP entry's sequence numbers: the first of its data, the next to send, and the
+  // acknowledgement (the peer's next after the handshake).
+  struct TcpStream {
+    uint32_t first, next, peer;
+  };
+  const TcpStream& stream(uint64_t i) const { return streams_[i]; }
 
   const uint8_t* entry(uint64_t i) const { return tuples_.data() + i * tuple_size(); }
 
@@ -93,7 +133,10 @@ class StateTable {
   };
   int version_;
   uint64_t capacity_;
+  bool tcp_ = false;
+  uint32_t payload_ = 0;
   std::vector<uint8_t> tuples_;  // packed: 12 bytes per IPv4 tuple, 36 per IPv6 tuple
+  std::vector<TcpStream> streams_;  // TCP: per entry
   std::vector<Delta> deltas_;
   std::vector<uint8_t> prepared_for_;
 };

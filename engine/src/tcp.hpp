@@ -168,13 +168,15 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
 // FIN (with ACK) closes, RST (with ACK) resets a connection it opened. The others answer the
 // segment before them as it arrives: the Responder's SYN-ACK answers a SYN and the Initiator's
 // ACK the SYN-ACK; the Responder's FIN-ACK answers a FIN and the Initiator's last ACK that.
-// No data was sent: after the handshake each side's next sequence number is its ISN + 1, after
-// its FIN its ISN + 2.
-enum class TcpStep : uint8_t { kSyn, kSynAck, kAck, kFin, kFinAck, kLastAck, kRst };
+// Data (phase 2) flows from both sides' state tables, each segment continuing its connection's
+// byte stream (StateTable::write). Closing assumes no data was sent: after the handshake each
+// side's next sequence number is its ISN + 1, after its FIN its ISN + 2.
+enum class TcpStep : uint8_t { kSyn, kSynAck, kAck, kFin, kFinAck, kLastAck, kRst, kData };
 
-// The Initiator sends it (else it answers a segment of the step before).
-inline bool initiates(TcpStep step) {
-  return step == TcpStep::kSyn || step == TcpStep::kFin || step == TcpStep::kRst;
+// A segment that answers one of the step before (sent by the receiver of that one, not by a
+// sender of its own).
+inline bool answers_segment(TcpStep step) {
+  return step == TcpStep::kSynAck || step == TcpStep::kAck || step == TcpStep::kFinAck || step == TcpStep::kLastAck;
 }
 
 // The flags of a step's segments.
@@ -185,6 +187,7 @@ inline uint8_t tcp_flags_of(TcpStep step) {
     case TcpStep::kAck: case TcpStep::kLastAck: return kTcpAck;
     case TcpStep::kFin: case TcpStep::kFinAck: return kTcpFin | kTcpAck;
     case TcpStep::kRst: return kTcpRst | kTcpAck;
+    case TcpStep::kData: return kTcpAck | kTcpPsh;
   }
   return 0;
 }
@@ -226,6 +229,7 @@ inline bool expected_segment(TcpStep step, const TcpKey& key, const TcpView& seg
       return seg.ack() == responder_isn(key, seg.seq() - 1) + 1;
     case TcpStep::kFinAck: return seg.ack() == initiator() + 2;
     case TcpStep::kLastAck: return seg.ack() == responder_isn(key, seg.seq() - 2) + 2;
+    case TcpStep::kData: return true;  // its numbers continue a byte stream the receiver does not track
   }
   return false;
 }

@@ -297,9 +297,12 @@ TrialReport Trial::result(double elapsed_s) const {
     port.queues.push_back({r->queue(), r->test_frames(), r->foreign()});
     if (auto c = captures_.find(r->port()); c != captures_.end()) port.capture = c->second;
   }
-  if (learning_)
-    out.state_table = StateTableReport{plan_.learn->port, learning_->size(), learning_->capacity(),
-                                       learning_->ip_version()};
+  const auto report = [&](uint16_t port) {
+    const StateTable& t = *learning_.at(port);
+    return StateTableReport{port, t.size(), t.capacity(), t.ip_version()};
+  };
+  if (plan_.learn) out.state_table = report(plan_.learn->port);
+  if (initiator_table_port_) out.initiator_table = report(*initiator_table_port_);
   return out;
 }
 

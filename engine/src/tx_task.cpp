@@ -25,7 +25,9 @@ class TxTask final : public Task {
     for (const auto& st : lane.streams) varying_ = varying_ || !st->fields.empty() || st->ce;
     varying_ = varying_ || flow.table != nullptr;
     mixed_ = lane.pattern.size() > 1;
-    if (flow.plan.tcp) isn_key_ = &flow.plan.tcp->key, step_ = flow.plan.tcp->step;
+    // The Initiator's SYNs, FINs and RSTs get their numbers from their tuples; data segments
+    // (phase 2) from the state table.
+    if (flow.plan.tcp && !flow.table) isn_key_ = &flow.plan.tcp->key, step_ = flow.plan.tcp->step;
     enumerated_ = !mixed_ && !flow.table && lane.streams[0]->patches;
   }
 

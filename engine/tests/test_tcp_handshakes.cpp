@@ -48,7 +48,7 @@ class ReferenceNat {
         if (by_inside_.count(sport)) return drop(m);
         const uint16_t mapped = uint16_t(20000 + by_inside_.size());
         by_inside_[sport] = mapped;
-        conns_[mapped] = {sport, seg.seq(), 0, State::kSynSent};
+        conns_[mapped] = {sport, seg.seq(), 0, State::kSynSent, seg.seq() + 1, 0};
       } else {
         auto it = by_inside_.find(sport);
         if (it == by_inside_.end()) return drop(m);
@@ -67,6 +67,10 @@ class ReferenceNat {
         } else if (flags == (kTcpRst | kTcpAck) && c.state == State::kEstablished && seg.seq() == c.isn_i + 1) {
           c.state = State::kClosed;
           ++reset;
+        } else if (flags == (kTcpAck | kTcpPsh) && c.state == State::kEstablished && seg.seq() == c.next_i &&
+                   seg.ack() == c.isn_r + 1) {
+          c.next_i += payload(f, tag);  // the byte stream continues where the last segment ended
+          ++data_segments;
         } else {
           return drop(m);
         }
@@ -78,7 +82,12 @@ class ReferenceNat {
       Conn& c = it->second;
       if (seg.flags() == (kTcpSyn | kTcpAck) && c.state == State::kSynSent && seg.ack() == c.isn_i + 1) {
         c.isn_r = seg.seq();
+        c.next_r = c.isn_r + 1;
         c.state = State::kSynReceived;
+      } else if (seg.flags() == (kTcpAck | kTcpPsh) && c.state == State::kEstablished && seg.seq() == c.next_r &&
+                 seg.ack() == c.isn_i + 1) {
+        c.next_r += payload(f, tag);
+        ++data_segments;
       } else if (seg.flags() == (kTcpFin | kTcpAck) && c.state == State::kFinWait && seg.seq() == c.isn_r + 1 &&
                  seg.ack() == c.isn_i + 2) {
         c.state = State::kLastAck;
@@ -96,7 +105,7 @@ class ReferenceNat {
   }
 
   void set_inside(const std::string& address) { inside_address_ = parse_ip(address, version_); }
-  uint64_t established = 0, closed = 0, reset = 0, invalid = 0;
+  uint64_t established = 0, closed = 0, reset = 0, data_segments = 0, invalid = 0;
 
  private:
   enum class State { kSynSent, kSynReceived, kEstablished, kFinWait, kLastAck, kClosed };
@@ -104,7 +113,11 @@ class ReferenceNat {
     uint16_t inside_port;
     uint32_t isn_i, isn_r;
     State state;
+    uint32_t next_i, next_r;  // each side's next data byte
   };
+  static uint32_t payload(const std::vector<uint8_t>& f, const TestTag& tag) {
+    return uint32_t(f.size() - tag.l4_offset - (f[tag.l4_offset + 12] >> 4) * 4u);
+  }
   void drop(rte_mbuf* m) {
     ++invalid;
     rte_pktmbuf_free(m);
@@ -236,6 +249,92 @@ TEST_P(TcpHandshakes, OpenedConnectionsCloseOrReset) {
   }
 }
 
+// Phase 2 over TCP: each side's data segments from its own table (the Initiator's learned from
+// the SYN-ACKs, the Responder's from the ACKs), in both directions at once; the reference NAT
+// checks that every segment continues its connection's byte stream where the last one ended
+// and acknowledges the peer's handshake, across two trials.
+TEST_P(TcpHandshakes, DataSegmentsContinueEachConnectionsByteStream) {
+  XLP_REQUIRE_EAL();
+  const int v = GetParam();
+  ReferenceNat nat(v);
+  nat.set_inside(v == 4 ? "198.18.0.2" : "2001:2::2");
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { nat(port, m, d); });
+  const uint32_t n = 200;
+  const TrialReport opened = bench.run(protocol::parse_trial(handshakes(v, n), 2));
+  ASSERT_EQ(nat.established, n);
+  ASSERT_TRUE(opened.state_table && opened.initiator_table);
+  EXPECT_EQ(opened.state_table->port, 1u);
+  EXPECT_EQ(opened.state_table->entries, n);
+  EXPECT_EQ(opened.initiator_table->port, 0u);
+  EXPECT_EQ(opened.initiator_table->entries, n);
+  const uint32_t size = 200;
+  json fwd = test::stream(v, size), rev = test::stream(v, size);
+  std::swap(rev["src_mac"], rev["dst_mac"]);
+  json request = {{"duration", 1.0}, {"timeout", 0.2}, {"finish_early", true},
+                  {"flows", {{{"name", "fwd"}, {"tx_port", 0}, {"rx_port", 1}, {"rate", 20000}, {"frames", 5 * n},
+                              {"foreground", fwd}, {"from_table", {{"port", 0}, {"selection", "random"}}},
+                              {"tcp", {{"key", 99}, {"segments", "data"}}}},
+                             {{"name", "rev"}, {"tx_port", 1}, {"rx_port", 0}, {"rate", 20000}, {"frames", 5 * n},
+                              {"foreground", rev}, {"from_table", {{"port", 1}, {"selection", "random"}}},
+                              {"tcp", {{"key", 99}, {"segments", "data"}}}}}}};
+  for (int trial = 1; trial <= 2; ++trial) {
+    const TrialReport r = bench.run(protocol::parse_trial(request, 2));
+    EXPECT_TRUE(r.valid) << r.invalid_reason;
+    ASSERT_EQ(r.flows.size(), 2u);
+    for (const FlowReport& f : r.flows) {
+      EXPECT_EQ(f.sent, 5 * n) << f.name;
+      EXPECT_EQ(f.received, 5 * n) << f.name;
+      EXPECT_EQ(f.streams[0].tcp_unexpected, 0u) << f.name;
+    }
+    EXPECT_EQ(nat.invalid, 0u) << "trial " << trial;
+    EXPECT_EQ(nat.data_segments, uint64_t(trial) * 10 * n);
+  }
+  // Each connection's next sequence number in the tables: where its stream stands.
+  const uint32_t payload = size - 4 - 14 - (v == 4 ? 20 : 40) - 40;
+  uint64_t bytes = 0;
+  for (uint64_t i = 0; i < bench.tables[0]->size(); ++i)
+    bytes += bench.tables[0]->stream(i).next - bench.tables[0]->stream(i).first;
+  EXPECT_EQ(bytes, uint64_t(payload) * 10 * n);  // two trials of 5n segments
+  // Data needs a TCP table; UDP frames from a TCP table are refused.
+  json udp = request;
+  udp["flows"] = {request["flows"][0]};
+  udp["flows"][0].erase("tcp");
+  EXPECT_THROW(bench.run(protocol::parse_trial(udp, 2)), ExecutionFailure);
+}
+
+TEST(TcpStateTable, DataStaysInsideTheAnnouncedWindow) {
+  // A connection that sent kMaxAhead bytes starts its stream over: every segment ends within
+  // 1 GiB of the acknowledgement its peer last sent (the handshake's).
+  StateTable table(4, 1, true);
+  FrameSpec spec;
+  spec.ip_version = 4;
+  spec.l4 = kProtoTcp;
+  spec.tcp_flags = kTcpAck;
+  spec.frame_size = 78;
+  std::vector<uint8_t> ack = build_template(spec, 0, 1).bytes;
+  const uint32_t first = 0xfffff000u;  // the sequence space wraps too
+  const uint8_t numbers[8] = {0, 0, 0, 7, uint8_t(first >> 24), uint8_t(first >> 16), uint8_t(first >> 8),
+                              uint8_t(first)};
+  std::memcpy(&ack[14 + 20 + 4], numbers, 8);  // seq 7 (the peer's next), ack `first` (this side's next)
+  ASSERT_TRUE(table.learn(ack.data() + 14));
+  spec.tcp_flags = kTcpAck | kTcpPsh;
+  spec.frame_size = 1518;
+  const FrameTemplate t = build_template(spec, 0, 1);
+  table.prepare(t);
+  const uint32_t payload = 1518 - 4 - 14 - 20 - 40;
+  std::vector<uint8_t> frame = t.bytes;
+  uint64_t wraps = 0;
+  for (uint64_t k = 0; k < StateTable::kMaxAhead / payload + 2; ++k) {
+    const uint32_t before = table.stream(0).next;
+    table.write(0, frame.data(), t);
+    const uint32_t seq = uint32_t(frame[38]) << 24 | uint32_t(frame[39]) << 16 | uint32_t(frame[40]) << 8 | frame[41];
+    ASSERT_EQ(uint32_t(frame[42]) << 24 | uint32_t(frame[43]) << 16 | uint32_t(frame[44]) << 8 | frame[45], 7u);
+    ASSERT_LE(seq - first + payload, StateTable::kMaxAhead);
+    if (seq != before) ++wraps;
+  }
+  EXPECT_EQ(wraps, 1u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Versions, TcpHandshakes, ::testing::Values(4, 6));
 
 TEST(TcpHandshakeRequests, BadOnesAreRefusedNamingTheKey) {
@@ -256,9 +355,9 @@ TEST(TcpHandshakeRequests, BadOnesAreRefusedNamingTheKey) {
   req["flows"][0]["foreground"]["frame_size"] = 78;
   req["flows"][0]["tcp"]["segments"] = "reset";
   refused(req, "flows[0].tcp.reply = {\"dst_mac\":\"02:00:00:00:00:01\",\"ip_version\":4,\"src_mac\":\"02:00:00:00:00:02\"}: "
-               "segments = reset: nothing answers an RST");
+               "segments = reset or data: nothing answers them");
   req["flows"][0]["tcp"]["segments"] = "half";
-  refused(req, "flows[0].tcp.segments = \"half\": must be one of open, close, reset");
+  refused(req, "flows[0].tcp.segments = \"half\": must be one of open, close, reset, data");
   req = handshakes(6, 10);
   req["flows"][0]["tcp"]["reply"].erase("ip_version");
   refused(req, "flows[0].tcp.reply.ip_version: missing");
