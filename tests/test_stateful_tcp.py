@@ -67,9 +67,23 @@ def test_what_tcp_cannot_do_yet_is_refused_naming_the_keys(overrides, named):
         assert text in str(err.value), str(err.value)
 
 
-def test_phase2_over_tcp_is_refused():
-    with pytest.raises(ConfigError, match="phase 2 over TCP"):
-        StatefulTest(TrafficPlan(cfg(), PORTS))
+def test_phase2_sends_data_from_both_sides_tables():
+    config = cfg("traffic.mix_n=1", "traffic.frame_size=128")
+    test = StatefulTest(TrafficPlan(config, PORTS))
+    forward, reverse = test.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
+    assert forward["from_table"] == {"port": 0, "selection": "random"}   # the Initiator's table
+    assert reverse["from_table"] == {"port": 1, "selection": "random"}   # the Responder's
+    for flow in (forward, reverse):
+        assert flow["tcp"] == {"key": test.tcp_key, "segments": "data"}
+        assert flow["foreground"]["vary"] == [] and "background" not in flow
+        assert flow["foreground"]["frame_size"] == 128
+
+
+def test_phase2_frames_must_hold_tcp_data():
+    with pytest.raises(ConfigError) as err:
+        StatefulTest(TrafficPlan(cfg("traffic.mix_n=1", "traffic.frame_size=78"), PORTS))
+    assert "traffic.frame_size = 78" in str(err.value) and "at least 79 bytes" in str(err.value)
+    StatefulTest(TrafficPlan(cfg("traffic.mix_n=1", "traffic.frame_size=79"), PORTS))
 
 
 def handshake_step(syn, syn_ack, ack, connections=2000) -> EstablishmentStep:

@@ -36,4 +36,11 @@ inline uint16_t udp_checksum_field(uint64_t sum) {
   return c == 0 ? 0xffff : c;
 }
 
+// The checksum field of transport protocol `l4` (IP protocol number): UDP's rule above; TCP
+// sends the complement as it is (RFC 9293 §3.1), 0 included: 0xffff would verify as well, but
+// is not the value a receiver computes, and decoders report it as wrong.
+inline uint16_t transport_checksum_field(uint64_t sum, uint8_t l4) {
+  return l4 == 17 ? udp_checksum_field(sum) : uint16_t(~fold(sum));
+}
+
 }  // namespace xlp

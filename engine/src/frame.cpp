@@ -114,9 +114,8 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   t.checksum_offset = uint16_t(checksum_at);
   t.tag_offset = uint16_t(tag_at);
   t.base_sum = fold(sum);
-  // A computed 0 goes out as 0xffff: required for UDP (RFC 768), the same value for TCP in
-  // one's complement arithmetic.
-  put16(f + checksum_at, udp_checksum_field(sum));
+  t.l4 = spec.l4;
+  put16(f + checksum_at, transport_checksum_field(sum, spec.l4));
   t.head = t.size();
   return t;
 }

@@ -177,6 +177,7 @@ struct FrameTemplate {
   uint16_t checksum_offset = 0;  // of the UDP or TCP checksum
   uint16_t tag_offset = 0;     // start of the test tag (UDP payload, or in the TCP option)
   uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
+  uint8_t l4 = kProtoUdp;      // kProtoUdp or kProtoTcp
   uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
   uint16_t ip_offset = 0;      // start of the IP header that carries UDP
   uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
@@ -216,7 +217,7 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
   const uint64_t ts = tag_timestamp(tsc);
   write_tag(frame + t.tag_offset, seq, ts);
   uint64_t sum = extra_sum + t.base_sum + seq_sum(seq) + timestamp_sum(ts);
-  uint16_t csum_be = __builtin_bswap16(udp_checksum_field(sum));
+  uint16_t csum_be = __builtin_bswap16(transport_checksum_field(sum, t.l4));
   std::memcpy(frame + t.checksum_offset, &csum_be, 2);
 }
 

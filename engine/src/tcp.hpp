@@ -159,7 +159,7 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
     std::memcpy(out + t.ip_offset + 10, &csum, 2);
   }
   const uint64_t sum = t.base_sum + addr_sum + sum_words(l4, 4) + seq_sum(seg.seq) + seq_sum(seg.ack) + seq_sum(seg.tag_seq) + timestamp_sum(ts);
-  const uint16_t csum = __builtin_bswap16(udp_checksum_field(sum));
+  const uint16_t csum = __builtin_bswap16(transport_checksum_field(sum, kProtoTcp));
   std::memcpy(out + t.checksum_offset, &csum, 2);
 }
 
@@ -208,7 +208,7 @@ inline void stamp_initiator(uint8_t* frame, const FrameTemplate& t, const TcpKey
   put32(l4 + 8, ack);
   const uint16_t old = uint16_t(frame[t.checksum_offset] << 8 | frame[t.checksum_offset + 1]);
   const uint16_t csum =
-      __builtin_bswap16(udp_checksum_field(uint64_t(uint16_t(~old)) + seq_sum(seq) + seq_sum(ack)));
+      __builtin_bswap16(transport_checksum_field(uint64_t(uint16_t(~old)) + seq_sum(seq) + seq_sum(ack), kProtoTcp));
   std::memcpy(frame + t.checksum_offset, &csum, 2);
 }
 

@@ -341,3 +341,23 @@ TEST_P(TcpHandshake, CloseAndResetThroughAReferenceNat) {
   EXPECT_TRUE(expected_segment(TcpStep::kRst, key, view_of(rst_in, tag4)));
   EXPECT_FALSE(expected_segment(TcpStep::kFin, key, view_of(rst_in, tag4)));
 }
+
+// A sum whose complement is 0: TCP sends 0x0000 (RFC 9293 §3.1: the complement itself, what a
+// receiver or a decoder computes), UDP 0xffff (RFC 768: 0 means "no checksum").
+TEST(TcpLayout, AZeroChecksumIsSentAsZero) {
+  for (uint8_t l4 : {kProtoTcp, kProtoUdp}) {
+    FrameSpec spec = tcp_spec(4, kTcpAck);
+    spec.l4 = l4;
+    spec.frame_size = 128;
+    const FrameTemplate t = build_template(spec, 0, 1);
+    const uint64_t tsc = 0x123456789aull;
+    const uint16_t rest = fold(uint64_t(t.base_sum) + timestamp_sum(tag_timestamp(tsc)));
+    const uint32_t seq = uint16_t(0xffff - rest);  // makes the whole sum 0xffff
+    std::vector<uint8_t> f = t.bytes;
+    stamp_frame(f.data(), t, seq, tsc);
+    const size_t at = t.checksum_offset;
+    EXPECT_EQ(f[at] << 8 | f[at + 1], l4 == kProtoTcp ? 0x0000 : 0xffff) << int(l4);
+    if (l4 == kProtoTcp) EXPECT_TRUE(tcp_checksum_ok(f.data(), f.size()));
+    else EXPECT_TRUE(udp_checksum_ok(f.data(), f.size()));
+  }
+}

@@ -94,3 +94,29 @@ def test_closing_leaves_no_established_connection(teardown, state, make_lab, tmp
     assert not any(" ESTABLISHED " in e for e in entries)
     stats = conntrack("-S")
     assert all(n == "0" for n in re.findall(r"invalid=(\d+)", stats)), stats
+
+
+def test_phase2_throughput_over_tcp_converges_with_no_invalid_segment(make_lab, tmp_path):
+    """Throughput over the connections each step's phase 1 opened: data segments both ways,
+    each side's from its own table, continuing each connection's byte stream (docs/tcp.md)."""
+    config = make_lab("nat44")
+    out = tmp_path / "out"
+    xlatperf("throughput", "-c", str(config), "--duration", "1", "--set", "trial.pause=0",
+             "--set", "trial.timeout=0.5", "--set", "stateful.transport=tcp",
+             "--set", f"stateful.connections={CONNECTIONS}", "--set", "stateful.timeout_phase1=0.5",
+             # Phase 2 uses only the tuples phase 1 opened: 20 x 100 port pairs.
+             "--set", "ports.forward_src_max=1043", "--set", "traffic.frame_size=128",
+             "--set", "throughput.max_rate=200000", "--set", "throughput.error=50000",
+             "--out", str(out), "-q")
+    s = summary(out)
+    assert s["complete"] and s["median"] > 0, s
+    records = trials(out)
+    measured = [r for r in records if r.get("phase") is None and r["valid"]]
+    assert measured and any(r["loss_ratio"] == 0 for r in measured)
+    for r in records:
+        if r.get("phase") == "phase1" and r["valid"]:
+            assert r["state_table"]["entries"] == CONNECTIONS
+    entries = [line for line in conntrack("-L").splitlines() if line.startswith("tcp")]
+    assert len(entries) == CONNECTIONS and all(" ESTABLISHED " in e for e in entries)
+    stats = conntrack("-S")
+    assert all(n == "0" for n in re.findall(r"invalid=(\d+)", stats)), stats

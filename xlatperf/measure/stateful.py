@@ -191,9 +191,7 @@ class StatefulTest:
         self.gap = gap_seconds(config)
         self.tcp = self.settings.transport == "tcp"
         if self.tcp and phase2:
-            raise ConfigError('stateful.transport = "tcp": phase 2 over TCP is not there yet; '
-                              "the TCP procedures are connection-rate, table-capacity and "
-                              "teardown-rate (docs/tcp.md)")
+            self._check_tcp_data(plan)
         # The key of the ISNs both TCP endpoints derive (docs/tcp.md): fixed by the seed, so a
         # test sends the same segments when repeated.
         self.tcp_key = (config.traffic.seed * 0x9E3779B97F4A7C15 + 1) % 2**63
@@ -250,6 +248,23 @@ class StatefulTest:
         flow.pop("background", None)
         flow.pop("mix", None)
 
+    def _check_tcp_data(self, plan: TrafficPlan) -> None:
+        """Phase 2 over TCP sends data segments: each frame must hold TCP's 40-byte header
+        with the tag option and at least one byte of payload."""
+        side_of = {index: side for side, index in PORT_INDEX.items()}
+        for flow in plan.flows(1):
+            foreground = flow["foreground"]
+            received = self.config.side(side_of[flow["rx_port"]]).ip_version
+            for size, version in ((foreground["frame_size"], foreground["ip_version"]),
+                                  (foreground["rx_frame_size"], received)):
+                smallest = tcp_frame_size(version, syn=False) + 1
+                if size < smallest:
+                    raise ConfigError(
+                        f"traffic.frame_size = {self.config.traffic.frame_size}: gives "
+                        f"{size}-byte IPv{version} frames in the {flow['name']} direction, too small "
+                        f"for TCP data (stateful.transport = \"tcp\"): at least {smallest} bytes, a "
+                        "40-byte TCP header with the tag option and one byte of payload")
+
     def _from_table(self, flow: dict, selection: str) -> dict:
         """The Responder's flow: addresses and ports from the state table, so no vary fields,
         and no background (the engine builds every frame of such a flow from the table)."""
@@ -267,9 +282,20 @@ class StatefulTest:
                                         timeout=self.settings.timeout_phase1)
 
     def phase2_flows(self, flows: list[dict]) -> list[dict]:
-        """Phase 2: the Responder's direction answers from the state table."""
-        return [self._from_table(f, self.settings.selection) if f["name"] == self.backward
-                else f for f in flows]
+        """Phase 2: the Responder's direction answers from the state table. Over TCP both
+        directions send data segments inside the connections phase 1 opened, each side from its
+        own table (the Initiator's learned from the SYN-ACKs; docs/tcp.md)."""
+        if not self.tcp:
+            return [self._from_table(f, self.settings.selection) if f["name"] == self.backward
+                    else f for f in flows]
+        out = []
+        for f in flows:
+            port = self.responder_port if f["name"] == self.backward else PORT_INDEX[self.initiator]
+            flow = self._from_table(f, self.settings.selection)
+            flow["from_table"]["port"] = port
+            flow["tcp"] = {"key": self.tcp_key, "segments": "data"}
+            out.append(flow)
+        return out
 
     # -- running ---------------------------------------------------------------------------
 
