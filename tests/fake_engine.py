@@ -585,7 +585,7 @@ def run_trial(request):
     # TCP (docs/tcp.md): after the request's flows the engine adds those that answer a flow's
     # SYNs (SYN-ACKs, ACKs) or FINs (FIN-ACKs, ACKs); here every segment that arrived is
     # answered, and every answer arrives.
-    answering = {"open": ("syn_ack", "ack"), "close": ("fin_ack", "ack"), "reset": ()}
+    answering = {"open": ("syn_ack", "ack"), "close": ("fin_ack", "ack"), "reset": (), "data": ()}
     for flow, syns in list(zip(flows, replies)):
         if "tcp" in flow:
             for step in answering[flow["tcp"].get("segments", "open")]:
@@ -615,6 +615,12 @@ def run_trial(request):
         state_tables[learn["port"]] = entries
         reply["state_table"] = {"port": learn["port"], "entries": entries,
                                 "capacity": learn["table_size"], "ip_version": learn["ip_version"]}
+        learned = flows[learn["flow"]]
+        if "tcp" in learned:  # the Initiator's table too, from the SYN-ACKs (docs/tcp.md)
+            state_tables[learned["tx_port"]] = entries
+            reply["initiator_table"] = {"port": learned["tx_port"], "entries": entries,
+                                        "capacity": learn["table_size"],
+                                        "ip_version": learned["foreground"]["ip_version"]}
     send(reply)
 
 
