@@ -45,6 +45,10 @@ CASES = {
     "pdv": ("pdv", ["pdv.ipdv=true"], 5000, {}),
     "connection-rate": ("connection-rate", STATEFUL, None, {"FAKE_CONN_RATE": "123456"}),
     "teardown-rate": ("teardown-rate", STATEFUL, None, {}),   # timed: see TIMED
+    # Over TCP, closing with FIN (docs/tcp.md): a search whose steps are a load and a close.
+    "teardown-rate-fin": ("teardown-rate", [*STATEFUL, "stateful.transport=tcp", "stateful.teardown=fin",
+                                            "stateful.max_rate=200000", "stateful.error=100000"], None,
+                          {"FAKE_DUT_LIMIT": "150000"}),
     "table-capacity": ("table-capacity", STATEFUL, None,
                        {"FAKE_TABLE_CAPACITY": "1500", "FAKE_CONN_RATE": "200000"}),
     "throughput-stateful": ("throughput", ["stateful.enabled=true", *STATEFUL], None,

@@ -80,9 +80,10 @@ def test_router4_never_measures_above_the_calibrated_ceiling(make_lab, tmp_path)
 def test_lab_results_state_the_calibrated_ceiling(make_lab, tmp_path, kind):
     config, ceiling = calibrated(make_lab, kind)
     out = tmp_path / "out"
-    extra = STATEFUL_FAST if kind == "nat44" else []
-    run = xlatperf("throughput", "-c", str(config), *FAST, *extra,
-                   "--set", "throughput.error=5000", "--out", str(out))
+    # nat44: each step takes a phase 1 first; a coarser search states the ceiling as well.
+    extra = [*STATEFUL_FAST, "--set", "throughput.error=40000"] if kind == "nat44" else [
+        "--set", "throughput.error=5000"]
+    run = xlatperf("throughput", "-c", str(config), *FAST, *extra, "--out", str(out))
     s = statement_checked(out, ceiling, run.stdout)
     if kind == "siit":   # TAYGA translates in user space: far slower than the tester
         assert 0 < s["median"] < ceiling["fps"] / 2, s

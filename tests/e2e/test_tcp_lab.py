@@ -106,7 +106,7 @@ def test_phase2_throughput_over_tcp_converges_with_no_invalid_segment(make_lab, 
              "--set", f"stateful.connections={CONNECTIONS}", "--set", "stateful.timeout_phase1=0.5",
              # Phase 2 uses only the tuples phase 1 opened: 20 x 100 port pairs.
              "--set", "ports.forward_src_max=1043", "--set", "traffic.frame_size=128",
-             "--set", "throughput.max_rate=200000", "--set", "throughput.error=50000",
+             "--set", "throughput.max_rate=100000", "--set", "throughput.error=50000",
              "--out", str(out), "-q")
     s = summary(out)
     assert s["complete"] and s["median"] > 0, s

@@ -366,9 +366,10 @@ class StatefulTest:
             if load.failure() is None:
                 break
             session.end_step()
-        else:  # not loaded: a failed step at this rate, saying why
+        else:  # not loaded: a failed step at this rate, saying why (recorded, for --resume)
             failed = TrialResult(rate=rate, valid=False, directions={},
                                  invalid_reason=f"loading: {load.failure()}")
+            session.record(failed, 0.0, CLOSE, {"connections": connections})
             return EstablishmentStep(connections, table, failed, kind=s.teardown)
         holder: dict = {}
 

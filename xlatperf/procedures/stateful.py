@@ -25,6 +25,8 @@ class _Stateful(Procedure):
 
     # RFC 9693 §4.9: every probe of the table-capacity search validates.
     needs_validation = False
+    # teardown-rate over TCP: each step loads, then closes (a step is its close record).
+    closing = False
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
@@ -52,10 +54,13 @@ class _Stateful(Procedure):
             phase1 = next((r for r in group if r.get("phase") == PHASE1), None)
             close = next((r for r in group if r.get("phase") == CLOSE), None)
             if close is not None:  # teardown-rate over TCP: the step is its closing trial
+                loaded = ((phase1 or {}).get("state_table") or {}).get("capacity", 0)
                 steps.append(EstablishmentStep(
-                    connections=close["connections"], table_size=0, phase1=trial_from_record(close),
-                    send_seconds=close.get("send_seconds"), kind=self.s.teardown))
-            elif phase1 is not None:
+                    connections=close["connections"], table_size=loaded,
+                    phase1=trial_from_record(close), send_seconds=close.get("send_seconds"),
+                    kind=self.s.teardown))
+            elif phase1 is not None and not self.closing:
+                # (closing: a load without its close was taken again; not a step of the search)
                 validation = next((r for r in group if r.get("phase") == VALIDATION), None)
                 table = phase1.get("state_table") or {}
                 steps.append(EstablishmentStep(
