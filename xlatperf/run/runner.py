@@ -22,7 +22,7 @@ from ..engine.client import Engine
 from ..measure.hooks import DutHooks
 from ..measure.session import Reporter, TrialSession, resolve_dut_macs
 from ..measure.stateful import StatefulTest
-from ..measure.store import SUMMARY_FILE, ResultStore
+from ..measure.store import SUMMARY_FILE, ResultStore, read_trials
 from ..procedures import procedure_spec
 from ..procedures.base import Procedure, Repetition
 from ..procedures.search import ceiling_setting
@@ -218,6 +218,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             except KeyboardInterrupt:
                 with _sigint_ignored():
                     session.abort()
+                    if repetitions and not repetitions[-1].complete:
+                        _steps_as_recorded(proc, store, repetitions[-1])
                     if store.trials_recorded or repetitions:
                         write(complete=False)
                 raise
@@ -229,6 +231,20 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             result = write(complete=True)
         hooks.after("point", {"procedure": procedure})
         return result
+
+
+def _steps_as_recorded(proc: Procedure, store: ResultStore, repetition: Repetition) -> None:
+    """An interrupted repetition's steps as trials.jsonl has them (what --resume rebuilds
+    from): an interrupt that lands after a trial's record was written but before the procedure
+    took its result would otherwise leave the summary a step behind the records. Steps the
+    records of a half-finished repetition cannot rebuild stay as they were."""
+    records = [r for r in read_trials(store.directory)
+               if r.get("repetition") == repetition.number and not r.get("aborted")]
+    try:
+        rebuilt = proc.steps_from_records(records)
+    except (KeyError, TypeError, ValueError):
+        return
+    repetition.steps[:] = rebuilt
 
 
 def _settings(config: dict, proc: Procedure) -> dict:
