@@ -416,8 +416,10 @@ class StatefulTest:
         and how this tester times them: validation starts D after phase 1 (D for that step's
         N and R), and a phase 1 or validation shorter than the engine's shortest trial is sent
         in a window of that length, its frame count and rate unchanged."""
-        validation = ({"validation_by": "the handshake (SYN-ACK through the reverse direction, "
-                                        "ACK completing the entry)"} if self.tcp else {})
+        # Over TCP the handshakes validate (docs/tcp.md); no validation trial, no factor.
+        validation = ({"validation": "by the handshakes (each SYN-ACK through the DUT's reverse "
+                                     "direction, each ACK completing the entry)",
+                       "validation_factor": "not used"} if self.tcp else {})
         return {**reporting_items(self.config), **validation,
                 "validation_start": "D after phase 1 started",
                 "shortest_window": ENGINE_MIN_DURATION}

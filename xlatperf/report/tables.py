@@ -95,6 +95,11 @@ def _ipv4aas_setup(entry: Entry, config) -> str:
     return f" ({name}: the DUT is the {ROLE_NAMES[role]}; docs/ipv4aas.md)"
 
 
+def _tcp(entry: Entry) -> bool:
+    """A stateful result over TCP (docs/tcp.md)."""
+    return ((entry.summary.get("settings") or {}).get("stateful") or {}).get("transport") == "tcp"
+
+
 def _frame_format(entry: Entry) -> str:
     config = entry.flat_config()
     left, right = config.get("left.ip_version"), config.get("right.ip_version")
@@ -105,6 +110,11 @@ def _frame_format(entry: Entry) -> str:
     sides += _ipv4aas_setup(entry, config)
     background = " and native IPv6 background frames" if \
         config.get("traffic.mix_m") != config.get("traffic.mix_n") else ""
+    if _tcp(entry):
+        return (f"Ethernet II / {sides} / TCP: handshakes (SYN, SYN-ACK, ACK), closings (FIN, "
+                "FIN-ACK, ACK) or resets without payload, and phase 2's data segments; the "
+                "xlatperf test tag in each segment's first option (RFC 6994 kind 254; "
+                "docs/tcp.md)")
     return (f"Ethernet II / {sides}{background} / UDP ({_udp_ports(entry, config)}); the "
             "xlatperf test tag right after the UDP header (RFC 8219 §7.2, docs/protocol.md)")
 
@@ -133,9 +143,13 @@ def _ce_ports(entry: Entry) -> bool:
 
 
 def _frame_sizes(entry: Entry) -> list[str]:
-    return [f"IMIX {d['imix']} ({name})" if d.get("imix") else
-            f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
-            for name, d in entry.summary.get("directions", {}).items()]
+    sizes = [f"IMIX {d['imix']} ({name})" if d.get("imix") else
+             f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
+             for name, d in entry.summary.get("directions", {}).items()]
+    if _tcp(entry):  # the configured size names phase 2's data segments
+        sizes = [f"TCP segments without payload: 82 B SYN and SYN-ACK, 78 B ACK, FIN and RST "
+                 f"(IPv4; IPv6 20 B more); data segments (phase 2): {', '.join(sizes)}"]
+    return sizes
 
 
 def _ports(entry: Entry) -> str:
