@@ -33,7 +33,7 @@ def test_af_packet_pair():
 def test_af_xdp_and_null():
     args = args_for("left.port=af_xdp:veth0", "right.port=null", "tester.lcores=2-4")
     assert args[:2] == ["-l", "2-4"]
-    assert args[-4:] == ["--vdev", "net_af_xdp0,iface=veth0", "--vdev", "net_null1,no-rx=1"]
+    assert args[-4:] == ["--vdev", "net_af_xdp0,iface=veth0,busy_budget=0", "--vdev", "net_null1,no-rx=1"]
 
 
 def test_pci_ports():
@@ -77,7 +77,7 @@ def test_queues_reach_the_ports_and_the_engine():
     args = args_for("tester.queues=4")
     assert "net_af_packet0,iface=xlp-tl,qpairs=4" in args
     assert args_for("left.port=af_xdp:veth0", "tester.queues=2")[-4:-2] == [
-        "--vdev", "net_af_xdp0,iface=veth0,start_queue=0,queue_count=2"]
+        "--vdev", "net_af_xdp0,iface=veth0,busy_budget=0,start_queue=0,queue_count=2"]
     config = load_config(None, ["tester.queues=3", "tester.hugepages=yes"])
     assert engine_command(config, "/opt/e")[-2:] == ["--queues", "3"]
 

@@ -1,6 +1,12 @@
 // Writing a trial's captures (pcapng files of the frames its RX tasks sampled).
 #include "rx_task.hpp"
 
+#include <rte_version.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <map>
+
 namespace xlp {
 
 namespace {

@@ -4,6 +4,8 @@
 #include <rte_ethdev.h>
 #include <rte_ring.h>
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <algorithm>
 #include <cstring>
@@ -48,9 +50,9 @@ void create_ring_pair(const std::string& name, uint16_t queues) {
 Ports::Ports(uint16_t queues, uint32_t max_frame) : queues_(queues), max_frame_(max_frame) {
   const unsigned nb_ports = rte_eth_dev_count_avail();
   if (nb_ports == 0) throw ExecutionFailure("no DPDK ports (check the port specs)");
-  // Enough mbufs for every descriptor ring (1024 RX + 1024 TX per queue) plus the per-lcore
-  // caches and bursts in flight.
-  const unsigned mbufs = std::max(32767u, nb_ports * queues_ * 2048u + 16383u);
+  // Enough mbufs for every descriptor ring (RX + TX per queue) plus the per-lcore caches and
+  // bursts in flight.
+  const unsigned mbufs = std::max(32767u, nb_ports * queues_ * (kRxDescriptors + kTxDescriptors) + 16383u);
   pool_ = rte_pktmbuf_pool_create("xlp_pool", mbufs, 512, 0, RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
   if (!pool_) throw ExecutionFailure(std::string("cannot create mbuf pool: ") + rte_strerror(rte_errno));
   try {
@@ -111,7 +113,7 @@ void Ports::start_ports() {
       }
     }
     if ((rc = rte_eth_dev_configure(port, queues_, queues_, &conf)) < 0) fail("configure", rc);
-    uint16_t rxd = 1024, txd = 1024;
+    uint16_t rxd = kRxDescriptors, txd = kTxDescriptors;
     rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
     const int socket = rte_eth_dev_socket_id(port);
     for (uint16_t q = 0; q < queues_; ++q) {
@@ -135,6 +137,7 @@ void Ports::start_ports() {
     identities_.push_back(id);
     tables_.emplace_back();
   }
+  enlarge_af_xdp_send_buffers();
 }
 
 Ports::~Ports() { close(); }
@@ -145,6 +148,32 @@ void Ports::close() {
     rte_eth_dev_close(p);
   }
   ports_.clear();
+}
+
+// Why AF_XDP sockets get a larger send buffer: in copy mode the kernel sends each frame as an
+// skb charged to the socket until the receiver consumes it; on a veth whose peer steers its
+// frames to another CPU's backlog (the lab's DUT), that is when the DUT processes the frame. With the default buffer (212,992 bytes: about 200 frames) a DUT that falls behind
+// makes the socket refuse frames, and DPDK's af_xdp PMD retries the send in a loop: the worker
+// stops receiving, its RX ring overflows and the tester, not the DUT, is reported as the limit
+// (a 4-million-connection fill through the lab's nat44). With room for more frames than a CPU's
+// backlog holds (netdev_max_backlog, 1,000 by default), the backlog overflows first: the DUT
+// drops them, as a DUT that cannot keep up does. Needs CAP_NET_ADMIN (SO_SNDBUFFORCE); without
+// it the sockets keep the default.
+void enlarge_af_xdp_send_buffers() {
+  constexpr int kAfXdp = 44;  // AF_XDP, which older libc headers lack
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    int fd = -1;
+    try {
+      fd = std::stoi(entry.path().filename().string());
+    } catch (const std::exception&) {
+      continue;
+    }
+    int domain = 0;
+    socklen_t len = sizeof domain;
+    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != kAfXdp) continue;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &kAfXdpSendBuffer, sizeof kAfXdpSendBuffer);
+  }
 }
 
 std::vector<PortCounters> Ports::counters() const {

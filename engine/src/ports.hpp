@@ -25,6 +25,20 @@ namespace xlp {
 // ring per queue and direction. Call before Ports is built. Throws ExecutionFailure.
 void create_ring_pair(const std::string& name, uint16_t queues);
 
+// Descriptors per queue (drivers clamp them to what they offer). RX gets more: a worker that
+// stalls for a few milliseconds (on a CPU it shares with the kernel) must find its frames still
+// queued when it polls again. With 1,024, an af_xdp port's kernel RX ring overflowed in a lab
+// run at 100,000 frames/s (10 ms of frames; drops that DPDK's imissed does not count, only the
+// interface's rx_dropped); with 4,096 the same run passed. The PMD's fixed reserve of fill
+// buffers then bounds the room (the drops seen since were fill-ring drops, counted in imissed).
+inline constexpr unsigned kRxDescriptors = 4096;
+inline constexpr unsigned kTxDescriptors = 1024;
+
+// Raises the send buffer of every AF_XDP socket of this process to kAfXdpSendBuffer (why:
+// ports.cpp). Ports calls it once its ports have started.
+inline constexpr int kAfXdpSendBuffer = 16 << 20;
+void enlarge_af_xdp_send_buffers();
+
 // Up to this frame size (on the wire) a port needs no set-up for jumbo frames: one 2048-byte
 // mbuf segment holds the frame, and so does an af_packet ring slot of the default 2048 bytes.
 constexpr uint32_t kAfPacketDefaultMaxFrame = 1920;

@@ -6,22 +6,12 @@
 
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
-#include <rte_launch.h>
-#include <rte_memcpy.h>
 #include <rte_pcapng.h>
-#include <rte_version.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include <cmath>
-#include <ctime>
 #include <algorithm>
 #include <cstring>
-#include <map>
-#include <type_traits>
 
 #include "errors.hpp"
-#include <rte_errno.h>
 
 namespace xlp {
 

@@ -2,6 +2,8 @@
 // frame counts, sequence/duplicate/reorder accounting, delays and the report's values.
 #include <gtest/gtest.h>
 #include <rte_mbuf.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -52,6 +54,27 @@ uint8_t* tag_bytes(rte_mbuf* m) {
 }
 
 }  // namespace
+
+// The af_xdp ports' sockets get the larger send buffer; other sockets keep theirs.
+TEST(Ports, EnlargesTheSendBufferOfAfXdpSocketsOnly) {
+  const auto send_buffer = [](int fd) {
+    int bytes = 0;
+    socklen_t len = sizeof bytes;
+    getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, &len);
+    return bytes;
+  };
+  const int xdp = socket(44 /* AF_XDP */, SOCK_RAW, 0);
+  if (xdp < 0) GTEST_SKIP() << "this kernel offers no AF_XDP sockets";
+  const int udp = socket(AF_INET, SOCK_DGRAM, 0);
+  ASSERT_GE(udp, 0);
+  const int udp_before = send_buffer(udp);
+  enlarge_af_xdp_send_buffers();
+  if (send_buffer(xdp) < kAfXdpSendBuffer && geteuid() != 0) GTEST_SKIP() << "needs CAP_NET_ADMIN";
+  EXPECT_GE(send_buffer(xdp), kAfXdpSendBuffer);  // the kernel doubles what it is given
+  EXPECT_EQ(send_buffer(udp), udp_before);
+  close(xdp);
+  close(udp);
+}
 
 TEST(Dataplane, SenderSendsEveryFrameOnceInOrderAndTheReceiverCountsThem) {
   XLP_REQUIRE_EAL();

@@ -129,7 +129,13 @@ def port_eal_args(side_index: int, port_spec: str, queues: int = 1,
         # kernel spreads received frames over the queues by flow hash.
         return ["--vdev", f"{name},iface={port.name},qpairs={queues}{af_packet_ring_args(max_frame)}"]
     if port.kind == "af_xdp":
-        return ["--vdev", f"{name},iface={port.name}" + (f",start_queue=0,queue_count={queues}" if queues > 1 else "")]
+        # busy_budget=0: no preferred busy polling. With it (DPDK's default), every empty poll
+        # of a queue is a recvfrom() that runs the interface's NAPI on the worker's CPU; a
+        # worker polling a lab veth at 150,000 frames/s spent 60 % of its CPU in those
+        # syscalls, stalled up to 20 ms and its kernel ring overflowed (BENCHMARKS.md, "4
+        # million connections"). The worker polls its queues itself anyway.
+        return ["--vdev", f"{name},iface={port.name},busy_budget=0"
+                + (f",start_queue=0,queue_count={queues}" if queues > 1 else "")]
     if port.kind == "null":
         # no-rx=1: otherwise net_null's rx returns empty mbufs at CPU speed, and the receive
         # loop would spend the worker's time on "foreign" frames instead of on generation.
