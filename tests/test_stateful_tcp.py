@@ -29,6 +29,7 @@ def test_segment_sizes_follow_the_engines_layout():
     # docs/protocol.md: a 40-byte TCP header with the tag option, 4 more on SYNs.
     assert (tcp_frame_size(4, True), tcp_frame_size(4, False)) == (82, 78)
     assert (tcp_frame_size(6, True), tcp_frame_size(6, False)) == (102, 98)
+    assert tcp_frame_size(4, True, tunnelled=True) == 122  # engine/tests/test_tcp.cpp: InAnIpv6Tunnel
 
 
 def test_phase1_request_sends_syns_and_describes_the_replies():
@@ -65,6 +66,46 @@ def test_what_tcp_cannot_do_yet_is_refused_naming_the_keys(overrides, named):
         cfg(*overrides)
     for text in named:
         assert text in str(err.value), str(err.value)
+
+
+DS_LITE_AFTR = ["ipv4aas.technology=ds-lite", "ipv4aas.role=aftr", "ipv4aas.endpoint_ipv6=2001:db8:af::1",
+                "ipv4aas.ces=2", "ipv4aas.ce_mode=increasing", "left.ipv4=192.0.0.2",
+                "left.ipv6=2001:db8:b4::1", "left.dut_ipv6=2001:2::1", "right.ipv4=198.19.0.2",
+                "ports.forward_src=fixed", "ports.forward_dst_max=99", "stateful.connections=198"]
+
+
+def test_through_a_ds_lite_aftr_the_initiators_segments_travel_in_softwires():
+    """The SYN leaves in an emulated B4's softwire (40 bytes of IPv6 more), the SYN-ACK arrives
+    in one; the Responder's side is plain IPv4. The ACKs (the engine's NAME.ack flow) copy the
+    SYN's flow, tunnel and CEs included (docs/tcp.md)."""
+    config = cfg(*DS_LITE_AFTR, "stateful.teardown=fin")
+    test = StatefulTest(TrafficPlan(config, PORTS), phase2=False)
+    (flow,) = test.phase1_request(198, 1000, 198).to_json()["flows"]
+    syn = flow["foreground"]
+    assert (syn["frame_size"], syn["rx_frame_size"]) == (122, 82)
+    assert syn["tunnel"] == {"src_ip": "2001:db8:b4::1", "dst_ip": "2001:db8:af::1"}
+    assert syn["ce"]["count"] == 2 and syn["ce"]["fields"] == ["tunnel", "ipv4"]
+    assert flow["tcp"]["reply"]["rx_frame_size"] == 122 and "tunnel" not in flow["tcp"]["reply"]
+    (fin,) = test.close_request(198, 1000).to_json()["flows"]
+    assert (fin["foreground"]["frame_size"], fin["tcp"]["reply"]["rx_frame_size"]) == (118, 118)
+
+
+@pytest.mark.parametrize(("overrides", "named"), [
+    (["ipv4aas.role=dual", "stateful.connections=99"], ["stateful.transport", "ds-lite", "'dual'"]),
+    (["ipv4aas.technology=map-e", "ipv4aas.role=br", "ipv4aas.rule_ipv6_prefix=2001:db8::/40",
+      "ipv4aas.rule_ipv4_prefix=192.0.2.0/24", "ipv4aas.ea_bits=16"], ["stateful.transport", "'map-e'"]),
+])
+def test_other_ipv4aas_set_ups_refuse_tcp(overrides, named):
+    with pytest.raises(ConfigError) as err:
+        cfg(*DS_LITE_AFTR, *overrides)
+    for text in named:
+        assert text in str(err.value), str(err.value)
+
+
+def test_phase2_over_tcp_through_a_ds_lite_aftr_is_refused():
+    with pytest.raises(ConfigError) as err:
+        StatefulTest(TrafficPlan(cfg(*DS_LITE_AFTR, "traffic.frame_size=200"), PORTS))
+    assert "stateful.transport" in str(err.value) and "phase 2" in str(err.value)
 
 
 def test_phase2_sends_data_from_both_sides_tables():

@@ -12,6 +12,7 @@ import sys
 import time
 
 from xlatperf.config import load_config
+from xlatperf.engine.protocol import frames_dropped_by_tester
 from xlatperf.measure.store import read_trials
 from xlatperf.run import run_procedure
 
@@ -114,3 +115,11 @@ def test_the_measurer_protocol_is_what_the_session_and_its_stand_in_offer():
         for name in declared:
             own = getattr(implementation, name)
             assert own is not getattr(Measurer, name), (implementation.__name__, name)
+
+
+def test_an_af_xdp_ports_overlapping_counters_are_counted_once():
+    """On a veth the kernel interface's rx_dropped counts every frame the AF_XDP socket could
+    not take, those DPDK's PMD also counts as imissed (no fill buffer) among them."""
+    assert frames_dropped_by_tester({"imissed": 300, "kernel_rx_dropped": 300, "rx_nombuf": 0}) == 300
+    assert frames_dropped_by_tester({"imissed": 0, "kernel_rx_dropped": 1662, "rx_nombuf": 2}) == 1664
+    assert frames_dropped_by_tester({"imissed": 500, "rx_nombuf": 0}) == 500  # no kernel interface (a NIC)

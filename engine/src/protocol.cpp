@@ -384,7 +384,6 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
   known_keys(t, tpath, {"key", "segments", "reply"});
   if (flow.streams.size() > 1) bad(path + "tcp", t, "a flow of TCP segments has one stream (no background, no IMIX)");
   StreamPlan& first = flow.streams[0];
-  if (first.spec.tunnel || first.ce) bad(path + "tcp", t, "its foreground has a tunnel or CEs: TCP flows have neither yet");
   TcpFlow tcp;
   const std::string segments = t.contains("segments") ? text(t, tpath, "segments") : "open";
   if (segments == "open") tcp.step = TcpStep::kSyn;
@@ -397,9 +396,14 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
         tcp.step == TcpStep::kData ? "data needs from_table: phase 2's segments continue the connections a phase 1 "
                                      "learned"
                                    : "from_table sends data: segments must be data");
+  // Phase 2 sends from a side's state table, which keeps the four-tuples but no tunnel.
+  if (tcp.step == TcpStep::kData && (first.spec.tunnel || first.ce))
+    bad(path + "tcp", t, "segments = data: its foreground has a tunnel or CEs, and a state table keeps no tunnel "
+                         "addresses (TCP data through DS-Lite: not yet)");
   first.spec.l4 = kProtoTcp;
   first.spec.tcp_flags = tcp_flags_of(tcp.step);
-  const uint32_t size = min_frame_size(first.spec.ip_version, false, kProtoTcp, first.spec.tcp_flags);
+  const uint32_t size = min_frame_size(first.spec.ip_version, first.spec.tunnel.has_value(), kProtoTcp,
+                                      first.spec.tcp_flags);
   if (tcp.step == TcpStep::kData) {
     if (first.spec.frame_size <= size)
       bad(path + "foreground.frame_size", first.spec.frame_size,
@@ -454,11 +458,13 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   ack.tcp->answers = plan.flows.size();  // the Responder's flow, added next
   StreamPlan& a = ack.streams[0];
   a.spec.tcp_flags = tcp_flags_of(ack.tcp->step);  // after a SYN: no window scale option
-  const uint32_t shorter = a.spec.frame_size - min_frame_size(a.spec.ip_version, false, kProtoTcp, a.spec.tcp_flags);
+  const uint32_t shorter =
+      a.spec.frame_size - min_frame_size(a.spec.ip_version, a.spec.tunnel.has_value(), kProtoTcp, a.spec.tcp_flags);
   a.spec.frame_size -= shorter;
   a.rx_frame_size -= shorter;
-  a.vary.clear();  // the tuple comes from the segment it answers
+  a.vary.clear();  // the tuple (and the tunnel's addresses) come from the segment it answers
   a.enumerate.reset();
+  a.ce.reset();
   plan.flows.push_back(std::move(back));
   plan.flows.push_back(std::move(ack));
   if (plan.flows.size() > kMaxFlows)

@@ -74,11 +74,13 @@ inline uint32_t responder_isn(const TcpKey& key, uint32_t initiator_isn) {
   return uint32_t(tcp_detail::mix(key.k1 ^ initiator_isn));
 }
 
-// Where a TCP frame's fields are: the IP header that carries TCP and the TCP header.
+// Where a TCP frame's fields are: the IP header that carries TCP and the TCP header, and the
+// IPv6 header of the tunnel that carries them (RFC 2473, DS-Lite's softwire), if any.
 struct TcpView {
   const uint8_t* ip;
   const uint8_t* tcp;
   size_t addr_len;  // 4 or 16
+  const uint8_t* tunnel = nullptr;
   const uint8_t* src() const { return ip + (addr_len == 4 ? 12 : 8); }
   const uint8_t* dst() const { return src() + addr_len; }
   const uint8_t* src_port() const { return tcp; }
@@ -91,7 +93,8 @@ struct TcpView {
 // A parsed test frame's TCP fields (TestTag from parse_test_frame, l4 == kProtoTcp).
 inline TcpView tcp_view(const uint8_t* frame, const TestTag& tag) {
   const bool v4 = (frame[tag.l3_offset] >> 4) == 4;
-  return {frame + tag.l3_offset, frame + tag.l4_offset, size_t(v4 ? 4 : 16)};
+  return {frame + tag.l3_offset, frame + tag.l4_offset, size_t(v4 ? 4 : 16),
+          tag.outer_offset != tag.l3_offset ? frame + tag.outer_offset : nullptr};
 }
 
 // One segment to send: the four-tuple as it goes out (addresses of the template's IP version;
@@ -104,6 +107,10 @@ struct TcpSegment {
   uint32_t seq = 0, ack = 0;
   uint32_t tag_seq = 0;
   uint64_t timestamp = 0;
+  // The tunnel's addresses, when the segment answers a tunnelled one: the reply goes back
+  // through the same softwire (from the emulated B4 that received the segment to the AFTR).
+  bool tunnelled = false;
+  std::array<uint8_t, 16> tunnel_src{}, tunnel_dst{};
 };
 
 // The reply to `in` (its source and destination swapped) with the given numbers.
@@ -117,6 +124,11 @@ inline TcpSegment reply_to(const TcpView& in, uint32_t seq, uint32_t ack, uint32
   out.ack = ack;
   out.tag_seq = tag_seq;
   out.timestamp = timestamp;
+  if (in.tunnel) {
+    out.tunnelled = true;
+    std::memcpy(out.tunnel_src.data(), in.tunnel + 24, 16);  // the IPv6 destination
+    std::memcpy(out.tunnel_dst.data(), in.tunnel + 8, 16);   // the IPv6 source
+  }
   return out;
 }
 
@@ -153,6 +165,11 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
   put32(l4 + 8, seg.ack);
   const uint64_t ts = tag_timestamp(seg.timestamp);
   write_tag(out + t.tag_offset, seg.tag_seq, ts);
+  // A tunnelled template (its IPv6 tunnel header has no checksum): the segment's softwire.
+  if (seg.tunnelled && t.outer_offset != t.ip_offset) {
+    std::memcpy(out + t.outer_offset + 8, seg.tunnel_src.data(), 16);
+    std::memcpy(out + t.outer_offset + 24, seg.tunnel_dst.data(), 16);
+  }
   const uint64_t addr_sum = sum_words(addrs, 2 * alen);
   if (alen == 4) {
     const uint16_t csum = __builtin_bswap16(uint16_t(~fold(uint64_t(t.ipv4_header_sum) + addr_sum)));

@@ -267,6 +267,59 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
 
 INSTANTIATE_TEST_SUITE_P(Versions, TcpHandshake, ::testing::Values(4, 6));
 
+// DS-Lite (RFC 6333): the AFTR sends the SYN-ACK to the emulated B4 through its softwire (IPv4
+// in IPv6, RFC 2473); the Initiator's ACK goes back through the same softwire, from the B4
+// that received it, whatever B4 the ACK flow's template was built with.
+TEST(TcpHandshake, AcrossADsLiteSoftwire) {
+  const TcpKey key{42, 4242};
+  const auto aftr = parse_ip("2001:db8:ffff::1", 6), b4 = parse_ip("2001:db8:0:17::1", 6);
+  const auto template_b4 = parse_ip("2001:db8:0:1::1", 6);
+  const auto client = parse_ip("192.168.0.7", 4), server = parse_ip("198.19.0.2", 4);
+  const uint8_t cport[2] = {0x9c, 0x40}, sport[2] = {0, 80};
+  const uint32_t isn_i = initiator_isn(key, client.data(), server.data(), 4, cport, sport);
+  FrameSpec back = tcp_spec(4, kTcpSyn | kTcpAck, 122);
+  back.tunnel = Tunnel{aftr, template_b4};
+  const SegmentTemplate syn_ack_t(back, 2, 7);
+  TcpSegment sa;
+  std::copy(server.begin(), server.begin() + 4, sa.src.begin());
+  std::copy(client.begin(), client.begin() + 4, sa.dst.begin());
+  sa.src_port = {sport[0], sport[1]};
+  sa.dst_port = {cport[0], cport[1]};
+  sa.seq = responder_isn(key, isn_i);
+  sa.ack = isn_i + 1;
+  sa.tag_seq = 5;
+  sa.tunnelled = true;
+  std::copy(aftr.begin(), aftr.end(), sa.tunnel_src.begin());
+  std::copy(b4.begin(), b4.end(), sa.tunnel_dst.begin());
+  std::vector<uint8_t> frame(syn_ack_t.tmpl.size());
+  write_segment(frame.data(), syn_ack_t, sa);
+  ASSERT_TRUE(tcp_checksum_ok(frame.data(), frame.size(), 54));
+  EXPECT_EQ(std::vector<uint8_t>(&frame[14 + 24], &frame[14 + 40]), std::vector<uint8_t>(b4.begin(), b4.end()))
+      << "the segment's softwire, not the template's";
+  TestTag tag;
+  const TcpView in = view_of(frame, tag);
+  ASSERT_NE(in.tunnel, nullptr);
+  ASSERT_TRUE(expected_segment(TcpStep::kSynAck, key, in));
+  FrameSpec ack_spec = tcp_spec(4, kTcpAck, 118);
+  ack_spec.tunnel = Tunnel{template_b4, aftr};
+  const SegmentTemplate ack_t(ack_spec, 3, 7);
+  // In place, over the SYN-ACK's buffer, as the Initiator's receiver answers.
+  write_segment(frame.data(), ack_t, answer(TcpStep::kSynAck, key, in, tag.seq, tag.timestamp));
+  frame.resize(ack_t.tmpl.size());
+  ASSERT_TRUE(tcp_checksum_ok(frame.data(), frame.size(), 54));
+  EXPECT_EQ(std::vector<uint8_t>(&frame[14 + 8], &frame[14 + 24]), std::vector<uint8_t>(b4.begin(), b4.end()));
+  EXPECT_EQ(std::vector<uint8_t>(&frame[14 + 24], &frame[14 + 40]), std::vector<uint8_t>(aftr.begin(), aftr.end()));
+  TestTag tag2;
+  const TcpView ack = view_of(frame, tag2);
+  EXPECT_EQ(tag2.l3_offset, 54);
+  EXPECT_EQ(std::vector<uint8_t>(ack.src(), ack.src() + 4), std::vector<uint8_t>(client.begin(), client.begin() + 4));
+  EXPECT_EQ(std::vector<uint8_t>(ack.dst(), ack.dst() + 4), std::vector<uint8_t>(server.begin(), server.begin() + 4));
+  EXPECT_EQ(ack.flags(), kTcpAck);
+  EXPECT_EQ(ack.seq(), isn_i + 1);
+  EXPECT_EQ(ack.ack(), responder_isn(key, isn_i) + 1);
+  EXPECT_TRUE(expected_segment(TcpStep::kAck, key, ack));
+}
+
 // Closing (RFC 9293 §3.6, Figure 12's normal close) and resetting an established connection
 // through the reference NAT: the Initiator's FIN and RST from its enumeration alone, each
 // answer from the segment it answers, and the numbers each carries.

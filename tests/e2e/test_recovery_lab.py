@@ -60,6 +60,11 @@ def test_recovery_of_a_token_bucket_is_immediate(make_lab, tmp_path):
     excess = 1.1 * LIMIT_RATE - LIMIT_RATE
     t_empty = BUCKET / excess                       # 0.3 s
     lost_before = excess * (OVERLOAD - t_empty)     # 60 frames
+    # A sender that stalls (a busy shared CPU; valid up to trial.max_lag) while the bucket is
+    # full sends the stalled frames bunched afterwards: the bucket missed up to lag x r tokens of
+    # refill, so it runs dry earlier and up to that many more frames are lost.
+    records = trials(out)
+    lag = {name: max(r["directions"][name]["max_lag_us"] for r in records) * 1e-6 for name in ("forward", "reverse")}
     for rep in s["repetitions"]:
         assert rep["status"] == "recovered", rep
         assert 0 <= rep["recovery_time"] < 0.020, rep
@@ -67,14 +72,14 @@ def test_recovery_of_a_token_bucket_is_immediate(make_lab, tmp_path):
             # every frame of both stretches was sent: 0.36 s x 11,000 + 0.5 s x 5,500
             assert d["sent"] == 3_960 + 2_750, (name, d)
             assert d["determined"] and d["recovered"], (name, d)
-            assert abs(d["lost_before"] - lost_before) <= 25, (name, d, lost_before)
+            assert abs(d["lost_before"] - lost_before) <= 25 + lag[name] * LIMIT_RATE, (name, d, lost_before, lag)
             assert d["lost_after"] <= 10, (name, d)
     # The first loss of each trial is where the bucket ran dry.
-    for record in trials(out):
+    for record in records:
         assert record["valid"], record
         for name, losses in record["losses"].items():
             first = losses["first"][0]
-            assert abs(first["first_lost_s"] - t_empty) < 0.03, (name, first)
+            assert abs(first["first_lost_s"] - t_empty) < 0.03 + lag[name] * LIMIT_RATE / excess, (name, first)
             assert losses["periods"] == len(losses["first"]) <= 100
     xlatperf("report", str(out))
     markdown = (out / "report" / "report.md").read_text()

@@ -15,9 +15,9 @@ RATE = 5000
 # One step: the search's first probe, at the upper end, passes (the DUTs keep 5,000
 # handshakes/s, TAYGA's user-space translation included), so the DUT's table afterwards holds
 # that phase 1's connections.
-ONE_STEP = ["--set", "stateful.transport=tcp", "--set", f"stateful.connections={CONNECTIONS}",
-            "--set", f"stateful.max_rate={RATE}", "--set", f"stateful.error={RATE}",
-            "--set", "stateful.timeout_phase1=0.5", "--set", "trial.pause=0"]
+AT_RATE = ["--set", "stateful.transport=tcp", "--set", f"stateful.max_rate={RATE}", "--set", f"stateful.error={RATE}",
+           "--set", "stateful.timeout_phase1=0.5", "--set", "trial.pause=0"]
+ONE_STEP = AT_RATE + ["--set", f"stateful.connections={CONNECTIONS}"]
 
 
 def conntrack(*args: str) -> str:
@@ -50,6 +50,37 @@ def test_every_handshake_is_established_and_assured_in_conntrack(kind, make_lab,
     stats = conntrack("-S")
     assert re.findall(r"invalid=(\d+)", stats) and all(
         n == "0" for n in re.findall(r"invalid=(\d+)", stats)), stats
+
+
+def test_ds_lite_aftr_establishes_each_b4s_connections_in_its_zone(make_lab, tmp_path):
+    """Through the reference DS-Lite AFTR (RFC 6333): the Initiator's SYNs and ACKs leave in
+    the softwires of two emulated B4s that share one private address and port (192.0.0.2:49184)
+    and take turns over 4,999 server ports; each SYN-ACK comes back in its B4's softwire and
+    the ACK answering it goes out in the same one. conntrack, one zone per softwire, then holds
+    every tuple twice (once per B4), ESTABLISHED and ASSURED, and counted nothing invalid."""
+    config = make_lab("dslite-aftr", calibrate="no")
+    connections = 2 * 4999  # the lab's stateful.connections: each server port from both B4s
+    for attempt in range(3):  # as above: until the step passed
+        out = tmp_path / f"out{attempt}"
+        xlatperf("connection-rate", "-c", str(config), *AT_RATE, "--out", str(out), "-q")
+        (rep,) = summary(out)["repetitions"]
+        if rep["connection_rate"] == RATE:
+            break
+    assert rep["connection_rate"] == RATE and len(rep["steps"]) == 1, rep
+    (phase1,) = trials(out)
+    for name in ("forward", "forward.syn_ack", "forward.ack"):
+        d = phase1["directions"][name]
+        assert d["sent"] == d["received"] == connections, (name, d)
+    entries = [line for line in conntrack("-L").splitlines() if line.startswith("tcp")]
+    assert len(entries) == connections
+    assert all(" ESTABLISHED " in e and "[ASSURED]" in e for e in entries), entries[:3]
+    zones = {}
+    for e in entries:
+        assert "src=192.0.0.2" in e and "sport=49184" in e, e
+        zones.setdefault(re.search(r"dport=(\d+)", e).group(1), set()).add(re.search(r"zone-orig=(\d+)", e).group(1))
+    assert len(zones) == 4999 and all(z == {"1", "2"} for z in zones.values())
+    stats = conntrack("-S")
+    assert all(n == "0" for n in re.findall(r"invalid=(\d+)", stats)), stats
 
 
 def test_tcp_table_capacity_finds_an_odd_nf_conntrack_max(make_lab, tmp_path):

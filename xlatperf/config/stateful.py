@@ -151,15 +151,18 @@ def check_stateful(config: dict) -> None:
 
 
 def _check_tcp(config: dict) -> None:
-    """What phase 1 over TCP sends: a SYN per connection, untunnelled, in one stream."""
+    """What phase 1 over TCP sends: a SYN per connection in one stream, plain or (through a
+    DS-Lite AFTR) in the softwires of emulated B4s."""
     why = None
+    a = config.ipv4aas
     if has_background(config):
         why = "no background traffic (traffic.mix): phase 1 over TCP sends only SYNs"
     elif config.traffic.imix:
         why = "no IMIX (traffic.imix): a SYN has one size"
-    elif config.ipv4aas.technology:
-        why = (f"not with ipv4aas.technology = {config.ipv4aas.technology!r}: TCP frames carry no "
-               "tunnel or emulated CEs yet")
+    elif a.technology and (a.technology, a.role) != ("ds-lite", "aftr"):
+        why = (f"not with ipv4aas.technology = {a.technology!r} and ipv4aas.role = {a.role!r}: "
+               'of the IPv4aaS set-ups, TCP goes through a DS-Lite AFTR only (technology "ds-lite", '
+               'role "aftr")')
     elif config.tester.queues > 1:
         why = (f"tester.queues = {config.tester.queues}: TCP handshakes need one queue per port "
                "(a reply leaves on the queue its cause arrived on)")

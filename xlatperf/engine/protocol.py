@@ -192,14 +192,14 @@ class TrialResult:
         return not self.valid and (self.invalid_reason or "").startswith(RATE_NOT_KEPT)
 
     @property
-    def tester_dropped(self) -> bool:
+    def dropped_by_tester(self) -> bool:
         """Invalid because a tester port dropped frames itself."""
         return not self.valid and (self.invalid_reason or "").startswith(TESTER_DROPPED)
 
     @property
     def tester_fault(self) -> bool:
         """Invalid by the tester's own doing (its pacing or its ports): worth taking again."""
-        return self.rate_not_kept or self.tester_dropped
+        return self.rate_not_kept or self.dropped_by_tester
 
     @property
     def max_lag_us(self) -> float | None:
@@ -212,8 +212,7 @@ class TrialResult:
         the frames it sent bunched up in catch-up bursts (`lagged`, or what the worst lag
         bunched at the trial's rate) plus the frames its ports dropped themselves. Such a
         trial failed by the DUT's doing, whatever else went wrong with it."""
-        dropped = sum(counts.get(key, 0) for counts in (self.port_drops or {}).values()
-                      for key in TESTER_DROP_COUNTERS)
+        dropped = sum(frames_dropped_by_tester(counts) for counts in (self.port_drops or {}).values())
         for d in self.directions.values():
             bunched = (d.lagged if d.lagged is not None else
                        math.ceil((d.max_lag_us or 0) * 1e-6 * self.rate))
@@ -251,9 +250,16 @@ class TrialResult:
 
 
 # The engine's per-port counters (docs/protocol.md "drops"), the kernel interface's flattened
-# into kernel_rx_dropped; frames in the first three the tester itself dropped.
+# into kernel_rx_dropped; frames in the first three the tester itself dropped (frames_dropped_by_tester).
 TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf", "kernel_rx_dropped")
 DROP_COUNTERS = (*TESTER_DROP_COUNTERS, "ierrors", "oerrors")
+
+
+def frames_dropped_by_tester(counts: dict) -> int:
+    """The frames a port's counters say the tester itself dropped. An af_xdp port's kernel
+    interface counts every frame its AF_XDP socket could not take, including those DPDK's PMD
+    counts as imissed (the socket's fill ring was empty): the two overlap, so the larger."""
+    return counts.get("rx_nombuf", 0) + max(counts.get("imissed", 0), counts.get("kernel_rx_dropped", 0))
 
 
 def _port_drops(drops: dict) -> dict:

@@ -29,11 +29,12 @@ TCP_HEADER_BYTES = 40
 TCP_WINDOW_SCALE_BYTES = 4
 
 
-def tcp_frame_size(ip_version: int, syn: bool) -> int:
+def tcp_frame_size(ip_version: int, syn: bool, tunnelled: bool = False) -> int:
     """A TCP segment without payload as the engine sends it: 78 bytes for IPv4, 98 for IPv6, 4
-    more for a SYN or SYN-ACK."""
+    more for a SYN or SYN-ACK, 40 more inside an IPv6 tunnel (DS-Lite's softwire)."""
     return (ETHERNET_BYTES + IP_HEADER_BYTES[ip_version] + TCP_HEADER_BYTES
-            + (TCP_WINDOW_SCALE_BYTES if syn else 0) + FCS_BYTES)
+            + (TCP_WINDOW_SCALE_BYTES if syn else 0) + FCS_BYTES
+            + (IP_HEADER_BYTES[6] if tunnelled else 0))
 
 
 @dataclass(frozen=True)

@@ -191,6 +191,12 @@ class StatefulTest:
         self.gap = gap_seconds(config)
         self.tcp = self.settings.transport == "tcp"
         if self.tcp and phase2:
+            if config.ipv4aas.technology:
+                raise ConfigError(
+                    f'stateful.transport = "tcp": must be "udp" for phase 2 through '
+                    f"ipv4aas.technology = {config.ipv4aas.technology!r}: data segments come from a "
+                    "state table, which keeps no softwire addresses yet (TCP through a DS-Lite AFTR: "
+                    "connection-rate, table-capacity and teardown-rate)")
             self._check_tcp_data(plan)
         # The key of the ISNs both TCP endpoints derive (docs/tcp.md): fixed by the seed, so a
         # test sends the same segments when repeated.
@@ -237,13 +243,16 @@ class StatefulTest:
         (back,) = self.responder_plan.flows(rate)
         out, back = flow["foreground"], back["foreground"]
         syn = segments == "open"
-        out["frame_size"] = tcp_frame_size(out["ip_version"], syn=syn)
+        # Through a DS-Lite AFTR the Initiator's segments and the answers it gets travel in its
+        # emulated B4s' softwires; the Responder's side is plain IPv4.
+        tunnelled = "tunnel" in out
+        out["frame_size"] = tcp_frame_size(out["ip_version"], syn=syn, tunnelled=tunnelled)
         out["rx_frame_size"] = tcp_frame_size(back["ip_version"], syn=syn)
         flow["tcp"] = {"key": self.tcp_key, "segments": segments}
         if segments != "reset":
             reply = {key: back[key] for key in ("ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan")
                      if key in back}
-            reply["rx_frame_size"] = tcp_frame_size(out["ip_version"], syn=syn)
+            reply["rx_frame_size"] = tcp_frame_size(out["ip_version"], syn=syn, tunnelled=tunnelled)
             flow["tcp"]["reply"] = reply
         flow.pop("background", None)
         flow.pop("mix", None)

@@ -6,6 +6,7 @@
 import json
 
 from ..frames.imix import imix_period
+from ..frames.stack import tcp_frame_size
 from ..frames.kinds.ipv4aas import BR_ROLES, CE_ROLES, OPERATOR_SIDE, ROLE_NAMES, TECHNOLOGY_NAMES
 from .collect import Entry
 from .document import Document
@@ -147,8 +148,11 @@ def _frame_sizes(entry: Entry) -> list[str]:
              f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
              for name, d in entry.summary.get("directions", {}).items()]
     if _tcp(entry):  # the configured size names phase 2's data segments
-        sizes = [f"TCP segments without payload: 82 B SYN and SYN-ACK, 78 B ACK, FIN and RST "
-                 f"(IPv4; IPv6 20 B more); data segments (phase 2): {', '.join(sizes)}"]
+        syn, other = tcp_frame_size(4, syn=True), tcp_frame_size(4, syn=False)
+        sizes = [f"TCP segments without payload: {syn} B SYN and SYN-ACK, {other} B ACK, FIN and RST "
+                 f"(IPv4; IPv6 {tcp_frame_size(6, syn=False) - other} B more; in a DS-Lite softwire "
+                 f"{tcp_frame_size(4, False, tunnelled=True) - other} B more); data segments (phase 2): "
+                 f"{', '.join(sizes)}"]
     return sizes
 
 
