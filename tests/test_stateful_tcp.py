@@ -102,10 +102,18 @@ def test_other_ipv4aas_set_ups_refuse_tcp(overrides, named):
         assert text in str(err.value), str(err.value)
 
 
-def test_phase2_over_tcp_through_a_ds_lite_aftr_is_refused():
-    with pytest.raises(ConfigError) as err:
-        StatefulTest(TrafficPlan(cfg(*DS_LITE_AFTR, "traffic.frame_size=200"), PORTS))
-    assert "stateful.transport" in str(err.value) and "phase 2" in str(err.value)
+def test_phase2_through_a_ds_lite_aftr_sends_the_b4s_data_in_their_softwires():
+    """The Initiator's data segments come from its table, whose entries keep the softwire each
+    connection came in (the engine writes the B4 per entry): a tunnel, but no CEs drawn. The
+    Responder's come back through the AFTR to the B4s, checked as CE traffic is."""
+    config = cfg(*DS_LITE_AFTR, "traffic.frame_size=128")
+    test = StatefulTest(TrafficPlan(config, PORTS))
+    forward, reverse = test.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
+    assert forward["from_table"]["port"] == 0 and reverse["from_table"]["port"] == 1
+    assert forward["foreground"]["tunnel"] == {"src_ip": "2001:db8:b4::1", "dst_ip": "2001:db8:af::1"}
+    assert "ce" not in forward["foreground"] and forward["foreground"]["frame_size"] == 168
+    assert reverse["foreground"]["ce"]["rx_fields"] == ["tunnel", "ipv4"]
+    assert (reverse["foreground"]["frame_size"], reverse["foreground"]["rx_frame_size"]) == (128, 168)
 
 
 def test_phase2_sends_data_from_both_sides_tables():

@@ -396,10 +396,11 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
         tcp.step == TcpStep::kData ? "data needs from_table: phase 2's segments continue the connections a phase 1 "
                                      "learned"
                                    : "from_table sends data: segments must be data");
-  // Phase 2 sends from a side's state table, which keeps the four-tuples but no tunnel.
-  if (tcp.step == TcpStep::kData && (first.spec.tunnel || first.ce))
-    bad(path + "tcp", t, "segments = data: its foreground has a tunnel or CEs, and a state table keeps no tunnel "
-                         "addresses (TCP data through DS-Lite: not yet)");
+  // Phase 2 sends from a side's state table: each entry's tuple (and, learned in a softwire,
+  // its B4), so no CE writes any field.
+  if (tcp.step == TcpStep::kData && first.ce && first.ce->tx)
+    bad(path + "tcp", t, "segments = data: its foreground's CEs write fields, and data segments take theirs from "
+                         "the state table");
   first.spec.l4 = kProtoTcp;
   first.spec.tcp_flags = tcp_flags_of(tcp.step);
   const uint32_t size = min_frame_size(first.spec.ip_version, first.spec.tunnel.has_value(), kProtoTcp,

@@ -183,6 +183,10 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       if (table->ip_version() != fp.streams[0].spec.ip_version)
         throw ExecutionFailure(where + ".foreground.ip_version = " + std::to_string(fp.streams[0].spec.ip_version) +
                                ": the state table holds IPv" + std::to_string(table->ip_version()) + " tuples");
+      if (table->tcp() && fp.streams[0].spec.tunnel && !table->tunnelled())
+        throw ExecutionFailure(where + ".foreground.tunnel: the state table on port " +
+                               std::to_string(fp.from_table->port) +
+                               " learned no tunnel addresses (its segments came in no tunnel)");
       if (table->tcp() != fp.tcp.has_value())
         throw ExecutionFailure(where + ".from_table.port = " + std::to_string(fp.from_table->port) +
                                (table->tcp() ? ": the state table holds TCP connections (send tcp segments data)"

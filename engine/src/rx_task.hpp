@@ -142,7 +142,8 @@ class RxTask final : public Task {
           r.late.add(1);  // too late to count: lost, as with RFC 2544's global timeout
           break;
         }
-        if (learn_[tag.stream] && !learned_->full()) learned_->learn(data + tag.l3_offset);
+        if (learn_[tag.stream] && !learned_->full())
+          learned_->learn(data + tag.l3_offset, tag.outer_offset != tag.l3_offset ? data + tag.outer_offset : nullptr);
         if (st.reply) reply = answer_in_place(m, st, tag);
         r.received.add(1);
         if (r.delays) {

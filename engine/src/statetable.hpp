@@ -5,6 +5,7 @@
 // numbers: phase 2's data segments continue the connection's byte stream. Pure: no DPDK.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -41,8 +42,10 @@ class StateTable {
   // another IP version than the table's are not stored (returns false).
   // A TCP table learns from a segment that completed the handshake on the learning side: the
   // SYN-ACK at the Initiator, the ACK at the Responder. Its acknowledgement is the side's own
-  // next sequence number, its sequence number (+ 1 for a SYN) the peer's.
-  bool learn(const uint8_t* l3) {
+  // next sequence number, its sequence number (+ 1 for a SYN) the peer's. `tunnel`: the IPv6
+  // header of the tunnel the segment came in (a DS-Lite B4's softwire), whose destination, the
+  // emulated B4, is stored too: its phase-2 segments leave from there (write).
+  bool learn(const uint8_t* l3, const uint8_t* tunnel = nullptr) {
     if (full() || (l3[0] >> 4) != version_) return false;
     const size_t alen = addr_len(), l4 = version_ == 4 ? size_t(l3[0] & 0x0f) * 4 : 40;
     const uint8_t* src = l3 + (version_ == 4 ? 12 : 8);
@@ -53,9 +56,17 @@ class StateTable {
       const uint32_t seq = uint32_t(t[4]) << 24 | uint32_t(t[5]) << 16 | uint32_t(t[6]) << 8 | t[7];
       const uint32_t ack = uint32_t(t[8]) << 24 | uint32_t(t[9]) << 16 | uint32_t(t[10]) << 8 | t[11];
       streams_.push_back({ack, ack, seq + ((t[13] & kTcpSyn) ? 1u : 0u)});
+      if (tunnel) {
+        if (tunnels_.empty()) tunnels_.reserve(size_t(std::min<uint64_t>(capacity_, kReserved)));
+        std::array<uint8_t, 16> b4;
+        std::memcpy(b4.data(), tunnel + 24, 16);
+        tunnels_.push_back(b4);
+      }
     }
     return true;
   }
+  // Whether every entry has its tunnel's address (learned from tunnelled segments only).
+  bool tunnelled() const { return !tunnels_.empty() && tunnels_.size() == size(); }
 
   // Adds `other`'s tuples while there is room (the tables the receive queues filled apart,
   // merged after the trial).
@@ -63,6 +74,9 @@ class StateTable {
     const uint64_t n = std::min(other.size(), capacity_ - std::min(capacity_, size()));
     tuples_.insert(tuples_.end(), other.tuples_.begin(), other.tuples_.begin() + ptrdiff_t(n * tuple_size()));
     if (tcp_) streams_.insert(streams_.end(), other.streams_.begin(), other.streams_.begin() + ptrdiff_t(n));
+    if (!other.tunnels_.empty())
+      tunnels_.insert(tunnels_.end(), other.tunnels_.begin(),
+                      other.tunnels_.begin() + ptrdiff_t(std::min<uint64_t>(n, other.tunnels_.size())));
   }
 
   // Prepares phase 2 for frames of template `t`: per entry, what writing its swapped tuple
@@ -106,6 +120,8 @@ class StateTable {
       std::memcpy(frame + t.ip_offset + 10, &csum, 2);
     }
     if (!tcp_) return deltas_[i].udp;
+    if (t.outer_offset != t.ip_offset && i < tunnels_.size())  // from the B4 whose connection it is
+      std::memcpy(frame + t.outer_offset + 8, tunnels_[i].data(), 16);
     TcpStream& s = streams_[i];
     if (s.next - s.first > kMaxAhead - payload_) s.next = s.first;
     const uint32_t seq_be = __builtin_bswap32(s.next), ack_be = __builtin_bswap32(s.peer);
@@ -137,6 +153,7 @@ class StateTable {
   uint32_t payload_ = 0;
   std::vector<uint8_t> tuples_;  // packed: 12 bytes per IPv4 tuple, 36 per IPv6 tuple
   std::vector<TcpStream> streams_;  // TCP: per entry
+  std::vector<std::array<uint8_t, 16>> tunnels_;  // TCP from tunnelled segments: per entry, the B4
   std::vector<Delta> deltas_;
   std::vector<uint8_t> prepared_for_;
 };

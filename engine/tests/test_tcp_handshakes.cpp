@@ -337,6 +337,41 @@ TEST(TcpStateTable, DataStaysInsideTheAnnouncedWindow) {
 
 INSTANTIATE_TEST_SUITE_P(Versions, TcpHandshakes, ::testing::Values(4, 6));
 
+TEST(TcpStateTable, LearnedInSoftwiresDataLeavesFromEachB4) {
+  // The Initiator's table through a DS-Lite AFTR: each SYN-ACK came in the softwire of the B4
+  // whose connection it is; that connection's data segments leave in the same softwire,
+  // whatever B4 the data flow's template names. The inner checksum does not cover the tunnel.
+  StateTable table(4, 2, true);
+  FrameSpec spec;
+  spec.ip_version = 4;
+  spec.l4 = kProtoTcp;
+  spec.tcp_flags = kTcpSyn | kTcpAck;
+  spec.frame_size = 122;
+  const auto aftr = parse_ip("2001:db8:af::1", 6);
+  const std::array<std::array<uint8_t, 16>, 2> b4s = {parse_ip("2001:db8:b4::1", 6), parse_ip("2001:db8:b4::2", 6)};
+  for (const auto& b4 : b4s) {
+    spec.tunnel = Tunnel{aftr, b4};
+    const FrameTemplate syn_ack = build_template(spec, 0, 1);
+    ASSERT_TRUE(table.learn(syn_ack.bytes.data() + 54, syn_ack.bytes.data() + 14));
+  }
+  ASSERT_TRUE(table.tunnelled());
+  spec.tunnel = Tunnel{parse_ip("2001:db8:b4::99", 6), aftr};
+  spec.tcp_flags = kTcpAck | kTcpPsh;
+  spec.frame_size = 168;
+  const FrameTemplate data = build_template(spec, 0, 1);
+  table.prepare(data);
+  for (uint64_t i = 0; i < 2; ++i) {
+    std::vector<uint8_t> frame = data.bytes;
+    const uint64_t sum = table.write(i, frame.data(), data);
+    (void)sum;
+    EXPECT_EQ(std::vector<uint8_t>(&frame[14 + 8], &frame[14 + 24]), std::vector<uint8_t>(b4s[i].begin(), b4s[i].end()));
+    EXPECT_EQ(std::vector<uint8_t>(&frame[14 + 24], &frame[14 + 40]), std::vector<uint8_t>(aftr.begin(), aftr.end()));
+  }
+  StateTable plain(4, 1, true);  // learned from segments in no tunnel
+  ASSERT_TRUE(plain.learn(build_template(spec, 0, 1).bytes.data() + 54));
+  EXPECT_FALSE(plain.tunnelled());
+}
+
 TEST(TcpHandshakeRequests, BadOnesAreRefusedNamingTheKey) {
   auto refused = [](const json& req, const std::string& message) {
     try {

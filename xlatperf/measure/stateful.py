@@ -191,12 +191,6 @@ class StatefulTest:
         self.gap = gap_seconds(config)
         self.tcp = self.settings.transport == "tcp"
         if self.tcp and phase2:
-            if config.ipv4aas.technology:
-                raise ConfigError(
-                    f'stateful.transport = "tcp": must be "udp" for phase 2 through '
-                    f"ipv4aas.technology = {config.ipv4aas.technology!r}: data segments come from a "
-                    "state table, which keeps no softwire addresses yet (TCP through a DS-Lite AFTR: "
-                    "connection-rate, table-capacity and teardown-rate)")
             self._check_tcp_data(plan)
         # The key of the ISNs both TCP endpoints derive (docs/tcp.md): fixed by the seed, so a
         # test sends the same segments when repeated.
@@ -303,6 +297,10 @@ class StatefulTest:
             flow = self._from_table(f, self.settings.selection)
             flow["from_table"]["port"] = port
             flow["tcp"] = {"key": self.tcp_key, "segments": "data"}
+            if port != self.responder_port:
+                # The emulated B4s (DS-Lite): each entry of the Initiator's table keeps the
+                # softwire its connection came in, so no CE is drawn per frame.
+                flow["foreground"].pop("ce", None)
             out.append(flow)
         return out
 
