@@ -152,8 +152,9 @@ void Ports::close() {
 
 // Why AF_XDP sockets get a larger send buffer: in copy mode the kernel sends each frame as an
 // skb charged to the socket until the receiver consumes it; on a veth whose peer steers its
-// frames to another CPU's backlog (the lab's DUT), that is when the DUT processes the frame. With the default buffer (212,992 bytes: about 200 frames) a DUT that falls behind
-// makes the socket refuse frames, and DPDK's af_xdp PMD retries the send in a loop: the worker
+// frames to another CPU's backlog (the lab's DUT), that is when the DUT processes the frame.
+// With the default buffer (212,992 bytes: about 200 frames) a DUT that falls behind makes the
+// socket refuse frames, and DPDK's af_xdp PMD retries the send in a loop: the worker
 // stops receiving, its RX ring overflows and the tester, not the DUT, is reported as the limit
 // (a 4-million-connection fill through the lab's nat44). With room for more frames than a CPU's
 // backlog holds (netdev_max_backlog, 1,000 by default), the backlog overflows first: the DUT
