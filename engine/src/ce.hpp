@@ -190,14 +190,24 @@ class CeSource {
   uint64_t count_, first_;
 };
 
-// Division of a 16-bit number by a fixed d in 2..65535 with one multiplication (loops over a
-// burst vectorise it; a division does not): floor(v / d) = v * m >> 32 with m = floor(2^32 /
-// d) + 1, for every v < 2^16, because the error v * (m - 2^32 / d) / 2^32 < 2^-16 stays below
-// 1 / d, the least distance from v / d up to the next integer.
+// Division of a 16-bit number by a fixed d in 2..65535 in 16-bit arithmetic (loops over a burst
+// vectorise it on 16-bit lanes; a division does not): Granlund and Montgomery's method ("Division
+// by invariant integers using multiplication", 1994, §4). With l = ceil(log2 d) and m =
+// floor(2^16 (2^l - d) / d) + 1, which is below 2^16: t = v * m >> 16, and floor(v / d) =
+// (t + (v - t) / 2) >> (l - 1) for every v < 2^16, no intermediate above v.
 struct SmallDivisor {
-  explicit SmallDivisor(uint32_t d = 2) : multiplier(uint32_t((uint64_t(1) << 32) / d + 1)) {}
-  uint32_t quotient(uint32_t v) const { return uint32_t(uint64_t(v) * multiplier >> 32); }
-  uint32_t multiplier;
+  explicit SmallDivisor(uint32_t d = 2) {
+    uint32_t l = 1;
+    while ((uint32_t(1) << l) < d) ++l;
+    multiplier = uint16_t((uint64_t(1) << 16) * ((uint64_t(1) << l) - d) / d + 1);
+    shift = uint8_t(l - 1);
+  }
+  uint16_t quotient(uint16_t v) const {
+    const uint16_t t = uint16_t(uint32_t(v) * multiplier >> 16);
+    return uint16_t((t + ((v - t) >> 1)) >> shift);
+  }
+  uint16_t multiplier;
+  uint8_t shift;
 };
 
 // A row of the words a CE writes into a frame: where, and which checksums cover it.
@@ -209,13 +219,13 @@ struct CeRow {
 // Picks the CEs of a stream's frames and gives their words, a burst at a time, as rows
 // (FieldBurst adds them to the fields' rows). Random: every CE and every port of its set
 // equally likely; increasing: CE after CE, the port moving on after each round of the CEs. A
-// lane q of several takes every lanes-th CE. A burst is computed in passes that the compiler
-// vectorises: the draws (the fields' vector kernels, as 16-bit words), the CEs' fields (an
-// array per field), then each row from its field.
+// lane q of several takes every lanes-th CE. A burst is computed in passes of the fields'
+// vector kernels: the draws (16-bit words), then the rows (place_ce), or, for a binding table,
+// the rows from each CE's fields.
 class CeGenerator {
  public:
   // Rows at most: eight IPv6 words, two IPv4 words, a port.
-  static constexpr size_t kMaxRows = 11;
+  static constexpr size_t kMaxRows = kMaxCeRows;
 
   CeGenerator(const CeSource& source, const CeLayout& layout, bool random, uint64_t seed, uint32_t start = 0,
               uint32_t stride = 1)
@@ -249,73 +259,30 @@ class CeGenerator {
       const uint64_t top = count_ > 65536 ? count_ >> 16 : count_;
       if (count_ <= 65536 || (count_ & (count_ - 1)) == 0) {
         if (count_ > 65536) low_.push_back(words(65536, 1));
-        joint_ = ports_ > 1 && top * ports_ <= 65536;
+        joint_ = ports_ > 1 && ports_ < 65536 && top * ports_ <= 65536;
         top_.push_back(words(joint_ ? top * ports_ : top, 2));
       }
       if (ports_ > 1 && !joint_) port_.push_back(words(ports_, 3));
-      if (joint_) joint_divisor_ = SmallDivisor(ports_);
     }
-    placements_ = place();
+    place();
   }
 
   const std::vector<CeRow>& rows() const { return rows_; }
   // Whether the rows are computed as placements of the CE index's bits (else looked up).
-  bool placed() const { return !placements_.empty(); }
+  bool placed() const { return plan_.rows > 0; }
 
   // rows[r][k]: row r's word of frame k (host order), for k < count.
   void generate(uint16_t (*rows)[kMaxBurst], uint32_t count) {
-    uint32_t ce[kMaxBurst], port[kMaxBurst];
-    pick(ce, port, count);
-    if (placements_.empty()) return compute_rows(ce, port, rows, count);
-    // A whole burst (the usual case) in loops of known length: no remainders.
-    if (count == kMaxBurst) return place_rows(ce, port, rows, std::integral_constant<uint32_t, kMaxBurst>{});
-    place_rows(ce, port, rows, count);
+    uint16_t index[2][kMaxBurst], port[kMaxBurst];  // the CE index's low and high words
+    pick(index, port, count);
+    kernels_->place_ce(index, port, plan_, rows, count);  // (rows 0: splits a joint draw only)
+    if (plan_.rows > 0) return;
+    uint32_t ce[kMaxBurst], port32[kMaxBurst];
+    for (uint32_t k = 0; k < count; ++k) ce[k] = uint32_t(index[1][k]) << 16 | index[0][k], port32[k] = port[k];
+    compute_rows(ce, port32, rows, count);
   }
 
  private:
-  // A row's word as a function of the CE's index i and its port's index p in the set: a
-  // constant, runs of i's bits placed in the word and, in the port row, the port's own bits
-  // (PortSet::port(0, p)). A MAP rule's CEs are such placements (its EA bits are the index:
-  // RFC 7597 §5.2), so are numbered B4s whose first address leaves the index's bits clear; a
-  // binding table is looked up. Per burst a few shifts and masks per row, in passes the
-  // compiler vectorises, instead of each CE's 128-bit address and fields first.
-  struct Placement {
-    struct Run {
-      uint8_t from, to;  // (i >> from & mask) << to
-      uint16_t mask;
-    };
-    uint16_t constant = 0;
-    bool port = false;
-    uint32_t runs = 0;
-    Run run[16];
-  };
-
-  template <class Count>
-  void place_rows(const uint32_t* ce, const uint32_t* port, uint16_t (*rows)[kMaxBurst], Count count) const {
-    uint16_t port_bits[kMaxBurst];
-    if (port_row_) {
-      const PortSet ports = *source_->ports();
-      for (uint32_t k = 0; k < count; ++k) port_bits[k] = ports.port(0, port[k]);
-    }
-    for (uint32_t r = 0; r < placements_.size(); ++r) {
-      const Placement& pl = placements_[r];
-      uint16_t* row = rows[r];
-      const uint16_t constant = pl.constant;
-      if (pl.runs == 0) {
-        for (uint32_t k = 0; k < count; ++k) row[k] = constant;
-      } else {  // the first run with the constant, in one pass (a row usually has one run)
-        const Placement::Run run = pl.run[0];
-        for (uint32_t k = 0; k < count; ++k) row[k] = uint16_t(constant | (ce[k] >> run.from & run.mask) << run.to);
-      }
-      for (uint32_t i = 1; i < pl.runs; ++i) {
-        const Placement::Run run = pl.run[i];
-        for (uint32_t k = 0; k < count; ++k) row[k] |= uint16_t((ce[k] >> run.from & run.mask) << run.to);
-      }
-      if (pl.port)
-        for (uint32_t k = 0; k < count; ++k) row[k] = uint16_t(row[k] + port_bits[k]);
-    }
-  }
-
   // The rows of CEs ce[k] with ports port[k] from the CEs' fields (the definition; the
   // placements are derived from it and checked against it).
   void compute_rows(const uint32_t* ce, const uint32_t* port, uint16_t (*rows)[kMaxBurst], uint32_t count) const {
@@ -352,54 +319,83 @@ class CeGenerator {
     return rows[r][0];
   }
 
-  // The placements of every row, probed bit by bit of the index (an index bit that changes
-  // more than one bit of a row, or clears one, is no placement: a carry, a lookup), then
-  // checked on pseudorandom CEs and ports; none when a row is not a placement.
-  std::vector<Placement> place() const {
-    if (std::holds_alternative<SoftwireTable>(source_->kind())) return {};
+  // A row's word as a function of the CE's index i and its port's index p in the set: a
+  // constant, runs of i's bits placed in the word and, in the port row, the port's own bits
+  // (PortSet::port(0, p)). A MAP rule's CEs are such placements (its EA bits are the index:
+  // RFC 7597 §5.2), so are numbered B4s whose first address leaves the index's bits clear; a
+  // binding table is looked up. Per burst a few shifts and masks per row on 16-bit lanes (the
+  // field kernels' place_ce; a run takes its bits from one of the index's two words), instead
+  // of each CE's 128-bit address and fields first.
+  //
+  // The placements of every row (plan_) are probed bit by bit of the index (an index bit that
+  // changes more than one bit of a row, or clears one, is no placement: a carry, a lookup), then
+  // checked on pseudorandom CEs and ports; no rows (plan_.rows 0) when a row is not a placement.
+  // plan_ also holds the joint draw's split and the port set's bits, needed either way.
+  void place() {
+    plan_.joint = joint_;
+    plan_.joint_word = low_.empty() ? 0 : 1;
+    if (joint_) {
+      const SmallDivisor by(ports_);
+      plan_.ports = uint16_t(ports_), plan_.multiplier = by.multiplier, plan_.shift = by.shift;
+    }
+    if (const PortSet* ports = port_row_ ? source_->ports() : nullptr; ports && ports->psid_length() > 0) {
+      const unsigned a = ports->psid_offset(), m = ports->contiguous_bits();
+      plan_.port_shift = uint8_t(m), plan_.port_block = a ? 1 : 0, plan_.port_block_shift = uint8_t(16 - a);
+      plan_.port_low = uint16_t((1u << m) - 1);
+    }
+    if (std::holds_alternative<SoftwireTable>(source_->kind())) return;
     const uint32_t bits = count_ == 1 ? 0 : 64 - __builtin_clzll(count_ - 1);  // of the indices in use
     const uint16_t port_zero = port_row_ ? source_->ports()->port(0, 0) : 0;
-    std::vector<Placement> out(rows_.size());
+    CePlacements out = plan_;
+    out.rows = uint32_t(rows_.size());
     for (uint32_t r = 0; r < rows_.size(); ++r) {
-      Placement& pl = out[r];
+      CeRowPlan& pl = out.row[r];
       pl.port = port_row_ && r + 1 == rows_.size();
       const uint16_t zero = pl.port ? port_zero : 0;
       pl.constant = uint16_t(row_word(r, 0, 0) - zero);
       for (uint32_t b = 0; b < bits; ++b) {
         const uint16_t changed = uint16_t((row_word(r, uint32_t(1) << b, 0) - zero) ^ pl.constant);
         if (changed == 0) continue;
-        if ((changed & (changed - 1)) != 0 || (changed & pl.constant) != 0) return {};
-        const uint8_t to = uint8_t(__builtin_ctz(changed));
-        Placement::Run* last = pl.runs ? &pl.run[pl.runs - 1] : nullptr;
+        if ((changed & (changed - 1)) != 0 || (changed & pl.constant) != 0) return;
+        const uint8_t to = uint8_t(__builtin_ctz(changed)), word = uint8_t(b / 16), from = uint8_t(b % 16);
+        CeRun* last = pl.runs ? &pl.run[pl.runs - 1] : nullptr;
         const uint32_t length = last ? 32 - __builtin_clz(last->mask) : 0;
-        if (last && last->from + length == b && last->to + length == to)
+        if (last && last->word == word && last->from + length == from && last->to + length == to)
           last->mask = uint16_t(last->mask << 1 | 1);
         else if (pl.runs < 16)
-          pl.run[pl.runs++] = {uint8_t(b), to, 1};
+          pl.run[pl.runs++] = {word, from, to, 1};
         else
-          return {};
+          return;
       }
     }
+    // The rows as the scalar kernel places them against the CEs' fields (compute_rows); the
+    // vector kernels give the scalar one's words (their tests).
     Rng rng(0x5eed);
-    for (uint32_t n = 0; n < 4096; ++n) {
-      const uint32_t ce = n == 0 ? uint32_t(count_ - 1) : uint32_t(rng.next() % count_);
-      const uint32_t port = n == 0 ? ports_ - 1 : uint32_t(rng.next() % ports_);
-      for (uint32_t r = 0; r < rows_.size(); ++r) {
-        const Placement& pl = out[r];
-        uint32_t v = pl.constant;
-        for (uint32_t i = 0; i < pl.runs; ++i) v |= (ce >> pl.run[i].from & pl.run[i].mask) << pl.run[i].to;
-        if (pl.port) v += source_->ports()->port(0, port);
-        if (uint16_t(v) != row_word(r, ce, port)) return {};
+    uint16_t index[2][kMaxBurst], port[kMaxBurst], rows[kMaxRows][kMaxBurst];
+    uint32_t ce[kMaxBurst], port32[kMaxBurst];
+    for (uint32_t n = 0; n < 4096; n += kMaxBurst) {
+      for (uint32_t k = 0; k < kMaxBurst; ++k) {
+        ce[k] = n + k == 0 ? uint32_t(count_ - 1) : uint32_t(rng.next() % count_);
+        port32[k] = n + k == 0 ? ports_ - 1 : uint32_t(rng.next() % ports_);
+        index[0][k] = uint16_t(ce[k]), index[1][k] = uint16_t(ce[k] >> 16), port[k] = uint16_t(port32[k]);
       }
+      CePlacements no_split = out;
+      no_split.joint = false;
+      kScalarKernels.place_ce(index, port, no_split, rows, kMaxBurst);
+      uint16_t computed[kMaxRows][kMaxBurst];
+      compute_rows(ce, port32, computed, kMaxBurst);
+      for (uint32_t r = 0; r < rows_.size(); ++r)
+        for (uint32_t k = 0; k < kMaxBurst; ++k)
+          if (rows[r][k] != computed[r][k]) return;
     }
-    return out;
+    plan_ = out;
   }
 
-  // The CE index and the port index of each frame.
-  void pick(uint32_t* ce, uint32_t* port, uint32_t count) {
+  // Each frame's CE index (index[1][k] << 16 | index[0][k]) and port index.
+  void pick(uint16_t (*index)[kMaxBurst], uint16_t* port, uint32_t count) {
     if (!random_) {
       for (uint32_t k = 0; k < count; ++k) {
-        ce[k] = uint32_t(next_ce_), port[k] = next_port_;
+        index[0][k] = uint16_t(next_ce_), index[1][k] = uint16_t(next_ce_ >> 16), port[k] = uint16_t(next_port_);
         next_ce_ += stride_;
         if (next_ce_ >= count_) {
           next_ce_ -= count_;
@@ -408,28 +404,23 @@ class CeGenerator {
       }
       return;
     }
-    uint16_t top[kMaxBurst], low[kMaxBurst] = {}, index[kMaxBurst] = {};
-    if (!port_.empty()) port_[0].generate(index, count);
-    if (!joint_)  // (joint: the ports come with the top, below)
-      for (uint32_t k = 0; k < count; ++k) port[k] = index[k];
+    if (!port_.empty()) port_[0].generate(port, count);
+    else if (!joint_) std::fill(port, port + count, uint16_t(0));
     if (top_.empty()) {  // more than 65,536 CEs, not a power of two: 32-bit draws
-      for (uint32_t k = 0; k < count; ++k)
-        while (!draw(uint32_t(rng_.next()), ce[k])) {
+      for (uint32_t k = 0; k < count; ++k) {
+        uint32_t ce;
+        while (!draw(uint32_t(rng_.next()), ce)) {
         }
+        index[0][k] = uint16_t(ce), index[1][k] = uint16_t(ce >> 16);
+      }
       return;
     }
+    // The top is the index's high word when the low word is drawn apart, else all of it.
+    uint16_t* top = low_.empty() ? index[0] : index[1];
+    if (low_.empty()) std::fill(index[1], index[1] + count, uint16_t(0));
+    else low_[0].generate(index[0], count);
     top_[0].generate(top, count);
-    if (!low_.empty()) low_[0].generate(low, count);
-    const uint32_t shift = low_.empty() ? 0 : 16;
-    if (joint_) {
-      for (uint32_t k = 0; k < count; ++k) {
-        const uint32_t q = joint_divisor_.quotient(top[k]);
-        port[k] = top[k] - q * ports_;
-        ce[k] = q << shift | low[k];
-      }
-    } else {
-      for (uint32_t k = 0; k < count; ++k) ce[k] = uint32_t(top[k]) << shift | low[k];
-    }
+    // (joint: the draw is top * ports_ + the port's index, split by place_ce)
   }
   // [0, count) from x (a rejection, probability below 2^-16, draws again); 2^32 takes x.
   bool draw(uint32_t x, uint32_t& out) const {
@@ -445,12 +436,12 @@ class CeGenerator {
   RangeMapper ce_mapper_;
   std::vector<FieldGenerator> low_, top_, port_;  // empty: not drawn that way
   bool joint_ = false;  // top_ draws the top and the port together
-  SmallDivisor joint_divisor_;  // by ports_
   uint64_t next_ce_, stride_;
   uint32_t next_port_ = 0;
   std::vector<CeRow> rows_;
   bool port_row_ = false;  // the last row is the port
-  std::vector<Placement> placements_;  // per row; empty: compute_rows
+  CePlacements plan_;  // the rows as placements (rows 0: compute_rows), the joint draw's split
+  const FieldKernels* kernels_ = &field_kernels();
   uint8_t ipv6_word_[8] = {}, ipv4_shift_[2] = {};
   uint32_t ipv6_words_ = 0, ipv4_words_ = 0;
 };

@@ -18,6 +18,7 @@
 namespace xlp {
 
 constexpr size_t kMaxFields = 8;  // varying fields per stream
+constexpr size_t kMaxCeRows = 11;  // an emulated CE's words: eight IPv6 words, two IPv4 words, a port
 
 // Instruction sets with their own kernels, lowest first. kScalar is plain C++ (the only one
 // off x86); kSse needs SSE2 (every x86-64 CPU); kAvx2 AVX2; kAvx512 AVX-512 F and BW.
@@ -55,7 +56,7 @@ struct RandomFieldState {
 struct BurstWords {
   // The fields' rows, an emulated CE's (ce.hpp: eight IPv6 words, two IPv4 words, a port) and
   // the IPv4 header checksum.
-  static constexpr uint32_t kRows = kMaxFields + 11 + 1;
+  static constexpr uint32_t kRows = kMaxFields + kMaxCeRows + 1;
   // Windows at most: the varying words lie within 64 bytes (check_span; the widest: a
   // tunnel's IPv6 source address from its third word to the inner UDP ports, 52 bytes, RFC
   // 2473 IPv4 in IPv6 with a MAP-E CE's fields, which four windows cover).
@@ -82,10 +83,37 @@ struct BurstSums {
   // template's base sum plus the burst's timestamp's words (frame.hpp, stamp_frame).
   bool stamped = false;
   uint32_t first_seq = 0, stamp_sum = 0;
-  // Set for the first `chunks` chunks and the rows only (no per-burst clearing of the rest):
+  // Set for the first `chunks` chunks only (no per-burst clearing of the rest):
   uint64_t template_chunks[BurstWords::kChunks];  // the template's, varying words zero
-  uint8_t chunk_of[BurstWords::kRows];  // row r's word: in chunk chunk_of[r],
-  uint8_t shift_of[BurstWords::kRows];  // at bits shift_of[r] (8 x its byte in the chunk)
+  int8_t lane_row[BurstWords::kChunks][4];  // the row of each 16-bit word of a chunk; -1: the template's
+};
+
+// An emulated CE's words (ce.hpp, CeGenerator) as placements of the bits of its index (the
+// index's low and high 16-bit words, index[0] and index[1]): row r's word of a frame is
+// row[r].constant | the runs' bits, (index[run.word] >> run.from & run.mask) << run.to, plus in
+// the port row the bits of the port's index p in its set, PortSet::port(0, p) = ((p >>
+// port_shift) + port_block) << port_block_shift | (p & port_low); shifts by 16 or more give 0.
+// A joint draw v = top * ports + p in index[joint_word] (with the port's index, one draw) is
+// split first, q = floor(v / ports) in 16-bit arithmetic (ce.hpp, SmallDivisor: t = v *
+// multiplier >> 16, q = (t + (v - t) / 2) >> shift).
+struct CeRun {
+  uint8_t word, from, to;
+  uint16_t mask;
+};
+struct CeRowPlan {
+  uint16_t constant = 0;
+  bool port = false;
+  uint32_t runs = 0;
+  CeRun run[16];
+};
+struct CePlacements {
+  uint32_t rows = 0;  // 0: split only (the CE's words are looked up)
+  CeRowPlan row[kMaxCeRows];
+  bool joint = false;
+  uint8_t joint_word = 0, shift = 0;
+  uint16_t ports = 1, multiplier = 1;
+  uint8_t port_shift = 16, port_block_shift = 0;
+  uint16_t port_block = 0, port_low = 0xffff;
 };
 
 struct FieldKernels {
@@ -98,6 +126,10 @@ struct FieldKernels {
   // template_chunks[c] with frame k's words of chunk c in network byte order; when stamped,
   // udp_checksum[k].
   void (*finish)(BurstWords& b, const BurstSums& s);
+  // Splits a joint draw (index[joint_word] -> CE part, port[] -> the port's index) and writes
+  // the placements' rows[0..rows) for frames 0..count (may run past count to a whole register).
+  void (*place_ce)(uint16_t (*index)[kMaxBurst], uint16_t* port, const CePlacements& p, uint16_t (*rows)[kMaxBurst],
+                   uint32_t count);
   // For the tests: the Lemire mapping of the draws x[0..n) (n a multiple of 32) onto
   // [0, range): out[i] = x[i] * range >> 32, accepted[i] = 1 unless rejected.
   void (*map)(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,

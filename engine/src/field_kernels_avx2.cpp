@@ -28,6 +28,9 @@ struct Avx2 {
   static R adds16(R a, R b) { return _mm256_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm256_cmpeq_epi16(a, b); }
   static R sll16(R a, Count n) { return _mm256_sll_epi16(a, n); }
+  static R srl16(R a, Count n) { return _mm256_srl_epi16(a, n); }
+  static R and_(R a, R b) { return _mm256_and_si256(a, b); }
+  static R sub16(R a, R b) { return _mm256_sub_epi16(a, b); }
   static R bswap16(R a) {  // one byte shuffle (within 128-bit halves)
     return _mm256_shuffle_epi8(a, _mm256_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14, 1, 0, 3, 2, 5,
                                                    4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14));
@@ -49,6 +52,7 @@ struct Avx2 {
 
 }  // namespace
 
-const FieldKernels kAvx2Kernels = {Isa::kAvx2, "avx2", fill_random<Simd<Avx2>>, finish<Simd<Avx2>>, Simd<Avx2>::map};
+const FieldKernels kAvx2Kernels = {Isa::kAvx2, "avx2", fill_random<Simd<Avx2>>, finish<Simd<Avx2>>,
+                                   Simd<Avx2>::place_ce, Simd<Avx2>::map};
 
 }  // namespace xlp

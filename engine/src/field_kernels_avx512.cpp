@@ -35,6 +35,15 @@ struct Avx512 {
   static R adds16(R a, R b) { return _mm512_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm512_movm_epi16(_mm512_cmpeq_epi16_mask(a, b)); }
   static R sll16(R a, Count n) { return _mm512_sll_epi16(a, n); }
+  static R srl16(R a, Count n) { return _mm512_srl_epi16(a, n); }
+  static R and_(R a, R b) { return _mm512_and_si512(a, b); }
+  static R sub16(R a, R b) { return _mm512_sub_epi16(a, b); }
+  // a + b with the carry out of bit 15 added back in (Simd::add_ones): the sum wrapped where it
+  // is below a; a masked add there.
+  static R add_carry16(R a, R b) {
+    const R sum = _mm512_add_epi16(a, b);
+    return _mm512_mask_add_epi16(sum, _mm512_cmplt_epu16_mask(sum, a), sum, _mm512_set1_epi16(1));
+  }
   static R bswap16(R a) {  // one byte shuffle (within 128-bit quarters)
     const __m128i swap = _mm_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
     return _mm512_shuffle_epi8(a, _mm512_broadcast_i32x4(swap));
@@ -62,6 +71,7 @@ struct Avx512 {
 
 }  // namespace
 
-const FieldKernels kAvx512Kernels = {Isa::kAvx512, "avx512", fill_random<Simd<Avx512>>, finish<Simd<Avx512>>, Simd<Avx512>::map};
+const FieldKernels kAvx512Kernels = {Isa::kAvx512, "avx512", fill_random<Simd<Avx512>>, finish<Simd<Avx512>>,
+                                     Simd<Avx512>::place_ce, Simd<Avx512>::map};
 
 }  // namespace xlp

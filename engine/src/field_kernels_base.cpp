@@ -8,7 +8,8 @@
 
 namespace xlp {
 
-const FieldKernels kScalarKernels = {Isa::kScalar, "scalar", fill_random<Scalar>, finish<Scalar>, Scalar::map};
+const FieldKernels kScalarKernels = {Isa::kScalar, "scalar", fill_random<Scalar>, finish<Scalar>,
+                                     Scalar::place_ce, Scalar::map};
 
 #if defined(__x86_64__)
 namespace {
@@ -34,6 +35,9 @@ struct Sse {
   static R adds16(R a, R b) { return _mm_adds_epu16(a, b); }
   static R cmpeq16(R a, R b) { return _mm_cmpeq_epi16(a, b); }
   static R sll16(R a, Count n) { return _mm_sll_epi16(a, n); }
+  static R srl16(R a, Count n) { return _mm_srl_epi16(a, n); }
+  static R and_(R a, R b) { return _mm_and_si128(a, b); }
+  static R sub16(R a, R b) { return _mm_sub_epi16(a, b); }
   static R bswap16(R a) { return _mm_or_si128(_mm_slli_epi16(a, 8), _mm_srli_epi16(a, 8)); }  // (no pshufb in SSE2)
   static R unpacklo16(R a, R b) { return _mm_unpacklo_epi16(a, b); }
   static R unpackhi16(R a, R b) { return _mm_unpackhi_epi16(a, b); }
@@ -48,7 +52,8 @@ struct Sse {
 
 }  // namespace
 
-const FieldKernels kSseKernels = {Isa::kSse, "sse", fill_random<Simd<Sse>>, finish<Simd<Sse>>, Simd<Sse>::map};
+const FieldKernels kSseKernels = {Isa::kSse, "sse", fill_random<Simd<Sse>>, finish<Simd<Sse>>,
+                                  Simd<Sse>::place_ce, Simd<Sse>::map};
 #endif
 
 }  // namespace xlp

@@ -107,16 +107,41 @@ struct Scalar {
         b.udp_checksum[k] = uint16_t(field << 8 | field >> 8);
       }
   }
-  // Each row's words, byte-swapped, or-ed into the template's chunks.
-  static void chunks(BurstWords& b, const BurstSums& s, uint32_t rows) {
-    for (uint32_t c = 0; c < s.chunks; ++c)
+  // CePlacements (field_kernels.hpp), frame by frame: the definition the vector kernels follow.
+  static void place_ce(uint16_t (*index)[kMaxBurst], uint16_t* port, const CePlacements& p, uint16_t (*rows)[kMaxBurst],
+                       uint32_t count) {
+    if (p.joint)
+      for (uint32_t k = 0; k < count; ++k) {
+        const uint16_t v = index[p.joint_word][k], t = uint16_t(uint32_t(v) * p.multiplier >> 16);
+        const uint16_t q = uint16_t((t + ((v - t) >> 1)) >> p.shift);
+        index[p.joint_word][k] = q;
+        port[k] = uint16_t(v - q * p.ports);
+      }
+    for (uint32_t r = 0; r < p.rows; ++r) {
+      const CeRowPlan& plan = p.row[r];
+      for (uint32_t k = 0; k < count; ++k) {
+        uint32_t w = plan.constant;
+        for (uint32_t i = 0; i < plan.runs; ++i) {
+          const CeRun& run = plan.run[i];
+          w |= uint32_t(index[run.word][k] >> run.from & run.mask) << run.to;
+        }
+        if (plan.port) {
+          const uint32_t i = port[k], block = (i >> p.port_shift) + p.port_block;
+          w += uint16_t(block << p.port_block_shift) | (i & p.port_low);
+        }
+        rows[r][k] = uint16_t(w);
+      }
+    }
+  }
+  // Each chunk's rows' words, byte-swapped, or-ed into the template's chunk.
+  static void chunks(BurstWords& b, const BurstSums& s) {
+    for (uint32_t c = 0; c < s.chunks; ++c) {
       for (uint32_t k = 0; k < s.count; ++k) b.chunks[c][k] = s.template_chunks[c];
-    for (uint32_t r = 0; r < rows; ++r) {
-      uint64_t* chunk = b.chunks[s.chunk_of[r]];
-      const uint32_t shift = s.shift_of[r];
-      for (uint32_t k = 0; k < s.count; ++k) {
-        const uint16_t w = b.words[r][k];
-        chunk[k] |= uint64_t(uint16_t(w << 8 | w >> 8)) << shift;  // network order in memory
+      for (uint32_t j = 0; j < 4; ++j) {
+        if (s.lane_row[c][j] < 0) continue;
+        const uint16_t* w = b.words[s.lane_row[c][j]];
+        for (uint32_t k = 0; k < s.count; ++k)  // network order in memory
+          b.chunks[c][k] |= uint64_t(uint16_t(w[k] << 8 | w[k] >> 8)) << (16 * j);
       }
     }
   }
@@ -213,8 +238,12 @@ struct Simd {
   // representative in 1..0xffff. (The saturating and the wrapping sum agree, -1, when there
   // is no carry.)
   static R add_ones(R a, R b) {
-    const R sum = T::add16(a, b);
-    return T::add16(T::add16(sum, T::set16(1)), T::cmpeq16(sum, T::adds16(a, b)));
+    if constexpr (requires { T::add_carry16(a, b); }) {
+      return T::add_carry16(a, b);  // (an instruction set with a cheaper way)
+    } else {
+      const R sum = T::add16(a, b);
+      return T::add16(T::add16(sum, T::set16(1)), T::cmpeq16(sum, T::adds16(a, b)));
+    }
   }
   // Scalar::sums kWords frames at a time, in 16-bit lanes throughout (no widening).
   static void sums(BurstWords& b, const BurstSums& s) {
@@ -255,19 +284,15 @@ struct Simd {
   // The chunks of kWords frames at a time: a chunk's four 16-bit lanes (a row's words,
   // byte-swapped, or the template's word) interleaved into 64-bit records by two rounds of
   // unpacking; T::store4 puts the records in frame order.
-  static void chunks(BurstWords& b, const BurstSums& s, uint32_t rows) {
-    int source[BurstWords::kChunks][4];  // the row of each lane, or -1: the template's word
-    for (uint32_t c = 0; c < s.chunks; ++c)
-      for (int j = 0; j < 4; ++j) source[c][j] = -1;
-    for (uint32_t r = 0; r < rows; ++r) source[s.chunk_of[r]][s.shift_of[r] / 16] = int(r);
+  static void chunks(BurstWords& b, const BurstSums& s) {
     for (uint32_t k = 0; k < s.count; k += T::kWords)
       for (uint32_t c = 0; c < s.chunks; ++c) {
         R lane[4];
         for (int j = 0; j < 4; ++j) {
-          if (source[c][j] < 0) {
+          if (s.lane_row[c][j] < 0) {
             lane[j] = T::set16(uint16_t(s.template_chunks[c] >> (16 * j)));
           } else {
-            const R w = T::loadu(&b.words[source[c][j]][k]);
+            const R w = T::loadu(&b.words[s.lane_row[c][j]][k]);
             lane[j] = T::bswap16(w);
           }
         }
@@ -276,6 +301,39 @@ struct Simd {
         T::store4(&b.chunks[c][k], T::unpacklo32(lo01, lo23), T::unpackhi32(lo01, lo23),
                   T::unpacklo32(hi01, hi23), T::unpackhi32(hi01, hi23));
       }
+  }
+
+  // Scalar::place_ce kWords frames at a time.
+  static void place_ce(uint16_t (*index)[kMaxBurst], uint16_t* port, const CePlacements& p, uint16_t (*rows)[kMaxBurst],
+                       uint32_t count) {
+    const R ports = T::set16(p.ports), multiplier = T::set16(p.multiplier), port_block = T::set16(p.port_block),
+            port_low = T::set16(p.port_low);
+    const typename T::Count one = T::count(1), shift = T::count(p.shift), port_shift = T::count(p.port_shift),
+                            port_block_shift = T::count(p.port_block_shift);
+    for (uint32_t k = 0; k < count; k += T::kWords) {
+      R index_word[2] = {T::loadu(&index[0][k]), T::loadu(&index[1][k])}, i = T::loadu(&port[k]);
+      if (p.joint) {
+        const R v = index_word[p.joint_word], t = T::mulhi16(v, multiplier);
+        const R q = T::srl16(T::add16(t, T::srl16(T::sub16(v, t), one)), shift);
+        i = T::sub16(v, T::mullo16(q, ports));
+        index_word[p.joint_word] = q;
+        T::storeu(&index[p.joint_word][k], q);
+        T::storeu(&port[k], i);
+      }
+      const R port_bits = T::or_(T::sll16(T::add16(T::srl16(i, port_shift), port_block), port_block_shift),
+                                 T::and_(i, port_low));
+      for (uint32_t r = 0; r < p.rows; ++r) {
+        const CeRowPlan& plan = p.row[r];
+        R w = T::set16(plan.constant);
+        for (uint32_t n = 0; n < plan.runs; ++n) {
+          const CeRun& run = plan.run[n];
+          const R bits = T::and_(T::srl16(index_word[run.word], T::count(run.from)), T::set16(run.mask));
+          w = T::or_(w, T::sll16(bits, T::count(run.to)));
+        }
+        if (plan.port) w = T::add16(w, port_bits);
+        T::storeu(&rows[r][k], w);
+      }
+    }
   }
 
   static void map(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,
@@ -324,7 +382,7 @@ void fill_random(RandomFieldState& f, uint16_t* out, uint32_t count) {
 template <class K>
 void finish(BurstWords& b, const BurstSums& s) {
   K::sums(b, s);
-  K::chunks(b, s, s.rows + (s.ipv4_checksum ? 1 : 0));
+  K::chunks(b, s);
 }
 
 }  // namespace

@@ -64,12 +64,13 @@ class FieldLayout {
     sums_.chunks = chunks_;
     uint64_t keep[BurstWords::kChunks];  // the template's bytes that stay
     for (uint32_t c = 0; c < chunks_; ++c) keep[c] = ~uint64_t(0);
+    for (uint32_t c = 0; c < chunks_; ++c)
+      for (uint32_t j = 0; j < 4; ++j) sums_.lane_row[c][j] = -1;
     for (uint32_t r = 0; r < rows; ++r) {
       uint32_t c = 0;
       while (c + 1 < chunks_ && chunk_offset_[c + 1] <= offset_[r]) ++c;
       const uint32_t at = offset_[r] - chunk_offset_[c];
-      sums_.chunk_of[r] = uint8_t(c);
-      sums_.shift_of[r] = uint8_t(8 * at);
+      sums_.lane_row[c][at / 2] = int8_t(r);
       keep[c] &= ~(uint64_t(0xffff) << (8 * at));
     }
     for (uint32_t c = 0; c < chunks_; ++c) {

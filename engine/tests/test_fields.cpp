@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <random>
 
+#include "ce.hpp"
 #include "fields.hpp"
 #include "pacing.hpp"
 #include "plan.hpp"
@@ -369,7 +371,8 @@ TEST(FieldKernels, StampedChecksumsAreStampFramesOnEveryPath) {
       BurstWords b;
       BurstSums s;
       s.rows = 1, s.udp_rows = 1, s.count = kMaxBurst, s.stamped = true;
-      s.chunks = 1, s.chunk_of[0] = 0, s.shift_of[0] = 0, s.template_chunks[0] = 0;  // the row's window
+      s.chunks = 1, s.template_chunks[0] = 0;  // the row's window
+      s.lane_row[0][0] = 0, s.lane_row[0][1] = s.lane_row[0][2] = s.lane_row[0][3] = -1;
       s.udp_base = 0xfffe, s.first_seq = first_seq, s.stamp_sum = 0x2345;
       // Frame 0 from 0x1fffe: 0xfffe + 0x2345 + (1 + 0xfffe) + w folds to 0xffff when w = 0xdcbb.
       for (uint32_t k = 0; k < kMaxBurst; ++k) b.words[0][k] = uint16_t(0xdcbb + 977 * k);
@@ -386,6 +389,57 @@ TEST(FieldKernels, StampedChecksumsAreStampFramesOnEveryPath) {
       }
     }
   });
+}
+
+// An emulated CE's rows as placements of its index's bits (CePlacements, ce.hpp): every vector
+// kernel gives the scalar one's words, for random plans (runs from either index word, a port
+// row with and without a port set's block, a joint draw split by any port count), and the
+// split is exact: q * ports + port is the draw, port < ports.
+TEST(FieldKernels, PlacedCeRowsAreTheScalarOnesOnEveryPath) {
+  std::mt19937 rng(11);
+  const auto any = [&](uint32_t n) { return uint32_t(rng() % n); };
+  for (int trial = 0; trial < 200; ++trial) {
+    CePlacements p;
+    p.rows = 1 + any(kMaxCeRows);
+    for (uint32_t r = 0; r < p.rows; ++r) {
+      CeRowPlan& row = p.row[r];
+      row.constant = uint16_t(rng());
+      row.port = r + 1 == p.rows && any(2);
+      row.runs = any(4);
+      for (uint32_t i = 0; i < row.runs; ++i)
+        row.run[i] = {uint8_t(any(2)), uint8_t(any(16)), uint8_t(any(16)), uint16_t((1u << (1 + any(16))) - 1)};
+    }
+    p.joint = any(2), p.joint_word = uint8_t(any(2));
+    const uint32_t ports = 2 + any(65534);
+    const SmallDivisor by(ports);
+    p.ports = uint16_t(ports), p.multiplier = by.multiplier, p.shift = by.shift;
+    if (any(2)) {  // a port set: PSID offset a, m contiguous bits
+      const uint32_t a = any(7), m = any(10);
+      p.port_shift = uint8_t(m), p.port_block = a ? 1 : 0, p.port_block_shift = uint8_t(16 - a);
+      p.port_low = uint16_t((1u << m) - 1);
+    }
+    uint16_t index[2][kMaxBurst], port[kMaxBurst];
+    for (uint32_t k = 0; k < kMaxBurst; ++k) index[0][k] = uint16_t(rng()), index[1][k] = uint16_t(rng()), port[k] = uint16_t(rng());
+    const uint32_t count = trial % 2 ? kMaxBurst : 1 + any(kMaxBurst);
+    uint16_t want_index[2][kMaxBurst], want_port[kMaxBurst], want[kMaxCeRows][kMaxBurst];
+    std::memcpy(want_index, index, sizeof index), std::memcpy(want_port, port, sizeof port);
+    kScalarKernels.place_ce(want_index, want_port, p, want, count);
+    if (p.joint)
+      for (uint32_t k = 0; k < count; ++k) {
+        ASSERT_EQ(uint32_t(want_index[p.joint_word][k]) * ports + want_port[k], index[p.joint_word][k]);
+        ASSERT_LT(want_port[k], ports);
+      }
+    on_every_path([&](const FieldKernels& kernels) {
+      uint16_t got_index[2][kMaxBurst], got_port[kMaxBurst], got[kMaxCeRows][kMaxBurst];
+      std::memcpy(got_index, index, sizeof index), std::memcpy(got_port, port, sizeof port);
+      kernels.place_ce(got_index, got_port, p, got, count);
+      for (uint32_t k = 0; k < count; ++k) {
+        ASSERT_EQ(got_index[p.joint_word][k], want_index[p.joint_word][k]) << "trial " << trial << ", frame " << k;
+        ASSERT_EQ(got_port[k], want_port[k]) << "trial " << trial << ", frame " << k;
+        for (uint32_t r = 0; r < p.rows; ++r) ASSERT_EQ(got[r][k], want[r][k]) << "trial " << trial << ", row " << r;
+      }
+    });
+  }
 }
 
 TEST(FieldKernels, ChoiceByNameAndItsErrors) {
