@@ -296,7 +296,7 @@ TEST(FieldKernels, MappingEqualsTheScalarMapperAtTheEdges) {
 // reference byte for byte on every kernel path, with valid checksums, for every kind of field.
 TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
   using F = VarySpec::Field;
-  for (int c = 0; c < 5; ++c) {
+  for (int c = 0; c < 6; ++c) {
     const int v = c % 2 ? 6 : 4;
     SCOPED_TRACE("IPv" + std::to_string(v) + " case " + std::to_string(c));
     StreamPlan sp = test_stream(v);
@@ -309,8 +309,12 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
     } else if (c < 4) {  // the widest span: the source address's first word to the destination port
       sp.vary = {{F::kDstPort, 0, 16, VaryMode::kRandom, 1, 49151, "dp"},
                  {F::kSrcIp, 0, 8, VaryMode::kRandom, 0, 255, "si"}};
-    } else {  // one byte
+    } else if (c == 4) {  // one byte
       sp.vary = {{F::kDstIp, 3, 8, VaryMode::kRandom, 1, 254, "net"}};
+    } else {  // words far apart, up to the frame's end: an address's first and sixth words, a port
+      sp.vary = {{F::kSrcIp, 0, 16, VaryMode::kRandom, 0, 65535, "si"},
+                 {F::kDstIp, 10, 16, VaryMode::kIncreasing, 0, 65535, "di"},
+                 {F::kDstPort, 0, 16, VaryMode::kRandom, 1, 49151, "dp"}};
     }
     const FrameTemplate t = build_template(sp.spec, 0, 1);
     on_every_path([&](const FieldKernels&) {
