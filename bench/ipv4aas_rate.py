@@ -16,11 +16,15 @@ frame): MAP-E frames whose CE fields the receiver checks against the rule, again
 frames unchecked.
 
     python3 bench/ipv4aas_rate.py [--rounds N] [--out bench/results/ipv4aas_rate.json]
+
+$XLATPERF_ENGINE picks another engine build and $XLATPERF_ISA its kernels (e.g. avx2); both
+are recorded in the results.
 """
 
 import argparse
 import fcntl
 import json
+import os
 import statistics
 import sys
 from pathlib import Path
@@ -88,7 +92,8 @@ def main() -> None:
     references = {name: "plain IPv6, fixed" for name in SENDING} | \
                  {name: "MAP-E on the ring pair, unchecked" for name in RECEIVING}
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rounds": args.rounds, "offered_fps": OFFERED,
-               "cases": {}}
+               "engine": os.environ.get("XLATPERF_ENGINE", "(the build tree's)"),
+               "kernels": os.environ.get("XLATPERF_ISA", "(the CPU's best)"), "cases": {}}
     for name, values in rates.items():
         reference = rates[references[name]]
         ratios = [v / ref for v, ref in zip(values, reference)]
