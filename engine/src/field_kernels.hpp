@@ -47,20 +47,21 @@ struct RandomFieldState {
 };
 
 // One burst's varying words, row by row (a row per field, then the IPv4 header checksum),
-// and per frame what they change in the UDP checksum sum and the frame's bytes of the 8-byte
-// windows that hold the varying words (fields.hpp, FieldLayout), as chunks: the template's
-// bytes with the frame's words in place. The sender stores a frame's chunks with a few 8-byte moves: per frame, every
-// store into the frame costs (a scattered 2-byte store per word had cost as much as
-// generating the values), while the chunks are built for the whole burst with vector
-// operations.
+// and per frame what they change in the UDP checksum sum and the frame's bytes of the 16-byte
+// windows that hold the varying words (fields.hpp, FieldLayout), as 8-byte chunks: the
+// template's bytes with the frame's words in place. The sender stores a frame's windows with a
+// few 16-byte moves: per frame, every store into the frame costs (a scattered 2-byte store per
+// word had cost as much as generating the values), while the chunks are built for the whole
+// burst with vector operations.
 struct BurstWords {
   // The fields' rows, an emulated CE's (ce.hpp: eight IPv6 words, two IPv4 words, a port) and
   // the IPv4 header checksum.
   static constexpr uint32_t kRows = kMaxFields + kMaxCeRows + 1;
   // Windows at most: the varying words lie within 64 bytes (check_span; the widest: a
   // tunnel's IPv6 source address from its third word to the inner UDP ports, 52 bytes, RFC
-  // 2473 IPv4 in IPv6 with a MAP-E CE's fields, which four windows cover).
-  static constexpr uint32_t kChunks = 8;
+  // 2473 IPv4 in IPv6 with a MAP-E CE's fields, which two or three windows cover).
+  static constexpr uint32_t kWindows = 4;  // of 16 bytes (fields.hpp)
+  static constexpr uint32_t kChunks = 2 * kWindows;
   alignas(64) uint16_t words[kRows][kMaxBurst];     // host order
   alignas(64) uint16_t udp_sum[kMaxBurst];          // folded; for stamp_frame's extra_sum
   // With BurstSums::stamped: the frames' UDP checksum fields (network order), sequence number
@@ -78,14 +79,16 @@ struct BurstSums {
   bool ipv4_checksum = false;  // add row `rows`: the IPv4 header checksum
   uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
   uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
-  uint32_t chunks = 0;       // the windows (FieldLayout)
+  uint32_t chunks = 0;       // two per window (FieldLayout)
   // Compute udp_checksum: frame k carries sequence number first_seq + k; stamp_sum is the
   // template's base sum plus the burst's timestamp's words (frame.hpp, stamp_frame).
   bool stamped = false;
   uint32_t first_seq = 0, stamp_sum = 0;
   // Set for the first `chunks` chunks only (no per-burst clearing of the rest):
   uint64_t template_chunks[BurstWords::kChunks];  // the template's, varying words zero
-  int8_t lane_row[BurstWords::kChunks][4];  // the row of each 16-bit word of a chunk; -1: the template's
+  // The row of each 16-bit word of a chunk; -1: the template's (a chunk of the template's
+  // words only is the same in every frame).
+  int8_t lane_row[BurstWords::kChunks][4];
 };
 
 // An emulated CE's words (ce.hpp, CeGenerator) as placements of the bits of its index (the

@@ -311,7 +311,7 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
                  {F::kSrcIp, 0, 8, VaryMode::kRandom, 0, 255, "si"}};
     } else if (c == 4) {  // one byte
       sp.vary = {{F::kDstIp, 3, 8, VaryMode::kRandom, 1, 254, "net"}};
-    } else {  // words far apart, up to the frame's end: an address's first and sixth words, a port
+    } else {  // words far apart: an address's first and sixth words, a port (three windows)
       sp.vary = {{F::kSrcIp, 0, 16, VaryMode::kRandom, 0, 65535, "si"},
                  {F::kDstIp, 10, 16, VaryMode::kIncreasing, 0, 65535, "di"},
                  {F::kDstPort, 0, 16, VaryMode::kRandom, 1, 49151, "dp"}};
