@@ -33,8 +33,10 @@ namespace xlp {
 // for points on a line), so bytes between distant words (a tunnel's fixed destination between
 // a CE's tunnel source and its inner IPv4 source) are not rewritten. A window is two 8-byte
 // chunks, each the template's bytes with the frame's words that fall in it (words start at
-// even offsets, so none straddles two chunks); it ends inside the frame (the rest of the UDP
-// or TCP header and the 18-byte test tag follow the last word, a port) and may cover the UDP
+// even offsets, so none straddles two chunks), or one chunk where the second would hold the
+// template's bytes only (an 8-byte store: joining a constant chunk cost more than the store
+// saved); the pairs come first. A window ends inside the frame (the rest of the UDP or TCP
+// header and the 18-byte test tag follow the last word, a port) and may cover the UDP
 // checksum and the test tag with the template's bytes, which the sender stamps after.
 // check_span bounds the spread of the words to BurstWords::kWindows windows.
 class FieldLayout {
@@ -68,28 +70,43 @@ class FieldLayout {
         throw std::logic_error("FieldLayout: a window at byte " + std::to_string(sorted[r]) + " off its place");
       window_offset_[windows_++] = sorted[r];
     }
-    sums_.chunks = kChunksPerWindow * windows_;
-    for (uint32_t c = 0; c < sums_.chunks; ++c) {
-      const uint32_t at = window_offset_[c / kChunksPerWindow] + 8 * (c % kChunksPerWindow);
+    // Each window's chunks, a pair's before the singles'.
+    const auto has_words = [&](uint32_t at) {
+      return std::any_of(offset, offset + rows, [&](uint16_t o) { return o >= at && o < at + 8; });
+    };
+    uint16_t chunk_at[BurstWords::kChunks];
+    uint32_t chunks = 0;
+    for (const bool pairs : {true, false})
+      for (uint32_t w = 0; w < windows_; ++w)
+        if (has_words(window_offset_[w] + 8u) == pairs) {
+          chunk_at[chunks++] = window_offset_[w];
+          if (pairs) chunk_at[chunks++] = uint16_t(window_offset_[w] + 8), ++pairs_;
+        }
+    for (uint32_t c = 0; c < chunks; ++c) store_offset_[c] = chunk_at[c < 2 * pairs_ ? c & ~1u : c];
+    sums_.chunks = chunks;
+    for (uint32_t c = 0; c < chunks; ++c) {
       uint64_t chunk;
-      std::memcpy(&chunk, t.bytes.data() + at, 8);
+      std::memcpy(&chunk, t.bytes.data() + chunk_at[c], 8);
       for (uint32_t j = 0; j < 4; ++j) {
         sums_.lane_row[c][j] = -1;
         for (uint32_t r = 0; r < rows; ++r)  // (the windows do not overlap: a word is in one chunk)
-          if (offset[r] == at + 2 * j) sums_.lane_row[c][j] = int8_t(r), chunk &= ~(uint64_t(0xffff) << (16 * j));
+          if (offset[r] == chunk_at[c] + 2 * j) sums_.lane_row[c][j] = int8_t(r), chunk &= ~(uint64_t(0xffff) << (16 * j));
       }
       sums_.template_chunks[c] = chunk;
     }
   }
-  static constexpr uint32_t kWindowBytes = 16, kChunksPerWindow = kWindowBytes / 8;
-  uint32_t windows() const { return windows_; }
-  uint16_t window_offset(uint32_t w) const { return window_offset_[w]; }
+  static constexpr uint32_t kWindowBytes = 16;
+  uint32_t pairs() const { return pairs_; }  // windows of two chunks
+  uint32_t singles() const { return windows_ - pairs_; }  // windows of one
+  // Where chunk c goes: the offset of its window (of both chunks, for a pair's).
+  uint16_t store_offset(uint32_t c) const { return store_offset_[c]; }
   const BurstSums& sums() const { return sums_; }
 
  private:
   BurstSums sums_;
   uint16_t window_offset_[BurstWords::kWindows] = {};
-  uint32_t windows_ = 0;
+  uint16_t store_offset_[BurstWords::kChunks] = {};
+  uint32_t windows_ = 0, pairs_ = 0;
 };
 
 // The varying words of one burst of a stream's frames (laid out by `layout`), generated before
@@ -131,7 +148,7 @@ class FieldBurst {
       }
     }
     if (ce) ce->generate(b_.words + fields.size(), count);
-    if (layout.windows() == 0 && !stamp) return;
+    if (layout.pairs() + layout.singles() == 0 && !stamp) return;
     BurstSums sums = layout.sums();
     sums.count = count;
     if (stamp) {
@@ -143,25 +160,27 @@ class FieldBurst {
   }
 
   // Writes frame k's windows in one pass over the burst: f(writer) gets a Writer for this
-  // burst's kWindows 16-byte windows, whose write(frame) stores the next frame's windows and
-  // returns what they add to the frame's UDP checksum sum (the Patch of
+  // burst's kPairs 16-byte and kSingles 8-byte windows, whose write(frame) stores the next
+  // frame's windows and returns what they add to the frame's UDP checksum sum (the Patch of
   // TxTask::build_single). A fixed number of windows: no loop or branch per frame.
-  template <uint32_t kWindows>
+  template <uint32_t kPairs, uint32_t kSingles>
   class Writer {
    public:
+    static constexpr uint32_t kChunks = 2 * kPairs + kSingles;
     explicit Writer(const FieldBurst& burst) : b_(burst.b_), stamp_(burst.stamp_) {
-      for (uint32_t w = 0; w < kWindows; ++w) offset_[w] = burst.layout_.window_offset(w);
+      for (uint32_t c = 0; c < kChunks; ++c) offset_[c] = burst.layout_.store_offset(c);
       if (stamp_) checksum_at_ = stamp_->tmpl->checksum_offset, tag_at_ = stamp_->tmpl->tag_offset;
     }
     uint32_t write(uint8_t* frame) {
       const uint32_t k = next_++;
-      // All loaded before any is stored (the stores may alias the chunks); a window's two
-      // chunks go out as one 16-byte store (joined in a register: a vector built of the two
+      // All loaded before any is stored (the stores may alias the chunks); a pair's two
+      // chunks go out as one 16-byte store (joined in a register; a vector built of the two
       // went through the stack, a stall per frame).
-      uint64_t chunks[2 * kWindows > 0 ? 2 * kWindows : 1];
-      for (uint32_t c = 0; c < 2 * kWindows; ++c) chunks[c] = b_.chunks[c][k];
-      for (uint32_t w = 0; w < kWindows; ++w) std::memcpy(frame + offset_[w], &chunks[2 * w], 16);
-      return kWindows > 0 ? b_.udp_sum[k] : 0;  // 0: no field, nothing computed
+      uint64_t chunks[kChunks > 0 ? kChunks : 1];
+      for (uint32_t c = 0; c < kChunks; ++c) chunks[c] = b_.chunks[c][k];
+      for (uint32_t c = 0; c < 2 * kPairs; c += 2) std::memcpy(frame + offset_[c], &chunks[c], 16);
+      for (uint32_t c = 2 * kPairs; c < kChunks; ++c) std::memcpy(frame + offset_[c], &chunks[c], 8);
+      return kChunks > 0 ? b_.udp_sum[k] : 0;  // 0: no field, nothing computed
     }
     // write() and stamp_frame() in one, of a stamped burst: `seq` and `tsc` must be the
     // BurstStamp's (first_seq + k for frame k).
@@ -178,7 +197,7 @@ class FieldBurst {
     const BurstWords& b_;
     const BurstStamp* stamp_;
     uint16_t checksum_at_ = 0, tag_at_ = 0;  // the stamped template's UDP checksum and test tag
-    uint16_t offset_[kWindows > 0 ? kWindows : 1];
+    uint16_t offset_[kChunks > 0 ? kChunks : 1];
     uint32_t next_ = 0;
   };
   template <class F>
@@ -187,10 +206,17 @@ class FieldBurst {
   }
 
  private:
-  template <class F, uint32_t... kWindows>
-  void with_chunks(F&& f, std::integer_sequence<uint32_t, kWindows...>) const {
-    // Exactly one count matches: the layout's windows are 0 (no field) .. kWindows.
-    ((layout_.windows() == kWindows ? (f(Writer<kWindows>(*this)), true) : false) || ...);
+  template <class F, uint32_t... kPairs>
+  void with_chunks(F&& f, std::integer_sequence<uint32_t, kPairs...>) const {
+    // Exactly one shape matches: the layout's pairs and singles, at most kWindows together.
+    ((layout_.pairs() == kPairs
+          ? (with_singles<kPairs>(f, std::make_integer_sequence<uint32_t, BurstWords::kWindows - kPairs + 1>{}), true)
+          : false) ||
+     ...);
+  }
+  template <uint32_t kPairs, class F, uint32_t... kSingles>
+  void with_singles(F& f, std::integer_sequence<uint32_t, kSingles...>) const {
+    ((layout_.singles() == kSingles ? (f(Writer<kPairs, kSingles>(*this)), true) : false) || ...);
   }
 
   const FieldLayout& layout_;
