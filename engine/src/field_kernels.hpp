@@ -86,9 +86,7 @@ struct BurstSums {
   uint32_t first_seq = 0, stamp_sum = 0;
   // Set for the first `chunks` chunks only (no per-burst clearing of the rest):
   uint64_t template_chunks[BurstWords::kChunks];  // the template's, varying words zero
-  // The row of each 16-bit word of a chunk; -1: the template's (a chunk of the template's
-  // words only is the same in every frame).
-  int8_t lane_row[BurstWords::kChunks][4];
+  int8_t lane_row[BurstWords::kChunks][4];  // the row of each 16-bit word of a chunk; -1: the template's
 };
 
 // An emulated CE's words (ce.hpp, CeGenerator) as placements of the bits of its index (the

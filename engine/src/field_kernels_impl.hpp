@@ -285,12 +285,8 @@ struct Simd {
   // byte-swapped, or the template's word) interleaved into 64-bit records by two rounds of
   // unpacking; T::store4 puts the records in frame order.
   static void chunks(BurstWords& b, const BurstSums& s) {
-    for (uint32_t c = 0; c < s.chunks; ++c)  // the template's words only: as Scalar::chunks
-      if ((s.lane_row[c][0] & s.lane_row[c][1] & s.lane_row[c][2] & s.lane_row[c][3]) < 0)
-        for (uint32_t k = 0; k < s.count; ++k) b.chunks[c][k] = s.template_chunks[c];
     for (uint32_t k = 0; k < s.count; k += T::kWords)
       for (uint32_t c = 0; c < s.chunks; ++c) {
-        if ((s.lane_row[c][0] & s.lane_row[c][1] & s.lane_row[c][2] & s.lane_row[c][3]) < 0) continue;
         R lane[4];
         for (int j = 0; j < 4; ++j) {
           if (s.lane_row[c][j] < 0) {
