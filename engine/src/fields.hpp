@@ -28,7 +28,7 @@ namespace xlp {
 // for every burst, so computed once when the stream is set up. The words are the fields' rows,
 // then an emulated CE's (`ce`), then the IPv4 header checksum. The frame is written in 16-byte
 // windows that cover the varying words, as few as possible (per frame every store costs: with
-// 8-byte windows, MAP-E frames from a million CEs were sent 15 % slower on AVX2): each starts
+// 8-byte windows, MAP-E frames from a million CEs were sent 7-15 % slower on AVX2): each starts
 // at the first varying word the windows before it left uncovered (the greedy cover, optimal
 // for points on a line), so bytes between distant words (a tunnel's fixed destination between
 // a CE's tunnel source and its inner IPv4 source) are not rewritten. A window is two 8-byte
