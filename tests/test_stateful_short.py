@@ -68,6 +68,20 @@ def test_a_short_phase1_sent_too_slowly_is_invalid_though_inside_the_window():
     assert unknown.passes()
 
 
+def test_phase1_is_judged_by_the_trials_validity_rule():
+    # trial.validity = "schedule" (max_lag set): N/R + max_lag, as the engine judges any trial;
+    # a 128 µs late end of a 1 s phase 1 on a busy host is inside 1 ms, outside siitperf's 10 µs.
+    def step(max_lag, seconds):
+        phase1 = TrialResult(rate=10_000, valid=True, max_lag=max_lag, directions={
+            "forward": DirectionCounts(sent=10_000, received=10_000)})
+        return EstablishmentStep(10_000, 10_000, phase1, entries=10_000, send_seconds=seconds)
+    assert step(0.001, 1.000128).passes() and not step(None, 1.000128).passes()
+    late = step(0.001, 1.0011)
+    assert late.rate_not_kept and late.failure() == (
+        "phase 1: tester could not keep the rate: sent 10,000 frames in 1.001100 s, more than "
+        "N/R + trial.max_lag = 1.000000 s + 0.001 s")
+
+
 def test_connection_rate_with_ten_connections_and_the_default_max_rate(fake, monkeypatch):
     monkeypatch.setenv("FAKE_CONN_RATE", "2000000")
     monkeypatch.setenv("FAKE_REQUEST_LOG", str(fake / "requests"))

@@ -34,8 +34,18 @@ PHASE1, VALIDATION, TEARDOWN, CLOSE = "phase1", "validation", "teardown", "close
 # a small N at a high R makes shorter: the request then asks for this window while `frames`
 # keeps the count at N and the rate at R (docs/protocol.md "Frame count").
 ENGINE_MIN_DURATION = 1e-3
-# The engine's rate check: the trial is invalid when sending took longer than duration x this.
+# siitperf's rate check (trial.validity = "siitperf"): invalid when sending took longer than
+# duration x this.
 RATE_SLACK = 1 + 1e-5
+
+
+def send_deadline(due: float, max_lag: float | None) -> tuple[float, str]:
+    """The engine's validity rule for a sender whose last frame is due `due` seconds after its
+    first (engine/src/plan.hpp): the latest it may finish, and that limit in words. The
+    schedule rule (max_lag set) allows due + max_lag, siitperf's due x (1 + 1e-5)."""
+    if max_lag is not None:
+        return due + max_lag, f"N/R + trial.max_lag = {due:.6f} s + {max_lag:g} s"
+    return due * RATE_SLACK, f"N/R = {due:.6f} s x {RATE_SLACK:g}"
 
 
 def window(frames: int, rate: int) -> float:
@@ -65,7 +75,8 @@ class EstablishmentStep:
     validation: TrialResult | None = None
     # Seconds the engine took to send phase 1 (None: not recorded). The engine checks its
     # sending time against the request's duration, which is ENGINE_MIN_DURATION when N/R is
-    # shorter; this keeps the check at N/R itself (the same rule as the engine's).
+    # shorter; this keeps the check at N/R itself (the same rule as the engine's, the one
+    # trial.validity names).
     send_seconds: float | None = None
     # What phase1 is: the Initiator opening the connections ("open"), or, in teardown-rate over
     # TCP, closing ("fin") or resetting ("rst") the connections its load opened.
@@ -76,11 +87,11 @@ class EstablishmentStep:
         return self.phase1.rate
 
     def _late(self) -> str | None:
-        due = self.connections / self.rate
-        if self.send_seconds is None or self.send_seconds <= due * RATE_SLACK:
+        limit, rule = send_deadline(self.connections / self.rate, self.phase1.max_lag)
+        if self.send_seconds is None or self.send_seconds <= limit:
             return None
         return (f"tester could not keep the rate: sent {self.connections:,} frames in "
-                f"{self.send_seconds:.6f} s, more than N/R = {due:.6f} s x {RATE_SLACK:g}")
+                f"{self.send_seconds:.6f} s, more than {rule}")
 
     @property
     def valid(self) -> bool:
