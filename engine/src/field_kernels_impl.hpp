@@ -310,15 +310,17 @@ struct Simd {
             port_low = T::set16(p.port_low);
     const typename T::Count one = T::count(1), shift = T::count(p.shift), port_shift = T::count(p.port_shift),
                             port_block_shift = T::count(p.port_block_shift);
+    uint16_t* joint = index[p.joint_word];
     for (uint32_t k = 0; k < count; k += T::kWords) {
-      R index_word[2] = {T::loadu(&index[0][k]), T::loadu(&index[1][k])}, i = T::loadu(&port[k]);
+      R i;
       if (p.joint) {
-        const R v = index_word[p.joint_word], t = T::mulhi16(v, multiplier);
+        const R v = T::loadu(&joint[k]), t = T::mulhi16(v, multiplier);
         const R q = T::srl16(T::add16(t, T::srl16(T::sub16(v, t), one)), shift);
         i = T::sub16(v, T::mullo16(q, ports));
-        index_word[p.joint_word] = q;
-        T::storeu(&index[p.joint_word][k], q);
+        T::storeu(&joint[k], q);
         T::storeu(&port[k], i);
+      } else {
+        i = T::loadu(&port[k]);
       }
       const R port_bits = T::or_(T::sll16(T::add16(T::srl16(i, port_shift), port_block), port_block_shift),
                                  T::and_(i, port_low));
@@ -327,7 +329,7 @@ struct Simd {
         R w = T::set16(plan.constant);
         for (uint32_t n = 0; n < plan.runs; ++n) {
           const CeRun& run = plan.run[n];
-          const R bits = T::and_(T::srl16(index_word[run.word], T::count(run.from)), T::set16(run.mask));
+          const R bits = T::and_(T::srl16(T::loadu(&index[run.word][k]), T::count(run.from)), T::set16(run.mask));
           w = T::or_(w, T::sll16(bits, T::count(run.to)));
         }
         if (plan.port) w = T::add16(w, port_bits);
