@@ -217,7 +217,7 @@ struct CeRow {
 };
 
 // Picks the CEs of a stream's frames and gives their words, a burst at a time, as rows
-// (FieldBurst adds them to the fields' rows). Random: every CE and every port of its set
+// (FieldBlock adds them to the fields' rows). Random: every CE and every port of its set
 // equally likely; increasing: CE after CE, the port moving on after each round of the CEs. A
 // lane q of several takes every lanes-th CE. A burst is computed in passes of the fields'
 // vector kernels: the draws (16-bit words), then the rows (place_ce), or, for a binding table,
@@ -272,12 +272,12 @@ class CeGenerator {
   bool placed() const { return plan_.rows > 0; }
 
   // rows[r][k]: row r's word of frame k (host order), for k < count.
-  void generate(uint16_t (*rows)[kMaxBurst], uint32_t count) {
-    uint16_t index[2][kMaxBurst], port[kMaxBurst];  // the CE index's low and high words
+  void generate(uint16_t (*rows)[kFrameBlock], uint32_t count) {
+    uint16_t index[2][kFrameBlock], port[kFrameBlock];  // the CE index's low and high words
     pick(index, port, count);
     kernels_->place_ce(index, port, plan_, rows, count);  // (rows 0: splits a joint draw only)
     if (plan_.rows > 0) return;
-    uint32_t ce[kMaxBurst], port32[kMaxBurst];
+    uint32_t ce[kFrameBlock], port32[kFrameBlock];
     for (uint32_t k = 0; k < count; ++k) ce[k] = uint32_t(index[1][k]) << 16 | index[0][k], port32[k] = port[k];
     compute_rows(ce, port32, rows, count);
   }
@@ -285,10 +285,10 @@ class CeGenerator {
  private:
   // The rows of CEs ce[k] with ports port[k] from the CEs' fields (the definition; the
   // placements are derived from it and checked against it).
-  void compute_rows(const uint32_t* ce, const uint32_t* port, uint16_t (*rows)[kMaxBurst], uint32_t count) const {
-    uint64_t hi[kMaxBurst], lo[kMaxBurst];  // the IPv6 address's halves
-    uint32_t ipv4[kMaxBurst];
-    uint16_t psid[kMaxBurst];
+  void compute_rows(const uint32_t* ce, const uint32_t* port, uint16_t (*rows)[kFrameBlock], uint32_t count) const {
+    uint64_t hi[kFrameBlock], lo[kFrameBlock];  // the IPv6 address's halves
+    uint32_t ipv4[kFrameBlock];
+    uint16_t psid[kFrameBlock];
     const uint64_t first = source_->first();
     source_->visit([&](const auto& kind) {
       for (uint32_t k = 0; k < count; ++k) {
@@ -314,7 +314,7 @@ class CeGenerator {
     }
   }
   uint16_t row_word(uint32_t r, uint32_t ce, uint32_t port) const {
-    uint16_t rows[kMaxRows][kMaxBurst];
+    uint16_t rows[kMaxRows][kFrameBlock];
     compute_rows(&ce, &port, rows, 1);
     return rows[r][0];
   }
@@ -371,28 +371,28 @@ class CeGenerator {
     // The rows as the scalar kernel places them against the CEs' fields (compute_rows); the
     // vector kernels give the scalar one's words (their tests).
     Rng rng(0x5eed);
-    uint16_t index[2][kMaxBurst], port[kMaxBurst], rows[kMaxRows][kMaxBurst];
-    uint32_t ce[kMaxBurst], port32[kMaxBurst];
-    for (uint32_t n = 0; n < 4096; n += kMaxBurst) {
-      for (uint32_t k = 0; k < kMaxBurst; ++k) {
+    uint16_t index[2][kFrameBlock], port[kFrameBlock], rows[kMaxRows][kFrameBlock];
+    uint32_t ce[kFrameBlock], port32[kFrameBlock];
+    for (uint32_t n = 0; n < 4096; n += kFrameBlock) {
+      for (uint32_t k = 0; k < kFrameBlock; ++k) {
         ce[k] = n + k == 0 ? uint32_t(count_ - 1) : uint32_t(rng.next() % count_);
         port32[k] = n + k == 0 ? ports_ - 1 : uint32_t(rng.next() % ports_);
         index[0][k] = uint16_t(ce[k]), index[1][k] = uint16_t(ce[k] >> 16), port[k] = uint16_t(port32[k]);
       }
       CePlacements no_split = out;
       no_split.joint = false;
-      kScalarKernels.place_ce(index, port, no_split, rows, kMaxBurst);
-      uint16_t computed[kMaxRows][kMaxBurst];
-      compute_rows(ce, port32, computed, kMaxBurst);
+      kScalarKernels.place_ce(index, port, no_split, rows, kFrameBlock);
+      uint16_t computed[kMaxRows][kFrameBlock];
+      compute_rows(ce, port32, computed, kFrameBlock);
       for (uint32_t r = 0; r < rows_.size(); ++r)
-        for (uint32_t k = 0; k < kMaxBurst; ++k)
+        for (uint32_t k = 0; k < kFrameBlock; ++k)
           if (rows[r][k] != computed[r][k]) return;
     }
     plan_ = out;
   }
 
   // Each frame's CE index (index[1][k] << 16 | index[0][k]) and port index.
-  void pick(uint16_t (*index)[kMaxBurst], uint16_t* port, uint32_t count) {
+  void pick(uint16_t (*index)[kFrameBlock], uint16_t* port, uint32_t count) {
     if (!random_) {
       for (uint32_t k = 0; k < count; ++k) {
         index[0][k] = uint16_t(next_ce_), index[1][k] = uint16_t(next_ce_ >> 16), port[k] = uint16_t(next_port_);

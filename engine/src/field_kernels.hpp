@@ -46,14 +46,20 @@ struct RandomFieldState {
   uint8_t shift = 0;         // 8 for the high byte of the word
 };
 
-// One burst's varying words, row by row (a row per field, then the IPv4 header checksum),
+// Frames whose varying words are computed together (fields.hpp, FieldBlock): four bursts, so
+// that a kernel call's set-up (constants into registers, the loops' start and end, the CE's
+// draws) is shared by 128 frames (on AVX2 a call for a burst of 32 frames ran its loops twice;
+// the words of MAP-E frames from a million CEs took 2.9 ns per frame, 2.2 with 128).
+constexpr uint32_t kFrameBlock = 4 * kMaxBurst;
+
+// One block's varying words, row by row (a row per field, then the IPv4 header checksum),
 // and per frame what they change in the UDP checksum sum and the frame's bytes of the 16-byte
 // windows that hold the varying words (fields.hpp, FieldLayout), as 8-byte chunks: the
 // template's bytes with the frame's words in place. The sender stores a frame's windows with a
 // few 16-byte moves: per frame, every store into the frame costs (a scattered 2-byte store per
 // word had cost as much as generating the values), while the chunks are built for the whole
-// burst with vector operations.
-struct BurstWords {
+// block with vector operations.
+struct BlockWords {
   // The fields' rows, an emulated CE's (ce.hpp: eight IPv6 words, two IPv4 words, a port) and
   // the IPv4 header checksum.
   static constexpr uint32_t kRows = kMaxFields + kMaxCeRows + 1;
@@ -62,31 +68,26 @@ struct BurstWords {
   // 2473 IPv4 in IPv6 with a MAP-E CE's fields, which two or three windows cover).
   static constexpr uint32_t kWindows = 4;  // of 16 bytes (fields.hpp)
   static constexpr uint32_t kChunks = 2 * kWindows;
-  alignas(64) uint16_t words[kRows][kMaxBurst];     // host order
-  alignas(64) uint16_t udp_sum[kMaxBurst];          // folded; for stamp_frame's extra_sum
-  // With BurstSums::stamped: the frames' UDP checksum fields (network order), sequence number
-  // and timestamp included, so the sender's per-frame work is stores only.
-  alignas(64) uint16_t udp_checksum[kMaxBurst];
-  alignas(64) uint64_t chunks[kChunks][kMaxBurst];  // little-endian loads of the frame's bytes
+  alignas(64) uint16_t words[kRows][kFrameBlock];   // host order
+  // Folded; for stamp_frame's extra_sum and stamp_checksums (which reads whole registers, up
+  // to a burst past the block's end).
+  alignas(64) uint16_t udp_sum[kFrameBlock + kMaxBurst];
+  alignas(64) uint64_t chunks[kChunks][kFrameBlock];  // little-endian loads of the frame's bytes
 };
 
-// What finish() needs besides the rows' words (the first `rows` rows of BurstWords).
-struct BurstSums {
+// What finish() needs besides the rows' words (the first `rows` rows of BlockWords).
+struct BlockSums {
   uint32_t rows = 0;         // rows of values (the fields' and a CE's)
-  uint32_t count = 0;        // frames in the burst
+  uint32_t count = 0;        // frames in the block
   uint32_t udp_rows = 0;     // bit r: row r is covered by the UDP checksum (not a tunnel's address)
   uint32_t ipv4_rows = 0;    // bit r: row r is in the IPv4 header
   bool ipv4_checksum = false;  // add row `rows`: the IPv4 header checksum
   uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
   uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
   uint32_t chunks = 0;       // two per window (FieldLayout)
-  // Compute udp_checksum: frame k carries sequence number first_seq + k; stamp_sum is the
-  // template's base sum plus the burst's timestamp's words (frame.hpp, stamp_frame).
-  bool stamped = false;
-  uint32_t first_seq = 0, stamp_sum = 0;
-  // Set for the first `chunks` chunks only (no per-burst clearing of the rest):
-  uint64_t template_chunks[BurstWords::kChunks];  // the template's, varying words zero
-  int8_t lane_row[BurstWords::kChunks][4];  // the row of each 16-bit word of a chunk; -1: the template's
+  // Set for the first `chunks` chunks only (no per-block clearing of the rest):
+  uint64_t template_chunks[BlockWords::kChunks];  // the template's, varying words zero
+  int8_t lane_row[BlockWords::kChunks][4];  // the row of each 16-bit word of a chunk; -1: the template's
 };
 
 // An emulated CE's words (ce.hpp, CeGenerator) as placements of the bits of its index (the
@@ -124,13 +125,19 @@ struct FieldKernels {
   void (*fill_random)(RandomFieldState& f, uint16_t* out, uint32_t count);
   // udp_sum[k] = udp_base + the sum of frame k's words in the UDP checksum, folded; the IPv4 header
   // checksum row from ipv4_base and the words of the header's fields; chunks[c][k] =
-  // template_chunks[c] with frame k's words of chunk c in network byte order; when stamped,
-  // udp_checksum[k].
-  void (*finish)(BurstWords& b, const BurstSums& s);
+  // template_chunks[c] with frame k's words of chunk c in network byte order.
+  void (*finish)(BlockWords& b, const BlockSums& s);
+  // The UDP checksum fields (network order) of a burst of frames stamped ahead: frame k's
+  // other words sum to udp_sum[k] (folded), its sequence number is first_seq + k and
+  // stamp_sum is the template's base sum plus the burst's timestamp's words (frame.hpp,
+  // stamp_frame), for k < count <= kMaxBurst. Reads and writes whole registers, up to
+  // kMaxBurst entries.
+  void (*stamp_checksums)(const uint16_t* udp_sum, uint32_t count, uint32_t first_seq, uint32_t stamp_sum,
+                          uint16_t* checksum);
   // Splits a joint draw (index[joint_word] -> CE part, port[] -> the port's index) and writes
   // the placements' rows[0..rows) for frames 0..count (may run past count to a whole register).
-  void (*place_ce)(uint16_t (*index)[kMaxBurst], uint16_t* port, const CePlacements& p, uint16_t (*rows)[kMaxBurst],
-                   uint32_t count);
+  void (*place_ce)(uint16_t (*index)[kFrameBlock], uint16_t* port, const CePlacements& p,
+                   uint16_t (*rows)[kFrameBlock], uint32_t count);
   // For the tests: the Lemire mapping of the draws x[0..n) (n a multiple of 32) onto
   // [0, range): out[i] = x[i] * range >> 32, accepted[i] = 1 unless rejected.
   void (*map)(const uint32_t* x, uint32_t n, uint32_t range, uint32_t threshold, uint16_t* out,

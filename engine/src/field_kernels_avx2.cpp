@@ -53,6 +53,6 @@ struct Avx2 {
 }  // namespace
 
 const FieldKernels kAvx2Kernels = {Isa::kAvx2, "avx2", fill_random<Simd<Avx2>>, finish<Simd<Avx2>>,
-                                   Simd<Avx2>::place_ce, Simd<Avx2>::map};
+                                   Simd<Avx2>::stamp_checksums, Simd<Avx2>::place_ce, Simd<Avx2>::map};
 
 }  // namespace xlp

@@ -72,6 +72,6 @@ struct Avx512 {
 }  // namespace
 
 const FieldKernels kAvx512Kernels = {Isa::kAvx512, "avx512", fill_random<Simd<Avx512>>, finish<Simd<Avx512>>,
-                                     Simd<Avx512>::place_ce, Simd<Avx512>::map};
+                                     Simd<Avx512>::stamp_checksums, Simd<Avx512>::place_ce, Simd<Avx512>::map};
 
 }  // namespace xlp

@@ -9,7 +9,7 @@
 namespace xlp {
 
 const FieldKernels kScalarKernels = {Isa::kScalar, "scalar", fill_random<Scalar>, finish<Scalar>,
-                                     Scalar::place_ce, Scalar::map};
+                                     Scalar::stamp_checksums, Scalar::place_ce, Scalar::map};
 
 #if defined(__x86_64__)
 namespace {
@@ -53,7 +53,7 @@ struct Sse {
 }  // namespace
 
 const FieldKernels kSseKernels = {Isa::kSse, "sse", fill_random<Simd<Sse>>, finish<Simd<Sse>>,
-                                  Simd<Sse>::place_ce, Simd<Sse>::map};
+                                  Simd<Sse>::stamp_checksums, Simd<Sse>::place_ce, Simd<Sse>::map};
 #endif
 
 }  // namespace xlp

@@ -83,11 +83,11 @@ struct Scalar {
                   uint8_t* accepted) {
     for (uint32_t i = 0; i < n; ++i) accepted[i] = map_one(x[i], range, threshold, out[i]);
   }
-  // The sums, the IPv4 header checksum row and the stamped UDP checksums: loops over the
-  // burst's frames (the sums stay below 2^32: at most 20 words of 16 bits and a few folded sums).
-  static void sums(BurstWords& b, const BurstSums& s) {
+  // The sums and the IPv4 header checksum row: loops over the block's frames (the sums stay
+  // below 2^32: at most 20 words of 16 bits and a few folded sums).
+  static void sums(BlockWords& b, const BlockSums& s) {
     const uint32_t n = s.count;
-    uint32_t udp[kMaxBurst], ip[kMaxBurst];
+    uint32_t udp[kFrameBlock], ip[kFrameBlock];
     for (uint32_t k = 0; k < n; ++k) udp[k] = s.udp_base, ip[k] = s.ipv4_base;
     for (uint32_t r = 0; r < s.rows; ++r) {
       const uint16_t* w = b.words[r];
@@ -99,17 +99,20 @@ struct Scalar {
     for (uint32_t k = 0; k < n; ++k) b.udp_sum[k] = fold32(udp[k]);
     if (s.ipv4_checksum)
       for (uint32_t k = 0; k < n; ++k) b.words[s.rows][k] = uint16_t(~fold32(ip[k]));
-    if (s.stamped)  // stamp_frame's checksum: 0 is sent as 0xffff (RFC 768)
-      for (uint32_t k = 0; k < n; ++k) {
-        const uint32_t seq = s.first_seq + k;
-        const uint16_t c = uint16_t(~fold32(udp[k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff)));
-        const uint16_t field = c == 0 ? 0xffff : c;
-        b.udp_checksum[k] = uint16_t(field << 8 | field >> 8);
-      }
+  }
+  // stamp_frame's checksum: 0 is sent as 0xffff (RFC 768).
+  static void stamp_checksums(const uint16_t* udp_sum, uint32_t count, uint32_t first_seq, uint32_t stamp_sum,
+                              uint16_t* checksum) {
+    for (uint32_t k = 0; k < count; ++k) {
+      const uint32_t seq = first_seq + k;
+      const uint16_t c = uint16_t(~fold32(udp_sum[k] + stamp_sum + (seq >> 16) + (seq & 0xffff)));
+      const uint16_t field = c == 0 ? 0xffff : c;
+      checksum[k] = uint16_t(field << 8 | field >> 8);
+    }
   }
   // CePlacements (field_kernels.hpp), frame by frame: the definition the vector kernels follow.
-  static void place_ce(uint16_t (*index)[kMaxBurst], uint16_t* port, const CePlacements& p, uint16_t (*rows)[kMaxBurst],
-                       uint32_t count) {
+  static void place_ce(uint16_t (*index)[kFrameBlock], uint16_t* port, const CePlacements& p,
+                       uint16_t (*rows)[kFrameBlock], uint32_t count) {
     if (p.joint)
       for (uint32_t k = 0; k < count; ++k) {
         const uint16_t v = index[p.joint_word][k], t = uint16_t(uint32_t(v) * p.multiplier >> 16);
@@ -134,7 +137,7 @@ struct Scalar {
     }
   }
   // Each chunk's rows' words, byte-swapped, or-ed into the template's chunk.
-  static void chunks(BurstWords& b, const BurstSums& s) {
+  static void chunks(BlockWords& b, const BlockSums& s) {
     for (uint32_t c = 0; c < s.chunks; ++c) {
       for (uint32_t k = 0; k < s.count; ++k) b.chunks[c][k] = s.template_chunks[c];
       for (uint32_t j = 0; j < 4; ++j) {
@@ -246,11 +249,8 @@ struct Simd {
     }
   }
   // Scalar::sums kWords frames at a time, in 16-bit lanes throughout (no widening).
-  static void sums(BurstWords& b, const BurstSums& s) {
+  static void sums(BlockWords& b, const BlockSums& s) {
     const R ones = T::set16(0xffff), udp_base = T::set16(fold32(s.udp_base)), ip_base = T::set16(fold32(s.ipv4_base));
-    uint16_t lane[T::kWords];
-    for (uint32_t j = 0; j < T::kWords; ++j) lane[j] = uint16_t(j);
-    const R iota = T::loadu(lane);
     for (uint32_t k = 0; k < s.count; k += T::kWords) {
       R udp = udp_base, ip = ip_base;
       for (uint32_t r = 0; r < s.rows; ++r) {
@@ -260,31 +260,40 @@ struct Simd {
       }
       T::storeu(&b.udp_sum[k], udp);
       if (s.ipv4_checksum) T::storeu(&b.words[s.rows][k], T::xor_(ip, ones));
-      if (s.stamped) {
-        // Frame k + j's sequence number adds its two words, which is first_seq + k + j modulo
-        // 0xffff (2^16 = 1 there): a fold of first_seq + k, then j; unless the numbers wrap
-        // around 2^32 in this register (2^32 = 1 too): then frame by frame.
-        const uint32_t seq = s.first_seq + k;
-        R sum;
-        if (__builtin_expect(seq <= ~uint32_t(0) - (T::kWords - 1), 1)) {
-          sum = add_ones(add_ones(udp, T::set16(fold32(s.stamp_sum + fold32(seq)))), iota);
-        } else {
-          uint16_t u[T::kWords];
-          T::storeu(u, udp);
-          for (uint32_t j = 0; j < T::kWords; ++j)
-            u[j] = fold32(u[j] + s.stamp_sum + ((seq + j) >> 16) + ((seq + j) & 0xffff));
-          sum = T::loadu(u);
-        }
-        const R field = T::or_(T::xor_(sum, ones), T::cmpeq16(sum, ones));  // 0 goes out as 0xffff
-        T::storeu(&b.udp_checksum[k], T::bswap16(field));
+    }
+  }
+  // Scalar::stamp_checksums kWords frames at a time. Frame k + j's sequence number adds its
+  // two words, which is first_seq + k + j modulo 0xffff (2^16 = 1 there): a fold of first_seq
+  // + k, then j; unless the numbers wrap around 2^32 in this register (2^32 = 1 too): then
+  // frame by frame.
+  static void stamp_checksums(const uint16_t* udp_sum, uint32_t count, uint32_t first_seq, uint32_t stamp_sum,
+                              uint16_t* checksum) {
+    const R ones = T::set16(0xffff);
+    uint16_t lane[T::kWords];
+    for (uint32_t j = 0; j < T::kWords; ++j) lane[j] = uint16_t(j);
+    const R iota = T::loadu(lane);
+    for (uint32_t k = 0; k < count; k += T::kWords) {
+      const uint32_t seq = first_seq + k;
+      const R udp = T::loadu(&udp_sum[k]);
+      R sum;
+      if (__builtin_expect(seq <= ~uint32_t(0) - (T::kWords - 1), 1)) {
+        sum = add_ones(add_ones(udp, T::set16(fold32(stamp_sum + fold32(seq)))), iota);
+      } else {
+        uint16_t u[T::kWords];
+        T::storeu(u, udp);
+        for (uint32_t j = 0; j < T::kWords; ++j)
+          u[j] = fold32(u[j] + stamp_sum + ((seq + j) >> 16) + ((seq + j) & 0xffff));
+        sum = T::loadu(u);
       }
+      const R field = T::or_(T::xor_(sum, ones), T::cmpeq16(sum, ones));  // 0 goes out as 0xffff
+      T::storeu(&checksum[k], T::bswap16(field));
     }
   }
 
   // The chunks of kWords frames at a time: a chunk's four 16-bit lanes (a row's words,
   // byte-swapped, or the template's word) interleaved into 64-bit records by two rounds of
   // unpacking; T::store4 puts the records in frame order.
-  static void chunks(BurstWords& b, const BurstSums& s) {
+  static void chunks(BlockWords& b, const BlockSums& s) {
     for (uint32_t k = 0; k < s.count; k += T::kWords)
       for (uint32_t c = 0; c < s.chunks; ++c) {
         R lane[4];
@@ -304,8 +313,8 @@ struct Simd {
   }
 
   // Scalar::place_ce kWords frames at a time.
-  static void place_ce(uint16_t (*index)[kMaxBurst], uint16_t* port, const CePlacements& p, uint16_t (*rows)[kMaxBurst],
-                       uint32_t count) {
+  static void place_ce(uint16_t (*index)[kFrameBlock], uint16_t* port, const CePlacements& p,
+                       uint16_t (*rows)[kFrameBlock], uint32_t count) {
     const R ports = T::set16(p.ports), multiplier = T::set16(p.multiplier), port_block = T::set16(p.port_block),
             port_low = T::set16(p.port_low);
     const typename T::Count one = T::count(1), shift = T::count(p.shift), port_shift = T::count(p.port_shift),
@@ -378,11 +387,11 @@ void fill_random(RandomFieldState& f, uint16_t* out, uint32_t count) {
   K::store(f, st);
 }
 
-// The sums, the IPv4 header checksum row and the stamped UDP checksums (K::sums), then the
-// chunks (K::chunks). Like K::chunks, K::sums may run past `count` to a whole register (its
-// results there are not used).
+// The sums and the IPv4 header checksum row (K::sums), then the chunks (K::chunks). Like
+// K::chunks, K::sums may run past `count` to a whole register (its results there are not
+// used).
 template <class K>
-void finish(BurstWords& b, const BurstSums& s) {
+void finish(BlockWords& b, const BlockSums& s) {
   K::sums(b, s);
   K::chunks(b, s);
 }

@@ -211,7 +211,7 @@ inline void write_tag(uint8_t* tag, uint32_t seq, uint64_t ts) {
 
 // Writes sequence number and timestamp into a copy of the template and fixes the UDP checksum.
 // `extra_sum` carries the checksum changes of varying fields (see fields.hpp; a burst of
-// varying frames computes its checksums ahead instead, FieldBurst::Writer::stamp).
+// varying frames computes its checksums ahead instead, FieldBlock::Writer::stamp).
 inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc,
                         uint64_t extra_sum = 0) {
   const uint64_t ts = tag_timestamp(tsc);

@@ -61,10 +61,10 @@ void check_span(const std::vector<FieldSpec>& fields, const std::vector<CeRow>& 
   for (const FieldSpec& f : fields) add(f.word_offset), ipv4_header = ipv4_header || f.in_ipv4_header;
   for (const CeRow& r : ce_rows) add(r.offset), ipv4_header = ipv4_header || r.in_ipv4;
   if (ipv4_header) add(tmpl.ip_offset + 10u);
-  if (hi > lo && hi - lo > BurstWords::kChunks * 8)
+  if (hi > lo && hi - lo > BlockWords::kChunks * 8)
     throw BadParameter(stream, stream + ": its varying fields span " + std::to_string(hi - lo) +
                                    " bytes of the frame (from byte " + std::to_string(lo) + "); at most " +
-                                   std::to_string(BurstWords::kChunks * 8) + " can vary per frame");
+                                   std::to_string(BlockWords::kChunks * 8) + " can vary per frame");
 }
 
 void check_frame_sizes(const TrialPlan& plan, uint32_t max_frame) {

@@ -73,7 +73,7 @@ struct LearnPlan {
 // Where the varying fields of a stream sit in its frame template.
 std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTemplate& tmpl);
 // Throws BadParameter when the words a stream's frames vary (fields, CE rows, the IPv4
-// checksum) span more than the sender writes per frame (BurstWords::kChunks x 8 bytes).
+// checksum) span more than the sender writes per frame (BlockWords::kChunks x 8 bytes).
 void check_span(const std::vector<FieldSpec>& fields, const std::vector<CeRow>& ce_rows, const FrameTemplate& tmpl,
                 const std::string& stream);
 

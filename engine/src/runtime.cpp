@@ -249,6 +249,9 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
             st->patches = FramePatches::precompute(st->fields, *st->enumerator, st->tmpl, st->planned,
                                                  Stream::kPrecomputeBytes);
         }
+        if (st->layout && !st->patches)
+          st->block = std::make_unique<FieldBlock>(*st->layout, st->fields, st->enumerator.get(), st->enumerated,
+                                                   st->ce.get());
         for (uint16_t r = 0; r < queues; ++r) {
           auto receiver = std::make_unique<Receiver>(st->planned);
           if (plan.delay.histogram) receiver->delays = std::make_unique<Histogram>();

@@ -63,10 +63,13 @@ struct Stream {
   std::unique_ptr<TupleEnumerator> enumerator;  // stateful phase 1: fields varied jointly
   std::vector<size_t> enumerated;               // their indices in `fields`, fastest first
   // The enumeration's frames computed before the trial, when they fit kPrecomputeBytes (else
-  // the enumerator runs per burst).
+  // the enumerator runs while sending, a block of frames at a time).
   std::unique_ptr<FramePatches> patches;
   std::unique_ptr<CeGenerator> ce;  // the sender's emulated CEs
   std::unique_ptr<FieldLayout> layout;  // where the fields' and the CE's words go (when any vary)
+  // The next frames' varying words (when any vary and are not precomputed `patches`); it
+  // refers to the members above, so it is declared (and destroyed) after them.
+  std::unique_ptr<FieldBlock> block;
   std::optional<CePlan> rx_ce;      // the CE fields the receiver checks (CePlan::rx)
   static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
   uint32_t rx_len;   // expected received length (frame without FCS, with the tags of rx_vlan)

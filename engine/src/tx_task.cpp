@@ -42,7 +42,12 @@ class TxTask final : public Task {
 
     const uint64_t lag = now - schedule_.due_tsc(built_);
     if (lag > lane_.max_lag_tsc) lane_.max_lag_tsc = lag;
-    const uint32_t count = uint32_t(std::min<uint64_t>(schedule_.due_count(now) - built_, kMaxBurst));
+    uint32_t count = uint32_t(std::min<uint64_t>(schedule_.due_count(now) - built_, kMaxBurst));
+    // A burst takes its varying words from one block of each stream's (the rest of a block
+    // goes out first; at full speed every burst is kMaxBurst and a block four of them).
+    if (varying_)
+      for (const auto& st : lane_.streams)
+        if (st->block) count = st->block->fit(count);
     // Frames this burst sends more than the schedule rule's tolerance after their time: the
     // DUT receives them bunched up, not at the trial's constant rate.
     if (lag > ctl_.max_lag_tsc)
@@ -84,8 +89,7 @@ class TxTask final : public Task {
       Stream& st = *lane_.streams[0];
       if (!flow_.table) {
         const BurstStamp stamp{&st.tmpl, st.next_seq, tsc};
-        const FieldBurst fields(*st.layout, st.fields, count, st.enumerator.get(), st.enumerated, st.ce.get(), &stamp);
-        fields.with_chunks([&](auto&& writer) { build_single(count, tsc, writer); });
+        st.block->write_burst(count, &stamp, [&](auto&& writer) { build_single(count, tsc, writer); });
         return;
       }
     }
@@ -111,10 +115,8 @@ class TxTask final : public Task {
         const auto at = [pos](uint32_t k) -> uint32_t { return kMixed ? pos[k] : k; };
         if (st.patches) {
           st.patches->apply(per_stream[s], frames, at, udp_delta);
-        } else if (!st.fields.empty() || st.ce) {
-          const FieldBurst fields(*st.layout, st.fields, per_stream[s], st.enumerator.get(), st.enumerated,
-                                  st.ce.get());
-          fields.with_chunks([&](auto writer) {
+        } else if (st.block) {
+          st.block->write_burst(per_stream[s], nullptr, [&](auto writer) {
             for (uint32_t k = 0; k < per_stream[s]; ++k) udp_delta[at(k)] += writer.write(frames[at(k)]);
           });
         }
@@ -156,7 +158,7 @@ class TxTask final : public Task {
     for (uint32_t i = 0; i < count; ++i) {
       burst_stream_[i] = 0;
       uint8_t* frame = copy(burst_[i]);
-      if constexpr (requires { patch.stamp(frame, st.tmpl, 0u, tsc); })  // a stamped FieldBurst's
+      if constexpr (requires { patch.stamp(frame, st.tmpl, 0u, tsc); })  // a stamped FieldBlock::Writer
         patch.stamp(frame, st.tmpl, st.next_seq + i, tsc);
       else
         stamp_frame(frame, st.tmpl, st.next_seq + i, tsc, patch.write(frame));

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 
 #include "ce.hpp"
@@ -292,9 +293,10 @@ TEST(FieldKernels, MappingEqualsTheScalarMapperAtTheEdges) {
   });
 }
 
-// A burst of fields built in one pass (FieldBurst, what the sender does) equals the per-field
-// reference byte for byte on every kernel path, with valid checksums, for every kind of field.
-TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
+// Bursts of fields built in one pass (FieldBlock, what the sender does) equal the per-field
+// reference byte for byte on every kernel path, with valid checksums, for every kind of field,
+// across blocks.
+TEST(FieldBlock, SameFramesAsThePerFieldReferenceOnEveryPath) {
   using F = VarySpec::Field;
   for (int c = 0; c < 6; ++c) {
     const int v = c % 2 ? 6 : 4;
@@ -326,9 +328,12 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
       }
       std::vector<FieldGenerator> stamped_gens = burst_gens;  // the same values again
       const FieldLayout layout(burst_gens, t);
+      FieldBlock block(layout, burst_gens), stamped(layout, stamped_gens);
       uint32_t seq = 0;
       for (uint32_t burst = 0; burst < 200; ++burst) {
-        const uint32_t n = burst % kMaxBurst + 1;
+        // Bursts of 1, 2, ..., 32 frames, shortened at a block's end (fit).
+        const uint32_t n = block.fit(burst % kMaxBurst + 1);
+        ASSERT_EQ(stamped.fit(n), n);
         const uint64_t tsc = 0xfedcba9876ull * seq;  // one per burst, as the sender reads it
         std::vector<std::vector<uint8_t>> a(n, t.bytes), b(n, t.bytes), c(n, t.bytes);
         uint8_t* pb[kMaxBurst];
@@ -339,15 +344,13 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
           g.generate(values, n);
           apply_field(g, values, n, pb, [](uint32_t k) { return k; }, udp_delta, ip_delta);
         }
-        const FieldBurst fields(layout, burst_gens, n);
         uint32_t sums[kMaxBurst];
-        fields.with_chunks([&](auto writer) {
+        block.write_burst(n, nullptr, [&](auto writer) {
           for (uint32_t k = 0; k < n; ++k) sums[k] = writer.write(a[k].data());
         });
         // Stamped ahead (the sender's single-stream path): checksums computed with the burst.
         const BurstStamp stamp{&t, seq, tsc};
-        const FieldBurst stamped(layout, stamped_gens, n, nullptr, {}, nullptr, &stamp);
-        stamped.with_chunks([&](auto writer) {
+        stamped.write_burst(n, &stamp, [&](auto writer) {
           for (uint32_t k = 0; k < n; ++k) writer.stamp(c[k].data(), t, seq + k, tsc);
         });
         for (uint32_t k = 0; k < n; ++k, ++seq) {
@@ -367,31 +370,36 @@ TEST(FieldBurst, SameFramesAsThePerFieldReferenceOnEveryPath) {
 }
 
 // The UDP checksum fields a stamped burst computes are stamp_frame's, on every kernel path,
-// including a computed 0, which goes out as 0xffff (RFC 768).
+// including a computed 0, which goes out as 0xffff (RFC 768), for bursts anywhere in a block.
 TEST(FieldKernels, StampedChecksumsAreStampFramesOnEveryPath) {
   on_every_path([&](const FieldKernels& kernels) {
+    auto b = std::make_unique<BlockWords>();
+    BlockSums s;
+    s.rows = 1, s.udp_rows = 1, s.count = kFrameBlock;
+    s.chunks = 1, s.template_chunks[0] = 0;  // the row's window
+    s.lane_row[0][0] = 0, s.lane_row[0][1] = s.lane_row[0][2] = s.lane_row[0][3] = -1;
+    s.udp_base = 0xfffe;
+    const uint32_t stamp_sum = 0x2345;
+    // Frame 0 from 0x1fffe: 0xfffe + 0x2345 + (1 + 0xfffe) + w folds to 0xffff when w = 0xdcbb.
+    for (uint32_t k = 0; k < kFrameBlock; ++k) b->words[0][k] = uint16_t(0xdcbb + 977 * (k % kMaxBurst));
+    kernels.finish(*b, s);
+    for (uint32_t k = 0; k < kFrameBlock; ++k)
+      ASSERT_EQ(fold(b->udp_sum[k]), fold(s.udp_base + b->words[0][k])) << "frame " << k;
     // Sequence numbers from 0x1fffe, and across 2^32 (from 0xfffffff0: they wrap around).
-    for (const uint32_t first_seq : {0x1fffeu, 0xfffffff0u}) {
-      BurstWords b;
-      BurstSums s;
-      s.rows = 1, s.udp_rows = 1, s.count = kMaxBurst, s.stamped = true;
-      s.chunks = 1, s.template_chunks[0] = 0;  // the row's window
-      s.lane_row[0][0] = 0, s.lane_row[0][1] = s.lane_row[0][2] = s.lane_row[0][3] = -1;
-      s.udp_base = 0xfffe, s.first_seq = first_seq, s.stamp_sum = 0x2345;
-      // Frame 0 from 0x1fffe: 0xfffe + 0x2345 + (1 + 0xfffe) + w folds to 0xffff when w = 0xdcbb.
-      for (uint32_t k = 0; k < kMaxBurst; ++k) b.words[0][k] = uint16_t(0xdcbb + 977 * k);
-      kernels.finish(b, s);
-      for (uint32_t k = 0; k < kMaxBurst; ++k) {
-        const uint32_t seq = s.first_seq + k;
-        const uint64_t sum = s.udp_base + b.words[0][k] + s.stamp_sum + (seq >> 16) + (seq & 0xffff);
-        const uint16_t field = udp_checksum_field(sum);
-        EXPECT_EQ(b.udp_checksum[k], __builtin_bswap16(field)) << "first_seq " << first_seq << ", frame " << k;
-        EXPECT_EQ(fold(b.udp_sum[k]), fold(s.udp_base + b.words[0][k])) << "frame " << k;
-        if (k == 0 && first_seq == 0x1fffe) {
-          EXPECT_EQ(field, 0xffff);
+    for (const uint32_t first_seq : {0x1fffeu, 0xfffffff0u})
+      for (const auto& [first, count] : {std::pair{0u, kMaxBurst}, {kFrameBlock - kMaxBurst, kMaxBurst}, {3u, 7u}}) {
+        uint16_t checksum[kMaxBurst];
+        kernels.stamp_checksums(b->udp_sum + first, count, first_seq, stamp_sum, checksum);
+        for (uint32_t k = 0; k < count; ++k) {
+          const uint32_t seq = first_seq + k;
+          const uint64_t sum = s.udp_base + b->words[0][first + k] + stamp_sum + (seq >> 16) + (seq & 0xffff);
+          const uint16_t field = udp_checksum_field(sum);
+          EXPECT_EQ(checksum[k], __builtin_bswap16(field)) << "first_seq " << first_seq << ", frame " << first + k;
+          if (first + k == 0 && first_seq == 0x1fffe) {
+            EXPECT_EQ(field, 0xffff);
+          }
         }
       }
-    }
   });
 }
 
@@ -422,10 +430,10 @@ TEST(FieldKernels, PlacedCeRowsAreTheScalarOnesOnEveryPath) {
       p.port_shift = uint8_t(m), p.port_block = a ? 1 : 0, p.port_block_shift = uint8_t(16 - a);
       p.port_low = uint16_t((1u << m) - 1);
     }
-    uint16_t index[2][kMaxBurst], port[kMaxBurst];
-    for (uint32_t k = 0; k < kMaxBurst; ++k) index[0][k] = uint16_t(rng()), index[1][k] = uint16_t(rng()), port[k] = uint16_t(rng());
-    const uint32_t count = trial % 2 ? kMaxBurst : 1 + any(kMaxBurst);
-    uint16_t want_index[2][kMaxBurst], want_port[kMaxBurst], want[kMaxCeRows][kMaxBurst];
+    uint16_t index[2][kFrameBlock], port[kFrameBlock];
+    for (uint32_t k = 0; k < kFrameBlock; ++k) index[0][k] = uint16_t(rng()), index[1][k] = uint16_t(rng()), port[k] = uint16_t(rng());
+    const uint32_t count = trial % 2 ? kFrameBlock : 1 + any(kFrameBlock);
+    uint16_t want_index[2][kFrameBlock], want_port[kFrameBlock], want[kMaxCeRows][kFrameBlock];
     std::memcpy(want_index, index, sizeof index), std::memcpy(want_port, port, sizeof port);
     kScalarKernels.place_ce(want_index, want_port, p, want, count);
     if (p.joint)
@@ -434,7 +442,7 @@ TEST(FieldKernels, PlacedCeRowsAreTheScalarOnesOnEveryPath) {
         ASSERT_LT(want_port[k], ports);
       }
     on_every_path([&](const FieldKernels& kernels) {
-      uint16_t got_index[2][kMaxBurst], got_port[kMaxBurst], got[kMaxCeRows][kMaxBurst];
+      uint16_t got_index[2][kFrameBlock], got_port[kFrameBlock], got[kMaxCeRows][kFrameBlock];
       std::memcpy(got_index, index, sizeof index), std::memcpy(got_port, port, sizeof port);
       kernels.place_ce(got_index, got_port, p, got, count);
       for (uint32_t k = 0; k < count; ++k) {

@@ -114,7 +114,7 @@ TEST(MapRule, AMillionCesChosenUniformly) {
   ASSERT_EQ(rows.size(), 4u + 1u + 1u);
   constexpr size_t kBins = 1024, kDraws = 4 << 20;
   std::vector<uint64_t> bins(kBins, 0), port_bins(64, 0);
-  uint16_t words[CeGenerator::kMaxRows][kMaxBurst];
+  uint16_t words[CeGenerator::kMaxRows][kFrameBlock];
   for (size_t drawn = 0; drawn < kDraws; drawn += kMaxBurst) {
     generator.generate(words, kMaxBurst);
     for (uint32_t k = 0; k < kMaxBurst; ++k) {
@@ -192,7 +192,7 @@ TEST(CeGenerator, EveryFramesWordsAreOneCesOnEveryPath) {
       CeGenerator generator(c.source, layout, random, 7);
       EXPECT_EQ(generator.placed(), c.placed);
       const std::vector<CeRow>& rows = generator.rows();
-      uint16_t words[CeGenerator::kMaxRows][kMaxBurst];
+      uint16_t words[CeGenerator::kMaxRows][kFrameBlock];
       for (int burst = 0; burst < 64; ++burst) {
         generator.generate(words, kMaxBurst);
         for (uint32_t k = 0; k < kMaxBurst; ++k) {
