@@ -72,7 +72,10 @@ struct BlockWords {
   // Folded; for stamp_frame's extra_sum and stamp_checksums (which reads whole registers, up
   // to a burst past the block's end).
   alignas(64) uint16_t udp_sum[kFrameBlock + kMaxBurst];
-  alignas(64) uint64_t chunks[kChunks][kFrameBlock];  // little-endian loads of the frame's bytes
+  // Little-endian loads of the frame's bytes. The chunks of a pair of them (a 16-byte window,
+  // BlockSums::pairs) are stored together, as one 16-byte record per frame: chunks 2p and 2p
+  // + 1 of frame k at &chunks[2p][2k] (the sender loads a window with one move).
+  alignas(64) uint64_t chunks[kChunks][kFrameBlock];
 };
 
 // What finish() needs besides the rows' words (the first `rows` rows of BlockWords).
@@ -84,7 +87,8 @@ struct BlockSums {
   bool ipv4_checksum = false;  // add row `rows`: the IPv4 header checksum
   uint32_t udp_base = 0;     // sum of the fields' ~template words (RFC 1624 eqn. 3)
   uint32_t ipv4_base = 0;    // the template's IPv4 header sum (checksum field zero) + the same
-  uint32_t chunks = 0;       // two per window (FieldLayout)
+  uint32_t chunks = 0;       // one or two per window (FieldLayout)
+  uint32_t pairs = 0;        // windows of two chunks: chunks 0 .. 2 * pairs - 1
   // Set for the first `chunks` chunks only (no per-block clearing of the rest):
   uint64_t template_chunks[BlockWords::kChunks];  // the template's, varying words zero
   int8_t lane_row[BlockWords::kChunks][4];  // the row of each 16-bit word of a chunk; -1: the template's

@@ -39,12 +39,15 @@ struct Avx2 {
   static R unpackhi16(R a, R b) { return _mm256_unpackhi_epi16(a, b); }
   static R unpacklo32(R a, R b) { return _mm256_unpacklo_epi32(a, b); }
   static R unpackhi32(R a, R b) { return _mm256_unpackhi_epi32(a, b); }
-  // Unpacking works within 128-bit halves: a = frames 0-1 | 8-9, b = 2-3 | 10-11, ...
-  static void store4(uint64_t* dst, R a, R b, R c, R d) {
+  static R unpacklo64(R a, R b) { return _mm256_unpacklo_epi64(a, b); }
+  static R unpackhi64(R a, R b) { return _mm256_unpackhi_epi64(a, b); }
+  // Unpacking works within 128-bit halves: a = frames 0-1 | 8-9, b = 2-3 | 10-11, ... (16-byte
+  // records: a = frame 0 | 8, b = 1 | 9, ...); the high halves' records go `stride` uint64s on.
+  static void store4(uint64_t* dst, R a, R b, R c, R d, uint32_t stride) {
     storeu(dst, _mm256_permute2x128_si256(a, b, 0x20));
     storeu(dst + 4, _mm256_permute2x128_si256(c, d, 0x20));
-    storeu(dst + 8, _mm256_permute2x128_si256(a, b, 0x31));
-    storeu(dst + 12, _mm256_permute2x128_si256(c, d, 0x31));
+    storeu(dst + stride, _mm256_permute2x128_si256(a, b, 0x31));
+    storeu(dst + stride + 4, _mm256_permute2x128_si256(c, d, 0x31));
   }
   static bool any(R m) { return _mm256_movemask_epi8(m) != 0; }
   static void pair(const R* out, int, R& xl, R& xh) { xl = out[0], xh = out[1]; }

@@ -52,15 +52,18 @@ struct Avx512 {
   static R unpackhi16(R a, R b) { return _mm512_unpackhi_epi16(a, b); }
   static R unpacklo32(R a, R b) { return _mm512_unpacklo_epi32(a, b); }
   static R unpackhi32(R a, R b) { return _mm512_unpackhi_epi32(a, b); }
+  static R unpacklo64(R a, R b) { return _mm512_unpacklo_epi64(a, b); }
+  static R unpackhi64(R a, R b) { return _mm512_unpackhi_epi64(a, b); }
   // Unpacking works within 128-bit quarters: quarter q of a = frames 8q, 8q+1; of b 8q+2,
-  // 8q+3; ... A 4 x 4 transposition of the quarters puts them in frame order.
-  static void store4(uint64_t* dst, R a, R b, R c, R d) {
+  // 8q+3; ... (16-byte records: a = frame 8q, b = 8q+1, ...). A 4 x 4 transposition of the
+  // quarters puts them in frame order, quarter q's records `stride` uint64s after q-1's.
+  static void store4(uint64_t* dst, R a, R b, R c, R d, uint32_t stride) {
     const R ab_lo = _mm512_shuffle_i64x2(a, b, 0x44), cd_lo = _mm512_shuffle_i64x2(c, d, 0x44);
     const R ab_hi = _mm512_shuffle_i64x2(a, b, 0xee), cd_hi = _mm512_shuffle_i64x2(c, d, 0xee);
-    storeu(dst, _mm512_shuffle_i64x2(ab_lo, cd_lo, 0x88));       // quarters 0 of a, b, c, d
-    storeu(dst + 8, _mm512_shuffle_i64x2(ab_lo, cd_lo, 0xdd));   // quarters 1
-    storeu(dst + 16, _mm512_shuffle_i64x2(ab_hi, cd_hi, 0x88));  // quarters 2
-    storeu(dst + 24, _mm512_shuffle_i64x2(ab_hi, cd_hi, 0xdd));  // quarters 3
+    storeu(dst, _mm512_shuffle_i64x2(ab_lo, cd_lo, 0x88));                // quarters 0 of a, b, c, d
+    storeu(dst + stride, _mm512_shuffle_i64x2(ab_lo, cd_lo, 0xdd));       // quarters 1
+    storeu(dst + 2 * stride, _mm512_shuffle_i64x2(ab_hi, cd_hi, 0x88));   // quarters 2
+    storeu(dst + 3 * stride, _mm512_shuffle_i64x2(ab_hi, cd_hi, 0xdd));   // quarters 3
   }
   static bool any(R m) { return _mm512_test_epi64_mask(m, m) != 0; }
   static void pair(const R* out, int, R& xl, R& xh) {

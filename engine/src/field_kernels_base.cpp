@@ -43,7 +43,11 @@ struct Sse {
   static R unpackhi16(R a, R b) { return _mm_unpackhi_epi16(a, b); }
   static R unpacklo32(R a, R b) { return _mm_unpacklo_epi32(a, b); }
   static R unpackhi32(R a, R b) { return _mm_unpackhi_epi32(a, b); }
-  static void store4(uint64_t* dst, R a, R b, R c, R d) {  // frames 0-1, 2-3, 4-5, 6-7
+  static R unpacklo64(R a, R b) { return _mm_unpacklo_epi64(a, b); }
+  static R unpackhi64(R a, R b) { return _mm_unpackhi_epi64(a, b); }
+  // Records in order (8-byte ones: frames 0-1, 2-3, 4-5, 6-7; 16-byte ones: frames 0, 1, 2,
+  // 3); one 128-bit quarter, so no stride to the next.
+  static void store4(uint64_t* dst, R a, R b, R c, R d, uint32_t) {
     storeu(dst, a), storeu(dst + 2, b), storeu(dst + 4, c), storeu(dst + 6, d);
   }
   static bool any(R m) { return _mm_movemask_epi8(m) != 0; }

@@ -136,15 +136,19 @@ struct Scalar {
       }
     }
   }
-  // Each chunk's rows' words, byte-swapped, or-ed into the template's chunk.
+  // Each chunk's rows' words, byte-swapped, or-ed into the template's chunk; a pair's two
+  // chunks interleaved (BlockWords::chunks).
   static void chunks(BlockWords& b, const BlockSums& s) {
     for (uint32_t c = 0; c < s.chunks; ++c) {
-      for (uint32_t k = 0; k < s.count; ++k) b.chunks[c][k] = s.template_chunks[c];
+      const bool paired = c < 2 * s.pairs;
+      uint64_t* out = paired ? &b.chunks[c & ~1u][c & 1] : b.chunks[c];
+      const uint32_t stride = paired ? 2 : 1;
+      for (uint32_t k = 0; k < s.count; ++k) out[stride * k] = s.template_chunks[c];
       for (uint32_t j = 0; j < 4; ++j) {
         if (s.lane_row[c][j] < 0) continue;
         const uint16_t* w = b.words[s.lane_row[c][j]];
         for (uint32_t k = 0; k < s.count; ++k)  // network order in memory
-          b.chunks[c][k] |= uint64_t(uint16_t(w[k] << 8 | w[k] >> 8)) << (16 * j);
+          out[stride * k] |= uint64_t(uint16_t(w[k] << 8 | w[k] >> 8)) << (16 * j);
       }
     }
   }
@@ -206,15 +210,18 @@ struct Simd {
   // Maps kWords draws (low halves xl, high halves xh) and stores their words; returns a bit
   // per rejected draw.
   static uint32_t map(const Params& p, R xl, R xh, uint16_t* dst) {
+    if (p.full) {  // (no products: a full-range field, an address word, is a common case)
+      T::storeu(dst, T::or_(T::sll16(T::add16(xh, p.min), p.shift), p.other));
+      return 0;
+    }
     const R hi_a = T::mulhi16(xl, p.range), lo_a = T::mullo16(xl, p.range);
     const R hi_b = T::mulhi16(xh, p.range), lo_b = T::mullo16(xh, p.range);
     const R sum = T::add16(lo_b, hi_a);
     // Saturating and wrapping sums agree exactly when there is no carry: -1 there, else 0.
     const R no_carry = T::cmpeq16(sum, T::adds16(lo_b, hi_a));
-    R value = T::add16(T::add16(hi_b, p.min_plus_one), no_carry);
-    if (p.full) value = T::add16(xh, p.min);
+    const R value = T::add16(T::add16(hi_b, p.min_plus_one), no_carry);
     T::storeu(dst, T::or_(T::sll16(value, p.shift), p.other));
-    if (p.full || !T::any(T::cmpeq16(sum, T::set16(0)))) return 0;
+    if (!T::any(T::cmpeq16(sum, T::set16(0)))) return 0;
     uint16_t sums[T::kWords], lows[T::kWords];
     T::storeu(sums, sum);
     T::storeu(lows, lo_a);
@@ -292,24 +299,41 @@ struct Simd {
 
   // The chunks of kWords frames at a time: a chunk's four 16-bit lanes (a row's words,
   // byte-swapped, or the template's word) interleaved into 64-bit records by two rounds of
-  // unpacking; T::store4 puts the records in frame order.
-  static void chunks(BlockWords& b, const BlockSums& s) {
-    for (uint32_t k = 0; k < s.count; k += T::kWords)
-      for (uint32_t c = 0; c < s.chunks; ++c) {
-        R lane[4];
-        for (int j = 0; j < 4; ++j) {
-          if (s.lane_row[c][j] < 0) {
-            lane[j] = T::set16(uint16_t(s.template_chunks[c] >> (16 * j)));
-          } else {
-            const R w = T::loadu(&b.words[s.lane_row[c][j]][k]);
-            lane[j] = T::bswap16(w);
-          }
-        }
-        const R lo01 = T::unpacklo16(lane[0], lane[1]), hi01 = T::unpackhi16(lane[0], lane[1]);
-        const R lo23 = T::unpacklo16(lane[2], lane[3]), hi23 = T::unpackhi16(lane[2], lane[3]);
-        T::store4(&b.chunks[c][k], T::unpacklo32(lo01, lo23), T::unpackhi32(lo01, lo23),
-                  T::unpacklo32(hi01, hi23), T::unpackhi32(hi01, hi23));
+  // unpacking, those of a pair's two chunks into 16-byte records by a third; T::store4 puts
+  // the records in frame order.
+  static void records(const BlockWords& b, const BlockSums& s, uint32_t c, uint32_t k, R* out) {
+    R lane[4];
+    for (int j = 0; j < 4; ++j) {
+      if (s.lane_row[c][j] < 0) {
+        lane[j] = T::set16(uint16_t(s.template_chunks[c] >> (16 * j)));
+      } else {
+        const R w = T::loadu(&b.words[s.lane_row[c][j]][k]);
+        lane[j] = T::bswap16(w);
       }
+    }
+    const R lo01 = T::unpacklo16(lane[0], lane[1]), hi01 = T::unpackhi16(lane[0], lane[1]);
+    const R lo23 = T::unpacklo16(lane[2], lane[3]), hi23 = T::unpackhi16(lane[2], lane[3]);
+    out[0] = T::unpacklo32(lo01, lo23), out[1] = T::unpackhi32(lo01, lo23);
+    out[2] = T::unpacklo32(hi01, hi23), out[3] = T::unpackhi32(hi01, hi23);
+  }
+  static void chunks(BlockWords& b, const BlockSums& s) {
+    for (uint32_t k = 0; k < s.count; k += T::kWords) {
+      for (uint32_t c = 0; c < 2 * s.pairs; c += 2) {
+        R first[4], second[4], pair[8];
+        records(b, s, c, k, first);
+        records(b, s, c + 1, k, second);
+        for (int i = 0; i < 4; ++i)
+          pair[2 * i] = T::unpacklo64(first[i], second[i]), pair[2 * i + 1] = T::unpackhi64(first[i], second[i]);
+        uint64_t* dst = &b.chunks[c][2 * k];
+        T::store4(dst, pair[0], pair[1], pair[2], pair[3], 16);
+        T::store4(dst + 8, pair[4], pair[5], pair[6], pair[7], 16);
+      }
+      for (uint32_t c = 2 * s.pairs; c < s.chunks; ++c) {
+        R single[4];
+        records(b, s, c, k, single);
+        T::store4(&b.chunks[c][k], single[0], single[1], single[2], single[3], 8);
+      }
+    }
   }
 
   // Scalar::place_ce kWords frames at a time.

@@ -103,8 +103,8 @@ class TxTask final : public Task {
         s = lane_.pattern[cycle_];
         if (++cycle_ == n) cycle_ = 0;
         positions[s][per_stream[s]++] = uint8_t(i);
+        burst_stream_[i] = s;
       }
-      burst_stream_[i] = s;
       frames[i] = copy_template(burst_[i], lane_.streams[s]->tmpl);
     }
     uint64_t udp_delta[kMaxBurst] = {};
@@ -156,7 +156,6 @@ class TxTask final : public Task {
     // (through `given` they were reloaded after every store).
     std::remove_cvref_t<Patch> patch = given;
     for (uint32_t i = 0; i < count; ++i) {
-      burst_stream_[i] = 0;
       uint8_t* frame = copy(burst_[i]);
       if constexpr (requires { patch.stamp(frame, st.tmpl, 0u, tsc); })  // a stamped FieldBlock::Writer
         patch.stamp(frame, st.tmpl, st.next_seq + i, tsc);
@@ -235,7 +234,7 @@ class TxTask final : public Task {
     if (cut_off) {
       // Frames built but never accepted were not sent: take them back from the counts.
       for (uint32_t i = first_pending_; i < first_pending_ + pending_; ++i)
-        --lane_.streams[burst_stream_[i]]->sent;
+        --lane_.streams[mixed_ ? burst_stream_[i] : 0]->sent;
       rte_pktmbuf_free_bulk(burst_ + first_pending_, pending_);
       pending_ = 0;
       lane_.cut_off = true;
@@ -260,7 +259,7 @@ class TxTask final : public Task {
   const TcpKey* isn_key_ = nullptr;
   TcpStep step_ = TcpStep::kSyn;
   rte_mbuf* burst_[kMaxBurst];
-  uint8_t burst_stream_[kMaxBurst];
+  uint8_t burst_stream_[kMaxBurst];  // the stream of each frame of the burst, in mixed flows
   uint32_t pending_ = 0, first_pending_ = 0;
 };
 
