@@ -68,19 +68,8 @@ class FieldGenerator {
         break;
       case VaryMode::kEnumerate:  // values come from the stream's TupleEnumerator
         break;
-      case VaryMode::kRandom:
-        while (count > 0) {
-          if (ahead_begin_ == kAhead) {
-            kernels_->fill_random(random_, ahead_, kAhead);
-            ahead_begin_ = 0;
-          }
-          const uint32_t n = count < kAhead - ahead_begin_ ? count : kAhead - ahead_begin_;
-          if (n == kMaxBurst)  // the usual case, a copy of known length (no call)
-            std::memcpy(out, ahead_ + ahead_begin_, kMaxBurst * sizeof *out);
-          else
-            std::memcpy(out, ahead_ + ahead_begin_, n * sizeof *out);
-          ahead_begin_ += n, out += n, count -= n;
-        }
+      case VaryMode::kRandom:  // (a call per block of frames: its set-up is shared by 128 values)
+        kernels_->fill_random(random_, out, count);
         break;
     }
   }
@@ -102,12 +91,6 @@ class FieldGenerator {
   uint32_t step_;
   uint32_t next_;
   RandomFieldState random_;
-  // Pseudorandom words are drawn kAhead at a time: a kernel call's set-up (the generators'
-  // state into registers and back, the mapping's constants) cost as much as drawing a burst's
-  // 32 words. The values do not depend on how they are grouped (RandomFieldState::left).
-  static constexpr uint32_t kAhead = 8 * kMaxBurst;
-  uint16_t ahead_[kAhead];
-  uint32_t ahead_begin_ = kAhead;  // ahead_[ahead_begin_..kAhead) not used yet
 };
 
 }  // namespace xlp

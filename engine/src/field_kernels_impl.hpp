@@ -210,18 +210,15 @@ struct Simd {
   // Maps kWords draws (low halves xl, high halves xh) and stores their words; returns a bit
   // per rejected draw.
   static uint32_t map(const Params& p, R xl, R xh, uint16_t* dst) {
-    if (p.full) {  // (no products: a full-range field, an address word, is a common case)
-      T::storeu(dst, T::or_(T::sll16(T::add16(xh, p.min), p.shift), p.other));
-      return 0;
-    }
     const R hi_a = T::mulhi16(xl, p.range), lo_a = T::mullo16(xl, p.range);
     const R hi_b = T::mulhi16(xh, p.range), lo_b = T::mullo16(xh, p.range);
     const R sum = T::add16(lo_b, hi_a);
     // Saturating and wrapping sums agree exactly when there is no carry: -1 there, else 0.
     const R no_carry = T::cmpeq16(sum, T::adds16(lo_b, hi_a));
-    const R value = T::add16(T::add16(hi_b, p.min_plus_one), no_carry);
+    R value = T::add16(T::add16(hi_b, p.min_plus_one), no_carry);
+    if (p.full) value = T::add16(xh, p.min);
     T::storeu(dst, T::or_(T::sll16(value, p.shift), p.other));
-    if (!T::any(T::cmpeq16(sum, T::set16(0)))) return 0;
+    if (p.full || !T::any(T::cmpeq16(sum, T::set16(0)))) return 0;
     uint16_t sums[T::kWords], lows[T::kWords];
     T::storeu(sums, sum);
     T::storeu(lows, lo_a);
