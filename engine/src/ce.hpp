@@ -216,10 +216,10 @@ struct CeRow {
   bool in_udp, in_ipv4;
 };
 
-// Picks the CEs of a stream's frames and gives their words, a burst at a time, as rows
-// (FieldBlock adds them to the fields' rows). Random: every CE and every port of its set
+// Picks the CEs of a stream's frames and gives their words, a block of frames at a time, as
+// rows (FieldBlock adds them to the fields' rows). Random: every CE and every port of its set
 // equally likely; increasing: CE after CE, the port moving on after each round of the CEs. A
-// lane q of several takes every lanes-th CE. A burst is computed in passes of the fields'
+// lane q of several takes every lanes-th CE. A block is computed in passes of the fields'
 // vector kernels: the draws (16-bit words), then the rows (place_ce), or, for a binding table,
 // the rows from each CE's fields.
 class CeGenerator {

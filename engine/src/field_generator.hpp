@@ -1,6 +1,6 @@
 // One varying field's values (fields.hpp: the mechanism; ce.hpp draws its CEs with it too):
-// increasing, decreasing or pseudorandom within [min, max], generated a burst at a time by the
-// vector kernels chosen for the CPU (field_kernels.hpp).
+// increasing, decreasing or pseudorandom within [min, max], generated a block of frames at a
+// time by the vector kernels chosen for the CPU (field_kernels.hpp).
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -50,7 +50,7 @@ class FieldGenerator {
     random_.shift = spec.shift;
   }
 
-  // Fills out[0..count) with the words to write; one switch per burst.
+  // Fills out[0..count) with the words to write; one switch per block of frames.
   void generate(uint16_t* out, uint32_t count) {
     switch (spec_.mode) {
       case VaryMode::kIncreasing:
