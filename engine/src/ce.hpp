@@ -339,9 +339,9 @@ class CeGenerator {
       plan_.ports = uint16_t(ports_), plan_.multiplier = by.multiplier, plan_.shift = by.shift;
     }
     if (const PortSet* ports = port_row_ ? source_->ports() : nullptr; ports && ports->psid_length() > 0) {
-      const unsigned a = ports->psid_offset(), m = ports->contiguous_bits();
-      plan_.port_shift = uint8_t(m), plan_.port_block = a ? 1 : 0, plan_.port_block_shift = uint8_t(16 - a);
-      plan_.port_low = uint16_t((1u << m) - 1);
+      const PortSet::Layout l = ports->layout();
+      plan_.port_shift = uint8_t(l.block_of), plan_.port_block = uint16_t(l.first_block);
+      plan_.port_block_shift = uint8_t(l.block_at), plan_.port_low = l.low;
     }
     if (std::holds_alternative<SoftwireTable>(source_->kind())) return;
     const uint32_t bits = count_ == 1 ? 0 : 64 - __builtin_clzll(count_ - 1);  // of the indices in use

@@ -39,8 +39,8 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
     put16(f + ip + 4, uint16_t(t.bytes.size() - ip - kIpv6Header));
     f[ip + 6] = spec.ip_version == 4 ? kProtoIpv4 : kProtoIpv6;
     f[ip + 7] = 10;
-    std::memcpy(f + ip + 8, spec.tunnel->src.data(), 16);
-    std::memcpy(f + ip + 24, spec.tunnel->dst.data(), 16);
+    std::memcpy(f + ip + kIpv6Src, spec.tunnel->src.data(), 16);
+    std::memcpy(f + ip + kIpv6Dst, spec.tunnel->dst.data(), 16);
     ip += kIpv6Header;
   }
   const size_t iph = ip_header_size(spec.ip_version);
@@ -65,8 +65,8 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
     put16(f + ip + 4, l4_len);
     f[ip + 6] = spec.l4;                     // next header
     f[ip + 7] = 10;                          // hop limit, as the IPv4 TTL
-    std::memcpy(f + ip + 8, src, 16);
-    std::memcpy(f + ip + 24, dst, 16);
+    std::memcpy(f + ip + kIpv6Src, src, 16);
+    std::memcpy(f + ip + kIpv6Dst, dst, 16);
   }
   const size_t l4 = ip + iph;
   put16(f + l4, spec.src_port);

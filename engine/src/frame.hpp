@@ -109,6 +109,7 @@ inline size_t read_vlan_tags(const uint8_t* p, size_t len, VlanStack& vlan) {
 // IP protocol numbers of the headers a frame's stack may hold (IANA; IPv6 next header values).
 constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoTcp = 6, kProtoDestOptions = 60;
 constexpr size_t kIpv6Header = 40;
+constexpr size_t kIpv6Src = 8, kIpv6Dst = 24;  // the addresses' offsets in an IPv6 header
 
 // TCP (RFC 9293 §3.1). A test segment carries the test tag in its first option, an
 // experimental option (RFC 6994: kind 254, then a 16-bit ExID) whose ExID is the tag's first

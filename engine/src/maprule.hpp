@@ -60,9 +60,17 @@ class PortSet {
   uint32_t ports_per_ce() const { return k_ ? ((1u << a_) - (a_ ? 1 : 0)) << m_ : 65536; }
   uint16_t port(uint16_t psid, uint32_t i) const {
     if (!k_) return uint16_t(i);
-    const uint32_t block = (a_ ? 1 : 0) + (i >> m_), j = i & ((1u << m_) - 1);
-    return uint16_t(block << (16 - a_) | uint32_t(psid) << m_ | j);
+    const Layout l = layout();
+    return uint16_t(((i >> l.block_of) + l.first_block) << l.block_at | uint32_t(psid) << m_ | (i & l.low));
   }
+  // How port(psid, i) places the bits of i (with a PSID): the block ((i >> block_of) +
+  // first_block) at bit block_at, i's low bits (i & low) below the PSID. The field kernels
+  // compute it from these terms (CePlacements).
+  struct Layout {
+    unsigned block_of, first_block, block_at;
+    uint16_t low;
+  };
+  Layout layout() const { return {m_, a_ ? 1u : 0u, 16 - a_, uint16_t((1u << m_) - 1)}; }
   // Whether `port` is in some set (not in block 0 when a > 0).
   bool in_a_set(uint16_t port) const { return !k_ || !a_ || (port >> (16 - a_)) != 0; }
 

@@ -59,7 +59,7 @@ class StateTable {
       if (tunnel) {
         if (tunnels_.empty()) tunnels_.reserve(size_t(std::min<uint64_t>(capacity_, kReserved)));
         std::array<uint8_t, 16> b4;
-        std::memcpy(b4.data(), tunnel + 24, 16);
+        std::memcpy(b4.data(), tunnel + kIpv6Dst, 16);
         tunnels_.push_back(b4);
       }
     }
@@ -121,7 +121,7 @@ class StateTable {
     }
     if (!tcp_) return deltas_[i].udp;
     if (t.outer_offset != t.ip_offset && i < tunnels_.size())  // from the B4 whose connection it is
-      std::memcpy(frame + t.outer_offset + 8, tunnels_[i].data(), 16);
+      std::memcpy(frame + t.outer_offset + kIpv6Src, tunnels_[i].data(), 16);
     TcpStream& s = streams_[i];
     if (s.next - s.first > kMaxAhead - payload_) s.next = s.first;
     const uint32_t seq_be = __builtin_bswap32(s.next), ack_be = __builtin_bswap32(s.peer);

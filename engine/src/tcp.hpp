@@ -126,8 +126,8 @@ inline TcpSegment reply_to(const TcpView& in, uint32_t seq, uint32_t ack, uint32
   out.timestamp = timestamp;
   if (in.tunnel) {
     out.tunnelled = true;
-    std::memcpy(out.tunnel_src.data(), in.tunnel + 24, 16);  // the IPv6 destination
-    std::memcpy(out.tunnel_dst.data(), in.tunnel + 8, 16);   // the IPv6 source
+    std::memcpy(out.tunnel_src.data(), in.tunnel + kIpv6Dst, 16);
+    std::memcpy(out.tunnel_dst.data(), in.tunnel + kIpv6Src, 16);
   }
   return out;
 }
@@ -167,8 +167,8 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
   write_tag(out + t.tag_offset, seg.tag_seq, ts);
   // A tunnelled template (its IPv6 tunnel header has no checksum): the segment's softwire.
   if (seg.tunnelled && t.outer_offset != t.ip_offset) {
-    std::memcpy(out + t.outer_offset + 8, seg.tunnel_src.data(), 16);
-    std::memcpy(out + t.outer_offset + 24, seg.tunnel_dst.data(), 16);
+    std::memcpy(out + t.outer_offset + kIpv6Src, seg.tunnel_src.data(), 16);
+    std::memcpy(out + t.outer_offset + kIpv6Dst, seg.tunnel_dst.data(), 16);
   }
   const uint64_t addr_sum = sum_words(addrs, 2 * alen);
   if (alen == 4) {
