@@ -3,9 +3,9 @@
 // big-endian 16-bit word of the frame, or one byte of it, whose value is drawn per frame as
 // increasing, decreasing or pseudorandom within [min, max]. Values are generated a block of
 // frames at a time (the mode is looked at once per block, not per frame), and the checksums
-// are updated incrementally (RFC 1624) from the template's value, never recomputed. The pseudorandom
-// values and the checksum sums come from vector kernels chosen for the CPU at run time
-// (field_kernels.hpp); every kernel gives the same values.
+// are updated incrementally (RFC 1624) from the template's value, never recomputed. The
+// pseudorandom values and the checksum sums come from vector kernels chosen for the CPU at run
+// time (field_kernels.hpp); every kernel gives the same values.
 #pragma once
 #include <algorithm>
 #include <cassert>
