@@ -258,15 +258,15 @@ struct Simd {
     // The rows of each sum, listed once per block (not tested row by row per register).
     const uint16_t* udp_row[BlockWords::kRows];
     const uint16_t* ip_row[BlockWords::kRows];
-    uint32_t udp_rows = 0, ip_rows = 0;
+    uint32_t udp_count = 0, ip_count = 0;
     for (uint32_t r = 0; r < s.rows; ++r) {
-      if (s.udp_rows >> r & 1) udp_row[udp_rows++] = b.words[r];
-      if (s.ipv4_rows >> r & 1) ip_row[ip_rows++] = b.words[r];
+      if (s.udp_rows >> r & 1) udp_row[udp_count++] = b.words[r];
+      if (s.ipv4_rows >> r & 1) ip_row[ip_count++] = b.words[r];
     }
     for (uint32_t k = 0; k < s.count; k += T::kWords) {
       R udp = udp_base, ip = ip_base;
-      for (uint32_t r = 0; r < udp_rows; ++r) udp = add_ones(udp, T::loadu(&udp_row[r][k]));
-      for (uint32_t r = 0; r < ip_rows; ++r) ip = add_ones(ip, T::loadu(&ip_row[r][k]));
+      for (uint32_t r = 0; r < udp_count; ++r) udp = add_ones(udp, T::loadu(&udp_row[r][k]));
+      for (uint32_t r = 0; r < ip_count; ++r) ip = add_ones(ip, T::loadu(&ip_row[r][k]));
       T::storeu(&b.udp_sum[k], udp);
       if (s.ipv4_checksum) T::storeu(&b.words[s.rows][k], T::xor_(ip, ones));
     }
