@@ -14,6 +14,31 @@ inline uint64_t sum_words(const uint8_t* data, size_t len, uint64_t acc = 0) {
   return acc;
 }
 
+// One's complement sum of `len` bytes taken as 16-bit words in the machine's byte order, not
+// yet folded, 4 bytes at a time (a receiver's checksum verification). The sum is byte-order
+// independent (RFC 1071 §2 (B)): a sum that must fold to 0xffff needs no swapping. An odd
+// trailing byte is padded with zero, as in sum_words.
+inline uint64_t sum_native(const uint8_t* data, size_t len, uint64_t acc = 0) {
+  size_t i = 0;
+  for (; i + 4 <= len; i += 4) {
+    uint32_t w;
+    __builtin_memcpy(&w, data + i, 4);
+    acc += w;
+  }
+  for (; i + 2 <= len; i += 2) {
+    uint16_t w;
+    __builtin_memcpy(&w, data + i, 2);
+    acc += w;
+  }
+  if (i < len) {
+    const uint8_t last[2] = {data[i], 0};
+    uint16_t w;
+    __builtin_memcpy(&w, last, 2);
+    acc += w;
+  }
+  return acc;
+}
+
 // Folds carries back into the low 16 bits (end-around carry). A fixed number of steps, no
 // loop: the per-frame checksum update must not branch on the data. 64 -> 33 bits -> at most
 // 0x2fffe -> at most 0x10001 -> at most 0xffff.

@@ -136,7 +136,8 @@ struct Tunnel {
 
 // A frame: Ethernet (with `vlan`), an optional IPv6 tunnel header, one IPv4 or IPv6 header
 // (`ip_version`, the addresses), UDP or TCP (`l4`) and the test tag. The stack is data: its
-// layers' offsets are in the template, and the parser walks the same layers.
+// layers (layers_of) are written by one writer each (build_template), a stream's received
+// frames are judged against the same layers (header_check.hpp), and the parser walks them.
 struct FrameSpec {
   int ip_version = 4;                 // of the IP header that carries UDP or TCP (the inner one)
   uint8_t l4 = kProtoUdp;             // kProtoUdp or kProtoTcp
@@ -144,6 +145,8 @@ struct FrameSpec {
   std::array<uint8_t, 6> src_mac{}, dst_mac{};
   std::array<uint8_t, 16> src_ip{}, dst_ip{};  // IPv4 uses the first 4 bytes
   uint16_t src_port = 0xC020, dst_port = 7;    // RFC 2544 App. C
+  uint8_t tos = 0;   // IPv4 TOS octet / IPv6 traffic class, of every IP header (tunnel too)
+  uint8_t ttl = 10;  // IPv4 TTL / IPv6 hop limit, of every IP header (RFC 2544 App. C.2.6.4)
   // On the wire from the destination MAC to the FCS inclusive, without VLAN tags: the tags of
   // `vlan` come on top (4 bytes each), so a frame size names the same IP packet on tagged
   // and untagged ports.
@@ -153,6 +156,41 @@ struct FrameSpec {
 };
 
 inline size_t ip_header_size(int ip_version) { return ip_version == 4 ? 20 : 40; }
+
+// The header layers of a test frame, outermost first. Each has one writer (frame.cpp) and one
+// checker (header_check.hpp); a frame's list follows from its FrameSpec (layers_of).
+enum class Layer : uint8_t { kEthernet, kTunnel, kIpv4, kIpv6, kUdp, kTcp, kTag };
+struct LayerList {
+  std::array<Layer, 5> items{};
+  uint8_t count = 0;
+  const Layer* begin() const { return items.data(); }
+  const Layer* end() const { return items.data() + count; }
+};
+inline LayerList layers_of(const FrameSpec& spec) {
+  LayerList l;
+  l.items[l.count++] = Layer::kEthernet;
+  if (spec.tunnel) l.items[l.count++] = Layer::kTunnel;
+  l.items[l.count++] = spec.ip_version == 4 ? Layer::kIpv4 : Layer::kIpv6;
+  l.items[l.count++] = spec.l4 == kProtoTcp ? Layer::kTcp : Layer::kUdp;
+  l.items[l.count++] = Layer::kTag;
+  return l;
+}
+
+// What a header field is to a receiver that judges a frame (header_check.hpp): a field a
+// DUT must leave as sent or write as the stream's rx says (kFixed: always compared), one the
+// rx expectation names (addresses, ports, TTL, TOS, DF), or one it may write freely or that
+// another check owns (kFree: the IPv4 identification, checksums, TCP sequence numbers, the tag).
+enum class FieldRole : uint8_t { kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kDf, kFree };
+// A field a layer writer wrote: `size` bytes from `offset` (in the frame), the first and last of
+// them under `first_mask` and `last_mask` (a field that shares a byte with another: IPv6's
+// version, traffic class and flow label; IPv4's flags).
+struct FieldMark {
+  Layer layer;
+  FieldRole role;
+  uint16_t offset;
+  uint8_t size;
+  uint8_t first_mask = 0xff, last_mask = 0xff;
+};
 
 // The transport header up to the test tag's end: UDP's 8 bytes and the tag, or TCP's header
 // with its options (the tag among them).
@@ -182,6 +220,9 @@ struct FrameTemplate {
   uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
   uint16_t ip_offset = 0;      // start of the IP header that carries UDP
   uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
+  // Every header field the layer writers wrote, outermost layer first (the receiver's
+  // expectations for a stream are derived from these: header_check.hpp).
+  std::vector<FieldMark> fields;
   // Bytes the sender copies per frame: all of them, or for a frame longer than one mbuf
   // segment only the first kJumboHead; the rest is `tail`, one read-only segment shared by
   // every frame of the stream (reference-counted, chained after each frame's own head, so a

@@ -1,0 +1,165 @@
+// The receiver's judgement of the headers a DUT wrote into a test frame (docs/protocol.md,
+// "Header checks"): a stream's expectations (HeaderCheck) are derived once, before the trial,
+// from the frame the DUT should deliver, built by the same layer writers as the frames the
+// tester sends (build_template); per frame the receiver compares each layer's bytes under a
+// mask, checks TTL and varying words against their ranges and verifies the checksums. Pure:
+// no DPDK.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "checksum.hpp"
+#include "frame.hpp"
+
+namespace xlp {
+
+// What a received frame's headers were found to be, best first; a frame that fails several
+// checks is counted by the first of them in this order (the most specific).
+enum class Verdict : uint8_t { kGood, kBadAddress, kBadTtl, kBadTos, kBadHeader, kBadChecksum };
+constexpr size_t kVerdicts = 6;
+// The reply's names of the counts (docs/protocol.md), by Verdict.
+constexpr std::array<const char*, kVerdicts> kVerdictNames = {"received", "bad_address", "bad_ttl",
+                                                              "bad_tos", "bad_header", "bad_checksum"};
+
+// A header word that changes from frame to frame as the frame arrives: checked against its range.
+struct RxWord {
+  FieldRole field = FieldRole::kSrcPort;  // kSrcAddress, kDstAddress, kSrcPort or kDstPort
+  uint32_t offset = 0;                    // byte offset in the address (0 for ports)
+  uint32_t bits = 16;                     // 16: a big-endian word; 8: one byte
+  uint32_t min = 0, max = 0;
+};
+
+// What the DUT must have written into a stream's frames (the protocol's stream `rx`): a value
+// left out is not checked.
+struct RxSpec {
+  int ip_version = 4;
+  std::optional<std::array<uint8_t, 16>> src_ip, dst_ip;  // IPv4 in the first 4 bytes
+  std::optional<uint16_t> src_port, dst_port;
+  bool tunnel = false;  // the frame arrives in an RFC 2473 IPv6 tunnel
+  std::optional<std::array<uint8_t, 16>> tunnel_src, tunnel_dst;
+  std::optional<std::pair<uint8_t, uint8_t>> ttl;  // the inner header's, an inclusive range
+  std::optional<uint8_t> tos;
+  std::optional<bool> df;  // IPv4 arrivals
+  bool checksums = true;
+  std::vector<RxWord> vary;
+};
+
+// A field that another check owns (a CE's address or port: ce.hpp), left out of the compare.
+struct OwnedField {
+  Layer layer;
+  FieldRole role;
+};
+
+class HeaderCheck {
+ public:
+  // The expectations for frames sent as `sent` that arrive as `rx` says, `rx_frame_size`
+  // bytes long (FCS included, VLAN tags not) with the tags of `rx_vlan`. Throws
+  // std::invalid_argument when no such frame can be built (too short for its headers).
+  HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
+              const std::vector<OwnedField>& owned = {});
+
+  // The frame's verdict. `tag`: what the parser found (its layers' offsets); `l4_len`: the
+  // transport header and payload's bytes; `l4_sum`: their one's complement sum in the machine's
+  // byte order (sum_native), needed only when checksums() is true.
+  Verdict judge(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum) const {
+    if (passes(frame, tag, l4_len, l4_sum)) return Verdict::kGood;
+    return classify(frame, tag, l4_len, l4_sum);
+  }
+  bool checksums() const { return checksums_; }
+
+  // The frame the DUT should deliver, as its layer writers built it (zero where rx leaves a
+  // value out), and its fields: what the expectations were derived from (tests).
+  const FrameTemplate& expected() const { return expected_; }
+
+ private:
+  // Where a layer starts in a received frame, as the parser found it.
+  enum Where : uint8_t { kOuter, kIp, kL4 };
+  static constexpr size_t kRegionWords = 6;  // 48 bytes: the longest header compared (IPv6's 40)
+  // One layer's header bytes compared under a mask, 8 bytes at a time.
+  struct Region {
+    Where where = kIp;
+    uint8_t words = 0;
+    std::array<uint64_t, kRegionWords> want{}, mask{};
+  };
+  struct Word {  // a varying word (RxWord) where it lies in the received frame
+    Where where;
+    uint16_t offset;  // from the layer's start
+    uint8_t bits;
+    uint16_t min, max;
+  };
+
+  static uint16_t start(Where w, const TestTag& tag) {
+    return w == kOuter ? tag.outer_offset : w == kIp ? tag.l3_offset : tag.l4_offset;
+  }
+  static uint64_t load64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+
+  // The fast path: every check at once, no attribution.
+  bool passes(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum) const {
+    if ((tag.outer_offset != tag.l3_offset) != tunnel_) return false;
+    uint64_t diff = 0;
+    for (uint8_t r = 0; r < regions_; ++r) {
+      const Region& g = region_[r];
+      const uint8_t* p = frame + start(g.where, tag);
+      for (uint8_t w = 0; w < g.words; ++w) diff |= (load64(p + 8 * w) ^ g.want[w]) & g.mask[w];
+    }
+    if (diff) return false;
+    if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
+      return false;
+    if (tunnel_ && frame[tag.outer_offset + 7] == 0) return false;  // hop limit 0 (RFC 2473 §6.3)
+    for (uint8_t i = 0; i < words_; ++i)
+      if (!word_in_range(word_[i], frame, tag)) return false;
+    return !checksums_ || checksums_verify(frame, tag, l4_len, l4_sum);
+  }
+
+  static bool word_in_range(const Word& w, const uint8_t* frame, const TestTag& tag) {
+    const uint8_t* p = frame + start(w.where, tag) + w.offset;
+    const uint16_t v = w.bits == 8 ? p[0] : uint16_t(p[0] << 8 | p[1]);
+    return uint16_t(v - w.min) <= uint16_t(w.max - w.min);
+  }
+
+  bool checksums_verify(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum) const {
+    const uint8_t* ip = frame + tag.l3_offset;
+    const bool v4 = ip_version_ == 4;
+    if (v4 && fold(sum_native(ip, 20)) != 0xffff) return false;
+    const uint8_t* l4 = frame + tag.l4_offset;
+    // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1).
+    if (l4_ == kProtoUdp && l4[6] == 0 && l4[7] == 0) return v4;
+    const uint8_t pseudo[4] = {0, l4_, uint8_t(l4_len >> 8), uint8_t(l4_len)};
+    uint64_t sum = l4_sum + sum_native(pseudo, 4);
+    sum = v4 ? sum_native(ip + 12, 8, sum) : sum_native(ip + kIpv6Src, 32, sum);
+    return fold(sum) == 0xffff;
+  }
+
+  // The slow path, for a frame that failed: which check failed first (Verdict's order).
+  Verdict classify(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum) const;
+
+  FrameTemplate expected_;
+  std::array<Region, 3> region_{};
+  uint8_t regions_ = 0;
+  bool tunnel_ = false, checksums_ = true;
+  int ip_version_ = 4;
+  uint8_t l4_ = kProtoUdp;
+  std::optional<std::pair<uint8_t, uint8_t>> ttl_;
+  uint16_t ttl_at_ = 0;  // from the IP header's start
+  static constexpr size_t kMaxWords = 16;
+  std::array<Word, kMaxWords> word_{};
+  uint8_t words_ = 0;
+  // The compared fields, layer-relative, for classify.
+  struct Compared {
+    Where where;
+    FieldRole role;
+    uint16_t offset;
+    uint8_t size, first_mask, last_mask;
+  };
+  std::vector<Compared> compared_;
+};
+
+}  // namespace xlp

@@ -1,0 +1,336 @@
+// The receiver's header checks (header_check.hpp): per layer, a frame a correct DUT delivers
+// passes, and each fault a DUT can make is counted by its own verdict. The frames the "DUT"
+// delivers are built here by the engine's layer writers and then changed byte by byte, their
+// checksums recomputed with the independent reference (reference.hpp) where the fault is not
+// the checksum itself.
+#include <gtest/gtest.h>
+
+#include <bit>
+
+#include "header_check.hpp"
+#include "reference.hpp"
+
+using namespace xlp;
+
+namespace {
+
+FrameSpec sent_spec(int version, uint32_t size = 0, uint8_t l4 = kProtoUdp) {
+  FrameSpec s;
+  s.ip_version = version;
+  s.l4 = l4;
+  s.src_mac = parse_mac("02:78:6c:00:00:01");
+  s.dst_mac = parse_mac("02:78:6c:00:01:01");
+  s.src_ip = parse_ip(version == 4 ? "198.18.0.2" : "2001:2::2", version);
+  s.dst_ip = parse_ip(version == 4 ? "198.19.0.2" : "2001:2:0:8000::2", version);
+  s.tos = 0x28;  // DSCP 10 (AF11): a DUT that zeroes it is caught
+  s.frame_size = size ? size : min_frame_size(version, false, l4, s.tcp_flags);
+  return s;
+}
+
+// What a router delivers: the sent frame with the TTL one lower.
+RxSpec routed(const FrameSpec& s) {
+  RxSpec rx;
+  rx.ip_version = s.ip_version;
+  rx.src_ip = s.src_ip;
+  rx.dst_ip = s.dst_ip;
+  rx.src_port = s.src_port;
+  rx.dst_port = s.dst_port;
+  rx.ttl = {uint8_t(s.ttl - 1), uint8_t(s.ttl - 1)};
+  rx.tos = s.tos;
+  if (s.ip_version == 4) rx.df = true;
+  return rx;
+}
+
+// The frame as a DUT would write it: `spec`'s frame with a tag stamped in.
+std::vector<uint8_t> frame_of(const FrameSpec& spec) {
+  FrameTemplate t = build_template(spec, 3, 7);
+  std::vector<uint8_t> f = t.bytes;
+  stamp_frame(f.data(), t, 12345, 0x123456789abcull);
+  return f;
+}
+
+// Recomputes the IPv4 header checksum (if any) and the transport checksum of the IP header
+// at `ip`, as a DUT that changed a header correctly would.
+void fix_checksums(std::vector<uint8_t>& f, size_t ip) {
+  uint8_t* h = f.data() + ip;
+  const bool v4 = (h[0] >> 4) == 4;
+  if (v4) {
+    h[10] = h[11] = 0;
+    const uint16_t c = reference_checksum({h, h + 20});
+    h[10] = uint8_t(c >> 8), h[11] = uint8_t(c);
+  }
+  const size_t l4 = ip + (v4 ? 20 : 40);
+  const uint8_t proto = v4 ? h[9] : h[6];
+  const size_t at = l4 + (proto == kProtoTcp ? 16 : 6);
+  f[at] = f[at + 1] = 0;
+  std::vector<uint8_t> pseudo(h + (v4 ? 12 : 8), h + (v4 ? 20 : 40));
+  const size_t len = f.size() - l4;
+  pseudo.insert(pseudo.end(), {0, proto, uint8_t(len >> 8), uint8_t(len)});
+  pseudo.insert(pseudo.end(), f.begin() + long(l4), f.end());
+  uint16_t c = reference_checksum(pseudo);
+  if (c == 0 && proto == kProtoUdp) c = 0xffff;
+  f[at] = uint8_t(c >> 8), f[at + 1] = uint8_t(c);
+}
+
+Verdict judge(const HeaderCheck& check, const std::vector<uint8_t>& f) {
+  TestTag tag;
+  if (!parse_test_frame(f.data(), uint32_t(f.size()), tag)) return Verdict(255);
+  const uint32_t l4_len = uint32_t(f.size() - tag.l4_offset);
+  return check.judge(f.data(), tag, l4_len, sum_native(f.data() + tag.l4_offset, l4_len));
+}
+
+constexpr size_t kIp = 14;  // untagged, no tunnel
+
+}  // namespace
+
+// The expectations come from the same layer list that builds the frames: the expected frame's
+// fields are, layer by layer and role by role, those of a sent frame of that stack.
+TEST(HeaderCheck, ExpectationsAreTheLayerWritersFields) {
+  for (int v : {4, 6})
+    for (uint8_t l4 : {kProtoUdp, kProtoTcp}) {
+      const FrameSpec s = sent_spec(v, 0, l4);
+      const HeaderCheck check(s, routed(s), s.frame_size, {});
+      const FrameTemplate t = build_template(s, 0, 0);
+      ASSERT_EQ(check.expected().fields.size(), t.fields.size());
+      for (size_t i = 0; i < t.fields.size(); ++i) {
+        EXPECT_EQ(check.expected().fields[i].layer, t.fields[i].layer);
+        EXPECT_EQ(check.expected().fields[i].role, t.fields[i].role);
+        EXPECT_EQ(check.expected().fields[i].offset, t.fields[i].offset);
+      }
+      // ... in the order of the frame's layer list.
+      const LayerList layers = layers_of(s);
+      size_t next = 0;
+      for (const FieldMark& m : t.fields) {
+        while (next < layers.count && layers.items[next] != m.layer) ++next;
+        ASSERT_LT(next, layers.count) << "a field of a layer out of the list's order";
+      }
+    }
+}
+
+TEST(HeaderCheck, Ipv4RouterEveryFaultByItsVerdict) {
+  const FrameSpec s = sent_spec(4);
+  const HeaderCheck check(s, routed(s), s.frame_size, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  const std::vector<uint8_t> good = frame_of(out);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+
+  EXPECT_EQ(judge(check, frame_of(s)), Verdict::kBadTtl) << "no TTL decrement";
+  auto f = good;
+  f[kIp + 1] = 0;  // DSCP zeroed
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadTos);
+  f = good;
+  f[kIp + 19] ^= 1;  // another destination
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+  f = good;
+  f[kIp + 20 + 1] ^= 1;  // another source port
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+  f = good;
+  f[kIp + 6] &= uint8_t(~0x40);  // DF cleared
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
+  f = good;
+  f[kIp + 3] -= 2;  // a total length that is not the packet's
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
+  f = good;
+  f[kIp + 9] = 99;  // another protocol: not a test frame at all (the parser's: foreign)
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict(255));
+  f = good;
+  f[kIp + 10] ^= 0x10;  // a broken IPv4 header checksum
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+  f = good;
+  f[kIp + 8] = 9;
+  f[kIp + 12] ^= 4;  // the source rewritten without the UDP checksum's adjustment (IPv4 header fixed)
+  {
+    uint8_t* h = f.data() + kIp;
+    h[10] = h[11] = 0;
+    const uint16_t c = reference_checksum({h, h + 20});
+    h[10] = uint8_t(c >> 8), h[11] = uint8_t(c);
+  }
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress) << "the address comes first";
+  f = good;
+  f[f.size() - 1] ^= 0x55;  // payload damaged: the UDP checksum catches it
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+  f = good;
+  f[kIp + 4] ^= 0x12;  // the identification is the DUT's to set (RFC 7915 §5.1)
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kGood);
+  f = good;
+  f[kIp + 20 + 6] = f[kIp + 20 + 7] = 0;  // UDP over IPv4 without a checksum: allowed (RFC 768)
+  EXPECT_EQ(judge(check, f), Verdict::kGood);
+}
+
+TEST(HeaderCheck, Ipv6EveryFaultByItsVerdict) {
+  const FrameSpec s = sent_spec(6);
+  const HeaderCheck check(s, routed(s), s.frame_size, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  const std::vector<uint8_t> good = frame_of(out);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  EXPECT_EQ(judge(check, frame_of(s)), Verdict::kBadTtl);
+  auto f = good;
+  f[kIp] = 0x60, f[kIp + 1] &= 0x0f;  // traffic class zeroed
+  EXPECT_EQ(judge(check, f), Verdict::kBadTos);
+  f = good;
+  f[kIp + 3] = 1;  // a flow label where the tester sent none
+  EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
+  f = good;
+  f[kIp + 8 + 15] ^= 1;  // another source address, checksum adjusted
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+  f = good;
+  f[kIp + 40 + 6] = f[kIp + 40 + 7] = 0;  // UDP over IPv6 needs its checksum (RFC 8200 §8.1)
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+  f = good;
+  f[kIp + 40 + 6] ^= 1;
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+}
+
+// SIIT (RFC 7915): an IPv6 frame arrives as IPv4. A translator that forgets to adjust the UDP
+// checksum for the new pseudo header is caught; the DF rule of §5.1 (0 up to 1260 bytes) and
+// a TTL range are honoured.
+TEST(HeaderCheck, TranslatedFramesAndTheChecksumAdjustment) {
+  const FrameSpec s = sent_spec(6, 84);
+  RxSpec rx;
+  rx.ip_version = 4;
+  rx.src_ip = parse_ip("198.18.0.2", 4);
+  rx.dst_ip = parse_ip("198.19.0.2", 4);
+  rx.src_port = s.src_port;
+  rx.dst_port = s.dst_port;
+  rx.ttl = {8, 9};
+  rx.tos = s.tos;
+  rx.df = false;
+  const HeaderCheck check(s, rx, 64, {});
+  FrameSpec out = sent_spec(4, 64);
+  out.ttl = 9;
+  auto good = frame_of(out);
+  good[kIp + 6] = 0;  // DF 0: a 64-byte frame
+  fix_checksums(good, kIp);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  auto f = good;
+  f[kIp + 8] = 8;
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kGood) << "8 is in the range";
+  f[kIp + 8] = 10;
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadTtl);
+  // The UDP checksum as it was in the IPv6 frame: not adjusted to the IPv4 pseudo header.
+  const auto sent = frame_of(s);
+  f = good;
+  f[kIp + 20 + 6] = sent[kIp + 40 + 6], f[kIp + 20 + 7] = sent[kIp + 40 + 7];
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+  f = good;
+  f[kIp + 6] = 0x40;  // DF set on a small packet
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
+}
+
+// RFC 2473 tunnels: the tunnel's addresses are checked where given, its hop limit must not be
+// 0 and is otherwise the entry point's choice, as are its flow label and traffic class; a frame
+// without the tunnel, or with one where none is expected, is a header fault.
+TEST(HeaderCheck, TunnelLayer) {
+  FrameSpec s = sent_spec(4, 64);
+  RxSpec rx = routed(s);
+  rx.tunnel = true;
+  rx.tunnel_src = parse_ip("2001:db8::1", 6);
+  rx.tunnel_dst = parse_ip("2001:db8::2", 6);
+  const HeaderCheck check(s, rx, 104, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  out.frame_size = 104;
+  out.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  const auto good = frame_of(out);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  const size_t inner = kIp + 40;
+  auto f = good;
+  f[kIp + 7] = 255, f[kIp + 3] = 0x42, f[kIp] = 0x60, f[kIp + 1] = 0;  // hop limit, flow label, class: its own
+  EXPECT_EQ(judge(check, f), Verdict::kGood);
+  f[kIp + 7] = 0;
+  EXPECT_EQ(judge(check, f), Verdict::kBadTtl);
+  f = good;
+  f[kIp + 8 + 15] = 9;  // another tunnel source (the wrong BR or AFTR)
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+  f = good;
+  f[inner + 1] = 0;  // the inner TOS lost
+  fix_checksums(f, inner);
+  EXPECT_EQ(judge(check, f), Verdict::kBadTos);
+  FrameSpec plain = s;
+  plain.ttl = 9;
+  EXPECT_EQ(judge(check, frame_of(plain)), Verdict::kBadHeader) << "no tunnel where one is expected";
+  const HeaderCheck untunnelled(s, routed(s), 64, {});
+  EXPECT_EQ(judge(untunnelled, good), Verdict::kBadHeader) << "a tunnel where none is expected";
+}
+
+// Varying words are checked against their ranges, not their template values; fields another
+// check owns (a CE's) are not compared at all; a value rx leaves out is not checked.
+TEST(HeaderCheck, VaryingOwnedAndUncheckedFields) {
+  const FrameSpec s = sent_spec(4);
+  RxSpec rx = routed(s);
+  rx.vary = {RxWord{FieldRole::kSrcPort, 0, 16, 1024, 2047}, RxWord{FieldRole::kDstAddress, 3, 8, 1, 10}};
+  const HeaderCheck check(s, rx, s.frame_size, VlanStack{}, {OwnedField{Layer::kIpv4, FieldRole::kSrcAddress}});
+  FrameSpec out = s;
+  out.ttl = 9;
+  out.src_port = 1500;
+  out.dst_ip[3] = 10;
+  out.src_ip[0] = 203;  // owned by another check
+  EXPECT_EQ(judge(check, frame_of(out)), Verdict::kGood);
+  out.src_port = 2048;
+  EXPECT_EQ(judge(check, frame_of(out)), Verdict::kBadAddress);
+  out.src_port = 1024;
+  out.dst_ip[3] = 11;
+  EXPECT_EQ(judge(check, frame_of(out)), Verdict::kBadAddress);
+  out.dst_ip[3] = 1;
+  out.dst_ip[2] = 1;  // the fixed part of a varying address is compared
+  EXPECT_EQ(judge(check, frame_of(out)), Verdict::kBadAddress);
+
+  RxSpec loose;  // addresses, ports, TTL, TOS, DF not named: only structure and checksums
+  loose.ip_version = 4;
+  const HeaderCheck any(s, loose, s.frame_size, {});
+  FrameSpec nat = s;
+  nat.src_ip = parse_ip("203.0.113.1", 4), nat.src_port = 40000, nat.ttl = 3, nat.tos = 0;
+  EXPECT_EQ(judge(any, frame_of(nat)), Verdict::kGood);
+  auto f = frame_of(nat);
+  f[f.size() - 2] ^= 1;
+  EXPECT_EQ(judge(any, f), Verdict::kBadChecksum);
+  loose.checksums = false;
+  EXPECT_EQ(judge(HeaderCheck(s, loose, s.frame_size, VlanStack{}), f), Verdict::kGood);
+}
+
+// TCP: sequence numbers, window and checksum are not compared (the TCP step checks the
+// numbers); data offset and flags are; the TCP checksum is verified.
+TEST(HeaderCheck, TcpLayer) {
+  FrameSpec s = sent_spec(4, 0, kProtoTcp);
+  s.tcp_flags = kTcpSyn;
+  s.frame_size = min_frame_size(4, false, kProtoTcp, kTcpSyn);
+  const HeaderCheck check(s, routed(s), s.frame_size, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  auto good = frame_of(out);
+  const size_t tcp = kIp + 20;
+  good[tcp + 4] = 0x12, good[tcp + 14] = 0x10;  // a sequence number, another window
+  fix_checksums(good, kIp);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  auto f = good;
+  f[tcp + 13] = kTcpSyn | kTcpAck;
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
+  f = good;
+  f[tcp + 16] ^= 0x40;
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+}
+
+// The checksum sum in the machine's byte order folds to the same verdict as RFC 1071's.
+TEST(HeaderCheck, NativeSumAgreesWithTheReference) {
+  std::vector<uint8_t> bytes(77);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(i * 37 + 11);
+  for (size_t len = 0; len <= bytes.size(); ++len) {
+    const uint16_t native = fold(sum_native(bytes.data(), len));
+    const uint16_t big = fold(sum_words(bytes.data(), len));
+    EXPECT_EQ(native, std::endian::native == std::endian::little ? uint16_t(__builtin_bswap16(big)) : big) << len;
+  }
+}
