@@ -44,6 +44,21 @@ CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint
   return out;
 }
 
+std::vector<OwnedField> ce_owned_fields(const StreamPlan& stream) {
+  std::vector<OwnedField> owned;
+  if (!stream.ce) return owned;
+  const CePlan& ce = *stream.ce;
+  const uint8_t fields = ce.tx | ce.rx;  // a field the sender varies per CE is not one value either
+  const FieldRole address = ce.src ? FieldRole::kSrcAddress : FieldRole::kDstAddress;
+  if (fields & CePlan::kTunnel) owned.push_back({Layer::kTunnel, address});
+  if (fields & CePlan::kIpv6) owned.push_back({Layer::kIpv6, address});
+  if (fields & CePlan::kIpv4) owned.push_back({Layer::kIpv4, address});
+  if (fields & CePlan::kPort)
+    owned.push_back({stream.spec.l4 == kProtoTcp ? Layer::kTcp : Layer::kUdp,
+                     ce.src ? FieldRole::kSrcPort : FieldRole::kDstPort});
+  return owned;
+}
+
 bool ce_received_consistent(const CePlan& ce, const TestTag& tag, const uint8_t* frame) {
   const int version = frame[tag.l3_offset] >> 4;
   if ((ce.rx & CePlan::kTunnel) && tag.outer_offset == tag.l3_offset) return false;  // no tunnel

@@ -11,6 +11,7 @@
 #include "enumerate.hpp"
 #include "fields.hpp"
 #include "frame.hpp"
+#include "header_check.hpp"
 #include "pacing.hpp"
 #include "statetable.hpp"
 #include "tcp.hpp"
@@ -52,9 +53,14 @@ struct StreamPlan {
   VlanStack rx_vlan;           // the VLAN IDs it arrives with
   std::vector<VarySpec> vary;
   std::optional<CePlan> ce;
+  std::optional<RxSpec> rx;  // what the DUT must have written (header checks)
   // Order of the joint enumeration of the fields whose mode is kEnumerate (stateful phase 1).
   std::optional<TupleEnumerator::Order> enumerate;
 };
+
+// The header fields of a stream's received frames that its CEs own (CePlan's tx and rx fields):
+// the CE check judges them, the header check leaves them out.
+std::vector<OwnedField> ce_owned_fields(const StreamPlan& stream);
 
 // Phase 2 of a stateful test: frames built from the Responder's state table (RFC 9693).
 struct FromTable {

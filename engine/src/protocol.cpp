@@ -73,7 +73,9 @@ auto parsed(const json& obj, const std::string& path, const char* key, Parse par
   }
 }
 
-VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
+// A varying field of a stream's `vary` (how it varies: `mode`), or of its `rx.vary` (only where
+// and in which range: `mode` not needed).
+VarySpec parse_vary(const json& j, const std::string& path, int ip_version, bool sent = true) {
   known_keys(j, path, {"field", "mode", "min", "max", "offset", "bits"});
   VarySpec v;
   const std::string field = text(j, path, "field");
@@ -84,7 +86,7 @@ VarySpec parse_vary(const json& j, const std::string& path, int ip_version) {
   for (auto& [name, f] : kFields)
     if (field == name) { v.field = f; known = true; }
   if (!known) bad(path + "field", field, "must be one of src_port, dst_port, src_ip, dst_ip");
-  const std::string mode = text(j, path, "mode");
+  const std::string mode = sent || j.contains("mode") ? text(j, path, "mode") : "random";
   if (mode == "increasing") v.mode = VaryMode::kIncreasing;
   else if (mode == "decreasing") v.mode = VaryMode::kDecreasing;
   else if (mode == "random") v.mode = VaryMode::kRandom;
@@ -253,9 +255,73 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
   return out;
 }
 
+// A stream's `rx` (docs/protocol.md "Header checks"): what the DUT must have written.
+RxSpec parse_rx(const json& j, const std::string& path) {
+  if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
+  known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df",
+                       "checksums", "vary"});
+  RxSpec rx;
+  const json& version = require(j, path, "ip_version");
+  if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
+  const int v = rx.ip_version = version.get<int>();
+  const auto address = [&](const json& obj, const std::string& p, const char* key, int version) {
+    return obj.contains(key) ? std::optional(parsed(obj, p, key, [version](const std::string& t) { return parse_ip(t, version); }))
+                             : std::nullopt;
+  };
+  rx.src_ip = address(j, path, "src_ip", v);
+  rx.dst_ip = address(j, path, "dst_ip", v);
+  if (j.contains("src_port")) rx.src_port = uint16_t(integer_in(j, path, "src_port", 0, 65535));
+  if (j.contains("dst_port")) rx.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535));
+  if (j.contains("tunnel")) {
+    const json& tunnel = j["tunnel"];
+    if (!tunnel.is_object()) bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip} (IPv6 addresses, each optional)");
+    known_keys(tunnel, path + "tunnel.", {"src_ip", "dst_ip"});
+    rx.tunnel = true;
+    rx.tunnel_src = address(tunnel, path + "tunnel.", "src_ip", 6);
+    rx.tunnel_dst = address(tunnel, path + "tunnel.", "dst_ip", 6);
+  }
+  if (j.contains("ttl")) {
+    const json& ttl = j["ttl"];
+    const std::string allowed = "must be a TTL 0..255 or a range [low, high] of them";
+    const auto one = [&](const json& n) {
+      if (!n.is_number_integer() || n.get<int64_t>() < 0 || n.get<int64_t>() > 255) bad(path + "ttl", ttl, allowed);
+      return uint8_t(n.get<int64_t>());
+    };
+    if (ttl.is_array()) {
+      if (ttl.size() != 2) bad(path + "ttl", ttl, allowed);
+      rx.ttl = {one(ttl[0]), one(ttl[1])};
+      if (rx.ttl->first > rx.ttl->second) bad(path + "ttl", ttl, allowed + " (low <= high)");
+    } else {
+      rx.ttl = {one(ttl), one(ttl)};
+    }
+  }
+  if (j.contains("tos")) rx.tos = uint8_t(integer_in(j, path, "tos", 0, 255));
+  if (j.contains("df")) {
+    if (!j["df"].is_boolean()) bad(path + "df", j["df"], "must be true or false");
+    if (v != 4) bad(path + "df", j["df"], "only for IPv4 arrivals (ip_version 4)");
+    rx.df = j["df"].get<bool>();
+  }
+  if (j.contains("checksums")) {
+    if (!j["checksums"].is_boolean()) bad(path + "checksums", j["checksums"], "must be true or false");
+    rx.checksums = j["checksums"].get<bool>();
+  }
+  if (j.contains("vary")) {
+    const json& vary = j["vary"];
+    if (!vary.is_array() || vary.size() > kMaxFields)
+      bad(path + "vary", vary, "must be a list of at most " + std::to_string(kMaxFields) + " fields");
+    for (size_t i = 0; i < vary.size(); ++i) {
+      const VarySpec w = parse_vary(vary[i], path + "vary[" + std::to_string(i) + "].", v, false);
+      static constexpr FieldRole kRoles[] = {FieldRole::kSrcPort, FieldRole::kDstPort, FieldRole::kSrcAddress,
+                                             FieldRole::kDstAddress};  // by VarySpec::Field
+      rx.vary.push_back({kRoles[size_t(w.field)], w.offset, w.bits, w.min, w.max});
+    }
+  }
+  return rx;
+}
+
 StreamPlan parse_stream(const json& j, const std::string& path) {
-  known_keys(j, path, {"ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce"});
+  known_keys(j, path, {"ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",
+                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"});
   StreamPlan s;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -267,6 +333,8 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   s.spec.dst_ip = parsed(j, path, "dst_ip", [v](const std::string& t) { return parse_ip(t, v); });
   s.spec.src_port = uint16_t(integer_in(j, path, "src_port", 0, 65535, 0xC020));
   s.spec.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535, 7));
+  s.spec.tos = uint8_t(integer_in(j, path, "tos", 0, 255, 0));
+  s.spec.ttl = uint8_t(integer_in(j, path, "ttl", 1, 255, 10));
   if (j.contains("tunnel")) {
     const json& tunnel = j["tunnel"];
     const std::string tpath = path + "tunnel.";
@@ -297,6 +365,15 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
     }
   }
   if (j.contains("ce")) s.ce = parse_ce(j["ce"], path + "ce.", s);
+  if (j.contains("rx")) {
+    s.rx = parse_rx(j["rx"], path + "rx.");
+    try {  // the frame the DUT should deliver must exist: its headers fit rx_frame_size
+      HeaderCheck(s.spec, *s.rx, s.rx_frame_size, s.rx_vlan);
+    } catch (const std::invalid_argument& e) {
+      bad(path + "rx", j["rx"], std::string("no such frame of rx_frame_size ") + std::to_string(s.rx_frame_size) +
+                                    " bytes: " + e.what());
+    }
+  }
   const bool enumerated = std::any_of(s.vary.begin(), s.vary.end(),
                                       [](const VarySpec& v) { return v.mode == VaryMode::kEnumerate; });
   if (j.contains("enumerate")) {
@@ -751,6 +828,8 @@ json serialise(const StreamReport& s) {
   if (s.late) out["late"] = *s.late;
   if (s.wrong_ce) out["wrong_ce"] = *s.wrong_ce;
   if (s.tcp_unexpected) out["tcp_unexpected"] = *s.tcp_unexpected;
+  if (s.header_faults)
+    for (size_t v = 1; v < kVerdicts; ++v) out[kVerdictNames[v]] = (*s.header_faults)[v];
   if (s.delay) {
     const DelayDistribution& d = *s.delay;
     json buckets = json::array();

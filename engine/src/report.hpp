@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "header_check.hpp"
+
 namespace xlp {
 
 struct PortInfo {
@@ -75,6 +77,9 @@ struct StreamReport {
   // TCP: segments of the stream that were not the handshake step it expects (wrong flags or
   // acknowledgement: docs/tcp.md), not counted as received.
   std::optional<uint64_t> tcp_unexpected;
+  // With rx (header checks): test frames counted by their verdict (index Verdict; the good
+  // ones, index 0, are the received), not counted as received.
+  std::optional<std::array<uint64_t, kVerdicts>> header_faults;
   uint32_t frame_size = 0, rx_frame_size = 0;
   std::optional<DelayRange> delay_ns;      // when a frame was received
   std::optional<uint64_t> late;            // with a per-frame timeout

@@ -48,6 +48,7 @@ struct Receiver {
   uint64_t duplicates = 0, bad_length = 0, bad_vlan = 0, out_of_range = 0;
   uint64_t wrong_ce = 0;  // fields that name no CE in use or disagree on which (ce.hpp)
   uint64_t tcp_unexpected = 0;  // TCP segments other than the step expects (tcp.hpp expected_segment)
+  std::array<uint64_t, kVerdicts> header_faults{};  // by the header check's verdict (index 0 unused)
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
   std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
   std::unique_ptr<IpdvTracker> ipdv;
@@ -71,6 +72,7 @@ struct Stream {
   // refers to the members above, so it is declared (and destroyed) after them.
   std::unique_ptr<FieldBlock> block;
   std::optional<CePlan> rx_ce;      // the CE fields the receiver checks (CePlan::rx)
+  std::optional<HeaderCheck> rx_check;  // what the DUT must have written (StreamPlan::rx)
   static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
   uint32_t rx_len;   // expected received length (frame without FCS, with the tags of rx_vlan)
   VlanStack rx_vlan;  // the VLAN IDs it is expected with
@@ -101,6 +103,7 @@ struct Stream {
       : index(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
         rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {
     if (sp.ce && sp.ce->rx) rx_ce = sp.ce;
+    if (sp.rx) rx_check.emplace(sp.spec, *sp.rx, sp.rx_frame_size, sp.rx_vlan, ce_owned_fields(sp));
   }
   ~Stream() { rte_pktmbuf_free(tmpl.tail); }  // frames still in flight keep their reference
   Stream(const Stream&) = delete;

@@ -129,6 +129,14 @@ class RxTask final : public Task {
       ++r.wrong_ce;  // delivered to another CE than its fields name, or mapped wrongly
       return nullptr;
     }
+    if (const auto& check = st.rx_check) {  // the headers the DUT wrote (header_check.hpp)
+      const uint32_t l4_len = m->pkt_len - tag.l4_offset;
+      const Verdict v = check->judge(data, tag, l4_len, check->checksums() ? l4_sum(m, tag.l4_offset) : 0);
+      if (v != Verdict::kGood) {
+        ++r.header_faults[size_t(v)];
+        return nullptr;
+      }
+    }
     if (st.tcp && (tag.l4 != kProtoTcp || !expected_segment(st.tcp->step, st.tcp->key, tcp_view(data, tag)))) {
       ++r.tcp_unexpected;
       return nullptr;
@@ -161,6 +169,26 @@ class RxTask final : public Task {
       case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
     }
     return reply;
+  }
+
+  // The one's complement sum (sum_native) of a frame's bytes from `off` to its end, over
+  // every segment (a jumbo frame's tail). A segment that starts at an odd byte of the run has
+  // its words the other way round: its folded sum is swapped (RFC 1071 §2 (B)).
+  static uint64_t l4_sum(const rte_mbuf* m, uint32_t off) {
+    uint64_t sum = 0;
+    bool odd = false;
+    for (const rte_mbuf* s = m; s; s = s->next) {
+      uint32_t len = s->data_len;
+      if (off >= len) {
+        off -= len;
+        continue;
+      }
+      const uint64_t part = sum_native(rte_pktmbuf_mtod_offset(s, const uint8_t*, off), len - off);
+      sum += odd ? __builtin_bswap16(fold(part)) : part;
+      odd ^= ((len - off) & 1) != 0;
+      off = 0;
+    }
+    return sum;
   }
 
   // Writes the TCP reply to `m`'s segment (of stream `st`, expected) over it: returns the

@@ -299,3 +299,83 @@ TEST(Imix, LanesFollowTheFlowsPatternAndKindsAreReportedApart) {
   EXPECT_EQ(bg.sizes[1].received, 10u);
   EXPECT_EQ(r.flows[0].received, 70u);
 }
+
+namespace {
+
+// Sets a header byte of an IPv4 frame and keeps the IPv4 header checksum right (RFC 1624), as
+// a DUT that changes the field deliberately does.
+void set_ipv4_byte(uint8_t* ip, size_t at, uint8_t value) {
+  const uint16_t old_word = uint16_t(ip[at & ~size_t(1)] << 8 | ip[at | 1]);
+  ip[at] = value;
+  const uint16_t new_word = uint16_t(ip[at & ~size_t(1)] << 8 | ip[at | 1]);
+  uint32_t sum = uint16_t(~(ip[10] << 8 | ip[11])) + uint16_t(~old_word) + new_word;
+  sum = (sum & 0xffff) + (sum >> 16);
+  sum = (sum & 0xffff) + (sum >> 16);
+  ip[10] = uint8_t(~sum >> 8), ip[11] = uint8_t(~sum);
+}
+
+// The frame in two segments, the first of an odd length (the transport checksum's words then
+// straddle the boundary).
+rte_mbuf* split_odd(rte_mbuf* m, uint16_t first) {
+  rte_mbuf* head = rte_pktmbuf_alloc(test::eal().pool);
+  rte_mbuf* tail = rte_pktmbuf_alloc(test::eal().pool);
+  const uint8_t* p = rte_pktmbuf_mtod(m, const uint8_t*);
+  std::memcpy(rte_pktmbuf_append(head, first), p, first);
+  std::memcpy(rte_pktmbuf_append(tail, uint16_t(m->data_len - first)), p + first, m->data_len - first);
+  rte_pktmbuf_chain(head, tail);
+  rte_pktmbuf_free(m);
+  return head;
+}
+
+}  // namespace
+
+// The header checks on the receiving path (docs/protocol.md "Header checks"): a router that
+// decrements TTL passes; per ten frames one each with no TTL decrement, its DSCP zeroed, a
+// wrong destination, a broken UDP checksum and a total length not the packet's is counted by
+// its own verdict and not received, and frames in segments with an odd boundary verify.
+TEST(HeaderChecks, AFaultyRoutersFramesAreCountedByVerdict) {
+  XLP_REQUIRE_EAL();
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    const TestTag tag = tag_of(m);
+    uint8_t* ip = rte_pktmbuf_mtod(m, uint8_t*) + tag.l3_offset;
+    const uint32_t k = tag.seq % 10;
+    if (k != 1) set_ipv4_byte(ip, 8, uint8_t(ip[8] - 1));  // k == 1: no TTL decrement
+    if (k == 2) set_ipv4_byte(ip, 1, 0);                    // DSCP zeroed
+    if (k == 3) set_ipv4_byte(ip, 19, uint8_t(ip[19] + 1)); // another destination, UDP checksum adjusted
+    if (k == 3) {
+      uint8_t* udp = ip + 20;
+      const uint32_t sum = uint16_t(~(udp[6] << 8 | udp[7])) + 1u;  // the pseudo header's sum grew by 1
+      const uint16_t c = uint16_t(~((sum & 0xffff) + (sum >> 16)));
+      udp[6] = uint8_t(c >> 8), udp[7] = uint8_t(c);
+    }
+    if (k == 4) ip[20 + 7] ^= 0x01;                          // UDP checksum broken
+    if (k == 5) set_ipv4_byte(ip, 3, uint8_t(ip[3] - 2));   // total length 2 short
+    if (k >= 6) m = split_odd(m, 77);                        // whole, in two segments
+    deliver(uint16_t(1 - port), m);
+  });
+  json fg = stream(4, 128);
+  fg["tos"] = 0x28;
+  fg["rx"] = {{"ip_version", 4}, {"src_ip", fg["src_ip"]}, {"dst_ip", fg["dst_ip"]}, {"ttl", 9}, {"tos", 0x28},
+              {"df", true}, {"vary", {{{"field", "src_port"}, {"min", 1024}, {"max", 65535}}}}};
+  fg["vary"] = {{{"field", "src_port"}, {"mode", "random"}, {"min", 1024}, {"max", 65535}}};
+  const TrialReport r = bench.run(plan_of(request(100, 10000, fg)));
+  const StreamReport& s = r.flows[0].streams[0];
+  EXPECT_EQ(s.sent, 100u);
+  ASSERT_TRUE(s.header_faults.has_value());
+  const auto& bad = *s.header_faults;
+  EXPECT_EQ(bad[size_t(Verdict::kBadTtl)], 10u);
+  EXPECT_EQ(bad[size_t(Verdict::kBadTos)], 10u);
+  EXPECT_EQ(bad[size_t(Verdict::kBadAddress)], 10u);
+  EXPECT_EQ(bad[size_t(Verdict::kBadChecksum)], 10u);
+  EXPECT_EQ(bad[size_t(Verdict::kBadHeader)], 10u);
+  EXPECT_EQ(s.received, 50u);
+  // The reply names every count; a stream without rx names none of them.
+  const json reply = protocol::serialise(r);
+  const json& stream_reply = reply["flows"][0]["streams"][0];
+  for (const char* name : {"bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum"})
+    EXPECT_EQ(stream_reply.at(name), 10) << name;
+  test::Bench cable;
+  const TrialReport plain = cable.run(plan_of(request(10, 10000, stream(4, 128))));
+  EXPECT_FALSE(plain.flows[0].streams[0].header_faults.has_value());
+  EXPECT_FALSE(protocol::serialise(plain)["flows"][0]["streams"][0].contains("bad_ttl"));
+}
