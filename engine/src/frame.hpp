@@ -107,7 +107,8 @@ inline size_t read_vlan_tags(const uint8_t* p, size_t len, VlanStack& vlan) {
 }
 
 // IP protocol numbers of the headers a frame's stack may hold (IANA; IPv6 next header values).
-constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoTcp = 6, kProtoDestOptions = 60;
+constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoTcp = 6, kProtoDestOptions = 60,
+                  kProtoFragment = 44;
 constexpr size_t kIpv6Header = 40;
 constexpr size_t kIpv6Src = 8, kIpv6Dst = 24;  // the addresses' offsets in an IPv6 header
 
@@ -346,6 +347,30 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
   for (size_t i = kTagTimestamp; i < kTagSize; ++i) ts = ts << 8 | tag[i];
   out.timestamp = ts;
   return true;
+}
+
+// Whether a frame that is no test frame is a fragment of an IP packet (IPv4 with MF or a
+// fragment offset; IPv6 with a fragment header first), plain or inside one IPv6 tunnel: a test
+// frame that a DUT fragmented (counted apart from foreign frames, docs/protocol.md).
+inline bool is_ip_fragment(const uint8_t* p, uint32_t len) {
+  VlanStack vlan;
+  uint32_t off = uint32_t(read_vlan_tags(p, len, vlan));
+  if (off == 0) return false;
+  uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
+  off += 2;
+  for (int layer = 0; layer < 2; ++layer) {
+    if (ethertype == 0x0800) return len >= off + 20 && ((p[off + 6] & 0x3f) | p[off + 7]) != 0;
+    if (ethertype != 0x86DD || len < off + kIpv6Header) return false;
+    uint8_t next = p[off + 6];
+    off += kIpv6Header;
+    if (next == kProtoDestOptions && len >= off + 8) {  // an encapsulation limit (RFC 2473 §5.1)
+      next = p[off];
+      off += (p[off + 1] + 1u) * 8u;
+    }
+    if (next == kProtoFragment) return true;
+    ethertype = next == kProtoIpv4 ? 0x0800 : next == kProtoIpv6 ? 0x86DD : 0;
+  }
+  return false;
 }
 
 // "02:00:00:00:00:01" -> bytes; throws std::invalid_argument.

@@ -892,7 +892,8 @@ json serialise(const TrialReport& r) {
     json queues = json::array();
     for (const QueueReceiveReport& q : p.queues)
       queues.push_back({{"queue", q.queue}, {"test_frames", q.test_frames}, {"foreign", q.foreign}});
-    ports.push_back({{"index", p.index}, {"foreign", p.foreign}, {"neighbor_replies", p.neighbor_replies},
+    ports.push_back({{"index", p.index}, {"foreign", p.foreign}, {"fragmented", p.fragmented},
+                     {"neighbor_replies", p.neighbor_replies},
                      {"queues", queues},
                      {"drops", {{"imissed", p.drops.imissed}, {"rx_nombuf", p.drops.rx_nombuf},
                                 {"ierrors", p.drops.ierrors}, {"oerrors", p.drops.oerrors},

@@ -159,6 +159,7 @@ struct PortDrops {
 struct PortReport {
   uint16_t index = 0;
   uint64_t foreign = 0, neighbor_replies = 0;
+  uint64_t fragmented = 0;  // IP fragments (is_ip_fragment): test frames a DUT fragmented, not foreign
   PortDrops drops;
   std::vector<QueueReceiveReport> queues;  // per RX queue
   std::optional<CaptureReport> capture;    // when the trial asked for one

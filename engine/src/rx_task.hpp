@@ -55,6 +55,7 @@ class RxTask final : public Task {
   }
   const StateTable* learned() const { return learned_.get(); }
   uint64_t foreign() const { return foreign_; }
+  uint64_t fragmented() const { return fragmented_; }
   uint64_t answered() const { return answered_; }
   uint64_t test_frames() const { return test_frames_; }
   uint16_t port() const override { return port_; }
@@ -108,7 +109,8 @@ class RxTask final : public Task {
     // its headers and tag in the first one; its length is pkt_len.
     if (!parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
         !(sink = &sinks_[tag.stream])->stream) {
-      ++foreign_;
+      if (is_ip_fragment(data, m->data_len)) ++fragmented_;
+      else ++foreign_;
       if (capture_ && capture_foreign_) sample(m, rx_tsc);
       if (answer_neighbor(io_, port_, queue_, m, identity_, pool_)) ++answered_;
       return nullptr;
@@ -117,7 +119,10 @@ class RxTask final : public Task {
     if (capture_) sample(m, rx_tsc);  // whatever its fate below: a bad length is worth seeing
     Receiver& r = *sink->rx;
     Stream& st = *sink->stream;
-    if (m->pkt_len != st.rx_len) {
+    // The length as expected, less what a tunnel entry point may add between its header and
+    // the packet: an encapsulation limit option (RFC 2473 §4.1.1; Linux ip6tnl adds one).
+    const uint32_t added = tag.l3_offset > tag.outer_offset ? tag.l3_offset - tag.outer_offset - uint32_t(kIpv6Header) : 0;
+    if (m->pkt_len - added != st.rx_len) {
       ++r.bad_length;
       return nullptr;
     }
@@ -267,7 +272,7 @@ class RxTask final : public Task {
   rte_mempool* pool_;
   std::array<Sink, 256> sinks_;
   std::vector<Stream*> streams_;
-  uint64_t foreign_ = 0, answered_ = 0, test_frames_ = 0;
+  uint64_t foreign_ = 0, fragmented_ = 0, answered_ = 0, test_frames_ = 0;
   std::array<bool, 256> learn_{};
   std::unique_ptr<StateTable> learned_;  // stateful phase 1: this queue's part of the table
   PortCapture* capture_ = nullptr;       // none: no capture in this trial

@@ -297,6 +297,7 @@ TrialReport Trial::result(double elapsed_s) const {
     }
     PortReport& port = out.ports.back();
     port.foreign += r->foreign();
+    port.fragmented += r->fragmented();
     port.neighbor_replies += r->answered();
     port.queues.push_back({r->queue(), r->test_frames(), r->foreign()});
     if (auto c = captures_.find(r->port()); c != captures_.end()) port.capture = c->second;

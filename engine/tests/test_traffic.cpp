@@ -379,3 +379,40 @@ TEST(HeaderChecks, AFaultyRoutersFramesAreCountedByVerdict) {
   EXPECT_FALSE(plain.flows[0].streams[0].header_faults.has_value());
   EXPECT_FALSE(protocol::serialise(plain)["flows"][0]["streams"][0].contains("bad_ttl"));
 }
+
+// What real tunnel entry points and fragmenting DUTs send: an RFC 2473 encapsulation-limit
+// destination option after the tunnel header (Linux ip6tnl adds one) leaves the frame a test
+// frame of the expected length; fragments of test frames are counted as fragmented, not
+// foreign.
+TEST(HeaderChecks, EncapsulationLimitOptionsAndFragments) {
+  XLP_REQUIRE_EAL();
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    const TestTag tag = tag_of(m);
+    std::vector<uint8_t> f(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_mtod(m, const uint8_t*) + m->data_len);
+    const size_t outer = tag.outer_offset;
+    if (tag.seq % 2 == 0) {  // the option: next header 4, length 0, limit 4, PadN
+      const uint8_t option[8] = {f[outer + 6], 0, 4, 1, 4, 1, 0, 0};
+      f[outer + 6] = kProtoDestOptions;
+      const uint16_t payload = uint16_t((f[outer + 4] << 8 | f[outer + 5]) + 8);
+      f[outer + 4] = uint8_t(payload >> 8), f[outer + 5] = uint8_t(payload);
+      f.insert(f.begin() + long(outer + kIpv6Header), option, option + 8);
+    } else if (tag.seq % 4 == 1) {  // the inner IPv4 packet's first fragment (MF set)
+      f[tag.l3_offset + 6] |= 0x20;
+    }
+    rte_pktmbuf_trim(m, m->data_len);
+    std::memcpy(rte_pktmbuf_append(m, uint16_t(f.size())), f.data(), f.size());
+    deliver(uint16_t(1 - port), m);
+  });
+  json fg = stream(4, 104);
+  fg["tunnel"] = {{"src_ip", "2001:db8::1"}, {"dst_ip", "2001:db8::2"}};
+  fg["rx"] = {{"ip_version", 4}, {"src_ip", fg["src_ip"]}, {"dst_ip", fg["dst_ip"]}, {"ttl", 10},
+              {"tunnel", {{"src_ip", "2001:db8::1"}, {"dst_ip", "2001:db8::2"}}}};
+  const TrialReport r = bench.run(plan_of(request(100, 10000, fg)));
+  const StreamReport& s = r.flows[0].streams[0];
+  EXPECT_EQ(s.bad_length, 0u);
+  EXPECT_EQ(s.received, 75u);  // half with the option, a quarter untouched
+  for (size_t v = 1; v < kVerdicts; ++v) EXPECT_EQ((*s.header_faults)[v], 0u) << kVerdictNames[v];
+  ASSERT_FALSE(r.ports.empty());
+  EXPECT_EQ(r.ports.back().fragmented, 25u);
+  EXPECT_EQ(r.ports.back().foreign, 0u);
+}
