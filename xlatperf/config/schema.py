@@ -19,7 +19,7 @@ from ..util.errors import ConfigError, key_error, show_value
 from ..util.files import read_toml
 from ..util.rates import parse_speed
 from ..frames.kinds import foreground_addresses, kind_of, largest_frame, min_frame_size
-from ..frames.stack import IP_STACKS, MAX_FRAME_SIZE
+from ..frames.stack import IP_STACKS, MAX_FRAME_SIZE, SENT_TTL
 from ..frames.trial import (DIRECTIONS, active_directions, direction_sides, has_background, lookup,
                            size_period)
 from ..frames.imix import check_imix, mixed_length
@@ -213,6 +213,15 @@ def vlan_id(value):
     if not _is_int(value) or not 0 <= value <= 4094:
         raise ValueError("must be 0 (untagged) or a VLAN ID in 1..4094")
     return value
+
+
+def hops(value):
+    """dut.hops: "auto" (the set-up's, frames/kinds dut_hops) or the TTL/hop limit decrements
+    between the tester's ports."""
+    if value == "auto" or (_is_int(value) and 0 <= value <= 254):
+        return value
+    raise ValueError('must be "auto" (1 for a router, translator or NAT, 2 for a dual DUT) or an '
+                     "integer in 0..254 (how much the DUT decrements the TTL/hop limit)")
 
 
 def rate_list(value):
@@ -422,6 +431,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "mix_m": Key(1, integer(1, 1000)),
         # Pseudorandom fields: the same seed gives the same frames (RFC 4814 §4.2.1).
         "seed": Key(1, integer(0, 2**63 - 1)),
+        # The DSCP of the test frames (RFC 2474; ECN bits 0): a DUT must carry it (RFC 7915
+        # §4.1, §5.1), which only a non-zero one shows.
+        "dscp": Key(0, integer(0, 63)),
     },
     "ports": {**_port_variation("forward"), **_port_variation("reverse")},
     "addresses": {**_address_variation("left"), **_address_variation("right")},
@@ -456,6 +468,16 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "stride": Key(1, integer(1, 1_000_000)),              # every stride-th test frame (per RX queue)
         "snaplen": Key(65535, integer(64, 65535)),            # bytes kept of each frame
         "foreign": Key(False, boolean),                       # also frames that are not test frames
+    },
+    # The receiver's header checks (docs/config.md "Header checks"), each on by default; false
+    # turns one off for a DUT that legitimately changes that field (a DSCP remarking policy:
+    # tos = false).
+    "checks": {
+        "checksum": Key(True, boolean),   # the IPv4 header and UDP/TCP checksums verify
+        "ttl": Key(True, boolean),        # the TTL/hop limit is the sent one less dut.hops
+        "tos": Key(True, boolean),        # the TOS/traffic class arrives as sent (traffic.dscp)
+        "address": Key(True, boolean),    # addresses and ports as the DUT must write them
+        "df": Key(True, boolean),         # IPv4 arrivals: the DF flag (RFC 7915 §5.1 translated)
     },
     "throughput": {
         "min_rate": Key(0, integer(0)),
@@ -593,6 +615,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "after_point": Key("", string),
         "teardown": Key("", string),          # the timed connection table deletion
         "timeout": Key(60.0, number(0, low_open=True)),
+        # How much the DUT decrements the TTL/hop limit (checks.ttl): "auto" = 1, 2 for a dual
+        # DUT (frames/kinds dut_hops).
+        "hops": Key("auto", hops),
         # DUT variables: any other [dut] key (dut.cores = 4), for hook templates and reports;
         # the tester does not use them. Kept here as a table.
         "variables": Key({}, dut_variables),
@@ -660,9 +685,18 @@ def parse_override_value(text: str, section: str, key: str):
     except tomllib.TOMLDecodeError:
         parsed = text
     if key in SCHEMA[section] and isinstance(SCHEMA[section][key].default, str) and \
-            not isinstance(parsed, str):
+            not isinstance(parsed, str) and not _accepts(SCHEMA[section][key], parsed):
         return text
     return parsed
+
+
+def _accepts(spec: Key, value) -> bool:
+    """Whether a key takes `value` as it is (dut.hops = 2 besides "auto")."""
+    try:
+        spec.check(value)
+    except ValueError:
+        return False
+    return True
 
 
 def apply_override(raw: dict, assignment: str) -> None:
@@ -797,6 +831,12 @@ def _cross_check(config: ConfigBase) -> None:
             raise key_error(f"{side}.vlan_outer", config.side(side).vlan_outer,
                             f"needs {side}.vlan (the inner C-tag) too: QinQ is an outer S-tag around "
                             f"a C-tag; for one tag set {side}.vlan alone")
+
+    hops = config.dut.hops
+    if hops != "auto" and hops >= SENT_TTL:
+        raise key_error("dut.hops", hops, f"must be at most {SENT_TTL - 1}: the test frames are sent "
+                        f"with TTL/hop limit {SENT_TTL} (RFC 2544 App. C.2.6.4) and must arrive with "
+                        "at least 1")
 
     _check_variation(config)
     _check_port_order(config)

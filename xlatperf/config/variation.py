@@ -36,6 +36,28 @@ def varying_fields(config: dict, direction: str, version: int) -> list[dict]:
     return fields
 
 
+def received_fields(config: dict, direction: str, sent: int,
+                    received: int) -> tuple[list[dict], set[str]]:
+    """The varying fields of a direction's frames sent in IP version `sent` as they arrive in
+    `received` (the protocol's `rx.vary`, without `mode`), and the address fields whose
+    arrival cannot be stated (so not checked). A port stays the same port. An address's 16-bit
+    part is the same value at the received version's offset (addresses.SIDE_offset_ipvX: the
+    configuration's word-for-word mapping of a side's real and virtual addresses); RFC 2544
+    §12's network byte has no such counterpart across a translation."""
+    tx, rx = direction_sides(direction)
+    fields, unstated = [], set()
+    for entry in varying_fields(config, direction, sent):
+        entry = {key: value for key, value in entry.items() if key != "mode"}
+        if entry["field"] in ("src_ip", "dst_ip") and received != sent:
+            if entry.get("bits", 16) != 16:
+                unstated.add(entry["field"])
+                continue
+            side = tx if entry["field"] == "src_ip" else rx
+            entry["offset"] = getattr(config.addresses, f"{side}_offset_ipv{received}")
+        fields.append(entry)
+    return [entry for entry in fields if entry["field"] not in unstated], unstated
+
+
 # RFC 2544 §12 / siitperf Num-{L,R}-Nets: bits 16-23 of IPv4, 56-63 of IPv6 addresses.
 NETWORK_BYTE = {4: 2, 6: 7}
 

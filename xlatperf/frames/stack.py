@@ -23,6 +23,10 @@ IP_HEADER_BYTES = {4: 20, 6: 40}
 # the untagged frame; RFC 2544 App. B counts every byte on the wire).
 VLAN_TAG_BYTES = 4
 MAX_FRAME_SIZE = 9216     # RFC 8219 §5.1.1's largest; the engine's (hello limits.max_frame_size)
+# The IPv4 TTL and IPv6 hop limit of every test frame (RFC 2544 App. C.2.6.4), sent as the
+# streams' `ttl` (docs/protocol.md): the value the receiver's TTL check counts the DUT's hops
+# down from.
+SENT_TTL = 10
 # TCP (docs/protocol.md "Test frame payload", docs/tcp.md): the header with the tag in its first
 # option; a SYN or SYN-ACK also carries the window scale option.
 TCP_HEADER_BYTES = 40
@@ -75,6 +79,11 @@ class Stack:
 
 
 IPV4, IPV6, IPV4_IN_IPV6 = Stack((4,)), Stack((6,)), Stack((6, 4))
+
+
+def ip_packet_bytes(frame_size: int) -> int:
+    """The bytes of the IP packet (its outermost header and all inside) in an untagged frame."""
+    return frame_size - ETHERNET_BYTES - FCS_BYTES
 
 
 def named_stack(stacks) -> Stack:

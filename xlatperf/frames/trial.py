@@ -23,6 +23,12 @@ def has_background(config) -> bool:
     return config.traffic.mix_m < config.traffic.mix_n
 
 
+def sent_tos(config) -> int:
+    """The IPv4 TOS octet and IPv6 traffic class of the test frames: traffic.dscp in the six
+    DSCP bits (RFC 2474), the ECN bits 0 (Not-ECT, RFC 3168)."""
+    return config.traffic.dscp << 2
+
+
 def side_vlan(config, side: str) -> list[int]:
     """The VLAN IDs a side's frames carry, outermost first (the protocol's `vlan` list): [] for
     an untagged port, [vlan] for an IEEE 802.1Q C-tag, [vlan_outer, vlan] for 802.1ad QinQ."""

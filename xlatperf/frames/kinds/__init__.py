@@ -7,8 +7,8 @@ traffic kind")."""
 
 from ..stack import IPV6, VLAN_TAG_BYTES, Stack, frame_size, named_stack, size_name
 from ..trial import active_directions, has_background, side_vlan, size_period
-from .base import TrafficKind
-from .ipv4aas import Encapsulation, EncapsulatingCe, MapT, MapTCe
+from .base import Received, TrafficKind
+from .ipv4aas import Encapsulation, EncapsulatingCe, MapT, MapTCe, dual_dut
 from .native import Native
 from .siit import Siit
 
@@ -17,9 +17,9 @@ KINDS: list[TrafficKind] = [Encapsulation(), MapT(), EncapsulatingCe(), MapTCe()
 # real IPv6 addresses: the DUT forwards them untranslated.
 BACKGROUND = IPV6
 
-__all__ = ["KINDS", "BACKGROUND", "TrafficKind", "kind_of", "trial_stacks", "frame_size_of",
+__all__ = ["KINDS", "BACKGROUND", "TrafficKind", "Received", "kind_of", "trial_stacks", "frame_size_of",
            "size_name_of", "sizes_name", "min_frame_size", "largest_frame", "foreground_addresses",
-           "wire_version"]
+           "wire_version", "dut_hops"]
 
 
 def kind_of(config) -> TrafficKind:
@@ -81,3 +81,11 @@ def wire_version(config, side: str) -> int:
 def foreground_addresses(config, direction: str) -> tuple[str, str]:
     """(source key, destination key) of a direction's foreground frames (the kind's)."""
     return kind_of(config).addresses(config, direction)
+
+
+def dut_hops(config) -> int:
+    """How much the DUT decrements the TTL/hop limit (dut.hops): "auto" is 1 for a router, a
+    translator or a NAT, 2 for a dual DUT (a CE and a BR in line, RFC 8219 §4.2 Figure 2)."""
+    if config.dut.hops != "auto":
+        return config.dut.hops
+    return 2 if dual_dut(config) else 1

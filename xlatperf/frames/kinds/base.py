@@ -1,8 +1,26 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What a traffic kind says about a trial: the header stacks of each direction's frames as the
-tester sends and receives them, and the configuration keys of their addresses."""
+tester sends and receives them, the configuration keys of their addresses, and what the DUT must
+have written into them when they arrive."""
+
+from dataclasses import dataclass
 
 from ..stack import Stack
+
+
+@dataclass(frozen=True)
+class Received:
+    """What a direction's foreground frames arrive with through the DUT, as far as a kind can
+    state it; traffic/plan.py builds the protocol's `rx` from it (docs/protocol.md "Header
+    checks"), with the configuration's own rules (checks.*, dut.hops, a stateful NAT). What
+    is not stated is not checked: a frame's IP version, tunnel and checksums always are."""
+    # The configuration keys of the addresses the frames arrive with, e.g. "right.ipv4".
+    src: str | None = None
+    dst: str | None = None
+    # They arrive with the UDP ports they were sent with.
+    ports: bool = False
+    # The TTL/hop limit is what was sent less the DUT's hops, the TOS/traffic class as sent.
+    ttl_tos: bool = False
 
 
 class TrafficKind:
@@ -23,6 +41,15 @@ class TrafficKind:
         """(source key, destination key) of the direction's foreground frames, e.g.
         ("left.ipv6", "right.virtual_ipv6")."""
         raise NotImplementedError
+
+    def received(self, config, direction: str) -> Received:
+        """What the direction's foreground frames arrive with through the DUT."""
+        raise NotImplementedError
+
+    def df(self, config, direction: str, rx_frame_size: int) -> bool | None:
+        """The Don't Fragment flag the direction's foreground frames of `rx_frame_size` bytes
+        must arrive with (IPv4 arrivals); None: not checked."""
+        return None
 
     def side_stack(self, config, side: str) -> Stack:
         """The header stack of the frames on a side's wire (its outermost header is the one

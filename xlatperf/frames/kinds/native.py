@@ -4,7 +4,9 @@ between them (RFC 2544, RFC 5180, RFC 9693)."""
 
 from ..stack import IP_STACKS
 from ..trial import direction_sides
-from .base import TrafficKind
+from .base import Received, TrafficKind
+from .ipv4aas import translates_between
+from .siit import translated_df
 
 
 class Native(TrafficKind):
@@ -22,3 +24,16 @@ class Native(TrafficKind):
         tx, rx = direction_sides(direction)
         version = config.side(tx).ip_version
         return f"{tx}.ipv{version}", f"{rx}.ipv{version}"
+
+    def received(self, config, direction):
+        # Forwarded as sent, the TTL decremented (what a stateful NAT rewrites is the plan's
+        # rule, the same for every kind: traffic/plan.py).
+        source, destination = self.addresses(config, direction)
+        return Received(source, destination, ports=True, ttl_tos=True)
+
+    def df(self, config, direction, rx_frame_size):
+        if config.left.ip_version != 4:
+            return None  # IPv6 has no DF
+        if translates_between(config):  # IPv4 -> IPv6 drops it, IPv6 -> IPv4 sets it by size
+            return translated_df(rx_frame_size)
+        return True  # the tester sends DF set (engine/src/frame.cpp); routers and NATs keep it

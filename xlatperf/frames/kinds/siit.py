@@ -3,9 +3,19 @@
 (RFC 7915, RFC 6146, RFC 8219 §4.1). Frames are addressed to the receiver's virtual address in
 the sender's IP version (the translator maps it, docs/config.md)."""
 
-from ..stack import IP_STACKS
+from ..stack import IP_STACKS, ip_packet_bytes
 from ..trial import direction_sides
-from .base import TrafficKind
+from .base import Received, TrafficKind
+
+# RFC 7915 §5.1: an IPv4 packet translated from IPv6 (without a Fragment header) has DF clear
+# up to this size and set above it.
+DF_ABOVE = 1260
+
+
+def translated_df(rx_frame_size: int) -> bool:
+    """The DF flag of an IPv4 frame of `rx_frame_size` bytes translated from IPv6 (RFC 7915
+    §5.1)."""
+    return ip_packet_bytes(rx_frame_size) > DF_ABOVE
 
 
 class Siit(TrafficKind):
@@ -23,6 +33,18 @@ class Siit(TrafficKind):
         tx, rx = direction_sides(direction)
         version = config.side(tx).ip_version
         return f"{tx}.ipv{version}", f"{rx}.virtual_ipv{version}"
+
+    def received(self, config, direction):
+        # RFC 7915 §4.1, §5.1: the sender's address in the receiver's IP version (its virtual
+        # address there), the receiver's own; the ports and the traffic class carried, the hop
+        # limit decremented.
+        tx, rx = direction_sides(direction)
+        version = config.side(rx).ip_version
+        return Received(f"{tx}.virtual_ipv{version}", f"{rx}.ipv{version}", ports=True, ttl_tos=True)
+
+    def df(self, config, direction, rx_frame_size):
+        received = config.side(direction_sides(direction)[1]).ip_version
+        return translated_df(rx_frame_size) if received == 4 else None  # IPv6 has no DF
 
     def address_use(self, config, direction):
         tx, rx = direction_sides(direction)
