@@ -71,7 +71,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.9"
+PROTOCOL = "2.10"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -98,9 +98,11 @@ KEYS = {
              "background", "streams", "pattern", "from_table", "tcp"),
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
-    "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port",
-               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce"),
+    "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",
+               "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"),
     "tunnel": ("src_ip", "dst_ip"),
+    "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "checksums",
+           "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
@@ -122,8 +124,10 @@ class RequestError(Exception):
 
 
 def bad(key, value, allowed):
-    # Compact JSON as the engine's nlohmann::json dump() writes it ([1,2], not [1, 2]).
-    raise RequestError("bad_parameter", f"{key} = {json.dumps(value, separators=(',', ':'))}: {allowed}", key)
+    # Compact JSON as the engine's nlohmann::json dump() writes it ([1,2], not [1, 2]; an
+    # object's keys in order).
+    text = json.dumps(value, separators=(',', ':'), sort_keys=True)
+    raise RequestError("bad_parameter", f"{key} = {text}: {allowed}", key)
 
 
 def known(obj, path, kind):
@@ -221,6 +225,54 @@ def validate_stream(stream, path):
         known(vary, path + "vary[].", "vary")
     if "ce" in stream:  # (the engine checks the rest: a fake DUT maps no CE wrongly)
         known(stream["ce"], path + "ce.", "ce")
+    integer_in(stream, path, "tos", 0, 255, 0)
+    integer_in(stream, path, "ttl", 1, 255, 10)
+    if "rx" in stream:
+        validate_rx(stream["rx"], path + "rx.", stream.get("rx_frame_size", stream["frame_size"]))
+
+
+def validate_rx(rx, path, rx_frame_size):
+    """A stream's header checks (docs/protocol.md "Header checks"), with the engine's messages
+    (engine/src/protocol.cpp parse_rx); the fake DUT writes every header right, so none fails."""
+    if not isinstance(rx, dict):
+        bad(path[:-1], rx, "must be an object {ip_version, ...}")
+    known(rx, path, "rx")
+    version = ip_version_of(rx, path)
+    for key in ("src_ip", "dst_ip"):
+        if key in rx:
+            address(rx, path, key, version)
+    for key in ("src_port", "dst_port"):
+        integer_in(rx, path, key, 0, 65535, None)
+    tunnel = rx.get("tunnel")
+    if tunnel is not None:
+        if not isinstance(tunnel, dict):
+            bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip} (IPv6 addresses, each optional)")
+        known(tunnel, path + "tunnel.", "tunnel")
+        for key in ("src_ip", "dst_ip"):
+            if key in tunnel:
+                address(tunnel, path + "tunnel.", key, 6)
+    if "ttl" in rx:  # a number or an inclusive range [low, high]
+        ttl, allowed = rx["ttl"], "must be a TTL 0..255 or a range [low, high] of them"
+        ends = ttl if isinstance(ttl, list) and len(ttl) == 2 else [ttl]
+        if isinstance(ttl, list) and len(ttl) != 2 or not all(
+                isinstance(t, int) and not isinstance(t, bool) and 0 <= t <= 255 for t in ends):
+            bad(path + "ttl", ttl, allowed)
+        if ends[0] > ends[-1]:
+            bad(path + "ttl", ttl, allowed + " (low <= high)")
+    integer_in(rx, path, "tos", 0, 255, None)
+    for key in ("df", "checksums"):
+        if not isinstance(rx.get(key, True), bool):
+            bad(path + key, rx[key], "must be true or false")
+    if "df" in rx and version != 4:
+        bad(path + "df", rx["df"], "only for IPv4 arrivals (ip_version 4)")
+    for index, vary in enumerate(rx.get("vary", [])):
+        known(vary, f"{path}vary[{index}].", "vary")
+    # The frame the DUT should deliver must exist: its headers fit rx_frame_size.
+    stack = Stack((6, version) if tunnel is not None else (version,))
+    if not stack.min_frame <= rx_frame_size <= MAX_FRAME_SIZE:
+        bad(path[:-1], rx, f"no such frame of rx_frame_size {rx_frame_size} bytes: frame_size = "
+            f"{rx_frame_size}: must be in {stack.min_frame}..{MAX_FRAME_SIZE} for IPv{version}"
+            + (" in an IPv6 tunnel" if tunnel is not None else ""))
 
 
 def validate_trial(request):
@@ -554,6 +606,8 @@ def run_trial(request):
                                  sum(z["received"] for z in sizes))
             if len(sizes) > 1:
                 stream["sizes"] = sizes
+            if "tcp" in flow:
+                stream["tcp_unexpected"] = 0
             streams.append(stream)
         if "delay" in request:
             for stream in streams:
@@ -595,7 +649,7 @@ def run_trial(request):
     rx_ports = list(dict.fromkeys(flow["rx_port"] for flow in flows))
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
              "elapsed": duration, "flows": replies,
-             "ports": [{"index": port, "foreign": 0, "neighbor_replies": 0,
+             "ports": [{"index": port, "foreign": 0, "fragmented": 0, "neighbor_replies": 0,
                         "drops": {"imissed": dropped if port == flows[0]["rx_port"] else 0,
                                   "rx_nombuf": 0, "ierrors": 0, "oerrors": 0,
                                   "queue_errors": [0] * queues},
@@ -703,6 +757,8 @@ def make_stream(kind, spec, sent, received):
               "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"])}
     if spec.get("ce", {}).get("rx_fields"):
         stream["wrong_ce"] = 0
+    if "rx" in spec:  # the header checks' counts (docs/protocol.md)
+        stream |= dict.fromkeys(("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum"), 0)
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
         stream["delay_ns"] = {"min": base, "mean": 1.5 * base, "max": 2 * base}

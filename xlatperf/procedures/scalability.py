@@ -76,7 +76,8 @@ def shares(rate: int, n: int) -> list[int]:
 
 def _pinned(stream: dict) -> dict:
     """A stream whose 16-bit address parts that take a single value (min = max) carry it in the
-    address itself instead of a varying field: a client's fixed address."""
+    address itself instead of a varying field: a client's fixed address (in its `rx` too, as
+    the frames arrive)."""
     stream, vary = dict(stream), []
     for field in stream.get("vary", []):
         if field["field"] in ("src_ip", "dst_ip") and field.get("bits", 16) == 16 \
@@ -87,6 +88,10 @@ def _pinned(stream: dict) -> dict:
         else:
             vary.append(field)
     stream["vary"] = vary
+    if "rx" in stream:
+        stream["rx"] = _pinned(stream["rx"])
+        if not stream["rx"]["vary"]:
+            del stream["rx"]["vary"]
     return stream
 
 

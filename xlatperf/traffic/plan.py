@@ -8,11 +8,13 @@ Forward frames go left -> right, reverse frames right -> left.
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..config.variation import varying_fields
+from ..config.stateful import roles
+from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
-from ..frames.kinds import BACKGROUND, frame_size_of, kind_of, size_name_of
-from ..frames.stack import IP_STACKS, VLAN_TAG_BYTES, Stack
-from ..frames.trial import active_directions, direction_sides, has_background, lookup, side_vlan, size_period
+from ..frames.kinds import BACKGROUND, Received, dut_hops, frame_size_of, kind_of, size_name_of
+from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack
+from ..frames.trial import (active_directions, direction_sides, has_background, lookup, sent_tos, side_vlan,
+                            size_period)
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
 
@@ -137,16 +139,22 @@ class TrafficPlan:
         period = size_period(config)
         sizes = list(dict.fromkeys(period))  # distinct, in order of first appearance
         own_keys = kind.stream_keys(config, name)  # tunnel, emulated CEs
+        states = kind.received(config, name)
         streams = [{"kind": "foreground",
-                    **self._stream(name, sent, received, source, destination, size), **own_keys}
+                    **self._stream(name, sent, received, source, destination, size, states, nat=True),
+                    **own_keys}
                    for size in sizes]
         if not self.through_dut:
             streams = [_without_unseen_checks(stream, sent) for stream in streams]
         mix_n, mix_m = (config.traffic.mix_n, config.traffic.mix_m) if has_background(config) else (1, 1)
         if has_background(config):
-            # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated.
+            # Native IPv6 between the real IPv6 addresses: the DUT forwards it untranslated, and
+            # a stateful NAT translates it only where it is the NAT's own traffic (NAT66).
+            native = Received(f"{tx}.ipv6", f"{rx}.ipv6", ports=True, ttl_tos=True)
+            nat = (sent, received) == (BACKGROUND, BACKGROUND)
             streams += [{"kind": "background",
-                         **self._stream(name, BACKGROUND, BACKGROUND, f"{tx}.ipv6", f"{rx}.ipv6", size)}
+                         **self._stream(name, BACKGROUND, BACKGROUND, f"{tx}.ipv6", f"{rx}.ipv6", size,
+                                        native, nat)}
                         for size in sizes]
         # Frame k: foreground iff k % n < m (RFC 8219 §5.3), each kind through the IMIX's order.
         pattern = [sizes.index(size) + (0 if foreground else len(sizes))
@@ -167,7 +175,7 @@ class TrafficPlan:
                              stacks=(str(sent_stack), str(received_stack)))
 
     def _stream(self, direction: str, sent: Stack, received: Stack,
-                source: str, destination: str, size: int) -> dict:
+                source: str, destination: str, size: int, states: Received, nat: bool) -> dict:
         config = self.config
         tx, rx = direction_sides(direction)
         if self.through_dut:
@@ -175,7 +183,7 @@ class TrafficPlan:
         else:  # wired to the other tester port: nothing translates on a cable
             received = sent
             dst_mac = config.side(rx).mac or self.ports[rx]["mac"]
-        return {
+        stream = {
             "ip_version": sent.inner,
             "src_mac": config.side(tx).mac or self.ports[tx]["mac"],
             "dst_mac": dst_mac,
@@ -186,8 +194,72 @@ class TrafficPlan:
             "frame_size": frame_size_of(config, sent, size),
             "rx_frame_size": frame_size_of(config, received, size),
             "vary": varying_fields(config, direction, sent.inner),
+            "tos": sent_tos(config),
+            "ttl": SENT_TTL,
             **self._vlan_keys(tx, rx),
         }
+        return {**stream, "rx": self._rx(direction, stream, sent, received, states, nat)}
+
+    def _rx(self, direction: str, stream: dict, sent: Stack, received: Stack, states: Received,
+            nat: bool) -> dict:
+        """A stream's `rx` (docs/protocol.md "Header checks"): what the DUT must have written
+        into its frames, as the traffic kind states it, with the checks the configuration
+        leaves on (checks.*), the DUT's hops (dut.hops) and the rewrites of a stateful NAT
+        between the sides (`nat`: one translates these frames). On a cable between the
+        tester's ports the frames arrive as sent."""
+        checks = self.config.checks
+        rx: dict = {"ip_version": received.inner}
+        addresses, vary = self._addresses(direction, stream, sent, received, states, nat) \
+            if checks.address else ({}, [])
+        rx |= addresses
+        if states.ttl_tos or not self.through_dut:
+            if checks.ttl:
+                rx["ttl"] = stream["ttl"] - (dut_hops(self.config) if self.through_dut else 0)
+            if checks.tos:
+                rx["tos"] = stream["tos"]
+        if checks.df and received.inner == 4:
+            # The tester sends DF set; through the DUT the kind says what it becomes (IPv4
+            # arrivals are foreground frames: the background is IPv6).
+            df = kind_of(self.config).df(self.config, direction, stream["rx_frame_size"]) \
+                if self.through_dut else True
+            if df is not None:
+                rx["df"] = df
+        rx["checksums"] = checks.checksum
+        if vary:
+            rx["vary"] = vary
+        if received.encapsulated:
+            rx["tunnel"] = {}  # its addresses: a later step (the CE check reads a CE's own)
+        return rx
+
+    def _addresses(self, direction: str, stream: dict, sent: Stack, received: Stack,
+                   states: Received, nat: bool) -> tuple[dict, list[dict]]:
+        """The addresses and ports a stream's frames must arrive with, those the kind states
+        (on a cable: as sent), and their varying words at the received header's offsets; a
+        key left out is not checked."""
+        config = self.config
+        vary, unstated = received_fields(config, direction, sent.inner, received.inner)
+        if self.through_dut:
+            src, dst = ((lookup(config, key) or None) if key else None for key in (states.src, states.dst))
+        else:
+            src, dst = (stream[key] if stated else None for key, stated in
+                        (("src_ip", states.src), ("dst_ip", states.dst)))
+        ports = (stream["src_port"], stream["dst_port"]) if states.ports else (None, None)
+        expected = dict(zip(("src_ip", "dst_ip", "src_port", "dst_port"), (src, dst, *ports)))
+        if config.stateful.enabled and nat and self.through_dut:
+            # RFC 9693: a stateful NAT between the sides sends the Initiator's frames on from a
+            # port of its choice and its public address (checked where {initiator}.virtual_ipvX
+            # names it: the Initiator as the Responder sees it), and writes the destination of
+            # the Responder's frames from its mapping: what it chooses is not checked.
+            if direction == roles(config)[2]:
+                tx = direction_sides(direction)[0]
+                expected |= {"src_ip": getattr(config.side(tx), f"virtual_ipv{received.inner}") or None,
+                             "src_port": None}
+                vary = [entry for entry in vary if entry["field"] not in ("src_ip", "src_port")]
+            else:
+                expected |= {"dst_ip": None, "dst_port": None}
+        checked = {key: value for key, value in expected.items()
+                   if value is not None and key not in unstated}
+        return checked, [entry for entry in vary if entry["field"] in checked]
 
     def _vlan_keys(self, tx: str, rx: str) -> dict:
         """`vlan` and `rx_vlan` of a stream from `tx` to `rx` (none when neither side is tagged):
