@@ -16,6 +16,32 @@ RATE_NOT_KEPT = "tester could not keep the rate"
 TESTER_DROPPED = "tester dropped frames"
 
 
+# The test frames a receiver did not count as received, by why (docs/protocol.md): each a count
+# of DirectionCounts, with how the trial's console line and the report's warnings say it
+# ("1,000 with a bad checksum"; "1,000 forward frames arrived with a bad ...: counted as lost,
+# not received").
+REFUSED = (
+    ("bad_vlan", "on the wrong VLAN", "arrived on another VLAN than their receiving side's"),
+    ("wrong_ce", "to the wrong CE", "went to the wrong CE or were mapped wrongly (the CE fields "
+                                    "they arrived with name another CE, or none)"),
+    ("bad_address", "with a wrong address or port",
+     "arrived with another address or port than the DUT must write"),
+    ("bad_ttl", "with a wrong TTL/hop limit",
+     "arrived with another TTL/hop limit than the one sent less the DUT's hops (dut.hops)"),
+    ("bad_tos", "with a wrong TOS/traffic class",
+     "arrived with another TOS/traffic class than the one sent (traffic.dscp)"),
+    ("bad_header", "with another wrong header field",
+     "arrived with another header field wrong (DF, MF or the fragment offset, a length, the IPv6 "
+     "flow label, TCP's own fields)"),
+    ("bad_checksum", "with a bad checksum", "arrived with a bad IPv4 header, UDP or TCP checksum"),
+    ("tcp_unexpected", "unexpected TCP segments",
+     "were not the TCP segment their step expects (wrong flags or acknowledgement)"),
+)
+# The counts a direction has only where the engine reported them (None otherwise).
+OPTIONAL_COUNTS = ("wrong_ce", "bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
+                   "tcp_unexpected")
+
+
 @dataclass(frozen=True)
 class DirectionCounts:
     """Counters of one direction (one protocol flow) of a trial."""
@@ -30,6 +56,16 @@ class DirectionCounts:
     # Test frames whose CE fields named no emulated CE, or disagreed on which (delivered to the
     # wrong CE, a wrong mapping: docs/ipv4aas.md); None when the direction checks no CE.
     wrong_ce: int | None = None
+    # Test frames whose headers were not what the DUT must write (docs/protocol.md "Header
+    # checks"), each counted once, by its first failing check; None when the direction's
+    # streams had no `rx` (nothing checked).
+    bad_address: int | None = None
+    bad_ttl: int | None = None
+    bad_tos: int | None = None
+    bad_header: int | None = None
+    bad_checksum: int | None = None
+    # TCP segments that were not the step their flow expects (docs/tcp.md); None: no TCP.
+    tcp_unexpected: int | None = None
     # A direction carried by several engine flows of the same name (RFC 8219 §10.2.2: one per
     # client, started one after another): each flow's {"sent", "received", "planned", "rate"},
     # in the request's order; None for a direction of one flow.
@@ -55,13 +91,18 @@ class DirectionCounts:
         # anomaly, never a pass (duplicates must not mask losses, RFC 2544 §10).
         return self.sent > 0 and self.received <= self.sent and self.loss_ratio <= loss_tolerance
 
+    def refused(self) -> list[tuple[int, str]]:
+        """(count, how the console line says it) of every kind of refused test frame this
+        direction had (REFUSED), in its order."""
+        return [(count, short) for key, short, _ in REFUSED if (count := getattr(self, key))]
+
     def to_dict(self) -> dict:
         return {"sent": self.sent, "received": self.received, "planned": self.planned,
                 "loss_ratio": self.loss_ratio, "duplicates": self.duplicates,
                 "reordered": self.reordered, "bad_length": self.bad_length,
                 **({"late": self.late} if self.late is not None else {}),
                 **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
-                **({"wrong_ce": self.wrong_ce} if self.wrong_ce is not None else {}),
+                **{key: getattr(self, key) for key in OPTIONAL_COUNTS if getattr(self, key) is not None},
                 **({"sizes": self.sizes} if self.sizes else {}),
                 **({"flows": self.flows} if self.flows else {}),
                 **({"max_lag_us": self.max_lag_us} if self.max_lag_us is not None else {}),
@@ -121,7 +162,6 @@ class TrialResult:
             # its sending order, so they are kept only for a direction of one flow.
             streams = [s for flow in flows for s in flow.get("streams", [])]
             late = [s["late"] for s in streams if "late" in s]
-            wrong_ce = [s["wrong_ce"] for s in streams if "wrong_ce" in s]
             planned = [flow.get("planned") for flow in flows]
             directions[name] = DirectionCounts(
                 sent=sum(int(flow["sent"]) for flow in flows),
@@ -137,7 +177,7 @@ class TrialResult:
                 lagged=(sum(flow["lagged"] for flow in flows if "lagged" in flow)
                         if any("lagged" in flow for flow in flows) else None),
                 late=sum(late) if late else None,
-                wrong_ce=sum(wrong_ce) if wrong_ce else None,
+                **{key: _sum_reported(streams, key) for key in OPTIONAL_COUNTS},
                 flows=[{"rate": flow.get("rate"), "planned": flow.get("planned"),
                         "sent": int(flow["sent"]), "received": int(flow["received"])}
                        for flow in flows] if len(flows) > 1 else None)
@@ -286,6 +326,12 @@ def _per_size(streams: list[dict], names: dict[str, list[int]]) -> dict | None:
     return dict(sorted(sizes.items(), key=lambda item: int(item[0]))) or None
 
 
+def _sum_reported(streams: list[dict], key: str) -> int | None:
+    """A count over the streams that report it; None when none does."""
+    counts = [s[key] for s in streams if key in s]
+    return sum(counts) if counts else None
+
+
 def _stream_delay(stream: dict) -> dict:
     """A stream's delay data in a trial reply, renamed for trials.jsonl: the engine's `delay`
     histogram becomes `histogram`; `tagged` and `ipdv` keep their names."""
@@ -300,7 +346,7 @@ def trial_from_record(record: dict) -> TrialResult:
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
         bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0),
-        wrong_ce=d.get("wrong_ce"),
+        **{key: d.get(key) for key in OPTIONAL_COUNTS},
         sizes=d.get("sizes"), flows=d.get("flows"), max_lag_us=d.get("max_lag_us"),
         lagged=d.get("lagged"))
         for name, d in record.get("directions", {}).items()}
@@ -318,7 +364,7 @@ def trial_from_record(record: dict) -> TrialResult:
 
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.9"
+PROTOCOL_VERSION = "2.10"
 
 
 def _major(version) -> int | None:

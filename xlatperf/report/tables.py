@@ -143,6 +143,41 @@ def _ce_ports(entry: Entry) -> bool:
                if "ces" in d)
 
 
+def _header_checks(entry: Entry) -> str:
+    """What the receiver checked of the headers the DUT wrote (the foreground streams' `rx`,
+    docs/protocol.md "Header checks"): the TTL rule applied, and the checks turned off."""
+    config = entry.flat_config()
+    directions = [d for d in entry.summary.get("directions", {}).values() if "rx" in d]
+    if _tcp(entry):
+        return "TCP segments: their steps (flags, acknowledgements; docs/tcp.md), no header checks yet"
+    if not directions:
+        return "none (results of a version before them): the tag, length, VLAN IDs and CE fields only"
+    received = [d["rx"] for d in directions]
+    parts = []
+    if any(rx.get("checksums") for rx in received):
+        parts.append("IPv4 header and UDP checksums")
+    if any(key in rx for rx in received for key in ("src_ip", "dst_ip", "src_port", "dst_port")):
+        parts.append("addresses and ports as the DUT must write them"
+                     + (" (not the ones a stateful NAT chooses)" if config.get("stateful.enabled") else ""))
+    tos = sorted({rx["tos"] for rx in received if "tos" in rx})
+    if tos:
+        parts.append(f"TOS/traffic class {', '.join(map(str, tos))} as sent (traffic.dscp = "
+                     f"{config.get('traffic.dscp')})")
+    if any("df" in rx for rx in received):
+        parts.append("DF (set; by size where translated into IPv4, RFC 7915 §5.1)")
+    for sent, expected in sorted({(d["ttl"], d["rx"]["ttl"]) for d in directions if "ttl" in d["rx"]}):
+        cable = entry.spec is not None and not entry.spec.through_dut
+        rule = ("no DUT: the tester's ports are wired to each other" if cable
+                else f"dut.hops = {config.get('dut.hops')}: {sent - expected}")
+        parts.append(f"TTL/hop limit: sent {sent}, expected {expected} ({rule})")
+    if not any("ttl" in rx or "tos" in rx for rx in received) and config.get("ipv4aas.technology"):
+        parts.append("not yet the TTL/hop limit, TOS/traffic class and addresses in this IPv4aaS role")
+    off = [f"{key} = false" for key, value in config.items() if key.startswith("checks.") and value is False]
+    if off:
+        parts.append("off: " + ", ".join(off))
+    return "; ".join(parts)
+
+
 def _frame_sizes(entry: Entry) -> list[str]:
     sizes = [f"IMIX {d['imix']} ({name})" if d.get("imix") else
              f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
@@ -245,6 +280,7 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
          _values(entries, lambda e: _mix(e.flat_config()))],
         *_imix_rows(entries),
         ["Address and port variation", _values(entries, _variation_with_ces)],
+        ["Header checks on receipt (docs/config.md \"Header checks\")", _values(entries, _header_checks)],
         ["Repetitions", _values(entries, _repetitions)],
         ["Summary statistics", "median, 1st and 99th percentiles (RFC 8219 §12; percentiles as "
          "in RFC 2330 §11.3: sorted[ceil(p/100·N) − 1]), min, max, dispersion = "

@@ -59,6 +59,9 @@ def _direction_info(plan: TrafficPlan) -> dict:
                         "background_frame_size": d.background["frame_size"] if d.background else None,
                         "speed_bps": d.speed_bps, "max_rate": d.max_rate,
                         "stacks": list(d.stacks)}
+        if "rx" in d.foreground:  # the header checks, for the report (docs/protocol.md)
+            info[d.name] |= {"ttl": d.foreground["ttl"], "tos": d.foreground["tos"],
+                             "rx": d.foreground["rx"]}
         if "ce" in d.foreground:  # emulated CEs (docs/ipv4aas.md)
             ce = d.foreground["ce"]
             info[d.name]["ces"] = {"count": ce["count"], "side": ce["side"], "mode": ce["mode"],

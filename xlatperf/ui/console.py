@@ -177,10 +177,10 @@ class ConsoleReporter(Reporter):
                         f"{rate}")
         if "network_flows" in record:   # RFC 8219 §10: the trial's number of network flows
             where += f" n={record['network_flows']:,}"
-        # Frames the receiver refused because their CE fields named another CE (or none) are
-        # in the loss; said apart, as the DUT's mapping error it is (docs/ipv4aas.md).
+        # Test frames the receiver refused (another CE's, a bad checksum, a wrong TTL, ...) are
+        # in the loss; each kind said apart, as the DUT's error it is (engine/protocol.py REFUSED).
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss"
-                           + (f", {d.wrong_ce:,} to the wrong CE" if d.wrong_ce else "") + ")"
+                           + "".join(f", {count:,} {what}" for count, what in d.refused()) + ")"
                            for name, d in result.directions.items())
         sizes = "; ".join(f"{name} per size " + ", ".join(
             f"{size} B {c['received']:,}/{c['sent']:,}" for size, c in d.sizes.items())

@@ -5,6 +5,7 @@ cell helpers its tables are written with."""
 
 from typing import Callable
 
+from ...engine.protocol import REFUSED
 from ..collect import Entry
 from ..figure import Plotter
 from ..units import format_value
@@ -64,22 +65,23 @@ class Family:
 
     def warnings(self, entry: Entry) -> list[str]:
         """What qualifies the result (a bound, not a value; a likely invalid result)."""
-        return list(entry.summary.get("warnings", [])) + wrong_ce_warnings(entry)
+        return list(entry.summary.get("warnings", [])) + refused_warnings(entry)
 
     def draw(self, plotter: Plotter, entry: Entry, label: str, number: int) -> None:
         """The measurement's own figures (`number`: its place among its family's entries)."""
 
 
-def wrong_ce_warnings(entry: Entry) -> list[str]:
-    """Emulated CEs (docs/ipv4aas.md): frames the DUT delivered to another CE than their fields
-    name, or mapped wrongly, per direction over the measurement's trials."""
-    wrong: dict[str, int] = {}
+def refused_warnings(entry: Entry) -> list[str]:
+    """The test frames the receiver refused (REFUSED: another CE's, a bad checksum, a wrong
+    TTL, ...), per direction and kind over the measurement's trials: the DUT's errors, in the
+    loss."""
+    refused: dict[tuple[str, str], int] = {}
     for record in entry.trials:
         for name, direction in record.get("directions", {}).items():
-            wrong[name] = wrong.get(name, 0) + (direction.get("wrong_ce") or 0)
-    return [f"{count:,} {name} frames went to the wrong CE or were mapped wrongly (the CE fields "
-            "they arrived with name another CE, or none): counted as lost, not received"
-            for name, count in wrong.items() if count]
+            for key, _, why in REFUSED:
+                refused[name, why] = refused.get((name, why), 0) + (direction.get(key) or 0)
+    return [f"{count:,} {name} frames {why}: counted as lost, not received"
+            for (name, why), count in refused.items() if count]
 
 
 def rate(value) -> str:
