@@ -1,0 +1,336 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Header checks on receipt (docs/config.md "Header checks", docs/protocol.md): the [checks],
+traffic.dscp and dut.hops keys, the `tos`, `ttl` and `rx` of every stream per traffic kind, the
+engine's counts of refused frames in a TrialResult and its record, and how the console line, the
+report's warnings and its reporting items show them."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from fakes import FAKE_ENGINE
+from xlatperf.config.schema import load_config, validate
+from xlatperf.engine.protocol import TrialResult, trial_from_record
+from xlatperf.frames.stack import SENT_TTL
+from xlatperf.measure.stateful import StatefulTest
+from xlatperf.report.collect import Entry
+from xlatperf.report.families.base import Family
+from xlatperf.traffic.plan import TrafficPlan
+from xlatperf.ui.console import ConsoleReporter
+from xlatperf.util.errors import ConfigError
+
+PORTS = [
+    {"index": 0, "name": "net_null0", "mac": "02:00:00:00:00:01", "link_speed_mbps": 10000},
+    {"index": 1, "name": "net_null1", "mac": "02:00:00:00:00:02", "link_speed_mbps": 10000},
+]
+# A SIIT translator between an IPv6 left and an IPv4 right (RFC 7915), the IPv4 right side at
+# 64:ff9b::198.19.0.2 (RFC 6052 /96) and the left at 198.18.0.2 as IPv4 sees it.
+SIIT = ["left.ip_version=6", "left.virtual_ipv4=198.18.0.2", "right.virtual_ipv6=64:ff9b::c613:2",
+        "traffic.frame_size=84"]
+# RFC 9693 through a NAT44, the Initiator on the left: 100 x 100 port pairs (the lab's nat44).
+NAT44 = ["stateful.enabled=true", "stateful.connections=10000", "ports.forward_src=random",
+         "ports.forward_src_max=1123", "ports.forward_dst=random", "ports.forward_dst_max=100"]
+MAP_E = ["ipv4aas.technology=map-e", "ipv4aas.role=br", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+         "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+         "ipv4aas.ea_bits=16"]
+DUAL_MAP_T = ["ipv4aas.technology=map-t", "ipv4aas.role=dual", "ipv4aas.rule_ipv6_prefix=2001:db8::/40",
+              "ipv4aas.rule_ipv4_prefix=192.0.2.0/24"]
+
+
+def plan(assignments, **kwargs) -> TrafficPlan:
+    return TrafficPlan(load_config(None, assignments), PORTS, **kwargs)
+
+
+def rx(assignments, **kwargs) -> dict[str, dict]:
+    """Each direction's foreground `rx`."""
+    return {flow["name"]: flow["foreground"]["rx"] for flow in plan(assignments, **kwargs).flows(1000)}
+
+
+def error(raw: dict) -> str:
+    with pytest.raises(ConfigError) as info:
+        validate(raw)
+    return str(info.value)
+
+
+# -- the keys ----------------------------------------------------------------------------------
+
+def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
+    config = load_config(None, [])
+    assert config.checks.to_dict() == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True}
+    assert (config.traffic.dscp, config.dut.hops) == (0, "auto")
+    # --set takes a number for dut.hops as a number (the key takes "auto" or an integer).
+    assert load_config(None, ["dut.hops=2"]).dut.hops == 2
+    assert load_config(None, ['dut.hops="auto"']).dut.hops == "auto"
+
+
+@pytest.mark.parametrize("raw, message", [
+    ({"traffic": {"dscp": 64}}, "traffic.dscp = 64: must be an integer in 0..63"),
+    ({"traffic": {"dscp": -1}}, "traffic.dscp = -1: must be an integer in 0..63"),
+    ({"dut": {"hops": 255}}, 'dut.hops = 255: must be "auto" (1 for a router, translator or NAT, 2 for a '
+                             'dual DUT) or an integer in 0..254'),
+    ({"dut": {"hops": "one"}}, 'dut.hops = "one": must be "auto"'),
+    ({"dut": {"hops": 10}}, "dut.hops = 10: must be at most 9: the test frames are sent with TTL/hop limit 10"),
+    ({"checks": {"ttl": 0}}, "checks.ttl = 0: must be true or false"),
+    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df)"),
+])
+def test_bad_values_name_key_value_and_range(raw, message):
+    assert error(raw).startswith(message)
+
+
+# -- what the frames are sent with ---------------------------------------------------------------
+
+def test_every_stream_is_sent_with_the_dscp_and_ttl_10():
+    flows = plan(["traffic.dscp=46", "traffic.mix_n=2", "traffic.imix=84:1,128:1"]).flows(1000)
+    streams = [stream for flow in flows for stream in flow["streams"]]
+    assert len(streams) == 8   # two sizes, foreground and background, two directions
+    assert {(s["tos"], s["ttl"]) for s in streams} == {(184, SENT_TTL)}   # EF: 46 << 2
+    assert all(s["rx"]["tos"] == 184 for s in streams)
+
+
+# -- rx per traffic kind -------------------------------------------------------------------------
+
+def test_a_router_forwards_the_frames_as_sent_less_one_ttl():
+    assert rx([]) == {
+        "forward": {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
+                    "dst_port": 7, "ttl": 9, "tos": 0, "df": True, "checksums": True},
+        "reverse": {"ip_version": 4, "src_ip": "198.19.0.2", "dst_ip": "198.18.0.2", "src_port": 49184,
+                    "dst_port": 7, "ttl": 9, "tos": 0, "df": True, "checksums": True}}
+    assert rx(["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"])["forward"] == {
+        "ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "2001:2:0:8000::2", "src_port": 49184,
+        "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True}   # no DF in IPv6
+
+
+def test_a_siit_translator_writes_the_senders_virtual_and_the_receivers_real_address():
+    assert rx(SIIT + ["traffic.dscp=8"]) == {
+        # IPv6 -> IPv4: a 64-byte IPv4 frame, far below 1260 bytes: DF clear (RFC 7915 §5.1).
+        "forward": {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
+                    "dst_port": 7, "ttl": 9, "tos": 32, "df": False, "checksums": True},
+        # IPv4 -> IPv6: the IPv4 sender as IPv6 sees it, no DF.
+        "reverse": {"ip_version": 6, "src_ip": "64:ff9b::c613:2", "dst_ip": "2001:2::2", "src_port": 49184,
+                    "dst_port": 7, "ttl": 9, "tos": 32, "checksums": True}}
+
+
+def test_an_address_the_configuration_lacks_is_not_checked():
+    # A one-way test needs no virtual address of the receiver's sender side.
+    forward = rx(["left.ip_version=6", "right.virtual_ipv6=64:ff9b::c613:2", "traffic.frame_size=84",
+                  "traffic.direction=forward"])["forward"]
+    assert "src_ip" not in forward and forward["dst_ip"] == "198.19.0.2"
+
+
+@pytest.mark.parametrize("frame_size, df", [(1298, False), (1299, True)])
+def test_a_translation_into_ipv4_sets_df_above_1260_bytes(frame_size, df):
+    """RFC 7915 §5.1: the IPv4 packet of a 1278-byte frame is 1260 bytes (DF clear); one more
+    byte sets DF. The configured size names the IPv6 frame, 20 bytes longer."""
+    forward = plan(SIIT + [f"traffic.frame_size={frame_size}"]).flows(1000)[0]["foreground"]
+    assert forward["rx_frame_size"] == frame_size - 20
+    assert forward["rx"]["df"] is df
+
+
+def test_a_dual_dut_takes_two_hops_and_a_translating_one_sets_df_by_size():
+    assert {r["ttl"] for r in rx(DUAL_MAP_T).values()} == {SENT_TTL - 2}
+    assert rx(DUAL_MAP_T)["forward"]["df"] is False           # 64-byte frames
+    assert rx(DUAL_MAP_T + ["traffic.frame_size=1279"])["forward"]["df"] is True
+    assert rx(DUAL_MAP_T + ["dut.hops=3"])["forward"]["ttl"] == SENT_TTL - 3
+    assert rx(["dut.hops=0"])["forward"]["ttl"] == SENT_TTL   # a DUT that does not route
+
+
+def test_a_stateful_nat_leaves_the_initiators_source_and_the_responders_destination_unchecked():
+    """RFC 9693: the NAT chooses the source address and port of the Initiator's frames and maps
+    the Responder's back; what it chooses is not checked."""
+    assert rx(NAT44) == {
+        "forward": {"ip_version": 4, "dst_ip": "198.19.0.2", "dst_port": 7, "ttl": 9, "tos": 0, "df": True,
+                    "checksums": True, "vary": [{"field": "dst_port", "min": 1, "max": 100}]},
+        "reverse": {"ip_version": 4, "src_ip": "198.19.0.2", "src_port": 49184, "ttl": 9, "tos": 0,
+                    "df": True, "checksums": True}}
+    # The Initiator as the Responder sees it: the NAT's public address, when the config names it.
+    assert rx(NAT44 + ["left.virtual_ipv4=198.19.0.1"])["forward"]["src_ip"] == "198.19.0.1"
+    # The Initiator on the right: the roles, not the directions, decide.
+    right = rx(["stateful.enabled=true", "stateful.initiator=right", "stateful.connections=100",
+                "ports.reverse_src=random", "ports.reverse_src_max=1123"])
+    assert "src_port" not in right["reverse"] and right["reverse"]["dst_ip"] == "198.18.0.2"
+    assert "dst_ip" not in right["forward"] and right["forward"]["src_ip"] == "198.18.0.2"
+
+
+def test_the_responders_frames_from_its_state_table_leave_their_source_port_unchecked():
+    test = StatefulTest(plan(NAT44))
+    forward, reverse = test.phase2_flows(plan(NAT44).flows(1000))
+    assert reverse["from_table"] and reverse["foreground"]["rx"] == {
+        "ip_version": 4, "src_ip": "198.19.0.2", "ttl": 9, "tos": 0, "df": True, "checksums": True}
+    assert forward["foreground"]["rx"]["dst_ip"] == "198.19.0.2"
+    # Phase 1: the Initiator's enumerated ports arrive in the same ranges.
+    phase1 = test.phase1_request(1000, 1000, 1000).flows[0]["foreground"]
+    assert phase1["rx"]["vary"] == [{"field": "dst_port", "min": 1, "max": 100}]
+
+
+def test_tcp_segments_carry_no_rx_yet():
+    tcp = NAT44 + ["stateful.transport=tcp", "traffic.frame_size=100"]
+    test = StatefulTest(plan(tcp))
+    flow = test.phase1_request(1000, 1000, 1000).flows[0]
+    assert "rx" not in flow["foreground"] and flow["tcp"]
+    assert all("rx" not in f["foreground"] for f in test.phase2_flows(plan(tcp).flows(1000)))
+
+
+def test_varying_addresses_arrive_at_the_received_versions_offsets():
+    """The 16-bit part of a side's addresses, the same value in both versions at their offsets
+    (addresses.SIDE_offset_ipvX); ports stay ports; RFC 2544 §12's network byte has no word in
+    the other version: that destination is not checked."""
+    varying = ["addresses.left=random", "addresses.left_offset_ipv6=14", "addresses.right=increasing",
+               "ports.forward_src=random"]
+    sent = plan(SIIT + varying).flows(1000)[0]["foreground"]
+    assert [(v["field"], v.get("offset")) for v in sent["vary"]] == [
+        ("src_port", None), ("src_ip", 14), ("dst_ip", 12)]
+    assert sent["rx"]["vary"] == [
+        {"field": "src_port", "min": 1024, "max": 65535},
+        {"field": "src_ip", "offset": 2, "min": 2, "max": 65534},
+        {"field": "dst_ip", "offset": 2, "min": 2, "max": 65534}]
+    # Native: the frames' own vary list, without the modes.
+    native = plan(varying + ["addresses.right_nets=4", "addresses.right_offset_ipv4=0"]).flows(1000)[0]
+    assert native["foreground"]["rx"]["vary"] == [
+        {key: value for key, value in v.items() if key != "mode"} for v in native["foreground"]["vary"]]
+    assert {"field": "dst_ip", "offset": 2, "bits": 8, "min": 0, "max": 3} in native["foreground"]["rx"]["vary"]
+    # Across a translation, destination networks leave the destination unchecked.
+    nets = plan(SIIT + ["addresses.right_nets=4"]).flows(1000)[0]["foreground"]["rx"]
+    assert "dst_ip" not in nets and "vary" not in nets and nets["src_ip"] == "198.18.0.2"
+
+
+def test_the_ipv4aas_roles_check_the_version_the_tunnel_and_the_checksums_for_now():
+    assert rx(MAP_E) == {"forward": {"ip_version": 4, "checksums": True},
+                         "reverse": {"ip_version": 4, "checksums": True, "tunnel": {}}}
+
+
+def test_background_frames_are_checked_in_full_and_through_a_nat66_as_the_foreground():
+    background = plan(["traffic.mix_n=2", "traffic.frame_size=84"]).flows(1000)[0]["background"]["rx"]
+    assert background == {"ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "2001:2:0:8000::2",
+                          "src_port": 49184, "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True}
+    nat66 = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84", "traffic.mix_n=2",
+             "stateful.connections=20000"]
+    assert "src_ip" not in plan(NAT44 + nat66).flows(1000)[0]["background"]["rx"]
+    nat44 = NAT44 + ["traffic.mix_n=2", "stateful.connections=20000", "traffic.frame_size=84"]
+    assert plan(nat44).flows(1000)[0]["background"]["rx"]["src_ip"] == "2001:2::2"
+
+
+@pytest.mark.parametrize("check, gone", [
+    ("ttl", {"ttl"}), ("tos", {"tos"}), ("df", {"df"}),
+    ("address", {"src_ip", "dst_ip", "src_port", "dst_port", "vary"}),
+])
+def test_a_check_turned_off_leaves_its_keys_out(check, gone):
+    on = rx(["ports.forward_dst=random"])["forward"]
+    off = rx(["ports.forward_dst=random", f"checks.{check}=false"])["forward"]
+    assert set(on) - set(off) == gone
+
+
+def test_checksums_turned_off_say_so():
+    assert rx(["checks.checksum=false"])["forward"]["checksums"] is False
+
+
+def test_on_a_cable_the_frames_arrive_as_sent():
+    """A selftest over a cable between the tester's ports: no translation, no hop."""
+    forward, reverse = plan(SIIT + ["traffic.dscp=1"], through_dut=False).flows(1000)
+    assert forward["foreground"]["rx"] == {
+        "ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "64:ff9b::c613:2", "src_port": 49184,
+        "dst_port": 7, "ttl": SENT_TTL, "tos": 4, "checksums": True}
+    assert reverse["foreground"]["rx"]["df"] is True and reverse["foreground"]["rx"]["ttl"] == SENT_TTL
+    # An emulated CE's frames keep their CE check; the TTL and TOS are checked on a cable too.
+    assert plan(MAP_E, through_dut=False).flows(1000)[1]["foreground"]["rx"] == {
+        "ip_version": 4, "ttl": SENT_TTL, "tos": 0, "df": True, "checksums": True}
+
+
+def test_the_fake_engine_takes_the_streams_rx_and_reports_the_counts():
+    flows = plan(SIIT + ["traffic.mix_n=2"]).flows(1000)
+    reply = fake_trial({"id": 1, "op": "trial", "duration": 0.01, "flows": flows})
+    assert reply["ok"], reply
+    stream = reply["flows"][0]["streams"][0]
+    assert {key: stream[key] for key in ("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum")} \
+        == dict.fromkeys(("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum"), 0)
+    flows[0]["foreground"]["rx"]["hops"] = 1
+    refused = fake_trial({"id": 2, "op": "trial", "duration": 0.01, "flows": flows})
+    assert refused["error"]["key"] == "flows[0].foreground.rx.hops"
+
+
+def fake_trial(request: dict) -> dict:
+    done = subprocess.run([sys.executable, str(FAKE_ENGINE), "--vdev", "net_null0", "--vdev", "net_null1", "--"],
+                          input=json.dumps(request) + "\n", capture_output=True, text=True, timeout=30)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+# -- the counts ----------------------------------------------------------------------------------
+
+CHECKS = ("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum")
+
+
+def reply_with(counts: list[dict]) -> dict:
+    """A trial reply of two forward flows (RFC 8219 §10.2.2's clients) whose foreground streams
+    have `counts`, and a reverse flow without header checks."""
+    def flow(name, streams):
+        return {"name": name, "rate": 500, "planned": 1000, "sent": 1000,
+                "received": 1000 - sum(sum(s.get(k, 0) for k in CHECKS) for s in streams), "streams": streams}
+    return {"valid": True, "flows": [flow("forward", [{"kind": "foreground", **c}]) for c in counts]
+            + [flow("reverse", [{"kind": "foreground", "sent": 1000, "received": 1000}])]}
+
+
+def test_the_counts_are_summed_over_a_directions_streams_and_none_when_not_checked():
+    reply = reply_with([{"bad_address": 2, "bad_ttl": 1, "bad_tos": 0, "bad_header": 0, "bad_checksum": 4},
+                        {"bad_address": 0, "bad_ttl": 5, "bad_tos": 0, "bad_header": 1, "bad_checksum": 0,
+                         "tcp_unexpected": 3}])
+    result = TrialResult.from_reply(1000, reply)
+    forward, reverse = result.directions["forward"], result.directions["reverse"]
+    assert (forward.bad_address, forward.bad_ttl, forward.bad_tos, forward.bad_header, forward.bad_checksum,
+            forward.tcp_unexpected) == (2, 6, 0, 1, 4, 3)
+    assert all(getattr(reverse, key) is None for key in CHECKS + ("tcp_unexpected",))
+    record = result.to_dict()
+    assert record["directions"]["forward"]["bad_ttl"] == 6 and record["directions"]["forward"]["bad_tos"] == 0
+    assert not set(CHECKS) & set(record["directions"]["reverse"])
+    # Read back for --resume: the same counts.
+    assert trial_from_record(json.loads(json.dumps(record))).directions == result.directions
+
+
+def test_the_console_line_names_every_refused_kind():
+    result = TrialResult.from_reply(1000, reply_with([{"bad_address": 2, "bad_ttl": 1, "bad_tos": 0,
+                                                       "bad_header": 0, "bad_checksum": 900}]))
+    line = ConsoleReporter(console=Console(record=True))._trial_line({"repetition": 1, "step": 3}, result)
+    assert ("forward 97/1,000 (90.3 % loss, 2 with a wrong address or port, 1 with a wrong TTL/hop "
+            "limit, 900 with a bad checksum), reverse 1,000/1,000 (0 % loss)") in line
+
+
+def test_the_reports_warnings_sum_each_kind_per_direction_over_the_trials(tmp_path):
+    entry = Entry("tp", tmp_path, {"procedure": "throughput"})
+    entry.trials = [{"directions": {"forward": {"bad_checksum": 600, "bad_ttl": 0, "wrong_ce": 1},
+                                    "reverse": {"bad_tos": 7}}},
+                    {"directions": {"forward": {"bad_checksum": 400}}}]
+    warnings = Family().warnings(entry)
+    assert ("1,000 forward frames arrived with a bad IPv4 header, UDP or TCP checksum: counted as lost, "
+            "not received") in warnings
+    assert any(w.startswith("1 forward frames went to the wrong CE") for w in warnings)
+    assert any(w.startswith("7 reverse frames arrived with another TOS/traffic class") for w in warnings)
+    assert len(warnings) == 3
+
+
+def test_a_trial_records_the_counts_and_the_report_states_the_checks(fake_config, tmp_path):
+    from xlatperf.measure.store import read_trials
+    from xlatperf.ui import cli
+    out = tmp_path / "out"
+    sets = ["traffic.dscp=8", "checks.tos=false", "checks.df=false"]
+    assert cli.main(["trial", "-c", str(fake_config), "--out", str(out), "--rate", "1000", "-q",
+                     *[arg for a in sets for arg in ("--set", a)]]) == 0
+    record, = read_trials(out)
+    assert {key: record["directions"]["forward"][key] for key in CHECKS} == dict.fromkeys(CHECKS, 0)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["directions"]["forward"]["rx"]["ttl"] == 9 and summary["directions"]["forward"]["tos"] == 32
+    assert cli.main(["report", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    assert "TTL/hop limit: sent 10, expected 9 (dut.hops = auto: 1)" in report
+    assert "off: checks.tos = false, checks.df = false" in report
+
+
+def test_a_clients_fixed_address_is_pinned_in_its_rx_too():
+    """RFC 8219 §10.2.2's clients started one after another: each client's one address is
+    written into the frames (no varying word), and is what arrives."""
+    from xlatperf.procedures.scalability import StaggeredClients
+    client = plan(["addresses.left=increasing", "addresses.left_min=5", "addresses.left_max=5"])
+    forward, reverse = StaggeredClients([client], 0.5).flows(1000)
+    assert forward["foreground"]["src_ip"] == forward["foreground"]["rx"]["src_ip"] == "198.18.0.5"
+    assert reverse["foreground"]["rx"]["dst_ip"] == "198.18.0.5"
+    assert "vary" not in forward["foreground"]["rx"] and forward["foreground"]["vary"] == []
