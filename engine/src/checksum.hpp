@@ -15,28 +15,41 @@ inline uint64_t sum_words(const uint8_t* data, size_t len, uint64_t acc = 0) {
 }
 
 // One's complement sum of `len` bytes taken as 16-bit words in the machine's byte order, not
-// yet folded, 4 bytes at a time (a receiver's checksum verification). The sum is byte-order
-// independent (RFC 1071 §2 (B)): a sum that must fold to 0xffff needs no swapping. An odd
+// yet folded (a receiver's checksum verification). The sum is byte-order independent
+// (RFC 1071 §2 (B)): a sum that must fold to 0xffff needs no swapping. 32-bit words into two
+// 64-bit sums: no carry can leave them below 2^32 words, and the two chains run side by side
+// (twice as fast as one 64-bit sum with its carries counted, for a 26-byte datagram). An odd
 // trailing byte is padded with zero, as in sum_words.
-inline uint64_t sum_native(const uint8_t* data, size_t len, uint64_t acc = 0) {
+[[gnu::always_inline]] inline uint64_t sum_native(const uint8_t* data, size_t len, uint64_t acc = 0) {
+  uint64_t a = acc, b = 0;
   size_t i = 0;
-  for (; i + 4 <= len; i += 4) {
-    uint32_t w;
-    __builtin_memcpy(&w, data + i, 4);
-    acc += w;
+  for (; i + 8 <= len; i += 8) {
+    uint32_t x, y;
+    __builtin_memcpy(&x, data + i, 4);
+    __builtin_memcpy(&y, data + i + 4, 4);
+    a += x;
+    b += y;
   }
-  for (; i + 2 <= len; i += 2) {
-    uint16_t w;
-    __builtin_memcpy(&w, data + i, 2);
-    acc += w;
+  // The last 0..7 bytes: a 16-bit word lands in either 16-bit half of a 32-bit word alike.
+  if (len - i >= 4) {
+    uint32_t x;
+    __builtin_memcpy(&x, data + i, 4);
+    a += x;
+    i += 4;
+  }
+  if (len - i >= 2) {
+    uint16_t x;
+    __builtin_memcpy(&x, data + i, 2);
+    b += x;
+    i += 2;
   }
   if (i < len) {
     const uint8_t last[2] = {data[i], 0};
-    uint16_t w;
-    __builtin_memcpy(&w, last, 2);
-    acc += w;
+    uint16_t x;
+    __builtin_memcpy(&x, last, 2);
+    a += x;
   }
-  return acc;
+  return a + b;
 }
 
 // Folds carries back into the low 16 bits (end-around carry). A fixed number of steps, no

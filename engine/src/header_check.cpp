@@ -94,27 +94,27 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     const Where where = where_of(m.layer);
     const uint16_t rel = uint16_t(m.offset - base_of(where));
     compared_.push_back({where, m.role, rel, m.size, m.first_mask, m.last_mask});
-    Region* g = nullptr;
-    for (uint8_t r = 0; r < regions_; ++r)
-      if (region_[r].where == where) g = &region_[r];
-    if (!g) {
-      g = &region_[regions_++];
-      g->where = where;
-    }
     for (uint16_t i = 0; i < m.size; ++i) {
       const uint16_t at = uint16_t(rel + i);
       if (std::find(varying.begin(), varying.end(), std::make_pair(where, at)) != varying.end()) continue;
-      if (at >= kRegionWords * 8) throw std::invalid_argument("a header field beyond the compared bytes");
       uint8_t mask = 0xff;
       if (i == 0) mask &= m.first_mask;
       if (i + 1 == m.size) mask &= m.last_mask;
       const uint8_t want_byte = uint8_t(expected_.bytes[m.offset + i] & mask);
-      // Byte `at` of the region is byte at % 8 of word at / 8, in memory order.
-      uint8_t* wb = reinterpret_cast<uint8_t*>(&g->want[at / 8]);
-      uint8_t* mb = reinterpret_cast<uint8_t*>(&g->mask[at / 8]);
+      // Byte `at` of the layer is byte at % 8 of its word at / 8, in memory order.
+      CompareWord* c = nullptr;
+      for (uint8_t k = 0; k < compare_words_; ++k)
+        if (compare_[k].where == where && compare_[k].offset == at / 8 * 8) c = &compare_[k];
+      if (!c) {
+        if (compare_words_ == kMaxCompareWords) throw std::invalid_argument("more header words than compared");
+        c = &compare_[compare_words_++];
+        c->where = where;
+        c->offset = uint8_t(at / 8 * 8);
+      }
+      uint8_t* wb = reinterpret_cast<uint8_t*>(&c->want);
+      uint8_t* mb = reinterpret_cast<uint8_t*>(&c->mask);
       wb[at % 8] = uint8_t((wb[at % 8] & ~mask) | want_byte);
       mb[at % 8] |= mask;
-      g->words = std::max<uint8_t>(g->words, uint8_t(at / 8 + 1));
     }
   }
 }

@@ -179,7 +179,8 @@ class RxTask final : public Task {
   // The one's complement sum (sum_native) of a frame's bytes from `off` to its end, over
   // every segment (a jumbo frame's tail). A segment that starts at an odd byte of the run has
   // its words the other way round: its folded sum is swapped (RFC 1071 §2 (B)).
-  static uint64_t l4_sum(const rte_mbuf* m, uint32_t off) {
+  [[gnu::always_inline]] static uint64_t l4_sum(const rte_mbuf* m, uint32_t off) {
+    if (m->nb_segs == 1) return sum_native(rte_pktmbuf_mtod_offset(m, const uint8_t*, off), m->data_len - off);
     uint64_t sum = 0;
     bool odd = false;
     for (const rte_mbuf* s = m; s; s = s->next) {

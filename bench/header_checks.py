@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""What judging every received frame's headers costs the receiver (issue 29), one worker core,
+on the in-engine ring pair (the same worker sends, receives and judges every frame), in paired
+rounds: each round offers every case far more than one worker sends, 1 s each, in turn, and
+takes the rate achieved, so each ratio compares trials seconds apart.
+
+Cases, each with its headers checked (the stream's `rx`: addresses, ports, TTL, TOS, DF, the
+IPv4 header and UDP checksums; docs/protocol.md "Header checks") against the same frames
+unchecked:
+  * 64-byte IPv4 frames (a router's);
+  * 84-byte IPv6 frames (what a SIIT gateway's IPv6 side sends and receives);
+  * MAP-E frames (IPv4 in IPv6) from one million pseudorandom CEs of a MAP rule: their CE
+    fields and headers checked, against neither (the CE check alone was 0.69 of unchecked in
+    session 14).
+
+    python3 bench/header_checks.py [--rounds N] [--out bench/results/header_checks.json]
+
+$XLATPERF_ENGINE picks another engine build and $XLATPERF_ISA its kernels; both are recorded.
+"""
+
+import argparse
+import copy
+import fcntl
+import json
+import os
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from engine_rate import LOOPBACK, NULL, cpu_model  # noqa: E402
+from ipv4aas_rate import FORWARD, MAP_E, OFFERED  # noqa: E402
+from xlatperf.config.schema import load_config  # noqa: E402
+from xlatperf.engine.client import Engine  # noqa: E402
+from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
+
+FRAMES = {
+    "IPv4 64 B": ["traffic.frame_size=64"],
+    "IPv6 84 B (SIIT's IPv6 side)": ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"],
+    "MAP-E, 1M random CEs": MAP_E,
+}
+
+
+def with_checks(stream: dict, checked: bool) -> dict:
+    """The stream with every header check (`rx` for frames that come back as they were sent:
+    the selftest's cable, here the ring pair), or with none."""
+    stream = copy.deepcopy(stream)
+    stream.pop("rx", None)
+    if not checked and "ce" in stream:
+        stream["ce"]["rx_fields"] = []
+    if checked:
+        tunnel = stream.get("tunnel")
+        rx = {"ip_version": stream["ip_version"], "src_ip": stream["src_ip"], "dst_ip": stream["dst_ip"],
+              "src_port": stream["src_port"], "dst_port": stream["dst_port"], "ttl": stream.get("ttl", 10),
+              "tos": stream.get("tos", 0), "checksums": True}
+        if stream["ip_version"] == 4:
+            rx["df"] = True
+        if tunnel:
+            rx["tunnel"] = dict(tunnel)
+        stream["rx"] = rx
+    return stream
+
+
+def achieved(settings: list[str], checked: bool) -> float:
+    """Frames per second one worker sent, received and judged on the ring pair."""
+    config = load_config(NULL, FORWARD + settings + LOOPBACK)
+    with Engine(config) as engine:
+        plan = TrafficPlan(config, engine.hello()["ports"], through_dut=False)
+        flows = plan.flows(min(OFFERED, plan.max_rate))
+        flows[0]["foreground"] = with_checks(flows[0]["foreground"], checked)
+        reply = engine.trial({"duration": 1.0, "timeout": 0.0, "progress_interval": 0, "flows": flows})
+    flow = reply["flows"][0]
+    stream = flow["streams"][0]
+    faults = {k: stream.get(k, 0) for k in ("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
+                                            "wrong_ce")}
+    if flow["received"] != flow["sent"] or any(faults.values()):
+        raise AssertionError(f"received {flow['received']} of {flow['sent']}, {faults}")
+    if checked and "bad_ttl" not in stream:
+        raise AssertionError("the engine reported no header checks: is it older than protocol 2.10?")
+    return flow["sent"] / flow["send_time"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "header_checks.json"))
+    args = parser.parse_args()
+    cases = {f"{name}, {'every header checked' if checked else 'headers unchecked'}": (settings, checked)
+             for name, settings in FRAMES.items() for checked in (False, True)}
+    rates = {name: [] for name in cases}
+    with open("/run/xlatperf-tests.lock", "a") as lock:  # the CPUs to this benchmark alone
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for r in range(args.rounds):
+            for name, (settings, checked) in cases.items():
+                rates[name].append(achieved(settings, checked))
+            print(f"round {r + 1}: " + ", ".join(f"{n} {v[-1] / 1e6:.2f}" for n, v in rates.items()), flush=True)
+    results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rounds": args.rounds, "offered_fps": OFFERED,
+               "engine": os.environ.get("XLATPERF_ENGINE", "(the build tree's)"),
+               "kernels": os.environ.get("XLATPERF_ISA", "(the CPU's best)"), "cases": {}}
+    for name, values in rates.items():
+        reference = rates[name.replace("every header checked", "headers unchecked")]
+        ratios = [v / ref for v, ref in zip(values, reference)]
+        results["cases"][name] = {"mfps": [v / 1e6 for v in values], "median_mfps": statistics.median(values) / 1e6,
+                                  "median_ratio_to_unchecked": statistics.median(ratios)}
+        print(f"{name:60s} {statistics.median(values) / 1e6:7.2f} Mfps, {statistics.median(ratios):5.2f} of "
+              f"unchecked (median of paired rounds)")
+    Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
