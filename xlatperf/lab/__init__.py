@@ -334,7 +334,11 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         # The default frame_size (64) names an IPv6 frame here and is too short for the tag.
         sections["traffic"] = {"frame_size": 84}
     sections["trial"] = {"pause": 0.5, "max_lag": LAB_MAX_LAG}
-    return sections | kind_sections
+    sections |= kind_sections
+    hops = _lab_kind(kind).hops(p)
+    if hops is not None:
+        sections["dut"] = {**sections.get("dut", {}), "hops": hops}
+    return sections
 
 
 def calibration_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:

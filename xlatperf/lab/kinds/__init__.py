@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The lab kinds, one LabKind each (lab/kinds/base.py), in a module per family of DUTs that
-share their code: `router` (router4, router6, limit, lossy), `vlan`, `tayga` (siit), `nat`
+share their code: `router` (router4, router6, limit, lossy, bridge), `vlan`, `tayga` (siit), `nat`
 (nat44, nat66, nat64, 464xlat, clat, dslite-aftr), `softwire` (mape-br, mapt-br, lwaftr),
 `customer_edge` (b4, lwb4, mape-ce, mapt-ce), `dual` (dslite-dual, mape-dual, mapt-dual),
 `loopback`. A new kind is a LabKind subclass listed in KINDS, which
@@ -16,14 +16,14 @@ from .customer_edge import B4, LwB4, MapECe, MapTCe
 from .dual import DsLiteDual, MapEDual, MapTDual
 from .loopback import Loopback
 from .nat import Clat, DsLiteAftr, Nat44, Nat64, Nat66, Xlat464
-from .router import Limit, Lossy, Router4, Router6
+from .router import Bridge, Limit, Lossy, Router4, Router6
 from .softwire import LwAftr, MapEBr, MapTBr
 from .tayga import Siit
 from .vlan import Vlan
 
 KINDS: dict[str, LabKind] = {kind.name: kind for kind in (
     Router4(), Router6(), Siit(), Nat44(), Nat66(), Nat64(), Vlan(), Loopback(), Limit(),
-    Lossy(), Xlat464(), Clat(), DsLiteAftr(), MapEBr(), MapTBr(), LwAftr(), B4(), LwB4(), MapECe(), MapTCe(), DsLiteDual(), MapEDual(), MapTDual())}
+    Lossy(), Bridge(), Xlat464(), Clat(), DsLiteAftr(), MapEBr(), MapTBr(), LwAftr(), B4(), LwB4(), MapECe(), MapTCe(), DsLiteDual(), MapEDual(), MapTDual())}
 
 __all__ = ["COMMON_PARAMS", "KINDS", "LabKind", "format_kinds"]
 

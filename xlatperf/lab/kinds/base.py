@@ -126,6 +126,12 @@ class LabKind:
         its MAC), then any whole sections of its own (they follow the common ones)."""
         raise NotImplementedError
 
+    def hops(self, p: dict[str, Any]) -> int | None:
+        """How much the DUT decrements the TTL/hop limit, when not what dut.hops = "auto" says
+        (1 per router or translator): a DUT whose namespace routes a frame more than once, or
+        none (the tester's ports cabled to each other). Written into the config as dut.hops."""
+        return None
+
     def config_notes(self, p: dict[str, Any]) -> list[str]:
         """Comment lines for the tester config's header."""
         return []

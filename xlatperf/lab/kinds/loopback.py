@@ -16,6 +16,9 @@ class Loopback(LabKind):
                    "tester)")
     has_dut = False
 
+    def hops(self, p: dict[str, Any]) -> int | None:
+        return 0  # no DUT: a wire between the tester's ports
+
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         # Each port's frames go straight to the other port.
         return {"left": {"ip_version": 4, "ipv4": V4_LEFT[1], "dut_mac": MACS["xlp-tr"]},

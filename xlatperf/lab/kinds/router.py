@@ -9,10 +9,11 @@ behind a next hop (`gateway`).
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
-from ..names import DUT_NS, GATEWAYS
-from ..shell import ip
+from ..names import DUT_NS, GATEWAYS, MACS
+from ..shell import LabError, ip, run
 from .base import LabKind, auto_or, choice, integer, yes_no
 from .common import load_nft, router_sides, setup_direct_router, setup_router
 
@@ -33,6 +34,42 @@ ROUTER_PARAMS = {
             "help": "MTU of the DUT's and the tester's veths (jumbo frames: 9216)",
             "parse": integer(1280, 65535)},
 }
+
+# Faulty variants of the router (issue 29: every check the receiver makes must be seen to fail
+# when it should): an nftables postrouting rule per DUT port spoils the given share of the
+# frames it forwards, after the kernel routed them correctly. `numgen inc` counts per rule, so
+# the share is exact per direction.
+FAULTS = {
+    "ttl": ("ip ttl set 10", "ip6 hoplimit set 10"),          # the TTL as the tester sent it
+    "tos": ("ip dscp set cs0", "ip6 dscp set cs0"),            # DSCP zeroed
+    "address": ("ip saddr set 198.18.9.9", "ip6 saddr set 2001:2::9:9"),  # another source, sums fixed
+    "checksum": ("udp checksum set 4660", "udp checksum set 4660"),        # a wrong UDP checksum
+}
+FAULTY_PARAMS = {
+    "faulty": {"default": "none", "allowed": "none, " + ", ".join(FAULTS),
+               "help": "a faulty router for the tester's header checks: no TTL decrement (ttl), "
+                       "DSCP zeroed (tos), another source address (address) or a wrong UDP "
+                       "checksum (checksum), on faulty_share of the frames",
+               "parse": choice("none", *FAULTS)},
+    "faulty_share": {"default": "100", "allowed": "an integer 1..100",
+                     "help": "percent of the frames of each direction the fault spoils",
+                     "parse": integer(1, 100)},
+}
+
+
+def faulty_ruleset(fault: str, version: int, percent: int) -> str:
+    """nftables ruleset of a faulty router: `fault` on `percent` % of each direction's frames."""
+    action = FAULTS[fault][0 if version == 4 else 1]
+    family = "ipv4" if version == 4 else "ipv6"
+    rules = "".join(f'\t\toifname "{dev}" meta nfproto {family} meta l4proto udp numgen inc mod 100 < {percent} {action}\n'
+                    for dev in ("xlp-dl", "xlp-dr"))
+    return ("table inet xlp {\n"
+            "\tchain faults {\n"
+            "\t\ttype filter hook postrouting priority mangle; policy accept;\n"
+            f"{rules}"
+            "\t}\n"
+            "}\n")
+
 
 # limit: the token bucket holds BURST_SECONDS of frames at the limit rate, at least BURST_MIN.
 BURST_SECONDS = 0.05
@@ -113,7 +150,7 @@ def _ruleset(rules: str, policy: str) -> str:
 class Router(LabKind):
     """The kernel routing between the sides; `version` None: the `family` parameter says."""
     version: int | None = None
-    kind_params = ROUTER_PARAMS
+    kind_params = {**ROUTER_PARAMS, **FAULTY_PARAMS}
 
     def ip_version(self, p: dict[str, Any]) -> int:
         return self.version or p["family"]
@@ -127,6 +164,8 @@ class Router(LabKind):
                 ip(DUT_NS, f"-{version}", "route", "add", test_range, "via", next_hop)
         else:
             setup_direct_router(version, p["addresses"])
+        if p.get("faulty", "none") != "none":
+            load_nft(faulty_ruleset(p["faulty"], version, p["faulty_share"]))
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return router_sides(self.ip_version(p), p["gateway"])
@@ -142,6 +181,43 @@ class Router6(Router):
     name = "router6"
     description = "Linux kernel as IPv6 router (RFC 5180)"
     version = 6
+
+
+def _forwarding(dev: str) -> bool:
+    """Whether bridge port `dev` of the DUT's namespace forwards (`bridge link show`)."""
+    return any(line.split()[1].startswith(f"{dev}") and "state forwarding" in line
+               for line in run(["bridge", "link", "show"], ns=DUT_NS).splitlines() if line.strip())
+
+
+class Bridge(LabKind):
+    """A reference DUT that is no router: a Linux bridge between the sides forwards each frame
+    as it came, TTL and all. Measured as a router it must be reported as faulty (`bad_ttl`,
+    issue 29); the tester addresses its frames to the other tester port's MAC, which the bridge
+    learns and forwards to."""
+    name = "bridge"
+    description = "a Linux bridge measured as a router: forwards without a TTL decrement (faulty)"
+    kind_params = {"family": FAMILY}
+
+    def build(self, p: dict[str, Any]) -> None:
+        ip(DUT_NS, "link", "add", "xlp-br", "type", "bridge")
+        for dev in ("xlp-dl", "xlp-dr"):
+            ip(DUT_NS, "link", "set", dev, "master", "xlp-br")
+            ip(DUT_NS, "link", "set", dev, "up")
+        ip(DUT_NS, "link", "set", "xlp-br", "up")
+        # A new port forwards only once its carrier is seen (a fraction of a second): frames
+        # sent before would be lost, not judged.
+        deadline = time.monotonic() + 10
+        while not all(_forwarding(dev) for dev in ("xlp-dl", "xlp-dr")):
+            if time.monotonic() > deadline:
+                raise LabError("the bridge's ports did not reach the forwarding state in 10 s")
+            time.sleep(0.05)
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        sides = router_sides(p["family"])
+        for side, other in (("left", "xlp-tr"), ("right", "xlp-tl")):
+            sides[side]["dut_mac"] = MACS[other]
+            sides[side].pop(f"dut_ipv{p['family']}", None)
+        return sides
 
 
 class Limit(Router):

@@ -79,6 +79,12 @@ class TaygaDut(LabKind):
     steered_by = LabKind.steered_by + " and TAYGA's affinity"
     instances = (TaygaInstance(),)
 
+    def hops(self, p: dict[str, Any]) -> int | None:
+        # The kernel routes a frame into each TAYGA's tun device and out again, and TAYGA
+        # decrements it as the translator it is (RFC 7915 §4.1, §5.1): 2 per instance, 1 more
+        # for the kernel's last route out.
+        return 1 + 2 * len(self.instances)
+
     def place(self, placement: Placement) -> None:
         super().place(placement)
         for instance in self.instances:
