@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""What judging every received frame's headers costs the receiver (issue 29), one worker core,
-on the in-engine ring pair (the same worker sends, receives and judges every frame), in paired
-rounds: each round offers every case far more than one worker sends, 1 s each, in turn, and
-takes the rate achieved, so each ratio compares trials seconds apart.
+"""What judging every received frame's headers costs the receiver (issue 29), on the in-engine
+ring pair, in paired rounds: each round offers every case far more than the receiver takes,
+1 s each, in turn, and takes the rate achieved, so each ratio compares trials seconds apart.
+The sender and the receiver are workers of their own (tester.lcores = "0@0,1@1,2@0": the
+receiving port's worker on one CPU, the sending port's on the other with the sleeping main
+lcore), so the rate is the receiver's: a sender that finds the ring full offers again. (With
+one worker doing both, the rate swung between two levels from trial to trial, as the ring ran
+full or not, and the ratios with it.)
 
 Cases, each with its headers checked (the stream's `rx`: addresses, ports, TTL, TOS, DF, the
 IPv4 header and UDP checksums; docs/protocol.md "Header checks") against the same frames
@@ -37,6 +41,7 @@ from xlatperf.config.schema import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
 
+LCORES = "0@0,1@1,2@0"  # main, then one worker per port: the receiver has a CPU of its own
 FRAMES = {
     "IPv4 64 B": ["traffic.frame_size=64"],
     "IPv6 84 B (SIIT's IPv6 side)": ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"],
@@ -66,7 +71,7 @@ def with_checks(stream: dict, checked: bool) -> dict:
 
 def achieved(settings: list[str], checked: bool) -> float:
     """Frames per second one worker sent, received and judged on the ring pair."""
-    config = load_config(NULL, FORWARD + settings + LOOPBACK)
+    config = load_config(NULL, FORWARD + settings + LOOPBACK + [f'tester.lcores="{LCORES}"'])
     with Engine(config) as engine:
         plan = TrafficPlan(config, engine.hello()["ports"], through_dut=False)
         flows = plan.flows(min(OFFERED, plan.max_rate))

@@ -336,3 +336,16 @@ def test_a_clients_fixed_address_is_pinned_in_its_rx_too():
     assert forward["foreground"]["src_ip"] == forward["foreground"]["rx"]["src_ip"] == "198.18.0.5"
     assert reverse["foreground"]["rx"]["dst_ip"] == "198.18.0.5"
     assert "vary" not in forward["foreground"]["rx"] and forward["foreground"]["vary"] == []
+
+
+def test_an_in_engine_ring_pair_is_a_cable_and_the_background_has_its_own_hops():
+    ring = ['left.port="ring:x"', 'right.port="ring:x"']
+    assert {r["ttl"] for r in rx(ring).values()} == {SENT_TTL}            # auto: no DUT between
+    assert {r["ttl"] for r in rx(ring + ["dut.hops=2"]).values()} == {SENT_TTL - 2}
+    # A translator's box that routes the translated frames three times and the native IPv6
+    # background once (the lab's TAYGA: dut.hops = 3).
+    flows = plan(SIIT + ["left.ipv6=2001:2::2", "right.ipv6=2001:2:0:8000::2", "traffic.mix_n=2",
+                         "traffic.mix_m=1", "dut.hops=3"]).flows(1000)
+    assert {f["foreground"]["rx"]["ttl"] for f in flows} == {SENT_TTL - 3}
+    assert {f["background"]["rx"]["ttl"] for f in flows} == {SENT_TTL - 1}
+    assert error({"dut": {"background_hops": 10}}).startswith("dut.background_hops = 10: must be at most 9")

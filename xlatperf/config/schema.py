@@ -618,6 +618,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # How much the DUT decrements the TTL/hop limit (checks.ttl): "auto" = 1, 2 for a dual
         # DUT (frames/kinds dut_hops).
         "hops": Key("auto", hops),
+        # ... and the native IPv6 background frames, which a translator's DUT routes on another
+        # path (RFC 8219 §5.3): "auto" = 1, 2 for a dual DUT.
+        "background_hops": Key("auto", hops),
         # DUT variables: any other [dut] key (dut.cores = 4), for hook templates and reports;
         # the tester does not use them. Kept here as a table.
         "variables": Key({}, dut_variables),
@@ -832,11 +835,12 @@ def _cross_check(config: ConfigBase) -> None:
                             f"needs {side}.vlan (the inner C-tag) too: QinQ is an outer S-tag around "
                             f"a C-tag; for one tag set {side}.vlan alone")
 
-    hops = config.dut.hops
-    if hops != "auto" and hops >= SENT_TTL:
-        raise key_error("dut.hops", hops, f"must be at most {SENT_TTL - 1}: the test frames are sent "
-                        f"with TTL/hop limit {SENT_TTL} (RFC 2544 App. C.2.6.4) and must arrive with "
-                        "at least 1")
+    for key in ("hops", "background_hops"):
+        hops = getattr(config.dut, key)
+        if hops != "auto" and hops >= SENT_TTL:
+            raise key_error(f"dut.{key}", hops, f"must be at most {SENT_TTL - 1}: the test frames are "
+                            f"sent with TTL/hop limit {SENT_TTL} (RFC 2544 App. C.2.6.4) and must arrive "
+                            "with at least 1")
 
     _check_variation(config)
     _check_port_order(config)

@@ -141,7 +141,8 @@ class TrafficPlan:
         own_keys = kind.stream_keys(config, name)  # tunnel, emulated CEs
         states = kind.received(config, name)
         streams = [{"kind": "foreground",
-                    **self._stream(name, sent, received, source, destination, size, states, nat=True),
+                    **self._stream(name, sent, received, source, destination, size, states, nat=True,
+                                   background=False),
                     **own_keys}
                    for size in sizes]
         if not self.through_dut:
@@ -154,7 +155,7 @@ class TrafficPlan:
             nat = (sent, received) == (BACKGROUND, BACKGROUND)
             streams += [{"kind": "background",
                          **self._stream(name, BACKGROUND, BACKGROUND, f"{tx}.ipv6", f"{rx}.ipv6", size,
-                                        native, nat)}
+                                        native, nat, background=True)}
                         for size in sizes]
         # Frame k: foreground iff k % n < m (RFC 8219 §5.3), each kind through the IMIX's order.
         pattern = [sizes.index(size) + (0 if foreground else len(sizes))
@@ -175,7 +176,8 @@ class TrafficPlan:
                              stacks=(str(sent_stack), str(received_stack)))
 
     def _stream(self, direction: str, sent: Stack, received: Stack,
-                source: str, destination: str, size: int, states: Received, nat: bool) -> dict:
+                source: str, destination: str, size: int, states: Received, nat: bool,
+                background: bool) -> dict:
         config = self.config
         tx, rx = direction_sides(direction)
         if self.through_dut:
@@ -198,13 +200,14 @@ class TrafficPlan:
             "ttl": SENT_TTL,
             **self._vlan_keys(tx, rx),
         }
-        return {**stream, "rx": self._rx(direction, stream, sent, received, states, nat)}
+        return {**stream, "rx": self._rx(direction, stream, sent, received, states, nat, background)}
 
     def _rx(self, direction: str, stream: dict, sent: Stack, received: Stack, states: Received,
-            nat: bool) -> dict:
+            nat: bool, background: bool) -> dict:
         """A stream's `rx` (docs/protocol.md "Header checks"): what the DUT must have written
         into its frames, as the traffic kind states it, with the checks the configuration
-        leaves on (checks.*), the DUT's hops (dut.hops) and the rewrites of a stateful NAT
+        leaves on (checks.*), the DUT's hops (dut.hops; dut.background_hops for the native
+        IPv6 `background`) and the rewrites of a stateful NAT
         between the sides (`nat`: one translates these frames). On a cable between the
         tester's ports the frames arrive as sent."""
         checks = self.config.checks
@@ -214,7 +217,7 @@ class TrafficPlan:
         rx |= addresses
         if states.ttl_tos or not self.through_dut:
             if checks.ttl:
-                rx["ttl"] = stream["ttl"] - (dut_hops(self.config) if self.through_dut else 0)
+                rx["ttl"] = stream["ttl"] - (dut_hops(self.config, background) if self.through_dut else 0)
             if checks.tos:
                 rx["tos"] = stream["tos"]
         if checks.df and received.inner == 4:

@@ -83,9 +83,20 @@ def foreground_addresses(config, direction: str) -> tuple[str, str]:
     return kind_of(config).addresses(config, direction)
 
 
-def dut_hops(config) -> int:
-    """How much the DUT decrements the TTL/hop limit (dut.hops): "auto" is 1 for a router, a
-    translator or a NAT, 2 for a dual DUT (a CE and a BR in line, RFC 8219 §4.2 Figure 2)."""
-    if config.dut.hops != "auto":
-        return config.dut.hops
+def dut_hops(config, background: bool = False) -> int:
+    """How much the DUT decrements the TTL/hop limit of the foreground frames (dut.hops) or of
+    the background ones (dut.background_hops): "auto" is 1 for a router, a translator or a NAT,
+    2 for a dual DUT (a CE and a BR in line, RFC 8219 §4.2 Figure 2), and 0 between the two
+    ports of an in-engine ring pair (`ring:NAME` on both sides: a cable, no DUT)."""
+    hops = config.dut.background_hops if background else config.dut.hops
+    if hops != "auto":
+        return hops
+    if ring_pair(config):
+        return 0
     return 2 if dual_dut(config) else 1
+
+
+def ring_pair(config) -> bool:
+    """Whether the tester's two ports are the two ends of one in-engine ring pair."""
+    left, right = config.left.port, config.right.port
+    return left == right and left.startswith("ring:")

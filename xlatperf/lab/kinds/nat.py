@@ -91,7 +91,12 @@ class Nat(LabKind):
         return nat_ruleset(self.nft_family)
 
     def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        return router_sides(self.version)
+        sides = router_sides(self.version)
+        # The left as the right sees it: the masquerade's public address, which the header
+        # checks then expect as the source of the left's frames (docs/config.md).
+        right_dut = (V4_RIGHT if self.version == 4 else V6_RIGHT)[0]
+        sides["left"][f"virtual_ipv{self.version}"] = host(right_dut)
+        return sides
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         """The sides, then the stateful sections (stateful_sections)."""
