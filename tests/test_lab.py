@@ -70,8 +70,12 @@ EXPECTED_SIDES = {
                  {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": TL}),
     "limit": V4,
     "lossy": V4,
-    "nat44": V4,
-    "nat66": V6,
+    # The masquerade's public address: the left as the right sees it (the header checks).
+    "nat44": ({**V4[0], "virtual_ipv4": "198.19.0.1"}, V4[1]),
+    "nat66": ({**V6[0], "virtual_ipv6": "2001:2:0:8000::1"}, V6[1]),
+    # A bridge: each side's frames addressed to the other tester port, which the bridge learns.
+    "bridge": ({"ip_version": 4, "ipv4": "198.18.0.2", "dut_mac": TR},
+               {"ip_version": 4, "ipv4": "198.19.0.2", "dut_mac": TL}),
     "nat64": ({"ip_version": 6, "ipv6": "2001:2::2", "virtual_ipv4": "198.19.0.1", "dut_mac": "",
                "dut_ipv6": "2001:2::1"},
               {"ip_version": 4, "ipv4": "198.19.0.2", "virtual_ipv6": "2001:2:0:6464::c613:2",
@@ -119,6 +123,7 @@ EXPECTED_DUT_ADDRS = {
     "limit": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "lossy": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "nat44": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
+    "bridge": {"xlp-dl": set(), "xlp-dr": set()},
     "nat66": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
     "nat64": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
     "vlan": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},

@@ -117,6 +117,23 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
       mb[at % 8] |= mask;
     }
   }
+  // The run: each compared word moved to its place counted from the first IP header.
+  run_start_ = expected_.outer_offset;
+  run_l3_ = expected_.ip_offset;
+  run_l4_ = expected_.l4_offset;
+  for (uint8_t k = 0; k < compare_words_; ++k) {
+    const CompareWord& c = compare_[k];
+    const size_t at = size_t(base_of(c.where) - run_start_ + c.offset);
+    for (size_t b = 0; b < 8; ++b) {
+      const size_t byte = at + b;
+      if (byte / 8 >= kMaxCompareWords) throw std::invalid_argument("more header words than compared");
+      const uint8_t m = reinterpret_cast<const uint8_t*>(&c.mask)[b];
+      if (!m) continue;
+      reinterpret_cast<uint8_t*>(&run_mask_[byte / 8])[byte % 8] |= m;
+      reinterpret_cast<uint8_t*>(&run_want_[byte / 8])[byte % 8] |= reinterpret_cast<const uint8_t*>(&c.want)[b];
+      run_words_ = std::max<uint8_t>(run_words_, uint8_t(byte / 8 + 1));
+    }
+  }
 }
 
 Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum) const {
