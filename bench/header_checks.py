@@ -76,7 +76,8 @@ def achieved(settings: list[str], checked: bool) -> float:
         plan = TrafficPlan(config, engine.hello()["ports"], through_dut=False)
         flows = plan.flows(min(OFFERED, plan.max_rate))
         flows[0]["foreground"] = with_checks(flows[0]["foreground"], checked)
-        reply = engine.trial({"duration": 1.0, "timeout": 0.0, "progress_interval": 0, "flows": flows})
+        # The receiver drains what the ring holds when the sender stops (timeout).
+        reply = engine.trial({"duration": 1.0, "timeout": 0.2, "progress_interval": 0, "flows": flows})
     flow = reply["flows"][0]
     stream = flow["streams"][0]
     faults = {k: stream.get(k, 0) for k in ("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
