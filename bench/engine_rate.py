@@ -74,6 +74,20 @@ VARIANTS = {
 }
 
 
+def paired_rounds(cases: dict, rounds: int, measure) -> dict[str, list[float]]:
+    """Each case's rates (frames/s) over `rounds` paired rounds: every round measures every
+    case in turn, `measure(*cases[name])`, so a ratio compares trials seconds apart (the shared
+    VM's speed drifts between runs). Holds the tests' lock: the CPUs to this benchmark alone."""
+    rates = {name: [] for name in cases}
+    with open("/run/xlatperf-tests.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for r in range(rounds):
+            for name, args in cases.items():
+                rates[name].append(measure(*args))
+            print(f"round {r + 1}: " + ", ".join(f"{n} {v[-1] / 1e6:.2f}" for n, v in rates.items()), flush=True)
+    return rates
+
+
 def trial(engine: Engine, plan: TrafficPlan, rate: int, duration: float, extra=None) -> dict:
     return engine.trial({"duration": duration, "timeout": 0.0, "progress_interval": 0,
                          "flows": plan.flows(rate), **(extra or {})})

@@ -25,7 +25,6 @@ $XLATPERF_ENGINE picks another engine build and $XLATPERF_ISA its kernels; both 
 
 import argparse
 import copy
-import fcntl
 import json
 import os
 import statistics
@@ -35,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine_rate import LOOPBACK, NULL, cpu_model  # noqa: E402
+from engine_rate import LOOPBACK, NULL, cpu_model, paired_rounds  # noqa: E402
 from ipv4aas_rate import FORWARD, MAP_E, OFFERED  # noqa: E402
 from xlatperf.config.schema import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
@@ -96,13 +95,7 @@ def main() -> None:
     args = parser.parse_args()
     cases = {f"{name}, {'every header checked' if checked else 'headers unchecked'}": (settings, checked)
              for name, settings in FRAMES.items() for checked in (False, True)}
-    rates = {name: [] for name in cases}
-    with open("/run/xlatperf-tests.lock", "a") as lock:  # the CPUs to this benchmark alone
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for r in range(args.rounds):
-            for name, (settings, checked) in cases.items():
-                rates[name].append(achieved(settings, checked))
-            print(f"round {r + 1}: " + ", ".join(f"{n} {v[-1] / 1e6:.2f}" for n, v in rates.items()), flush=True)
+    rates = paired_rounds(cases, args.rounds, achieved)
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rounds": args.rounds, "offered_fps": OFFERED,
                "engine": os.environ.get("XLATPERF_ENGINE", "(the build tree's)"),
                "kernels": os.environ.get("XLATPERF_ISA", "(the CPU's best)"), "cases": {}}

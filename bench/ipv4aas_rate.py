@@ -22,7 +22,6 @@ are recorded in the results.
 """
 
 import argparse
-import fcntl
 import json
 import os
 import statistics
@@ -32,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from engine_rate import LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, cpu_model  # noqa: E402
+from engine_rate import LOOPBACK, NULL, RANDOM_IPS, RANDOM_PORTS, cpu_model, paired_rounds  # noqa: E402
 from xlatperf.config.schema import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
@@ -98,13 +97,7 @@ def main() -> None:
     args = parser.parse_args()
     cases = {**{name: (s, None) for name, s in SENDING.items()},
              **{name: (MAP_E, check) for name, check in RECEIVING.items()}}
-    rates = {name: [] for name in cases}
-    with open("/run/xlatperf-tests.lock", "a") as lock:  # the CPUs to this benchmark alone
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for r in range(args.rounds):
-            for name, (settings, check) in cases.items():
-                rates[name].append(achieved(settings, check))
-            print(f"round {r + 1}: " + ", ".join(f"{n} {v[-1] / 1e6:.2f}" for n, v in rates.items()), flush=True)
+    rates = paired_rounds(cases, args.rounds, achieved)
     references = {name: "plain IPv6, fixed" for name in SENDING} | \
                  {name: "MAP-E on the ring pair, unchecked" for name in RECEIVING}
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rounds": args.rounds, "offered_fps": OFFERED,
