@@ -349,3 +349,19 @@ def test_an_in_engine_ring_pair_is_a_cable_and_the_background_has_its_own_hops()
     assert {f["foreground"]["rx"]["ttl"] for f in flows} == {SENT_TTL - 3}
     assert {f["background"]["rx"]["ttl"] for f in flows} == {SENT_TTL - 1}
     assert error({"dut": {"background_hops": 10}}).startswith("dut.background_hops = 10: must be at most 9")
+
+
+def test_frames_of_another_length_and_ip_fragments_are_said_too(tmp_path):
+    """Issue 29 item 3: bad_length in the console line and the warnings like every refused
+    kind; the ports' IP fragments (test frames a DUT fragmented) in both as well."""
+    result = TrialResult.from_reply(1000, reply_with([{"bad_length": 5, "bad_address": 0, "bad_ttl": 0,
+                                                       "bad_tos": 0, "bad_header": 0, "bad_checksum": 0}]))
+    line = ConsoleReporter(console=Console(record=True))._trial_line(
+        {"repetition": 1, "step": 1, "fragmented": {"1": 12}}, result)
+    assert "5 of another length" in line and "12 IP fragments on port 1" in line
+    entry = Entry("tp", tmp_path, {"procedure": "throughput"})
+    entry.trials = [{"directions": {"forward": {"bad_length": 5}}, "fragmented": {"1": 12}},
+                    {"directions": {"forward": {"bad_length": 0}}, "fragmented": {"1": 3}}]
+    warnings = Family().warnings(entry)
+    assert any(w.startswith("5 forward frames arrived with another length") for w in warnings)
+    assert any(w.startswith("15 IP fragments arrived on the right port") for w in warnings)

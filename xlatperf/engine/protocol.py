@@ -21,6 +21,8 @@ TESTER_DROPPED = "tester dropped frames"
 # ("1,000 with a bad checksum"; "1,000 forward frames arrived with a bad ...: counted as lost,
 # not received").
 REFUSED = (
+    ("bad_length", "of another length", "arrived with another length than the frame the DUT should "
+                                         "deliver (its IP packet and VLAN tags)"),
     ("bad_vlan", "on the wrong VLAN", "arrived on another VLAN than their receiving side's"),
     ("wrong_ce", "to the wrong CE", "went to the wrong CE or were mapped wrongly (the CE fields "
                                     "they arrived with name another CE, or none)"),

@@ -329,6 +329,9 @@ class TrialSession(Measurer):
                   "duration": duration, "elapsed": reply.get("elapsed"),
                   "foreign": {str(p.get("index")): p.get("foreign", 0)
                               for p in reply.get("ports", [])},
+                  # IP fragments (of test frames a DUT fragmented: not test frames), where any.
+                  **({"fragmented": fragmented} if any(fragmented := {
+                      str(p.get("index")): p.get("fragmented", 0) for p in reply.get("ports", [])}.values()) else {}),
                   "timestamp": utc_timestamp()}
         if aborted:
             record["aborted"] = True

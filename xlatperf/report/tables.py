@@ -164,7 +164,7 @@ def _header_checks(entry: Entry) -> str:
         parts.append(f"TOS/traffic class {', '.join(map(str, tos))} as sent (traffic.dscp = "
                      f"{config.get('traffic.dscp')})")
     if any("df" in rx for rx in received):
-        parts.append("DF (set; by size where translated into IPv4, RFC 7915 §5.1)")
+        parts.append("DF (set; where translated into IPv4, set above 1260 bytes and either below: RFC 7915 §5.1 and RFC 6145 §5.1 differ there)")
     for sent, expected in sorted({(d["ttl"], d["rx"]["ttl"]) for d in directions if "ttl" in d["rx"]}):
         cable = entry.spec is not None and not entry.spec.through_dut
         rule = ("no DUT: the tester's ports are wired to each other" if cable

@@ -182,6 +182,10 @@ class ConsoleReporter(Reporter):
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss"
                            + "".join(f", {count:,} {what}" for count, what in d.refused()) + ")"
                            for name, d in result.directions.items())
+        fragments = ", ".join(f"{count:,} IP fragments on port {port}"
+                              for port, count in record.get("fragmented", {}).items() if count)
+        if fragments:  # test frames a DUT fragmented: no test frames (docs/protocol.md)
+            losses += f" ({fragments})"
         sizes = "; ".join(f"{name} per size " + ", ".join(
             f"{size} B {c['received']:,}/{c['sent']:,}" for size, c in d.sizes.items())
             for name, d in result.directions.items() if d.sizes)  # IMIX (RFC 6985)

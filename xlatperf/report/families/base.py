@@ -6,6 +6,7 @@ cell helpers its tables are written with."""
 from typing import Callable
 
 from ...engine.protocol import REFUSED
+from ...traffic.plan import PORT_INDEX
 from ..collect import Entry
 from ..figure import Plotter
 from ..units import format_value
@@ -71,6 +72,10 @@ class Family:
         """The measurement's own figures (`number`: its place among its family's entries)."""
 
 
+# Each side by its engine port index as records name them ("0": left).
+PORT_SIDES = {str(index): side for side, index in PORT_INDEX.items()}
+
+
 def refused_warnings(entry: Entry) -> list[str]:
     """The test frames the receiver refused (REFUSED: another CE's, a bad checksum, a wrong
     TTL, ...), per direction and kind over the measurement's trials: the DUT's errors, in the
@@ -80,8 +85,14 @@ def refused_warnings(entry: Entry) -> list[str]:
         for name, direction in record.get("directions", {}).items():
             for key, _, why in REFUSED:
                 refused[name, why] = refused.get((name, why), 0) + (direction.get(key) or 0)
+    fragments: dict[str, int] = {}
+    for record in entry.trials:
+        for port, count in record.get("fragmented", {}).items():
+            fragments[port] = fragments.get(port, 0) + count
     return [f"{count:,} {name} frames {why}: counted as lost, not received"
-            for (name, why), count in refused.items() if count]
+            for (name, why), count in refused.items() if count] + \
+        [f"{count:,} IP fragments arrived on the {PORT_SIDES.get(port, 'port ' + port)} port: test frames "
+         "the DUT fragmented are no test frames (counted as lost)" for port, count in fragments.items() if count]
 
 
 def rate(value) -> str:
