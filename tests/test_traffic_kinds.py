@@ -261,3 +261,29 @@ def test_per_size_counts_name_the_configured_size_on_both_sides_of_a_translator(
     assert result.directions["forward"].sizes == result.directions["reverse"].sizes == expected
     # Without the names, the frames as sent name the sizes (the engine's own view).
     assert set(TrialResult.from_reply(1000, reply).directions["reverse"].sizes) == {"64", "84", "594", "614", "1498", "1518"}
+
+
+def test_exactly_one_kind_applies_to_every_configuration_whatever_the_order():
+    """Issue 29: kind selection is not first-match; a kind listed after another that also
+    applied would otherwise never be chosen."""
+    from xlatperf.frames import kinds as kind_module
+    configs = [[], ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"],
+               ["left.ip_version=6", "traffic.frame_size=84", "right.virtual_ipv6=64:ff9b::c613:2",
+                "left.virtual_ipv4=198.18.0.2"],
+               ["ipv4aas.technology=map-e", "ipv4aas.role=br", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+                "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+                "ipv4aas.ea_bits=16"]]
+    for assignments in configs:
+        config = load_config(None, assignments)
+        applying = [kind.name for kind in kind_module.KINDS if kind.applies(config)]
+        assert len(applying) == 1, (assignments, applying)
+    # A kind that overlaps another is refused, not skipped.
+    class Overlapping(kind_module.NativeTraffic):
+        name = "overlapping"
+    saved = list(kind_module.KINDS)
+    try:
+        kind_module.KINDS.append(Overlapping())
+        with pytest.raises(AssertionError, match="exactly one"):
+            kind_module.kind_of(load_config(None, []))
+    finally:
+        kind_module.KINDS[:] = saved

@@ -1,18 +1,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The traffic kinds, and the frame facts of a trial that follow from its kind.
 
-KINDS is ordered: a configuration's kind is the first that applies. A new kind is a module
-here with a TrafficKind subclass, listed in KINDS (docs/architecture.md, "Where to add a
-traffic kind")."""
+Exactly one kind applies to a configuration (kind_of checks it). A new kind is a module here
+with a TrafficKind subclass, listed in KINDS, whose `applies` excludes the others'
+(docs/architecture.md, "Where to add a traffic kind")."""
 
 from ..stack import IPV6, VLAN_TAG_BYTES, Stack, frame_size, named_stack, size_name
 from ..trial import active_directions, has_background, side_vlan, size_period
 from .base import Received, TrafficKind
-from .ipv4aas import Encapsulation, EncapsulatingCe, MapT, MapTCe, dual_dut
-from .native import Native
-from .siit import Siit
+from .ipv4aas import EncapsulationTraffic, EncapsulatingCeTraffic, MapTTraffic, MapTCeTraffic, dual_dut
+from .native import NativeTraffic
+from .siit import SiitTraffic
 
-KINDS: list[TrafficKind] = [Encapsulation(), MapT(), EncapsulatingCe(), MapTCe(), Native(), Siit()]
+KINDS: list[TrafficKind] = [EncapsulationTraffic(), MapTTraffic(), EncapsulatingCeTraffic(), MapTCeTraffic(),
+                            NativeTraffic(), SiitTraffic()]
 # Background frames (traffic.mix_m < mix_n, RFC 8219 §5.3) are native IPv6 between the sides'
 # real IPv6 addresses: the DUT forwards them untranslated.
 BACKGROUND = IPV6
@@ -23,7 +24,14 @@ __all__ = ["KINDS", "BACKGROUND", "TrafficKind", "Received", "kind_of", "trial_s
 
 
 def kind_of(config) -> TrafficKind:
-    return next(kind for kind in KINDS if kind.applies(config))
+    """The one traffic kind that applies: the kinds' conditions exclude each other, so their
+    order in KINDS does not matter (a kind that overlapped another would fail here, not be
+    silently skipped)."""
+    applying = [kind for kind in KINDS if kind.applies(config)]
+    if len(applying) != 1:
+        raise AssertionError(f"traffic kinds {[k.name for k in applying]} apply to one configuration; "
+                             "exactly one must")
+    return applying[0]
 
 
 def trial_stacks(config) -> list[Stack]:

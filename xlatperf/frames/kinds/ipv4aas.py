@@ -71,6 +71,12 @@ def plays_br(config) -> bool:
     return bool(config.ipv4aas.technology) and config.ipv4aas.role in CE_ROLES
 
 
+def tester_plays_ipv4aas(config) -> bool:
+    """Whether the tester plays one end of an IPv4aaS technology (the CEs or the BR): its
+    frames are then this module's kinds', and no plain kind's (native, siit)."""
+    return emulates_ces(config) or plays_br(config)
+
+
 def the_ce(config) -> tuple[int, ipaddress.IPv4Address | None, list[tuple[int, int]] | None]:
     """The CE a DUT in a CE role is, named by ipv4aas.ce_ipv6: its index in the rule or the
     binding table, its IPv4 address and its port ranges (None for a B4: its LAN's addresses
@@ -169,7 +175,7 @@ class _EmulatedCes(TrafficKind):
                 f"(right) through the {config.ipv4aas.role.upper()}")
 
 
-class Encapsulation(_EmulatedCes):
+class EncapsulationTraffic(_EmulatedCes):
     name = "encapsulation"
     summary = ("IPv4 in IPv6 from emulated CEs on the left, IPv4 on the right (DS-Lite AFTR, "
                "lw4o6 lwAFTR, MAP-E BR)")
@@ -190,7 +196,7 @@ class Encapsulation(_EmulatedCes):
         return {"ce": ce_request(config, "dst", own if stateless else [], ["tunnel"] + own)}
 
 
-class MapT(_EmulatedCes):
+class MapTTraffic(_EmulatedCes):
     name = "map-t"
     summary = "MAP-T CEs' translated IPv6 on the left, IPv4 on the right (MAP-T BR)"
     technologies = ("map-t",)
@@ -240,7 +246,7 @@ class _EmulatedBr(TrafficKind):
         return ["ipv4", "port"]
 
 
-class EncapsulatingCe(_EmulatedBr):
+class EncapsulatingCeTraffic(_EmulatedBr):
     name = "encapsulating-ce"
     summary = ("IPv4 on the left, IPv4 in IPv6 to and from the AFTR or BR the right port plays "
                "(DS-Lite B4, lwB4, MAP-E CE)")
@@ -260,7 +266,7 @@ class EncapsulatingCe(_EmulatedBr):
         return {**keys, "ce": ce_request(config, "dst", own, own)} if own else keys
 
 
-class MapTCe(_EmulatedBr):
+class MapTCeTraffic(_EmulatedBr):
     name = "map-t-ce"
     summary = "IPv4 on the left, the CE's translated IPv6 on the right (MAP-T CE)"
     technologies = ("map-t",)

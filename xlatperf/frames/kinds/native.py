@@ -5,16 +5,16 @@ between them (RFC 2544, RFC 5180, RFC 9693)."""
 from ..stack import IP_STACKS
 from ..trial import direction_sides
 from .base import Received, TrafficKind
-from .ipv4aas import translates_between
+from .ipv4aas import tester_plays_ipv4aas, translates_between
 from .siit import translated_df
 
 
-class Native(TrafficKind):
+class NativeTraffic(TrafficKind):
     name = "native"
     summary = "IPv4 or IPv6 on both sides (router, NAT44, NAT66)"
 
     def applies(self, config) -> bool:
-        return config.left.ip_version == config.right.ip_version
+        return not tester_plays_ipv4aas(config) and config.left.ip_version == config.right.ip_version
 
     def stacks(self, config, direction):
         stack = IP_STACKS[config.left.ip_version]

@@ -6,6 +6,7 @@ the sender's IP version (the translator maps it, docs/config.md)."""
 from ..stack import IP_STACKS, ip_packet_bytes
 from ..trial import direction_sides
 from .base import Received, TrafficKind
+from .ipv4aas import tester_plays_ipv4aas
 
 # RFC 7915 §5.1: an IPv4 packet translated from IPv6 (without a Fragment header) has DF clear
 # up to this size and set above it. RFC 6145, which it obsoleted and which translators in use
@@ -20,12 +21,12 @@ def translated_df(rx_frame_size: int) -> bool | None:
     return True if ip_packet_bytes(rx_frame_size) > DF_ABOVE else None
 
 
-class Siit(TrafficKind):
+class SiitTraffic(TrafficKind):
     name = "siit"
     summary = "IPv4 on one side, IPv6 on the other (SIIT, NAT64)"
 
     def applies(self, config) -> bool:
-        return config.left.ip_version != config.right.ip_version
+        return not tester_plays_ipv4aas(config) and config.left.ip_version != config.right.ip_version
 
     def stacks(self, config, direction):
         tx, rx = direction_sides(direction)
