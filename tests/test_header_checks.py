@@ -365,3 +365,21 @@ def test_frames_of_another_length_and_ip_fragments_are_said_too(tmp_path):
     warnings = Family().warnings(entry)
     assert any(w.startswith("5 forward frames arrived with another length") for w in warnings)
     assert any(w.startswith("15 IP fragments arrived on the right port") for w in warnings)
+
+
+def test_foreign_frames_beyond_the_links_noise_are_said():
+    """Issue 29 item 3: a port's foreign frames beyond a link's own (ARP/ND: a few per trial)
+    are said; the few are not."""
+    from xlatperf.engine.protocol import foreign_beyond_noise
+    record = {"directions": {"forward": {"sent": 100_000}, "reverse": {"sent": 100_000}},
+              "foreign": {"0": 12, "1": 5_000}}
+    assert foreign_beyond_noise(record) == {"1": 5_000}           # 100 + 0.1 % of 100,000 = 200
+    assert foreign_beyond_noise({**record, "foreign": {"0": 200, "1": 201}}) == {"1": 201}
+    result = TrialResult.from_reply(1000, reply_with([{"bad_address": 0, "bad_ttl": 0, "bad_tos": 0,
+                                                       "bad_header": 0, "bad_checksum": 0}]))
+    line = ConsoleReporter(console=Console(record=True))._trial_line(
+        {"repetition": 1, "step": 1, "foreign": {"1": 5_000}}, result)
+    assert "5,000 foreign frames on port 1" in line
+    quiet = ConsoleReporter(console=Console(record=True))._trial_line(
+        {"repetition": 1, "step": 1, "foreign": {"1": 10}}, result)
+    assert "foreign" not in quiet

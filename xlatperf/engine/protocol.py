@@ -39,6 +39,27 @@ REFUSED = (
     ("tcp_unexpected", "unexpected TCP segments",
      "were not the TCP segment their step expects (wrong flags or acknowledgement)"),
 )
+# A port's foreign frames (not test frames of the trial's flows) beyond what a link carries
+# anyway (ARP/ND, router solicitations, MLD: a few per trial) suggest test frames the DUT
+# damaged beyond recognition: more than this many, and more than this share of the frames sent
+# towards the port, are said (issue 29).
+FOREIGN_NOISE_FRAMES = 100
+FOREIGN_NOISE_SHARE = 0.001
+# The port (as records name it: "0" left, "1" right) each direction's frames arrive on.
+RECEIVING_PORT = {"forward": "1", "reverse": "0"}
+
+
+def foreign_beyond_noise(record: dict) -> dict[str, int]:
+    """A trial record's ports whose foreign frames exceed the background noise, with their
+    counts."""
+    sent = {port: 0 for port in RECEIVING_PORT.values()}
+    for name, direction in record.get("directions", {}).items():
+        if name in RECEIVING_PORT:
+            sent[RECEIVING_PORT[name]] += direction.get("sent", 0)
+    return {port: count for port, count in record.get("foreign", {}).items()
+            if count > FOREIGN_NOISE_FRAMES + FOREIGN_NOISE_SHARE * sent.get(port, 0)}
+
+
 # The counts a direction has only where the engine reported them (None otherwise).
 OPTIONAL_COUNTS = ("wrong_ce", "bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
                    "tcp_unexpected")

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..engine.protocol import TrialResult
+from ..engine.protocol import TrialResult, foreign_beyond_noise
 from ..measure.session import Reporter
 from ..procedures import REGISTRY
 from ..report.collect import Entry
@@ -182,8 +182,10 @@ class ConsoleReporter(Reporter):
         losses = ", ".join(f"{name} {d.received:,}/{d.sent:,} ({_ratio_pct(d.loss_ratio)} loss"
                            + "".join(f", {count:,} {what}" for count, what in d.refused()) + ")"
                            for name, d in result.directions.items())
-        fragments = ", ".join(f"{count:,} IP fragments on port {port}"
-                              for port, count in record.get("fragmented", {}).items() if count)
+        fragments = ", ".join([f"{count:,} IP fragments on port {port}"
+                               for port, count in record.get("fragmented", {}).items() if count] +
+                              [f"{count:,} foreign frames on port {port}"
+                               for port, count in foreign_beyond_noise(record).items()])
         if fragments:  # test frames a DUT fragmented: no test frames (docs/protocol.md)
             losses += f" ({fragments})"
         sizes = "; ".join(f"{name} per size " + ", ".join(

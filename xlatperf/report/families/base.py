@@ -5,7 +5,7 @@ cell helpers its tables are written with."""
 
 from typing import Callable
 
-from ...engine.protocol import REFUSED
+from ...engine.protocol import REFUSED, foreign_beyond_noise
 from ...traffic.plan import PORT_INDEX
 from ..collect import Entry
 from ..figure import Plotter
@@ -86,13 +86,18 @@ def refused_warnings(entry: Entry) -> list[str]:
             for key, _, why in REFUSED:
                 refused[name, why] = refused.get((name, why), 0) + (direction.get(key) or 0)
     fragments: dict[str, int] = {}
+    foreign: dict[str, int] = {}
     for record in entry.trials:
         for port, count in record.get("fragmented", {}).items():
             fragments[port] = fragments.get(port, 0) + count
+        for port, count in foreign_beyond_noise(record).items():
+            foreign[port] = foreign.get(port, 0) + count
     return [f"{count:,} {name} frames {why}: counted as lost, not received"
             for (name, why), count in refused.items() if count] + \
         [f"{count:,} IP fragments arrived on the {PORT_SIDES.get(port, 'port ' + port)} port: test frames "
-         "the DUT fragmented are no test frames (counted as lost)" for port, count in fragments.items() if count]
+         "the DUT fragmented are no test frames (counted as lost)" for port, count in fragments.items() if count] + \
+        [f"{count:,} frames on the {PORT_SIDES.get(port, 'port ' + port)} port were no test frames, far more than a "
+         "link carries anyway (ARP/ND): test frames the DUT damaged beyond recognition?" for port, count in foreign.items()]
 
 
 def rate(value) -> str:
