@@ -102,7 +102,7 @@ KEYS = {
                "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"),
     "tunnel": ("src_ip", "dst_ip"),
     "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "checksums",
-           "vary"),
+           "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
@@ -260,7 +260,7 @@ def validate_rx(rx, path, rx_frame_size):
         if ends[0] > ends[-1]:
             bad(path + "ttl", ttl, allowed + " (low <= high)")
     integer_in(rx, path, "tos", 0, 255, None)
-    for key in ("df", "checksums"):
+    for key in ("df", "checksums", "ipv6_zero_udp_checksum"):
         if not isinstance(rx.get(key, True), bool):
             bad(path + key, rx[key], "must be true or false")
     if "df" in rx and version != 4:

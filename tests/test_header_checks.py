@@ -59,7 +59,8 @@ def error(raw: dict) -> str:
 
 def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     config = load_config(None, [])
-    assert config.checks.to_dict() == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True}
+    assert config.checks.to_dict() == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True,
+                                       "zero_udp_checksum_ipv6": True}
     assert (config.traffic.dscp, config.dut.hops) == (0, "auto")
     # --set takes a number for dut.hops as a number (the key takes "auto" or an integer).
     assert load_config(None, ["dut.hops=2"]).dut.hops == 2
@@ -74,7 +75,7 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     ({"dut": {"hops": "one"}}, 'dut.hops = "one": must be "auto"'),
     ({"dut": {"hops": 10}}, "dut.hops = 10: must be at most 9: the test frames are sent with TTL/hop limit 10"),
     ({"checks": {"ttl": 0}}, "checks.ttl = 0: must be true or false"),
-    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df)"),
+    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df, zero_udp_checksum_ipv6)"),
 ])
 def test_bad_values_name_key_value_and_range(raw, message):
     assert error(raw).startswith(message)
@@ -383,3 +384,10 @@ def test_foreign_frames_beyond_the_links_noise_are_said():
     quiet = ConsoleReporter(console=Console(record=True))._trial_line(
         {"repetition": 1, "step": 1, "foreign": {"1": 10}}, result)
     assert "foreign" not in quiet
+
+
+def test_a_zero_udp_checksum_over_ipv6_is_taken_as_0xffff_only_when_asked():
+    assert all("ipv6_zero_udp_checksum" not in r for r in rx(SIIT).values())
+    lenient = rx(SIIT + ["checks.zero_udp_checksum_ipv6=false"])
+    assert lenient["reverse"]["ipv6_zero_udp_checksum"] is True      # arrives as IPv6
+    assert "ipv6_zero_udp_checksum" not in lenient["forward"]         # arrives as IPv4

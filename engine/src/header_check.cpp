@@ -22,7 +22,8 @@ Verdict verdict_of(FieldRole r) {
 
 HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
                          const std::vector<OwnedField>& owned)
-    : tunnel_(rx.tunnel), checksums_(rx.checksums), ip_version_(rx.ip_version), l4_(sent.l4), ttl_(rx.ttl) {
+    : tunnel_(rx.tunnel), checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum),
+      ip_version_(rx.ip_version), l4_(sent.l4), ttl_(rx.ttl) {
   // The frame the DUT should deliver, written by the same layer writers as the sent frames:
   // the values rx names, zero where it names none (those are not compared).
   FrameSpec want;

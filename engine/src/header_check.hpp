@@ -45,6 +45,11 @@ struct RxSpec {
   std::optional<uint8_t> tos;
   std::optional<bool> df;  // IPv4 arrivals
   bool checksums = true;
+  // A UDP checksum field of 0 over IPv6 taken as 0xffff (its one's complement twin) where the
+  // datagram's sum verifies with it: a translator that adjusts a checksum to 0 and writes it as
+  // 0, not 0xffff (RFC 768; RFC 8200 §8.1 receivers drop it; TAYGA 0.9.2 does it about once in
+  // 65,536 frames). Off: such a datagram is a checksum fault.
+  bool ipv6_zero_udp_checksum = false;
   std::vector<RxWord> vary;
 };
 
@@ -141,8 +146,9 @@ class HeaderCheck {
     const bool v4 = ip_version_ == 4;
     if (v4 && fold(sum_native(ip, 20)) != 0xffff) return false;
     const uint8_t* l4 = frame + tag.l4_offset;
-    // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1).
-    if (l4_ == kProtoUdp && l4[6] == 0 && l4[7] == 0) return v4;
+    // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1), or
+    // as RxSpec::ipv6_zero_udp_checksum says (then its sum below must verify).
+    if (l4_ == kProtoUdp && l4[6] == 0 && l4[7] == 0 && (v4 || !ipv6_zero_udp_checksum_)) return v4;
     // The pseudo header: the addresses, then protocol and length (in the machine's order too).
     const uint8_t pseudo[4] = {0, l4_, uint8_t(l4_len >> 8), uint8_t(l4_len)};
     uint32_t rest;
@@ -162,7 +168,7 @@ class HeaderCheck {
   uint16_t run_start_ = 0, run_l3_ = 0, run_l4_ = 0;
   std::array<uint64_t, kMaxCompareWords> run_want_{}, run_mask_{};
   uint8_t run_words_ = 0;
-  bool tunnel_ = false, checksums_ = true;
+  bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false;
   int ip_version_ = 4;
   uint8_t l4_ = kProtoUdp;
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;

@@ -259,7 +259,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
   known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df",
-                       "checksums", "vary"});
+                       "checksums", "ipv6_zero_udp_checksum", "vary"});
   RxSpec rx;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -304,6 +304,11 @@ RxSpec parse_rx(const json& j, const std::string& path) {
   if (j.contains("checksums")) {
     if (!j["checksums"].is_boolean()) bad(path + "checksums", j["checksums"], "must be true or false");
     rx.checksums = j["checksums"].get<bool>();
+  }
+  if (j.contains("ipv6_zero_udp_checksum")) {
+    const json& zero = j["ipv6_zero_udp_checksum"];
+    if (!zero.is_boolean()) bad(path + "ipv6_zero_udp_checksum", zero, "must be true or false");
+    rx.ipv6_zero_udp_checksum = zero.get<bool>();
   }
   if (j.contains("vary")) {
     const json& vary = j["vary"];

@@ -189,6 +189,31 @@ TEST(HeaderCheck, Ipv6EveryFaultByItsVerdict) {
   f = good;
   f[kIp + 40 + 6] ^= 1;
   EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+
+  // A datagram whose checksum is 0xffff, written as 0 (TAYGA's slip): refused, unless
+  // ipv6_zero_udp_checksum accepts it, and then only where its sum verifies.
+  FrameSpec zero_sum = out;
+  std::vector<uint8_t> z;
+  for (uint16_t port = 1; port; ++port) {  // a source port that makes the checksum 0xffff
+    zero_sum.src_port = port;
+    z = frame_of(zero_sum);
+    if (z[kIp + 40 + 6] == 0xff && z[kIp + 40 + 7] == 0xff) break;
+  }
+  ASSERT_EQ(z[kIp + 40 + 6] << 8 | z[kIp + 40 + 7], 0xffff);
+  z[kIp + 40 + 6] = z[kIp + 40 + 7] = 0;
+  RxSpec lenient = routed(s);
+  lenient.src_port = zero_sum.src_port;
+  const HeaderCheck strict(s, lenient, s.frame_size, {});
+  EXPECT_EQ(judge(strict, z), Verdict::kBadChecksum);
+  lenient.ipv6_zero_udp_checksum = true;
+  const HeaderCheck accepting(s, lenient, s.frame_size, {});
+  EXPECT_EQ(judge(accepting, z), Verdict::kGood);
+  f = good;  // a zero field where the checksum is not 0xffff: still a fault
+  f[kIp + 40 + 6] = f[kIp + 40 + 7] = 0;
+  EXPECT_EQ(judge(HeaderCheck(s, routed(s), s.frame_size, VlanStack{}), f), Verdict::kBadChecksum);
+  RxSpec accept_all = routed(s);
+  accept_all.ipv6_zero_udp_checksum = true;
+  EXPECT_EQ(judge(HeaderCheck(s, accept_all, s.frame_size, VlanStack{}), f), Verdict::kBadChecksum);
 }
 
 // SIIT (RFC 7915): an IPv6 frame arrives as IPv4. A translator that forgets to adjust the UDP

@@ -478,6 +478,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "tos": Key(True, boolean),        # the TOS/traffic class arrives as sent (traffic.dscp)
         "address": Key(True, boolean),    # addresses and ports as the DUT must write them
         "df": Key(True, boolean),         # IPv4 arrivals: the DF flag (RFC 7915 §5.1 translated)
+        # A UDP checksum of 0 over IPv6 is a fault (RFC 8200 §8.1), even where the datagram's
+        # sum is right (a translator that writes a checksum of 0xffff as 0: TAYGA 0.9.2).
+        "zero_udp_checksum_ipv6": Key(True, boolean),
     },
     "throughput": {
         "min_rate": Key(0, integer(0)),

@@ -338,6 +338,8 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
     hops = _lab_kind(kind).hops(p)
     if hops is not None:
         sections["dut"] = {**sections.get("dut", {}), "hops": hops}
+    if checks := _lab_kind(kind).checks():
+        sections["checks"] = checks
     return sections
 
 

@@ -228,6 +228,8 @@ class TrafficPlan:
             if df is not None:
                 rx["df"] = df
         rx["checksums"] = checks.checksum
+        if checks.checksum and not checks.zero_udp_checksum_ipv6 and received.inner == 6:
+            rx["ipv6_zero_udp_checksum"] = True  # taken as 0xffff where the sum verifies with it
         if vary:
             rx["vary"] = vary
         if received.encapsulated:

@@ -126,6 +126,10 @@ class LabKind:
         its MAC), then any whole sections of its own (they follow the common ones)."""
         raise NotImplementedError
 
+    def checks(self) -> dict[str, Any]:
+        """The [checks] keys a known, named deviation of the DUT needs (none by default)."""
+        return {}
+
     def hops(self, p: dict[str, Any]) -> int | None:
         """How much the DUT decrements the TTL/hop limit, when not what dut.hops = "auto" says
         (1 per router or translator): a DUT whose namespace routes a frame more than once, or
