@@ -101,6 +101,7 @@ KEYS = {
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",
                "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"),
     "tunnel": ("src_ip", "dst_ip"),
+    "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
     "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "checksums",
            "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields"),
@@ -246,11 +247,13 @@ def validate_rx(rx, path, rx_frame_size):
     tunnel = rx.get("tunnel")
     if tunnel is not None:
         if not isinstance(tunnel, dict):
-            bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip} (IPv6 addresses, each optional)")
-        known(tunnel, path + "tunnel.", "tunnel")
+            bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip, carries_tos} (each optional)")
+        known(tunnel, path + "tunnel.", "rx_tunnel")
         for key in ("src_ip", "dst_ip"):
             if key in tunnel:
                 address(tunnel, path + "tunnel.", key, 6)
+        if not isinstance(tunnel.get("carries_tos", False), bool):
+            bad(path + "tunnel.carries_tos", tunnel["carries_tos"], "must be true or false")
     if "ttl" in rx:  # a number or an inclusive range [low, high]
         ttl, allowed = rx["ttl"], "must be a TTL 0..255 or a range [low, high] of them"
         ends = ttl if isinstance(ttl, list) and len(ttl) == 2 else [ttl]

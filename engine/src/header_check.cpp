@@ -51,6 +51,7 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     if (layer == Layer::kTunnel) {  // the encapsulating node's own choices, but its addresses
       if (role == FieldRole::kSrcAddress) return rx.tunnel_src.has_value();
       if (role == FieldRole::kDstAddress) return rx.tunnel_dst.has_value();
+      if (role == FieldRole::kTos) return rx.tunnel_carries_tos && rx.tos.has_value();
       return role == FieldRole::kFixed;
     }
     switch (role) {

@@ -41,6 +41,9 @@ struct RxSpec {
   std::optional<uint16_t> src_port, dst_port;
   bool tunnel = false;  // the frame arrives in an RFC 2473 IPv6 tunnel
   std::optional<std::array<uint8_t, 16>> tunnel_src, tunnel_dst;
+  // The tunnel header's traffic class is the inner header's TOS as `tos` says (RFC 6333 §7.1:
+  // DS-Lite and lw4o6 carry it over; RFC 2473 §6.4 leaves it to the entry point otherwise).
+  bool tunnel_carries_tos = false;
   std::optional<std::pair<uint8_t, uint8_t>> ttl;  // the inner header's, an inclusive range
   std::optional<uint8_t> tos;
   std::optional<bool> df;  // IPv4 arrivals

@@ -274,11 +274,17 @@ RxSpec parse_rx(const json& j, const std::string& path) {
   if (j.contains("dst_port")) rx.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535));
   if (j.contains("tunnel")) {
     const json& tunnel = j["tunnel"];
-    if (!tunnel.is_object()) bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip} (IPv6 addresses, each optional)");
-    known_keys(tunnel, path + "tunnel.", {"src_ip", "dst_ip"});
+    if (!tunnel.is_object())
+      bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip, carries_tos} (each optional)");
+    known_keys(tunnel, path + "tunnel.", {"src_ip", "dst_ip", "carries_tos"});
     rx.tunnel = true;
     rx.tunnel_src = address(tunnel, path + "tunnel.", "src_ip", 6);
     rx.tunnel_dst = address(tunnel, path + "tunnel.", "dst_ip", 6);
+    if (tunnel.contains("carries_tos")) {
+      if (!tunnel["carries_tos"].is_boolean())
+        bad(path + "tunnel.carries_tos", tunnel["carries_tos"], "must be true or false");
+      rx.tunnel_carries_tos = tunnel["carries_tos"].get<bool>();
+    }
   }
   if (j.contains("ttl")) {
     const json& ttl = j["ttl"];

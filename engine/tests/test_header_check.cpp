@@ -291,6 +291,28 @@ TEST(HeaderCheck, TunnelLayer) {
   EXPECT_EQ(judge(untunnelled, good), Verdict::kBadHeader) << "a tunnel where none is expected";
 }
 
+// DS-Lite and lw4o6 tunnels carry the TOS over (RFC 6333 §7.1): with carries_tos the tunnel's
+// traffic class must be the inner TOS; an entry point that writes 0 is caught.
+TEST(HeaderCheck, TunnelCarriesTos) {
+  FrameSpec s = sent_spec(4, 64);
+  RxSpec rx = routed(s);
+  rx.tunnel = true;
+  rx.tunnel_carries_tos = true;
+  const HeaderCheck check(s, rx, 104, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  out.frame_size = 104;
+  out.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  const auto good = frame_of(out);
+  ASSERT_NE(s.tos, 0) << "the test needs a TOS to lose";
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  auto f = good;
+  f[kIp] = 0x60, f[kIp + 1] &= 0x0f;  // traffic class 0, flow label kept
+  EXPECT_EQ(judge(check, f), Verdict::kBadTos);
+  rx.tos.reset();  // no TOS to carry: the class is the entry point's again
+  EXPECT_EQ(judge(HeaderCheck(s, rx, 104, {}), f), Verdict::kGood);
+}
+
 // Varying words are checked against their ranges, not their template values; fields another
 // check owns (a CE's) are not compared at all; a value rx leaves out is not checked.
 TEST(HeaderCheck, VaryingOwnedAndUncheckedFields) {
