@@ -199,9 +199,68 @@ def test_varying_addresses_arrive_at_the_received_versions_offsets():
     assert "dst_ip" not in nets and "vary" not in nets and nets["src_ip"] == "198.18.0.2"
 
 
-def test_the_ipv4aas_roles_check_the_version_the_tunnel_and_the_checksums_for_now():
-    assert rx(MAP_E) == {"forward": {"ip_version": 4, "checksums": True},
-                         "reverse": {"ip_version": 4, "checksums": True, "tunnel": {}}}
+def test_a_br_alone_is_checked_for_what_it_writes_and_may_leave_a_tunnels_exit_undecremented():
+    """MAP-E BR (RFC 7597 §8): out of the tunnel (the BR its exit: a decrement or none, RFC 2473
+    §3.3) the CE's address and port are the CE check's, the rest as sent; into the tunnel (the
+    BR its entry: one decrement) from the BR's address, the TOS kept (MAP-E does not demand the
+    tunnel carry it)."""
+    forward, reverse = rx(MAP_E + ["traffic.dscp=10"]).values()
+    assert forward == {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
+                       "dst_port": 7, "ttl": [9, 10], "tos": 40, "df": True, "checksums": True}
+    assert reverse == {"ip_version": 4, "src_ip": "198.19.0.2", "dst_ip": "198.18.0.2", "src_port": 49184,
+                       "dst_port": 7, "ttl": 9, "tos": 40, "df": True, "checksums": True,
+                       "tunnel": {"src_ip": "2001:db8:ffff::1"}}
+
+
+DS_LITE = ["ipv4aas.technology=ds-lite", "ipv4aas.role=aftr", "ipv4aas.endpoint_ipv6=2001:db8:af::1",
+           "left.ipv4=192.0.0.2", "left.ipv6=2001:db8:b4::1", "ipv4aas.ces=1000"]
+
+
+def test_a_ds_lite_aftr_carries_the_tos_into_the_tunnel_and_its_nat_chooses_the_source():
+    """RFC 6333 §7.1: the tunnel's traffic class is the inner TOS; §6.6: the AFTR's NAT44 sends
+    the B4s' frames on from its own address (checked where left.virtual_ipv4 names it) and a
+    port of its choice, and restores their destinations (learnt by the Responder)."""
+    forward = rx(DS_LITE + ["traffic.direction=forward"])["forward"]
+    assert "src_ip" not in forward and "src_port" not in forward and forward["dst_ip"] == "198.19.0.2"
+    named = ["traffic.direction=forward", "left.virtual_ipv4=198.18.255.1"]
+    assert rx(DS_LITE + named)["forward"]["src_ip"] == "198.18.255.1"
+    reverse = rx(DS_LITE + NAT44 + ["traffic.dscp=10"])["reverse"]
+    assert reverse["tunnel"] == {"src_ip": "2001:db8:af::1", "carries_tos": True}
+    assert reverse["tos"] == 40 and "dst_ip" not in reverse and "dst_port" not in reverse
+    assert "carries_tos" not in rx(DS_LITE + NAT44 + ["checks.tos=false"])["reverse"]["tunnel"]
+
+
+MAP_T = ["ipv4aas.technology=map-t", "ipv4aas.role=br", "left.ip_version=6",
+         "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+         "ipv4aas.ea_bits=16", "ipv4aas.dmr=2001:db8:ffff::/64",
+         "right.virtual_ipv6=2001:db8:ffff:0:c6:1300:200:0", "traffic.frame_size=84"]
+
+
+def test_a_map_t_br_translates_with_one_decrement_and_the_server_in_the_dmr():
+    """RFC 7599 §8.3/§8.4, RFC 7915: towards the CEs from the server's address in the DMR."""
+    forward, reverse = rx(MAP_T + ["traffic.dscp=10"]).values()
+    assert forward["ttl"] == reverse["ttl"] == 9 and forward["tos"] == reverse["tos"] == 40
+    assert reverse["src_ip"] == "2001:db8:ffff:0:c6:1300:200:0" and "tunnel" not in reverse
+    assert "df" not in forward  # 84 bytes: RFC 7915 and RFC 6145 differ
+
+
+MAP_E_CE = ["ipv4aas.technology=map-e", "ipv4aas.role=ce", "ipv4aas.endpoint_ipv6=2001:db8:ffff::1",
+            "ipv4aas.rule_ipv6_prefix=2001:db8::/40", "ipv4aas.rule_ipv4_prefix=192.0.2.0/24",
+            "ipv4aas.ea_bits=16", "ipv4aas.ce_ipv6=2001:db8:12:3400:0:c000:212:34", "left.ipv4=192.0.2.18"]
+
+
+def test_a_ce_alone_is_the_tunnels_entry_towards_the_br_and_its_exit_back():
+    forward, reverse = rx(MAP_E_CE).values()
+    assert forward["tunnel"] == {"src_ip": "2001:db8:12:3400:0:c000:212:34", "dst_ip": "2001:db8:ffff::1"}
+    assert forward["ttl"] == 9 and reverse["ttl"] == [9, 10] and "tunnel" not in reverse
+    assert reverse["dst_ip"] == "192.0.2.18" and reverse["src_ip"] == "198.19.0.2"
+
+
+def test_a_dual_dut_that_tunnels_has_one_tunnel_exit_among_its_two_hops():
+    dual = ["ipv4aas.technology=map-e", "ipv4aas.role=dual", "ipv4aas.rule_ipv6_prefix=2001:db8::/40",
+            "ipv4aas.rule_ipv4_prefix=192.0.2.0/24"]
+    assert rx(dual)["forward"]["ttl"] == [8, 9]
+    assert rx(DUAL_MAP_T)["forward"]["ttl"] == 8
 
 
 def test_background_frames_are_checked_in_full_and_through_a_nat66_as_the_foreground():
@@ -238,7 +297,8 @@ def test_on_a_cable_the_frames_arrive_as_sent():
     assert reverse["foreground"]["rx"]["df"] is True and reverse["foreground"]["rx"]["ttl"] == SENT_TTL
     # An emulated CE's frames keep their CE check; the TTL and TOS are checked on a cable too.
     assert plan(MAP_E, through_dut=False).flows(1000)[1]["foreground"]["rx"] == {
-        "ip_version": 4, "ttl": SENT_TTL, "tos": 0, "df": True, "checksums": True}
+        "ip_version": 4, "src_ip": "198.19.0.2", "dst_ip": "198.18.0.2", "src_port": 49184, "dst_port": 7,
+        "ttl": SENT_TTL, "tos": 0, "df": True, "checksums": True}
 
 
 def test_the_fake_engine_takes_the_streams_rx_and_reports_the_counts():

@@ -165,13 +165,26 @@ def _header_checks(entry: Entry) -> str:
                      f"{config.get('traffic.dscp')})")
     if any("df" in rx for rx in received):
         parts.append("DF (set; where translated into IPv4, set above 1260 bytes and either below: RFC 7915 §5.1 and RFC 6145 §5.1 differ there)")
-    for sent, expected in sorted({(d["ttl"], d["rx"]["ttl"]) for d in directions if "ttl" in d["rx"]}):
-        cable = entry.spec is not None and not entry.spec.through_dut
-        rule = ("no DUT: the tester's ports are wired to each other" if cable
-                else f"dut.hops = {config.get('dut.hops')}: {sent - expected}")
-        parts.append(f"TTL/hop limit: sent {sent}, expected {expected} ({rule})")
-    if not any("ttl" in rx or "tos" in rx for rx in received) and config.get("ipv4aas.technology"):
-        parts.append("not yet the TTL/hop limit, TOS/traffic class and addresses in this IPv4aaS role")
+    cable = entry.spec is not None and not entry.spec.through_dut
+    ttls: dict[tuple, list[str]] = {}  # (sent, low, high) -> the directions
+    for name, d in entry.summary.get("directions", {}).items():
+        if "ttl" in d.get("rx", {}):
+            expected = d["rx"]["ttl"]
+            ttls.setdefault((d["ttl"], *(expected if isinstance(expected, list) else (expected, expected))),
+                            []).append(name)
+    for (sent, low, high), names in sorted(ttls.items()):
+        if cable:
+            rule = "no DUT: the tester's ports are wired to each other"
+        else:
+            rule = f"dut.hops = {config.get('dut.hops')}: {sent - low}"
+            if high > low:  # tunnel exits among the hops (frames/kinds/base.py Received.tunnel_exits)
+                rule += (f", of which {high - low} a tunnel exit, which may pass the packet on without "
+                         f"a decrement (RFC 2473 §3.3 leaves it open; Linux decrements, Snabb's lwAFTR does not)")
+        which = f" ({', '.join(names)})" if len(ttls) > 1 else ""
+        wanted = f"{low}..{high}" if high > low else f"{low}"
+        parts.append(f"TTL/hop limit{which}: sent {sent}, expected {wanted} ({rule})")
+    if any(d["rx"].get("tunnel", {}).get("carries_tos") for d in directions):
+        parts.append("the tunnel's traffic class as the inner TOS (RFC 6333 §7.1, RFC 7596)")
     off = [f"{key} = false" for key, value in config.items() if key.startswith("checks.") and value is False]
     if off:
         parts.append("off: " + ", ".join(off))

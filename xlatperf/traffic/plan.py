@@ -212,12 +212,14 @@ class TrafficPlan:
         tester's ports the frames arrive as sent."""
         checks = self.config.checks
         rx: dict = {"ip_version": received.inner}
-        addresses, vary = self._addresses(direction, stream, sent, received, states, nat) \
-            if checks.address else ({}, [])
+        addresses, tunnel, vary = self._addresses(direction, stream, sent, received, states, nat) \
+            if checks.address else ({}, {}, [])
         rx |= addresses
         if states.ttl_tos or not self.through_dut:
             if checks.ttl:
-                rx["ttl"] = stream["ttl"] - (dut_hops(self.config, background) if self.through_dut else 0)
+                low = stream["ttl"] - (dut_hops(self.config, background) if self.through_dut else 0)
+                exits = min(states.tunnel_exits, dut_hops(self.config, background)) if self.through_dut else 0
+                rx["ttl"] = [low, low + exits] if exits else low
             if checks.tos:
                 rx["tos"] = stream["tos"]
         if checks.df and received.inner == 4:
@@ -233,24 +235,32 @@ class TrafficPlan:
         if vary:
             rx["vary"] = vary
         if received.encapsulated:
-            rx["tunnel"] = {}  # its addresses: a later step (the CE check reads a CE's own)
+            rx["tunnel"] = tunnel
+            if states.tunnel_carries_tos and "tos" in rx and self.through_dut:
+                rx["tunnel"]["carries_tos"] = True
         return rx
 
     def _addresses(self, direction: str, stream: dict, sent: Stack, received: Stack,
-                   states: Received, nat: bool) -> tuple[dict, list[dict]]:
+                   states: Received, nat: bool) -> tuple[dict, dict, list[dict]]:
         """The addresses and ports a stream's frames must arrive with, those the kind states
-        (on a cable: as sent), and their varying words at the received header's offsets; a
-        key left out is not checked."""
+        (on a cable: as sent), those of the tunnel they arrive in, and their varying words at
+        the received header's offsets; a key left out is not checked."""
         config = self.config
         vary, unstated = received_fields(config, direction, sent.inner, received.inner)
+        def value(key):
+            return (lookup(config, key) or None) if key else None
+
+        tunnel = {}
         if self.through_dut:
-            src, dst = ((lookup(config, key) or None) if key else None for key in (states.src, states.dst))
+            src, dst = value(states.src), value(states.dst)
+            tunnel = {name: address for name, address in (("src_ip", value(states.tunnel_src)),
+                                                         ("dst_ip", value(states.tunnel_dst))) if address}
         else:
             src, dst = (stream[key] if stated else None for key, stated in
                         (("src_ip", states.src), ("dst_ip", states.dst)))
         ports = (stream["src_port"], stream["dst_port"]) if states.ports else (None, None)
         expected = dict(zip(("src_ip", "dst_ip", "src_port", "dst_port"), (src, dst, *ports)))
-        if config.stateful.enabled and nat and self.through_dut:
+        if (config.stateful.enabled or states.nat) and nat and self.through_dut:
             # RFC 9693: a stateful NAT between the sides sends the Initiator's frames on from a
             # port of its choice and its public address (checked where {initiator}.virtual_ipvX
             # names it: the Initiator as the Responder sees it), and writes the destination of
@@ -264,7 +274,7 @@ class TrafficPlan:
                 expected |= {"dst_ip": None, "dst_port": None}
         checked = {key: value for key, value in expected.items()
                    if value is not None and key not in unstated}
-        return checked, [entry for entry in vary if entry["field"] in checked]
+        return checked, tunnel, [entry for entry in vary if entry["field"] in checked]
 
     def _vlan_keys(self, tx: str, rx: str) -> dict:
         """`vlan` and `rx_vlan` of a stream from `tx` to `rx` (none when neither side is tagged):

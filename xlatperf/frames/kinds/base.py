@@ -5,7 +5,19 @@ have written into them when they arrive."""
 
 from dataclasses import dataclass
 
-from ..stack import Stack
+from ..stack import Stack, ip_packet_bytes
+
+# RFC 7915 §5.1: an IPv4 packet translated from IPv6 (without a Fragment header) has DF clear
+# up to this size and set above it. RFC 6145, which it obsoleted and which translators in use
+# still follow (TAYGA among them), set DF always: up to this size either is correct.
+DF_ABOVE = 1260
+
+
+def translated_df(rx_frame_size: int) -> bool | None:
+    """The DF flag an IPv4 frame of `rx_frame_size` bytes translated from IPv6 must carry: set
+    above 1260 bytes (RFC 7915 §5.1 and RFC 6145 §5.1 agree); None (not checked) below, where
+    the two RFCs differ."""
+    return True if ip_packet_bytes(rx_frame_size) > DF_ABOVE else None
 
 
 @dataclass(frozen=True)
@@ -21,6 +33,19 @@ class Received:
     ports: bool = False
     # The TTL/hop limit is what was sent less the DUT's hops, the TOS/traffic class as sent.
     ttl_tos: bool = False
+    # Of those hops, the tunnel exit points, which may hand the inner packet on without a
+    # decrement: RFC 2473 §3.1 decrements at the entry point and leaves the exit open (§3.3),
+    # and real exits differ (Linux forwards the decapsulated packet, a decrement; Snabb's
+    # lwAFTR decrements only when it encapsulates). The TTL is then in a range that wide.
+    tunnel_exits: int = 0
+    # The configuration keys of the tunnel header's addresses (frames that arrive in one).
+    tunnel_src: str | None = None
+    tunnel_dst: str | None = None
+    # The tunnel's traffic class is the inner TOS (RFC 6333 §7.1, RFC 7596 §5.2/§6.2).
+    tunnel_carries_tos: bool = False
+    # The DUT's own stateful NAT rewrites the Initiator's source and the Responder's
+    # destination whatever stateful.enabled says (DS-Lite's AFTR, RFC 6333 §6.6).
+    nat: bool = False
 
 
 class TrafficKind:

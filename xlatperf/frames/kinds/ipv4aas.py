@@ -19,13 +19,7 @@ from pathlib import Path
 
 from ..addressing import BindingTable, MapRule
 from ..stack import IPV4, IPV4_IN_IPV6, IPV6
-from .base import Received, TrafficKind
-
-# What arrives in the IPv4aaS roles is checked for its IP version, its tunnel (present or not)
-# and its checksums only, for now: the TTL, the traffic class and the addresses the AFTRs, BRs
-# and CEs write come when the lab's reference DUTs, which share some of the tester's blind
-# spots, are fixed (issue 29). The CE fields are the CE check's (`ce.rx_fields`).
-FIRST_CHECKS = Received()
+from .base import Received, TrafficKind, translated_df
 
 # What the DUT is, per technology. "dual": CE and BR (B4 and AFTR, CLAT and PLAT) together,
 # IPv4 on both tester ports (RFC 8219 §4.2 Fig. 2).
@@ -49,6 +43,9 @@ ROLE_NAMES = {"clat": "CLAT", "plat": "PLAT", "aftr": "AFTR", "b4": "B4", "lwaft
 OPERATOR_SIDE = {"464xlat": "PLAT", "ds-lite": "AFTR", "lw4o6": "lwAFTR", "map-e": "BR", "map-t": "BR"}
 # The technologies that carry IPv4 over IPv6 translated (RFC 7915), not encapsulated (RFC 2473).
 TRANSLATING = ("464xlat", "map-t")
+# The technologies whose tunnels carry the traffic class over (RFC 6333 §7.1, made mandatory
+# for lw4o6 by RFC 7596 §5.2 and §6.2); MAP-E leaves it to RFC 2473 §6.4 (0 or copied).
+CARRY_TOS = ("ds-lite", "lw4o6")
 
 
 def emulates_ces(config) -> bool:
@@ -153,7 +150,16 @@ def ce_request(config, side: str, fields: list[str], rx_fields: list[str]) -> di
     return {**source, **extent, "side": side, "mode": a.ce_mode, "fields": fields, "rx_fields": rx_fields}
 
 
-class _EmulatedCes(TrafficKind):
+class _Ipv4aasTraffic(TrafficKind):
+    """What the IPv4aaS kinds share: the DF of their IPv4 arrivals."""
+
+    def df(self, config, direction, rx_frame_size):
+        # A tunnel hands the inner packet on as it was sent (DF set); a translation into IPv4
+        # sets DF by size (RFC 7915 §5.1).
+        return translated_df(rx_frame_size) if config.ipv4aas.technology in TRANSLATING else True
+
+
+class _EmulatedCes(_Ipv4aasTraffic):
     """The CE side (left) sends `ce_stack` frames, the Internet side (right) IPv4."""
     technologies: tuple[str, ...] = ()
     ce_stack = IPV4_IN_IPV6
@@ -166,9 +172,6 @@ class _EmulatedCes(TrafficKind):
 
     def side_stack(self, config, side):
         return self.ce_stack if side == "left" else IPV4
-
-    def received(self, config, direction):
-        return FIRST_CHECKS
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the emulated CEs (left) and the IPv4 Internet "
@@ -183,6 +186,16 @@ class EncapsulationTraffic(_EmulatedCes):
 
     def addresses(self, config, direction):
         return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.ipv4", "left.ipv4")
+
+    def received(self, config, direction):
+        # The CEs' own fields are the CE check's; a DS-Lite AFTR's NAT44 chooses the source of
+        # what the B4s send and restores their destination (RFC 6333 §6.6).
+        technology = config.ipv4aas.technology
+        if direction == "forward":  # out of the tunnel: the DUT is its exit
+            return Received("left.ipv4", "right.ipv4", ports=True, ttl_tos=True, tunnel_exits=1,
+                            nat=technology == "ds-lite")
+        return Received("right.ipv4", "left.ipv4", ports=True, ttl_tos=True, tunnel_src="ipv4aas.endpoint_ipv6",
+                        tunnel_carries_tos=technology in CARRY_TOS, nat=technology == "ds-lite")
 
     def stream_keys(self, config, direction):
         # B4s own no port set, and the AFTR's NAT44 rewrites what they send (RFC 6333 §6.6): only
@@ -206,13 +219,20 @@ class MapTTraffic(_EmulatedCes):
         # The IPv4 Internet's hosts, seen from the CEs: embedded in the DMR (right.virtual_ipv6).
         return ("left.ipv6", "right.virtual_ipv6") if direction == "forward" else ("right.ipv4", "left.ipv4")
 
+    def received(self, config, direction):
+        # Translated both ways (RFC 7599 §8.3, §8.4; RFC 7915): the server's address in the DMR
+        # towards the CEs, the CEs' own fields the CE check's.
+        if direction == "forward":
+            return Received("left.ipv4", "right.ipv4", ports=True, ttl_tos=True)
+        return Received("right.virtual_ipv6", "left.ipv6", ports=True, ttl_tos=True)
+
     def stream_keys(self, config, direction):
         if direction == "forward":
             return {"ce": ce_request(config, "src", ["ipv6", "port"], ["ipv4", "port"])}
         return {"ce": ce_request(config, "dst", ["ipv4", "port"], ["ipv6", "port"])}
 
 
-class _EmulatedBr(TrafficKind):
+class _EmulatedBr(_Ipv4aasTraffic):
     """The CE's LAN (left) sends IPv4, the AFTR or BR the right port plays `br_stack` frames. A
     CE that translates its LAN's addresses (NAPT44: stateful.enabled) is reached back at what
     the right port learnt in RFC 9693's phase 1; one that does not, at its own address and
@@ -228,9 +248,6 @@ class _EmulatedBr(TrafficKind):
 
     def side_stack(self, config, side):
         return IPV4 if side == "left" else self.br_stack
-
-    def received(self, config, direction):
-        return FIRST_CHECKS
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the CE's LAN (left) and the IPv4 Internet behind the "
@@ -255,6 +272,15 @@ class EncapsulatingCeTraffic(_EmulatedBr):
     def addresses(self, config, direction):
         return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.ipv4", "left.ipv4")
 
+    def received(self, config, direction):
+        # Into the tunnel to the BR the right port plays (the DUT is its entry point), and out
+        # of it; the CE's own fields are the CE check's.
+        if direction == "forward":
+            return Received("left.ipv4", "right.ipv4", ports=True, ttl_tos=True, tunnel_src="ipv4aas.ce_ipv6",
+                            tunnel_dst="ipv4aas.endpoint_ipv6",
+                            tunnel_carries_tos=config.ipv4aas.technology in CARRY_TOS)
+        return Received("right.ipv4", "left.ipv4", ports=True, ttl_tos=True, tunnel_exits=1)
+
     def stream_keys(self, config, direction):
         # What arrives at the right port must be in the CE's tunnel, from its address and port
         # set (a B4's NAT-free IPv4 is its LAN's: only the tunnel names it).
@@ -275,6 +301,11 @@ class MapTCeTraffic(_EmulatedBr):
     def addresses(self, config, direction):
         # The IPv4 Internet's host right.ipv4 is right.virtual_ipv6 in the DMR, seen from the CE.
         return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.virtual_ipv6", "ipv4aas.ce_ipv6")
+
+    def received(self, config, direction):
+        if direction == "forward":  # translated by the CE (RFC 7599 §8.1)
+            return Received("ipv4aas.ce_ipv6", "right.virtual_ipv6", ports=True, ttl_tos=True)
+        return Received("right.ipv4", "left.ipv4", ports=True, ttl_tos=True)
 
     def stream_keys(self, config, direction):
         own = self.own_fields(config)

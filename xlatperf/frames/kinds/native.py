@@ -4,9 +4,8 @@ between them (RFC 2544, RFC 5180, RFC 9693)."""
 
 from ..stack import IP_STACKS
 from ..trial import direction_sides
-from .base import Received, TrafficKind
-from .ipv4aas import tester_plays_ipv4aas, translates_between
-from .siit import translated_df
+from .base import Received, TrafficKind, translated_df
+from .ipv4aas import dual_dut, tester_plays_ipv4aas, translates_between
 
 
 class NativeTraffic(TrafficKind):
@@ -28,8 +27,12 @@ class NativeTraffic(TrafficKind):
     def received(self, config, direction):
         # Forwarded as sent, the TTL decremented (what a stateful NAT rewrites is the plan's
         # rule, the same for every kind: traffic/plan.py).
+        # A dual DUT that tunnels (DS-Lite, MAP-E) has a tunnel exit among its hops; DS-Lite's
+        # AFTR is a NAT44 of its own (RFC 6333 §6.6).
         source, destination = self.addresses(config, direction)
-        return Received(source, destination, ports=True, ttl_tos=True)
+        tunnels = dual_dut(config) and not translates_between(config)
+        return Received(source, destination, ports=True, ttl_tos=True, tunnel_exits=int(tunnels),
+                        nat=tunnels and config.ipv4aas.technology == "ds-lite")
 
     def df(self, config, direction, rx_frame_size):
         if config.left.ip_version != 4:

@@ -3,23 +3,10 @@
 (RFC 7915, RFC 6146, RFC 8219 §4.1). Frames are addressed to the receiver's virtual address in
 the sender's IP version (the translator maps it, docs/config.md)."""
 
-from ..stack import IP_STACKS, ip_packet_bytes
+from ..stack import IP_STACKS
 from ..trial import direction_sides
-from .base import Received, TrafficKind
+from .base import Received, TrafficKind, translated_df
 from .ipv4aas import tester_plays_ipv4aas
-
-# RFC 7915 §5.1: an IPv4 packet translated from IPv6 (without a Fragment header) has DF clear
-# up to this size and set above it. RFC 6145, which it obsoleted and which translators in use
-# still follow (TAYGA among them), set DF always: up to this size either is correct.
-DF_ABOVE = 1260
-
-
-def translated_df(rx_frame_size: int) -> bool | None:
-    """The DF flag an IPv4 frame of `rx_frame_size` bytes translated from IPv6 must carry: set
-    above 1260 bytes (RFC 7915 §5.1 and RFC 6145 §5.1 agree); None (not checked) below, where
-    the two RFCs differ."""
-    return True if ip_packet_bytes(rx_frame_size) > DF_ABOVE else None
-
 
 class SiitTraffic(TrafficKind):
     name = "siit"

@@ -13,11 +13,12 @@
 //       and masquerades it. A packet from another source is dropped.
 //   egress (to the B4s): an IPv4 packet the kernel sends with a mark m > 0 (restored from its
 //       connection's mark) goes into the softwire of B4 m - 1: an IPv6 header from AFTR_ADDR
-//       (RFC 2473: next header 4, hop limit 64, traffic class 0) in front of it. Unmarked
-//       packets (ARP, ND, the kernel's own) leave as they are.
+//       (RFC 2473: next header 4, hop limit 64, the TOS as traffic class, RFC 6333 §7.1) in
+//       front of it. Unmarked packets (ARP, ND, the kernel's own) leave as they are.
 //
 // Build parameters (-D): AFTR_ADDR_HI/LO, B4_BASE_HI/LO (the first B4's address as two 64-bit
-// halves), B4_COUNT.
+// halves), B4_COUNT; the faults of tunnel.h (FAULT_SHARE, FAULT_TTL, ...), on the packets to
+// the B4s.
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_endian.h>
@@ -49,7 +50,9 @@ int to_b4(struct __sk_buff *skb) {
   if (h[12] != 0x08 || h[13] != 0x00) return TC_ACT_OK;
   const __u16 length = (__u16)(h[ETH_LEN + 2] << 8 | h[ETH_LEN + 3]);
   const struct ipv6_address aftr = {AFTR_ADDR_HI, AFTR_ADDR_LO}, b4 = {B4_BASE_HI, B4_BASE_LO + mark - 1};
-  if (encapsulate(skb, length, &aftr, &b4) < 0) return TC_ACT_SHOT;
+  const int fault = draw_fault();  // the kernel forwarded it: spoiled here, towards the B4s only
+  if (spoil_forwarded(skb, ETH_LEN, fault) < 0 || encapsulate(skb, length, &aftr, &b4, fault) < 0)
+    return TC_ACT_SHOT;
   skb->mark = 0;
   return TC_ACT_OK;
 }

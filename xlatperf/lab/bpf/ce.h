@@ -54,9 +54,10 @@ static __always_inline int ce_address(__u32 ipv4, __u16 port, struct ipv6_addres
   const __u64 suffix = p ? (ipv4 >> (32 - RULE4_LEN - p)) & ((1ull << p) - 1) : 0;
   const __u64 ea = suffix << PSID_LEN | psid;
   // RFC 7597 §6: rule prefix, EA bits, subnet ID 0; interface identifier 16 zero bits, the
-  // IPv4 address, the PSID.
+  // IPv4 address (a CE's IPv4 prefix, r + p < 32 bits, right-padded with zeros), the PSID.
+  const __u32 ce4 = RULE4_LEN + p < 32 ? ipv4 & ~((1u << (32 - RULE4_LEN - p)) - 1) : ipv4;
   out->hi = RULE6_HI | (EA_BITS ? ea << (64 - RULE6_LEN - EA_BITS) : 0);
-  out->lo = (__u64)ipv4 << 16 | psid;
+  out->lo = (__u64)ce4 << 16 | psid;
   return 1;
 #else
   const struct softwire *b4 = find_softwire((__u64)ipv4 << 16 | psid);

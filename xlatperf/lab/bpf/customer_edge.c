@@ -9,7 +9,7 @@
 //       UDP and TCP from CE_IPV4 and a source port of the CE's set (PSID CE_PSID) go out (RFC
 //       7596 §5.1: an lwB4 sends from its port set only), anything else is dropped. The TTL is
 //       decremented, an IPv6 header from CE_ADDR to BR_ADDR put in front (RFC 2473: next
-//       header 4, hop limit 64, traffic class 0), and the packet forwarded out of the WAN side
+//       header 4, hop limit 64, the TOS as traffic class), and the packet forwarded out of the WAN side
 //       with the kernel's FIB and neighbour table (bpf_redirect_neigh).
 //   WAN side (xlp-dr) ingress, decap: IPv6 from BR_ADDR to CE_ADDR carrying IPv4 (next header
 //       4); with CE_IPV4 the inner destination must be CE_IPV4 and its port in the CE's set
@@ -29,7 +29,7 @@
 // (-D): CE_ADDR_HI/LO, BR_ADDR_HI/LO (IPv6 addresses as two 64-bit halves); OWN_IPV4 (the DUT's
 // LAN address, host order); LAN_IFINDEX, WAN_IFINDEX; CE_IPV4 (0 for a B4), CE_PSID,
 // PSID_OFFSET, PSID_LEN; NAPT (0 or 1); MISDELIVER (tunnel.h: a faulty CE's wrong source
-// address).
+// address); the faults of tunnel.h (FAULT_SHARE, FAULT_TTL, ...; with NAPT, towards the BR only).
 #include <linux/bpf.h>
 #include <linux/in.h>
 #include <linux/pkt_cls.h>
@@ -63,13 +63,13 @@ int from_lan(struct __sk_buff *skb) {
     if ((ip4[0] & 0x0f) != 5 || (ip4[9] != IPPROTO_UDP && ip4[9] != IPPROTO_TCP)) return TC_ACT_SHOT;
     if (!own(be32_at(ip4 + 12), (__u16)(ip4[20] << 8 | ip4[21]))) return TC_ACT_SHOT;
   }
-  const int ttl = decrement_ttl(skb, ETH_LEN);
-  if (ttl) return TC_ACT_SHOT;
+  const int fault = draw_fault();
+  if (forward_ipv4(skb, ETH_LEN, fault)) return TC_ACT_SHOT;
   const __u16 length = (__u16)(ip4[2] << 8 | ip4[3]);
   struct ipv6_address ce = {CE_ADDR_HI, CE_ADDR_LO};
   const struct ipv6_address br = {BR_ADDR_HI, BR_ADDR_LO};
   maybe_misdeliver(&ce);
-  if (encapsulate(skb, length, &ce, &br) < 0) return TC_ACT_SHOT;
+  if (encapsulate(skb, length, &ce, &br, fault) < 0) return TC_ACT_SHOT;
   return bpf_redirect_neigh(WAN_IFINDEX, 0, 0, 0);
 }
 
@@ -86,9 +86,8 @@ int from_wan(struct __sk_buff *skb) {
     if (!own(be32_at(ip4 + 16), (__u16)(ip4[22] << 8 | ip4[23]))) return TC_ACT_SHOT;
   }
   if (decapsulate(skb) < 0) return TC_ACT_SHOT;
-  if (NAPT) return TC_ACT_OK;  // the kernel translates back and forwards
-  const int ttl = decrement_ttl(skb, ETH_LEN);
-  if (ttl) return TC_ACT_SHOT;
+  if (NAPT) return TC_ACT_OK;  // the kernel translates back and forwards (no faults that way)
+  if (forward_ipv4(skb, ETH_LEN, draw_fault())) return TC_ACT_SHOT;
   return bpf_redirect_neigh(LAN_IFINDEX, 0, 0, 0);
 }
 
@@ -101,7 +100,9 @@ int to_wan(struct __sk_buff *skb) {
   struct ipv6_address ce = {CE_ADDR_HI, CE_ADDR_LO};
   const struct ipv6_address br = {BR_ADDR_HI, BR_ADDR_LO};
   maybe_misdeliver(&ce);
-  return encapsulate(skb, length, &ce, &br) < 0 ? TC_ACT_SHOT : TC_ACT_OK;
+  const int fault = draw_fault();  // the kernel's NAPT44 forwarded it: spoiled here
+  if (spoil_forwarded(skb, ETH_LEN, fault) < 0) return TC_ACT_SHOT;
+  return encapsulate(skb, length, &ce, &br, fault) < 0 ? TC_ACT_SHOT : TC_ACT_OK;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -12,8 +12,8 @@
 //       the destination address and port name the CE (RFC 7597 §5.3's forwarding rule, the
 //       binding table's lookup); a port in no CE's set, or an unknown (address, PSID), is
 //       dropped; else an IPv6 header from BR_ADDR to the CE is put in front (RFC
-//       2473: next header 4, hop limit 64, traffic class 0) and the packet forwarded to the
-//       CE side.
+//       2473: next header 4, hop limit 64, the TOS as traffic class) and the packet forwarded
+//       to the CE side.
 //
 // Everything else (ARP, ND, packets to the DUT itself) goes to the kernel. Build parameters
 // (-D): MODE_MAP or MODE_LW (with SOFTWIRES_H, the generated table's header); BR_ADDR_HI/LO (the BR's IPv6 address as two 64-bit halves);
@@ -21,7 +21,8 @@
 // rule's IPv6 prefix's first 64 bits), RULE6_LEN (n, with n + EA_BITS <= 64), RULE4 (host
 // order), RULE4_LEN (r), EA_BITS (o); both: PSID_OFFSET (a), PSID_LEN (k; MAP: o - (32 - r)),
 // MISDELIVER (0, or N: a faulty BR sends about one in N packets to the CEs into another CE's
-// tunnel, its address's last bit flipped, for the tester's wrong-CE check).
+// tunnel, its address's last bit flipped, for the tester's wrong-CE check); the faults of
+// tunnel.h (FAULT_SHARE, FAULT_TTL, ...).
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -47,8 +48,7 @@ int from_ce(struct __sk_buff *skb) {
   if (!ce_address(src, sport, &ce) || ce.hi != load_u64(ip6 + 8) || ce.lo != load_u64(ip6 + 16))
     return drop();  // spoofed: not the CE that owns this address and port
   if (decapsulate(skb) < 0) return drop();  // RFC 7597 §8: the BR forwards the IPv4 packet
-  const int ttl = decrement_ttl(skb, ETH_LEN);
-  if (ttl) return drop();
+  if (forward_ipv4(skb, ETH_LEN, draw_fault())) return drop();
   return bpf_redirect_neigh(V4_IFINDEX, 0, 0, 0);
 }
 
@@ -70,11 +70,11 @@ int to_ce(struct __sk_buff *skb) {
     return drop();
   }
   maybe_misdeliver(&ce);
-  const int ttl = decrement_ttl(skb, ETH_LEN);
-  if (ttl) return drop();
+  const int fault = draw_fault();
+  if (forward_ipv4(skb, ETH_LEN, fault)) return drop();
   const __u16 length = (__u16)(ip4[2] << 8 | ip4[3]);
   const struct ipv6_address br = {BR_ADDR_HI, BR_ADDR_LO};
-  if (encapsulate(skb, length, &br, &ce) < 0) return drop();
+  if (encapsulate(skb, length, &br, &ce, fault) < 0) return drop();
   return bpf_redirect_neigh(CE_IFINDEX, 0, 0, 0);
 }
 

@@ -54,19 +54,22 @@ static __always_inline struct ipv6_address in_dmr(__u32 ipv4) {
 
 // IPv6 -> IPv4 (RFC 7915 §5.1: TTL = hop limit - 1, DF set above 1260 bytes, identification
 // random) of the packet whose IPv6 header is `ip6` (UDP or TCP: checksum_offset), from `src4` to
-// `dst4`, forwarded out of `ifindex`.
+// `dst4`, forwarded out of `ifindex`; a faulty translator's packet (tunnel.h) keeps the hop
+// limit, loses the traffic class or keeps its transport checksum unadjusted.
 static __always_inline int to_ipv4(struct __sk_buff *skb, const __u8 *ip6, __u32 src4, __u32 dst4, __u32 ifindex) {
   const __u8 proto = ip6[6];
   const __u32 l4_checksum = checksum_offset(proto);
   if (!l4_checksum || ip6[7] <= 1) return TC_ACT_SHOT;  // not translated here; hop limit exhausted
+  const int fault = draw_fault();
   const __u16 payload = (__u16)(ip6[4] << 8 | ip6[5]);
   __u8 ip4[IP4_LEN] = {0x45, (__u8)((ip6[0] & 0x0f) << 4 | ip6[1] >> 4)};  // TOS = traffic class
+  if (FAULTY(fault, TOS)) ip4[1] = 0;
   const __u16 total = payload + IP4_LEN;
   ip4[2] = total >> 8, ip4[3] = total & 0xff;
   const __u16 id = (__u16)bpf_get_prandom_u32();
   ip4[4] = id >> 8, ip4[5] = id & 0xff;
   ip4[6] = total > 1260 ? 0x40 : 0;  // DF (RFC 7915 §5.1)
-  ip4[8] = ip6[7] - 1, ip4[9] = proto;
+  ip4[8] = FAULTY(fault, TTL) ? ip6[7] : ip6[7] - 1, ip4[9] = proto;
   ip4[12] = src4 >> 24, ip4[13] = src4 >> 16, ip4[14] = src4 >> 8, ip4[15] = src4;
   ip4[16] = dst4 >> 24, ip4[17] = dst4 >> 16, ip4[18] = dst4 >> 8, ip4[19] = dst4;
   const __u16 csum = ipv4_checksum(ip4);
@@ -78,23 +81,26 @@ static __always_inline int to_ipv4(struct __sk_buff *skb, const __u8 *ip6, __u32
   const __u8 type[2] = {0x08, 0x00};
   if (bpf_skb_store_bytes(skb, 12, type, 2, 0) < 0 || bpf_skb_store_bytes(skb, ETH_LEN, ip4, IP4_LEN, 0) < 0)
     return TC_ACT_SHOT;
-  if (fix_l4(skb, ETH_LEN + IP4_LEN + l4_checksum, proto, old_addrs, 32, new_addrs, 8) < 0) return TC_ACT_SHOT;
+  if (!FAULTY(fault, CHECKSUM) && fix_l4(skb, ETH_LEN + IP4_LEN + l4_checksum, proto, old_addrs, 32, new_addrs, 8) < 0)
+    return TC_ACT_SHOT;
   return bpf_redirect_neigh(ifindex, 0, 0, 0);
 }
 
 // IPv4 -> IPv6 (RFC 7915 §4.1: hop limit = TTL - 1, traffic class = TOS, flow label 0) of the
 // packet whose IPv4 header (20 bytes, UDP or TCP) is `ip4`, from `src` to `dst`, forwarded out
-// of `ifindex`.
+// of `ifindex`; the faults as to_ipv4's.
 static __always_inline int to_ipv6(struct __sk_buff *skb, const __u8 *ip4, const struct ipv6_address *src,
                                    const struct ipv6_address *dst, __u32 ifindex) {
   const __u32 l4_checksum = checksum_offset(ip4[9]);
   if (!l4_checksum || ip4[8] <= 1) return TC_ACT_SHOT;  // not translated here; TTL exhausted
+  const int fault = draw_fault();
   const __u16 total = (__u16)(ip4[2] << 8 | ip4[3]);
-  __u8 ip6[2 + IP6_LEN] = {0x86, 0xdd, (__u8)(0x60 | ip4[1] >> 4), (__u8)(ip4[1] << 4)};
+  const __u8 tos = FAULTY(fault, TOS) ? 0 : ip4[1];
+  __u8 ip6[2 + IP6_LEN] = {0x86, 0xdd, (__u8)(0x60 | tos >> 4), (__u8)(tos << 4)};
   __u8 *hdr = ip6 + 2;
   const __u16 payload = total - IP4_LEN;
   hdr[4] = payload >> 8, hdr[5] = payload & 0xff;
-  hdr[6] = ip4[9], hdr[7] = ip4[8] - 1;
+  hdr[6] = ip4[9], hdr[7] = FAULTY(fault, TTL) ? ip4[8] : ip4[8] - 1;
   store_u64(hdr + 8, src->hi);
   store_u64(hdr + 16, src->lo);
   store_u64(hdr + 24, dst->hi);
@@ -104,6 +110,7 @@ static __always_inline int to_ipv6(struct __sk_buff *skb, const __u8 *ip4, const
   __builtin_memcpy(new_addrs, hdr + 8, 32);
   if (bpf_skb_change_proto(skb, bpf_htons(ETH_P_IPV6), 0) < 0) return TC_ACT_SHOT;
   if (bpf_skb_store_bytes(skb, 12, ip6, sizeof ip6, 0) < 0) return TC_ACT_SHOT;
-  if (fix_l4(skb, ETH_LEN + IP6_LEN + l4_checksum, ip4[9], old_addrs, 8, new_addrs, 32) < 0) return TC_ACT_SHOT;
+  if (!FAULTY(fault, CHECKSUM) && fix_l4(skb, ETH_LEN + IP6_LEN + l4_checksum, ip4[9], old_addrs, 8, new_addrs, 32) < 0)
+    return TC_ACT_SHOT;
   return bpf_redirect_neigh(ifindex, 0, 0, 0);
 }

@@ -43,13 +43,46 @@ static __always_inline void store_u64(__u8 *p, __u64 v) {
   for (int i = 7; i >= 0; --i) p[i] = (__u8)v, v >>= 8;
 }
 
+// A faulty reference DUT (the lab's faulty= parameter, xlatperf/lab/kinds/common.py): each
+// fault it is built with has its place 1.. in the list as FAULT_<NAME> and spoils its own
+// FAULT_SHARE percent of the packets, apart from the others', so that the tester counts each
+// by its own counter: FAULT_TTL no TTL/hop limit decrement, FAULT_TOS the TOS/traffic class
+// zeroed, FAULT_CHECKSUM a checksum not adjusted, FAULT_TUNNEL_TOS a tunnel header's traffic
+// class 0 while the inner TOS is kept (RFC 6333 §7.1 wants it carried over).
+#ifndef FAULT_SHARE
+#define FAULT_SHARE 0
+#endif
+#ifndef FAULT_TTL
+#define FAULT_TTL 0
+#endif
+#ifndef FAULT_TOS
+#define FAULT_TOS 0
+#endif
+#ifndef FAULT_CHECKSUM
+#define FAULT_CHECKSUM 0
+#endif
+#ifndef FAULT_TUNNEL_TOS
+#define FAULT_TUNNEL_TOS 0
+#endif
+#define FAULTY(fault, name) (FAULT_##name && (fault) == FAULT_##name)
+
+// The fault of one packet: the place of one of the FAULT_* above, 0 (or a place no fault
+// has) for none.
+static __always_inline int draw_fault(void) {
+  return FAULT_SHARE ? (int)(bpf_get_prandom_u32() % 100 / FAULT_SHARE) + 1 : 0;
+}
+
 // Puts an IPv6 header from `src` to `dst` in front of the IPv4 packet of `length` bytes after
-// the Ethernet header (next header 4, hop limit 64, traffic class and flow label 0) and sets
+// the Ethernet header (next header 4, hop limit 64, flow label 0, the IPv4 TOS as its traffic
+// class: RFC 6333 §7.1 for DS-Lite and lw4o6, allowed by RFC 2473 §6.4 for MAP-E) and sets
 // the EtherType; returns < 0 on failure.
 static __always_inline int encapsulate(struct __sk_buff *skb, __u16 length, const struct ipv6_address *src,
-                                       const struct ipv6_address *dst) {
+                                       const struct ipv6_address *dst, int fault) {
+  __u8 tos = 0;
+  if (bpf_skb_load_bytes(skb, ETH_LEN + 1, &tos, 1) < 0) return -1;
+  if (FAULTY(fault, TUNNEL_TOS)) tos = 0;
   if (bpf_skb_adjust_room(skb, IP6_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV6) < 0) return -1;
-  __u8 ip6[2 + IP6_LEN] = {0x86, 0xdd, 0x60};  // EtherType, version 6
+  __u8 ip6[2 + IP6_LEN] = {0x86, 0xdd, (__u8)(0x60 | tos >> 4), (__u8)(tos << 4)};  // EtherType, version 6
   __u8 *hdr = ip6 + 2;
   hdr[4] = length >> 8, hdr[5] = length & 0xff;
   hdr[6] = PROTO_IPIP;
@@ -69,15 +102,47 @@ static __always_inline int decapsulate(struct __sk_buff *skb) {
   return bpf_skb_store_bytes(skb, 12, type, 2, 0);
 }
 
-// Decrements the TTL of the IPv4 header at `off` (a router forwards IPv4), fixing its
-// checksum; 1 when the TTL is exhausted, < 0 on failure.
-static __always_inline int decrement_ttl(struct __sk_buff *skb, __u32 off) {
+// Adds `delta` to the TTL of the IPv4 header at `off`, fixing its checksum unless the packet's
+// fault is FAULT_CHECKSUM; 1 when the TTL would run out, < 0 on failure.
+static __always_inline int change_ttl(struct __sk_buff *skb, __u32 off, int delta, int fault) {
   __u8 ttl_proto[2];
   if (bpf_skb_load_bytes(skb, off + 8, ttl_proto, 2) < 0) return -1;
-  if (ttl_proto[0] <= 1) return 1;
+  if (ttl_proto[0] + delta < 1) return 1;
   const __u16 old = bpf_htons(ttl_proto[0] << 8 | ttl_proto[1]);
-  ttl_proto[0] -= 1;
+  ttl_proto[0] += delta;
   const __u16 new = bpf_htons(ttl_proto[0] << 8 | ttl_proto[1]);
   if (bpf_skb_store_bytes(skb, off + 8, ttl_proto, 1, 0) < 0) return -1;
+  if (FAULTY(fault, CHECKSUM)) return 0;
   return bpf_l3_csum_replace(skb, off + 10, old, new, 2) < 0 ? -1 : 0;
+}
+
+// Zeroes the TOS of the IPv4 header at `off`, fixing its checksum; < 0 on failure.
+static __always_inline int zero_tos(struct __sk_buff *skb, __u32 off) {
+  __u8 first[2];
+  if (bpf_skb_load_bytes(skb, off, first, 2) < 0) return -1;
+  const __u16 old = bpf_htons(first[0] << 8 | first[1]);
+  first[1] = 0;
+  if (bpf_skb_store_bytes(skb, off + 1, first + 1, 1, 0) < 0) return -1;
+  return bpf_l3_csum_replace(skb, off + 10, old, bpf_htons(first[0] << 8), 2) < 0 ? -1 : 0;
+}
+
+// What a router does to an IPv4 packet it forwards, the TTL at `off` decremented and its
+// checksum fixed, as the packet's fault spoils it (no decrement, no checksum fix, the TOS
+// zeroed); 1 when the TTL is exhausted, < 0 on failure.
+static __always_inline int forward_ipv4(struct __sk_buff *skb, __u32 off, int fault) {
+  if (FAULTY(fault, TOS) && zero_tos(skb, off) < 0) return -1;
+  return FAULTY(fault, TTL) ? 0 : change_ttl(skb, off, -1, fault);
+}
+
+// The faults of forward_ipv4 for an IPv4 packet at `off` that the kernel forwarded (the
+// AFTR's NAT44, a CE's NAPT44): its decrement undone, its TOS zeroed, its header checksum
+// wrong. < 0 on failure.
+static __always_inline int spoil_forwarded(struct __sk_buff *skb, __u32 off, int fault) {
+  if (FAULTY(fault, TOS)) return zero_tos(skb, off);
+  if (FAULTY(fault, TTL)) return change_ttl(skb, off, 1, 0) ? -1 : 0;
+  if (!FAULTY(fault, CHECKSUM)) return 0;
+  __u8 sum[2];
+  if (bpf_skb_load_bytes(skb, off + 10, sum, 2) < 0) return -1;
+  sum[1] ^= 1;
+  return bpf_skb_store_bytes(skb, off + 10, sum, 2, 0);
 }

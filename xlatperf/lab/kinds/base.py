@@ -47,6 +47,62 @@ def yes_no(text: str) -> bool:
     return choice("yes", "no")(text) == "yes"
 
 
+# Faulty reference DUTs (issue 29: every check the receiver makes must be seen to fail when it
+# should). `faulty` names the DUT's faults; each spoils its own `faulty_share` percent of the
+# packets the DUT forwards in each direction, apart from the others' (fault i takes the packets
+# whose draw from 0..99 is in [i * share, (i + 1) * share)), so that one run shows each fault in
+# its own counter at its share.
+def fault_params(what: str, faults: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The `faulty` and `faulty_share` parameters of a kind whose DUT (`what`) can have
+    `faults` (name -> what it does)."""
+    def parse(text: str) -> tuple[str, ...]:
+        if text == "none":
+            return ()
+        names = tuple(name.strip() for name in text.split(","))
+        if len(set(names)) != len(names) or any(name not in faults for name in names):
+            raise ValueError
+        return names
+
+    described = "; ".join(f"{name}: {does}" for name, does in faults.items())
+    return {
+        "faulty": {"default": "none", "allowed": "none, or a list of " + ", ".join(faults),
+                   "help": f"a faulty {what} for the tester's header checks ({described}), each on "
+                           "its own faulty_share of the frames",
+                   "parse": parse},
+        "faulty_share": {"default": "auto", "allowed": "auto (100 divided among the faults) or an integer 1..100",
+                         "help": "percent of the frames of each direction each fault spoils",
+                         "parse": auto_or(integer(1, 100))},
+    }
+
+
+def resolve_faults(kind: str, p: dict[str, Any]) -> None:
+    """faulty_share "auto" divided among the faults; their shares must fit in 100 %."""
+    if "faulty" not in p:  # a kind without faults
+        return
+    faults = p["faulty"]
+    if p["faulty_share"] == "auto":
+        p["faulty_share"] = 100 // len(faults) if faults else 0
+    if len(faults) * p["faulty_share"] > 100:
+        raise LabError(f"lab kind {kind!r}: faulty_share={p['faulty_share']} for {len(faults)} faults "
+                       f"is {len(faults) * p['faulty_share']} %; allowed: at most {100 // len(faults)} "
+                       f"each (each fault spoils frames of its own)")
+
+
+def fault_defines(p: dict[str, Any]) -> list[str]:
+    """The -D parameters of a BPF DUT's faults (lab/bpf/tunnel.h): the share, and each fault's
+    place 1.. in the list as FAULT_<NAME>."""
+    faults = p.get("faulty", ())
+    return ([f"-DFAULT_SHARE={p['faulty_share']}"] +
+            [f"-DFAULT_{name.upper()}={place}" for place, name in enumerate(faults, 1)]) if faults else []
+
+
+# The faults of the reference BPF DUTs (lab/bpf/tunnel.h), and the one of those whose tunnels
+# must carry the traffic class over (DS-Lite, lw4o6: RFC 6333 §7.1, RFC 7596).
+BPF_FAULTS = {"ttl": "no TTL/hop limit decrement", "tos": "the TOS/traffic class zeroed",
+              "checksum": "a checksum not adjusted"}
+TUNNEL_TOS_FAULT = {"tunnel_tos": "the tunnel's traffic class 0, the inner TOS kept"}
+
+
 # Every kind: how the tester is set up against it (lab/__init__.py, "CPUs, ports, ceiling").
 COMMON_PARAMS = {
     "ports": {"default": "auto", "allowed": "auto, af_xdp or af_packet",
@@ -102,6 +158,7 @@ class LabKind:
             except ValueError:
                 raise LabError(f"lab kind {self.name!r}: {name}={text!r} is invalid; "
                                f"allowed: {param['allowed']}") from None
+        resolve_faults(self.name, resolved)
         self.resolve(resolved)
         return resolved
 

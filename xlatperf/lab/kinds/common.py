@@ -117,3 +117,4 @@ def attach_bpf(obj: str, attachments: list[tuple[str, str, str]], ns: str = DUT_
 def ifindex(dev: str, ns: str = DUT_NS) -> int:
     """An interface's index in namespace `ns` (a BPF program's redirect target)."""
     return json.loads(run(["ip", "-j", "link", "show", dev], ns=ns))[0]["ifindex"]
+

@@ -24,7 +24,7 @@ from typing import Any
 from ...frames.addressing import MapRule, embed_ipv4
 from ..names import DUT_NS, DUT_PORTS, MACS, TESTER_PORTS, V4_LEFT, V4_RIGHT, V6_RIGHT, host
 from ..shell import LabError, ip, sysctl
-from .base import LabKind, integer, yes_no
+from .base import BPF_FAULTS, TUNNEL_TOS_FAULT, LabKind, fault_defines, fault_params, integer, yes_no
 from .common import attach_bpf, build_bpf, ifindex, load_nft, setup_router
 from .nat import CONNTRACK_UDP_TIMEOUTS, stateful_sections
 from .softwire import (BINDING_TABLE, BR_ADDRESS, DMR_PARAM, RULE_PARAMS, SOFTWIRE_PARAMS, TRANSLATION_BYTES,
@@ -98,7 +98,7 @@ class CustomerEdge(LabKind):
             f"-DPSID_LEN={k}", f"-DPSID_OFFSET={a}", f"-DNAPT={int(napt)}",
             f"-DOWN_IPV4={int(ipaddress.IPv4Address(host(V4_LEFT[0]))):#x}u",
             f"-DLAN_IFINDEX={ifindex(place.lan, place.ns)}", f"-DWAN_IFINDEX={ifindex(place.wan, place.ns)}",
-            f"-DMISDELIVER={p.get('misdeliver', 0)}", *self.defines(p, place)])
+            f"-DMISDELIVER={p.get('misdeliver', 0)}", *fault_defines(p), *self.defines(p, place)])
         attach_bpf(obj, [(place.wan, "ingress", "tc/from_wan"),
                          (place.wan, "egress", "tc/to_wan") if napt else (place.lan, "ingress", "tc/from_lan")],
                    place.ns)
@@ -152,7 +152,7 @@ class B4(CustomerEdge):
     description = ("reference DS-Lite B4 (RFC 6333) in tc-BPF: IPv4 from the LAN on the left into "
                    "its softwire to the AFTR the right tester port plays")
     technology, role = "ds-lite", "b4"
-    kind_params = CE_PARAMS
+    kind_params = {**CE_PARAMS, **fault_params("B4", BPF_FAULTS | TUNNEL_TOS_FAULT)}
 
     def the_ce(self, p):
         return B4_ADDRESS, None, 0, 0, 0
@@ -173,6 +173,7 @@ class LwB4(CustomerEdge):
                          "set (PSID offset 0, §5.1's SHOULD) with nftables; the tester runs RFC "
                          "9693's phases", "parse": yes_no},
         **CE_PARAMS,
+        **fault_params("lwB4", BPF_FAULTS | TUNNEL_TOS_FAULT),
     }
 
     @property
@@ -220,6 +221,7 @@ class MapECe(CustomerEdge):
                        "Example 2's CE, 192.0.2.18 with PSID 0x34",
                "parse": integer(0, 2**48 - 1)},
         **CE_PARAMS,
+        **fault_params("CE", BPF_FAULTS),
     }
 
     def resolve(self, p):

@@ -32,6 +32,10 @@ from .softwire import BR_ADDRESS, RULE_PARAMS, MapEBr, MapTBr
 CE_WAN = (f"{V6_LEFT[1]}/64", host(V6_LEFT[0]))
 
 
+# The parameters of a CE alone that a dual DUT does not take: its faults (a dual DUT's CE is a
+# correct one).
+CE_ALONE = ("misdeliver", "faulty", "faulty_share")
+
 class _Dual(LabKind):
     """A reference CE (`ce`) in CE_NS in front of a reference BR (`br`) in DUT_NS."""
     ce: CustomerEdge
@@ -76,7 +80,7 @@ class _Dual(LabKind):
 
 
 class _MapDual(_Dual):
-    kind_params = {**RULE_PARAMS, **{k: v for k, v in MapECe.kind_params.items() if k != "misdeliver"}}
+    kind_params = {**RULE_PARAMS, **{k: v for k, v in MapECe.kind_params.items() if k not in CE_ALONE}}
 
     def resolve(self, p: dict[str, Any]) -> None:
         self.ce.resolve(p)
@@ -107,7 +111,7 @@ class MapTDual(_MapDual):
                    "IPv4 left and right, translated IPv6 between them")
     technology = "map-t"
     ce, br = MapTCe(), MapTBr()
-    kind_params = {**_MapDual.kind_params, **{k: v for k, v in MapTCe.kind_params.items() if k != "misdeliver"}}
+    kind_params = {**_MapDual.kind_params, **{k: v for k, v in MapTCe.kind_params.items() if k not in CE_ALONE}}
 
 
 class DsLiteDual(_Dual):

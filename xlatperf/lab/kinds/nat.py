@@ -19,7 +19,7 @@ from typing import Any
 from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import ip, sysctl
 from ..state import set_global_sysctls
-from .base import LabKind, auto_or, integer
+from .base import BPF_FAULTS, TUNNEL_TOS_FAULT, LabKind, auto_or, fault_defines, fault_params, integer
 from .common import attach_bpf, build_bpf, load_nft, router_sides, setup_direct_router, setup_router
 from .router import ADDRESSES
 from .tayga import TAYGA_IPV6, TaygaDut, TaygaInstance, start_tayga
@@ -269,7 +269,9 @@ class DsLiteAftr(Nat):
     kind_params = {**CONNTRACK_PARAMS,
                    "b4s": {"default": "2", "allowed": "an integer 1..65535",
                            "help": "B4s the AFTR serves (B4 i: 2001:db8:b4::1 + i), all with 192.0.0.2",
-                           "parse": integer(1, 65535)}}
+                           "parse": integer(1, 65535)},
+                   # towards the B4s only: the kernel forwards and translates the other way
+                   **fault_params("AFTR", BPF_FAULTS | TUNNEL_TOS_FAULT)}
     tools = {**Nat.tools, "clang": "clang", "tc": "iproute2"}
 
     def veth_mtu(self, p: dict[str, Any]) -> int:
@@ -283,7 +285,7 @@ class DsLiteAftr(Nat):
         (aftr_hi, aftr_lo), (b4_hi, b4_lo) = halves(AFTR_ADDRESS), halves(B4_BASE)
         obj = build_bpf("aftr.c", self.name, [f"-DAFTR_ADDR_HI={aftr_hi:#x}ull", f"-DAFTR_ADDR_LO={aftr_lo:#x}ull",
                                               f"-DB4_BASE_HI={b4_hi:#x}ull", f"-DB4_BASE_LO={b4_lo:#x}ull",
-                                              f"-DB4_COUNT={p['b4s']}"])
+                                              f"-DB4_COUNT={p['b4s']}", *fault_defines(p)])
         attach_bpf(obj, [("xlp-dl", "ingress", "tc/from_b4"), ("xlp-dl", "egress", "tc/to_b4")])
 
     def ruleset(self, p: dict[str, Any]) -> str:

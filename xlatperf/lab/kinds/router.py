@@ -14,7 +14,7 @@ from typing import Any
 
 from ..names import DUT_NS, GATEWAYS, MACS
 from ..shell import LabError, ip, run
-from .base import LabKind, auto_or, choice, integer, yes_no
+from .base import LabKind, auto_or, choice, fault_params, integer, yes_no
 from .common import load_nft, router_sides, setup_direct_router, setup_router
 
 FAMILY = {"default": "4", "allowed": "4 or 6", "help": "IP version routed by the DUT",
@@ -35,35 +35,32 @@ ROUTER_PARAMS = {
             "parse": integer(1280, 65535)},
 }
 
-# Faulty variants of the router (issue 29: every check the receiver makes must be seen to fail
-# when it should): an nftables postrouting rule per DUT port spoils the given share of the
-# frames it forwards, after the kernel routed them correctly. `numgen inc` counts per rule, so
-# the share is exact per direction.
+# Faulty variants of the router: an nftables postrouting rule per DUT port spoils the shares of
+# the frames it forwards after the kernel routed them correctly (common.fault_params). `numgen
+# inc` counts per rule, so each share is exact per direction.
 FAULTS = {
     "ttl": ("ip ttl set 10", "ip6 hoplimit set 10"),          # the TTL as the tester sent it
     "tos": ("ip dscp set cs0", "ip6 dscp set cs0"),            # DSCP zeroed
     "address": ("ip saddr set 198.18.9.9", "ip6 saddr set 2001:2::9:9"),  # another source, sums fixed
     "checksum": ("udp checksum set 4660", "udp checksum set 4660"),        # a wrong UDP checksum
 }
-FAULTY_PARAMS = {
-    "faulty": {"default": "none", "allowed": "none, " + ", ".join(FAULTS),
-               "help": "a faulty router for the tester's header checks: no TTL decrement (ttl), "
-                       "DSCP zeroed (tos), another source address (address) or a wrong UDP "
-                       "checksum (checksum), on faulty_share of the frames",
-               "parse": choice("none", *FAULTS)},
-    "faulty_share": {"default": "100", "allowed": "an integer 1..100",
-                     "help": "percent of the frames of each direction the fault spoils",
-                     "parse": integer(1, 100)},
-}
+FAULTY_PARAMS = fault_params("router", {"ttl": "no TTL decrement", "tos": "DSCP zeroed",
+                                        "address": "another source address", "checksum": "a wrong UDP checksum"})
 
 
-def faulty_ruleset(fault: str, version: int, percent: int) -> str:
-    """nftables ruleset of a faulty router: `fault` on `percent` % of each direction's frames."""
-    action = FAULTS[fault][0 if version == 4 else 1]
+def faulty_ruleset(faults: tuple[str, ...], version: int, percent: int) -> str:
+    """nftables ruleset of a faulty router: fault i on the frames i * percent .. (i + 1) *
+    percent - 1 of every 100 of each direction's."""
+    column = 0 if version == 4 else 1
     family = "ipv4" if version == 4 else "ipv6"
-    rules = "".join(f'\t\toifname "{dev}" meta nfproto {family} meta l4proto udp numgen inc mod 100 < {percent} {action}\n'
-                    for dev in ("xlp-dl", "xlp-dr"))
+    chains = "".join(f"\tchain fault_{name} {{ {FAULTS[name][column]}; }}\n" for name in faults)
+    slices = [(i * percent, (i + 1) * percent - 1) for i in range(len(faults))]
+    verdicts = ", ".join(f"{low}-{high} : jump fault_{name}" if high > low else f"{low} : jump fault_{name}"
+                         for (low, high), name in zip(slices, faults))
+    rules = "".join(f'\t\toifname "{dev}" meta nfproto {family} meta l4proto udp numgen inc mod 100 '
+                    f'vmap {{ {verdicts} }}\n' for dev in ("xlp-dl", "xlp-dr"))
     return ("table inet xlp {\n"
+            f"{chains}"
             "\tchain faults {\n"
             "\t\ttype filter hook postrouting priority mangle; policy accept;\n"
             f"{rules}"
@@ -164,7 +161,7 @@ class Router(LabKind):
                 ip(DUT_NS, f"-{version}", "route", "add", test_range, "via", next_hop)
         else:
             setup_direct_router(version, p["addresses"])
-        if p.get("faulty", "none") != "none":
+        if p.get("faulty"):
             load_nft(faulty_ruleset(p["faulty"], version, p["faulty_share"]))
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:

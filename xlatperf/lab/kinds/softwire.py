@@ -26,7 +26,7 @@ from typing import Any
 from ...frames.addressing import embed_ipv4
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import LabError, ip
-from .base import LabKind, integer
+from .base import BPF_FAULTS, TUNNEL_TOS_FAULT, LabKind, fault_defines, fault_params, integer
 from .common import attach_bpf, build_bpf, ifindex, setup_router
 
 TUNNEL_BYTES = 40            # RFC 2473's IPv6 header
@@ -167,7 +167,8 @@ class _SoftwireBr(LabKind):
         hi, lo = halves(BR_ADDRESS)
         obj = build_bpf(self.program, self.name, [
             f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull", f"-DCE_IFINDEX={ifindex(CE_SIDE)}",
-            f"-DV4_IFINDEX={ifindex(V4_SIDE)}", f"-DMISDELIVER={p['misdeliver']}", *self.defines(p)])
+            f"-DV4_IFINDEX={ifindex(V4_SIDE)}", f"-DMISDELIVER={p['misdeliver']}", *fault_defines(p),
+            *self.defines(p)])
         attach_bpf(obj, [(CE_SIDE, "ingress", "tc/from_ce"), (V4_SIDE, "ingress", "tc/to_ce")])
 
     def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +193,7 @@ class MapEBr(_SoftwireBr):
     description = ("reference MAP-E Border Relay (RFC 7597) in tc-BPF: CEs of a MAP rule on the "
                    "left in IPv4-in-IPv6 tunnels, IPv4 on the right")
     technology, role = "map-e", "br"
-    kind_params = {**RULE_PARAMS, **SOFTWIRE_PARAMS}
+    kind_params = {**RULE_PARAMS, **SOFTWIRE_PARAMS, **fault_params("BR", BPF_FAULTS)}
 
     def resolve(self, p: dict[str, Any]) -> None:
         check_rule(self.name, p)
@@ -249,7 +250,8 @@ class LwAftr(_SoftwireBr):
     description = ("reference lw4o6 lwAFTR (RFC 7596) in tc-BPF with a generated binding table "
                    "of lwB4s sharing IPv4 addresses by port sets")
     technology, role = "lw4o6", "lwaftr"
-    kind_params = {**binding_table_params(1024), **SOFTWIRE_PARAMS}
+    kind_params = {**binding_table_params(1024), **SOFTWIRE_PARAMS,
+                   **fault_params("lwAFTR", BPF_FAULTS | TUNNEL_TOS_FAULT)}
 
     def ce_prefix(self, p):
         return LWB4_PREFIX
