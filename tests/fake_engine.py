@@ -71,7 +71,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.10"
+PROTOCOL = "2.11"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -80,7 +80,7 @@ LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6
           "max_queues": MAX_QUEUES, "max_flows": MAX_FLOWS, "max_duration": MAX_DURATION,
           "stream_ids": STREAM_IDS, "max_pattern": MAX_PATTERN,
           "max_capture_frames": MAX_CAPTURE_FRAMES,
-          "tag": {"magic": "XLATPF", "size": 18, "stream_id": {"offset": 6, "size": 1},
+          "tag": {"magic": "XLAT", "size": 18, "ce": {"offset": 4, "size": 2}, "stream_id": {"offset": 6, "size": 1},
                   "trial_tag": {"offset": 7, "size": 1}, "sequence": {"offset": 8, "size": 4},
                   "timestamp": {"offset": 12, "size": 6}}}
 
@@ -689,7 +689,7 @@ def test_frame(spec, seq, length):
     mac = lambda text: bytes.fromhex(text.replace(":", ""))
     l3 = IP_STACKS[version].ip_bytes
     udp_length = length - ETHERNET_BYTES - l3
-    tag = b"XLATPF" + bytes([0, 1]) + struct.pack(">I", seq) + bytes(6)
+    tag = b"XLAT" + bytes([0, 0, 0, 1]) + struct.pack(">I", seq) + bytes(6)
     payload = (tag + bytes(range(256)) * 40)[:udp_length - UDP_BYTES]
     udp = struct.pack(">HHHH", spec.get("src_port", 0xC020), spec.get("dst_port", 7), udp_length, 0)
     src, dst = (ipaddress.ip_address(spec[k]).packed for k in ("src_ip", "dst_ip"))

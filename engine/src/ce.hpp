@@ -66,10 +66,11 @@ struct SoftwireTable {
 SoftwireTable read_softwires(const std::string& path);
 
 // Where a CE's fields go in (or come from) a frame: the byte offsets of its IPv6 address, its
-// IPv4 address and its port; 0 for a field the frame does not carry. `ipv6_in_udp`: the IPv6
-// address is in the UDP pseudo-header (MAP-T: the IP header's), not a tunnel's.
+// IPv4 address, its port and the test tag's CE word (kTagCe: the CE's index); 0 for a field the
+// frame does not carry. `ipv6_in_udp`: the IPv6 address is in the UDP pseudo-header (MAP-T:
+// the IP header's), not a tunnel's.
 struct CeLayout {
-  uint16_t ipv6 = 0, ipv4 = 0, port = 0;
+  uint16_t ipv6 = 0, ipv4 = 0, port = 0, tag = 0;
   bool ipv6_in_udp = false;
 };
 
@@ -135,6 +136,7 @@ class CeSource {
     std::optional<Ipv6Bits> ipv6;
     std::optional<uint32_t> ipv4;
     std::optional<uint16_t> port;
+    std::optional<uint16_t> tag;  // the index (its low 16 bits) of the CE the sender chose
   };
   bool consistent(const Seen& s) const {
     std::optional<uint64_t> index;
@@ -149,6 +151,7 @@ class CeSource {
       }
     }
     if (!index || *index < first_ || *index - first_ >= count_) return false;
+    if (s.tag && uint16_t(*index - first_) != *s.tag) return false;  // consistent, but another CE
     CeFields ce;
     if (auto* m = std::get_if<MapRule>(&kind_)) {  // the halves, as the sender computes them
       uint64_t hi, lo;
@@ -244,6 +247,8 @@ class CeGenerator {
         ipv4_shift_[ipv4_words_++] = uint8_t(16 - 16 * w);
         rows_.push_back({uint16_t(layout.ipv4 + 2 * w), true, true});
       }
+    tag_row_ = layout.tag != 0;
+    if (tag_row_) rows_.push_back({layout.tag, true, false});
     port_row_ = layout.port && source.ports();
     if (port_row_) rows_.push_back({layout.port, true, false});
     // Random draws as 16-bit words from the vector kernels: the CE index's low word when there
@@ -308,6 +313,10 @@ class CeGenerator {
     }
     for (uint32_t w = 0; w < ipv4_words_; ++w, ++r)
       for (uint32_t k = 0; k < count; ++k) rows[r][k] = uint16_t(ipv4[k] >> ipv4_shift_[w]);
+    if (tag_row_) {
+      for (uint32_t k = 0; k < count; ++k) rows[r][k] = uint16_t(ce[k]);
+      ++r;
+    }
     if (r < rows_.size()) {
       const PortSet ports = *source_->ports();
       for (uint32_t k = 0; k < count; ++k) rows[r][k] = ports.port(psid[k], port[k]);
@@ -439,6 +448,7 @@ class CeGenerator {
   uint64_t next_ce_, stride_;
   uint32_t next_port_ = 0;
   std::vector<CeRow> rows_;
+  bool tag_row_ = false;   // the row before the port's is the tag's CE word
   bool port_row_ = false;  // the last row is the port
   CePlacements plan_;  // the rows as placements (rows 0: compute_rows), the joint draw's split
   const FieldKernels* kernels_ = &field_kernels();
@@ -460,6 +470,7 @@ inline bool ce_consistent(const CeSource& source, const CeLayout& layout, const 
     s.ipv4 = uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
   }
   if (layout.port) s.port = uint16_t(frame[layout.port] << 8 | frame[layout.port + 1]);
+  if (layout.tag) s.tag = uint16_t(frame[layout.tag] << 8 | frame[layout.tag + 1]);
   return source.consistent(s);
 }
 

@@ -18,7 +18,7 @@
 namespace xlp {
 
 constexpr size_t kMaxFields = 8;  // varying fields per stream
-constexpr size_t kMaxCeRows = 11;  // an emulated CE's words: eight IPv6 words, two IPv4 words, a port
+constexpr size_t kMaxCeRows = 12;  // an emulated CE's words: eight IPv6 words, two IPv4 words, the tag's, a port
 
 // Instruction sets with their own kernels, lowest first. kScalar is plain C++ (the only one
 // off x86); kSse needs SSE2 (every x86-64 CPU); kAvx2 AVX2; kAvx512 AVX-512 F and BW.

@@ -123,8 +123,9 @@ struct Writer {
     return at + kTcpHeader + 2;
   }
 
-  // The test tag (magic, stream id, trial tag; sequence number and timestamp stay zero:
-  // stamp_frame fills them), and after it a UDP datagram's padding.
+  // The test tag (magic, stream id, trial tag; the CE, sequence number and timestamp stay zero:
+  // the CE generator, a Responder's state table and stamp_frame fill them), and after it a UDP
+  // datagram's padding.
   void tag(size_t at, uint8_t l4, uint8_t stream_id, uint8_t trial_tag) {
     uint8_t* t = f + at;
     std::memcpy(t, kMagic, sizeof kMagic);

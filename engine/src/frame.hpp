@@ -16,7 +16,13 @@ namespace xlp {
 
 // The test tag: at the start of the UDP payload, or in a TCP segment's first option
 // (docs/protocol.md, "Test frame payload"; the hello reply reports this layout as limits.tag).
-constexpr uint8_t kMagic[6] = {'X', 'L', 'A', 'T', 'P', 'F'};
+constexpr uint8_t kMagic[4] = {'X', 'L', 'A', 'T'};
+// The CE the frame belongs to (its index among the stream's CEs, the low 16 bits), 2 bytes
+// big endian: the sender writes it with the CE's fields, a Responder copies it from the frame it
+// learned the entry from, and the receiver checks that the fields name that CE (a DS-Lite AFTR
+// must deliver into the softwire of the B4 that opened the binding, though all B4s share one
+// IPv4 address); 0 in frames without CEs.
+constexpr size_t kTagCe = 4;
 constexpr size_t kTagStream = 6;       // stream id, 1 byte
 constexpr size_t kTagTrial = 7;        // trial tag, 1 byte
 constexpr size_t kTagSeq = 8;          // sequence number, 4 bytes big endian
@@ -273,6 +279,7 @@ struct TestTag {
   VlanStack vlan;          // the frame's VLAN IDs
   uint8_t stream = 0;
   uint8_t trial_tag = 0;
+  uint16_t ce = 0;  // kTagCe
   uint32_t seq = 0;
   uint64_t timestamp = 0;  // low 48 bits of the sender's TSC
 };
@@ -341,6 +348,7 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
   const uint8_t* tag = p + off;
   out.stream = tag[kTagStream];
   out.trial_tag = tag[kTagTrial];
+  out.ce = uint16_t(tag[kTagCe] << 8 | tag[kTagCe + 1]);
   const uint8_t* seq = tag + kTagSeq;
   out.seq = uint32_t(seq[0]) << 24 | uint32_t(seq[1]) << 16 | uint32_t(seq[2]) << 8 | seq[3];
   uint64_t ts = 0;

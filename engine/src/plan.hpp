@@ -38,12 +38,14 @@ struct CePlan {
   uint8_t tx = 0, rx = 0;  // Field bits
 };
 
-// Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none).
+// Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none),
+// with the test tag's CE word (the CE's index) beside them.
 CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
-                   uint16_t l4_offset);
+                   uint16_t l4_offset, uint16_t tag_offset);
 
 // The receiver's check of a test frame's CE fields (ce.rx), their layers found by the parser
-// (`tag`): false when the frame lacks one of them or they name no CE in use or two.
+// (`tag`): false when the frame lacks one of them, or they name no CE in use, or two, or
+// another CE than the tag's.
 bool ce_received_consistent(const CePlan& ce, const TestTag& tag, const uint8_t* frame);
 
 struct StreamPlan {

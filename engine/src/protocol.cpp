@@ -805,6 +805,7 @@ json limits() {
           {"max_capture_frames", CapturePlan::kMaxFrames},
           {"tag", {{"magic", std::string(std::begin(kMagic), std::end(kMagic))},
                    {"size", kTagSize},
+                   {"ce", field(kTagCe, 2)},
                    {"stream_id", field(kTagStream, 1)},
                    {"trial_tag", field(kTagTrial, 1)},
                    {"sequence", field(kTagSeq, kTagSeqSize)},

@@ -156,7 +156,8 @@ class RxTask final : public Task {
           break;
         }
         if (learn_[tag.stream] && !learned_->full())
-          learned_->learn(data + tag.l3_offset, tag.outer_offset != tag.l3_offset ? data + tag.outer_offset : nullptr);
+          learned_->learn(data + tag.l3_offset, tag.outer_offset != tag.l3_offset ? data + tag.outer_offset : nullptr,
+                          tag.ce);
         if (st.reply) reply = answer_in_place(m, st, tag);
         r.received.add(1);
         if (r.delays) {

@@ -38,19 +38,22 @@ class StateTable {
   uint64_t size() const { return tuples_.size() / tuple_size(); }
   bool full() const { return size() >= capacity_; }
 
-  // Stores the four-tuple of a received test frame whose IP header starts at `l3`; frames of
-  // another IP version than the table's are not stored (returns false).
+  // Stores the four-tuple of a received test frame whose IP header starts at `l3`, and its test
+  // tag's CE word (`ce`: the CE that sent it, which phase 2's frames from this entry carry, so
+  // that their receiver can check they reach that CE); frames of another IP version than the
+  // table's are not stored (returns false).
   // A TCP table learns from a segment that completed the handshake on the learning side: the
   // SYN-ACK at the Initiator, the ACK at the Responder. Its acknowledgement is the side's own
   // next sequence number, its sequence number (+ 1 for a SYN) the peer's. `tunnel`: the IPv6
   // header of the tunnel the segment came in (a DS-Lite B4's softwire), whose destination, the
   // emulated B4, is stored too: its phase-2 segments leave from there (write).
-  bool learn(const uint8_t* l3, const uint8_t* tunnel = nullptr) {
+  bool learn(const uint8_t* l3, const uint8_t* tunnel = nullptr, uint16_t ce = 0) {
     if (full() || (l3[0] >> 4) != version_) return false;
     const size_t alen = addr_len(), l4 = version_ == 4 ? size_t(l3[0] & 0x0f) * 4 : 40;
     const uint8_t* src = l3 + (version_ == 4 ? 12 : 8);
     tuples_.insert(tuples_.end(), src, src + 2 * alen);  // source, destination
     tuples_.insert(tuples_.end(), l3 + l4, l3 + l4 + 4);  // source port, destination port
+    tuples_.insert(tuples_.end(), {uint8_t(ce >> 8), uint8_t(ce)});
     if (tcp_) {
       const uint8_t* t = l3 + l4;
       const uint32_t seq = uint32_t(t[4]) << 24 | uint32_t(t[5]) << 16 | uint32_t(t[6]) << 8 | t[7];
@@ -79,8 +82,9 @@ class StateTable {
                       other.tunnels_.begin() + ptrdiff_t(std::min<uint64_t>(n, other.tunnels_.size())));
   }
 
-  // Prepares phase 2 for frames of template `t`: per entry, what writing its swapped tuple
-  // into the template changes in the UDP checksum sum and in the IPv4 header sum (RFC 1624).
+  // Prepares phase 2 for frames of template `t`: per entry, what writing its swapped tuple and
+  // its CE word into the template changes in the UDP checksum sum and in the IPv4 header sum
+  // (RFC 1624).
   void prepare(const FrameTemplate& t) {
     // A TCP segment's payload: what each data segment adds to the sender's sequence number.
     const uint8_t* l4h = t.bytes.data() + t.l4_offset;
@@ -92,12 +96,14 @@ class StateTable {
     const uint8_t* tmpl_addrs = ip + (version_ == 4 ? 12 : 8);
     const uint8_t* tmpl_ports = t.bytes.data() + t.l4_offset;
     const uint64_t not_template_addrs = uint64_t(uint16_t(~fold(sum_words(tmpl_addrs, 2 * addr_len()))));
-    const uint64_t not_template_ports = uint64_t(uint16_t(~fold(sum_words(tmpl_ports, 4))));
+    const uint8_t* tmpl_ce = t.bytes.data() + t.tag_offset + kTagCe;
+    const uint64_t not_template_ports =
+        uint64_t(uint16_t(~fold(sum_words(tmpl_ports, 4) + uint64_t(tmpl_ce[0] << 8 | tmpl_ce[1]))));
     for (uint64_t i = 0; i < size(); ++i) {
       const uint8_t* tuple = entry(i);
       // Swapping source and destination does not change a one's complement sum.
       const uint64_t addrs = sum_words(tuple, 2 * addr_len()) + not_template_addrs;
-      const uint64_t ports = sum_words(tuple + 2 * addr_len(), 4) + not_template_ports;
+      const uint64_t ports = sum_words(tuple + 2 * addr_len(), 6) + not_template_ports;  // and the CE word
       deltas_[i] = {fold(addrs + ports), fold(addrs)};
     }
   }
@@ -115,6 +121,7 @@ class StateTable {
     uint8_t* ports = frame + t.l4_offset;
     std::memcpy(ports, tuple + 2 * alen + 2, 2);    // source port = the stored destination port
     std::memcpy(ports + 2, tuple + 2 * alen, 2);
+    std::memcpy(frame + t.tag_offset + kTagCe, tuple + 2 * alen + 4, 2);
     if (version_ == 4) {
       const uint16_t csum = __builtin_bswap16(uint16_t(~fold(uint64_t(t.ipv4_header_sum) + deltas_[i].ip)));
       std::memcpy(frame + t.ip_offset + 10, &csum, 2);
@@ -143,7 +150,7 @@ class StateTable {
 
  private:
   size_t addr_len() const { return version_ == 4 ? 4 : 16; }
-  size_t tuple_size() const { return 2 * addr_len() + 4; }
+  size_t tuple_size() const { return 2 * addr_len() + 6; }  // addresses, ports, the CE word
   struct Delta {
     uint16_t udp, ip;
   };
@@ -151,7 +158,7 @@ class StateTable {
   uint64_t capacity_;
   bool tcp_ = false;
   uint32_t payload_ = 0;
-  std::vector<uint8_t> tuples_;  // packed: 12 bytes per IPv4 tuple, 36 per IPv6 tuple
+  std::vector<uint8_t> tuples_;  // packed: 14 bytes per IPv4 entry, 38 per IPv6 entry
   std::vector<TcpStream> streams_;  // TCP: per entry
   std::vector<std::array<uint8_t, 16>> tunnels_;  // TCP from tunnelled segments: per entry, the B4
   std::vector<Delta> deltas_;

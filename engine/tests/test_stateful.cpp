@@ -106,7 +106,7 @@ TEST(StateTable, LearnsTuplesAndAnswersSwappedWithValidChecksums) {
       s.dst_port = 80;
       s.frame_size = v == 4 ? 64 : 84;
       FrameTemplate f = build_template(s, 0, 1);
-      table.learn(f.bytes.data() + 14);
+      table.learn(f.bytes.data() + 14, nullptr, uint16_t(0xce00 + port % 4));  // from CE 0xce00 + i
     }
     EXPECT_EQ(table.size(), 3u);  // capacity reached: the fourth is not stored
     EXPECT_TRUE(table.full());
@@ -125,6 +125,8 @@ TEST(StateTable, LearnsTuplesAndAnswersSwappedWithValidChecksums) {
       EXPECT_EQ(frame[udp + 2] << 8 | frame[udp + 3], int(40000 + i));  // destination = stored sport
       const size_t dst = 14 + (v == 4 ? 16 : 24);
       EXPECT_EQ(frame[dst + (v == 4 ? 3 : 15)], 1);  // to the NAT's public address (...::1 / .0.1)
+      // The CE its entry was learned from, for the receiver's check (in the UDP checksum above).
+      EXPECT_EQ(frame[t.tag_offset + kTagCe] << 8 | frame[t.tag_offset + kTagCe + 1], int(0xce00 + i));
     }
   }
   StateTable wrong(4, 10);

@@ -69,7 +69,7 @@ TEST_P(TcpLayout, HeaderOptionsAndChecksums) {
       EXPECT_EQ(f[tcp + 20], 254);                            // experimental option
       EXPECT_EQ(f[tcp + 21], 20);
       EXPECT_EQ(f[tcp + 22] << 8 | f[tcp + 23], 0x584c);      // its ExID: "XL"
-      EXPECT_EQ(std::string(f.begin() + ptrdiff_t(tcp) + 22, f.begin() + ptrdiff_t(tcp) + 28), "XLATPF");
+      EXPECT_EQ(std::string(f.begin() + ptrdiff_t(tcp) + 22, f.begin() + ptrdiff_t(tcp) + 28), std::string("XLAT\0\0", 6));
       if (syn) {
         EXPECT_EQ(std::vector<uint8_t>(f.begin() + ptrdiff_t(tcp) + 40, f.begin() + ptrdiff_t(tcp) + 44),
                   (std::vector<uint8_t>{1, 3, 3, 14}));       // NOP, window scale 14

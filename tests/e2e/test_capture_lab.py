@@ -59,7 +59,7 @@ def test_a_capture_through_siit_shows_the_translated_frames_to_tshark(make_lab, 
             assert frame["udp.checksum.status"] == "1", frame  # tshark: 1 = good
             if family == "ip":
                 assert frame["ip.checksum.status"] == "1", frame
-            assert frame["udp.payload"].replace(":", "").startswith(b"XLATPF".hex()), frame
+            assert frame["udp.payload"].replace(":", "").startswith(b"XLAT".hex()), frame
             assert started <= float(frame["frame.time_epoch"]) <= ended, (frame, started, ended)
         times = [float(f["frame.time_epoch"]) for f in frames]
         assert times == sorted(times)

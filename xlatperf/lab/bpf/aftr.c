@@ -49,8 +49,10 @@ int to_b4(struct __sk_buff *skb) {
   if (bpf_skb_load_bytes(skb, 0, h, sizeof h) < 0) return TC_ACT_OK;
   if (h[12] != 0x08 || h[13] != 0x00) return TC_ACT_OK;
   const __u16 length = (__u16)(h[ETH_LEN + 2] << 8 | h[ETH_LEN + 3]);
-  const struct ipv6_address aftr = {AFTR_ADDR_HI, AFTR_ADDR_LO}, b4 = {B4_BASE_HI, B4_BASE_LO + mark - 1};
   const int fault = draw_fault();  // the kernel forwarded it: spoiled here, towards the B4s only
+  __u32 b4_index = mark - 1;
+  if (FAULTY(fault, SWAP) && (b4_index ^ 1) < B4_COUNT) b4_index ^= 1;  // another B4's softwire
+  const struct ipv6_address aftr = {AFTR_ADDR_HI, AFTR_ADDR_LO}, b4 = {B4_BASE_HI, B4_BASE_LO + b4_index};
   if (spoil_forwarded(skb, ETH_LEN, fault) < 0 || encapsulate(skb, length, &aftr, &b4, fault) < 0)
     return TC_ACT_SHOT;
   skb->mark = 0;

@@ -48,7 +48,8 @@ static __always_inline void store_u64(__u8 *p, __u64 v) {
 // FAULT_SHARE percent of the packets, apart from the others', so that the tester counts each
 // by its own counter: FAULT_TTL no TTL/hop limit decrement, FAULT_TOS the TOS/traffic class
 // zeroed, FAULT_CHECKSUM a checksum not adjusted, FAULT_TUNNEL_TOS a tunnel header's traffic
-// class 0 while the inner TOS is kept (RFC 6333 §7.1 wants it carried over).
+// class 0 while the inner TOS is kept (RFC 6333 §7.1 wants it carried over), FAULT_SWAP the
+// packet into another CE's tunnel (the AFTR's: B4 i's into B4 i ^ 1's).
 #ifndef FAULT_SHARE
 #define FAULT_SHARE 0
 #endif
@@ -63,6 +64,9 @@ static __always_inline void store_u64(__u8 *p, __u64 v) {
 #endif
 #ifndef FAULT_TUNNEL_TOS
 #define FAULT_TUNNEL_TOS 0
+#endif
+#ifndef FAULT_SWAP
+#define FAULT_SWAP 0
 #endif
 #define FAULTY(fault, name) (FAULT_##name && (fault) == FAULT_##name)
 

@@ -271,7 +271,8 @@ class DsLiteAftr(Nat):
                            "help": "B4s the AFTR serves (B4 i: 2001:db8:b4::1 + i), all with 192.0.0.2",
                            "parse": integer(1, 65535)},
                    # towards the B4s only: the kernel forwards and translates the other way
-                   **fault_params("AFTR", BPF_FAULTS | TUNNEL_TOS_FAULT)}
+                   **fault_params("AFTR", BPF_FAULTS | TUNNEL_TOS_FAULT |
+                                  {"swap": "replies into another B4's softwire (B4 i's into B4 i ^ 1's)"})}
     tools = {**Nat.tools, "clang": "clang", "tc": "iproute2"}
 
     def veth_mtu(self, p: dict[str, Any]) -> int:
