@@ -36,7 +36,7 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
 CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
                    uint16_t l4_offset, uint16_t tag_offset) {
   CeLayout out;
-  if (fields) out.tag = uint16_t(tag_offset + kTagCe);
+  if (fields && tag_offset) out.tag = uint16_t(tag_offset + kTagCe);
   const uint16_t v6 = ce.src ? 8 : 24, v4 = ce.src ? 12 : 16;
   if (fields & CePlan::kTunnel) out.ipv6 = uint16_t(outer_offset + v6);
   if (fields & CePlan::kIpv6) out.ipv6 = uint16_t(ip_offset + v6), out.ipv6_in_udp = true;
@@ -66,7 +66,8 @@ bool ce_received_consistent(const CePlan& ce, const TestTag& tag, const uint8_t*
   if ((ce.rx & CePlan::kIpv6) && version != 6) return false;
   if ((ce.rx & CePlan::kIpv4) && version != 4) return false;
   return ce_consistent(*ce.source,
-                       ce_layout(ce, ce.rx, tag.outer_offset, tag.l3_offset, version, tag.l4_offset, tag.tag_offset),
+                       ce_layout(ce, ce.rx, tag.outer_offset, tag.l3_offset, version, tag.l4_offset,
+                                 tag.l4 == kProtoUdp ? tag.tag_offset : 0),
                        frame);
 }
 

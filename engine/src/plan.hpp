@@ -39,7 +39,8 @@ struct CePlan {
 };
 
 // Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none),
-// with the test tag's CE word (the CE's index) beside them.
+// with the test tag's CE word (the CE's index) beside them in a UDP datagram (`tag_offset` 0:
+// a TCP segment's tag option lies too far from the headers for the words a sender varies).
 CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
                    uint16_t l4_offset, uint16_t tag_offset);
 

@@ -227,7 +227,8 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
         }
         if (sp.ce && sp.ce->tx) {
           const CeLayout layout = ce_layout(*sp.ce, sp.ce->tx, st->tmpl.outer_offset, st->tmpl.ip_offset,
-                                            sp.spec.ip_version, st->tmpl.l4_offset, st->tmpl.tag_offset);
+                                            sp.spec.ip_version, st->tmpl.l4_offset,
+                                            sp.spec.l4 == kProtoUdp ? st->tmpl.tag_offset : 0);
           st->ce = std::make_unique<CeGenerator>(*sp.ce->source, layout, sp.ce->random,
                                                  field_seed(plan.seed, i, q, s, kMaxFields), q, queues);
         }
