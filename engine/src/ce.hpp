@@ -61,8 +61,9 @@ struct SoftwireTable {
 };
 
 // Reads a binding table file (docs/ipv4aas.md: a header line, then
-// b4_ipv6,ipv4,psid,psid_length,psid_offset per softwire; the front end validated it first,
-// xlatperf/frames/addressing.py). Throws std::invalid_argument naming the file, line and column.
+// b4_ipv6,ipv4,psid,psid_length,psid_offset per softwire) by the front end's rules
+// (xlatperf/frames/addressing.py, which validated it first: the two accept the same files,
+// engine/tests/binding_tables.txt). Throws std::invalid_argument naming the file, line and column.
 SoftwireTable read_softwires(const std::string& path);
 
 // Where a CE's fields go in (or come from) a frame: the byte offsets of its IPv6 address, its
