@@ -79,7 +79,8 @@ def test_rfc7597_examples_4_and_5_rules_without_ea_bits():
     rule = MapRule(Net6("2001:db8:0012:3400::/56"), Net4("192.0.2.18/32"), 0)
     assert rule.ce_count == 1 and rule.k == 0
     assert rule.ce(0).ipv6 == V6("2001:db8:0012:3400:0000:c000:0212:0000")
-    assert rule.port_ranges(0) == [(0, 65535)]
+    # The CE owns every port; the tester uses RFC 4814 §4.5's client ports (engine: PortSet).
+    assert rule.port_ranges(0) == [(1024, 65535)]
     # Example 5: the same rule sharing 256 ways, PSID 0x34 from DHCPv6, offset 6.
     shared = MapRule(Net6("2001:db8:0012:3400::/56"), Net4("192.0.2.18/32"), 0, 6, psid_length=8)
     assert shared.ce(0, psid=0x34).ipv6 == CE_ADDRESS

@@ -20,8 +20,8 @@ from ..util.files import read_toml
 from ..util.rates import parse_speed
 from ..frames.kinds import foreground_addresses, kind_of, largest_frame, min_frame_size
 from ..frames.stack import IP_STACKS, MAX_FRAME_SIZE, SENT_TTL
-from ..frames.trial import (DIRECTIONS, active_directions, direction_sides, has_background, lookup,
-                           size_period)
+from ..frames.trial import (DIRECTIONS, RFC4814_PORTS, active_directions, direction_sides, has_background,
+                           lookup, size_period)
 from ..frames.imix import check_imix, mixed_length
 from .ipv4aas import TECHNOLOGIES, check_ipv4aas
 from .ipv4aas import prefix as ipv4aas_prefix
@@ -349,7 +349,7 @@ VARY_MODES = ("fixed", "increasing", "decreasing", "random")
 def _port_variation(direction: str) -> dict[str, Key]:
     """RFC 4814 §4.5: source ports 1024..65535, destination ports 1..49151 by default."""
     keys = {}
-    for field, low, high in (("src", 1024, 65535), ("dst", 1, 49151)):
+    for field, (low, high) in RFC4814_PORTS.items():
         keys[f"{direction}_{field}"] = Key("fixed", choice(*VARY_MODES))
         keys[f"{direction}_{field}_min"] = Key(low, integer(0, 65535))
         keys[f"{direction}_{field}_max"] = Key(high, integer(0, 65535))

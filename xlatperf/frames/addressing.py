@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from .trial import RFC4814_PORTS
+
 # RFC 6052 §2.2: the prefix lengths an IPv4-embedded IPv6 address may have.
 RFC6052_LENGTHS = (32, 40, 48, 56, 64, 96)
 
@@ -43,6 +45,13 @@ def extract_ipv4(prefix: ipaddress.IPv6Network, address: ipaddress.IPv6Address) 
     high = (value >> 64) & ((1 << before_u) - 1)
     low = (value >> (128 - 72 - (32 - before_u))) & ((1 << (32 - before_u)) - 1)
     return ipaddress.IPv4Address(high << (32 - before_u) | low)
+
+
+# The ports the tester uses of a CE's port set without sharing (PSID length 0: the CE owns
+# every port, RFC 7597 §5.1): RFC 4814 §4.5's client ports, 1024..65535. A CE's port is where
+# its hosts send from and where replies come back to; port 0 and the system ports 1-1023 would
+# measure what a DUT does with them. The engine's PortSet uses the same (engine/src/maprule.hpp).
+UNSHARED_PORTS = RFC4814_PORTS["src"]
 
 
 @dataclass(frozen=True)
@@ -156,10 +165,11 @@ class MapRule:
         return (port >> self.m) & ((1 << self.k) - 1) if self.k else 0
 
     def port_ranges(self, psid: int) -> list[tuple[int, int]]:
-        """The CE's ports as (first, last) ranges: port = A | PSID | j with A in 1..2^a - 1
-        (a > 0; "A MUST be larger than 0") and j in 0..2^m - 1; all ports without sharing."""
+        """The CE's ports the tester uses, as (first, last) ranges: port = A | PSID | j with A
+        in 1..2^a - 1 (a > 0; "A MUST be larger than 0") and j in 0..2^m - 1. Without sharing
+        the CE owns every port, and the tester uses UNSHARED_PORTS."""
         if not self.k:
-            return [(0, 65535)]
+            return [UNSHARED_PORTS]
         a, m = self.psid_offset, self.m
         blocks = range(1, 1 << a) if a else range(1)
         return [((block << (16 - a)) | (psid << m), (block << (16 - a)) | (psid << m) | ((1 << m) - 1))
