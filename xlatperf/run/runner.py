@@ -67,6 +67,11 @@ def _direction_info(plan: TrafficPlan) -> dict:
             info[d.name]["ces"] = {"count": ce["count"], "side": ce["side"], "mode": ce["mode"],
                                    "source": next(k for k in ("map", "b4", "softwires") if k in ce),
                                    "fields": ce["fields"]}
+        if d.middle is not None:  # a dual DUT's link between its CE and BR (RFC 8219 §5.1)
+            info[d.name]["middle_link"] = {"stack": d.middle.stack, "speed_bps": d.middle.speed_bps,
+                                           "mean_frame_size": round(float(d.middle.mean_frame), 3),
+                                           "largest_frame_size": d.middle.largest_frame,
+                                           "max_rate": d.middle.max_rate}
         if plan.config.traffic.imix:  # RFC 6985: the mix, and the mean frame its maximum rate is for
             info[d.name] |= {"imix": plan.config.traffic.imix,
                              "mean_frame_size": round(float(d.mean_frame), 3)}

@@ -5,7 +5,7 @@ between them (RFC 2544, RFC 5180, RFC 9693)."""
 from ..stack import IP_STACKS
 from ..trial import direction_sides
 from .base import Received, TrafficKind
-from .ipv4aas import tester_plays_ipv4aas, translates_between
+from .ipv4aas import dual_middle_stack, tester_plays_ipv4aas, translates_between
 from .siit import translated_df
 
 
@@ -30,6 +30,9 @@ class NativeTraffic(TrafficKind):
         # rule, the same for every kind: traffic/plan.py).
         source, destination = self.addresses(config, direction)
         return Received(source, destination, ports=True, ttl_tos=True)
+
+    def middle_stack(self, config, direction):
+        return dual_middle_stack(config)  # a dual DUT (IPv4 on both sides) is native to the tester
 
     def df(self, config, direction, rx_frame_size):
         if config.left.ip_version != 4:
