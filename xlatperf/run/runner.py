@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from .. import __version__
+from ..config.compliance import compliance_warnings
 from ..engine.client import Engine
 from ..measure.hooks import DutHooks
 from ..measure.session import Reporter, TrialSession, resolve_dut_macs
@@ -125,6 +126,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     spec = procedure_spec(procedure)
     reporter = reporter or Reporter()
     started = utc_timestamp()
+    # Frames a compliant DUT must drop (config/compliance.py): said with the result.
+    config_warnings = compliance_warnings(config)
     if resume:
         _check_resumable(out_dir, config, rate)
     with ResultStore(out_dir, resume=resume) as store:
@@ -180,6 +183,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                     result["resumed"] = resumed
                 if rate_source is not None:
                     result["rate_source"] = rate_source
+                if config_warnings:
+                    result["config_warnings"] = config_warnings
                 stats_by_direction = result.pop("directions", {})
                 result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
                                         for name, info in _direction_info(plan).items()}
