@@ -5,10 +5,11 @@ RFC 6052 §2.4, RFC 7915 Appendix A, RFC 7597 Appendices A and B and RFC 7599 Ap
 import ipaddress
 import re
 from ipaddress import IPv4Address as V4, IPv4Network as Net4, IPv6Address as V6, IPv6Network as Net6
+from pathlib import Path
 
 import pytest
 
-from xlatperf.frames.addressing import (BINDING_COLUMNS, BindingTable, MapRule, embed_ipv4,
+from xlatperf.frames.addressing import (BINDING_COLUMNS, BindingTable, MapRule, Softwire, embed_ipv4,
                                         extract_ipv4)
 
 # RFC 6052 §2.4, Table 1: 192.0.2.33 embedded after each prefix length.
@@ -78,7 +79,8 @@ def test_rfc7597_examples_4_and_5_rules_without_ea_bits():
     rule = MapRule(Net6("2001:db8:0012:3400::/56"), Net4("192.0.2.18/32"), 0)
     assert rule.ce_count == 1 and rule.k == 0
     assert rule.ce(0).ipv6 == V6("2001:db8:0012:3400:0000:c000:0212:0000")
-    assert rule.port_ranges(0) == [(0, 65535)]
+    # The CE owns every port; the tester uses RFC 4814 §4.5's client ports (engine: PortSet).
+    assert rule.port_ranges(0) == [(1024, 65535)]
     # Example 5: the same rule sharing 256 ways, PSID 0x34 from DHCPv6, offset 6.
     shared = MapRule(Net6("2001:db8:0012:3400::/56"), Net4("192.0.2.18/32"), 0, 6, psid_length=8)
     assert shared.ce(0, psid=0x34).ipv6 == CE_ADDRESS
@@ -134,20 +136,16 @@ def test_bad_rules_say_what_is_wrong(args, message):
 
 # -- lw4o6 binding tables (RFC 7596 §6.1; it has no worked example: port sets are RFC 7597's) --
 
-TABLE = """b4_ipv6,ipv4,psid,psid_length,psid_offset
-# two lwB4s sharing 198.18.0.1 (4 ways, contiguous port sets), one with 198.18.0.2 alone
-2001:2::1,198.18.0.1,1,2,0
-2001:2::2,198.18.0.1,2,2,
-2001:2::3,198.18.0.2,0,0,0
-2001:2::4,198.19.0.1,0x34,8,6
-"""
+# Three sharing ratios (a file has one: BindingTable.read; the lookup takes any).
+SOFTWIRES = [("2001:2::1", "198.18.0.1", 1, 2, 0),   # 198.18.0.1 shared 4 ways, contiguous sets
+             ("2001:2::2", "198.18.0.1", 2, 2, 0),
+             ("2001:2::3", "198.18.0.2", 0, 0, 0),   # 198.18.0.2 alone
+             ("2001:2::4", "198.19.0.1", 0x34, 8, 6)]
+TABLE = "b4_ipv6,ipv4,psid,psid_length,psid_offset\n2001:2::1,198.18.0.1,1,2,0\n"
 
 
-def test_a_binding_table_finds_the_lwb4_of_an_address_and_port(tmp_path):
-    path = tmp_path / "bindings.csv"
-    path.write_text(TABLE.replace("0x34", str(0x34)))
-    table = BindingTable.read(path)
-    assert len(table) == 4
+def test_a_binding_table_finds_the_lwb4_of_an_address_and_port():
+    table = BindingTable([Softwire(V6(b4), V4(ipv4), *numbers) for b4, ipv4, *numbers in SOFTWIRES])
     # 4-way sharing with offset 0: PSID 1 owns 16384..32767, PSID 2 32768..49151.
     assert table.lookup(V4("198.18.0.1"), 16384).b4_ipv6 == V6("2001:2::1")
     assert table.lookup(V4("198.18.0.1"), 32767).b4_ipv6 == V6("2001:2::1")
@@ -164,8 +162,10 @@ def test_a_binding_table_finds_the_lwb4_of_an_address_and_port(tmp_path):
 
 
 @pytest.mark.parametrize("line, message", [
-    ("2001:2::9,198.18.0.1,1,3,0", "198.18.0.1 has psid_length 3, psid_offset 0; line 2 gave it 2, 0"),
-    ("2001:2::1,198.18.0.5,0,0,0", "the lwB4 address of line 2 again"),
+    ("2001:2::9,198.18.0.1,1,3,0", "psid_length 3, psid_offset 0; line 2 has 2, 0: a table has one "
+                                   "sharing ratio"),
+    ("2001:2::9,198.18.0.5,1,2,6", "psid_length 2, psid_offset 6; line 2 has 2, 0"),
+    ("2001:2::1,198.18.0.5,0,2,0", "the lwB4 address of line 2 again"),
     ("2001:2::9,198.18.0.1,1,2,0", "the port set of line 2 again"),
     ("2001:2::9,198.18.0.7,4,2,0", "psid = '4': must be an integer in 0..3"),
     ("2001:2::9,198.18.0.7,0,12,6", "psid_offset + psid_length = 18: must be at most 16"),
@@ -174,7 +174,7 @@ def test_a_binding_table_finds_the_lwb4_of_an_address_and_port(tmp_path):
 ])
 def test_a_bad_binding_table_names_the_line_column_and_rule(tmp_path, line, message):
     path = tmp_path / "bad.csv"
-    path.write_text(TABLE.splitlines()[0] + "\n2001:2::1,198.18.0.1,1,2,0\n" + line + "\n")
+    path.write_text(TABLE + line + "\n")
     with pytest.raises(ValueError, match=re.escape(f"{path}:3: {message}")):
         BindingTable.read(path)
 
@@ -201,3 +201,44 @@ def test_many_softwires_are_read_and_looked_up(tmp_path):
     for i in (0, 17, 0xABCD, (1 << 16) - 1):
         port = (i & 15) << 12 | 0x123
         assert table.lookup(V4(base4 + (i >> 4)), port).b4_ipv6 == V6(base6 + i)
+
+
+# -- one set of rules: the files engine/tests/test_softwires.cpp gives the engine's reader --
+
+BINDING_TABLE_CASES = Path(__file__).resolve().parents[1] / "engine" / "tests" / "binding_tables.txt"
+
+
+def binding_table_cases() -> list[tuple[str, int | None, str]]:
+    """(name, softwires or None for "refuse", the file's contents) of each case, as the engine's
+    test reads them (\\t a tab, \\r a CR, \\s a space)."""
+    cases: list[tuple[str, int | None, list[str]]] = []
+    for line in BINDING_TABLE_CASES.read_text(encoding="utf-8").split("\n")[:-1]:
+        if line.startswith("=== "):
+            verdict, _, rest = line[4:].partition(" ")
+            count, name = rest.split(" ", 1) if verdict == "accept" else (None, rest)
+            cases.append((name, None if count is None else int(count), []))
+        elif cases:
+            cases[-1][2].append(re.sub(r"\\([trs])", lambda m: {"t": "\t", "r": "\r", "s": " "}[m[1]], line))
+    return [(name, count, "".join(f"{text}\n" for text in lines)) for name, count, lines in cases]
+
+
+@pytest.mark.parametrize("softwires, text", [pytest.param(count, text, id=name)
+                                             for name, count, text in binding_table_cases()])
+def test_the_front_end_accepts_the_binding_tables_the_engine_accepts(tmp_path, softwires, text):
+    path = tmp_path / "table.csv"
+    path.write_bytes(text.encode("utf-8"))
+    if softwires is None:
+        with pytest.raises(ValueError, match=re.escape(str(path))):
+            BindingTable.read(path)
+    else:
+        assert len(BindingTable.read(path)) == softwires
+
+
+def test_an_empty_psid_offset_is_0_and_blanks_around_cells_are_no_part_of_them(tmp_path):
+    cases = {name: text for name, _, text in binding_table_cases()}
+    assert len(cases) >= 30
+    path = tmp_path / "table.csv"
+    path.write_text(cases["an empty psid_offset is 0 (RFC 7596 §5.1)"])
+    assert [s.psid_offset for s in BindingTable.read(path).softwires] == [0, 0]
+    path.write_text(cases["spaces and tabs around cells and lines"])
+    assert BindingTable.read(path).softwires == [Softwire(V6("2001:db8::1"), V4("192.0.2.1"), 1, 8, 6)]

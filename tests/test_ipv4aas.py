@@ -5,6 +5,7 @@ flows of their trial requests, the overhead in the maximum frame rate (RFC 8219 
 and a trial through the fake engine."""
 
 import ipaddress
+from fractions import Fraction
 
 import pytest
 
@@ -13,6 +14,7 @@ from xlatperf.frames.addressing import embed_ipv4
 from xlatperf.frames.kinds import kind_of, largest_frame
 from xlatperf.traffic.plan import TrafficPlan
 from xlatperf.util.errors import ConfigError
+from xlatperf.util.rates import max_frame_rate
 
 PORTS = [
     {"index": 0, "name": "net_af_packet0", "mac": "02:00:00:00:00:01", "link_speed_mbps": 10000},
@@ -71,6 +73,100 @@ def test_the_tunnel_overhead_counts_in_the_maximum_frame_rate():
         10**10 // ((1500 + 20) * 8)
 
 
+# A dual DUT: a CE and a BR in line, IPv4 on both tester ports (RFC 8219 §4.2 Figure 2).
+DUAL = {"ds-lite": ["ipv4aas.technology=ds-lite", "ipv4aas.role=dual", "left.ipv4=192.0.0.2"],
+        "map-e": ["ipv4aas.technology=map-e", "ipv4aas.role=dual", "ipv4aas.rule_ipv6_prefix=2001:db8::/40",
+                  "ipv4aas.rule_ipv4_prefix=192.0.2.0/24", "ipv4aas.ea_bits=16"],
+        "464xlat": ["ipv4aas.technology=464xlat", "ipv4aas.role=dual"]}
+
+
+def test_a_dual_duts_middle_link_carries_the_tunnel_overhead():
+    """RFC 8219 §5.1 / App. A: 64-byte IPv4 frames cross the link between the B4 and the AFTR
+    as 104-byte frames: at equal link speeds (10 Gbit/s) 10^10 / ((104 + 20) x 8) = 10,080,645
+    frames/s instead of the tester's links' 14,880,952."""
+    for technology in ("ds-lite", "map-e"):
+        plan = TrafficPlan(load_config(None, DUAL[technology]), PORTS)
+        assert plan.max_rate == 10_080_645
+        for direction in plan.directions:
+            assert direction.middle.stack == "IPv4 in IPv6" and direction.middle.mean_frame == 104
+            assert direction.middle_limits and direction.largest_frame == 64
+            assert direction.describe_limit() == (
+                f"the medium's maximum for {direction.name} frames of 104 bytes on the dual DUT's middle "
+                "link (IPv4 in IPv6 between its CE and BR, RFC 8219 §5.1) at 10 Gbit/s")
+        with pytest.raises(ConfigError, match="rate = 10080646: must be at most 10080645 frames/s, the "
+                                              "medium's maximum for forward frames of 104 bytes on the dual"):
+            plan.flows(10_080_646)
+    # 464XLAT and MAP-T translate in the middle: 84-byte IPv6 frames.
+    assert TrafficPlan(load_config(None, DUAL["464xlat"]), PORTS).max_rate == 12_019_230
+
+
+def test_the_middle_links_speed_is_a_key():
+    faster = TrafficPlan(load_config(None, DUAL["ds-lite"] + ["dut.middle_link_speed=100G"]), PORTS)
+    assert faster.max_rate == 14_880_952                  # the tester's links limit again
+    assert not faster.directions[0].middle_limits
+    assert faster.directions[0].middle.max_rate == 10**11 // (8 * 124)
+    assert faster.directions[0].describe_limit() == "the medium's maximum for forward frames of 64 bytes at 10 Gbit/s"
+    slower = TrafficPlan(load_config(None, DUAL["ds-lite"] + ["dut.middle_link_speed=1G"]), PORTS)
+    assert slower.max_rate == 1_008_064 and "at 1 Gbit/s" in slower.directions[1].describe_limit()
+    # Unset, the middle link is as fast as the slower tester port.
+    ports = [dict(PORTS[0], link_speed_mbps=1000), PORTS[1]]
+    assert TrafficPlan(load_config(None, DUAL["ds-lite"]), ports).max_rate == 1_008_064
+    # No DUT on a cable between the tester's ports (selftest), no middle link.
+    cable = TrafficPlan(load_config(None, DUAL["ds-lite"]), PORTS, through_dut=False)
+    assert cable.max_rate == 14_880_952 and cable.directions[0].middle is None
+    assert error(["dut.middle_link_speed=10G"]) == (
+        'dut.middle_link_speed = "10G": takes effect only with ipv4aas.role = "dual" (a CE and a BR in line, '
+        "RFC 8219 §4.2 Figure 2: the link between them); remove it")
+    assert error(DUAL["ds-lite"] + ["dut.middle_link_speed=fast"]) == (
+        'dut.middle_link_speed = "fast": must be a link speed like "10G", "2.5G", "100M" or "" (the '
+        "tester ports' speed)")
+    assert TrafficPlan(load_config(None, MAP_E), PORTS).directions[0].middle is None   # one box
+
+
+def test_the_middle_link_carries_a_mix_as_the_tester_sends_it():
+    # IMIX (RFC 6985): the mean frame on the middle link, each size 40 bytes more.
+    plan = TrafficPlan(load_config(None, DUAL["ds-lite"] + ["traffic.imix=simple"]), PORTS)
+    middle = plan.directions[0].middle
+    assert middle.mean_frame == plan.directions[0].mean_frame + 40
+    assert plan.max_rate == max_frame_rate(10**10, middle.mean_frame)
+    assert "frames of 401.8 bytes on average (the mix's weighted mean) on the dual DUT's middle link" in \
+        plan.directions[0].describe_limit()
+    # Native IPv6 background frames (RFC 8219 §5.3) cross it as they are: per 10 frames 9
+    # tunnelled 104-byte ones (64-byte IPv4 frames: frame_size 84 names the IPv6 frame) and one
+    # 84-byte IPv6 frame.
+    plan = TrafficPlan(load_config(None, DUAL["ds-lite"] + ["traffic.mix_n=10", "traffic.mix_m=9",
+                                                            "traffic.frame_size=84"]), PORTS)
+    assert plan.directions[0].middle.mean_frame == Fraction(9 * 104 + 84, 10) == 102
+
+
+def test_a_throughput_at_the_middle_links_maximum_is_flagged_as_that_links(fake_config, tmp_path):
+    """A dual DUT that forwards every frame passes at the medium's maximum, which its middle link
+    sets: the summary, the console and the report say that the result is that link's bound."""
+    from rich.console import Console
+
+    from xlatperf.report import write_report
+    from xlatperf.run import run_procedure
+    from xlatperf.ui.console import render_summary
+    summary = run_procedure("throughput", load_config(str(fake_config), DUAL["ds-lite"]), tmp_path / "tp")
+    assert summary["median"] == summary["directions"]["forward"]["max_rate"] == 10_080_645
+    note = summary["middle_link_limited"]
+    assert note.startswith("a lower bound set by the link between the dual DUT's CE and BR, not by the DUT: "
+                           "it passed at 10,080,645 frames/s, the medium's maximum for forward frames of 104 "
+                           "bytes on the dual DUT's middle link (IPv4 in IPv6 between its CE and BR")
+    console = Console(record=True, width=400)
+    console.print(render_summary(summary))
+    assert "warning: the throughput is a lower bound set by the link between the dual DUT's CE and BR" in \
+        console.export_text()
+    write_report(tmp_path / "tp", tmp_path / "report")
+    report = (tmp_path / "report" / "report.md").read_text()
+    assert "the throughput is a lower bound set by the link between the dual DUT's CE and BR" in report
+    assert "the middle link (IPv4 in IPv6, 104-byte frames) at 10 Gbit/s allows 10,080,645" in report
+    # A faster middle link leaves the medium's maximum to the tester's links: no such warning.
+    faster = load_config(str(fake_config), DUAL["ds-lite"] + ["dut.middle_link_speed=40G"])
+    summary = run_procedure("throughput", faster, tmp_path / "faster")
+    assert summary["median"] == 14_880_952 and "middle_link_limited" not in summary
+
+
 def test_map_t_br_frames_are_the_ces_translated_ipv6():
     config = load_config(None, MAP_T)
     assert kind_of(config).name == "map-t"
@@ -124,7 +220,8 @@ def test_lw4o6_softwires_come_from_the_binding_table(tmp_path):
     assert error(lw4o6 + ["ipv4aas.ces=65"]) == \
         "ipv4aas.ces = 65: must be in 0..64 (the CEs the binding table has; 0: all)"
     table.write_text(table.read_text() + "2001:db8:2::1,198.51.100.9,1,2,6\n")
-    assert "mixes sharing ratios (PSID length, offset) [(2, 6), (4, 6)]" in error(lw4o6)
+    assert error(lw4o6).endswith(f'{table}:66: psid_length 2, psid_offset 6; line 2 has 4, 6: a table has '
+                                 "one sharing ratio (the tester emulates lwB4s of one)")
     table.write_text("b4_ipv6,ipv4,psid,psid_length,psid_offset\n2001:db8:1::1,198.51.100.1,16,4,6\n")
     assert error(lw4o6).startswith(f'ipv4aas.binding_table = "{table}": {table}:2')
 

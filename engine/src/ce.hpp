@@ -61,8 +61,9 @@ struct SoftwireTable {
 };
 
 // Reads a binding table file (docs/ipv4aas.md: a header line, then
-// b4_ipv6,ipv4,psid,psid_length,psid_offset per softwire; the front end validated it first,
-// xlatperf/frames/addressing.py). Throws std::invalid_argument naming the file, line and column.
+// b4_ipv6,ipv4,psid,psid_length,psid_offset per softwire) by the front end's rules
+// (xlatperf/frames/addressing.py, which validated it first: the two accept the same files,
+// engine/tests/binding_tables.txt). Throws std::invalid_argument naming the file, line and column.
 SoftwireTable read_softwires(const std::string& path);
 
 // Where a CE's fields go in (or come from) a frame: the byte offsets of its IPv6 address, its
@@ -235,7 +236,9 @@ class CeGenerator {
       : source_(&source), random_(random), rng_(seed), count_(source.count()),
         ports_(layout.port && source.ports() ? source.ports()->ports_per_ce() : 1),
         ce_mapper_(uint32_t(count_ == CeSource::kMaxCount ? 1 : count_)), next_ce_(start % count_),
-        stride_(stride % count_) {
+        // A stride of a whole round (one CE alone, or as many lanes as CEs) wraps every frame:
+        // the port moves on each time (reduced to 0 it would never move).
+        stride_(stride % count_ ? stride % count_ : count_) {
     const auto [v6, v4] = source.varying();
     for (unsigned w = 0; w < 8 && layout.ipv6; ++w)
       if (uint16_t(v6 >> (112 - 16 * w))) {
@@ -347,7 +350,7 @@ class CeGenerator {
       const SmallDivisor by(ports_);
       plan_.ports = uint16_t(ports_), plan_.multiplier = by.multiplier, plan_.shift = by.shift;
     }
-    if (const PortSet* ports = port_row_ ? source_->ports() : nullptr; ports && ports->psid_length() > 0) {
+    if (const PortSet* ports = port_row_ ? source_->ports() : nullptr) {
       const PortSet::Layout l = ports->layout();
       plan_.port_shift = uint8_t(l.block_of), plan_.port_block = uint16_t(l.first_block);
       plan_.port_block_shift = uint8_t(l.block_at), plan_.port_low = l.low;

@@ -42,6 +42,13 @@ struct MapCe {
 
 // The port sets of a sharing ratio (RFC 7597 §5.1, the GMA): PSID offset a, PSID length k,
 // m = 16 - a - k contiguous bits. Shared by MAP rules and lw4o6 softwires.
+//
+// Without sharing (k = 0) a CE owns every port, and the tester uses RFC 4814 §4.5's client
+// ports 1024..65535 (docs/ipv4aas.md, "Port sets"): a CE's port is where its hosts send from
+// and where replies come back to, and a tester that sent from port 0 or from the system ports
+// 1-1023 would measure what a DUT does with them (drops, ALGs). The tester's frames use them
+// as the port set of a = 6, k = 0 (block 0 left out, as a shared set's); the front end's
+// MapRule.port_ranges says the same.
 class PortSet {
  public:
   PortSet(unsigned a, unsigned k) : a_(a), k_(k), m_(k ? 16 - a - k : 0) {
@@ -54,27 +61,33 @@ class PortSet {
   unsigned contiguous_bits() const { return m_; }
   // The PSID a port belongs to.
   uint16_t psid_of_port(uint16_t port) const { return k_ ? uint16_t((port >> m_) & ((1u << k_) - 1)) : 0; }
-  // A set's ports: (2^a - 1) x 2^m of them with sharing (A > 0: "A MUST be larger than 0"; the
-  // ports of block 0, 0 .. 2^(16-a) - 1, belong to no CE), all 65,536 without. port(psid, i)
-  // for i in [0, ports_per_ce()) lists them in order.
-  uint32_t ports_per_ce() const { return k_ ? ((1u << a_) - (a_ ? 1 : 0)) << m_ : 65536; }
+  // The ports the tester uses of a set: (2^a - 1) x 2^m of them with sharing (A > 0: "A MUST
+  // be larger than 0"; the ports of block 0, 0 .. 2^(16-a) - 1, belong to no CE), 64,512
+  // without (1024..65535, above). port(psid, i) for i in [0, ports_per_ce()) lists them in order.
+  uint32_t ports_per_ce() const { return k_ ? ((1u << a_) - (a_ ? 1 : 0)) << m_ : kUnsharedPorts; }
   uint16_t port(uint16_t psid, uint32_t i) const {
-    if (!k_) return uint16_t(i);
     const Layout l = layout();
     return uint16_t(((i >> l.block_of) + l.first_block) << l.block_at | uint32_t(psid) << m_ | (i & l.low));
   }
-  // How port(psid, i) places the bits of i (with a PSID): the block ((i >> block_of) +
-  // first_block) at bit block_at, i's low bits (i & low) below the PSID. The field kernels
-  // compute it from these terms (CePlacements).
+  // How port(psid, i) places the bits of i: the block ((i >> block_of) + first_block) at bit
+  // block_at, i's low bits (i & low) below the PSID. The field kernels compute it from these
+  // terms (CePlacements).
   struct Layout {
     unsigned block_of, first_block, block_at;
     uint16_t low;
   };
-  Layout layout() const { return {m_, a_ ? 1u : 0u, 16 - a_, uint16_t((1u << m_) - 1)}; }
+  Layout layout() const {
+    if (!k_) return {kUnsharedBlockBits, 1, kUnsharedBlockBits, uint16_t((1u << kUnsharedBlockBits) - 1)};
+    return {m_, a_ ? 1u : 0u, 16 - a_, uint16_t((1u << m_) - 1)};
+  }
   // Whether `port` is in some set (not in block 0 when a > 0).
   bool in_a_set(uint16_t port) const { return !k_ || !a_ || (port >> (16 - a_)) != 0; }
 
  private:
+  // Without sharing: blocks of 2^10 ports from block 1 (a = 6), ports 1024..65535.
+  static constexpr unsigned kUnsharedBlockBits = 10;
+  static constexpr uint32_t kUnsharedPorts = 65536 - (1u << kUnsharedBlockBits);
+
   unsigned a_, k_, m_;
 };
 

@@ -2,7 +2,9 @@
 // RFC 7599 Appendix A, and a uniform choice of CEs and ports over a million-CE rule.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "ce.hpp"
@@ -44,7 +46,7 @@ TEST(MapRule, Rfc7597Examples4And5RulesWithoutEaBits) {
   const MapRule whole(prefix, 56, v4("192.0.2.18"), 32, 0);
   EXPECT_EQ(whole.ce_count(), 1u);
   EXPECT_EQ(whole.ce(0).ipv6, parse_ip("2001:db8:0012:3400:0000:c000:0212:0000", 6));
-  EXPECT_EQ(whole.ports_per_ce(), 65536u);
+  EXPECT_EQ(whole.ports_per_ce(), 65536u - 1024u);  // the tester's: RFC 4814's 1024..65535
   const MapRule shared(prefix, 56, v4("192.0.2.18"), 32, 0, 6, 8);  // PSID 0x34 from DHCPv6
   EXPECT_EQ(shared.ce(0, 0x34).ipv6, parse_ip("2001:db8:0012:3400:0000:c000:0212:0034", 6));
   EXPECT_EQ(shared.port(0x34, 0), 1232);
@@ -152,6 +154,55 @@ TEST(MapRule, AMillionCesChosenUniformly) {
   // 1,023 degrees of freedom: mean 1023, sd 45; 1,250 is beyond 5 sd (p < 1e-6).
   EXPECT_LT(chi2(bins, double(kDraws) / kBins), 1250.0);
   EXPECT_LT(chi2(port_bins, double(kDraws) / 64), 63 + 5 * std::sqrt(2 * 63.0));
+}
+
+// Without sharing a CE owns every port (RFC 7597 §5.1), and the tester sends from, and to, RFC
+// 4814 §4.5's client ports 1024..65535 only: never port 0, never a system port (docs/ipv4aas.md,
+// "Port sets"). The receiver still takes every port as the CE's.
+TEST(PortSet, WithoutSharingTheTesterUsesRfc4814sClientPorts) {
+  for (const unsigned a : {0u, 6u, 15u}) {
+    const PortSet whole(a, 0);
+    ASSERT_EQ(whole.ports_per_ce(), 64512u) << a;
+    for (uint32_t i = 0; i < whole.ports_per_ce(); ++i) ASSERT_EQ(whole.port(0, i), 1024 + i) << a;
+    EXPECT_TRUE(whole.in_a_set(0) && whole.in_a_set(80) && whole.in_a_set(65535));
+    EXPECT_EQ(whole.psid_of_port(80), 0);
+  }
+  // The sender, by the kernels' placements (a MAP rule) and by lookup (a binding table), a CE
+  // alone (its port drawn jointly with it) and 16 CEs, random and in turn: every port in
+  // 1024..65535, both ends reached.
+  const auto p = parse_ip("2001:db8::", 6);
+  const MapRule one_to_one(p, 48, v4("192.0.2.0"), 24, 8, 6);
+  SoftwireTable table;
+  table.ports = PortSet(0, 0);
+  for (uint32_t i = 0; i < 4; ++i) table.softwires.push_back({ipv6_bits(p) + i, v4("192.0.2.1") + i, 0});
+  struct Case {
+    const char* name;
+    CeSource source;
+  };
+  const std::vector<Case> cases{{"MAP 1:1, CE 5 alone", CeSource(one_to_one, 1, 5)},
+                                {"MAP 1:1, 16 CEs", CeSource(one_to_one, 16)},
+                                {"binding table without sharing", CeSource(table, 4)}};
+  for (const Case& c : cases) {
+    for (const bool random : {true, false}) {
+      SCOPED_TRACE(std::string(c.name) + (random ? ", random" : ", increasing"));
+      CeLayout layout;
+      layout.ipv6 = 22, layout.ipv4 = 66, layout.port = 74;
+      CeGenerator generator(c.source, layout, random, 11);
+      ASSERT_EQ(generator.rows().back().offset, layout.port);
+      const size_t row = generator.rows().size() - 1;
+      uint16_t words[CeGenerator::kMaxRows][kFrameBlock];
+      uint16_t lowest = 65535, highest = 0;
+      for (uint32_t drawn = 0; drawn < (1u << 20) + 4 * 64512; drawn += kMaxBurst) {
+        generator.generate(words, kMaxBurst);
+        for (uint32_t k = 0; k < kMaxBurst; ++k) {
+          ASSERT_GE(words[row][k], 1024);
+          lowest = std::min(lowest, words[row][k]), highest = std::max(highest, words[row][k]);
+        }
+      }
+      EXPECT_EQ(lowest, 1024);
+      EXPECT_EQ(highest, 65535);
+    }
+  }
 }
 
 // The sender computes a CE's words from its index by placing the index's bits (CeGenerator's

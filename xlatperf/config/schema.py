@@ -19,9 +19,10 @@ from ..util.errors import ConfigError, key_error, show_value
 from ..util.files import read_toml
 from ..util.rates import parse_speed
 from ..frames.kinds import foreground_addresses, kind_of, largest_frame, min_frame_size
+from ..frames.kinds.ipv4aas import dual_dut
 from ..frames.stack import IP_STACKS, MAX_FRAME_SIZE, SENT_TTL
-from ..frames.trial import (DIRECTIONS, active_directions, direction_sides, has_background, lookup,
-                           size_period)
+from ..frames.trial import (DIRECTIONS, RFC4814_PORTS, active_directions, direction_sides, has_background,
+                           lookup, size_period)
 from ..frames.imix import check_imix, mixed_length
 from .ipv4aas import TECHNOLOGIES, check_ipv4aas
 from .ipv4aas import prefix as ipv4aas_prefix
@@ -133,16 +134,19 @@ def mac(optional: bool, unicast: bool) -> Checker:
     return check
 
 
-def speed(value):
-    if value == "":
-        return ""
-    try:
-        if isinstance(value, str):
-            parse_speed(value)
-            return value
-    except ValueError:
-        pass
-    raise ValueError('must be a link speed like "10G", "2.5G", "100M" or "" (as the port reports)')
+def speed(blank: str) -> Checker:
+    """A link speed, or "" for the one `blank` names."""
+    def check(value):
+        if value == "":
+            return ""
+        try:
+            if isinstance(value, str):
+                parse_speed(value)
+                return value
+        except ValueError:
+            pass
+        raise ValueError(f'must be a link speed like "10G", "2.5G", "100M" or "" ({blank})')
+    return check
 
 
 _LCORES_RE = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
@@ -320,7 +324,7 @@ class Key:
 def _side(port_spec: str, ipv4: str, ipv6: str, dut_mac: str) -> dict[str, Key]:
     return {
         "port": Key(port_spec, port),
-        "speed": Key("", speed),
+        "speed": Key("", speed("as the port reports")),
         "ip_version": Key(4, choice(4, 6)),
         "ipv4": Key(ipv4, _address(4, optional=True)),
         "ipv6": Key(ipv6, _address(6, optional=True)),
@@ -349,7 +353,7 @@ VARY_MODES = ("fixed", "increasing", "decreasing", "random")
 def _port_variation(direction: str) -> dict[str, Key]:
     """RFC 4814 §4.5: source ports 1024..65535, destination ports 1..49151 by default."""
     keys = {}
-    for field, low, high in (("src", 1024, 65535), ("dst", 1, 49151)):
+    for field, (low, high) in RFC4814_PORTS.items():
         keys[f"{direction}_{field}"] = Key("fixed", choice(*VARY_MODES))
         keys[f"{direction}_{field}_min"] = Key(low, integer(0, 65535))
         keys[f"{direction}_{field}_max"] = Key(high, integer(0, 65535))
@@ -624,6 +628,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # ... and the native IPv6 background frames, which a translator's DUT routes on another
         # path (RFC 8219 §5.3): "auto" = 1, 2 for a dual DUT.
         "background_hops": Key("auto", hops),
+        # A dual DUT's link between its CE and its BR (ipv4aas.role = "dual"), which carries the
+        # frames encapsulated or translated (RFC 8219 §5.1): its speed ("" = the tester's ports').
+        "middle_link_speed": Key("", speed("the tester ports' speed")),
         # DUT variables: any other [dut] key (dut.cores = 4), for hook templates and reports;
         # the tester does not use them. Kept here as a table.
         "variables": Key({}, dut_variables),
@@ -837,6 +844,11 @@ def _cross_check(config: ConfigBase) -> None:
             raise key_error(f"{side}.vlan_outer", config.side(side).vlan_outer,
                             f"needs {side}.vlan (the inner C-tag) too: QinQ is an outer S-tag around "
                             f"a C-tag; for one tag set {side}.vlan alone")
+
+    if config.dut.middle_link_speed and not dual_dut(config):
+        raise key_error("dut.middle_link_speed", config.dut.middle_link_speed,
+                        'takes effect only with ipv4aas.role = "dual" (a CE and a BR in line, RFC 8219 '
+                        "§4.2 Figure 2: the link between them); remove it")
 
     for key in ("hops", "background_hops"):
         hops = getattr(config.dut, key)

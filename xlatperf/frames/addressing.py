@@ -10,8 +10,11 @@ A CE is named by its index, its Embedded-Address bits (0 .. 2^o - 1): the tester
 frame and writes every field of that CE together; nothing is stored per CE."""
 
 import ipaddress
+import re
 from dataclasses import dataclass
 from functools import cached_property
+
+from .trial import RFC4814_PORTS
 
 # RFC 6052 §2.2: the prefix lengths an IPv4-embedded IPv6 address may have.
 RFC6052_LENGTHS = (32, 40, 48, 56, 64, 96)
@@ -42,6 +45,13 @@ def extract_ipv4(prefix: ipaddress.IPv6Network, address: ipaddress.IPv6Address) 
     high = (value >> 64) & ((1 << before_u) - 1)
     low = (value >> (128 - 72 - (32 - before_u))) & ((1 << (32 - before_u)) - 1)
     return ipaddress.IPv4Address(high << (32 - before_u) | low)
+
+
+# The ports the tester uses of a CE's port set without sharing (PSID length 0: the CE owns
+# every port, RFC 7597 §5.1): RFC 4814 §4.5's client ports, 1024..65535. A CE's port is where
+# its hosts send from and where replies come back to; port 0 and the system ports 1-1023 would
+# measure what a DUT does with them. The engine's PortSet uses the same (engine/src/maprule.hpp).
+UNSHARED_PORTS = RFC4814_PORTS["src"]
 
 
 @dataclass(frozen=True)
@@ -155,10 +165,11 @@ class MapRule:
         return (port >> self.m) & ((1 << self.k) - 1) if self.k else 0
 
     def port_ranges(self, psid: int) -> list[tuple[int, int]]:
-        """The CE's ports as (first, last) ranges: port = A | PSID | j with A in 1..2^a - 1
-        (a > 0; "A MUST be larger than 0") and j in 0..2^m - 1; all ports without sharing."""
+        """The CE's ports the tester uses, as (first, last) ranges: port = A | PSID | j with A
+        in 1..2^a - 1 (a > 0; "A MUST be larger than 0") and j in 0..2^m - 1. Without sharing
+        the CE owns every port, and the tester uses UNSHARED_PORTS."""
         if not self.k:
-            return [(0, 65535)]
+            return [UNSHARED_PORTS]
         a, m = self.psid_offset, self.m
         blocks = range(1, 1 << a) if a else range(1)
         return [((block << (16 - a)) | (psid << m), (block << (16 - a)) | (psid << m) | ((1 << m) - 1))
@@ -183,14 +194,19 @@ class Softwire:
 
 
 BINDING_COLUMNS = ("b4_ipv6", "ipv4", "psid", "psid_length", "psid_offset")
+# Spaces and tabs around a line or a cell are no part of it, nor a CR (CR LF line ends).
+BLANKS = " \t\r"
+_DIGITS = re.compile(r"[0-9]+")
 
 
 class BindingTable:
     """An lwAFTR's binding table (RFC 7596 §6.1), read from a CSV file with the header line
     `b4_ipv6,ipv4,psid,psid_length,psid_offset` (psid_offset may be empty: 0, RFC 7596 §5.1's
-    SHOULD, one contiguous port set per lwB4). Every address that lwB4s share has one PSID
-    length and offset (RFC 7597 §5.1: "MUST be the same for every MAP CE sharing the same
-    address"); a (IPv4, PSID) pair and an lwB4 address appear once."""
+    SHOULD, one contiguous port set per lwB4). A file has one sharing ratio (PSID length and
+    offset): the tester emulates lwB4s of one (and RFC 7597 §5.1 requires one per shared
+    address); a (IPv4, PSID) pair and an lwB4 address appear once. The engine reads the file
+    by the same rules (engine/src/ce.cpp, read_softwires; engine/tests/binding_tables.txt holds
+    files both must accept or refuse)."""
 
     def __init__(self, softwires: list[Softwire]):
         self.softwires = softwires
@@ -204,35 +220,36 @@ class BindingTable:
     def read(cls, path) -> "BindingTable":
         """The table in `path`; ValueError naming the file, line, column, value and what is
         allowed."""
-        softwires, layouts, seen_b4, seen_sets = [], {}, {}, {}
-        with open(path, newline="") as handle:
-            lines = [line.strip() for line in handle]
-        if not lines or tuple(c.strip() for c in lines[0].split(",")) != BINDING_COLUMNS:
+        softwires, ratio, seen_b4, seen_sets = [], None, {}, {}
+        # Bytes as the engine sees them: lines end at LF only, and no byte is a decoding error.
+        with open(path, encoding="latin-1", newline="\n") as handle:
+            lines = handle.read().split("\n")
+        if tuple(c.strip(BLANKS) for c in lines[0].split(",")) != BINDING_COLUMNS:
             raise ValueError(f"{path}:1: the header line must be {','.join(BINDING_COLUMNS)}")
         for number, line in enumerate(lines[1:], 2):
+            line = line.strip(BLANKS)
             if not line or line.startswith("#"):
                 continue
             where = f"{path}:{number}"
-            cells = [c.strip() for c in line.split(",")]
+            cells = [c.strip(BLANKS) for c in line.split(",")]
             if len(cells) != len(BINDING_COLUMNS):
                 raise ValueError(f"{where}: {len(cells)} columns; must be {len(BINDING_COLUMNS)} "
                                  f"({','.join(BINDING_COLUMNS)})")
             b4, ipv4, psid, length, offset = cells
+            b4_ipv6 = _address(where, "b4_ipv6", b4, ipaddress.IPv6Address)
+            address = _address(where, "ipv4", ipv4, ipaddress.IPv4Address)
             psid_length = _integer(where, "psid_length", length, 0, 16)
             psid_offset = _integer(where, "psid_offset", offset or "0", 0, 16)
             if psid_length + psid_offset > 16:
                 raise ValueError(f"{where}: psid_offset + psid_length = "
                                  f"{psid_offset + psid_length}: must be at most 16")
-            softwire = Softwire(_address(where, "b4_ipv6", b4, ipaddress.IPv6Address),
-                                _address(where, "ipv4", ipv4, ipaddress.IPv4Address),
-                                _integer(where, "psid", psid, 0, (1 << psid_length) - 1),
+            softwire = Softwire(b4_ipv6, address, _integer(where, "psid", psid, 0, (1 << psid_length) - 1),
                                 psid_length, psid_offset)
-            layout = (softwire.psid_length, softwire.psid_offset)
-            first = layouts.setdefault(softwire.ipv4, (layout, number))
-            if first[0] != layout:
-                raise ValueError(f"{where}: {softwire.ipv4} has psid_length {layout[0]}, "
-                                 f"psid_offset {layout[1]}; line {first[1]} gave it {first[0][0]}, "
-                                 f"{first[0][1]}: every lwB4 sharing an address must have the same")
+            ratio = ratio or ((psid_length, psid_offset), number)
+            if ratio[0] != (psid_length, psid_offset):
+                raise ValueError(f"{where}: psid_length {psid_length}, psid_offset {psid_offset}; line "
+                                 f"{ratio[1]} has {ratio[0][0]}, {ratio[0][1]}: a table has one sharing "
+                                 "ratio (the tester emulates lwB4s of one)")
             for key, table, what in ((softwire.b4_ipv6, seen_b4, "lwB4 address"),
                                      ((softwire.ipv4, softwire.psid), seen_sets, "port set")):
                 if key in table:
@@ -261,17 +278,17 @@ class BindingTable:
 
 def _address(where: str, column: str, text: str, kind):
     try:
-        return kind(text)
+        if "%" not in text:  # an IPv6 zone (fe80::1%eth0) names no global address
+            return kind(text)
     except ValueError:
-        raise ValueError(f"{where}: {column} = {text!r}: must be an "
-                         f"IPv{4 if kind is ipaddress.IPv4Address else 6} address") from None
+        pass
+    raise ValueError(f"{where}: {column} = {text!r}: must be an "
+                     f"IPv{4 if kind is ipaddress.IPv4Address else 6} address")
 
 
 def _integer(where: str, column: str, text: str, low: int, high: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = None
+    """A cell of ASCII digits (int() would take a sign, '_' and other scripts' digits too)."""
+    value = int(text) if _DIGITS.fullmatch(text) else None
     if value is None or not low <= value <= high:
         raise ValueError(f"{where}: {column} = {text!r}: must be an integer in {low}..{high}")
     return value

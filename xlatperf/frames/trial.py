@@ -6,6 +6,9 @@ whether native IPv6 background traffic is mixed in (RFC 8219 §5.3)."""
 from .imix import imix_period
 
 DIRECTIONS = ("forward", "reverse")
+# RFC 4814 §4.5's ranges of pseudorandom UDP/TCP ports: clients send from 1024..65535, services
+# are addressed at 1..49151.
+RFC4814_PORTS = {"src": (1024, 65535), "dst": (1, 49151)}
 
 
 def active_directions(config) -> list[str]:

@@ -318,11 +318,14 @@ def repeat(count: int, run_once: Callable[[int], T], results: list | None = None
 
 
 def summarize_throughput(searches: list[SearchResult], calibrated: int | None = None,
-                         configured_top: int | None = None, medium_max: int | None = None) -> dict:
+                         configured_top: int | None = None, medium_max: int | None = None,
+                         middle_limit: str | None = None) -> dict:
     """Statistics of the throughput over complete searches (fps per direction). calibrated:
     the calibrated tester ceiling that capped the searches (search_range_top). configured_top:
     throughput.max_rate when it, below the medium's maximum `medium_max`, was the searches'
-    upper end: a search that passed there measured the setting, not the DUT."""
+    upper end: a search that passed there measured the setting, not the DUT. middle_limit: the
+    medium's maximum as a dual DUT's middle link sets it (DirectionPlan.describe_limit), when
+    it does: a search that passed there measured that link."""
     values = [s.throughput for s in searches if s.complete]
     failures: dict[str, int] = {}  # trials each direction failed: which one limits the DUT
     for search in searches:
@@ -351,7 +354,8 @@ def summarize_throughput(searches: list[SearchResult], calibrated: int | None = 
             f"{bounded} of {len(values)} repetitions ended against the tester (a trial it "
             "could not keep in any attempt bounded the search): their values are lower "
             "bounds; the median is the DUT's, most repetitions were not bounded")
-    return summary | range_limited(values, configured_top, medium_max)
+    return summary | range_limited(values, configured_top, medium_max) | \
+        middle_link_limited(values, medium_max, middle_limit)
 
 
 def configured_top(config, hi: int, medium_max: int, calibrated: int | None) -> int | None:
@@ -371,6 +375,18 @@ def range_limited(values, top: int | None, medium_max: int | None) -> dict:
         f"a lower bound set by throughput.max_rate = {top:,} frames/s, not a property of the "
         "DUT: the DUT passed the highest rate the search tried, so its throughput may be "
         f"higher; raise throughput.max_rate (the medium allows {medium_max:,}) to find it")}
+
+
+def middle_link_limited(values, medium_max: int | None, limit: str | None) -> dict:
+    """{"middle_link_limited": one sentence} when a repetition passed at the medium's maximum
+    `medium_max` and a dual DUT's middle link sets it (`limit` says how), for the summary, the
+    console and the report; {} otherwise."""
+    if limit is None or medium_max is None or not any(v >= medium_max for v in values):
+        return {}
+    return {"middle_link_limited": (
+        f"a lower bound set by the link between the dual DUT's CE and BR, not by the DUT: it passed "
+        f"at {medium_max:,} frames/s, {limit}, the most that link carries; over a faster link "
+        "(dut.middle_link_speed states its speed) its throughput may be higher")}
 
 
 def mostly_tester_limited(flags: list[bool]) -> bool:

@@ -5,7 +5,7 @@ runs one repetition its way and turns a repetition's steps into a SearchResult (
 throughput, whether the tester bounded it, the tester's ceiling); the base builds the range
 (throughput.min_rate/max_rate, the medium's maximum, the calibrated tester ceiling), keeps the
 run's tester ceiling between repetitions, and summarises the verdicts (per-direction failures,
-tester_limited / range_limited / dut_limited) in one place (search.summarize_throughput).
+tester_limited / range_limited / middle_link_limited / dut_limited) in one place (search.summarize_throughput).
 Trials invalid by the tester's doing are retaken by the measurer (TrialSession.run_trial)."""
 
 from ..util.errors import ConfigError
@@ -34,6 +34,10 @@ class ThroughputSearch(Procedure):
         # bound (range_limited).
         self.medium_max = plan.max_rate
         self.configured_top = configured_top(config, self.hi, plan.max_rate, self.calibrated)
+        # ... and a pass at the medium's maximum, where a dual DUT's middle link sets it, is
+        # that link's (middle_link_limited, RFC 8219 §5.1).
+        self.middle_limit = next((d.describe_limit() for d in plan.directions
+                                  if d.max_rate == plan.max_rate and d.middle_limits), None)
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {settings.min_rate}: must be below the "
                               f"search's upper end, {self.hi} frames/s"
@@ -77,7 +81,7 @@ class ThroughputSearch(Procedure):
     def summarize(self, repetitions):
         verdicts = self.verdicts(repetitions)
         summary = summarize_throughput(verdicts, self.calibrated, self.configured_top,
-                                       self.medium_max)
+                                       self.medium_max, self.middle_limit)
         summary |= self.extra_summary(repetitions, verdicts)
         summary["repetitions"] = [self.details(r, v, repetitions[:i])
                                   for i, (r, v) in enumerate(zip(repetitions, verdicts))]

@@ -216,8 +216,19 @@ def _line_rates(entry: Entry) -> list[str]:
             return f"the IMIX's frames of {d['mean_frame_size']:.1f} bytes on average"
         # The larger of the frame as sent and as received: the medium carries both.
         return f"{max(d.get('frame_size') or 0, d.get('rx_frame_size') or 0)}-byte frames"
+    def middle(d: dict) -> str:
+        """A dual DUT's link between its CE and BR, which carries the frames encapsulated or
+        translated (RFC 8219 §5.1): what it allows."""
+        link = d.get("middle_link")
+        if not link:
+            return ""
+        size = link["mean_frame_size"]
+        frames = f"{size:g}-byte frames" if size == link["largest_frame_size"] else \
+            f"frames of {size:.1f} bytes on average"
+        return (f"; the middle link ({link['stack']}, {frames}) at {link['speed_bps'] / 1e9:g} Gbit/s "
+                f"allows {link['max_rate']:,} (RFC 8219 §5.1)")
     return [f"{d.get('speed_bps', 0) / 1e9:g} Gbit/s, maximum {d.get('max_rate', 0):,} frames/s "
-            f"for {frames(d)} ({name}, RFC 2544 App. B)"
+            f"for {frames(d)} ({name}, RFC 2544 App. B){middle(d)}"
             for name, d in entry.summary.get("directions", {}).items()]
 
 

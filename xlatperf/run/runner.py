@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 from .. import __version__
+from ..config.compliance import compliance_warnings
 from ..engine.client import Engine
 from ..measure.hooks import DutHooks
 from ..measure.session import Reporter, TrialSession, resolve_dut_macs
@@ -67,6 +68,11 @@ def _direction_info(plan: TrafficPlan) -> dict:
             info[d.name]["ces"] = {"count": ce["count"], "side": ce["side"], "mode": ce["mode"],
                                    "source": next(k for k in ("map", "b4", "softwires") if k in ce),
                                    "fields": ce["fields"]}
+        if d.middle is not None:  # a dual DUT's link between its CE and BR (RFC 8219 §5.1)
+            info[d.name]["middle_link"] = {"stack": d.middle.stack, "speed_bps": d.middle.speed_bps,
+                                           "mean_frame_size": round(float(d.middle.mean_frame), 3),
+                                           "largest_frame_size": d.middle.largest_frame,
+                                           "max_rate": d.middle.max_rate}
         if plan.config.traffic.imix:  # RFC 6985: the mix, and the mean frame its maximum rate is for
             info[d.name] |= {"imix": plan.config.traffic.imix,
                              "mean_frame_size": round(float(d.mean_frame), 3)}
@@ -120,6 +126,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     spec = procedure_spec(procedure)
     reporter = reporter or Reporter()
     started = utc_timestamp()
+    # Frames a compliant DUT must drop (config/compliance.py): said with the result.
+    config_warnings = compliance_warnings(config)
     if resume:
         _check_resumable(out_dir, config, rate)
     with ResultStore(out_dir, resume=resume) as store:
@@ -175,6 +183,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                     result["resumed"] = resumed
                 if rate_source is not None:
                     result["rate_source"] = rate_source
+                if config_warnings:
+                    result["config_warnings"] = config_warnings
                 stats_by_direction = result.pop("directions", {})
                 result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
                                         for name, info in _direction_info(plan).items()}

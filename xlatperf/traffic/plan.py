@@ -46,6 +46,21 @@ def port_speed_bps(config: dict, side: str, port_info: dict) -> int:
 
 
 @dataclass(frozen=True)
+class MiddleLink:
+    """A dual DUT's link between its CE and its BR (B4 and AFTR, CLAT and PLAT; RFC 8219 §4.2
+    Figure 2) as one direction's frames cross it: their header stack there, their bytes per
+    frame on average (the foreground frames as the kind has them there, the native IPv6
+    background as sent; no VLAN tags: the tester's sides' tags are on its own links), the
+    link's speed (dut.middle_link_speed) and the medium's maximum there (RFC 8219 §5.1,
+    Appendix A: a 64-byte IPv4 frame is 104 bytes in a tunnel)."""
+    stack: str
+    mean_frame: Fraction
+    largest_frame: int
+    speed_bps: int
+    max_rate: int
+
+
+@dataclass(frozen=True)
 class DirectionPlan:
     """Everything about one direction that does not depend on the rate."""
     name: str                    # "forward" | "reverse"
@@ -65,13 +80,27 @@ class DirectionPlan:
     pattern: tuple = ()
     # The header stacks of the foreground frames as sent and as received ("IPv4 in IPv6").
     stacks: tuple[str, str] = ("", "")
+    # A dual DUT's middle link; max_rate is the smaller of the tester's links' and its.
+    middle: MiddleLink | None = None
+
+    @property
+    def middle_limits(self) -> bool:
+        """Whether the middle link, not the tester's links, sets max_rate."""
+        return self.middle is not None and self.middle.max_rate < max_frame_rate(self.speed_bps, self.mean_frame)
 
     def describe_limit(self) -> str:
-        if self.mean_frame.denominator == 1 and self.mean_frame == self.largest_frame:
-            frames = f"frames of {self.largest_frame} bytes"
-        else:
-            frames = f"frames of {float(self.mean_frame):.1f} bytes on average (the mix's weighted mean)"
-        return f"the medium's maximum for {self.name} {frames} at {format_speed(self.speed_bps)}"
+        if self.middle_limits:
+            return (f"the medium's maximum for {self.name} {_frames(self.middle)} on the dual "
+                    f"DUT's middle link ({self.middle.stack} between its CE and BR, RFC 8219 §5.1) at "
+                    f"{format_speed(self.middle.speed_bps)}")
+        return f"the medium's maximum for {self.name} {_frames(self)} at {format_speed(self.speed_bps)}"
+
+
+def _frames(link: "DirectionPlan | MiddleLink") -> str:
+    """The frames a link's maximum is for: of one size, or a mix's mean."""
+    if link.mean_frame == link.largest_frame:
+        return f"frames of {link.largest_frame} bytes"
+    return f"frames of {float(link.mean_frame):.1f} bytes on average (the mix's weighted mean)"
 
 
 class TrafficPlan:
@@ -167,13 +196,32 @@ class TrafficPlan:
         received = [streams[i]["rx_frame_size"] + rx_tags for i in pattern]
         mean = max(Fraction(sum(sent), len(pattern)), Fraction(sum(received), len(pattern)))
         speed = min(port_speed_bps(config, side, self.ports[side]) for side in (tx, rx))
+        # RFC 8219 §5.1: a dual DUT's frames cross its middle link encapsulated or translated.
+        middle = self._middle(name, sizes, pattern, streams, speed) if self.through_dut else None
+        max_rate = max_frame_rate(speed, mean)
         imix = bool(config.traffic.imix)
         return DirectionPlan(name=name, tx_side=tx, rx_side=rx, foreground=_protocol(streams[0]),
                              background=_protocol(streams[len(sizes)]) if has_background(config) else None,
                              largest_frame=max(sent + received), speed_bps=speed,
-                             max_rate=max_frame_rate(speed, mean), mean_frame=mean,
+                             max_rate=min(max_rate, middle.max_rate) if middle else max_rate, mean_frame=mean,
                              streams=tuple(streams) if imix else (), pattern=tuple(pattern) if imix else (),
-                             stacks=(str(sent_stack), str(received_stack)))
+                             stacks=(str(sent_stack), str(received_stack)), middle=middle)
+
+    def _middle(self, name: str, sizes: list[int], pattern: list[int], streams: list[dict],
+                speed: int) -> MiddleLink | None:
+        """A dual DUT's middle link for a direction's frame pattern (foreground stream i of
+        sizes[i], then the background ones), at dut.middle_link_speed or, unset, the tester's
+        links' `speed`; None without one."""
+        config = self.config
+        stack = kind_of(config).middle_stack(config, name)
+        if stack is None:
+            return None
+        on_link = [frame_size_of(config, stack, size) for size in sizes] + \
+            [stream["frame_size"] for stream in streams[len(sizes):]]
+        frames = [on_link[i] for i in pattern]
+        mean = Fraction(sum(frames), len(frames))
+        middle_speed = parse_speed(config.dut.middle_link_speed) if config.dut.middle_link_speed else speed
+        return MiddleLink(str(stack), mean, max(frames), middle_speed, max_frame_rate(middle_speed, mean))
 
     def _stream(self, direction: str, sent: Stack, received: Stack,
                 source: str, destination: str, size: int, states: Received, nat: bool,

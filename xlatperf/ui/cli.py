@@ -30,6 +30,7 @@ import sys
 import threading
 
 from .. import __version__
+from ..config.compliance import compliance_warnings
 from ..config.schema import load_config
 from ..procedures import REGISTRY
 from ..util.errors import XlatperfError
@@ -228,6 +229,8 @@ def run_measurement(args) -> int:
     from ..run.runner import run_procedure
 
     config = load_config(args.config, _overrides(args))
+    for warning in compliance_warnings(config):  # before a long run, not only in its result
+        print(f"xlatperf: warning: {warning}", file=sys.stderr)
     rate, source = getattr(args, "rate", None), None
     if getattr(args, "rate_from", None):
         from ..procedures.delay import rate_source_of

@@ -76,6 +76,12 @@ class TrafficKind:
         must arrive with (IPv4 arrivals); None: not checked."""
         return None
 
+    def middle_stack(self, config, direction: str) -> Stack | None:
+        """The header stack of the direction's foreground frames on the link between a dual
+        DUT's two boxes (RFC 8219 §4.2 Figure 2: IPvY between DUT 1 and DUT 2), whose medium
+        limits the frame rate too (RFC 8219 §5.1); None: the DUT is one box."""
+        return None
+
     def side_stack(self, config, side: str) -> Stack:
         """The header stack of the frames on a side's wire (its outermost header is the one
         the side's neighbours are resolved with)."""

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..addressing import BindingTable, MapRule
-from ..stack import IPV4, IPV4_IN_IPV6, IPV6
+from ..stack import IPV4, IPV4_IN_IPV6, IPV6, Stack
 from .base import Received, TrafficKind, translated_df
 
 # What the DUT is, per technology. "dual": CE and BR (B4 and AFTR, CLAT and PLAT) together,
@@ -61,6 +61,14 @@ def dual_dut(config) -> bool:
 def translates_between(config) -> bool:
     """Whether a dual DUT translates IPv4 into IPv6 and back (464XLAT, MAP-T)."""
     return dual_dut(config) and config.ipv4aas.technology in TRANSLATING
+
+
+def dual_middle_stack(config) -> Stack | None:
+    """The header stack of a dual DUT's frames between its CE and its BR: translated IPv6
+    (464XLAT, MAP-T) or IPv4 in IPv6 (DS-Lite, MAP-E); None for any other DUT."""
+    if not dual_dut(config):
+        return None
+    return IPV6 if translates_between(config) else IPV4_IN_IPV6
 
 
 def plays_br(config) -> bool:

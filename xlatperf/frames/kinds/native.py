@@ -5,7 +5,7 @@ between them (RFC 2544, RFC 5180, RFC 9693)."""
 from ..stack import IP_STACKS
 from ..trial import direction_sides
 from .base import Received, TrafficKind, translated_df
-from .ipv4aas import dual_dut, tester_plays_ipv4aas, translates_between
+from .ipv4aas import dual_dut, dual_middle_stack, tester_plays_ipv4aas, translates_between
 
 
 class NativeTraffic(TrafficKind):
@@ -33,6 +33,9 @@ class NativeTraffic(TrafficKind):
         tunnels = dual_dut(config) and not translates_between(config)
         return Received(source, destination, ports=True, ttl_tos=True, tunnel_exits=int(tunnels),
                         nat=tunnels and config.ipv4aas.technology == "ds-lite")
+
+    def middle_stack(self, config, direction):
+        return dual_middle_stack(config)  # a dual DUT (IPv4 on both sides) is native to the tester
 
     def df(self, config, direction, rx_frame_size):
         if config.left.ip_version != 4:

@@ -217,7 +217,10 @@ class Xlat464(Nat64):
         return sides
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
-        return {**super().tester_sections(p), "ipv4aas": {"technology": "464xlat", "role": "dual"}}
+        # pref64 as the two TAYGAs have it: the Well-Known Prefix would embed the benchmarking
+        # range, which RFC 6052 §3.1 forbids (the configuration's warning).
+        return {**super().tester_sections(p),
+                "ipv4aas": {"technology": "464xlat", "role": "dual", "pref64": NAT64_PREFIX}}
 
 
 class Clat(TaygaDut):

@@ -65,8 +65,10 @@ class Family:
         return []
 
     def warnings(self, entry: Entry) -> list[str]:
-        """What qualifies the result (a bound, not a value; a likely invalid result)."""
-        return list(entry.summary.get("warnings", [])) + refused_warnings(entry)
+        """What qualifies the result (a bound, not a value; a likely invalid result; a
+        configuration whose frames a compliant DUT drops)."""
+        return list(entry.summary.get("config_warnings", [])) + list(entry.summary.get("warnings", [])) + \
+            refused_warnings(entry)
 
     def draw(self, plotter: Plotter, entry: Entry, label: str, number: int) -> None:
         """The measurement's own figures (`number`: its place among its family's entries)."""

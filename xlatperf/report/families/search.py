@@ -72,8 +72,8 @@ class Search(Family):
 
     def warnings(self, entry):
         summary = entry.summary
-        found = [f"the throughput is {summary[key]}" for key in ("lower_bound", "range_limited")
-                 if summary.get(key)]
+        found = [f"the throughput is {summary[key]}"
+                 for key in ("lower_bound", "range_limited", "middle_link_limited") if summary.get(key)]
         if summary.get("tester_limited") and not summary.get("lower_bound"):
             found.append("invalid trials occurred: the result may be limited by the tester, "
                          "not the DUT")
