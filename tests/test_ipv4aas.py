@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 
 from xlatperf.config.schema import load_config
-from xlatperf.frames.addressing import embed_ipv4
+from xlatperf.frames.addressing import MapRule, embed_ipv4
 from xlatperf.frames.kinds import kind_of, largest_frame
 from xlatperf.traffic.plan import TrafficPlan
 from xlatperf.util.errors import ConfigError
@@ -376,3 +376,12 @@ def test_the_report_says_what_the_dut_is_and_what_the_tester_plays(fake_config, 
     report = (out / "report" / "report.md").read_text()
     assert says in report
     assert "| Address and port variation | per frame, a CE's address and a port of its set on the CEs' side" in report
+
+
+def test_emulated_ces_with_an_ipv4_prefix_use_every_address_of_it():
+    """RFC 7597 §5.2: 4 EA bits of a /24 give each of 16 CEs a /28; the request says so (the
+    engine spreads the CEs' frames over their prefixes); shared addresses have no such prefix."""
+    prefixed = flows(MAP_E[:-1] + ["ipv4aas.ea_bits=4"])
+    assert all(flow["foreground"]["ce"]["prefix_hosts"] is True for flow in prefixed)
+    assert all("prefix_hosts" not in flow["foreground"]["ce"] for flow in flows(MAP_E))
+    assert MapRule(ipaddress.IPv6Network("2001:db8::/40"), ipaddress.IPv4Network("192.0.2.0/24"), 4).host_bits == 4

@@ -314,8 +314,10 @@ testers = ["root@tester1", "root@tester2"]
 "traffic.frame_size" = [64, 128, 256]
 """)
     out = tmp_path / "out"
+    requests = tmp_path / "requests.log"  # every engine's requests
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "FAKE_TRIAL_SECONDS": "0.5", "FAKE_SSH_LOG": str(tmp_path / "ssh.log")}
+           "FAKE_TRIAL_SECONDS": "0.5", "FAKE_SSH_LOG": str(tmp_path / "ssh.log"),
+           "FAKE_REQUEST_LOG": str(requests)}
     command = [sys.executable, "-m", "xlatperf", "campaign", "run", str(path), "--out", str(out),
                "-q"]
     process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=subprocess.PIPE,
@@ -324,7 +326,10 @@ testers = ["root@tester1", "root@tester2"]
     while len(engines_running(marker)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(engines_running(marker)) == 2, "two engines at once, one per tester"
-    time.sleep(0.3)
+    # Interrupted while a trial runs (each takes 0.5 s and the next follows): wait for the first
+    # trial request, however long the engines took to start on a busy machine.
+    while '"trial"' not in (requests.read_text() if requests.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.02)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err

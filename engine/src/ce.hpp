@@ -80,8 +80,10 @@ class CeSource {
   using Kind = std::variant<MapRule, B4Range, SoftwireTable>;
   // `count`: the CEs used (RFC 8219 §10.1.2's n), the source's CEs first .. first + count - 1
   // (`first`: the one CE a DUT plays when the tester is its BR). Indices below are relative
-  // to `first`.
-  CeSource(Kind kind, uint64_t count, uint64_t first = 0) : kind_(std::move(kind)), count_(count), first_(first) {
+  // to `first`. `prefix_hosts`: a MAP CE that owns an IPv4 prefix sends and receives on every
+  // address of it (the sender spreads its frames over them), else on the prefix's first.
+  CeSource(Kind kind, uint64_t count, uint64_t first = 0, bool prefix_hosts = false)
+      : kind_(std::move(kind)), count_(count), first_(first), prefix_hosts_(prefix_hosts) {
     const uint64_t available = available_in(kind_);
     if (first_ >= available)
       throw std::invalid_argument("first " + std::to_string(first_) + ": must be in 0.." +
@@ -112,14 +114,22 @@ class CeSource {
   CeFields at(uint64_t index) const {
     return std::visit([&](const auto& k) { return fields_of(k, first_ + index); }, kind_);
   }
-  // The bits of the IPv6 and IPv4 addresses that differ between the CEs in use.
+  // The host bits of a CE's IPv4 prefix (MapRule::host_mask), 0 where a CE has one address.
+  uint32_t host_mask() const {
+    const auto* m = std::get_if<MapRule>(&kind_);
+    return m ? m->host_mask() : 0;
+  }
+  // The host bits the sender writes: those of a CE's prefix with prefix_hosts, else none.
+  uint32_t spread_hosts() const { return prefix_hosts_ ? host_mask() : 0; }
+  // The bits of the IPv6 and IPv4 addresses that differ between the CEs in use, or between the
+  // addresses of a CE's IPv4 prefix.
   std::pair<Ipv6Bits, uint32_t> varying() const {
     const CeFields first = at(0), last = at(count_ - 1);
     Ipv6Bits v6 = 0;
     uint32_t v4 = 0;
     if (auto* m = std::get_if<MapRule>(&kind_)) {
       v6 = m->varying_bits();
-      v4 = m->varying_ipv4();
+      v4 = m->varying_ipv4() | spread_hosts();
     } else if (auto* t = std::get_if<SoftwireTable>(&kind_)) {
       for (uint64_t i = first_; i < first_ + count_; ++i)
         v6 |= t->softwires[i].ipv6 ^ first.ipv6, v4 |= t->softwires[i].ipv4 ^ first.ipv4;
@@ -162,7 +172,7 @@ class CeSource {
       ce = at(*index - first_);
     }
     const PortSet* p = ports();
-    return (!s.ipv6 || *s.ipv6 == ce.ipv6) && (!s.ipv4 || *s.ipv4 == ce.ipv4) &&
+    return (!s.ipv6 || *s.ipv6 == ce.ipv6) && (!s.ipv4 || (*s.ipv4 & ~host_mask()) == ce.ipv4) &&
            (!s.port || !p || (p->in_a_set(*s.port) && p->psid_of_port(*s.port) == ce.psid));
   }
 
@@ -192,6 +202,7 @@ class CeSource {
 
   Kind kind_;
   uint64_t count_, first_;
+  bool prefix_hosts_;
 };
 
 // Division of a 16-bit number by a fixed d in 2..65535 in 16-bit arithmetic (loops over a burst
@@ -302,6 +313,9 @@ class CeGenerator {
       for (uint32_t k = 0; k < count; ++k) {
         if constexpr (std::is_same_v<std::decay_t<decltype(kind)>, MapRule>) {
           kind.fields(first + ce[k], hi[k], lo[k], ipv4[k], psid[k]);
+          // A CE that owns a prefix: an address of it after the port's index (its MAP address
+          // stays the prefix's), so that a DUT that takes the whole address is seen.
+          ipv4[k] |= port[k] & source_->spread_hosts();
         } else {
           const CeFields f = CeSource::fields_of(kind, first + ce[k]);
           hi[k] = uint64_t(f.ipv6 >> 64), lo[k] = uint64_t(f.ipv6), ipv4[k] = f.ipv4, psid[k] = f.psid;

@@ -173,6 +173,12 @@ class MapRule {
   }
 
   uint16_t psid_of_port(uint16_t port) const { return ports_.psid_of_port(port); }
+  // The host bits of a CE's IPv4 address when the CE owns a prefix (r + p < 32 without
+  // sharing, RFC 7597 §5.2): its MAP address holds the prefix padded with zeros (§6), its
+  // packets may come from and go to any address of it. 0 for a CE of one address, shared or not.
+  uint32_t host_mask() const {
+    return ports_.psid_length() == 0 && r_ + p_ < 32 ? (uint32_t(1) << (32 - r_ - p_)) - 1 : 0;
+  }
   uint32_t ports_per_ce() const { return ports_.ports_per_ce(); }
   uint16_t port(uint16_t psid, uint32_t i) const { return ports_.port(psid, i); }
 

@@ -57,6 +57,13 @@ uint64_t integer_in(const json& obj, const std::string& path, const char* key, u
   return v.get<uint64_t>();
 }
 
+// A true/false key; `dflt` when it is absent.
+bool flag(const json& obj, const std::string& path, const char* key, bool dflt) {
+  if (!obj.contains(key)) return dflt;
+  if (!obj[key].is_boolean()) bad(path + key, obj[key], "must be true or false");
+  return obj[key].get<bool>();
+}
+
 std::string text(const json& obj, const std::string& path, const char* key) {
   const json& v = require(obj, path, key);
   if (!v.is_string()) bad(path + key, v, "must be a string");
@@ -148,7 +155,8 @@ uint8_t parse_ce_fields(const json& obj, const std::string& path, const char* ke
 
 // "ce": a stream's emulated CEs (docs/protocol.md).
 CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
-  known_keys(j, path, {"map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields"});
+  known_keys(j, path, {"map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields",
+                       "prefix_hosts"});
   CePlan ce;
   const int sources = int(j.contains("map")) + int(j.contains("b4")) + int(j.contains("softwires"));
   if (sources != 1)
@@ -201,7 +209,9 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
     if (!count && available - first > CeSource::kMaxCount)
       bad(path + "count", nullptr, "missing: the rule has " + std::to_string(available) + " CEs, more than " +
                                        std::to_string(CeSource::kMaxCount) + " can be drawn");
-    ce.source = std::make_shared<const CeSource>(std::move(*kind), count.value_or(available - first), first);
+    const bool prefix_hosts = flag(j, path, "prefix_hosts", false);
+    ce.source = std::make_shared<const CeSource>(std::move(*kind), count.value_or(available - first), first,
+                                                 prefix_hosts);
   } catch (const std::invalid_argument& e) {
     bad(path.substr(0, path.size() - 1), j, e.what());
   }
@@ -280,11 +290,7 @@ RxSpec parse_rx(const json& j, const std::string& path) {
     rx.tunnel = true;
     rx.tunnel_src = address(tunnel, path + "tunnel.", "src_ip", 6);
     rx.tunnel_dst = address(tunnel, path + "tunnel.", "dst_ip", 6);
-    if (tunnel.contains("carries_tos")) {
-      if (!tunnel["carries_tos"].is_boolean())
-        bad(path + "tunnel.carries_tos", tunnel["carries_tos"], "must be true or false");
-      rx.tunnel_carries_tos = tunnel["carries_tos"].get<bool>();
-    }
+    rx.tunnel_carries_tos = flag(tunnel, path + "tunnel.", "carries_tos", false);
   }
   if (j.contains("ttl")) {
     const json& ttl = j["ttl"];
@@ -303,19 +309,11 @@ RxSpec parse_rx(const json& j, const std::string& path) {
   }
   if (j.contains("tos")) rx.tos = uint8_t(integer_in(j, path, "tos", 0, 255));
   if (j.contains("df")) {
-    if (!j["df"].is_boolean()) bad(path + "df", j["df"], "must be true or false");
+    rx.df = flag(j, path, "df", false);
     if (v != 4) bad(path + "df", j["df"], "only for IPv4 arrivals (ip_version 4)");
-    rx.df = j["df"].get<bool>();
   }
-  if (j.contains("checksums")) {
-    if (!j["checksums"].is_boolean()) bad(path + "checksums", j["checksums"], "must be true or false");
-    rx.checksums = j["checksums"].get<bool>();
-  }
-  if (j.contains("ipv6_zero_udp_checksum")) {
-    const json& zero = j["ipv6_zero_udp_checksum"];
-    if (!zero.is_boolean()) bad(path + "ipv6_zero_udp_checksum", zero, "must be true or false");
-    rx.ipv6_zero_udp_checksum = zero.get<bool>();
-  }
+  rx.checksums = flag(j, path, "checksums", rx.checksums);
+  rx.ipv6_zero_udp_checksum = flag(j, path, "ipv6_zero_udp_checksum", rx.ipv6_zero_udp_checksum);
   if (j.contains("vary")) {
     const json& vary = j["vary"];
     if (!vary.is_array() || vary.size() > kMaxFields)
@@ -570,14 +568,8 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
   plan.progress_interval = number_in(req, "", "progress_interval", 0, 3600, 1.0);
   plan.seed = integer_in(req, "", "seed", 0, INT64_MAX, 1);
-  if (req.contains("finish_early")) {
-    if (!req["finish_early"].is_boolean()) bad("finish_early", req["finish_early"], "must be true or false");
-    plan.finish_early = req["finish_early"].get<bool>();
-  }
-  if (req.contains("losses")) {
-    if (!req["losses"].is_boolean()) bad("losses", req["losses"], "must be true or false");
-    plan.losses = req["losses"].get<bool>();
-  }
+  plan.finish_early = flag(req, "", "finish_early", plan.finish_early);
+  plan.losses = flag(req, "", "losses", plan.losses);
   if (req.contains("max_lag")) plan.max_lag = number_in(req, "", "max_lag", 0, 60);
   if (req.contains("capture")) {
     const json& c = req["capture"];
@@ -586,10 +578,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     cap.frames = uint32_t(integer_in(c, "capture.", "frames", 1, CapturePlan::kMaxFrames, cap.frames));
     cap.stride = uint32_t(integer_in(c, "capture.", "stride", 1, 1'000'000, cap.stride));
     cap.snaplen = uint32_t(integer_in(c, "capture.", "snaplen", 64, 65535, cap.snaplen));
-    if (c.contains("foreign")) {
-      if (!c["foreign"].is_boolean()) bad("capture.foreign", c["foreign"], "must be true or false");
-      cap.foreign = c["foreign"].get<bool>();
-    }
+    cap.foreign = flag(c, "capture.", "foreign", cap.foreign);
     plan.capture = cap;
   }
   if (req.contains("delay")) {
@@ -597,10 +586,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     known_keys(d, "delay.", {"frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"});
     plan.delay.frame_timeout = number_in(d, "delay.", "frame_timeout", 0, 3600, 0.0);
     for (auto [key, target] : {std::pair{"histogram", &plan.delay.histogram}, {"ipdv", &plan.delay.ipdv}})
-      if (d.contains(key)) {
-        if (!d[key].is_boolean()) bad(std::string("delay.") + key, d[key], "must be true or false");
-        *target = d[key].get<bool>();
-      }
+      *target = flag(d, "delay.", key, *target);
     plan.delay.tagged = integer_in(d, "delay.", "tagged", 0, 10'000'000, 0);
     plan.delay.tagged_start = number_in(d, "delay.", "tagged_start", 0, plan.duration, 0.0);
   }

@@ -122,6 +122,44 @@ TEST(Ce, MapEFramesFromAMillionCesCarryOneCesFieldsEach) {
   EXPECT_GT(ces.size(), 1990u);  // 2,000 draws among 2^20 CEs: about 2 repeats
 }
 
+// CEs that own an IPv4 prefix (RFC 7597 §5.2: 192.0.2.0/24 and 4 EA bits, 16 CEs of a /28
+// each, no sharing): their packets come from several addresses of the prefix, while the MAP
+// address holds the prefix padded with zeros (§6); a BR that builds a CE's address from the
+// whole IPv4 destination (here: every tenth frame towards the CEs) has those counted wrong_ce.
+TEST(Ce, CesWithAnIpv4PrefixUseMoreThanItsFirstAddress) {
+  XLP_REQUIRE_EAL();
+  const MapRule rule(parse_ip("2001:db8::", 6), 40, v4("192.0.2.0"), 24, 4, 6);
+  ASSERT_EQ(rule.host_mask(), 0xfu);
+  std::set<uint32_t> hosts;
+  uint32_t k = 0;
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
+    const uint32_t dst = be32(p + 54 + 16);
+    hosts.insert(dst & 0xf);
+    const auto index = rule.index_of(dst, be16(p + 74 + 2));
+    ASSERT_TRUE(index.has_value());
+    // The "BR": into the tunnel to the CE's MAP address, whose IID pads the prefix; every
+    // tenth frame the faulty BR's IID, the whole address.
+    const Ipv6Bits ce = rule.fields(*index).ipv6;
+    EXPECT_EQ(uint32_t(ce >> 16) & 0xf, 0u);
+    put_ipv6(p + 38, k++ % 10 == 0 ? (ce & ~(Ipv6Bits(0xffffffff) << 16)) | Ipv6Bits(dst) << 16 : ce);
+    deliver(uint16_t(1 - port), m);
+  });
+  json fg = stream(4, 104);
+  fg["src_ip"] = "198.19.0.2";
+  fg["tunnel"] = {{"src_ip", "2001:db8:ffff::1"}, {"dst_ip", "2001:db8::1"}};
+  fg["ce"] = {{"map", {{"ipv6_prefix", "2001:db8::/40"}, {"ipv4_prefix", "192.0.2.0/24"}, {"ea_bits", 4}}},
+              {"side", "dst"}, {"prefix_hosts", true}, {"fields", {"ipv4", "port"}},
+              {"rx_fields", {"tunnel", "ipv4", "port"}}};
+  const TrialReport r = bench.run(plan_of(request(1000, fg)));
+  EXPECT_EQ(hosts.size(), 16u) << "every address of the CEs' /28 prefixes";
+  // The faulty frames whose address is the prefix's first keep the right IID.
+  const StreamReport& s = r.flows[0].streams[0];
+  EXPECT_GT(*s.wrong_ce, 80u);
+  EXPECT_LE(*s.wrong_ce, 100u);
+  EXPECT_EQ(s.received + *s.wrong_ce, 1000u);
+}
+
 // MAP-T upstream (RFC 7599 §5.1): the CE's MAP IPv6 address is the IPv6 source, inside the
 // UDP checksum's pseudo-header; the receiver checks the address against the port's PSID.
 TEST(Ce, MapTFramesCarryTheCesAddressInTheChecksummedHeader) {

@@ -110,3 +110,20 @@ def test_a_bridge_measured_as_a_router_is_reported_for_its_ttl(make_lab, tmp_pat
     [record] = trials(out2)
     for d in record["directions"].values():
         assert d["received"] == d["sent"] > 0 and d["bad_ttl"] == 0, d
+
+
+@pytest.mark.parametrize("kind", ["mape-br", "mapt-br"])
+def test_ces_with_an_ipv4_prefix_and_a_br_that_puts_the_whole_address_into_their_iid(make_lab, tmp_path, kind):
+    """RFC 7597 §5.2, §6: 4 EA bits of 192.0.2.0/24 give 16 CEs a /28 each. The emulated CEs
+    send from and receive on every address of their prefix; a BR must put the prefix, padded
+    with zeros, into a CE's MAP address. The faulty BR (faulty=iid) puts the whole IPv4
+    destination there: its frames go to no CE, but where the address is the prefix's first."""
+    config = make_lab(kind, calibrate="no", ea_bits=4, faulty="iid", faulty_share=SHARE)
+    directions = {name: d for name, d in one_trial(config, tmp_path).items()}
+    forward, reverse = directions["forward"], directions["reverse"]
+    assert forward["wrong_ce"] == 0 and forward["received"] >= 0.99 * forward["sent"] > 0, forward
+    share = SHARE / 100 * 15 / 16  # the first address of a /28 makes the same IID either way
+    spread = 6 * (reverse["sent"] * share * (1 - share)) ** 0.5 + 20
+    assert abs(reverse["wrong_ce"] - share * reverse["sent"]) <= spread, reverse
+    assert {f: reverse[f] for f in FAULTS} == dict.fromkeys(FAULTS, 0), reverse
+    assert reverse["received"] + reverse["wrong_ce"] >= 0.99 * reverse["sent"], reverse

@@ -106,6 +106,12 @@ class MapRule:
     def m(self) -> int:
         return 16 - self.psid_offset - self.k if self.k else 0
 
+    @cached_property
+    def host_bits(self) -> int:
+        """The bits of a CE's IPv4 prefix below it (r + p < 32 without sharing: each CE owns
+        2^host_bits addresses, RFC 7597 §5.2); 0 for CEs of one address, shared or not."""
+        return 32 - self.ipv4_prefix.prefixlen - self.suffix_bits if not self.k else 0
+
     @property
     def end_user_prefix_length(self) -> int:
         return self.ipv6_prefix.prefixlen + self.ea_bits

@@ -154,7 +154,12 @@ def ce_request(config, side: str, fields: list[str], rx_fields: list[str]) -> di
     else:
         source = {"b4": {"ipv6": a.ce_ipv6 if plays_br(config) else config.left.ipv6,
                          "ipv4": config.left.ipv4}}
-    extent = {"count": 1, "first": the_ce(config)[0]} if plays_br(config) else {"count": ce_count(config)}
+    # The emulated CEs of a MAP rule that gives each an IPv4 prefix use every address of it (a
+    # BR must put the prefix, not the address, into a CE's MAP address: RFC 7597 §6); a CE
+    # alone is reached at its own address (the LAN host's).
+    prefixes = "map" in source and map_rule(config).host_bits > 0
+    extent = {"count": 1, "first": the_ce(config)[0]} if plays_br(config) else \
+        {"count": ce_count(config), **({"prefix_hosts": True} if prefixes else {})}
     return {**source, **extent, "side": side, "mode": a.ce_mode, "fields": fields, "rx_fields": rx_fields}
 
 

@@ -43,8 +43,9 @@ static __always_inline const struct softwire *find_softwire(__u64 key) {
 #endif
 
 
-// The CE owning IPv4 address `ipv4` (host order) and `port`; 0 when there is none.
-static __always_inline int ce_address(__u32 ipv4, __u16 port, struct ipv6_address *out) {
+// The CE owning IPv4 address `ipv4` (host order) and `port`; 0 when there is none. `whole`: a
+// faulty BR's interface identifier with the whole IPv4 address where the CE owns a prefix.
+static __always_inline int ce_address(__u32 ipv4, __u16 port, struct ipv6_address *out, int whole) {
   if (!in_a_set(port)) return 0;
   __u32 psid = psid_of(port);
 #ifdef MODE_MAP
@@ -55,7 +56,7 @@ static __always_inline int ce_address(__u32 ipv4, __u16 port, struct ipv6_addres
   const __u64 ea = suffix << PSID_LEN | psid;
   // RFC 7597 §6: rule prefix, EA bits, subnet ID 0; interface identifier 16 zero bits, the
   // IPv4 address (a CE's IPv4 prefix, r + p < 32 bits, right-padded with zeros), the PSID.
-  const __u32 ce4 = RULE4_LEN + p < 32 ? ipv4 & ~((1u << (32 - RULE4_LEN - p)) - 1) : ipv4;
+  const __u32 ce4 = RULE4_LEN + p < 32 && !whole ? ipv4 & ~((1u << (32 - RULE4_LEN - p)) - 1) : ipv4;
   out->hi = RULE6_HI | (EA_BITS ? ea << (64 - RULE6_LEN - EA_BITS) : 0);
   out->lo = (__u64)ce4 << 16 | psid;
   return 1;

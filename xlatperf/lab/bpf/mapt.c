@@ -36,8 +36,8 @@ int from_ce(struct __sk_buff *skb) {
   const __u32 src4 = (__u32)(src.lo >> 16);  // the interface identifier's IPv4 address
   const __u16 sport = (__u16)(ip6[IP6_LEN] << 8 | ip6[IP6_LEN + 1]);
   struct ipv6_address ce;
-  if (!ce_address(src4, sport, &ce) || ce.hi != src.hi || ce.lo != src.lo) return drop();
-  return to_ipv4(skb, ip6, src4, dst4, V4_IFINDEX);
+  if (!ce_address(src4, sport, &ce, 0) || ce.hi != src.hi || ce.lo != src.lo) return drop();
+  return to_ipv4(skb, ip6, src4, dst4, V4_IFINDEX, draw_fault());
 }
 
 SEC("tc/to_ce")
@@ -51,14 +51,15 @@ int to_ce(struct __sk_buff *skb) {
   const __u32 dst = (__u32)ip4[16] << 24 | (__u32)ip4[17] << 16 | (__u32)ip4[18] << 8 | ip4[19];
   const __u16 dport = (__u16)(ip4[22] << 8 | ip4[23]);
   struct ipv6_address ce;
-  if (!ce_address(dst, dport, &ce)) {
+  const int fault = draw_fault();
+  if (!ce_address(dst, dport, &ce, FAULTY(fault, IID))) {
     const __u32 mask4 = RULE4_LEN ? ~0u << (32 - RULE4_LEN) : 0;
     return (dst & mask4) == RULE4 ? drop() : TC_ACT_OK;
   }
   maybe_misdeliver(&ce);
   const __u32 src4 = (__u32)ip4[12] << 24 | (__u32)ip4[13] << 16 | (__u32)ip4[14] << 8 | ip4[15];
   const struct ipv6_address src = in_dmr(src4);
-  return to_ipv6(skb, ip4, &src, &ce, CE_IFINDEX);
+  return to_ipv6(skb, ip4, &src, &ce, CE_IFINDEX, fault);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -35,7 +35,7 @@ int from_lan(struct __sk_buff *skb) {
   struct ipv6_address src = {CE_ADDR_HI, CE_ADDR_LO};
   const struct ipv6_address dst = in_dmr(dst4);
   maybe_misdeliver(&src);
-  return to_ipv6(skb, ip4, &src, &dst, WAN_IFINDEX);
+  return to_ipv6(skb, ip4, &src, &dst, WAN_IFINDEX, draw_fault());
 }
 
 SEC("tc/from_wan")
@@ -48,7 +48,7 @@ int from_wan(struct __sk_buff *skb) {
   __u32 src4;
   if (!checksum_offset(ip6[6]) || !from_dmr(load_u64(ip6 + 8), load_u64(ip6 + 16), &src4)) return TC_ACT_SHOT;
   if (!own_port((__u16)(ip6[IP6_LEN + 2] << 8 | ip6[IP6_LEN + 3]))) return TC_ACT_SHOT;
-  return to_ipv4(skb, ip6, src4, CE_IPV4, LAN_IFINDEX);
+  return to_ipv4(skb, ip6, src4, CE_IPV4, LAN_IFINDEX, draw_fault());
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -45,7 +45,7 @@ int from_ce(struct __sk_buff *skb) {
   const __u32 src = (__u32)ip4[12] << 24 | (__u32)ip4[13] << 16 | (__u32)ip4[14] << 8 | ip4[15];
   const __u16 sport = (__u16)(ip4[20] << 8 | ip4[21]);
   struct ipv6_address ce;
-  if (!ce_address(src, sport, &ce) || ce.hi != load_u64(ip6 + 8) || ce.lo != load_u64(ip6 + 16))
+  if (!ce_address(src, sport, &ce, 0) || ce.hi != load_u64(ip6 + 8) || ce.lo != load_u64(ip6 + 16))
     return drop();  // spoofed: not the CE that owns this address and port
   if (decapsulate(skb) < 0) return drop();  // RFC 7597 §8: the BR forwards the IPv4 packet
   if (forward_ipv4(skb, ETH_LEN, draw_fault())) return drop();
@@ -62,7 +62,8 @@ int to_ce(struct __sk_buff *skb) {
   const __u32 dst = (__u32)ip4[16] << 24 | (__u32)ip4[17] << 16 | (__u32)ip4[18] << 8 | ip4[19];
   const __u16 dport = (__u16)(ip4[22] << 8 | ip4[23]);
   struct ipv6_address ce;
-  if (!ce_address(dst, dport, &ce)) {
+  const int fault = draw_fault();
+  if (!ce_address(dst, dport, &ce, FAULTY(fault, IID))) {
 #ifdef MODE_MAP
     const __u32 mask4 = RULE4_LEN ? ~0u << (32 - RULE4_LEN) : 0;
     if ((dst & mask4) != RULE4) return TC_ACT_OK;  // not the rule's: the kernel's business
@@ -70,7 +71,6 @@ int to_ce(struct __sk_buff *skb) {
     return drop();
   }
   maybe_misdeliver(&ce);
-  const int fault = draw_fault();
   if (forward_ipv4(skb, ETH_LEN, fault)) return drop();
   const __u16 length = (__u16)(ip4[2] << 8 | ip4[3]);
   const struct ipv6_address br = {BR_ADDR_HI, BR_ADDR_LO};

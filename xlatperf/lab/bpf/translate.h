@@ -54,13 +54,13 @@ static __always_inline struct ipv6_address in_dmr(__u32 ipv4) {
 
 // IPv6 -> IPv4 (RFC 7915 §5.1: TTL = hop limit - 1, DF set above 1260 bytes, identification
 // random) of the packet whose IPv6 header is `ip6` (UDP or TCP: checksum_offset), from `src4` to
-// `dst4`, forwarded out of `ifindex`; a faulty translator's packet (tunnel.h) keeps the hop
-// limit, loses the traffic class or keeps its transport checksum unadjusted.
-static __always_inline int to_ipv4(struct __sk_buff *skb, const __u8 *ip6, __u32 src4, __u32 dst4, __u32 ifindex) {
+// `dst4`, forwarded out of `ifindex`; a faulty translator's packet (tunnel.h: its `fault`)
+// keeps the hop limit, loses the traffic class or keeps its transport checksum unadjusted.
+static __always_inline int to_ipv4(struct __sk_buff *skb, const __u8 *ip6, __u32 src4, __u32 dst4, __u32 ifindex,
+                                   int fault) {
   const __u8 proto = ip6[6];
   const __u32 l4_checksum = checksum_offset(proto);
   if (!l4_checksum || ip6[7] <= 1) return TC_ACT_SHOT;  // not translated here; hop limit exhausted
-  const int fault = draw_fault();
   const __u16 payload = (__u16)(ip6[4] << 8 | ip6[5]);
   __u8 ip4[IP4_LEN] = {0x45, (__u8)((ip6[0] & 0x0f) << 4 | ip6[1] >> 4)};  // TOS = traffic class
   if (FAULTY(fault, TOS)) ip4[1] = 0;
@@ -90,10 +90,9 @@ static __always_inline int to_ipv4(struct __sk_buff *skb, const __u8 *ip6, __u32
 // packet whose IPv4 header (20 bytes, UDP or TCP) is `ip4`, from `src` to `dst`, forwarded out
 // of `ifindex`; the faults as to_ipv4's.
 static __always_inline int to_ipv6(struct __sk_buff *skb, const __u8 *ip4, const struct ipv6_address *src,
-                                   const struct ipv6_address *dst, __u32 ifindex) {
+                                   const struct ipv6_address *dst, __u32 ifindex, int fault) {
   const __u32 l4_checksum = checksum_offset(ip4[9]);
   if (!l4_checksum || ip4[8] <= 1) return TC_ACT_SHOT;  // not translated here; TTL exhausted
-  const int fault = draw_fault();
   const __u16 total = (__u16)(ip4[2] << 8 | ip4[3]);
   const __u8 tos = FAULTY(fault, TOS) ? 0 : ip4[1];
   __u8 ip6[2 + IP6_LEN] = {0x86, 0xdd, (__u8)(0x60 | tos >> 4), (__u8)(tos << 4)};

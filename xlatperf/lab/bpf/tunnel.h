@@ -49,7 +49,8 @@ static __always_inline void store_u64(__u8 *p, __u64 v) {
 // by its own counter: FAULT_TTL no TTL/hop limit decrement, FAULT_TOS the TOS/traffic class
 // zeroed, FAULT_CHECKSUM a checksum not adjusted, FAULT_TUNNEL_TOS a tunnel header's traffic
 // class 0 while the inner TOS is kept (RFC 6333 §7.1 wants it carried over), FAULT_SWAP the
-// packet into another CE's tunnel (the AFTR's: B4 i's into B4 i ^ 1's).
+// packet into another CE's tunnel (the AFTR's: B4 i's into B4 i ^ 1's), FAULT_IID a MAP BR's
+// CE address with the whole IPv4 destination where the CE owns a prefix (RFC 7597 §6 pads it).
 #ifndef FAULT_SHARE
 #define FAULT_SHARE 0
 #endif
@@ -67,6 +68,9 @@ static __always_inline void store_u64(__u8 *p, __u64 v) {
 #endif
 #ifndef FAULT_SWAP
 #define FAULT_SWAP 0
+#endif
+#ifndef FAULT_IID
+#define FAULT_IID 0
 #endif
 #define FAULTY(fault, name) (FAULT_##name && (fault) == FAULT_##name)
 

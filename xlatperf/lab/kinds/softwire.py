@@ -193,7 +193,9 @@ class MapEBr(_SoftwireBr):
     description = ("reference MAP-E Border Relay (RFC 7597) in tc-BPF: CEs of a MAP rule on the "
                    "left in IPv4-in-IPv6 tunnels, IPv4 on the right")
     technology, role = "map-e", "br"
-    kind_params = {**RULE_PARAMS, **SOFTWIRE_PARAMS, **fault_params("BR", BPF_FAULTS)}
+    kind_params = {**RULE_PARAMS, **SOFTWIRE_PARAMS,
+                   **fault_params("BR", BPF_FAULTS | {"iid": "a CE's address with the whole IPv4 destination "
+                                                             "where the CE owns a prefix (RFC 7597 §6 pads it)"})}
 
     def resolve(self, p: dict[str, Any]) -> None:
         check_rule(self.name, p)
