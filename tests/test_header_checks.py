@@ -168,12 +168,18 @@ def test_the_responders_frames_from_its_state_table_leave_their_source_port_unch
     assert phase1["rx"]["vary"] == [{"field": "dst_port", "min": 1, "max": 100}]
 
 
-def test_tcp_segments_carry_no_rx_yet():
-    tcp = NAT44 + ["stateful.transport=tcp", "traffic.frame_size=100"]
+def test_tcp_segments_are_checked_as_udp_datagrams_are():
+    """The Initiator's SYNs through the NAT44: from its public address (unnamed here: not
+    checked) and a port of its choice, to the Responder's address and port; phase 2's data
+    segments from the tables as UDP's frames from the table."""
+    tcp = NAT44 + ["stateful.transport=tcp", "traffic.frame_size=100", "traffic.dscp=10"]
     test = StatefulTest(plan(tcp))
     flow = test.phase1_request(1000, 1000, 1000).flows[0]
-    assert "rx" not in flow["foreground"] and flow["tcp"]
-    assert all("rx" not in f["foreground"] for f in test.phase2_flows(plan(tcp).flows(1000)))
+    rx = flow["foreground"]["rx"]
+    assert flow["tcp"] and rx["dst_ip"] == "198.19.0.2" and "src_port" not in rx and "src_ip" not in rx
+    assert (rx["ttl"], rx["tos"], rx["checksums"]) == (9, 40, True)
+    phase2 = test.phase2_flows(plan(tcp).flows(1000))
+    assert all(f["foreground"]["rx"]["checksums"] and "src_port" not in f["foreground"]["rx"] for f in phase2)
 
 
 def test_varying_addresses_arrive_at_the_received_versions_offsets():

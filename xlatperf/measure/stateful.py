@@ -258,8 +258,6 @@ class StatefulTest:
         # Through a DS-Lite AFTR the Initiator's segments and the answers it gets travel in its
         # emulated B4s' softwires; the Responder's side is plain IPv4.
         tunnelled = "tunnel" in out
-        # No header checks on TCP segments yet: the receivers' TCP steps judge them (docs/tcp.md).
-        out.pop("rx", None)
         out["frame_size"] = tcp_frame_size(out["ip_version"], syn=syn, tunnelled=tunnelled)
         out["rx_frame_size"] = tcp_frame_size(back["ip_version"], syn=syn)
         flow["tcp"] = {"key": self.tcp_key, "segments": segments}
@@ -323,7 +321,6 @@ class StatefulTest:
             flow = self._from_table(f, self.settings.selection)
             flow["from_table"]["port"] = port
             flow["tcp"] = {"key": self.tcp_key, "segments": "data"}
-            flow["foreground"].pop("rx", None)  # as the handshakes' segments (_tcp)
             if port != self.responder_port:
                 # The emulated B4s (DS-Lite): each entry of the Initiator's table keeps the
                 # softwire its connection came in, so no CE is drawn per frame.

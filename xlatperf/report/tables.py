@@ -148,14 +148,12 @@ def _header_checks(entry: Entry) -> str:
     docs/protocol.md "Header checks"): the TTL rule applied, and the checks turned off."""
     config = entry.flat_config()
     directions = [d for d in entry.summary.get("directions", {}).values() if "rx" in d]
-    if _tcp(entry):
-        return "TCP segments: their steps (flags, acknowledgements; docs/tcp.md), no header checks yet"
     if not directions:
         return "none (results of a version before them): the tag, length, VLAN IDs and CE fields only"
     received = [d["rx"] for d in directions]
-    parts = []
+    parts = ["TCP segments also by their steps (flags, acknowledgements; docs/tcp.md)"] if _tcp(entry) else []
     if any(rx.get("checksums") for rx in received):
-        parts.append("IPv4 header and UDP checksums")
+        parts.append("IPv4 header and TCP checksums" if _tcp(entry) else "IPv4 header and UDP checksums")
     if any(key in rx for rx in received for key in ("src_ip", "dst_ip", "src_port", "dst_port")):
         parts.append("addresses and ports as the DUT must write them"
                      + (" (not the ones a stateful NAT chooses)" if config.get("stateful.enabled") else ""))
