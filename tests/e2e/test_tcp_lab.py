@@ -146,8 +146,10 @@ def test_phase2_throughput_over_tcp_converges_with_no_invalid_segment(kind, make
              # 148 bytes with IPv6 (nat64): 128-byte IPv4 frames.
              "--set", "ports.forward_src_max=1043",
              "--set", f"traffic.frame_size={148 if kind == 'nat64' else 128}",
-             # TAYGA translates in user space: tens of thousands of frames/s at most.
+             # TAYGA translates in user space: tens of thousands of frames/s at most, and on a
+             # busy 2-CPU machine it drops some of phase 1's segments at the lab's 10,000/s.
              "--set", f"throughput.max_rate={8000 if kind == 'nat64' else 100000}",
+             "--set", f"stateful.rate_phase1={2000 if kind == 'nat64' else 10000}",
              "--set", f"throughput.error={2000 if kind == 'nat64' else 50000}",
              "--out", str(out), "-q")
     s = summary(out)
