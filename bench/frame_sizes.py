@@ -5,7 +5,7 @@ when offered far more than it can send (1 s trials of one forward flow of fixed 
 on DPDK net_null ports (sending only) and on an in-engine ring pair (the same worker sends,
 receives and checks every frame). Frames up to 2048 bytes are copied whole into one mbuf
 segment; longer ones (from 2053 bytes: 2049 without the FCS) are a 192-byte head chained to the stream's shared tail
-segment (engine/src/frame.hpp, FrameTemplate::tail). The single-segment sizes give the copy's
+segment (engine/src/core/frame.hpp, FrameTemplate::tail). The single-segment sizes give the copy's
 cost per byte, from which the cost of copying a whole 9000-byte frame (the alternative: a pool
 of 9 KB mbufs) is estimated.
 

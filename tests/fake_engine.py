@@ -86,7 +86,7 @@ LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6
 
 
 # --------------------------------------------------------------------------------------------
-# Validation with the engine's messages (engine/src/protocol.cpp)
+# Validation with the engine's messages (engine/src/protocol/protocol.cpp)
 # --------------------------------------------------------------------------------------------
 
 KEYS = {
@@ -234,7 +234,7 @@ def validate_stream(stream, path):
 
 def validate_rx(rx, path, rx_frame_size):
     """A stream's header checks (docs/protocol.md "Header checks"), with the engine's messages
-    (engine/src/protocol.cpp parse_rx); the fake DUT writes every header right, so none fails."""
+    (engine/src/protocol/protocol.cpp parse_rx); the fake DUT writes every header right, so none fails."""
     if not isinstance(rx, dict):
         bad(path[:-1], rx, "must be an object {ip_version, ...}")
     known(rx, path, "rx")
@@ -769,7 +769,7 @@ def make_stream(kind, spec, sent, received):
 
 
 def frame_size_problem(request):
-    """The engine's check of the frames against --max-frame-size (engine/src/plan.cpp)."""
+    """The engine's check of the frames against --max-frame-size (engine/src/protocol/plan.cpp)."""
     for index, flow in enumerate(request["flows"]):
         for stream in streams_of(flow)[0]:
             sent = stream["frame_size"] + 4 * len(stream.get("vlan", []))

@@ -4,6 +4,7 @@ layer and the layers below it, the module graph has no cycle (imports inside fun
 a lazy import only hides a cycle), and no module imports another module's private names."""
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -164,3 +165,34 @@ def test_test_modules_have_unique_names():
             clashes.append(f"{seen[path.name].relative_to(tests)} and {path.relative_to(tests)}")
         seen.setdefault(path.name, path)
     assert not clashes, "same module name twice: " + "; ".join(clashes)
+
+
+# The engine's source folders, bottom to top (docs/architecture.md, "The engine's layers");
+# engine.{hpp,cpp} and main.cpp at the top of engine/src.
+ENGINE = PACKAGE.parent / "engine" / "src"
+ENGINE_LAYERS = ["core", "emulation", "protocol", "ports", "dataplane", ""]
+
+
+def _engine_upward_includes(src: Path) -> list[str]:
+    """`file -> include` for every include of a higher layer's header, or of one outside the
+    folders, in the engine's sources under `src`."""
+    import re
+    wrong = []
+    for path in sorted(src.rglob("*.[ch]pp")):
+        layer = "" if path.parent == src else path.parent.name
+        for included in re.findall(r'#include "([^"]+)"', path.read_text()):
+            folder = included.split("/")[0] if "/" in included else ""
+            if folder not in ENGINE_LAYERS or ENGINE_LAYERS.index(folder) > ENGINE_LAYERS.index(layer):
+                wrong.append(f"{path.relative_to(src)} -> {included}")
+    return wrong
+
+
+def test_engine_folders_include_only_downwards():
+    assert {p.name for p in ENGINE.iterdir() if p.is_dir()} == set(ENGINE_LAYERS) - {""}
+    assert _engine_upward_includes(ENGINE) == []
+
+
+def test_the_engine_check_sees_an_upward_include(tmp_path):
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "frame.hpp").write_text('#include "dataplane/runtime.hpp"\n')
+    assert _engine_upward_includes(tmp_path) == ["core/frame.hpp -> dataplane/runtime.hpp"]

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "errors.hpp"
+#include "core/errors.hpp"
 
 #ifndef XLP_VERSION
 #define XLP_VERSION "0.1.0"

@@ -4,8 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "ports.hpp"
-#include "protocol.hpp"
+#include "dataplane/runtime.hpp"
+#include "ports/ports.hpp"
+#include "protocol/protocol.hpp"
 
 namespace xlp {
 

@@ -17,9 +17,9 @@
 #include <nlohmann/json.hpp>
 
 #include "engine.hpp"
-#include "frame.hpp"
-#include "protocol.hpp"
-#include "safety.hpp"
+#include "core/frame.hpp"
+#include "protocol/protocol.hpp"
+#include "ports/safety.hpp"
 
 namespace {
 

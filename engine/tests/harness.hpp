@@ -22,8 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io.hpp"
-#include "runtime.hpp"
+#include "ports/io.hpp"
+#include "dataplane/runtime.hpp"
 
 namespace xlp::test {
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "plan.hpp"
+#include "protocol/plan.hpp"
 
 inline uint16_t reference_checksum(const std::vector<uint8_t>& bytes) {
   uint32_t sum = 0;

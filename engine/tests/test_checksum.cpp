@@ -2,7 +2,7 @@
 
 #include <random>
 
-#include "checksum.hpp"
+#include "core/checksum.hpp"
 #include "reference.hpp"
 
 using namespace xlp;

@@ -16,11 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include "engine.hpp"
-#include "errors.hpp"
-#include "frame.hpp"
+#include "core/errors.hpp"
+#include "core/frame.hpp"
 #include "harness.hpp"
-#include "ports.hpp"
-#include "protocol.hpp"
+#include "ports/ports.hpp"
+#include "protocol/protocol.hpp"
 
 using namespace xlp;
 using nlohmann::json;

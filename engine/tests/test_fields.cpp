@@ -6,11 +6,11 @@
 #include <memory>
 #include <random>
 
-#include "ce.hpp"
-#include "fields.hpp"
-#include "pacing.hpp"
-#include "plan.hpp"
-#include "protocol.hpp"
+#include "emulation/ce.hpp"
+#include "emulation/fields.hpp"
+#include "core/pacing.hpp"
+#include "protocol/plan.hpp"
+#include "protocol/protocol.hpp"
 #include "reference.hpp"
 
 using namespace xlp;

@@ -3,7 +3,7 @@
 #include <random>
 #include <stdexcept>
 
-#include "frame.hpp"
+#include "core/frame.hpp"
 #include "reference.hpp"
 
 using namespace xlp;

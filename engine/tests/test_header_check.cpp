@@ -7,7 +7,7 @@
 
 #include <bit>
 
-#include "header_check.hpp"
+#include "core/header_check.hpp"
 #include "reference.hpp"
 
 using namespace xlp;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <random>
 
-#include "delays.hpp"
-#include "histogram.hpp"
+#include "core/delays.hpp"
+#include "core/histogram.hpp"
 
 using namespace xlp;
 

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "errors.hpp"
-#include "frame.hpp"
+#include "core/errors.hpp"
+#include "core/frame.hpp"
 #include "harness.hpp"
-#include "protocol.hpp"
+#include "protocol/protocol.hpp"
 
 using namespace xlp;
 using nlohmann::json;

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "ce.hpp"
-#include "fields.hpp"
-#include "frame.hpp"
-#include "maprule.hpp"
+#include "emulation/ce.hpp"
+#include "emulation/fields.hpp"
+#include "core/frame.hpp"
+#include "emulation/maprule.hpp"
 
 using namespace xlp;
 

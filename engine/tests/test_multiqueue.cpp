@@ -12,12 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "errors.hpp"
-#include "fields.hpp"
-#include "frame.hpp"
+#include "core/errors.hpp"
+#include "emulation/fields.hpp"
+#include "core/frame.hpp"
 #include "harness.hpp"
-#include "pacing.hpp"
-#include "protocol.hpp"
+#include "core/pacing.hpp"
+#include "protocol/protocol.hpp"
 
 using namespace xlp;
 using nlohmann::json;

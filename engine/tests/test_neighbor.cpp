@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "frame.hpp"
-#include "neighbor.hpp"
+#include "core/frame.hpp"
+#include "core/neighbor.hpp"
 #include "reference.hpp"
 
 using namespace xlp;

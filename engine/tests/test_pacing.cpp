@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "pacing.hpp"
-#include "plan.hpp"
+#include "core/pacing.hpp"
+#include "protocol/plan.hpp"
 
 using namespace xlp;
 

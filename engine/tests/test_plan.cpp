@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "plan.hpp"
-#include "protocol.hpp"
+#include "protocol/plan.hpp"
+#include "protocol/protocol.hpp"
 
 using namespace xlp;
 using nlohmann::json;

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "seqtrack.hpp"
+#include "core/seqtrack.hpp"
 
 using namespace xlp;
 using R = SequenceTracker::Result;

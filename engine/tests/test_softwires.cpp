@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "ce.hpp"
+#include "emulation/ce.hpp"
 
 using namespace xlp;
 

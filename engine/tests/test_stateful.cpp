@@ -3,12 +3,12 @@
 #include <random>
 #include <set>
 
-#include "enumerate.hpp"
-#include "patches.hpp"
-#include "plan.hpp"
-#include "protocol.hpp"
+#include "core/enumerate.hpp"
+#include "emulation/patches.hpp"
+#include "protocol/plan.hpp"
+#include "protocol/protocol.hpp"
 #include "reference.hpp"
-#include "statetable.hpp"
+#include "emulation/statetable.hpp"
 
 using namespace xlp;
 

@@ -7,9 +7,9 @@
 #include <set>
 #include <stdexcept>
 
-#include "frame.hpp"
+#include "core/frame.hpp"
 #include "reference.hpp"
-#include "tcp.hpp"
+#include "emulation/tcp.hpp"
 
 using namespace xlp;
 

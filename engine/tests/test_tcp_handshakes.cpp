@@ -11,11 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "errors.hpp"
+#include "core/errors.hpp"
 #include "harness.hpp"
-#include "protocol.hpp"
+#include "protocol/protocol.hpp"
 #include "reference.hpp"
-#include "tcp.hpp"
+#include "emulation/tcp.hpp"
 
 using namespace xlp;
 using nlohmann::json;

@@ -19,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "errors.hpp"
+#include "core/errors.hpp"
 #include "harness.hpp"
-#include "protocol.hpp"
+#include "protocol/protocol.hpp"
 
 using namespace xlp;
 using nlohmann::json;

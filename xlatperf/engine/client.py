@@ -100,7 +100,7 @@ def device_name(side_index: int, port_spec: str) -> str:
 
 # af_packet's ring slots hold frames of up to about 1968 bytes by default (2048-byte slots
 # less the kernel's header); above 1920 bytes the slots are made larger, and the engine
-# receives into mbufs that hold a whole slot (engine/src/ports.hpp: the same rule).
+# receives into mbufs that hold a whole slot (engine/src/ports/ports.hpp: the same rule).
 AF_PACKET_DEFAULT_MAX_FRAME = 1920
 PAGE_SIZE = 4096
 

@@ -50,7 +50,7 @@ def extract_ipv4(prefix: ipaddress.IPv6Network, address: ipaddress.IPv6Address) 
 # The ports the tester uses of a CE's port set without sharing (PSID length 0: the CE owns
 # every port, RFC 7597 §5.1): RFC 4814 §4.5's client ports, 1024..65535. A CE's port is where
 # its hosts send from and where replies come back to; port 0 and the system ports 1-1023 would
-# measure what a DUT does with them. The engine's PortSet uses the same (engine/src/maprule.hpp).
+# measure what a DUT does with them. The engine's PortSet uses the same (engine/src/emulation/maprule.hpp).
 UNSHARED_PORTS = RFC4814_PORTS["src"]
 
 
@@ -211,7 +211,7 @@ class BindingTable:
     SHOULD, one contiguous port set per lwB4). A file has one sharing ratio (PSID length and
     offset): the tester emulates lwB4s of one (and RFC 7597 §5.1 requires one per shared
     address); a (IPv4, PSID) pair and an lwB4 address appear once. The engine reads the file
-    by the same rules (engine/src/ce.cpp, read_softwires; engine/tests/binding_tables.txt holds
+    by the same rules (engine/src/emulation/ce.cpp, read_softwires; engine/tests/binding_tables.txt holds
     files both must accept or refuse)."""
 
     def __init__(self, softwires: list[Softwire]):

@@ -41,7 +41,7 @@ RATE_SLACK = 1 + 1e-5
 
 def send_deadline(due: float, max_lag: float | None) -> tuple[float, str]:
     """The engine's validity rule for a sender whose last frame is due `due` seconds after its
-    first (engine/src/plan.hpp): the latest it may finish, and that limit in words. The
+    first (engine/src/protocol/plan.hpp): the latest it may finish, and that limit in words. The
     schedule rule (max_lag set) allows due + max_lag, siitperf's due x (1 + 1e-5)."""
     if max_lag is not None:
         return due + max_lag, f"N/R + trial.max_lag = {due:.6f} s + {max_lag:g} s"

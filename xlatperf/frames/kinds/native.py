@@ -42,4 +42,4 @@ class NativeTraffic(TrafficKind):
             return None  # IPv6 has no DF
         if translates_between(config):  # IPv4 -> IPv6 drops it, IPv6 -> IPv4 sets it by size
             return translated_df(rx_frame_size)
-        return True  # the tester sends DF set (engine/src/frame.cpp); routers and NATs keep it
+        return True  # the tester sends DF set (engine/src/core/frame.cpp); routers and NATs keep it

@@ -1,0 +1,390 @@
+// Test frames: building templates once per trial, stamping the per-frame fields, and
+// recognising test frames on receive. Layout of the tag: docs/protocol.md.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/checksum.hpp"
+
+struct rte_mbuf;
+
+namespace xlp {
+
+// The test tag: at the start of the UDP payload, or in a TCP segment's first option
+// (docs/protocol.md, "Test frame payload"; the hello reply reports this layout as limits.tag).
+constexpr uint8_t kMagic[4] = {'X', 'L', 'A', 'T'};
+// The CE the frame belongs to (its index among the stream's CEs, the low 16 bits), 2 bytes
+// big endian: the sender writes it with the CE's fields, a Responder copies it from the frame it
+// learned the entry from, and the receiver checks that the fields name that CE (a DS-Lite AFTR
+// must deliver into the softwire of the B4 that opened the binding, though all B4s share one
+// IPv4 address); 0 in frames without CEs.
+constexpr size_t kTagCe = 4;
+constexpr size_t kTagStream = 6;       // stream id, 1 byte
+constexpr size_t kTagTrial = 7;        // trial tag, 1 byte
+constexpr size_t kTagSeq = 8;          // sequence number, 4 bytes big endian
+constexpr size_t kTagSeqSize = 4;
+constexpr size_t kTagTimestamp = 12;   // low 48 bits of the sender's TSC, big endian
+constexpr size_t kTagTimestampSize = 6;
+constexpr size_t kTagSize = kTagTimestamp + kTagTimestampSize;  // 18
+constexpr size_t kEthHeader = 14;    // untagged: MAC addresses and EtherType
+constexpr size_t kUdpHeader = 8;
+constexpr size_t kFcs = 4;             // counted in frame sizes, appended by the NIC
+// Jumbo frames up to 9216 bytes (RFC 8219 §5.1.1), without VLAN tags: frames longer than one
+// mbuf segment are sent as a per-frame head segment plus a shared tail (FrameTemplate).
+constexpr size_t kMaxFrameSize = 9216;
+// A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, an
+// IPv6 tunnel header, the IP header, UDP and the test tag or TCP with its options: 146 bytes
+// at most) lies in it.
+constexpr uint32_t kJumboHead = 192;
+// The largest frame (on the wire, FCS and VLAN tags included) the ports are set up to carry
+// when the engine is started without --max-frame-size: a full-size Ethernet frame (1518
+// bytes) with two VLAN tags.
+constexpr uint32_t kDefaultMaxFrame = 1526;
+constexpr uint64_t kTimestampMask = (uint64_t(1) << 48) - 1;
+// RX/TX queue pairs per port at most: each queue sends its own sub-stream of every stream
+// (runtime.hpp), and 2 flows x 2 streams x 64 queues fill the tag's stream id byte.
+constexpr uint16_t kMaxQueues = 64;
+// Stream ids: the tag's one byte, one per stream of every flow on every TX queue.
+constexpr size_t kStreamIds = 256;
+// A trial request's flows and duration at most.
+constexpr size_t kMaxFlows = 127;
+constexpr double kMaxDuration = 1e6;  // seconds
+
+// IEEE 802.1Q VLAN tags: at most two (IEEE 802.1ad "QinQ": an S-tag with TPID 0x88a8 outside a
+// C-tag with TPID 0x8100; one tag alone is a C-tag). Each tag adds 4 bytes to the frame.
+constexpr uint16_t kTpidCTag = 0x8100, kTpidSTag = 0x88a8;
+constexpr size_t kVlanTag = 4;
+constexpr size_t kMaxVlanTags = 2;
+constexpr uint16_t kMaxVlanId = 4094;  // 0 (priority tag) and 4095 are reserved
+
+// A frame's VLAN IDs, outermost first.
+struct VlanStack {
+  uint8_t count = 0;
+  std::array<uint16_t, kMaxVlanTags> ids{};
+  size_t bytes() const { return count * kVlanTag; }
+  bool operator==(const VlanStack& o) const {
+    return count == o.count && (count < 1 || ids[0] == o.ids[0]) && (count < 2 || ids[1] == o.ids[1]);
+  }
+};
+
+// A TPID this tester accepts on receive: 802.1Q, 802.1ad, and the pre-standard QinQ 0x9100.
+// The TPID itself is not checked against the sender's (a kernel or a switch may rewrite an
+// S-tag's TPID to 0x8100, as Linux af_packet sockets do when they re-insert a tag).
+inline bool is_vlan_tpid(uint16_t ethertype) {
+  return ethertype == kTpidCTag || ethertype == kTpidSTag || ethertype == 0x9100;
+}
+
+// Writes destination and source MAC, the tags of `vlan` and the EtherType at `out`; returns the
+// header's length (14 + 4 per tag).
+inline size_t put_ethernet(uint8_t* out, const uint8_t* dst, const uint8_t* src, const VlanStack& vlan,
+                           uint16_t ethertype) {
+  std::memcpy(out, dst, 6);
+  std::memcpy(out + 6, src, 6);
+  size_t off = 12;
+  for (size_t i = 0; i < vlan.count && i < kMaxVlanTags; ++i) {
+    const uint16_t tpid = vlan.count == kMaxVlanTags && i == 0 ? kTpidSTag : kTpidCTag;
+    out[off] = uint8_t(tpid >> 8);
+    out[off + 1] = uint8_t(tpid);
+    out[off + 2] = uint8_t(vlan.ids[i] >> 8);  // PCP 0, DEI 0, VLAN ID
+    out[off + 3] = uint8_t(vlan.ids[i]);
+    off += kVlanTag;
+  }
+  out[off] = uint8_t(ethertype >> 8);
+  out[off + 1] = uint8_t(ethertype);
+  return off + 2;
+}
+
+// Reads the VLAN tags of a frame of `len` bytes into `vlan`; returns the offset of the
+// EtherType after them (12 with no tag), or 0 when the frame is too short or has more tags
+// than kMaxVlanTags.
+inline size_t read_vlan_tags(const uint8_t* p, size_t len, VlanStack& vlan) {
+  size_t off = 12;
+  vlan.count = 0;
+  while (len >= off + 2 && is_vlan_tpid(uint16_t(p[off] << 8 | p[off + 1]))) {
+    if (vlan.count == kMaxVlanTags || len < off + kVlanTag + 2) return 0;
+    vlan.ids[vlan.count++] = uint16_t((p[off + 2] << 8 | p[off + 3]) & 0x0fff);
+    off += kVlanTag;
+  }
+  return len >= off + 2 ? off : 0;
+}
+
+// IP protocol numbers of the headers a frame's stack may hold (IANA; IPv6 next header values).
+constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoTcp = 6, kProtoDestOptions = 60,
+                  kProtoFragment = 44;
+constexpr size_t kIpv6Header = 40;
+constexpr size_t kIpv6Src = 8, kIpv6Dst = 24;  // the addresses' offsets in an IPv6 header
+
+// TCP (RFC 9293 §3.1). A test segment carries the test tag in its first option, an
+// experimental option (RFC 6994: kind 254, then a 16-bit ExID) whose ExID is the tag's first
+// two magic bytes "XL": the tag's place does not depend on the payload, so handshake segments
+// (no payload) carry it as data segments do, and NATs leave options alone. A SYN or SYN-ACK
+// also carries the window scale option (RFC 7323 §2.2, after a NOP), so that a DUT tracking
+// windows accepts phase 2's data with acknowledgements that stay behind (docs/tcp.md).
+constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10;
+constexpr size_t kTcpHeader = 20;  // without options
+constexpr uint8_t kTagOptionKind = 254;
+constexpr size_t kTagOption = 2 + kTagSize;  // kind, length, the tag
+constexpr size_t kWindowScaleOption = 4;     // NOP, kind 3, length 3, shift
+constexpr uint8_t kWindowShift = 14;         // the largest RFC 7323 allows: a 1 GiB window
+constexpr uint16_t kTcpWindow = 0xffff;
+inline size_t tcp_header_size(uint8_t flags) {
+  return kTcpHeader + kTagOption + ((flags & kTcpSyn) ? kWindowScaleOption : 0);
+}
+
+// An RFC 2473 IPv6 tunnel header around a frame's IP packet (IPv4 in IPv6 for DS-Lite, lw4o6
+// and MAP-E; IPv6 in IPv6 too): the tunnel entry and exit point addresses.
+struct Tunnel {
+  std::array<uint8_t, 16> src{}, dst{};
+};
+
+// A frame: Ethernet (with `vlan`), an optional IPv6 tunnel header, one IPv4 or IPv6 header
+// (`ip_version`, the addresses), UDP or TCP (`l4`) and the test tag. The stack is data: its
+// layers (layers_of) are written by one writer each (build_template), a stream's received
+// frames are judged against the same layers (header_check.hpp), and the parser walks them.
+struct FrameSpec {
+  int ip_version = 4;                 // of the IP header that carries UDP or TCP (the inner one)
+  uint8_t l4 = kProtoUdp;             // kProtoUdp or kProtoTcp
+  uint8_t tcp_flags = kTcpAck;        // TCP: the segment's flags (kTcpSyn: with window scale)
+  std::array<uint8_t, 6> src_mac{}, dst_mac{};
+  std::array<uint8_t, 16> src_ip{}, dst_ip{};  // IPv4 uses the first 4 bytes
+  uint16_t src_port = 0xC020, dst_port = 7;    // RFC 2544 App. C
+  uint8_t tos = 0;   // IPv4 TOS octet / IPv6 traffic class, of every IP header (tunnel too)
+  uint8_t ttl = 10;  // IPv4 TTL / IPv6 hop limit, of every IP header (RFC 2544 App. C.2.6.4)
+  // On the wire from the destination MAC to the FCS inclusive, without VLAN tags: the tags of
+  // `vlan` come on top (4 bytes each), so a frame size names the same IP packet on tagged
+  // and untagged ports.
+  uint32_t frame_size = 64;
+  VlanStack vlan;
+  std::optional<Tunnel> tunnel;
+};
+
+inline size_t ip_header_size(int ip_version) { return ip_version == 4 ? 20 : 40; }
+
+// The header layers of a test frame, outermost first. Each has one writer (frame.cpp) and one
+// checker (header_check.hpp); a frame's list follows from its FrameSpec (layers_of).
+enum class Layer : uint8_t { kEthernet, kTunnel, kIpv4, kIpv6, kUdp, kTcp, kTag };
+struct LayerList {
+  std::array<Layer, 5> items{};
+  uint8_t count = 0;
+  const Layer* begin() const { return items.data(); }
+  const Layer* end() const { return items.data() + count; }
+};
+inline LayerList layers_of(const FrameSpec& spec) {
+  LayerList l;
+  l.items[l.count++] = Layer::kEthernet;
+  if (spec.tunnel) l.items[l.count++] = Layer::kTunnel;
+  l.items[l.count++] = spec.ip_version == 4 ? Layer::kIpv4 : Layer::kIpv6;
+  l.items[l.count++] = spec.l4 == kProtoTcp ? Layer::kTcp : Layer::kUdp;
+  l.items[l.count++] = Layer::kTag;
+  return l;
+}
+
+// What a header field is to a receiver that judges a frame (header_check.hpp): a field a
+// DUT must leave as sent or write as the stream's rx says (kFixed: always compared), one the
+// rx expectation names (addresses, ports, TTL, TOS, DF), or one it may write freely or that
+// another check owns (kFree: the IPv4 identification, checksums, TCP sequence numbers, the tag).
+enum class FieldRole : uint8_t { kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kDf, kFree };
+// A field a layer writer wrote: `size` bytes from `offset` (in the frame), the first and last of
+// them under `first_mask` and `last_mask` (a field that shares a byte with another: IPv6's
+// version, traffic class and flow label; IPv4's flags).
+struct FieldMark {
+  Layer layer;
+  FieldRole role;
+  uint16_t offset;
+  uint8_t size;
+  uint8_t first_mask = 0xff, last_mask = 0xff;
+};
+
+// The transport header up to the test tag's end: UDP's 8 bytes and the tag, or TCP's header
+// with its options (the tag among them).
+inline size_t l4_header_size(uint8_t l4, uint8_t tcp_flags) {
+  return l4 == kProtoTcp ? tcp_header_size(tcp_flags) : kUdpHeader + kTagSize;
+}
+
+// Smallest frame that holds the test tag: 64 bytes for IPv4 UDP, 84 for IPv6 UDP, 40 more in
+// an IPv6 tunnel; a TCP segment without payload (78 and 98 bytes, 4 more for a SYN).
+inline uint32_t min_frame_size(int ip_version, bool tunnel = false, uint8_t l4 = kProtoUdp,
+                               uint8_t tcp_flags = kTcpAck) {
+  return uint32_t(kEthHeader + (tunnel ? kIpv6Header : 0) + ip_header_size(ip_version) +
+                  l4_header_size(l4, tcp_flags) + kFcs);
+}
+
+// A frame prepared once per trial and stream. Per frame only the sequence number, the
+// timestamp and the transport checksum change; the checksum is updated from `base_sum`, the
+// unfolded-equivalent sum of everything else (pseudo header, UDP or TCP header, payload with
+// the varying fields zero), so no per-frame pass over the payload is needed.
+struct FrameTemplate {
+  std::vector<uint8_t> bytes;  // the frame without FCS
+  uint16_t l4_offset = 0;      // start of the UDP or TCP header
+  uint16_t checksum_offset = 0;  // of the UDP or TCP checksum
+  uint16_t tag_offset = 0;     // start of the test tag (UDP payload, or in the TCP option)
+  uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
+  uint8_t l4 = kProtoUdp;      // kProtoUdp or kProtoTcp
+  uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
+  uint16_t ip_offset = 0;      // start of the IP header that carries UDP
+  uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
+  // Every header field the layer writers wrote, outermost layer first (the receiver's
+  // expectations for a stream are derived from these: header_check.hpp).
+  std::vector<FieldMark> fields;
+  // Bytes the sender copies per frame: all of them, or for a frame longer than one mbuf
+  // segment only the first kJumboHead; the rest is `tail`, one read-only segment shared by
+  // every frame of the stream (reference-counted, chained after each frame's own head, so a
+  // 9000-byte frame costs a 192-byte copy). Set up by the data plane (runtime.cpp).
+  uint32_t head = 0;
+  rte_mbuf* tail = nullptr;
+  uint32_t size() const { return uint32_t(bytes.size()); }
+};
+
+// Throws std::invalid_argument when the spec cannot be built (size out of range, version).
+FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t trial_tag);
+
+// The timestamp a frame carries: the low 48 bits of the sender's TSC.
+inline uint64_t tag_timestamp(uint64_t tsc) { return tsc & kTimestampMask; }
+// What the sequence number and the timestamp add to the UDP checksum sum.
+inline uint32_t seq_sum(uint32_t seq) { return (seq >> 16) + (seq & 0xffff); }
+inline uint32_t timestamp_sum(uint64_t ts) { return uint32_t((ts >> 32) + ((ts >> 16) & 0xffff) + (ts & 0xffff)); }
+
+// Writes the test tag's sequence number and timestamp `ts` (tag_timestamp) at `tag`.
+inline void write_tag(uint8_t* tag, uint32_t seq, uint64_t ts) {
+  uint32_t seq_be = __builtin_bswap32(seq);
+  std::memcpy(tag + kTagSeq, &seq_be, kTagSeqSize);
+  uint16_t ts_hi = __builtin_bswap16(uint16_t(ts >> 32));
+  uint32_t ts_lo = __builtin_bswap32(uint32_t(ts));
+  std::memcpy(tag + kTagTimestamp, &ts_hi, 2);
+  std::memcpy(tag + kTagTimestamp + 2, &ts_lo, 4);
+}
+
+// Writes sequence number and timestamp into a copy of the template and fixes the UDP checksum.
+// `extra_sum` carries the checksum changes of varying fields (see fields.hpp; a burst of
+// varying frames computes its checksums ahead instead, FieldBlock::Writer::stamp).
+inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, uint64_t tsc,
+                        uint64_t extra_sum = 0) {
+  const uint64_t ts = tag_timestamp(tsc);
+  write_tag(frame + t.tag_offset, seq, ts);
+  uint64_t sum = extra_sum + t.base_sum + seq_sum(seq) + timestamp_sum(ts);
+  uint16_t csum_be = __builtin_bswap16(transport_checksum_field(sum, t.l4));
+  std::memcpy(frame + t.checksum_offset, &csum_be, 2);
+}
+
+struct TestTag {
+  uint16_t outer_offset = 0;  // where the first IP header starts (a tunnel's, if any)
+  uint16_t l3_offset = 0;     // where the IP header that carries UDP starts
+  uint16_t l4_offset = 0;     // where the UDP or TCP header starts
+  uint16_t tag_offset = 0;    // where the test tag starts
+  uint8_t l4 = kProtoUdp;     // kProtoUdp or kProtoTcp
+  VlanStack vlan;          // the frame's VLAN IDs
+  uint8_t stream = 0;
+  uint8_t trial_tag = 0;
+  uint16_t ce = 0;  // kTagCe
+  uint32_t seq = 0;
+  uint64_t timestamp = 0;  // low 48 bits of the sender's TSC
+};
+
+// Walks one IP header of a frame's stack at `off`: checks it is a whole, unfragmented header
+// of protocol `proto` (kProtoIpv4 or kProtoIpv6), moves `off` past it (and past an IPv6
+// destination options header, which an RFC 2473 tunnel entry point may add for its
+// encapsulation limit, §5.1) and returns the protocol it carries, or 0 when it is not one the
+// stack may hold.
+inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uint32_t& off) {
+  if (proto == kProtoIpv4) {
+    if (len < off + 20 || (p[off] >> 4) != 4 || (p[off] & 0x0f) < 5) return 0;
+    if ((p[off + 6] & 0x3f) | p[off + 7]) return 0;  // a fragment (MF or offset set)
+    const uint8_t next = p[off + 9];
+    off += (p[off] & 0x0f) * 4u;
+    return next;
+  }
+  if (proto != kProtoIpv6 || len < off + kIpv6Header || (p[off] >> 4) != 6) return 0;
+  uint8_t next = p[off + 6];
+  off += kIpv6Header;
+  if (next == kProtoDestOptions) {
+    if (len < off + 8) return 0;
+    next = p[off];
+    off += (p[off + 1] + 1u) * 8u;
+  }
+  return next;
+}
+
+// Where a TCP segment at `off` carries the test tag: its first option must be the tag option
+// (kind 254, length 20) inside the header its data offset gives; 0 if it is not there.
+inline uint32_t tcp_tag_offset(const uint8_t* p, uint32_t len, uint32_t off) {
+  if (len < off + kTcpHeader + kTagOption) return 0;
+  const uint32_t header = (p[off + 12] >> 4) * 4u;
+  if (header < kTcpHeader + kTagOption || p[off + kTcpHeader] != kTagOptionKind || p[off + kTcpHeader + 1] != kTagOption)
+    return 0;
+  return off + uint32_t(kTcpHeader) + 2;
+}
+
+// Recognises an xlatperf test frame: Ethernet with up to two VLAN tags, at most one IPv6
+// tunnel header (RFC 2473: IPv4 or IPv6 in IPv6), IPv4 without fragmentation or IPv6 without
+// extension headers, UDP with the magic at the start of the payload or TCP with it in the
+// tag option. `len`: the bytes at `p` (the first segment of a multi-segment frame holds all
+// of these).
+inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
+  uint32_t off = uint32_t(read_vlan_tags(p, len, out.vlan));
+  if (off == 0) return false;
+  const uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
+  off += 2;
+  uint8_t proto = ethertype == 0x0800 ? kProtoIpv4 : ethertype == 0x86DD ? kProtoIpv6 : 0;
+  out.outer_offset = uint16_t(off);
+  for (int layer = 0;; ++layer) {
+    out.l3_offset = uint16_t(off);
+    const uint8_t next = walk_ip_header(p, len, proto, off);
+    if (next == kProtoUdp || next == kProtoTcp) {
+      out.l4 = next;
+      break;
+    }
+    // An IP header inside a tunnel's IPv6 header; nothing deeper.
+    if (layer == 1 || proto != kProtoIpv6 || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
+    proto = next;
+  }
+  out.l4_offset = uint16_t(off);
+  off = out.l4 == kProtoUdp ? off + uint32_t(kUdpHeader) : tcp_tag_offset(p, len, off);
+  if (off == 0 || len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;
+  out.tag_offset = uint16_t(off);
+  const uint8_t* tag = p + off;
+  out.stream = tag[kTagStream];
+  out.trial_tag = tag[kTagTrial];
+  out.ce = uint16_t(tag[kTagCe] << 8 | tag[kTagCe + 1]);
+  const uint8_t* seq = tag + kTagSeq;
+  out.seq = uint32_t(seq[0]) << 24 | uint32_t(seq[1]) << 16 | uint32_t(seq[2]) << 8 | seq[3];
+  uint64_t ts = 0;
+  for (size_t i = kTagTimestamp; i < kTagSize; ++i) ts = ts << 8 | tag[i];
+  out.timestamp = ts;
+  return true;
+}
+
+// Whether a frame that is no test frame is a fragment of an IP packet (IPv4 with MF or a
+// fragment offset; IPv6 with a fragment header first), plain or inside one IPv6 tunnel: a test
+// frame that a DUT fragmented (counted apart from foreign frames, docs/protocol.md).
+inline bool is_ip_fragment(const uint8_t* p, uint32_t len) {
+  VlanStack vlan;
+  uint32_t off = uint32_t(read_vlan_tags(p, len, vlan));
+  if (off == 0) return false;
+  uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
+  off += 2;
+  for (int layer = 0; layer < 2; ++layer) {
+    if (ethertype == 0x0800) return len >= off + 20 && ((p[off + 6] & 0x3f) | p[off + 7]) != 0;
+    if (ethertype != 0x86DD || len < off + kIpv6Header) return false;
+    uint8_t next = p[off + 6];
+    off += kIpv6Header;
+    if (next == kProtoDestOptions && len >= off + 8) {  // an encapsulation limit (RFC 2473 §5.1)
+      next = p[off];
+      off += (p[off + 1] + 1u) * 8u;
+    }
+    if (next == kProtoFragment) return true;
+    ethertype = next == kProtoIpv4 ? 0x0800 : next == kProtoIpv6 ? 0x86DD : 0;
+  }
+  return false;
+}
+
+// "02:00:00:00:00:01" -> bytes; throws std::invalid_argument.
+std::array<uint8_t, 6> parse_mac(const std::string& text);
+std::string format_mac(const uint8_t* mac);
+// Parses an IPv4 or IPv6 address of the given version; throws std::invalid_argument.
+std::array<uint8_t, 16> parse_ip(const std::string& text, int ip_version);
+
+}  // namespace xlp

@@ -1,0 +1,175 @@
+#include "core/header_check.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace xlp {
+
+namespace {
+
+bool is_address(FieldRole r) { return r == FieldRole::kSrcAddress || r == FieldRole::kDstAddress; }
+bool is_port(FieldRole r) { return r == FieldRole::kSrcPort || r == FieldRole::kDstPort; }
+
+// The verdict a mismatch in a field of this role gives.
+Verdict verdict_of(FieldRole r) {
+  if (is_address(r) || is_port(r)) return Verdict::kBadAddress;
+  if (r == FieldRole::kTtl) return Verdict::kBadTtl;
+  if (r == FieldRole::kTos) return Verdict::kBadTos;
+  return Verdict::kBadHeader;
+}
+
+}  // namespace
+
+HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
+                         const std::vector<OwnedField>& owned)
+    : tunnel_(rx.tunnel), checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum),
+      ip_version_(rx.ip_version), l4_(sent.l4), ttl_(rx.ttl) {
+  // The frame the DUT should deliver, written by the same layer writers as the sent frames:
+  // the values rx names, zero where it names none (those are not compared).
+  FrameSpec want;
+  want.ip_version = rx.ip_version;
+  want.l4 = sent.l4;
+  want.tcp_flags = sent.tcp_flags;
+  want.src_ip = rx.src_ip.value_or(std::array<uint8_t, 16>{});
+  want.dst_ip = rx.dst_ip.value_or(std::array<uint8_t, 16>{});
+  want.src_port = rx.src_port.value_or(0);
+  want.dst_port = rx.dst_port.value_or(0);
+  want.tos = rx.tos.value_or(0);
+  want.ttl = rx.ttl ? rx.ttl->first : 0;
+  want.frame_size = rx_frame_size;
+  want.vlan = rx_vlan;
+  if (rx.tunnel)
+    want.tunnel = Tunnel{rx.tunnel_src.value_or(std::array<uint8_t, 16>{}),
+                         rx.tunnel_dst.value_or(std::array<uint8_t, 16>{})};
+  expected_ = build_template(want, 0, 0);
+  if (rx.ip_version == 4 && rx.df == false) expected_.bytes[expected_.ip_offset + 6] &= uint8_t(~0x40);
+
+  // Which fields the rx expectation names, per layer and role.
+  const auto named = [&](Layer layer, FieldRole role) {
+    for (const OwnedField& o : owned)
+      if (o.layer == layer && o.role == role) return false;
+    if (layer == Layer::kTunnel) {  // the encapsulating node's own choices, but its addresses
+      if (role == FieldRole::kSrcAddress) return rx.tunnel_src.has_value();
+      if (role == FieldRole::kDstAddress) return rx.tunnel_dst.has_value();
+      if (role == FieldRole::kTos) return rx.tunnel_carries_tos && rx.tos.has_value();
+      return role == FieldRole::kFixed;
+    }
+    switch (role) {
+      case FieldRole::kFixed: return true;
+      case FieldRole::kSrcAddress: return rx.src_ip.has_value();
+      case FieldRole::kDstAddress: return rx.dst_ip.has_value();
+      case FieldRole::kSrcPort: return rx.src_port.has_value();
+      case FieldRole::kDstPort: return rx.dst_port.has_value();
+      case FieldRole::kTos: return rx.tos.has_value();
+      case FieldRole::kDf: return rx.df.has_value();
+      case FieldRole::kTtl: return false;  // a range: checked on its own (ttl_)
+      case FieldRole::kFree: return false;
+    }
+    return false;
+  };
+  const auto where_of = [](Layer layer) {
+    return layer == Layer::kTunnel ? kOuter : (layer == Layer::kIpv4 || layer == Layer::kIpv6) ? kIp : kL4;
+  };
+  const auto base_of = [&](Where w) {
+    return w == kOuter ? expected_.outer_offset : w == kIp ? expected_.ip_offset : expected_.l4_offset;
+  };
+  // Varying words: their bytes are not compared but checked against their ranges.
+  std::vector<std::pair<Where, uint16_t>> varying;  // (layer, byte from its start)
+  const Layer ip_layer = rx.ip_version == 4 ? Layer::kIpv4 : Layer::kIpv6;
+  const Layer l4_layer = sent.l4 == kProtoTcp ? Layer::kTcp : Layer::kUdp;
+  for (const RxWord& v : rx.vary) {
+    if (words_ == kMaxWords) throw std::invalid_argument("rx.vary: at most " + std::to_string(kMaxWords) + " words");
+    const bool port = is_port(v.field);
+    const Layer layer = port ? l4_layer : ip_layer;
+    uint16_t offset = uint16_t(v.offset);
+    for (const FieldMark& m : expected_.fields)
+      if (m.layer == layer && m.role == v.field) offset = uint16_t(offset + m.offset - base_of(where_of(layer)));
+    const Where where = where_of(layer);
+    word_[words_++] = Word{where, offset, uint8_t(v.bits), uint16_t(v.min), uint16_t(v.max)};
+    for (uint32_t b = 0; b < v.bits / 8; ++b) varying.emplace_back(where, uint16_t(offset + b));
+  }
+
+  for (const FieldMark& m : expected_.fields) {
+    if (m.layer == Layer::kEthernet || m.layer == Layer::kTag) continue;  // the parser's checks
+    if (m.role == FieldRole::kTtl && m.layer != Layer::kTunnel) ttl_at_ = uint16_t(m.offset - expected_.ip_offset);
+    if (!named(m.layer, m.role)) continue;
+    const Where where = where_of(m.layer);
+    const uint16_t rel = uint16_t(m.offset - base_of(where));
+    compared_.push_back({where, m.role, rel, m.size, m.first_mask, m.last_mask});
+    for (uint16_t i = 0; i < m.size; ++i) {
+      const uint16_t at = uint16_t(rel + i);
+      if (std::find(varying.begin(), varying.end(), std::make_pair(where, at)) != varying.end()) continue;
+      uint8_t mask = 0xff;
+      if (i == 0) mask &= m.first_mask;
+      if (i + 1 == m.size) mask &= m.last_mask;
+      const uint8_t want_byte = uint8_t(expected_.bytes[m.offset + i] & mask);
+      // Byte `at` of the layer is byte at % 8 of its word at / 8, in memory order.
+      CompareWord* c = nullptr;
+      for (uint8_t k = 0; k < compare_words_; ++k)
+        if (compare_[k].where == where && compare_[k].offset == at / 8 * 8) c = &compare_[k];
+      if (!c) {
+        if (compare_words_ == kMaxCompareWords) throw std::invalid_argument("more header words than compared");
+        c = &compare_[compare_words_++];
+        c->where = where;
+        c->offset = uint8_t(at / 8 * 8);
+      }
+      uint8_t* wb = reinterpret_cast<uint8_t*>(&c->want);
+      uint8_t* mb = reinterpret_cast<uint8_t*>(&c->mask);
+      wb[at % 8] = uint8_t((wb[at % 8] & ~mask) | want_byte);
+      mb[at % 8] |= mask;
+    }
+  }
+  // The run: each compared word moved to its place counted from the first IP header.
+  run_start_ = expected_.outer_offset;
+  run_l3_ = expected_.ip_offset;
+  run_l4_ = expected_.l4_offset;
+  for (uint8_t k = 0; k < compare_words_; ++k) {
+    const CompareWord& c = compare_[k];
+    const size_t at = size_t(base_of(c.where) - run_start_ + c.offset);
+    for (size_t b = 0; b < 8; ++b) {
+      const size_t byte = at + b;
+      if (byte / 8 >= kMaxCompareWords) throw std::invalid_argument("more header words than compared");
+      const uint8_t m = reinterpret_cast<const uint8_t*>(&c.mask)[b];
+      if (!m) continue;
+      reinterpret_cast<uint8_t*>(&run_mask_[byte / 8])[byte % 8] |= m;
+      reinterpret_cast<uint8_t*>(&run_want_[byte / 8])[byte % 8] |= reinterpret_cast<const uint8_t*>(&c.want)[b];
+      run_words_ = std::max<uint8_t>(run_words_, uint8_t(byte / 8 + 1));
+    }
+  }
+}
+
+Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum) const {
+  Verdict worst = Verdict::kGood;  // the first failing check in Verdict's order
+  const auto fail = [&](Verdict v) {
+    if (worst == Verdict::kGood || v < worst) worst = v;
+  };
+  if ((tag.outer_offset != tag.l3_offset) != tunnel_) return Verdict::kBadHeader;  // layers differ
+  for (const Compared& c : compared_) {
+    const uint8_t* p = frame + start(c.where, tag) + c.offset;
+    const uint8_t* want = expected_.bytes.data() + (c.where == kOuter ? expected_.outer_offset
+                                                    : c.where == kIp  ? expected_.ip_offset
+                                                                      : expected_.l4_offset) + c.offset;
+    for (uint8_t i = 0; i < c.size; ++i) {
+      uint8_t mask = 0xff;
+      if (i == 0) mask &= c.first_mask;
+      if (i + 1 == c.size) mask &= c.last_mask;
+      bool is_varying = false;
+      for (uint8_t w = 0; w < words_; ++w)
+        if (word_[w].where == c.where && c.offset + i >= word_[w].offset &&
+            c.offset + i < word_[w].offset + word_[w].bits / 8)
+          is_varying = true;
+      if (!is_varying && ((p[i] ^ want[i]) & mask)) fail(verdict_of(c.role));
+    }
+  }
+  if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
+    fail(Verdict::kBadTtl);
+  if (tunnel_ && frame[tag.outer_offset + 7] == 0) fail(Verdict::kBadTtl);
+  for (uint8_t i = 0; i < words_; ++i)
+    if (!word_in_range(word_[i], frame, tag)) fail(Verdict::kBadAddress);
+  if (checksums_ && !checksums_verify(frame, tag, l4_len, l4_sum)) fail(Verdict::kBadChecksum);
+  // The fast path found a failure; should none show here, it is a header byte the fast path
+  // compares that no field accounts for: a header fault all the same.
+  return worst == Verdict::kGood ? Verdict::kBadHeader : worst;
+}
+
+}  // namespace xlp

@@ -1,0 +1,192 @@
+// The receiver's judgement of the headers a DUT wrote into a test frame (docs/protocol.md,
+// "Header checks"): a stream's expectations (HeaderCheck) are derived once, before the trial,
+// from the frame the DUT should deliver, built by the same layer writers as the frames the
+// tester sends (build_template); per frame the receiver compares each layer's bytes under a
+// mask, checks TTL and varying words against their ranges and verifies the checksums. Pure:
+// no DPDK.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/checksum.hpp"
+#include "core/frame.hpp"
+
+namespace xlp {
+
+// What a received frame's headers were found to be, best first; a frame that fails several
+// checks is counted by the first of them in this order (the most specific).
+enum class Verdict : uint8_t { kGood, kBadAddress, kBadTtl, kBadTos, kBadHeader, kBadChecksum };
+constexpr size_t kVerdicts = 6;
+// The reply's names of the counts (docs/protocol.md), by Verdict.
+constexpr std::array<const char*, kVerdicts> kVerdictNames = {"received", "bad_address", "bad_ttl",
+                                                              "bad_tos", "bad_header", "bad_checksum"};
+
+// A header word that changes from frame to frame as the frame arrives: checked against its range.
+struct RxWord {
+  FieldRole field = FieldRole::kSrcPort;  // kSrcAddress, kDstAddress, kSrcPort or kDstPort
+  uint32_t offset = 0;                    // byte offset in the address (0 for ports)
+  uint32_t bits = 16;                     // 16: a big-endian word; 8: one byte
+  uint32_t min = 0, max = 0;
+};
+
+// What the DUT must have written into a stream's frames (the protocol's stream `rx`): a value
+// left out is not checked.
+struct RxSpec {
+  int ip_version = 4;
+  std::optional<std::array<uint8_t, 16>> src_ip, dst_ip;  // IPv4 in the first 4 bytes
+  std::optional<uint16_t> src_port, dst_port;
+  bool tunnel = false;  // the frame arrives in an RFC 2473 IPv6 tunnel
+  std::optional<std::array<uint8_t, 16>> tunnel_src, tunnel_dst;
+  // The tunnel header's traffic class is the inner header's TOS as `tos` says (RFC 6333 §7.1:
+  // DS-Lite and lw4o6 carry it over; RFC 2473 §6.4 leaves it to the entry point otherwise).
+  bool tunnel_carries_tos = false;
+  std::optional<std::pair<uint8_t, uint8_t>> ttl;  // the inner header's, an inclusive range
+  std::optional<uint8_t> tos;
+  std::optional<bool> df;  // IPv4 arrivals
+  bool checksums = true;
+  // A UDP checksum field of 0 over IPv6 taken as 0xffff (its one's complement twin) where the
+  // datagram's sum verifies with it: a translator that adjusts a checksum to 0 and writes it as
+  // 0, not 0xffff (RFC 768; RFC 8200 §8.1 receivers drop it; TAYGA 0.9.2 does it about once in
+  // 65,536 frames). Off: such a datagram is a checksum fault.
+  bool ipv6_zero_udp_checksum = false;
+  std::vector<RxWord> vary;
+};
+
+// A field that another check owns (a CE's address or port: ce.hpp), left out of the compare.
+struct OwnedField {
+  Layer layer;
+  FieldRole role;
+};
+
+class HeaderCheck {
+ public:
+  // The expectations for frames sent as `sent` that arrive as `rx` says, `rx_frame_size`
+  // bytes long (FCS included, VLAN tags not) with the tags of `rx_vlan`. Throws
+  // std::invalid_argument when no such frame can be built (too short for its headers).
+  HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
+              const std::vector<OwnedField>& owned = {});
+
+  // The frame's verdict. `tag`: what the parser found (its layers' offsets); `l4_len`: the
+  // transport header and payload's bytes; `l4_sum`: their one's complement sum in the machine's
+  // byte order (sum_native), needed only when checksums() is true.
+  [[gnu::always_inline]] Verdict judge(const uint8_t* frame, const TestTag& tag, uint32_t l4_len,
+                                       uint64_t l4_sum) const {
+    if (passes(frame, tag, l4_len, l4_sum)) return Verdict::kGood;
+    return classify(frame, tag, l4_len, l4_sum);
+  }
+  bool checksums() const { return checksums_; }
+
+  // The frame the DUT should deliver, as its layer writers built it (zero where rx leaves a
+  // value out), and its fields: what the expectations were derived from (tests).
+  const FrameTemplate& expected() const { return expected_; }
+
+ private:
+  // Where a layer starts in a received frame, as the parser found it.
+  enum Where : uint8_t { kOuter, kIp, kL4 };
+  static uint64_t load64(const uint8_t* p) {
+    uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  // The compared header bytes, 8 at a time: `mask`ed, the word at `offset` from the start of
+  // its layer (`where`) must equal `want`. One flat list for all layers, walked without a
+  // branch per layer (a loop per layer of 1 to 5 words cost more than its compares).
+  struct CompareWord {
+    uint64_t want = 0, mask = 0;
+    Where where = kIp;
+    uint8_t offset = 0;
+  };
+  static constexpr size_t kMaxCompareWords = 16;  // tunnel 5 + IPv6 5 + TCP 3, rounded up
+  struct Word {  // a varying word (RxWord) where it lies in the received frame
+    Where where;
+    uint16_t offset;  // from the layer's start
+    uint8_t bits;
+    uint16_t min, max;
+  };
+
+  static uint16_t start(Where w, const TestTag& tag) {
+    return w == kOuter ? tag.outer_offset : w == kIp ? tag.l3_offset : tag.l4_offset;
+  }
+
+  // The fast path: every check at once, no attribution.
+  [[gnu::always_inline]] bool passes(const uint8_t* frame, const TestTag& tag, uint32_t l4_len,
+                                     uint64_t l4_sum) const {
+    uint64_t diff = 0;
+    if (tag.outer_offset == run_start_ && tag.l3_offset == run_l3_ && tag.l4_offset == run_l4_) {
+      // The layers where the expected frame has them (the usual case): one run of words.
+      const uint8_t* p = frame + run_start_;
+      for (uint8_t i = 0; i < run_words_; ++i) diff |= (load64(p + 8 * i) ^ run_want_[i]) & run_mask_[i];
+    } else {
+      if ((tag.outer_offset != tag.l3_offset) != tunnel_) return false;
+      const uint8_t* base[3] = {frame + tag.outer_offset, frame + tag.l3_offset, frame + tag.l4_offset};
+      for (uint8_t i = 0; i < compare_words_; ++i) {
+        const CompareWord& c = compare_[i];
+        diff |= (load64(base[c.where] + c.offset) ^ c.want) & c.mask;
+      }
+    }
+    if (diff) return false;
+    if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
+      return false;
+    if (tunnel_ && frame[tag.outer_offset + 7] == 0) return false;  // hop limit 0 (RFC 2473 §6.3)
+    for (uint8_t i = 0; i < words_; ++i)
+      if (!word_in_range(word_[i], frame, tag)) return false;
+    return !checksums_ || checksums_verify(frame, tag, l4_len, l4_sum);
+  }
+
+  [[gnu::always_inline]] static bool word_in_range(const Word& w, const uint8_t* frame, const TestTag& tag) {
+    const uint8_t* p = frame + start(w.where, tag) + w.offset;
+    const uint16_t v = w.bits == 8 ? p[0] : uint16_t(p[0] << 8 | p[1]);
+    return uint16_t(v - w.min) <= uint16_t(w.max - w.min);
+  }
+
+  [[gnu::always_inline]] bool checksums_verify(const uint8_t* frame, const TestTag& tag, uint32_t l4_len,
+                                               uint64_t l4_sum) const {
+    const uint8_t* ip = frame + tag.l3_offset;
+    const bool v4 = ip_version_ == 4;
+    if (v4 && fold(sum_native(ip, 20)) != 0xffff) return false;
+    const uint8_t* l4 = frame + tag.l4_offset;
+    // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1), or
+    // as RxSpec::ipv6_zero_udp_checksum says (then its sum below must verify).
+    if (l4_ == kProtoUdp && l4[6] == 0 && l4[7] == 0 && (v4 || !ipv6_zero_udp_checksum_)) return v4;
+    // The pseudo header: the addresses, then protocol and length (in the machine's order too).
+    const uint8_t pseudo[4] = {0, l4_, uint8_t(l4_len >> 8), uint8_t(l4_len)};
+    uint32_t rest;
+    std::memcpy(&rest, pseudo, 4);
+    const uint64_t sum = v4 ? sum_native(ip + 12, 8, l4_sum + rest) : sum_native(ip + kIpv6Src, 32, l4_sum + rest);
+    return fold(sum) == 0xffff;
+  }
+
+  // The slow path, for a frame that failed: which check failed first (Verdict's order).
+  Verdict classify(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum) const;
+
+  FrameTemplate expected_;
+  std::array<CompareWord, kMaxCompareWords> compare_{};
+  uint8_t compare_words_ = 0;
+  // The same words as one run from the expected frame's first IP header, for a frame whose
+  // layers lie where the expected frame's do (no encapsulation-limit option in between).
+  uint16_t run_start_ = 0, run_l3_ = 0, run_l4_ = 0;
+  std::array<uint64_t, kMaxCompareWords> run_want_{}, run_mask_{};
+  uint8_t run_words_ = 0;
+  bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false;
+  int ip_version_ = 4;
+  uint8_t l4_ = kProtoUdp;
+  std::optional<std::pair<uint8_t, uint8_t>> ttl_;
+  uint16_t ttl_at_ = 0;  // from the IP header's start
+  static constexpr size_t kMaxWords = 16;
+  std::array<Word, kMaxWords> word_{};
+  uint8_t words_ = 0;
+  // The compared fields, layer-relative, for classify.
+  struct Compared {
+    Where where;
+    FieldRole role;
+    uint16_t offset;
+    uint8_t size, first_mask, last_mask;
+  };
+  std::vector<Compared> compared_;
+};
+
+}  // namespace xlp

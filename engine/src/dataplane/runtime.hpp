@@ -1,0 +1,231 @@
+// Executing one elementary trial on DPDK ports. A port has one or more TX/RX queue pairs. A
+// flow is sent by one lane per TX queue of its port (lane q sends the flow's frames k with
+// k % lanes == q, on the one constant-rate schedule); each lane's frames of a stream form a
+// sub-stream with its own stream id and sequence numbers. Each RX queue of a port has its
+// own receiver state per sub-stream, merged into the stream's report after the trial. Tasks
+// (a lane's sender, a queue's receiver) run on workers (lcores); a queue pair (port, q) is
+// served by one worker, so every queue has a single user.
+#pragma once
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <atomic>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <memory>
+#include <vector>
+
+#include "core/delays.hpp"
+#include "emulation/fields.hpp"
+#include "emulation/patches.hpp"
+#include "core/frame.hpp"
+#include "ports/io.hpp"
+#include "core/neighbor.hpp"
+#include "core/pacing.hpp"
+#include "protocol/plan.hpp"
+#include "protocol/report.hpp"
+#include "core/seqtrack.hpp"
+#include "emulation/statetable.hpp"
+
+namespace xlp {
+
+// Single-writer counter that another thread may read for progress reports: a plain store,
+// no locked instruction in the hot loop.
+struct Counter {
+  std::atomic<uint64_t> v{0};
+  void add(uint64_t d) { v.store(v.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
+  uint64_t get() const { return v.load(std::memory_order_relaxed); }
+};
+
+// What one RX queue saw of one sub-stream. Written only by that queue's worker; `received`
+// and `late` are read by the other queues' receivers (all frames arrived?) and for progress.
+struct Receiver {
+  SequenceTracker seq;
+  Counter received;
+  Counter late;  // arrived after the per-frame timeout: counted as lost
+  uint64_t duplicates = 0, bad_length = 0, bad_vlan = 0, out_of_range = 0;
+  uint64_t wrong_ce = 0;  // fields that name no CE in use or disagree on which (ce.hpp)
+  uint64_t tcp_unexpected = 0;  // TCP segments other than the step expects (tcp.hpp expected_segment)
+  std::array<uint64_t, kVerdicts> header_faults{};  // by the header check's verdict (index 0 unused)
+  uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
+  std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
+  std::unique_ptr<IpdvTracker> ipdv;
+  std::unique_ptr<TaggedFrames> tagged;    // latency: the tagged frames' delays
+  explicit Receiver(uint64_t planned) : seq(planned) {}
+};
+
+// One lane's frames of one of the flow's streams: a sequence space of its own.
+struct Stream {
+  uint8_t index;  // in the flow's streams
+  FrameTemplate tmpl;
+  std::vector<FieldGenerator> fields;  // varying fields, empty for fixed frames
+  std::unique_ptr<TupleEnumerator> enumerator;  // stateful phase 1: fields varied jointly
+  std::vector<size_t> enumerated;               // their indices in `fields`, fastest first
+  // The enumeration's frames computed before the trial, when they fit kPrecomputeBytes (else
+  // the enumerator runs while sending, a block of frames at a time).
+  std::unique_ptr<FramePatches> patches;
+  std::unique_ptr<CeGenerator> ce;  // the sender's emulated CEs
+  std::unique_ptr<FieldLayout> layout;  // where the fields' and the CE's words go (when any vary)
+  // The next frames' varying words (when any vary and are not precomputed `patches`); it
+  // refers to the members above, so it is declared (and destroyed) after them.
+  std::unique_ptr<FieldBlock> block;
+  std::optional<CePlan> rx_ce;      // the CE fields the receiver checks (CePlan::rx)
+  std::optional<HeaderCheck> rx_check;  // what the DUT must have written (StreamPlan::rx)
+  static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
+  uint32_t rx_len;   // expected received length (frame without FCS, with the tags of rx_vlan)
+  VlanStack rx_vlan;  // the VLAN IDs it is expected with
+  uint32_t frame_size = 0, rx_frame_size = 0;  // as requested: FCS included, VLAN tags not
+  uint64_t planned;
+  // TCP (docs/tcp.md): the flow's handshake step; the stream whose frames answer this one's
+  // (each written in place by the receiver of this one's frame), and the stream this one
+  // answers, whose template then has zero addresses (SegmentTemplate).
+  const TcpFlow* tcp = nullptr;
+  Stream* reply = nullptr;
+  Stream* cause = nullptr;
+  std::unique_ptr<SegmentTemplate> segment;
+  // An answering stream: the replies its cause's receiver built, and those of them its TX queue
+  // never took (`sent` is the difference once the trial ended).
+  Counter replies;
+  uint64_t unsent = 0;
+  // TX side
+  uint32_t next_seq = 0;
+  // Written only by the lane's TX task. An RX task, on another worker, reads it only after
+  // it has seen TrialControl::senders_running reach 0 with an acquire load: every sender's
+  // fetch_sub releases its final count, so that read is ordered after the last write (a
+  // hand-over, no per-frame atomic on the sending path).
+  uint64_t sent = 0;
+  // RX side: per RX queue of the receiving port.
+  std::vector<std::unique_ptr<Receiver>> receivers;
+
+  Stream(uint8_t k, FrameTemplate t, const StreamPlan& sp, uint64_t n)
+      : index(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
+        rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {
+    if (sp.ce && sp.ce->rx) rx_ce = sp.ce;
+    if (sp.rx) rx_check.emplace(sp.spec, *sp.rx, sp.rx_frame_size, sp.rx_vlan, ce_owned_fields(sp));
+  }
+  ~Stream() { rte_pktmbuf_free(tmpl.tail); }  // frames still in flight keep their reference
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  uint64_t arrived() const {  // received or late, on any queue
+    uint64_t n = 0;
+    for (const auto& r : receivers) n += r->received.get() + r->late.get();
+    return n;
+  }
+};
+
+// The part of a flow one TX queue sends.
+struct Lane {
+  uint16_t queue = 0;
+  uint64_t planned = 0;
+  std::vector<std::unique_ptr<Stream>> streams;  // as the flow's streams
+  std::vector<uint8_t> pattern;                  // stream index of the lane's frame j % pattern.size()
+  Counter sent;
+  std::unique_ptr<EntrySelector> selector;       // stateful phase 2
+  uint64_t send_end_tsc = 0;
+  uint64_t max_lag_tsc = 0;  // how far sending fell behind the schedule at worst
+  uint64_t lagged = 0;       // frames sent more than TrialControl::max_lag_tsc behind schedule
+  bool cut_off = false;      // the tester could not send everything in time
+};
+
+struct Flow {
+  FlowPlan plan;
+  uint64_t planned = 0;
+  std::vector<RateSegment> segments;  // its rates over time (one unless rate_steps)
+  std::vector<std::unique_ptr<Lane>> lanes;
+  StateTable* table = nullptr;  // stateful phase 2: frames from this table
+};
+
+struct TrialControl {
+  uint64_t tsc_hz = 0;
+  uint64_t start_tsc = 0;
+  uint64_t cutoff_tsc = 0;     // sending must end before this (the validity rule's limit)
+  uint64_t max_lag_tsc = UINT64_MAX;  // the schedule rule's tolerance (TrialPlan::max_lag); none
+  uint64_t timeout_tsc = 0;    // RFC 2544 §23 d, in ticks
+  uint64_t frame_timeout_tsc = 0;  // per-frame timeout in ticks, 0 = none
+  bool finish_early = true;
+  // Senders still sending. Each TX task decrements it once when it stops (acq_rel): a reader
+  // that loads 0 with acquire sees every sender's final counts (Stream::sent).
+  std::atomic<uint32_t> senders_running{0};
+  std::atomic<uint64_t> rx_deadline{UINT64_MAX};
+  std::atomic<bool> abort{false};
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  // Does a little work; returns false once the task has finished for this trial.
+  virtual bool poll(uint64_t now) = 0;
+  virtual uint16_t port() const = 0;
+  virtual uint16_t queue() const = 0;
+  virtual void begin() {}  // the trial's start time is set: last preparations
+};
+
+struct Worker {
+  unsigned lcore = 0;
+  std::vector<Task*> tasks;
+  std::atomic<bool> finished{false};
+  void run();
+};
+
+class RxTask;
+
+// One receiving port's capture sample (TrialPlan::capture), shared by its RX queues: each
+// sampled frame claims a place first, so the port keeps its first `limit` sampled frames
+// whatever queue they came in on. A claim is one atomic operation per sampled frame (at most
+// limit + queues per trial), none once the sample is full.
+struct PortCapture {
+  std::atomic<uint32_t> claimed{0};
+  uint32_t limit = 0;
+};
+
+class Trial {
+ public:
+  // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
+  // `tables`: the Responder state tables per port, which phase 1 fills (plan.learn) and phase
+  // 2 reads (from_table); they outlive the trial. `io` carries every burst. `queues`: TX/RX
+  // queue pairs per port. Throws ExecutionFailure when a flow asks for a state table that is
+  // not there, or the plan needs more stream ids than the tag has.
+  Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
+        const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables,
+        uint16_t queues = 1);
+  ~Trial();
+  // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
+  // every millisecond on the calling thread while workers run; it may request an abort.
+  void run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick);
+  void request_abort() { control_.abort.store(true); }
+  // Counts so far, readable while the workers run.
+  std::vector<FlowProgress> progress() const;
+  // The trial's report, once run() returned; elapsed_s: the whole trial as the caller saw it.
+  TrialReport result(double elapsed_s) const;
+
+ private:
+  TrialPlan plan_;
+  TrialControl control_;
+  std::vector<std::unique_ptr<Flow>> flows_;
+  std::vector<std::unique_ptr<Task>> tasks_;
+  std::vector<RxTask*> receivers_;  // by port, then queue
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::map<uint16_t, StateTable*> learning_;  // the tables this trial fills, by port
+  std::optional<uint16_t> initiator_table_port_;  // over TCP: the Initiator's table
+  // Capture: the copies' pool, per receiving port the shared claim counter and, once the
+  // workers are done, the pcapng file (written on the calling thread, not in the RX loop).
+  rte_mempool* capture_pool_ = nullptr;
+  std::map<uint16_t, std::unique_ptr<PortCapture>> capture_ports_;
+  std::map<uint16_t, CaptureReport> captures_;
+  uint64_t wall_ns0_ = 0, wall_tsc0_ = 0;  // a realtime clock reading and the TSC at that moment
+  void write_captures();
+
+  // The set-up steps of the constructor besides each stream's own (runtime.cpp).
+  struct Learning {  // a table this trial fills: on a port, from a flow's frames
+    uint16_t port;
+    size_t flow;
+    int ip_version;
+  };
+  std::vector<Learning> set_up_learning(std::vector<std::unique_ptr<StateTable>>& tables);
+  void link_answers();
+  void set_up_capture(const std::map<uint16_t, std::vector<RxTask*>>& receivers);
+};
+
+}  // namespace xlp

@@ -1,0 +1,292 @@
+// The receiving task of an RX queue (RxTask): classifies and counts what arrives, answers
+// ARP/ND, learns stateful tuples, samples captures. The trial (runtime.cpp) gives it streams and
+// reads its results (trial_report.cpp, capture.cpp).
+#pragma once
+#include "dataplane/runtime.hpp"
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+#include <rte_pcapng.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/errors.hpp"
+
+namespace xlp {
+
+// Receives on one RX queue of a port: recognises this trial's test frames, counts them per
+// sub-stream in the queue's own Receiver, and counts everything else as foreign. Ends at the
+// global timeout after the last sender stopped, or earlier when every frame sent to this
+// port has arrived on one of its queues (finish_early).
+class RxTask final : public Task {
+ public:
+  RxTask(uint16_t port, uint16_t queue, uint8_t trial_tag, TrialControl& ctl, BurstIo& io,
+         const PortIdentity& id, rte_mempool* pool)
+      : port_(port), queue_(queue), tag_(trial_tag), ctl_(ctl), io_(io), identity_(id), pool_(pool) {
+    sinks_.fill({});
+  }
+  void add_stream(uint8_t id, Stream* s) {
+    sinks_[id] = {s, s->receivers.at(queue_).get()};
+    streams_.push_back(s);
+  }
+  // Stateful phase 1: the four-tuples of sub-stream `id` go into this queue's own table
+  // (merged into the port's table after the trial: no table shared between workers).
+  void learn_from(uint8_t id, const StateTable& like) {
+    if (!learned_) learned_ = std::make_unique<StateTable>(like.ip_version(), like.capacity(), like.tcp());
+    learn_[id] = true;
+  }
+  // Capture: sample this queue's test frames (and foreign frames when `foreign`) into copies
+  // from `pool`, sharing the port's claims; every `stride`-th candidate of this queue.
+  void capture_into(PortCapture* port, const CapturePlan& plan, uint32_t snaplen, rte_mempool* pool) {
+    capture_ = port;
+    capture_foreign_ = plan.foreign;
+    capture_stride_ = plan.stride;
+    capture_snaplen_ = snaplen;
+    capture_pool_ = pool;
+    copies_.reserve(plan.frames);
+  }
+  // The copies (rte_pcapng_copy's EPB-formatted mbufs) with their receive TSC; the caller
+  // takes ownership.
+  std::vector<std::pair<uint64_t, rte_mbuf*>> take_copies() { return std::move(copies_); }
+  uint64_t capture_missed() const { return capture_missed_; }
+  ~RxTask() override {
+    for (auto& c : copies_) rte_pktmbuf_free(c.second);
+  }
+  const StateTable* learned() const { return learned_.get(); }
+  uint64_t foreign() const { return foreign_; }
+  uint64_t fragmented() const { return fragmented_; }
+  uint64_t answered() const { return answered_; }
+  uint64_t test_frames() const { return test_frames_; }
+  uint16_t port() const override { return port_; }
+  uint16_t queue() const override { return queue_; }
+
+  bool poll(uint64_t now) override {
+    uint16_t n = 0;
+    // While replies wait for the TX queue, nothing more is taken from the RX queue: the replies
+    // keep their order, and a TX queue that stays full shows as the port's RX drops.
+    if (replying_ == 0 || flush_replies()) {
+      rte_mbuf* bufs[kMaxBurst];
+      n = io_.receive(port_, queue_, bufs, kMaxBurst);
+      if (n > 0) {
+        const uint64_t rx_tsc = rte_rdtsc();
+        uint16_t done = 0;
+        for (uint16_t i = 0; i < n; ++i) {
+          Stream* reply = classify(bufs[i], rx_tsc);
+          if (reply) {
+            replies_[replying_] = bufs[i];
+            reply_streams_[replying_++] = reply;
+          } else {
+            bufs[done++] = bufs[i];
+          }
+        }
+        rte_pktmbuf_free_bulk(bufs, done);
+        if (replying_ > 0) flush_replies();
+      }
+    }
+    if (now >= ctl_.rx_deadline.load(std::memory_order_relaxed)) return finish();
+    if (ctl_.abort.load(std::memory_order_relaxed)) return finish();
+    // Acquire: all_arrived() reads the senders' Stream::sent (see TrialControl).
+    if (n == 0 && replying_ == 0 && ctl_.finish_early && ctl_.senders_running.load(std::memory_order_acquire) == 0 &&
+        all_arrived())
+      return finish();
+    return true;
+  }
+
+ private:
+  struct Sink {
+    Stream* stream = nullptr;
+    Receiver* rx = nullptr;
+  };
+
+  // Counts a received frame; returns the stream whose reply it now holds (written in place,
+  // TCP), or nullptr when the frame is done with.
+  Stream* classify(rte_mbuf* m, uint64_t rx_tsc) {
+    TestTag tag;
+    const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
+    const Sink* sink = nullptr;
+    // A frame of several segments (a jumbo frame from a ring port or a NIC's scatter RX) has
+    // its headers and tag in the first one; its length is pkt_len.
+    if (!parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
+        !(sink = &sinks_[tag.stream])->stream) {
+      if (is_ip_fragment(data, m->data_len)) ++fragmented_;
+      else ++foreign_;
+      if (capture_ && capture_foreign_) sample(m, rx_tsc);
+      if (answer_neighbor(io_, port_, queue_, m, identity_, pool_)) ++answered_;
+      return nullptr;
+    }
+    ++test_frames_;
+    if (capture_) sample(m, rx_tsc);  // whatever its fate below: a bad length is worth seeing
+    Receiver& r = *sink->rx;
+    Stream& st = *sink->stream;
+    // The length as expected, less what a tunnel entry point may add between its header and
+    // the packet: an encapsulation limit option (RFC 2473 §4.1.1; Linux ip6tnl adds one).
+    const uint32_t added = tag.l3_offset > tag.outer_offset ? tag.l3_offset - tag.outer_offset - uint32_t(kIpv6Header) : 0;
+    if (m->pkt_len - added != st.rx_len) {
+      ++r.bad_length;
+      return nullptr;
+    }
+    if (!(tag.vlan == st.rx_vlan)) {  // the DUT sent it out on another VLAN
+      ++r.bad_vlan;
+      return nullptr;
+    }
+    if (const auto& ce = st.rx_ce; ce && !ce_received_consistent(*ce, tag, data)) {
+      ++r.wrong_ce;  // delivered to another CE than its fields name, or mapped wrongly
+      return nullptr;
+    }
+    if (const auto& check = st.rx_check) {  // the headers the DUT wrote (header_check.hpp)
+      const uint32_t l4_len = m->pkt_len - tag.l4_offset;
+      const Verdict v = check->judge(data, tag, l4_len, check->checksums() ? l4_sum(m, tag.l4_offset) : 0);
+      if (v != Verdict::kGood) {
+        ++r.header_faults[size_t(v)];
+        return nullptr;
+      }
+    }
+    if (st.tcp && (tag.l4 != kProtoTcp || !expected_segment(st.tcp->step, st.tcp->key, tcp_view(data, tag)))) {
+      ++r.tcp_unexpected;
+      return nullptr;
+    }
+    Stream* reply = nullptr;
+    uint64_t seq;
+    switch (r.seq.record(tag.seq, seq)) {
+      case SequenceTracker::Result::kNew: {
+        const uint64_t delay = (rx_tsc - tag.timestamp) & kTimestampMask;
+        if (ctl_.frame_timeout_tsc && delay > ctl_.frame_timeout_tsc) {
+          r.late.add(1);  // too late to count: lost, as with RFC 2544's global timeout
+          break;
+        }
+        if (learn_[tag.stream] && !learned_->full())
+          learned_->learn(data + tag.l3_offset, tag.outer_offset != tag.l3_offset ? data + tag.outer_offset : nullptr,
+                          tag.ce);
+        if (st.reply) reply = answer_in_place(m, st, tag);
+        r.received.add(1);
+        if (r.delays) {
+          r.delays->add(delay);  // it keeps the exact min, max and mean as well
+        } else {
+          if (delay < r.delay_min) r.delay_min = delay;
+          if (delay > r.delay_max) r.delay_max = delay;
+          r.delay_sum += delay;
+        }
+        if (r.ipdv) r.ipdv->add(seq, int64_t(delay));
+        if (r.tagged) r.tagged->record(seq, int64_t(delay));
+        break;
+      }
+      case SequenceTracker::Result::kDuplicate: ++r.duplicates; break;
+      case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
+    }
+    return reply;
+  }
+
+  // The one's complement sum (sum_native) of a frame's bytes from `off` to its end, over
+  // every segment (a jumbo frame's tail). A segment that starts at an odd byte of the run has
+  // its words the other way round: its folded sum is swapped (RFC 1071 §2 (B)).
+  [[gnu::always_inline]] static uint64_t l4_sum(const rte_mbuf* m, uint32_t off) {
+    if (m->nb_segs == 1) return sum_native(rte_pktmbuf_mtod_offset(m, const uint8_t*, off), m->data_len - off);
+    uint64_t sum = 0;
+    bool odd = false;
+    for (const rte_mbuf* s = m; s; s = s->next) {
+      uint32_t len = s->data_len;
+      if (off >= len) {
+        off -= len;
+        continue;
+      }
+      const uint64_t part = sum_native(rte_pktmbuf_mtod_offset(s, const uint8_t*, off), len - off);
+      sum += odd ? __builtin_bswap16(fold(part)) : part;
+      odd ^= ((len - off) & 1) != 0;
+      off = 0;
+    }
+    return sum;
+  }
+
+  // Writes the TCP reply to `m`'s segment (of stream `st`, expected) over it: returns the
+  // answering stream, or nullptr when the buffer cannot hold the reply (counted as unsent: the
+  // trial is then invalid). The reply is counted before the frame it answers, so that a
+  // receiver that sees the frame counted also sees its reply (settled()).
+  Stream* answer_in_place(rte_mbuf* m, const Stream& st, const TestTag& tag) {
+    Stream& reply = *st.reply;
+    const uint32_t size = reply.segment->tmpl.size();
+    reply.replies.add(1);
+    if (m->nb_segs != 1 || uint32_t(m->data_len) + rte_pktmbuf_tailroom(m) < size) {
+      ++reply.unsent;
+      std::atomic_thread_fence(std::memory_order_release);
+      return nullptr;
+    }
+    uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+    write_segment(data, *reply.segment, answer(st.tcp->step, st.tcp->key, tcp_view(data, tag), tag.seq, tag.timestamp));
+    m->data_len = uint16_t(size);
+    m->pkt_len = size;
+    m->ol_flags = 0;
+    std::atomic_thread_fence(std::memory_order_release);
+    return &reply;
+  }
+
+  // Offers the waiting replies to the TX queue; true when all were taken.
+  bool flush_replies() {
+    const uint16_t sent = io_.send(port_, queue_, replies_ + first_reply_, replying_);
+    first_reply_ = uint16_t(first_reply_ + sent);
+    replying_ = uint16_t(replying_ - sent);
+    if (replying_ == 0) first_reply_ = 0;
+    return replying_ == 0;
+  }
+
+  // The task ends: replies the TX queue never took are unsent.
+  bool finish() {
+    for (uint16_t i = first_reply_; i < first_reply_ + replying_; ++i) ++reply_streams_[i]->unsent;
+    rte_pktmbuf_free_bulk(replies_ + first_reply_, replying_);
+    replying_ = first_reply_ = 0;
+    return false;
+  }
+
+  // A bounded copy: at most the port's limit of frames per trial, then not even the claim.
+  void sample(const rte_mbuf* m, uint64_t rx_tsc) {
+    if (capture_full_ || capture_seen_++ % capture_stride_ != 0) return;
+    if (capture_->claimed.fetch_add(1, std::memory_order_relaxed) >= capture_->limit) {
+      capture_full_ = true;
+      return;
+    }
+    rte_mbuf* c = rte_pcapng_copy(port_, queue_, m, capture_pool_, capture_snaplen_, rx_tsc, RTE_PCAPNG_DIRECTION_IN);
+    if (c) copies_.emplace_back(rx_tsc, c);
+    else ++capture_missed_;
+  }
+
+  bool all_arrived() const {
+    for (const Stream* s : streams_)
+      if (!settled(*s)) return false;
+    return true;
+  }
+
+  // Every frame of `s` that will arrive has: all its sender sent (the caller saw the senders
+  // stop), or for an answering stream, its cause is settled and every reply built arrived.
+  static bool settled(const Stream& s) {
+    if (!s.cause) return s.arrived() >= s.sent;
+    if (!settled(*s.cause)) return false;
+    // The cause's frames were counted after their replies (answer_in_place): this acquire
+    // fence pairs with that release fence, so the replies read below include them all.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    return s.arrived() >= s.replies.get();
+  }
+
+  uint16_t port_, queue_;
+  uint8_t tag_;
+  TrialControl& ctl_;
+  BurstIo& io_;
+  const PortIdentity& identity_;
+  rte_mempool* pool_;
+  std::array<Sink, 256> sinks_;
+  std::vector<Stream*> streams_;
+  uint64_t foreign_ = 0, fragmented_ = 0, answered_ = 0, test_frames_ = 0;
+  std::array<bool, 256> learn_{};
+  std::unique_ptr<StateTable> learned_;  // stateful phase 1: this queue's part of the table
+  PortCapture* capture_ = nullptr;       // none: no capture in this trial
+  bool capture_foreign_ = false, capture_full_ = false;
+  uint32_t capture_stride_ = 1, capture_snaplen_ = 0;
+  uint64_t capture_seen_ = 0, capture_missed_ = 0;
+  rte_mempool* capture_pool_ = nullptr;
+  std::vector<std::pair<uint64_t, rte_mbuf*>> copies_;
+  // TCP replies waiting for the TX queue, from first_reply_ on, with the streams they belong to.
+  rte_mbuf* replies_[kMaxBurst];
+  Stream* reply_streams_[kMaxBurst];
+  uint16_t replying_ = 0, first_reply_ = 0;
+};
+
+}  // namespace xlp

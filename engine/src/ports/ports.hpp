@@ -1,0 +1,117 @@
+// Port set-up and the ports' life between trials: the mbuf pool, N RX/TX queue pairs per
+// DPDK port, what hello reports about them, ARP/ND service and neighbour resolution.
+#pragma once
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ports/io.hpp"
+#include "protocol/report.hpp"
+#include "emulation/statetable.hpp"
+
+namespace xlp {
+
+// Two ports wired to each other through a pair of rte_rings inside this process: what one
+// sends the other receives (a tester self-test without any kernel or NIC in the path), one
+// ring per queue and direction. Call before Ports is built. Throws ExecutionFailure.
+void create_ring_pair(const std::string& name, uint16_t queues);
+
+// Descriptors per queue (drivers clamp them to what they offer). RX gets more: a worker that
+// stalls for a few milliseconds (on a CPU it shares with the kernel) must find its frames still
+// queued when it polls again. With 1,024, an af_xdp port's kernel RX ring overflowed in a lab
+// run at 100,000 frames/s (10 ms of frames; drops that DPDK's imissed does not count, only the
+// interface's rx_dropped); with 4,096 the same run passed. The PMD's fixed reserve of fill
+// buffers then bounds the room (the drops seen since were fill-ring drops, counted in imissed).
+inline constexpr unsigned kRxDescriptors = 4096;
+inline constexpr unsigned kTxDescriptors = 1024;
+
+// Raises the send buffer of every AF_XDP socket of this process to kAfXdpSendBuffer (why:
+// ports.cpp). Ports calls it once its ports have started.
+inline constexpr int kAfXdpSendBuffer = 16 << 20;
+void enlarge_af_xdp_send_buffers();
+
+// Up to this frame size (on the wire) a port needs no set-up for jumbo frames: one 2048-byte
+// mbuf segment holds the frame, and so does an af_packet ring slot of the default 2048 bytes.
+constexpr uint32_t kAfPacketDefaultMaxFrame = 1920;
+// The af_packet ring slot (framesz = blocksz, one slot per block: the PMD addresses slot i at
+// i x framesz, so no block may end in padding) that the front end configures for frames up to
+// `max_frame` bytes: room for the kernel's tpacket header, page-aligned.
+inline uint32_t af_packet_slot(uint32_t max_frame) { return (max_frame + 96 + 4095) / 4096 * 4096; }
+
+struct PortCounters {
+  rte_eth_stats eth{};
+  uint64_t kernel_rx_dropped = 0;
+  std::string kernel_interface;
+};
+
+// What a port's counters say it dropped between two readings, with its first `queues` RX
+// queues' q_errors.
+PortDrops drops_between(const PortCounters& before, const PortCounters& after, uint16_t queues);
+
+// The kernel interface (in this network namespace) whose MAC address is `mac`, for af_xdp
+// ports (the driver whose interface's rx_dropped are the tester's drops); "" otherwise.
+std::string kernel_interface_of(const std::string& driver, const std::array<uint8_t, 6>& mac);
+
+class Ports {
+ public:
+  // Configures and starts every DPDK port with `queues` RX/TX queue pairs (RSS over the RX
+  // queues where the driver offers it). Throws ExecutionFailure naming the port and the step
+  // that failed.
+  // `max_frame`: the largest frame to carry (on the wire, FCS and VLAN tags included). Above
+  // one mbuf segment (jumbo frames) the ports get multi-segment TX where the driver needs to
+  // be told, and receive either by scatter RX into chained segments (NICs that offer it, with
+  // their MTU raised) or into mbufs of a pool whose data room holds a whole frame (drivers
+  // that copy each frame into one mbuf, such as af_packet).
+  explicit Ports(uint16_t queues = 1, uint32_t max_frame = kDefaultMaxFrame);
+  ~Ports();  // stops and closes the ports
+  Ports(const Ports&) = delete;
+  Ports& operator=(const Ports&) = delete;
+
+  uint16_t count() const { return uint16_t(ports_.size()); }
+  uint16_t queues() const { return queues_; }
+  rte_mempool* pool() const { return pool_; }
+  BurstIo& io() { return io_; }
+  std::vector<PortIdentity>& identities() { return identities_; }
+  std::vector<std::unique_ptr<StateTable>>& tables() { return tables_; }
+  std::vector<PortInfo> info() const;
+
+  // Every port's own counters (rte_eth_stats, and its kernel interface's rx_dropped), in port
+  // order: two readings around a trial give the frames the tester itself dropped in it
+  // (drops_between).
+  std::vector<PortCounters> counters() const;
+
+  // Between trials: answers ARP/ND on every port and discards everything else, so the DUT
+  // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
+  void service(const std::function<void(uint16_t, const rte_mbuf*)>& inspect = nullptr);
+
+  // Asks for the MAC address of `target` (ARP / Neighbor Solicitation every 0.5 s, with the
+  // tags of `vlan`) until a reply, `timeout` seconds, or `stop()`.
+  std::optional<std::array<uint8_t, 6>> resolve(uint16_t port, int ip_version, const uint8_t* own_ip,
+                                                const uint8_t* target, const VlanStack& vlan, double timeout,
+                                                const std::function<bool()>& stop);
+
+ private:
+  void start_ports();
+  void close();
+
+  uint16_t queues_;
+  uint32_t max_frame_;
+  rte_mempool* pool_ = nullptr;
+  rte_mempool* jumbo_rx_pool_ = nullptr;  // created for the first port that needs it
+  EthdevIo io_;
+  std::vector<std::string> rx_spread_;  // per port
+  std::vector<uint16_t> ports_;
+  std::vector<PortIdentity> identities_;               // per port: MAC and the addresses it answers for
+  std::vector<std::string> kernel_interfaces_;         // per port: its kernel interface, or ""
+  std::vector<std::unique_ptr<StateTable>> tables_;    // per port: the Responder's state table
+};
+
+}  // namespace xlp

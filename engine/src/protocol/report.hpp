@@ -1,0 +1,194 @@
+// What the engine reports, as plain values: the data plane fills these, the protocol unit
+// serialises them (docs/protocol.md). No JSON and no DPDK here, so result building can be
+// tested on its own.
+#pragma once
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/header_check.hpp"
+
+namespace xlp {
+
+struct PortInfo {
+  uint16_t index = 0;
+  std::string name, driver;
+  std::array<uint8_t, 6> mac{};
+  uint32_t link_speed_mbps = 0;  // 0: unknown
+  bool link_up = false;
+  uint16_t rx_queues = 0, tx_queues = 0;  // as configured (not the driver's maximum)
+  uint16_t max_queues = 0;                // the most RX/TX queue pairs the driver offers
+  std::string rx_spread;                  // how frames are spread over the RX queues
+  bool hw_timestamp = false;     // the NIC offers RX timestamps
+};
+
+struct HelloReport {
+  std::string engine, dpdk;
+  uint64_t tsc_hz = 0;
+  unsigned main_lcore = 0;
+  std::vector<unsigned> workers;
+  std::vector<PortInfo> ports;
+};
+
+// One-way delays of a stream's received frames, in ns.
+struct DelayRange {
+  double min = 0, mean = 0, max = 0;
+};
+
+// The delay histogram of a stream (RFC 8219 §7.3): exact count/min/max/mean, percentiles to
+// the histogram's resolution, and its non-empty buckets.
+struct DelayDistribution {
+  struct Bucket {
+    double low_ns = 0, high_ns = 0;
+    uint64_t count = 0;
+  };
+  uint64_t count = 0;
+  double min_ns = 0, max_ns = 0, mean_ns = 0, p50_ns = 0, p99_ns = 0, p999_ns = 0;
+  double relative_error = 0;
+  std::vector<Bucket> buckets;
+};
+
+struct IpdvSummary {
+  uint64_t count = 0;
+  double min_ns = 0, median_ns = 0, max_ns = 0;
+};
+
+// RFC 8219 §7.2: the delay of each tagged frame, none for a lost or late one.
+struct TaggedDelays {
+  uint64_t lost = 0;
+  std::vector<std::optional<double>> delays_ns;
+};
+
+// One stream's counts when a kind has several (IMIX: one stream per frame size).
+struct SizeReport {
+  uint32_t frame_size = 0, rx_frame_size = 0;
+  uint64_t sent = 0, received = 0, bad_length = 0;
+};
+
+struct StreamReport {
+  std::string kind;  // "foreground" | "background"
+  uint64_t sent = 0, received = 0, duplicates = 0, reordered = 0, bad_length = 0, out_of_range = 0;
+  uint64_t bad_vlan = 0;  // test frames of the stream that arrived with other VLAN IDs than rx_vlan
+  // With ce.rx_fields: test frames whose CE fields name no CE in use, or disagree on which.
+  std::optional<uint64_t> wrong_ce;
+  // TCP: segments of the stream that were not the handshake step it expects (wrong flags or
+  // acknowledgement: docs/tcp.md), not counted as received.
+  std::optional<uint64_t> tcp_unexpected;
+  // With rx (header checks): test frames counted by their verdict (index Verdict; the good
+  // ones, index 0, are the received), not counted as received.
+  std::optional<std::array<uint64_t, kVerdicts>> header_faults;
+  uint32_t frame_size = 0, rx_frame_size = 0;
+  std::optional<DelayRange> delay_ns;      // when a frame was received
+  std::optional<uint64_t> late;            // with a per-frame timeout
+  std::optional<DelayDistribution> delay;  // delay.histogram
+  std::optional<IpdvSummary> ipdv;         // delay.ipdv
+  std::optional<TaggedDelays> tagged;      // delay.tagged (foreground only)
+  std::vector<SizeReport> sizes;           // per stream, when the kind has several
+};
+
+// A run of consecutive frames of a flow (in its sending order) that never arrived, by the
+// frames' scheduled send times in s after the trial's start (RFC 6201's timestamp method:
+// first_after_s - last_before_s; its frame-loss method: frames / rate).
+struct LossPeriod {
+  double first_lost_s = 0, last_lost_s = 0;
+  uint64_t frames = 0;
+  std::optional<double> last_before_s, first_after_s;  // none at the trial's start / end
+};
+
+struct LossReport {
+  uint64_t periods = 0, lost = 0;
+  std::vector<LossPeriod> first;  // the first kMaxListed periods
+  std::vector<LossPeriod> last;   // the last kMaxListed periods, in order
+  std::optional<LossPeriod> longest;
+  static constexpr size_t kMaxListed = 100;
+};
+
+// What one TX queue (a lane of the flow) sent.
+struct QueueSendReport {
+  uint16_t queue = 0;
+  uint64_t planned = 0, sent = 0;
+  double send_time = 0, max_lag_us = 0;
+  std::optional<uint64_t> lagged;  // frames sent more than max_lag late (with TrialPlan::max_lag)
+};
+
+struct FlowReport {
+  std::string name;
+  uint64_t rate = 0, planned = 0, sent = 0, received = 0;
+  double send_time = 0;   // s from the schedule's start to the end of sending (the latest queue)
+  double max_lag_us = 0;  // how far sending fell behind the schedule at worst (any queue)
+  std::optional<uint64_t> lagged;  // its queues' lagged frames (with TrialPlan::max_lag)
+  std::vector<StreamReport> streams;
+  std::vector<QueueSendReport> queues;  // per TX queue
+  std::optional<LossReport> losses;      // when the trial asked for it
+};
+
+// What one RX queue received: this trial's test frames (whatever their fate) and others.
+struct QueueReceiveReport {
+  uint16_t queue = 0;
+  uint64_t test_frames = 0, foreign = 0;
+};
+
+// The sample of a port's received frames (TrialPlan::capture) as a pcapng file.
+struct CaptureReport {
+  uint64_t frames = 0;  // in the file
+  uint64_t missed = 0;  // sampled, but no copy buffer was free (never with the engine's pool size)
+  std::string pcapng;   // the file's bytes
+};
+
+// The port's own counters over the trial (rte_eth_stats, after minus before): frames the
+// tester itself dropped (imissed: its RX ring was full; rx_nombuf: no mbuf was free) or that
+// arrived damaged (ierrors) or failed to leave (oerrors; some drivers also count frames they
+// refused, which the senders offer again).
+struct PortDrops {
+  uint64_t imissed = 0, rx_nombuf = 0, ierrors = 0, oerrors = 0;
+  // An af_xdp port: the frames its kernel interface dropped on receive (its rx_dropped: every
+  // frame its XDP program could not hand to the AF_XDP socket). DPDK 22.11's PMD counts only
+  // some of them (the socket's fill ring was empty) as imissed, and not those its ring was
+  // full for; on a veth the interface counts both kinds, so the two overlap (tester_drops).
+  uint64_t kernel_rx_dropped = 0;
+  std::string kernel_interface;  // "" when the port has none
+  // Per queue (rte_eth_stats q_errors), where kept: drivers differ in what they count there
+  // (RX drops, TX failures), so it is recorded, not judged.
+  std::vector<uint64_t> queue_errors;
+  uint64_t tester_drops() const { return rx_nombuf + std::max(imissed, kernel_rx_dropped); }
+};
+
+struct PortReport {
+  uint16_t index = 0;
+  uint64_t foreign = 0, neighbor_replies = 0;
+  uint64_t fragmented = 0;  // IP fragments (is_ip_fragment): test frames a DUT fragmented, not foreign
+  PortDrops drops;
+  std::vector<QueueReceiveReport> queues;  // per RX queue
+  std::optional<CaptureReport> capture;    // when the trial asked for one
+};
+
+struct StateTableReport {
+  uint16_t port = 0;
+  uint64_t entries = 0, capacity = 0;
+  int ip_version = 4;
+};
+
+struct TrialReport {
+  bool valid = true;
+  std::string invalid_reason;  // empty when valid
+  double elapsed = 0;          // s, the whole trial as the control thread saw it
+  std::vector<FlowReport> flows;
+  std::vector<PortReport> ports;
+  std::optional<StateTableReport> state_table;  // after a trial with learn
+  std::optional<StateTableReport> initiator_table;  // and over TCP the Initiator's (docs/tcp.md)
+};
+
+struct FlowProgress {
+  std::string name;
+  uint64_t sent = 0, received = 0;
+};
+
+struct ProgressReport {
+  double elapsed = 0;
+  std::vector<FlowProgress> flows;
+};
+
+}  // namespace xlp
