@@ -6,7 +6,7 @@
 import json
 
 from ..frames.imix import imix_period
-from ..frames.stack import tcp_frame_size
+from ..frames.stack import IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_SYN
 from ..frames.kinds.ipv4aas import BR_ROLES, CE_ROLES, OPERATOR_SIDE, ROLE_NAMES, TECHNOLOGY_NAMES
 from .collect import Entry
 from .document import Document
@@ -194,10 +194,10 @@ def _frame_sizes(entry: Entry) -> list[str]:
              f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
              for name, d in entry.summary.get("directions", {}).items()]
     if _tcp(entry):  # the configured size names phase 2's data segments
-        syn, other = tcp_frame_size(4, syn=True), tcp_frame_size(4, syn=False)
-        sizes = [f"TCP segments without payload: {syn} B SYN and SYN-ACK, {other} B ACK, FIN and RST "
-                 f"(IPv4; IPv6 {tcp_frame_size(6, syn=False) - other} B more; in a DS-Lite softwire "
-                 f"{tcp_frame_size(4, False, tunnelled=True) - other} B more); data segments (phase 2): "
+        segments = ", ".join(f"{IPV4.carrying(segment).min_frame} B {segment.segments}"
+                             for segment in (TCP_SYN, TCP_ACK))
+        sizes = [f"TCP segments without payload: {segments} (IPv4; IPv6 {IPV6.ip_bytes - IPV4.ip_bytes} B "
+                 f"more; in a DS-Lite softwire {IPV4_IN_IPV6.overhead} B more); data segments (phase 2): "
                  f"{', '.join(sizes)}"]
     return sizes
 

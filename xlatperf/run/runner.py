@@ -59,7 +59,7 @@ def _direction_info(plan: TrafficPlan) -> dict:
                         "rx_frame_size": d.foreground["rx_frame_size"],
                         "background_frame_size": d.background["frame_size"] if d.background else None,
                         "speed_bps": d.speed_bps, "max_rate": d.max_rate,
-                        "stacks": list(d.stacks)}
+                        "stacks": [str(stack) for stack in d.stacks]}
         if "rx" in d.foreground:  # the header checks, for the report (docs/protocol.md)
             info[d.name] |= {"ttl": d.foreground["ttl"], "tos": d.foreground["tos"],
                              "rx": d.foreground["rx"]}
