@@ -7,7 +7,7 @@ import json
 
 from ..frames.imix import imix_period
 from ..frames.stack import IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_SYN
-from ..frames.kinds.ipv4aas import BR_ROLES, CE_ROLES, OPERATOR_SIDE, ROLE_NAMES, TECHNOLOGY_NAMES
+from ..frames.technology import CE_SOURCES, TECHNOLOGIES, Part
 from .collect import Entry
 from .document import Document
 from .families import family
@@ -74,26 +74,25 @@ def _variation(config: dict) -> str:
     return "; ".join(parts) + f"; seed {config.get('traffic.seed')}"
 
 
-SOURCES = {"map": "a MAP rule", "b4": "numbered B4s", "softwires": "a binding table"}
-
-
 def _ipv4aas_setup(entry: Entry, config) -> str:
     """What the DUT is in an IPv4-as-a-Service set-up and what the tester plays (docs/ipv4aas.md)."""
-    technology, role = config.get("ipv4aas.technology"), config.get("ipv4aas.role")
-    if not technology:
+    if not config.get("ipv4aas.technology"):
         return ""
-    name = TECHNOLOGY_NAMES[technology]
-    if role == "dual":
+    technology = TECHNOLOGIES[config.get("ipv4aas.technology")]
+    role = technology.role(config.get("ipv4aas.role"))
+    name = technology.name
+    if role.part is Part.DUAL:
         return f" ({name} dual DUT, CE and BR: RFC 8219 §4.2 Figure 2; docs/ipv4aas.md)"
-    if role in CE_ROLES:
-        return (f" ({name}: the DUT is one {ROLE_NAMES[role]}, {config.get('ipv4aas.ce_ipv6')}; the right "
-                f"port plays its {OPERATOR_SIDE[technology]}; docs/ipv4aas.md)")
+    if technology.plays_operator(role):
+        return (f" ({name}: the DUT is one {role.name}, {config.get('ipv4aas.ce_ipv6')}; the right "
+                f"port plays its {technology.operator.name}; docs/ipv4aas.md)")
     ces = next((d["ces"] for d in entry.summary.get("directions", {}).values() if "ces" in d), None)
-    if role in BR_ROLES and ces:
-        return (f" ({name} {ROLE_NAMES[role]}: {ces['count']:,} CEs emulated on the left from "
-                f"{SOURCES[ces['source']]}, one per frame, "
+    if technology.emulates_ces(role) and ces:
+        source = next(source for source in CE_SOURCES if source.key == ces["source"])
+        return (f" ({name} {role.name}: {ces['count']:,} CEs emulated on the left from "
+                f"{source.description}, one per frame, "
                 f"{'pseudorandomly' if ces['mode'] == 'random' else 'in turn'}; docs/ipv4aas.md)")
-    return f" ({name}: the DUT is the {ROLE_NAMES[role]}; docs/ipv4aas.md)"
+    return f" ({name}: the DUT is the {role.name}; docs/ipv4aas.md)"
 
 
 def _tcp(entry: Entry) -> bool:
