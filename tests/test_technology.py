@@ -52,6 +52,9 @@ def test_the_wire_says_how_ipv4_crosses_the_operators_network():
     # NAT44 (RFC 6333 §6.6); MAP-T's DMR and 464XLAT's PLAT prefix are RFC 6052 prefixes.
     assert [k for k, t in TECHNOLOGIES.items() if t.tunnel_carries_tos] == ["ds-lite", "lw4o6"]
     assert [k for k, t in TECHNOLOGIES.items() if t.operator_nat44] == ["ds-lite"]
+    # A CE owns its address and port set, but DS-Lite's B4s, which share one private address.
+    assert {k: t.ce_fields for k, t in TECHNOLOGIES.items() if t.ce_source} == {
+        "ds-lite": [], "lw4o6": ["ipv4", "port"], "map-e": ["ipv4", "port"], "map-t": ["ipv4", "port"]}
     assert {k: t.prefix_key for k, t in TECHNOLOGIES.items() if t.prefix_key} == {"464xlat": "pref64", "map-t": "dmr"}
 
 

@@ -83,6 +83,13 @@ class Technology:
         return not self.wire.encapsulated
 
     @property
+    def ce_fields(self) -> list[str]:
+        """The fields of its IPv4 traffic each CE owns (the protocol's `ce` fields): its address
+        and its port set (RFC 7597 §5.1, RFC 7596 §5.1); none where the CEs share one private
+        address that the operator's NAT44 translates (DS-Lite's B4s)."""
+        return [] if self.operator_nat44 else ["ipv4", "port"]
+
+    @property
     def operator(self) -> Role:
         """The role of the operator's side (what a CE's tunnels or translated packets go to)."""
         return next(role for role in self.roles if role.part is Part.OPERATOR)

@@ -236,14 +236,15 @@ class EncapsulationTraffic(_EmulatedCes):
 
     def stream_keys(self, config, direction):
         # B4s own no port set, and the AFTR's NAT44 rewrites what they send (RFC 6333 §6.6): only
-        # frames towards them are checked. MAP-E and lw4o6 keep a CE's address and port.
-        stateless = not technology_of(config).operator_nat44
-        own = ["ipv4", "port"] if stateless else ["ipv4"]
+        # frames towards them are checked, for the private address they share. MAP-E and lw4o6
+        # keep a CE's address and port.
+        owned = technology_of(config).ce_fields
+        written = owned or ["ipv4"]
         if direction == "forward":
             return {"tunnel": {"src_ip": config.left.ipv6 or config.ipv4aas.endpoint_ipv6,
                                "dst_ip": config.ipv4aas.endpoint_ipv6},
-                    "ce": ce_request(config, "src", ["tunnel"] + own, own if stateless else [])}
-        return {"ce": ce_request(config, "dst", own if stateless else [], ["tunnel"] + own)}
+                    "ce": ce_request(config, "src", ["tunnel"] + written, owned)}
+        return {"ce": ce_request(config, "dst", owned, ["tunnel"] + written)}
 
 
 class MapTTraffic(_EmulatedCes):
@@ -293,9 +294,7 @@ class _EmulatedBr(_Ipv4aasTraffic):
     def own_fields(config) -> list[str]:
         """The CE's fields the left port writes (its address and ports: a CE without NAPT44);
         none for a B4 (it keeps its LAN's) or a CE that translates (stateful)."""
-        if technology_of(config).operator_nat44 or config.stateful.enabled:
-            return []
-        return ["ipv4", "port"]
+        return [] if config.stateful.enabled else technology_of(config).ce_fields
 
 
 class EncapsulatingCeTraffic(_EmulatedBr):
@@ -318,7 +317,7 @@ class EncapsulatingCeTraffic(_EmulatedBr):
     def stream_keys(self, config, direction):
         # What arrives at the right port must be in the CE's tunnel, from its address and port
         # set (a B4's NAT-free IPv4 is its LAN's: only the tunnel names it).
-        checked = [] if technology_of(config).operator_nat44 else ["ipv4", "port"]
+        checked = technology_of(config).ce_fields
         own = self.own_fields(config)
         if direction == "forward":
             return {"ce": ce_request(config, "src", own, ["tunnel"] + checked)}
