@@ -6,8 +6,8 @@
 import json
 
 from ..frames.imix import imix_period
-from ..frames.stack import IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_SYN
-from ..frames.technology import CE_SOURCES, TECHNOLOGIES, Part
+from ..frames.stack import IPV4, IPV6, TCP_ACK, TCP_SYN
+from ..frames.technology import CE_SOURCES, DS_LITE, TECHNOLOGIES, Part
 from .collect import Entry
 from .document import Document
 from .families import family
@@ -196,7 +196,7 @@ def _frame_sizes(entry: Entry) -> list[str]:
         segments = ", ".join(f"{IPV4.carrying(segment).min_frame} B {segment.segments}"
                              for segment in (TCP_SYN, TCP_ACK))
         sizes = [f"TCP segments without payload: {segments} (IPv4; IPv6 {IPV6.ip_bytes - IPV4.ip_bytes} B "
-                 f"more; in a DS-Lite softwire {IPV4_IN_IPV6.overhead} B more); data segments (phase 2): "
+                 f"more; in a {DS_LITE.name} softwire {DS_LITE.wire.overhead} B more); data segments (phase 2): "
                  f"{', '.join(sizes)}"]
     return sizes
 
