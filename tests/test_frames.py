@@ -7,7 +7,8 @@ import pytest
 from xlatperf.config.schema import load_config
 from xlatperf.frames.kinds import (KINDS, frame_size_of, kind_of, largest_frame, min_frame_size,
                                    size_name_of, trial_stacks)
-from xlatperf.frames.stack import IPV4, IPV4_IN_IPV6, IPV6, frame_size, named_stack, size_name
+from xlatperf.frames.stack import (IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_DATA, TCP_SYN, UDP, frame_size,
+                                   named_stack, size_name)
 from xlatperf.util.errors import ConfigError
 from xlatperf.util.rates import max_frame_rate
 
@@ -21,6 +22,21 @@ def test_each_stack_knows_its_headers_and_smallest_frame():
     assert (IPV4.overhead, IPV6.overhead, IPV4_IN_IPV6.overhead) == (0, 0, 40)
     assert IPV4_IN_IPV6.inner == 4 and IPV4_IN_IPV6.outer == 6 and IPV4_IN_IPV6.encapsulated
     assert str(IPV4_IN_IPV6) == "IPv4 in IPv6"
+
+
+def test_the_transport_is_the_stacks_last_layer():
+    # UDP with the 18-byte tag unless a stack says otherwise; TCP with the 20-byte tag option,
+    # 4 more on a SYN or SYN-ACK (the window scale option), a data segment one byte of payload
+    # more (engine/src/frame.hpp tcp_header_size, docs/tcp.md).
+    assert IPV4.transport == UDP and IPV4.carrying(UDP) == IPV4
+    sizes = {stack: [stack.carrying(t).min_frame for t in (TCP_SYN, TCP_ACK, TCP_DATA)]
+             for stack in (IPV4, IPV6, IPV4_IN_IPV6)}
+    assert sizes == {IPV4: [82, 78, 79], IPV6: [102, 98, 99], IPV4_IN_IPV6: [122, 118, 119]}
+    # The transport changes neither the IP headers nor the frame size rule: a data segment is as
+    # long as the datagram of the same configured size.
+    tcp = IPV4_IN_IPV6.carrying(TCP_DATA)
+    assert (tcp.versions, tcp.overhead, str(tcp)) == (IPV4_IN_IPV6.versions, 40, "IPv4 in IPv6")
+    assert frame_size(128, tcp, IPV4) == frame_size(128, IPV4_IN_IPV6, IPV4) == 168
 
 
 def test_the_size_names_the_largest_frame_before_encapsulation():

@@ -7,7 +7,7 @@ import pytest
 
 from xlatperf.config.schema import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
-from xlatperf.frames.stack import tcp_frame_size
+from xlatperf.frames.stack import IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_SYN
 from xlatperf.measure.stateful import EstablishmentStep, StatefulTest
 from xlatperf.traffic.plan import TrafficPlan
 from xlatperf.util.errors import ConfigError
@@ -27,9 +27,9 @@ def cfg(*overrides):
 
 def test_segment_sizes_follow_the_engines_layout():
     # docs/protocol.md: a 40-byte TCP header with the tag option, 4 more on SYNs.
-    assert (tcp_frame_size(4, True), tcp_frame_size(4, False)) == (82, 78)
-    assert (tcp_frame_size(6, True), tcp_frame_size(6, False)) == (102, 98)
-    assert tcp_frame_size(4, True, tunnelled=True) == 122  # engine/tests/test_tcp.cpp: InAnIpv6Tunnel
+    assert (IPV4.carrying(TCP_SYN).min_frame, IPV4.carrying(TCP_ACK).min_frame) == (82, 78)
+    assert (IPV6.carrying(TCP_SYN).min_frame, IPV6.carrying(TCP_ACK).min_frame) == (102, 98)
+    assert IPV4_IN_IPV6.carrying(TCP_SYN).min_frame == 122  # engine/tests/test_tcp.cpp: InAnIpv6Tunnel
 
 
 def test_phase1_request_sends_syns_and_describes_the_replies():

@@ -10,6 +10,7 @@ import ipaddress
 
 from ..frames.addressing import RFC6052_LENGTHS
 from ..frames.kinds import BACKGROUND, kind_of
+from ..frames.technology import CLAT, role_of, technology_of
 from ..frames.trial import active_directions, has_background, lookup
 
 # RFC 6052 §2.1: the Well-Known Prefix.
@@ -52,13 +53,12 @@ def _prefixes(config) -> list[tuple[str, str, str]]:
     """The RFC 6052 prefixes that take effect, each with the key of the IPv4 address the DUT
     embeds in it (the IPv4 Internet's host) and the rule that makes its addresses RFC 6052's:
     464XLAT's PLAT prefix, MAP-T's DMR."""
-    technology = config.ipv4aas.technology
-    if technology == "464xlat":
-        return [("ipv4aas.pref64", "right.virtual_ipv4" if config.ipv4aas.role == "clat"
-                 and config.right.virtual_ipv4 else "right.ipv4", "RFC 6877 §6.1")]
-    if technology == "map-t" and config.ipv4aas.dmr:
-        return [("ipv4aas.dmr", "right.ipv4", "RFC 7599 §5.1")]
-    return []
+    technology = technology_of(config)
+    if technology is None or not technology.prefix_key or not getattr(config.ipv4aas, technology.prefix_key):
+        return []
+    # A CLAT alone sees the IPv4 server as right.virtual_ipv4 (the right port is its IPv6 image).
+    server = "right.virtual_ipv4" if role_of(config) is CLAT and config.right.virtual_ipv4 else "right.ipv4"
+    return [(f"ipv4aas.{technology.prefix_key}", server, technology.prefix_rule)]
 
 
 def _non_global(ipv4: ipaddress.IPv4Address) -> bool:
@@ -102,7 +102,8 @@ def _u_octet(config) -> list[str]:
 
 
 def _ds_lite_source(config) -> list[str]:
-    if config.ipv4aas.technology != "ds-lite" or not config.left.ipv4:
+    technology = technology_of(config)
+    if technology is None or not technology.operator_nat44 or not config.left.ipv4:
         return []
     source = ipaddress.IPv4Address(config.left.ipv4)
     if any(source in net for net in DS_LITE_SOURCES):

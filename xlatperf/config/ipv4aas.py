@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""IPv4-as-a-Service in the configuration (docs/ipv4aas.md): the [ipv4aas] section's keys, the
-technologies and the roles the DUT may play in each, and the rules of check_ipv4aas().
+"""IPv4-as-a-Service in the configuration (docs/ipv4aas.md): the [ipv4aas] section's keys and the
+rules of check_ipv4aas() (the technologies and the roles the DUT may play in each are
+frames/technology.py's).
 
 The left tester port is always the customer side (hosts, CEs, B4s, lwB4s), the right one the
 IPv4 Internet (RFC 8219 §4.2's set-ups drawn with the CE on the left). In the BR roles (an
@@ -12,22 +13,12 @@ BR: the CE is the one ipv4aas.ce_ipv6 names."""
 import ipaddress
 
 from ..frames.addressing import embed_ipv4
-from ..frames.kinds.ipv4aas import (BR_ROLES, CE_ROLES, OPERATOR_SIDE, ROLE_NAMES, ROLES, available_ces,
-                                    binding_table, ce_count, map_rule, the_ce)
+from ..frames.kinds.ipv4aas import available_ces, binding_table, ce_count, map_rule, the_ce
+from ..frames.technology import (CLAT, FROM_BINDING_TABLE, FROM_MAP_RULE, FROM_NUMBERED_B4S, MAP_T, Part,
+                                 TECHNOLOGIES, role_of, technology_of)
 from ..util.errors import key_error
 
-TECHNOLOGIES = ("",) + tuple(ROLES)
-
-# What each role needs of the sides' IP versions (left, right): the frames the tester sends and
-# receives there, inside any tunnel (a MAP-T BR's CE side is IPv6).
-SIDE_VERSIONS = {"dual": (4, 4), "clat": (4, 6), "plat": (6, 4), "aftr": (4, 4), "lwaftr": (4, 4),
-                 "br": (4, 4), "b4": (4, 4), "lwb4": (4, 4), "ce": (4, 4)}
-
-
-def side_versions(technology: str, role: str) -> tuple[int, int]:
-    if technology == "map-t" and role in ("br", "ce"):  # the CE side is translated IPv6
-        return (6, 4) if role == "br" else (4, 6)
-    return SIDE_VERSIONS[role]
+TECHNOLOGY_CHOICES = ("",) + tuple(TECHNOLOGIES)
 
 
 def prefix(version: int):
@@ -55,21 +46,20 @@ def check_ipv4aas(config) -> None:
                     "ce_ipv6"):
             if getattr(a, key):
                 raise key_error(f"ipv4aas.{key}", getattr(a, key),
-                                'takes effect only with ipv4aas.technology set (464xlat, ds-lite, '
-                                'lw4o6, map-e, map-t)')
+                                f"takes effect only with ipv4aas.technology set ({', '.join(TECHNOLOGIES)})")
         return
-    roles = ROLES[a.technology]
-    if a.role not in roles:
-        raise key_error("ipv4aas.role", a.role, f"must be one of {', '.join(roles)} with "
-                        f'ipv4aas.technology = "{a.technology}" (what the DUT is)')
-    left, right = side_versions(a.technology, a.role)
+    technology, role = technology_of(config), role_of(config)
+    if role is None:
+        raise key_error("ipv4aas.role", a.role, f"must be one of {', '.join(r.key for r in technology.roles)} "
+                        f'with ipv4aas.technology = "{a.technology}" (what the DUT is)')
+    left, right = technology.side_versions(role)
     for side, version in (("left", left), ("right", right)):
         if config.side(side).ip_version != version:
             raise key_error(f"{side}.ip_version", config.side(side).ip_version,
                             f"must be {version} with ipv4aas.role = \"{a.role}\" ({a.technology}: the "
                             f"{side} port sends and receives IPv{version}"
-                            + (" inside the tunnel" if _tunnelled(a, side) else "") + ")")
-    if a.technology in ("map-e", "map-t"):
+                            + (" inside the tunnel" if _tunnelled(config, side) else "") + ")")
+    if technology.ce_source is FROM_MAP_RULE:
         for key in ("rule_ipv6_prefix", "rule_ipv4_prefix"):
             if not getattr(a, key):
                 raise key_error(f"ipv4aas.{key}", "", f"must be set with ipv4aas.technology = "
@@ -78,7 +68,7 @@ def check_ipv4aas(config) -> None:
             map_rule(config)
         except ValueError as exc:
             raise key_error("ipv4aas.ea_bits", a.ea_bits, str(exc)) from None
-    if a.technology == "map-t" and a.role != "dual" and not a.dmr:
+    if technology is MAP_T and role.part is not Part.DUAL and not a.dmr:
         raise key_error("ipv4aas.dmr", "", "must be set with MAP-T (the Default Mapping Rule's "
                         "prefix, RFC 7599 §5.1: IPv4 destinations are embedded in it)")
     if a.dmr:
@@ -86,10 +76,10 @@ def check_ipv4aas(config) -> None:
         if length not in (32, 40, 48, 56, 64, 96):
             raise key_error("ipv4aas.dmr", a.dmr, "must have an RFC 6052 prefix length: 32, 40, 48, "
                             "56, 64 or 96")
-    if a.technology == "map-t" and a.role in ("br", "ce"):
+    if technology is MAP_T and role.part is not Part.DUAL:
         _check_embedded("right.virtual_ipv6", config, "dmr", "the CEs reach the IPv4 host right.ipv4 "
                         "at its address in the Default Mapping Rule's prefix (RFC 7599 §5.1)")
-    if a.technology == "lw4o6":
+    if technology.ce_source is FROM_BINDING_TABLE:
         if not a.binding_table:
             raise key_error("ipv4aas.binding_table", "", "must name the binding table file (CSV: "
                             "b4_ipv6,ipv4,psid,psid_length,psid_offset; docs/ipv4aas.md)")
@@ -97,54 +87,53 @@ def check_ipv4aas(config) -> None:
             binding_table(config)  # the engine's rules too (one sharing ratio per table)
         except (OSError, ValueError) as exc:
             raise key_error("ipv4aas.binding_table", a.binding_table, str(exc)) from None
-    if a.role in BR_ROLES:
-        if a.technology != "map-t" and not a.endpoint_ipv6:
+    if technology.emulates_ces(role):
+        if technology.wire.encapsulated and not a.endpoint_ipv6:
             raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {a.role.upper()}'s IPv6 "
                             "address: the emulated CEs' tunnels end there")
-        if a.technology == "ds-lite" and not config.left.ipv6:
+        if technology.ce_source is FROM_NUMBERED_B4S and not config.left.ipv6:
             raise key_error("left.ipv6", "", "must be the first B4's IPv6 address (B4 i has "
                             "left.ipv6 + i; all share left.ipv4, RFC 6333)")
         available = available_ces(config)
         if available is not None and a.ces > available:
             raise key_error("ipv4aas.ces", a.ces, f"must be in 0..{available} (the CEs the "
-                            f"{'binding table' if a.technology == 'lw4o6' else 'rule'} has; 0: all)")
+                            f"{technology.ce_source.holder} has; 0: all)")
         if ce_count(config) > 2**32:
             raise key_error("ipv4aas.ces", a.ces, f"must be set, at most {2**32}: the rule has "
                             f"{ce_count(config)} CEs, more than the tester draws from")
-        if a.technology == "ds-lite" and config.traffic.direction != "forward" \
+        if technology.operator_nat44 and config.traffic.direction != "forward" \
                 and not config.stateful.enabled:
             raise key_error("traffic.direction", config.traffic.direction,
                             'must be "forward" unless stateful.enabled = true: the AFTR\'s NAT44 '
                             "forwards IPv4 back to a B4 only after the B4 opened the binding (RFC "
                             "9693 phase 1)")
-    if a.role in CE_ROLES:
+    if technology.plays_operator(role):
         _check_ce_role(config)
-    if a.technology == "464xlat" and a.role == "clat" and config.right.virtual_ipv4:
+    if role is CLAT and config.right.virtual_ipv4:
         _check_embedded("right.ipv6", config, "pref64", "the CLAT sends the IPv4 server "
                         "right.virtual_ipv4 to its address in the PLAT's prefix (RFC 6052, RFC 6877)",
                         ipv4_key="right.virtual_ipv4")
 
 
-def _tunnelled(a, side: str) -> bool:
+def _tunnelled(config, side: str) -> bool:
     """Whether the side's frames travel inside IPv4-in-IPv6 tunnels."""
-    if a.technology in ("map-t", "464xlat"):
-        return False
-    return (side == "left" and a.role in BR_ROLES) or (side == "right" and a.role in CE_ROLES)
+    technology = technology_of(config)
+    return technology.wire.encapsulated and technology.wire_side(role_of(config)) == side
 
 
 def _check_ce_role(config) -> None:
     """A B4, lwB4 or MAP CE alone: the CE it is, the AFTR or BR the right port plays."""
-    a = config.ipv4aas
+    a, technology = config.ipv4aas, technology_of(config)
     if not a.ce_ipv6:
-        raise key_error("ipv4aas.ce_ipv6", "", f"must be the IPv6 address of the {ROLE_NAMES[a.role]} "
+        raise key_error("ipv4aas.ce_ipv6", "", f"must be the IPv6 address of the {role_of(config).name} "
                         "the DUT is (its softwire's, or its MAP address): the right port checks "
                         "that every frame comes from it and sends to it")
     try:
         _, ipv4, ports = the_ce(config)
     except ValueError as exc:
         raise key_error("ipv4aas.ce_ipv6", a.ce_ipv6, str(exc)) from None
-    if a.technology != "map-t" and not a.endpoint_ipv6:
-        raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {OPERATOR_SIDE[a.technology]}'s "
+    if technology.wire.encapsulated and not a.endpoint_ipv6:
+        raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {technology.operator.name}'s "
                         "IPv6 address, the tunnel's end the right port plays")
     if not config.right.ipv6:
         raise key_error("right.ipv6", "", "must be the right port's IPv6 address: the DUT's next hop "

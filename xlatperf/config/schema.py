@@ -24,7 +24,7 @@ from ..frames.stack import IP_STACKS, MAX_FRAME_SIZE, SENT_TTL
 from ..frames.trial import (DIRECTIONS, RFC4814_PORTS, active_directions, direction_sides, has_background,
                            lookup, size_period)
 from ..frames.imix import check_imix, mixed_length
-from .ipv4aas import TECHNOLOGIES, check_ipv4aas
+from .ipv4aas import TECHNOLOGY_CHOICES, check_ipv4aas
 from .ipv4aas import prefix as ipv4aas_prefix
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
@@ -581,8 +581,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     # IPv4-as-a-Service (docs/ipv4aas.md, xlatperf/config/ipv4aas.py): the technology, what the
     # DUT is in it, and the technology's parameters. The left port is the customer side.
     "ipv4aas": {
-        "technology": Key("", choice(*TECHNOLOGIES)),
-        "role": Key("", string),              # per technology: ipv4aas.ROLES
+        "technology": Key("", choice(*TECHNOLOGY_CHOICES)),
+        "role": Key("", string),              # per technology: frames/technology.py
         # BR roles: the CEs the left port emulates (RFC 8219 §10.1.2's n; 0 = every CE of the
         # rule or the binding table, one B4 for DS-Lite) and how a frame's CE is chosen.
         "ces": Key(0, integer(0, 2**32)),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from ..util.errors import key_error
 from ..frames.kinds import foreground_addresses
 from ..frames.kinds.ipv4aas import ce_count, emulates_ces
+from ..frames.technology import AFTR, DS_LITE, role_of
 from ..frames.trial import active_directions, has_background
 from .variation import varying_fields
 
@@ -159,10 +160,10 @@ def _check_tcp(config: dict) -> None:
         why = "no background traffic (traffic.mix): phase 1 over TCP sends only SYNs"
     elif config.traffic.imix:
         why = "no IMIX (traffic.imix): a SYN has one size"
-    elif a.technology and (a.technology, a.role) != ("ds-lite", "aftr"):
+    elif a.technology and role_of(config) is not AFTR:  # the engine's emulated B4s (docs/tcp.md)
         why = (f"not with ipv4aas.technology = {a.technology!r} and ipv4aas.role = {a.role!r}: "
-               'of the IPv4aaS set-ups, TCP goes through a DS-Lite AFTR only (technology "ds-lite", '
-               'role "aftr")')
+               f'of the IPv4aaS set-ups, TCP goes through a {DS_LITE.name} {AFTR.name} only (technology '
+               f'"{DS_LITE.key}", role "{AFTR.key}")')
     elif config.tester.queues > 1:
         why = (f"tester.queues = {config.tester.queues}: TCP handshakes need one queue per port "
                "(a reply leaves on the queue its cause arrived on)")

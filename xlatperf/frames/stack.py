@@ -1,18 +1,21 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Header stacks and frame sizes.
 
-A test frame is Ethernet (with the VLAN tags of its side), a stack of IP headers, UDP and the
-test tag in the innermost UDP payload (docs/protocol.md). The stack is what differs between
-traffic kinds: one IPv4 or IPv6 header, or IPv4 encapsulated in IPv6 (RFC 2473).
+A test frame is Ethernet (with the VLAN tags of its side), a stack of IP headers and a
+transport: UDP with the test tag in its payload, or TCP with the tag in its first option
+(docs/protocol.md "Test frame payload", docs/tcp.md). The IP headers are what differs between
+traffic kinds: one IPv4 or IPv6 header, or IPv4 encapsulated in IPv6 (RFC 2473); the transport
+is UDP unless a stateful test opens TCP connections.
 
 Frame size rule (docs/config.md "Frame size"): `traffic.frame_size` (and each IMIX size) names
 the trial's largest frame *before encapsulation*: the IPv6 frame whenever a translated or
 native IPv6 frame is part of the trial (siitperf's convention, RFC 8219 §5.1.1: 84-byte IPv6
 frames are 64-byte IPv4 frames), else the IPv4 frame. Every frame of the trial carries the same
-UDP payload, so a frame's size follows from its stack; encapsulation adds its outer headers on
-top (RFC 8219 Appendix A: X + O, O = 40 bytes for IPv4 in IPv6)."""
+transport and payload, so a frame's size follows from its IP headers; encapsulation adds its
+outer headers on top (RFC 8219 Appendix A: X + O, O = 40 bytes for IPv4 in IPv6). A TCP
+segment without payload (a handshake's, a FIN, a RST) is as small as its stack allows."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 ETHERNET_BYTES = 14       # untagged: MAC addresses and EtherType
 UDP_BYTES = 8
@@ -27,28 +30,47 @@ MAX_FRAME_SIZE = 9216     # RFC 8219 §5.1.1's largest; the engine's (hello limi
 # streams' `ttl` (docs/protocol.md): the value the receiver's TTL check counts the DUT's hops
 # down from.
 SENT_TTL = 10
-# TCP (docs/protocol.md "Test frame payload", docs/tcp.md): the header with the tag in its first
-# option; a SYN or SYN-ACK also carries the window scale option.
-TCP_HEADER_BYTES = 40
+
+
+@dataclass(frozen=True)
+class Transport:
+    """What follows a test frame's IP headers, up to the test tag's end (the engine's
+    `l4_header_size`, engine/src/frame.hpp)."""
+    name: str
+    header_bytes: int
+    # The payload a frame must carry beyond the tag: a TCP data segment at least one byte
+    # (docs/tcp.md "Phase 2"); handshake segments carry none.
+    min_payload: int = 0
+    # The segments that have this layout, as the report lists them.
+    segments: str = ""
+
+
+UDP = Transport("UDP", UDP_BYTES + TAG_BYTES)
+# TCP (docs/tcp.md): the 20-byte header and the tag in its first option (kind, length, the tag:
+# 20 bytes); a SYN or SYN-ACK also carries the window scale option (a NOP and 3 bytes).
+TCP_HEADER_BYTES = 20
+TCP_TAG_OPTION_BYTES = 2 + TAG_BYTES
 TCP_WINDOW_SCALE_BYTES = 4
-
-
-def tcp_frame_size(ip_version: int, syn: bool, tunnelled: bool = False) -> int:
-    """A TCP segment without payload as the engine sends it: 78 bytes for IPv4, 98 for IPv6, 4
-    more for a SYN or SYN-ACK, 40 more inside an IPv6 tunnel (DS-Lite's softwire)."""
-    return (ETHERNET_BYTES + IP_HEADER_BYTES[ip_version] + TCP_HEADER_BYTES
-            + (TCP_WINDOW_SCALE_BYTES if syn else 0) + FCS_BYTES
-            + (IP_HEADER_BYTES[6] if tunnelled else 0))
+TCP_SYN = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES + TCP_WINDOW_SCALE_BYTES,
+                    segments="SYN and SYN-ACK")
+TCP_ACK = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES, segments="ACK, FIN and RST")
+TCP_DATA = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES, min_payload=1, segments="data")
 
 
 @dataclass(frozen=True)
 class Stack:
-    """A frame's IP headers, outermost first: (4,), (6,), or (6, 4) for IPv4 in IPv6."""
+    """A frame's IP headers, outermost first: (4,), (6,), or (6, 4) for IPv4 in IPv6; and the
+    transport in the innermost one."""
     versions: tuple[int, ...]
+    transport: Transport = UDP
+
+    def carrying(self, transport: Transport) -> "Stack":
+        """The same IP headers around `transport`."""
+        return replace(self, transport=transport)
 
     @property
     def inner(self) -> int:
-        """The IP version of the header the UDP datagram is in."""
+        """The IP version of the header the transport is in."""
         return self.versions[-1]
 
     @property
@@ -70,11 +92,15 @@ class Stack:
 
     @property
     def min_frame(self) -> int:
-        """The smallest frame whose UDP payload holds the test tag: 64 bytes for IPv4, 84 for
-        IPv6, 104 for IPv4 in IPv6."""
-        return ETHERNET_BYTES + self.ip_bytes + UDP_BYTES + TAG_BYTES + FCS_BYTES
+        """The smallest frame that holds the test tag: with UDP 64 bytes for IPv4, 84 for IPv6,
+        104 for IPv4 in IPv6; a TCP segment without payload 78 bytes for IPv4, 98 for IPv6, 4
+        more for a SYN or SYN-ACK; a TCP data segment one byte more."""
+        return (ETHERNET_BYTES + self.ip_bytes + self.transport.header_bytes + self.transport.min_payload
+                + FCS_BYTES)
 
     def __str__(self) -> str:
+        # The IP headers alone: what the reports name a stack by (the transport is UDP but
+        # for a stateful test's TCP segments, which its report describes apart).
         return " in ".join(f"IPv{v}" for v in reversed(self.versions))
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..config.stateful import (check_phase2, check_stateful, enumeration, gap_seconds,
                                reporting_items, roles, table_size)
 from ..engine.protocol import TrialResult
-from ..frames.stack import tcp_frame_size
+from ..frames.stack import IP_STACKS, TCP_ACK, TCP_DATA, TCP_SYN
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
 from .request import TrialRequest
@@ -254,17 +254,18 @@ class StatefulTest:
         answers (SYN-ACKs, FIN-ACKs; addresses and ports come from each segment as it arrives)."""
         (back,) = self.responder_plan.flows(rate)
         out, back = flow["foreground"], back["foreground"]
-        syn = segments == "open"
-        # Through a DS-Lite AFTR the Initiator's segments and the answers it gets travel in its
-        # emulated B4s' softwires; the Responder's side is plain IPv4.
-        tunnelled = "tunnel" in out
-        out["frame_size"] = tcp_frame_size(out["ip_version"], syn=syn, tunnelled=tunnelled)
-        out["rx_frame_size"] = tcp_frame_size(back["ip_version"], syn=syn)
+        # Segments without payload, as small as the direction's stacks allow: through a DS-Lite
+        # AFTR the Initiator's segments and the answers it gets travel in its emulated B4s'
+        # softwires, the Responder's side is plain IPv4.
+        (direction,) = self.initiator_plan.directions
+        sent, received = (stack.carrying(TCP_SYN if segments == "open" else TCP_ACK).min_frame
+                          for stack in direction.stacks)
+        out["frame_size"], out["rx_frame_size"] = sent, received
         flow["tcp"] = {"key": self.tcp_key, "segments": segments}
-        if segments != "reset":
+        if segments != "reset":  # the answers arrive where the Initiator's segments left
             reply = {key: back[key] for key in ("ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan")
                      if key in back}
-            reply["rx_frame_size"] = tcp_frame_size(out["ip_version"], syn=syn, tunnelled=tunnelled)
+            reply["rx_frame_size"] = sent
             flow["tcp"]["reply"] = reply
         flow.pop("background", None)
         flow.pop("mix", None)
@@ -278,13 +279,14 @@ class StatefulTest:
             received = self.config.side(side_of[flow["rx_port"]]).ip_version
             for size, version in ((foreground["frame_size"], foreground["ip_version"]),
                                   (foreground["rx_frame_size"], received)):
-                smallest = tcp_frame_size(version, syn=False) + 1
+                smallest = IP_STACKS[version].carrying(TCP_DATA).min_frame
                 if size < smallest:
                     raise ConfigError(
                         f"traffic.frame_size = {self.config.traffic.frame_size}: gives "
                         f"{size}-byte IPv{version} frames in the {flow['name']} direction, too small "
                         f"for TCP data (stateful.transport = \"tcp\"): at least {smallest} bytes, a "
-                        "40-byte TCP header with the tag option and one byte of payload")
+                        f"{TCP_DATA.header_bytes}-byte TCP header with the tag option and one byte of "
+                        "payload")
 
     def _from_table(self, flow: dict, selection: str) -> dict:
         """The Responder's flow: addresses and ports from the state table, so no vary fields,

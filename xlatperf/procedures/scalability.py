@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
 from ..frames.kinds.ipv4aas import available_ces, emulates_ces
+from ..frames.technology import technology_of
 from ..measure.measurer import Measurer
 from ..measure.session import is_step_record
 from ..traffic.plan import TrafficPlan
@@ -392,7 +393,7 @@ class Scalability(Procedure):
         if emulates_ces(self.config):
             a = self.config.ipv4aas
             clients = (f"n CEs emulated on the left (ipv4aas.ces = n: the first n of the {a.technology} "
-                       f"{'binding table' if a.technology == 'lw4o6' else 'rule'}; each frame from one, "
+                       f"{technology_of(self.config).ce_source.holder}; each frame from one, "
                        f"{a.ce_mode}, its ports within the CE's port set) through the "
                        f"{a.role.upper()} (RFC 8219 §10.1.2, Figure 5: n:1)")
         return {"flows": self.counts, "side": "left" if emulates_ces(self.config) else self.side,

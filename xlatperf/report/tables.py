@@ -6,8 +6,8 @@
 import json
 
 from ..frames.imix import imix_period
-from ..frames.stack import tcp_frame_size
-from ..frames.kinds.ipv4aas import BR_ROLES, CE_ROLES, OPERATOR_SIDE, ROLE_NAMES, TECHNOLOGY_NAMES
+from ..frames.stack import IPV4, IPV6, TCP_ACK, TCP_SYN
+from ..frames.technology import CE_SOURCES, DS_LITE, TECHNOLOGIES, Part
 from .collect import Entry
 from .document import Document
 from .families import family
@@ -74,26 +74,25 @@ def _variation(config: dict) -> str:
     return "; ".join(parts) + f"; seed {config.get('traffic.seed')}"
 
 
-SOURCES = {"map": "a MAP rule", "b4": "numbered B4s", "softwires": "a binding table"}
-
-
 def _ipv4aas_setup(entry: Entry, config) -> str:
     """What the DUT is in an IPv4-as-a-Service set-up and what the tester plays (docs/ipv4aas.md)."""
-    technology, role = config.get("ipv4aas.technology"), config.get("ipv4aas.role")
-    if not technology:
+    if not config.get("ipv4aas.technology"):
         return ""
-    name = TECHNOLOGY_NAMES[technology]
-    if role == "dual":
+    technology = TECHNOLOGIES[config.get("ipv4aas.technology")]
+    role = technology.role(config.get("ipv4aas.role"))
+    name = technology.name
+    if role.part is Part.DUAL:
         return f" ({name} dual DUT, CE and BR: RFC 8219 §4.2 Figure 2; docs/ipv4aas.md)"
-    if role in CE_ROLES:
-        return (f" ({name}: the DUT is one {ROLE_NAMES[role]}, {config.get('ipv4aas.ce_ipv6')}; the right "
-                f"port plays its {OPERATOR_SIDE[technology]}; docs/ipv4aas.md)")
+    if technology.plays_operator(role):
+        return (f" ({name}: the DUT is one {role.name}, {config.get('ipv4aas.ce_ipv6')}; the right "
+                f"port plays its {technology.operator.name}; docs/ipv4aas.md)")
     ces = next((d["ces"] for d in entry.summary.get("directions", {}).values() if "ces" in d), None)
-    if role in BR_ROLES and ces:
-        return (f" ({name} {ROLE_NAMES[role]}: {ces['count']:,} CEs emulated on the left from "
-                f"{SOURCES[ces['source']]}, one per frame, "
+    if technology.emulates_ces(role) and ces:
+        source = next(source for source in CE_SOURCES if source.key == ces["source"])
+        return (f" ({name} {role.name}: {ces['count']:,} CEs emulated on the left from "
+                f"{source.description}, one per frame, "
                 f"{'pseudorandomly' if ces['mode'] == 'random' else 'in turn'}; docs/ipv4aas.md)")
-    return f" ({name}: the DUT is the {ROLE_NAMES[role]}; docs/ipv4aas.md)"
+    return f" ({name}: the DUT is the {role.name}; docs/ipv4aas.md)"
 
 
 def _tcp(entry: Entry) -> bool:
@@ -194,10 +193,10 @@ def _frame_sizes(entry: Entry) -> list[str]:
              f"{d.get('frame_size')} B sent, {d.get('rx_frame_size')} B received ({name})"
              for name, d in entry.summary.get("directions", {}).items()]
     if _tcp(entry):  # the configured size names phase 2's data segments
-        syn, other = tcp_frame_size(4, syn=True), tcp_frame_size(4, syn=False)
-        sizes = [f"TCP segments without payload: {syn} B SYN and SYN-ACK, {other} B ACK, FIN and RST "
-                 f"(IPv4; IPv6 {tcp_frame_size(6, syn=False) - other} B more; in a DS-Lite softwire "
-                 f"{tcp_frame_size(4, False, tunnelled=True) - other} B more); data segments (phase 2): "
+        segments = ", ".join(f"{IPV4.carrying(segment).min_frame} B {segment.segments}"
+                             for segment in (TCP_SYN, TCP_ACK))
+        sizes = [f"TCP segments without payload: {segments} (IPv4; IPv6 {IPV6.ip_bytes - IPV4.ip_bytes} B "
+                 f"more; in a {DS_LITE.name} softwire {DS_LITE.wire.overhead} B more); data segments (phase 2): "
                  f"{', '.join(sizes)}"]
     return sizes
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from .. import __version__
 from ..config.compliance import compliance_warnings
 from ..engine.client import Engine
+from ..frames.technology import CE_SOURCES
 from ..measure.hooks import DutHooks
 from ..measure.session import Reporter, TrialSession, resolve_dut_macs
 from ..measure.stateful import StatefulTest
@@ -59,14 +60,14 @@ def _direction_info(plan: TrafficPlan) -> dict:
                         "rx_frame_size": d.foreground["rx_frame_size"],
                         "background_frame_size": d.background["frame_size"] if d.background else None,
                         "speed_bps": d.speed_bps, "max_rate": d.max_rate,
-                        "stacks": list(d.stacks)}
+                        "stacks": [str(stack) for stack in d.stacks]}
         if "rx" in d.foreground:  # the header checks, for the report (docs/protocol.md)
             info[d.name] |= {"ttl": d.foreground["ttl"], "tos": d.foreground["tos"],
                              "rx": d.foreground["rx"]}
         if "ce" in d.foreground:  # emulated CEs (docs/ipv4aas.md)
             ce = d.foreground["ce"]
             info[d.name]["ces"] = {"count": ce["count"], "side": ce["side"], "mode": ce["mode"],
-                                   "source": next(k for k in ("map", "b4", "softwires") if k in ce),
+                                   "source": next(source.key for source in CE_SOURCES if source.key in ce),
                                    "fields": ce["fields"]}
         if d.middle is not None:  # a dual DUT's link between its CE and BR (RFC 8219 §5.1)
             info[d.name]["middle_link"] = {"stack": d.middle.stack, "speed_bps": d.middle.speed_bps,

@@ -78,8 +78,8 @@ class DirectionPlan:
     # (stream index of frame k % len); empty otherwise (foreground, background and mix).
     streams: tuple = ()
     pattern: tuple = ()
-    # The header stacks of the foreground frames as sent and as received ("IPv4 in IPv6").
-    stacks: tuple[str, str] = ("", "")
+    # The header stacks of the foreground frames as sent and as received (IPv4 in IPv6).
+    stacks: tuple[Stack, ...] = ()
     # A dual DUT's middle link; max_rate is the smaller of the tester's links' and its.
     middle: MiddleLink | None = None
 
@@ -205,7 +205,7 @@ class TrafficPlan:
                              largest_frame=max(sent + received), speed_bps=speed,
                              max_rate=min(max_rate, middle.max_rate) if middle else max_rate, mean_frame=mean,
                              streams=tuple(streams) if imix else (), pattern=tuple(pattern) if imix else (),
-                             stacks=(str(sent_stack), str(received_stack)), middle=middle)
+                             stacks=(sent_stack, received_stack), middle=middle)
 
     def _middle(self, name: str, sizes: list[int], pattern: list[int], streams: list[dict],
                 speed: int) -> MiddleLink | None:

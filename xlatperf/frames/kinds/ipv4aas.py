@@ -11,7 +11,8 @@ On the CEs' wire: IPv4 in IPv6 (RFC 2473) for DS-Lite (RFC 6333), lw4o6 (RFC 759
 (RFC 7597); the CEs' translated IPv6 for MAP-T (RFC 7599). The CEs' fields come from the MAP
 rule, the binding table or DS-Lite's numbering (B4 i has left.ipv6 + i, all with the private
 address left.ipv4); the engine writes them per frame and checks them on receipt (the protocol's
-`ce`). A CE alone is one of them, named by ipv4aas.ce_ipv6."""
+`ce`). A CE alone is one of them, named by ipv4aas.ce_ipv6. What differs between the
+technologies is declared in frames/technology.py."""
 
 import ipaddress
 from functools import lru_cache
@@ -19,89 +20,43 @@ from pathlib import Path
 
 from ..addressing import BindingTable, MapRule
 from ..stack import IPV4, IPV4_IN_IPV6, IPV6, Stack
+from ..technology import FROM_BINDING_TABLE, FROM_MAP_RULE, FROM_NUMBERED_B4S, Part, role_of, technology_of
 from .base import Received, TrafficKind, translated_df
-
-# What the DUT is, per technology. "dual": CE and BR (B4 and AFTR, CLAT and PLAT) together,
-# IPv4 on both tester ports (RFC 8219 §4.2 Fig. 2).
-ROLES = {
-    "464xlat": ("dual", "clat", "plat"),
-    "ds-lite": ("dual", "aftr", "b4"),
-    "lw4o6": ("lwaftr", "lwb4"),
-    "map-e": ("dual", "br", "ce"),
-    "map-t": ("dual", "br", "ce"),
-}
-# The roles in which the tester's left port emulates many CEs (the DUT is the operator's side).
-BR_ROLES = ("aftr", "lwaftr", "br")
-# The roles in which the DUT is one CE and the tester's right port plays the AFTR or BR.
-CE_ROLES = ("b4", "lwb4", "ce")
-# As the RFCs write them.
-TECHNOLOGY_NAMES = {"464xlat": "464XLAT", "ds-lite": "DS-Lite", "lw4o6": "lw4o6", "map-e": "MAP-E",
-                    "map-t": "MAP-T"}
-ROLE_NAMES = {"clat": "CLAT", "plat": "PLAT", "aftr": "AFTR", "b4": "B4", "lwaftr": "lwAFTR", "lwb4": "lwB4",
-              "br": "BR", "ce": "CE", "dual": "dual DUT"}
-# What a CE's tunnels or translated packets go to: the operator's side of each technology.
-OPERATOR_SIDE = {"464xlat": "PLAT", "ds-lite": "AFTR", "lw4o6": "lwAFTR", "map-e": "BR", "map-t": "BR"}
-# The technologies that carry IPv4 over IPv6 translated (RFC 7915), not encapsulated (RFC 2473).
-TRANSLATING = ("464xlat", "map-t")
-# The technologies whose tunnels carry the traffic class over (RFC 6333 §7.1, made mandatory
-# for lw4o6 by RFC 7596 §5.2 and §6.2); MAP-E leaves it to RFC 2473 §6.4 (0 or copied).
-CARRY_TOS = ("ds-lite", "lw4o6")
 
 
 def emulates_ces(config) -> bool:
     """Whether the left port emulates CEs (the DUT is an AFTR, lwAFTR or BR)."""
-    return bool(config.ipv4aas.technology) and config.ipv4aas.role in BR_ROLES
+    role = role_of(config)
+    return role is not None and technology_of(config).emulates_ces(role)
 
 
 def dual_dut(config) -> bool:
     """Whether the DUT is a CE and a BR in line (RFC 8219 §4.2 Figure 2), IPv4 on both ports."""
-    return bool(config.ipv4aas.technology) and config.ipv4aas.role == "dual"
+    role = role_of(config)
+    return role is not None and role.part is Part.DUAL
 
 
 def translates_between(config) -> bool:
     """Whether a dual DUT translates IPv4 into IPv6 and back (464XLAT, MAP-T)."""
-    return dual_dut(config) and config.ipv4aas.technology in TRANSLATING
+    return dual_dut(config) and technology_of(config).translates
 
 
 def dual_middle_stack(config) -> Stack | None:
     """The header stack of a dual DUT's frames between its CE and its BR: translated IPv6
     (464XLAT, MAP-T) or IPv4 in IPv6 (DS-Lite, MAP-E); None for any other DUT."""
-    if not dual_dut(config):
-        return None
-    return IPV6 if translates_between(config) else IPV4_IN_IPV6
+    return technology_of(config).wire if dual_dut(config) else None
 
 
 def plays_br(config) -> bool:
     """Whether the right port plays the AFTR or BR (the DUT is a B4, lwB4 or MAP CE)."""
-    return bool(config.ipv4aas.technology) and config.ipv4aas.role in CE_ROLES
+    role = role_of(config)
+    return role is not None and technology_of(config).plays_operator(role)
 
 
 def tester_plays_ipv4aas(config) -> bool:
     """Whether the tester plays one end of an IPv4aaS technology (the CEs or the BR): its
     frames are then this module's kinds', and no plain kind's (native, siit)."""
     return emulates_ces(config) or plays_br(config)
-
-
-def the_ce(config) -> tuple[int, ipaddress.IPv4Address | None, list[tuple[int, int]] | None]:
-    """The CE a DUT in a CE role is, named by ipv4aas.ce_ipv6: its index in the rule or the
-    binding table, its IPv4 address and its port ranges (None for a B4: its LAN's addresses
-    and ports are its own). ValueError when no CE of the rule or the table has that address."""
-    a = config.ipv4aas
-    address = ipaddress.IPv6Address(a.ce_ipv6)
-    if a.technology in ("map-e", "map-t"):
-        rule = map_rule(config)
-        ce = rule.ce_with_address(address)
-        if ce is None:
-            raise ValueError(f"is the MAP IPv6 address of no CE of the rule (RFC 7597 §6: rule prefix, "
-                             f"EA bits, subnet 0, then 16 zero bits, the IPv4 address and the PSID; "
-                             f"its first CE has {rule.ce(0).ipv6})")
-        return ce.index, ce.ipv4, rule.port_ranges(ce.psid)
-    if a.technology == "lw4o6":
-        for index, softwire in enumerate(binding_table(config).softwires):
-            if softwire.b4_ipv6 == address:
-                return index, softwire.ipv4, softwire.ports()
-        raise ValueError(f"is no lwB4 of the binding table {a.binding_table}")
-    return 0, None, None
 
 
 def map_rule(config) -> MapRule:
@@ -126,14 +81,94 @@ def binding_table(config) -> BindingTable:
     return _read_table(path, path.stat().st_mtime_ns)
 
 
+Ce = tuple[int, ipaddress.IPv4Address | None, list[tuple[int, int]] | None]
+
+
+class _Ces:
+    """How the CEs of one source (frames/technology.py) are read from the configuration: how
+    many there are (None: any number), the CE an IPv6 address names, and the source's entry of
+    the protocol's `ce` object."""
+
+    def emulated(self, config) -> dict:
+        """What the `ce` object of emulated CEs (a BR role) says besides their count."""
+        return {}
+
+
+class _MapRuleCes(_Ces):
+    """MAP-E and MAP-T: the CEs of the Basic Mapping Rule (RFC 7597 §5)."""
+
+    def count(self, config) -> int | None:
+        return map_rule(config).ce_count
+
+    def find(self, config, address: ipaddress.IPv6Address) -> Ce:
+        rule = map_rule(config)
+        ce = rule.ce_with_address(address)
+        if ce is None:
+            raise ValueError(f"is the MAP IPv6 address of no CE of the rule (RFC 7597 §6: rule prefix, "
+                             f"EA bits, subnet 0, then 16 zero bits, the IPv4 address and the PSID; "
+                             f"its first CE has {rule.ce(0).ipv6})")
+        return ce.index, ce.ipv4, rule.port_ranges(ce.psid)
+
+    def parameters(self, config) -> dict:
+        a = config.ipv4aas
+        return {"ipv6_prefix": a.rule_ipv6_prefix, "ipv4_prefix": a.rule_ipv4_prefix, "ea_bits": a.ea_bits,
+                "psid_offset": a.psid_offset}
+
+    def emulated(self, config) -> dict:
+        # A rule that gives each CE an IPv4 prefix: the emulated CEs use every address of it (a
+        # BR must put the prefix, not the address, into a CE's MAP address: RFC 7597 §6); a CE
+        # alone is reached at its own address (the LAN host's).
+        return {"prefix_hosts": True} if map_rule(config).host_bits > 0 else {}
+
+
+class _BindingTableCes(_Ces):
+    """lw4o6: the lwB4s of the binding table (RFC 7596)."""
+
+    def count(self, config) -> int | None:
+        return len(binding_table(config))
+
+    def find(self, config, address: ipaddress.IPv6Address) -> Ce:
+        for index, softwire in enumerate(binding_table(config).softwires):
+            if softwire.b4_ipv6 == address:
+                return index, softwire.ipv4, softwire.ports()
+        raise ValueError(f"is no lwB4 of the binding table {config.ipv4aas.binding_table}")
+
+    def parameters(self, config) -> str:
+        return str(binding_table_path(config))
+
+
+class _NumberedB4s(_Ces):
+    """DS-Lite: B4 i has left.ipv6 + i (ipv4aas.ce_ipv6 for the B4 the DUT is), all with the
+    private address left.ipv4 (RFC 6333)."""
+
+    def count(self, config) -> int | None:
+        return None  # as many as asked for
+
+    def find(self, config, address: ipaddress.IPv6Address) -> Ce:
+        return 0, None, None  # a B4's LAN addresses and ports are its own
+
+    def parameters(self, config) -> dict:
+        return {"ipv6": config.ipv4aas.ce_ipv6 if plays_br(config) else config.left.ipv6,
+                "ipv4": config.left.ipv4}
+
+
+_CES = {FROM_MAP_RULE: _MapRuleCes(), FROM_BINDING_TABLE: _BindingTableCes(), FROM_NUMBERED_B4S: _NumberedB4s()}
+
+
+def the_ce(config) -> Ce:
+    """The CE a DUT in a CE role is, named by ipv4aas.ce_ipv6: its index in the rule or the
+    binding table, its IPv4 address and its port ranges (None for a B4: its LAN's addresses
+    and ports are its own). ValueError when no CE of the rule or the table has that address."""
+    address = ipaddress.IPv6Address(config.ipv4aas.ce_ipv6)
+    return _CES[technology_of(config).ce_source].find(config, address)
+
+
 def available_ces(config) -> int | None:
     """The CEs the rule or the binding table has; None for DS-Lite's numbered B4s."""
-    technology = config.ipv4aas.technology
-    if technology in ("map-e", "map-t"):
-        return map_rule(config).ce_count
-    if technology == "lw4o6":
-        return len(binding_table(config))
-    return None
+    technology = technology_of(config)
+    if technology is None or technology.ce_source is None:
+        return None
+    return _CES[technology.ce_source].count(config)
 
 
 def ce_count(config) -> int:
@@ -145,22 +180,12 @@ def ce_count(config) -> int:
 def ce_request(config, side: str, fields: list[str], rx_fields: list[str]) -> dict:
     """The protocol's `ce` object of a stream whose CEs are on `side` ("src": they send): the
     emulated CEs in a BR role, the DUT's one CE in a CE role."""
-    a = config.ipv4aas
-    if a.technology in ("map-e", "map-t"):
-        source = {"map": {"ipv6_prefix": a.rule_ipv6_prefix, "ipv4_prefix": a.rule_ipv4_prefix,
-                          "ea_bits": a.ea_bits, "psid_offset": a.psid_offset}}
-    elif a.technology == "lw4o6":
-        source = {"softwires": str(binding_table_path(config))}
-    else:
-        source = {"b4": {"ipv6": a.ce_ipv6 if plays_br(config) else config.left.ipv6,
-                         "ipv4": config.left.ipv4}}
-    # The emulated CEs of a MAP rule that gives each an IPv4 prefix use every address of it (a
-    # BR must put the prefix, not the address, into a CE's MAP address: RFC 7597 §6); a CE
-    # alone is reached at its own address (the LAN host's).
-    prefixes = "map" in source and map_rule(config).host_bits > 0
+    source = technology_of(config).ce_source
+    ces = _CES[source]
     extent = {"count": 1, "first": the_ce(config)[0]} if plays_br(config) else \
-        {"count": ce_count(config), **({"prefix_hosts": True} if prefixes else {})}
-    return {**source, **extent, "side": side, "mode": a.ce_mode, "fields": fields, "rx_fields": rx_fields}
+        {"count": ce_count(config), **ces.emulated(config)}
+    return {source.key: ces.parameters(config), **extent, "side": side, "mode": config.ipv4aas.ce_mode,
+            "fields": fields, "rx_fields": rx_fields}
 
 
 class _Ipv4aasTraffic(TrafficKind):
@@ -169,22 +194,22 @@ class _Ipv4aasTraffic(TrafficKind):
     def df(self, config, direction, rx_frame_size):
         # A tunnel hands the inner packet on as it was sent (DF set); a translation into IPv4
         # sets DF by size (RFC 7915 §5.1).
-        return translated_df(rx_frame_size) if config.ipv4aas.technology in TRANSLATING else True
+        return translated_df(rx_frame_size) if technology_of(config).translates else True
 
 
 class _EmulatedCes(_Ipv4aasTraffic):
-    """The CE side (left) sends `ce_stack` frames, the Internet side (right) IPv4."""
-    technologies: tuple[str, ...] = ()
-    ce_stack = IPV4_IN_IPV6
+    """The CE side (left) sends the frames of the CEs' `wire`, the Internet side (right) IPv4:
+    the kind of the technologies whose wire (frames/technology.py) this is."""
+    wire = IPV4_IN_IPV6
 
     def applies(self, config) -> bool:
-        return emulates_ces(config) and config.ipv4aas.technology in self.technologies
+        return emulates_ces(config) and technology_of(config).wire == self.wire
 
     def stacks(self, config, direction):
-        return (self.ce_stack, IPV4) if direction == "forward" else (IPV4, self.ce_stack)
+        return (self.wire, IPV4) if direction == "forward" else (IPV4, self.wire)
 
     def side_stack(self, config, side):
-        return self.ce_stack if side == "left" else IPV4
+        return self.wire if side == "left" else IPV4
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the emulated CEs (left) and the IPv4 Internet "
@@ -195,7 +220,6 @@ class EncapsulationTraffic(_EmulatedCes):
     name = "encapsulation"
     summary = ("IPv4 in IPv6 from emulated CEs on the left, IPv4 on the right (DS-Lite AFTR, "
                "lw4o6 lwAFTR, MAP-E BR)")
-    technologies = ("ds-lite", "lw4o6", "map-e")
 
     def addresses(self, config, direction):
         return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.ipv4", "left.ipv4")
@@ -203,30 +227,30 @@ class EncapsulationTraffic(_EmulatedCes):
     def received(self, config, direction):
         # The CEs' own fields are the CE check's; a DS-Lite AFTR's NAT44 chooses the source of
         # what the B4s send and restores their destination (RFC 6333 §6.6).
-        technology = config.ipv4aas.technology
+        technology = technology_of(config)
         if direction == "forward":  # out of the tunnel: the DUT is its exit
             return Received("left.ipv4", "right.ipv4", ports=True, ttl_tos=True, tunnel_exits=1,
-                            nat=technology == "ds-lite")
+                            nat=technology.operator_nat44)
         return Received("right.ipv4", "left.ipv4", ports=True, ttl_tos=True, tunnel_src="ipv4aas.endpoint_ipv6",
-                        tunnel_carries_tos=technology in CARRY_TOS, nat=technology == "ds-lite")
+                        tunnel_carries_tos=technology.tunnel_carries_tos, nat=technology.operator_nat44)
 
     def stream_keys(self, config, direction):
         # B4s own no port set, and the AFTR's NAT44 rewrites what they send (RFC 6333 §6.6): only
-        # frames towards them are checked. MAP-E and lw4o6 keep a CE's address and port.
-        stateless = config.ipv4aas.technology != "ds-lite"
-        own = ["ipv4", "port"] if stateless else ["ipv4"]
+        # frames towards them are checked, for the private address they share. MAP-E and lw4o6
+        # keep a CE's address and port.
+        owned = technology_of(config).ce_fields
+        written = owned or ["ipv4"]
         if direction == "forward":
             return {"tunnel": {"src_ip": config.left.ipv6 or config.ipv4aas.endpoint_ipv6,
                                "dst_ip": config.ipv4aas.endpoint_ipv6},
-                    "ce": ce_request(config, "src", ["tunnel"] + own, own if stateless else [])}
-        return {"ce": ce_request(config, "dst", own if stateless else [], ["tunnel"] + own)}
+                    "ce": ce_request(config, "src", ["tunnel"] + written, owned)}
+        return {"ce": ce_request(config, "dst", owned, ["tunnel"] + written)}
 
 
 class MapTTraffic(_EmulatedCes):
     name = "map-t"
     summary = "MAP-T CEs' translated IPv6 on the left, IPv4 on the right (MAP-T BR)"
-    technologies = ("map-t",)
-    ce_stack = IPV6
+    wire = IPV6
 
     def addresses(self, config, direction):
         # The IPv4 Internet's hosts, seen from the CEs: embedded in the DMR (right.virtual_ipv6).
@@ -246,41 +270,37 @@ class MapTTraffic(_EmulatedCes):
 
 
 class _EmulatedBr(_Ipv4aasTraffic):
-    """The CE's LAN (left) sends IPv4, the AFTR or BR the right port plays `br_stack` frames. A
-    CE that translates its LAN's addresses (NAPT44: stateful.enabled) is reached back at what
-    the right port learnt in RFC 9693's phase 1; one that does not, at its own address and
-    ports."""
-    technologies: tuple[str, ...] = ()
-    br_stack = IPV4_IN_IPV6
+    """The CE's LAN (left) sends IPv4, the AFTR or BR the right port plays frames of the CE's
+    `wire`: the kind of the technologies whose wire (frames/technology.py) this is. A CE that
+    translates its LAN's addresses (NAPT44: stateful.enabled) is reached back at what the right
+    port learnt in RFC 9693's phase 1; one that does not, at its own address and ports."""
+    wire = IPV4_IN_IPV6
 
     def applies(self, config) -> bool:
-        return plays_br(config) and config.ipv4aas.technology in self.technologies
+        return plays_br(config) and technology_of(config).wire == self.wire
 
     def stacks(self, config, direction):
-        return (IPV4, self.br_stack) if direction == "forward" else (self.br_stack, IPV4)
+        return (IPV4, self.wire) if direction == "forward" else (self.wire, IPV4)
 
     def side_stack(self, config, side):
-        return IPV4 if side == "left" else self.br_stack
+        return IPV4 if side == "left" else self.wire
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the CE's LAN (left) and the IPv4 Internet behind the "
-                f"{OPERATOR_SIDE[config.ipv4aas.technology]} the right port plays, through the "
-                f"{ROLE_NAMES[config.ipv4aas.role]}")
+                f"{technology_of(config).operator.name} the right port plays, through the "
+                f"{role_of(config).name}")
 
     @staticmethod
     def own_fields(config) -> list[str]:
         """The CE's fields the left port writes (its address and ports: a CE without NAPT44);
         none for a B4 (it keeps its LAN's) or a CE that translates (stateful)."""
-        if config.ipv4aas.technology == "ds-lite" or config.stateful.enabled:
-            return []
-        return ["ipv4", "port"]
+        return [] if config.stateful.enabled else technology_of(config).ce_fields
 
 
 class EncapsulatingCeTraffic(_EmulatedBr):
     name = "encapsulating-ce"
     summary = ("IPv4 on the left, IPv4 in IPv6 to and from the AFTR or BR the right port plays "
                "(DS-Lite B4, lwB4, MAP-E CE)")
-    technologies = ("ds-lite", "lw4o6", "map-e")
 
     def addresses(self, config, direction):
         return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.ipv4", "left.ipv4")
@@ -291,13 +311,13 @@ class EncapsulatingCeTraffic(_EmulatedBr):
         if direction == "forward":
             return Received("left.ipv4", "right.ipv4", ports=True, ttl_tos=True, tunnel_src="ipv4aas.ce_ipv6",
                             tunnel_dst="ipv4aas.endpoint_ipv6",
-                            tunnel_carries_tos=config.ipv4aas.technology in CARRY_TOS)
+                            tunnel_carries_tos=technology_of(config).tunnel_carries_tos)
         return Received("right.ipv4", "left.ipv4", ports=True, ttl_tos=True, tunnel_exits=1)
 
     def stream_keys(self, config, direction):
         # What arrives at the right port must be in the CE's tunnel, from its address and port
         # set (a B4's NAT-free IPv4 is its LAN's: only the tunnel names it).
-        checked = [] if config.ipv4aas.technology == "ds-lite" else ["ipv4", "port"]
+        checked = technology_of(config).ce_fields
         own = self.own_fields(config)
         if direction == "forward":
             return {"ce": ce_request(config, "src", own, ["tunnel"] + checked)}
@@ -308,8 +328,7 @@ class EncapsulatingCeTraffic(_EmulatedBr):
 class MapTCeTraffic(_EmulatedBr):
     name = "map-t-ce"
     summary = "IPv4 on the left, the CE's translated IPv6 on the right (MAP-T CE)"
-    technologies = ("map-t",)
-    br_stack = IPV6
+    wire = IPV6
 
     def addresses(self, config, direction):
         # The IPv4 Internet's host right.ipv4 is right.virtual_ipv6 in the DMR, seen from the CE.

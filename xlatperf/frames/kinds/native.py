@@ -3,6 +3,7 @@
 between them (RFC 2544, RFC 5180, RFC 9693)."""
 
 from ..stack import IP_STACKS
+from ..technology import technology_of
 from ..trial import direction_sides
 from .base import Received, TrafficKind, translated_df
 from .ipv4aas import dual_dut, dual_middle_stack, tester_plays_ipv4aas, translates_between
@@ -32,7 +33,7 @@ class NativeTraffic(TrafficKind):
         source, destination = self.addresses(config, direction)
         tunnels = dual_dut(config) and not translates_between(config)
         return Received(source, destination, ports=True, ttl_tos=True, tunnel_exits=int(tunnels),
-                        nat=tunnels and config.ipv4aas.technology == "ds-lite")
+                        nat=tunnels and technology_of(config).operator_nat44)
 
     def middle_stack(self, config, direction):
         return dual_middle_stack(config)  # a dual DUT (IPv4 on both sides) is native to the tester

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...config.schema import SCHEMA
+from ...frames.technology import Role, Technology
 from ..names import DUT_NS, DUT_PORTS
 from ..placement import Placement, steer_receive
 from ..shell import LabError
@@ -103,6 +104,11 @@ BPF_FAULTS = {"ttl": "no TTL/hop limit decrement", "tos": "the TOS/traffic class
 TUNNEL_TOS_FAULT = {"tunnel_tos": "the tunnel's traffic class 0, the inner TOS kept"}
 
 
+def bpf_faults(technology: Technology) -> dict[str, str]:
+    """The faults of a reference BPF DUT of `technology`."""
+    return BPF_FAULTS | (TUNNEL_TOS_FAULT if technology.tunnel_carries_tos else {})
+
+
 # Every kind: how the tester is set up against it (lab/__init__.py, "CPUs, ports, ceiling").
 COMMON_PARAMS = {
     "ports": {"default": "auto", "allowed": "auto, af_xdp or af_packet",
@@ -137,6 +143,10 @@ class LabKind:
     has_dut = True
     steered_by = "RPS on its veth ends"   # how place() moves the DUT's work (config comment)
     more_namespaces: tuple[str, ...] = ()  # besides DUT_NS (a dual DUT's CE), removed by lab down
+    # The IPv4aaS technology and the role its DUT plays in it (frames/technology.py); None for
+    # the other kinds.
+    technology: Technology | None = None
+    role: Role | None = None
 
     @property
     def params(self) -> dict[str, dict[str, Any]]:
@@ -192,6 +202,10 @@ class LabKind:
         (1 per router or translator): a DUT whose namespace routes a frame more than once, or
         none (the tester's ports cabled to each other). Written into the config as dut.hops."""
         return None
+
+    def ipv4aas_section(self) -> dict[str, str]:
+        """The tester config's [ipv4aas] keys that name the technology and the role."""
+        return {"technology": self.technology.key, "role": self.role.key}
 
     def config_notes(self, p: dict[str, Any]) -> list[str]:
         """Comment lines for the tester config's header."""

@@ -21,15 +21,15 @@ import ipaddress
 from dataclasses import dataclass
 from typing import Any
 
+from ...frames import technology as ipv4aas
 from ...frames.addressing import MapRule, embed_ipv4
 from ..names import DUT_NS, DUT_PORTS, MACS, TESTER_PORTS, V4_LEFT, V4_RIGHT, V6_RIGHT, host
 from ..shell import LabError, ip, sysctl
-from .base import BPF_FAULTS, TUNNEL_TOS_FAULT, LabKind, fault_defines, fault_params, integer, yes_no
+from .base import LabKind, bpf_faults, fault_defines, fault_params, integer, yes_no
 from .common import attach_bpf, build_bpf, ifindex, load_nft, setup_router
 from .nat import CONNTRACK_UDP_TIMEOUTS, stateful_sections
-from .softwire import (BINDING_TABLE, BR_ADDRESS, DMR_PARAM, RULE_PARAMS, SOFTWIRE_PARAMS, TRANSLATION_BYTES,
-                       TUNNEL_BYTES, binding_table, binding_table_params, check_rule, halves, rule_keys,
-                       write_binding_table)
+from .softwire import (BINDING_TABLE, BR_ADDRESS, DMR_PARAM, RULE_PARAMS, SOFTWIRE_PARAMS, binding_table,
+                       binding_table_params, check_rule, halves, rule_keys, write_binding_table)
 
 B4_ADDRESS = "2001:db8:b4::1"
 SOFTWIRE_IPV4 = ("192.0.0.1", "192.0.0.2")   # RFC 6333 §5.7: the AFTR's and the B4's ends
@@ -56,14 +56,13 @@ class CePlace:
 class CustomerEdge(LabKind):
     """What the reference CEs share: the wiring, building and attaching the BPF program, the
     tester sides."""
-    technology = ""
-    role = ""
+    technology: ipv4aas.Technology
+    role: ipv4aas.Role
     program = "customer_edge.c"
-    overhead = TUNNEL_BYTES
     tools = {"clang": "clang", "tc": "iproute2"}
 
     def veth_mtu(self, p: dict[str, Any]) -> int:
-        return p["mtu"] + self.overhead
+        return p["mtu"] + self.technology.wire_growth
 
     def the_ce(self, p: dict[str, Any]) -> tuple[str, str | None, int, int, int]:
         """The CE the DUT is: (IPv6 address, IPv4 address or None for a B4, PSID, PSID length,
@@ -142,7 +141,9 @@ class CustomerEdge(LabKind):
             # the tester answers ND for the CE's next hop 2001:2:0:8000::2.
             "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1], "dut_ipv6": host(V6_RIGHT[0]),
                       "dut_mac": ""},
-            "ipv4aas": {"technology": self.technology, "role": self.role, "endpoint_ipv6": BR_ADDRESS,
+            # The AFTR's or BR's tunnel end (none where the CE translates: MAP-T).
+            "ipv4aas": {**self.ipv4aas_section(),
+                        **({"endpoint_ipv6": BR_ADDRESS} if self.technology.wire.encapsulated else {}),
                         "ce_ipv6": ce6, **self.ipv4aas_keys(p)},
         }
 
@@ -151,8 +152,8 @@ class B4(CustomerEdge):
     name = "b4"
     description = ("reference DS-Lite B4 (RFC 6333) in tc-BPF: IPv4 from the LAN on the left into "
                    "its softwire to the AFTR the right tester port plays")
-    technology, role = "ds-lite", "b4"
-    kind_params = {**CE_PARAMS, **fault_params("B4", BPF_FAULTS | TUNNEL_TOS_FAULT)}
+    technology, role = ipv4aas.DS_LITE, ipv4aas.B4
+    kind_params = {**CE_PARAMS, **fault_params(role.name, bpf_faults(technology))}
 
     def the_ce(self, p):
         return B4_ADDRESS, None, 0, 0, 0
@@ -163,7 +164,7 @@ class LwB4(CustomerEdge):
     description = ("reference lw4o6 lwB4 (RFC 7596) in tc-BPF, one row of a generated binding "
                    "table: the LAN uses its IPv4 address and port set, or with napt=yes its own "
                    "address, translated by nftables")
-    technology, role = "lw4o6", "lwb4"
+    technology, role = ipv4aas.LW4O6, ipv4aas.LWB4
     kind_params = {
         **binding_table_params(64),
         "lwb4": {"default": "18", "allowed": "an integer 0..softwires - 1",
@@ -173,7 +174,7 @@ class LwB4(CustomerEdge):
                          "set (PSID offset 0, §5.1's SHOULD) with nftables; the tester runs RFC "
                          "9693's phases", "parse": yes_no},
         **CE_PARAMS,
-        **fault_params("lwB4", BPF_FAULTS | TUNNEL_TOS_FAULT),
+        **fault_params(role.name, bpf_faults(technology)),
     }
 
     @property
@@ -213,7 +214,7 @@ class MapECe(CustomerEdge):
     name = "mape-ce"
     description = ("reference MAP-E CE (RFC 7597) in tc-BPF, one CE of a MAP rule, without NAPT44: "
                    "the LAN uses its IPv4 address and port set")
-    technology, role = "map-e", "ce"
+    technology, role = ipv4aas.MAP_E, ipv4aas.CE
     kind_params = {
         **RULE_PARAMS,
         "ce": {"default": "4660", "allowed": "an integer 0..2^ea_bits - 1",
@@ -221,7 +222,7 @@ class MapECe(CustomerEdge):
                        "Example 2's CE, 192.0.2.18 with PSID 0x34",
                "parse": integer(0, 2**48 - 1)},
         **CE_PARAMS,
-        **fault_params("CE", BPF_FAULTS),
+        **fault_params(role.name, bpf_faults(technology)),
     }
 
     def resolve(self, p):
@@ -246,9 +247,8 @@ class MapTCe(MapECe):
     name = "mapt-ce"
     description = ("reference MAP-T CE (RFC 7599) in tc-BPF, one CE of a MAP rule, without NAPT44: "
                    "its LAN's IPv4 translated to IPv6 towards the BR the right tester port plays")
-    technology = "map-t"
+    technology = ipv4aas.MAP_T
     program = "mapt_ce.c"
-    overhead = TRANSLATION_BYTES
     kind_params = {**MapECe.kind_params, "dmr": DMR_PARAM,
                    "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more "
                            "for the translated IPv6 header"}}
@@ -265,7 +265,6 @@ class MapTCe(MapECe):
         sections["right"]["ip_version"] = 6
         sections["right"]["virtual_ipv6"] = str(embed_ipv4(ipaddress.IPv6Network(p["dmr"]),
                                                            ipaddress.IPv4Address(V4_RIGHT[1])))
-        del sections["ipv4aas"]["endpoint_ipv6"]
         return sections
 
     def ipv4aas_keys(self, p):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
+from ...frames import technology as ipv4aas
 from ...frames.addressing import MapRule
 from ..names import CE_NS, CE_PORTS, CE_WAN_MACS, DUT_NS, DUT_PORTS, V4_LEFT, V4_RIGHT, V6_LEFT, host
 from ..placement import Placement, steer_receive
@@ -40,7 +41,7 @@ class _Dual(LabKind):
     """A reference CE (`ce`) in CE_NS in front of a reference BR (`br`) in DUT_NS."""
     ce: CustomerEdge
     br: LabKind
-    technology = ""
+    role = ipv4aas.DUAL
     tunnel_end = BR_ADDRESS     # where the CE's tunnels go: the BR's or AFTR's address
     more_namespaces = (CE_NS,)
     steered_by = "RPS on the veth ends of both DUTs"
@@ -48,6 +49,10 @@ class _Dual(LabKind):
     @property
     def tools(self) -> dict[str, str]:  # type: ignore[override]
         return {**self.ce.tools, **self.br.tools}
+
+    @property
+    def technology(self) -> ipv4aas.Technology:  # type: ignore[override]
+        return self.ce.technology
 
     def veth_mtu(self, p: dict[str, Any]) -> int:
         return self.br.veth_mtu(p)
@@ -74,7 +79,7 @@ class _Dual(LabKind):
         sections = {
             "left": {"ip_version": 4, "ipv4": ce4 or V4_LEFT[1], "dut_ipv4": host(V4_LEFT[0]), "dut_mac": ""},
             "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]), "dut_mac": ""},
-            "ipv4aas": {"technology": self.technology, "role": "dual"},
+            "ipv4aas": self.ipv4aas_section(),
         }
         return sections
 
@@ -101,7 +106,6 @@ class MapEDual(_MapDual):
     name = "mape-dual"
     description = ("MAP-E dual DUT (RFC 7597, RFC 8219 Fig. 2): the reference CE and BR in tc-BPF, "
                    "IPv4 left and right, IPv4 in IPv6 between them")
-    technology = "map-e"
     ce, br = MapECe(), MapEBr()
 
 
@@ -109,7 +113,6 @@ class MapTDual(_MapDual):
     name = "mapt-dual"
     description = ("MAP-T dual DUT (RFC 7599, RFC 8219 Fig. 2): the reference CE and BR in tc-BPF, "
                    "IPv4 left and right, translated IPv6 between them")
-    technology = "map-t"
     ce, br = MapTCe(), MapTBr()
     kind_params = {**_MapDual.kind_params, **{k: v for k, v in MapTCe.kind_params.items() if k not in CE_ALONE}}
 
@@ -118,7 +121,6 @@ class DsLiteDual(_Dual):
     name = "dslite-dual"
     description = ("DS-Lite dual DUT (RFC 6333, RFC 8219 Fig. 2): the reference B4 and AFTR "
                    "(tc-BPF softwire, nftables NAT44 to 198.19.0.1), IPv4 left and right")
-    technology = "ds-lite"
     ce, br = B4(), DsLiteAftr()
     tunnel_end = AFTR_ADDRESS
     kind_params = CONNTRACK_PARAMS

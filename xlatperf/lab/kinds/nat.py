@@ -16,10 +16,11 @@ import ipaddress
 import os
 from typing import Any
 
+from ...frames import technology as ipv4aas
 from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import ip, sysctl
 from ..state import set_global_sysctls
-from .base import BPF_FAULTS, TUNNEL_TOS_FAULT, LabKind, auto_or, fault_defines, fault_params, integer
+from .base import LabKind, auto_or, bpf_faults, fault_defines, fault_params, integer
 from .common import attach_bpf, build_bpf, load_nft, router_sides, setup_direct_router, setup_router
 from .router import ADDRESSES
 from .tayga import TAYGA_IPV6, TaygaDut, TaygaInstance, start_tayga
@@ -196,6 +197,7 @@ class Xlat464(Nat64):
     description = ("464XLAT dual DUT (RFC 6877): a CLAT (TAYGA, stateless) and a PLAT (TAYGA "
                    "NAT64 + nftables NAT44 to 198.19.0.1), IPv4 left and right, IPv6 between")
     instances = (CLAT, PLAT)
+    technology, role = ipv4aas.XLAT464, ipv4aas.DUAL
 
     def build_forwarding(self, p: dict[str, Any]) -> None:
         setup_router(left=[V4_LEFT], right=[V4_RIGHT])
@@ -220,7 +222,7 @@ class Xlat464(Nat64):
         # pref64 as the two TAYGAs have it: the Well-Known Prefix would embed the benchmarking
         # range, which RFC 6052 §3.1 forbids (the configuration's warning).
         return {**super().tester_sections(p),
-                "ipv4aas": {"technology": "464xlat", "role": "dual", "pref64": NAT64_PREFIX}}
+                "ipv4aas": {**self.ipv4aas_section(), "pref64": NAT64_PREFIX}}
 
 
 class Clat(TaygaDut):
@@ -231,6 +233,7 @@ class Clat(TaygaDut):
     description = ("464XLAT CLAT alone (RFC 6877): TAYGA translating the client's IPv4 on the left "
                    "into IPv6 towards the PLAT prefix 2001:2:0:6464::/96 on the right")
     instances = (CLAT,)
+    technology, role = ipv4aas.XLAT464, ipv4aas.CLAT
 
     def build(self, p: dict[str, Any]) -> None:
         setup_router(left=[V4_LEFT], right=[V6_RIGHT])
@@ -246,7 +249,7 @@ class Clat(TaygaDut):
                          "dut_mac": "", "dut_ipv4": host(V4_LEFT[0])},
                 "right": {"ip_version": 6, "ipv6": NAT64_RESPONDER_AS_6, "virtual_ipv4": server,
                           "next_hop_ipv6": V6_RIGHT[1], "dut_mac": "", "dut_ipv6": host(V6_RIGHT[0])},
-                "ipv4aas": {"technology": "464xlat", "role": "clat", "pref64": NAT64_PREFIX}}
+                "ipv4aas": {**self.ipv4aas_section(), "pref64": NAT64_PREFIX}}
 
 
 # dslite-aftr: the AFTR's softwires end in tc-BPF (lab/bpf/aftr.c) on the B4 side, which carries
@@ -269,17 +272,18 @@ class DsLiteAftr(Nat):
                    "to 198.19.0.1 with a conntrack zone per B4 (two B4s may share a private "
                    "address and port)")
     version = 4
+    technology, role = ipv4aas.DS_LITE, ipv4aas.AFTR
     kind_params = {**CONNTRACK_PARAMS,
                    "b4s": {"default": "2", "allowed": "an integer 1..65535",
                            "help": "B4s the AFTR serves (B4 i: 2001:db8:b4::1 + i), all with 192.0.0.2",
                            "parse": integer(1, 65535)},
                    # towards the B4s only: the kernel forwards and translates the other way
-                   **fault_params("AFTR", BPF_FAULTS | TUNNEL_TOS_FAULT |
+                   **fault_params(role.name, bpf_faults(technology) |
                                   {"swap": "replies into another B4's softwire (B4 i's into B4 i ^ 1's)"})}
     tools = {**Nat.tools, "clang": "clang", "tc": "iproute2"}
 
     def veth_mtu(self, p: dict[str, Any]) -> int:
-        return 1500 + 40  # IPv4's 1500 inside the softwires (RFC 6333 §5.3)
+        return 1500 + self.technology.wire_growth  # IPv4's 1500 inside the softwires (RFC 6333 §5.3)
 
     def build_forwarding(self, p: dict[str, Any]) -> None:
         setup_router(left=[V6_LEFT, B4_SUBNET], right=[V4_RIGHT, V6_RIGHT])  # native IPv6 routed (RFC 8219 §5.3)
@@ -319,6 +323,6 @@ class DsLiteAftr(Nat):
         sections = super().tester_sections(p)
         sections["ports"] = dict(DSLITE_PORTS)
         sections["stateful"] |= {"connections": 2 * DSLITE_PORTS["forward_dst_max"]}
-        sections["ipv4aas"] = {"technology": "ds-lite", "role": "aftr", "endpoint_ipv6": AFTR_ADDRESS,
-                               "ces": p["b4s"], "ce_mode": "increasing"}
+        sections["ipv4aas"] = {**self.ipv4aas_section(), "endpoint_ipv6": AFTR_ADDRESS, "ces": p["b4s"],
+                               "ce_mode": "increasing"}
         return sections

@@ -23,14 +23,13 @@ import os
 import random
 from typing import Any
 
+from ...frames import technology as ipv4aas
 from ...frames.addressing import embed_ipv4
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import LabError, ip
-from .base import BPF_FAULTS, TUNNEL_TOS_FAULT, LabKind, fault_defines, fault_params, integer
+from .base import LabKind, bpf_faults, fault_defines, fault_params, integer
 from .common import attach_bpf, build_bpf, ifindex, setup_router
 
-TUNNEL_BYTES = 40            # RFC 2473's IPv6 header
-TRANSLATION_BYTES = 20       # an IPv6 header is 20 bytes longer than an IPv4 one
 BR_ADDRESS = "2001:db8:ffff::1"   # the BR's / lwAFTR's tunnel endpoint (RFC 7597 App. A's BR)
 CE_SIDE, V4_SIDE = "xlp-dl", "xlp-dr"
 BINDING_TABLE = os.path.join(LAB_DIR, "binding-table.csv")
@@ -141,14 +140,18 @@ def halves(address: str) -> tuple[int, int]:
 class _SoftwireBr(LabKind):
     """What the reference BRs share: the wiring, building and attaching the BPF program, the
     tester sides."""
-    technology = ""
-    role = ""
+    technology: ipv4aas.Technology
+    role: ipv4aas.Role
     program = "softwire.c"
-    endpoint: str | None = BR_ADDRESS   # the tunnels' end (none for MAP-T)
     tools = {"clang": "clang", "tc": "iproute2"}
 
+    @property
+    def endpoint(self) -> str | None:
+        """The tunnels' end; none where the CEs' IPv4 is translated (MAP-T)."""
+        return BR_ADDRESS if self.technology.wire.encapsulated else None
+
     def veth_mtu(self, p: dict[str, Any]) -> int:
-        return p["mtu"] + TUNNEL_BYTES
+        return p["mtu"] + self.technology.wire_growth
 
     def ce_prefix(self, p: dict[str, Any]) -> str:
         """The IPv6 prefix of the CEs' addresses, routed to the tester's left port."""
@@ -182,7 +185,7 @@ class _SoftwireBr(LabKind):
                      "dut_mac": ""},
             "right": {"ip_version": 4, "ipv4": V4_RIGHT[1], "ipv6": V6_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]),
                       "dut_mac": ""},
-            "ipv4aas": {"technology": self.technology, "role": self.role,
+            "ipv4aas": {**self.ipv4aas_section(),
                         **({"endpoint_ipv6": self.endpoint} if self.endpoint else {}),
                         **self.ipv4aas_keys(p)},
         }
@@ -192,10 +195,11 @@ class MapEBr(_SoftwireBr):
     name = "mape-br"
     description = ("reference MAP-E Border Relay (RFC 7597) in tc-BPF: CEs of a MAP rule on the "
                    "left in IPv4-in-IPv6 tunnels, IPv4 on the right")
-    technology, role = "map-e", "br"
+    technology, role = ipv4aas.MAP_E, ipv4aas.BR
     kind_params = {**RULE_PARAMS, **SOFTWIRE_PARAMS,
-                   **fault_params("BR", BPF_FAULTS | {"iid": "a CE's address with the whole IPv4 destination "
-                                                             "where the CE owns a prefix (RFC 7597 §6 pads it)"})}
+                   **fault_params(role.name, bpf_faults(technology) | {
+                       "iid": "a CE's address with the whole IPv4 destination where the CE owns a prefix (RFC 7597 "
+                              "§6 pads it)"})}
 
     def resolve(self, p: dict[str, Any]) -> None:
         check_rule(self.name, p)
@@ -219,18 +223,14 @@ class MapTBr(MapEBr):
     name = "mapt-br"
     description = ("reference MAP-T Border Relay (RFC 7599) in tc-BPF: CEs of a MAP rule on the "
                    "left translated to IPv4 on the right (RFC 7915), the IPv4 Internet in the DMR")
-    technology = "map-t"
+    technology = ipv4aas.MAP_T
     program = "mapt.c"
-    endpoint = None
     kind_params = {
         **MapEBr.kind_params,
         "dmr": DMR_PARAM,
         "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more for "
                 "the translated IPv6 header"},
     }
-
-    def veth_mtu(self, p):
-        return p["mtu"] + TRANSLATION_BYTES
 
     def defines(self, p):
         return super().defines(p) + [f"-DDMR_HI={int(ipaddress.IPv6Network(p['dmr']).network_address) >> 64:#x}ull"]
@@ -251,9 +251,8 @@ class LwAftr(_SoftwireBr):
     name = "lwaftr"
     description = ("reference lw4o6 lwAFTR (RFC 7596) in tc-BPF with a generated binding table "
                    "of lwB4s sharing IPv4 addresses by port sets")
-    technology, role = "lw4o6", "lwaftr"
-    kind_params = {**binding_table_params(1024), **SOFTWIRE_PARAMS,
-                   **fault_params("lwAFTR", BPF_FAULTS | TUNNEL_TOS_FAULT)}
+    technology, role = ipv4aas.LW4O6, ipv4aas.LWAFTR
+    kind_params = {**binding_table_params(1024), **SOFTWIRE_PARAMS, **fault_params(role.name, bpf_faults(technology))}
 
     def ce_prefix(self, p):
         return LWB4_PREFIX
