@@ -55,16 +55,23 @@ SENDING = {
 RECEIVING = {"MAP-E on the ring pair, unchecked": False, "MAP-E on the ring pair, CE checked": True}
 
 
-def without_header_checks(flow: dict) -> dict:
-    """A flow as an engine of protocol 2.9 takes it (bench/engine_ab.py's older builds): the
-    streams without tos, ttl and rx (2.10), which were 0, 10 and no check there."""
-    new = ("tos", "ttl", "rx")
+def for_older_engine(flow: dict, protocol: tuple[int, int]) -> dict:
+    """A flow as an older engine takes it (bench/engine_ab.py's older builds): before 2.10 the
+    streams without tos, ttl and rx (which were 0, 10 and no check there); before 2.11 their
+    CEs without tag and prefix_hosts (not written, the first address)."""
+    def older(stream: dict) -> dict:
+        if protocol < (2, 10):
+            stream = {k: v for k, v in stream.items() if k not in ("tos", "ttl", "rx")}
+        if protocol < (2, 11) and "ce" in stream:
+            stream = {**stream, "ce": {k: v for k, v in stream["ce"].items() if k not in ("tag", "prefix_hosts")}}
+        return stream
+
     flow = dict(flow)
     for key in ("foreground", "background"):
         if key in flow:
-            flow[key] = {k: v for k, v in flow[key].items() if k not in new}
+            flow[key] = older(flow[key])
     if "streams" in flow:
-        flow["streams"] = [{k: v for k, v in s.items() if k not in new} for s in flow["streams"]]
+        flow["streams"] = [older(s) for s in flow["streams"]]
     return flow
 
 
@@ -75,8 +82,9 @@ def achieved(settings: list[str], check_ce: bool | None = None) -> float:
         hello = engine.hello()
         plan = TrafficPlan(config, hello["ports"], through_dut=check_ce is None)
         flows = plan.flows(min(OFFERED, plan.max_rate))
-        if tuple(map(int, hello["protocol"].split("."))) < (2, 10):
-            flows = [without_header_checks(flow) for flow in flows]  # an engine from before them
+        protocol = tuple(map(int, hello["protocol"].split(".")))
+        if protocol < (2, 11):
+            flows = [for_older_engine(flow, protocol) for flow in flows]
         if check_ce is not None:
             assert flows[0]["foreground"]["ce"]["rx_fields"] == ["ipv4", "port"]
             if not check_ce:

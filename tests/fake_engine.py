@@ -104,7 +104,7 @@ KEYS = {
     "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
     "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "checksums",
            "ipv6_zero_udp_checksum", "vary"),
-    "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts"),
+    "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts", "tag"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
     "learn": ("port", "flow", "table_size", "ip_version"),

@@ -231,21 +231,26 @@ TEST(Ce, ADsLiteFrameInAnotherB4sSoftwireIsCaughtByItsTag) {
   XLP_REQUIRE_EAL();
   const Ipv6Bits first = ipv6_bits(parse_ip("2001:db8:b4::1", 6));
   uint32_t k = 0;
+  bool tagged = true;
   test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
     uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
     const uint64_t b4 = uint64_t(ipv6_at(p + 22) - first);
-    EXPECT_EQ(be16(p + 54 + 20 + 8 + kTagCe), b4) << k;  // the tag names the frame's B4
+    EXPECT_EQ(be16(p + 54 + 20 + 8 + kTagCe), tagged ? b4 : 0) << k;  // the tag names the frame's B4
     if (k++ % 10 == 0) put_ipv6(p + 22, first + (b4 ^ 1));  // B4 0 <-> 1, 2 <-> 3, ...
     deliver(uint16_t(1 - port), m);
   });
   json fg = stream(4, 104);
   fg["src_ip"] = "192.0.0.2";
   fg["tunnel"] = {{"src_ip", "2001:db8:b4::1"}, {"dst_ip", "2001:db8:af::1"}};
-  fg["ce"] = {{"b4", {{"ipv6", "2001:db8:b4::1"}, {"ipv4", "192.0.0.2"}}}, {"count", 300},
+  fg["ce"] = {{"b4", {{"ipv6", "2001:db8:b4::1"}, {"ipv4", "192.0.0.2"}}}, {"count", 300}, {"tag", true},
               {"fields", {"tunnel", "ipv4"}}, {"rx_fields", {"tunnel", "ipv4"}}};
   const TrialReport r = bench.run(plan_of(request(700, fg)));
   EXPECT_EQ(*r.flows[0].streams[0].wrong_ce, 70u);
   EXPECT_EQ(r.flows[0].streams[0].received, 630u);
+  // Without the tag the swapped frames' fields still name a B4 in use: not caught.
+  k = 0, tagged = false;
+  fg["ce"].erase("tag");
+  EXPECT_EQ(*bench.run(plan_of(request(700, fg))).flows[0].streams[0].wrong_ce, 0u);
 }
 
 // lw4o6 (RFC 7596): lwB4s from a binding table file; frames sent to them (downstream) carry

@@ -90,6 +90,15 @@ class Technology:
         return [] if self.operator_nat44 else ["ipv4", "port"]
 
     @property
+    def ce_in_tag(self) -> bool:
+        """Whether a frame's CE must ride in its test tag (the protocol's `ce.tag`): where its
+        fields cannot name the CE the sender chose once the operator's side has handled it, as
+        the B4s share one address behind the AFTR's NAT44 (RFC 6333 §6.6) and a translation
+        keeps only one IP version's address (MAP-T). An encapsulated packet carries its CE's
+        address and port unchanged (MAP-E, lw4o6): its fields name its CE."""
+        return self.operator_nat44 or self.translates
+
+    @property
     def operator(self) -> Role:
         """The role of the operator's side (what a CE's tunnels or translated packets go to)."""
         return next(role for role in self.roles if role.part is Part.OPERATOR)

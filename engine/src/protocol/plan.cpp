@@ -36,7 +36,7 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
 CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
                    uint16_t l4_offset, uint16_t tag_offset) {
   CeLayout out;
-  if (fields && tag_offset) out.tag = uint16_t(tag_offset + kTagCe);
+  if (fields && tag_offset && ce.tag) out.tag = uint16_t(tag_offset + kTagCe);
   const uint16_t v6 = ce.src ? 8 : 24, v4 = ce.src ? 12 : 16;
   if (fields & CePlan::kTunnel) out.ipv6 = uint16_t(outer_offset + v6);
   if (fields & CePlan::kIpv6) out.ipv6 = uint16_t(ip_offset + v6), out.ipv6_in_udp = true;

@@ -36,11 +36,15 @@ struct CePlan {
   bool src = true;     // the CEs send the frames (else they receive them)
   bool random = true;  // else increasing
   uint8_t tx = 0, rx = 0;  // Field bits
+  // The CE's index rides in the test tag (kTagCe) of its UDP frames: written with its fields,
+  // checked on receipt, kept by a Responder's state table for its phase-2 frames.
+  bool tag = false;
 };
 
 // Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none),
-// with the test tag's CE word (the CE's index) beside them in a UDP datagram (`tag_offset` 0:
-// a TCP segment's tag option lies too far from the headers for the words a sender varies).
+// with the test tag's CE word (the CE's index) beside them where the plan has `tag`, in a UDP
+// datagram (`tag_offset` 0: a TCP segment's tag option lies too far from the headers for the
+// words a sender varies).
 CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
                    uint16_t l4_offset, uint16_t tag_offset);
 

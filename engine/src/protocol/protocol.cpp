@@ -156,7 +156,7 @@ uint8_t parse_ce_fields(const json& obj, const std::string& path, const char* ke
 // "ce": a stream's emulated CEs (docs/protocol.md).
 CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   known_keys(j, path, {"map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields",
-                       "prefix_hosts"});
+                       "prefix_hosts", "tag"});
   CePlan ce;
   const int sources = int(j.contains("map")) + int(j.contains("b4")) + int(j.contains("softwires"));
   if (sources != 1)
@@ -221,6 +221,7 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   const std::string mode = j.value("mode", std::string("random"));
   if (mode != "random" && mode != "increasing") bad(path + "mode", j["mode"], "must be random or increasing");
   ce.random = mode == "random";
+  ce.tag = flag(j, path, "tag", false);
   ce.tx = parse_ce_fields(j, path, "fields");
   ce.rx = parse_ce_fields(j, path, "rx_fields");
   if (!ce.tx && !ce.rx) bad(path + "fields", j.value("fields", json::array()), "the sender or the receiver needs some");

@@ -182,8 +182,9 @@ def ce_request(config, side: str, fields: list[str], rx_fields: list[str]) -> di
     emulated CEs in a BR role, the DUT's one CE in a CE role."""
     source = technology_of(config).ce_source
     ces = _CES[source]
+    technology = technology_of(config)
     extent = {"count": 1, "first": the_ce(config)[0]} if plays_br(config) else \
-        {"count": ce_count(config), **ces.emulated(config)}
+        {"count": ce_count(config), **ces.emulated(config), **({"tag": True} if technology.ce_in_tag else {})}
     return {source.key: ces.parameters(config), **extent, "side": side, "mode": config.ipv4aas.ce_mode,
             "fields": fields, "rx_fields": rx_fields}
 
