@@ -29,8 +29,8 @@ def trial_requests(path: Path) -> list[dict]:
 
 
 def test_the_minimum_window_is_the_engines():
-    # Wherever the engine parses a trial request's "duration" (engine/src/*.cpp).
-    ranges = [float(m.group(1)) for path in sorted((ROOT / "engine/src").glob("*.cpp"))
+    # Wherever the engine parses a trial request's "duration" (engine/src/**/*.cpp).
+    ranges = [float(m.group(1)) for path in sorted((ROOT / "engine/src").rglob("*.cpp"))
               for m in re.finditer(r'number_in\(req, "", "duration", ([0-9.e+-]+), ',
                                    path.read_text())]
     assert ranges == [ENGINE_MIN_DURATION], ranges

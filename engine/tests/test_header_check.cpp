@@ -258,6 +258,15 @@ TEST(HeaderCheck, TranslatedFramesAndTheChecksumAdjustment) {
 // RFC 2473 tunnels: the tunnel's addresses are checked where given, its hop limit must not be
 // 0 and is otherwise the entry point's choice, as are its flow label and traffic class; a frame
 // without the tunnel, or with one where none is expected, is a header fault.
+// A 64-byte IPv4 frame as routed (TTL 9) inside an RFC 2473 tunnel from 2001:db8::1 to ::2.
+std::vector<uint8_t> tunnelled_frame(const FrameSpec& sent) {
+  FrameSpec out = sent;
+  out.ttl = 9;
+  out.frame_size = 104;
+  out.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  return frame_of(out);
+}
+
 TEST(HeaderCheck, TunnelLayer) {
   FrameSpec s = sent_spec(4, 64);
   RxSpec rx = routed(s);
@@ -265,11 +274,7 @@ TEST(HeaderCheck, TunnelLayer) {
   rx.tunnel_src = parse_ip("2001:db8::1", 6);
   rx.tunnel_dst = parse_ip("2001:db8::2", 6);
   const HeaderCheck check(s, rx, 104, {});
-  FrameSpec out = s;
-  out.ttl = 9;
-  out.frame_size = 104;
-  out.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
-  const auto good = frame_of(out);
+  const auto good = tunnelled_frame(s);
   EXPECT_EQ(judge(check, good), Verdict::kGood);
   const size_t inner = kIp + 40;
   auto f = good;
@@ -299,11 +304,7 @@ TEST(HeaderCheck, TunnelCarriesTos) {
   rx.tunnel = true;
   rx.tunnel_carries_tos = true;
   const HeaderCheck check(s, rx, 104, {});
-  FrameSpec out = s;
-  out.ttl = 9;
-  out.frame_size = 104;
-  out.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
-  const auto good = frame_of(out);
+  const auto good = tunnelled_frame(s);
   ASSERT_NE(s.tos, 0) << "the test needs a TOS to lose";
   EXPECT_EQ(judge(check, good), Verdict::kGood);
   auto f = good;
