@@ -35,7 +35,7 @@ SENT_TTL = 10
 @dataclass(frozen=True)
 class Transport:
     """What follows a test frame's IP headers, up to the test tag's end (the engine's
-    `l4_header_size`, engine/src/frame.hpp)."""
+    `l4_header_size`, engine/src/core/frame.hpp)."""
     name: str
     header_bytes: int
     # The payload a frame must carry beyond the tag: a TCP data segment at least one byte
