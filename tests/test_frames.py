@@ -27,7 +27,7 @@ def test_each_stack_knows_its_headers_and_smallest_frame():
 def test_the_transport_is_the_stacks_last_layer():
     # UDP with the 18-byte tag unless a stack says otherwise; TCP with the 20-byte tag option,
     # 4 more on a SYN or SYN-ACK (the window scale option), a data segment one byte of payload
-    # more (engine/src/frame.hpp tcp_header_size, docs/tcp.md).
+    # more (engine/src/core/frame.hpp tcp_header_size, docs/tcp.md).
     assert IPV4.transport == UDP and IPV4.carrying(UDP) == IPV4
     sizes = {stack: [stack.carrying(t).min_frame for t in (TCP_SYN, TCP_ACK, TCP_DATA)]
              for stack in (IPV4, IPV6, IPV4_IN_IPV6)}
