@@ -89,7 +89,7 @@ def check_ipv4aas(config) -> None:
             raise key_error("ipv4aas.binding_table", a.binding_table, str(exc)) from None
     if technology.emulates_ces(role):
         if technology.wire.encapsulated and not a.endpoint_ipv6:
-            raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {a.role.upper()}'s IPv6 "
+            raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {role.name}'s IPv6 "
                             "address: the emulated CEs' tunnels end there")
         if technology.ce_source is FROM_NUMBERED_B4S and not config.left.ipv6:
             raise key_error("left.ipv6", "", "must be the first B4's IPv6 address (B4 i has "

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
 from ..frames.kinds.ipv4aas import available_ces, emulates_ces
-from ..frames.technology import technology_of
+from ..frames.technology import role_of, technology_of
 from ..measure.measurer import Measurer
 from ..measure.session import is_step_record
 from ..traffic.plan import TrafficPlan
@@ -395,7 +395,7 @@ class Scalability(Procedure):
             clients = (f"n CEs emulated on the left (ipv4aas.ces = n: the first n of the {a.technology} "
                        f"{technology_of(self.config).ce_source.holder}; each frame from one, "
                        f"{a.ce_mode}, its ports within the CE's port set) through the "
-                       f"{a.role.upper()} (RFC 8219 §10.1.2, Figure 5: n:1)")
+                       f"{role_of(self.config).name} (RFC 8219 §10.1.2, Figure 5: n:1)")
         return {"flows": self.counts, "side": "left" if emulates_ces(self.config) else self.side,
                 "clients": clients,
                 "start_interval": self.interval,

@@ -214,7 +214,7 @@ class _EmulatedCes(_Ipv4aasTraffic):
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the emulated CEs (left) and the IPv4 Internet "
-                f"(right) through the {config.ipv4aas.role.upper()}")
+                f"(right) through the {role_of(config).name}")
 
 
 class EncapsulationTraffic(_EmulatedCes):
