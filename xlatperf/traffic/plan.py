@@ -265,8 +265,8 @@ class TrafficPlan:
         rx |= addresses
         if states.ttl_tos or not self.through_dut:
             if checks.ttl:
-                low = stream["ttl"] - (dut_hops(self.config, background) if self.through_dut else 0)
-                exits = min(states.tunnel_exits, dut_hops(self.config, background)) if self.through_dut else 0
+                hops = dut_hops(self.config, background) if self.through_dut else 0
+                low, exits = stream["ttl"] - hops, min(states.tunnel_exits, hops)
                 rx["ttl"] = [low, low + exits] if exits else low
             if checks.tos:
                 rx["tos"] = stream["tos"]

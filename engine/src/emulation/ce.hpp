@@ -83,7 +83,10 @@ class CeSource {
   // to `first`. `prefix_hosts`: a MAP CE that owns an IPv4 prefix sends and receives on every
   // address of it (the sender spreads its frames over them), else on the prefix's first.
   CeSource(Kind kind, uint64_t count, uint64_t first = 0, bool prefix_hosts = false)
-      : kind_(std::move(kind)), count_(count), first_(first), prefix_hosts_(prefix_hosts) {
+      : kind_(std::move(kind)), count_(count), first_(first) {
+    // Computed once: the receiver masks them off every frame's IPv4 address.
+    if (const auto* m = std::get_if<MapRule>(&kind_)) host_mask_ = m->host_mask();
+    spread_hosts_ = prefix_hosts ? host_mask_ : 0;
     const uint64_t available = available_in(kind_);
     if (first_ >= available)
       throw std::invalid_argument("first " + std::to_string(first_) + ": must be in 0.." +
@@ -115,12 +118,9 @@ class CeSource {
     return std::visit([&](const auto& k) { return fields_of(k, first_ + index); }, kind_);
   }
   // The host bits of a CE's IPv4 prefix (MapRule::host_mask), 0 where a CE has one address.
-  uint32_t host_mask() const {
-    const auto* m = std::get_if<MapRule>(&kind_);
-    return m ? m->host_mask() : 0;
-  }
+  uint32_t host_mask() const { return host_mask_; }
   // The host bits the sender writes: those of a CE's prefix with prefix_hosts, else none.
-  uint32_t spread_hosts() const { return prefix_hosts_ ? host_mask() : 0; }
+  uint32_t spread_hosts() const { return spread_hosts_; }
   // The bits of the IPv6 and IPv4 addresses that differ between the CEs in use, or between the
   // addresses of a CE's IPv4 prefix.
   std::pair<Ipv6Bits, uint32_t> varying() const {
@@ -202,7 +202,7 @@ class CeSource {
 
   Kind kind_;
   uint64_t count_, first_;
-  bool prefix_hosts_;
+  uint32_t host_mask_ = 0, spread_hosts_ = 0;
 };
 
 // Division of a 16-bit number by a fixed d in 2..65535 in 16-bit arithmetic (loops over a burst
@@ -309,13 +309,14 @@ class CeGenerator {
     uint32_t ipv4[kFrameBlock];
     uint16_t psid[kFrameBlock];
     const uint64_t first = source_->first();
+    const uint32_t spread_hosts = source_->spread_hosts();
     source_->visit([&](const auto& kind) {
       for (uint32_t k = 0; k < count; ++k) {
         if constexpr (std::is_same_v<std::decay_t<decltype(kind)>, MapRule>) {
           kind.fields(first + ce[k], hi[k], lo[k], ipv4[k], psid[k]);
           // A CE that owns a prefix: an address of it after the port's index (its MAP address
           // stays the prefix's), so that a DUT that takes the whole address is seen.
-          ipv4[k] |= port[k] & source_->spread_hosts();
+          ipv4[k] |= port[k] & spread_hosts;
         } else {
           const CeFields f = CeSource::fields_of(kind, first + ce[k]);
           hi[k] = uint64_t(f.ipv6 >> 64), lo[k] = uint64_t(f.ipv6), ipv4[k] = f.ipv4, psid[k] = f.psid;
