@@ -7,7 +7,10 @@ The sender and the receiver are workers of their own (tester.lcores = "0@0,1@1,2
 receiving port's worker on one CPU, the sending port's on the other with the sleeping main
 lcore), so the rate is the receiver's: a sender that finds the ring full offers again. (With
 one worker doing both, the rate swung between two levels from trial to trial, as the ring ran
-full or not, and the ratios with it.)
+full or not, and the ratios with it.) On a shared 2-vCPU VM that rate still swings between
+two levels from trial to trial, so the receiver is also measured alone, in cycles: the engine's
+own trial with its frames recorded, then handed to its receiver in bursts of 32 as from a NIC's
+RX queue (engine/bench/rx_cost.cpp, built with the engine), paired case by case in each cycle.
 
 Cases, each with its headers checked (the stream's `rx`: addresses, ports, TTL, TOS, DF, the
 IPv4 header and UDP checksums; docs/protocol.md "Header checks") against the same frames
@@ -18,9 +21,10 @@ unchecked:
     fields and headers checked, against neither (the CE check alone was 0.69 of unchecked in
     session 14).
 
-    python3 bench/header_checks.py [--rounds N] [--out bench/results/header_checks.json]
+    python3 bench/header_checks.py [--rounds N] [--cycles N] [--out bench/results/header_checks.json]
 
-$XLATPERF_ENGINE picks another engine build and $XLATPERF_ISA its kernels; both are recorded.
+$XLATPERF_ENGINE picks another engine build (and the xlatperf-rx-cost beside it) and
+$XLATPERF_ISA its kernels; both are recorded.
 """
 
 import argparse
@@ -28,7 +32,9 @@ import copy
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -88,24 +94,69 @@ def achieved(settings: list[str], checked: bool) -> float:
     return flow["sent"] / flow["send_time"]
 
 
+CASES = {f"{name}, {'every header checked' if checked else 'headers unchecked'}": (settings, checked)
+         for name, settings in FRAMES.items() for checked in (False, True)}
+# Beside the engine that $XLATPERF_ENGINE names, or the build tree's.
+RX_COST = Path(os.environ.get("XLATPERF_ENGINE", Path(__file__).resolve().parents[1] / "engine" / "build" /
+                              "xlatperf-engine")).parent / "xlatperf-rx-cost"
+RX_FRAMES = 8192  # 16 MiB of 2 KiB buffers: in the caches, as frames a NIC just wrote (DDIO)
+
+
+def receiver_cost(cycles: int) -> dict[str, list[float]]:
+    """The receiver's ns per frame for every case, apart from any sender (engine/bench/rx_cost.cpp:
+    the trial's frames recorded, then handed to its receiver), `cycles` paired cycles."""
+    duration = 0.001  # the sender's schedule (the shortest trial), which the receiver waits out
+    rate = int(RX_FRAMES / duration)
+    ports = [{"index": 0, "mac": "02:00:00:00:00:01"}, {"index": 1, "mac": "02:00:00:00:00:02"}]
+    cases = {}
+    for name, (settings, checked) in CASES.items():
+        plan = TrafficPlan(load_config(NULL, FORWARD + settings + LOOPBACK), ports, through_dut=False)
+        flow = plan.flows(rate)[0]
+        flow["foreground"] = with_checks(flow["foreground"], checked)
+        # max_lag: the sender shares the thread with the receiver; its pace is not measured
+        cases[name] = {"duration": duration, "max_lag": 1.0, "timeout": 0.05, "progress_interval": 0,
+                       "flows": [flow]}
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as spec:
+        json.dump({"frames": RX_FRAMES, "cases": cases}, spec)
+        spec.flush()
+        out = subprocess.run([str(RX_COST), spec.name, str(cycles)], capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(out.stderr.strip() or f"{RX_COST} exited with {out.returncode}")
+    return {name: c["ns_per_frame"] for name, c in json.loads(out.stdout)["cases"].items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5, help="ring-pair rounds (0: none)")
+    parser.add_argument("--cycles", type=int, default=51, help="the receiver alone: cycles (0: none)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "header_checks.json"))
     args = parser.parse_args()
-    cases = {f"{name}, {'every header checked' if checked else 'headers unchecked'}": (settings, checked)
-             for name, settings in FRAMES.items() for checked in (False, True)}
-    rates = paired_rounds(cases, args.rounds, achieved)
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rounds": args.rounds, "offered_fps": OFFERED,
                "engine": os.environ.get("XLATPERF_ENGINE", "(the build tree's)"),
-               "kernels": os.environ.get("XLATPERF_ISA", "(the CPU's best)"), "cases": {}}
-    for name, values in rates.items():
-        reference = rates[name.replace("every header checked", "headers unchecked")]
-        ratios = [v / ref for v, ref in zip(values, reference)]
-        results["cases"][name] = {"mfps": [v / 1e6 for v in values], "median_mfps": statistics.median(values) / 1e6,
-                                  "median_ratio_to_unchecked": statistics.median(ratios)}
-        print(f"{name:60s} {statistics.median(values) / 1e6:7.2f} Mfps, {statistics.median(ratios):5.2f} of "
-              f"unchecked (median of paired rounds)")
+               "kernels": os.environ.get("XLATPERF_ISA", "(the CPU's best)"), "cases": {},
+               "receiver_alone": {"frames": RX_FRAMES, "cycles": args.cycles, "cases": {}}}
+    unchecked = {name: name.replace("every header checked", "headers unchecked") for name in CASES}
+    if args.rounds:
+        print("Ring pair (the receiver's rate, as the sender achieved it):")
+        rates = paired_rounds(CASES, args.rounds, achieved)
+        for name, values in rates.items():
+            ratios = [v / ref for v, ref in zip(values, rates[unchecked[name]])]
+            results["cases"][name] = {"mfps": [v / 1e6 for v in values],
+                                      "median_mfps": statistics.median(values) / 1e6,
+                                      "median_ratio_to_unchecked": statistics.median(ratios)}
+            print(f"  {name:60s} {statistics.median(values) / 1e6:7.2f} Mfps, {statistics.median(ratios):5.2f} of "
+                  f"unchecked (median of paired rounds)")
+    if args.cycles:
+        print(f"The receiver alone ({RX_FRAMES} recorded frames per cycle, engine/bench/rx_cost.cpp):")
+        costs = receiver_cost(args.cycles)
+        for name, values in costs.items():
+            # A rate ratio: the unchecked receiver's time per frame over this one's.
+            ratios = [ref / v for v, ref in zip(values, costs[unchecked[name]])]
+            results["receiver_alone"]["cases"][name] = {
+                "ns_per_frame": values, "median_ns_per_frame": statistics.median(values),
+                "median_mfps": 1e3 / statistics.median(values), "median_ratio_to_unchecked": statistics.median(ratios)}
+            print(f"  {name:60s} {statistics.median(values):7.1f} ns/frame ({1e3 / statistics.median(values):5.1f} "
+                  f"Mfps), {statistics.median(ratios):5.2f} of unchecked (median of paired cycles)")
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 

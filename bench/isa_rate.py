@@ -4,7 +4,7 @@
 rounds on one worker core to a DPDK net_null port.
 
     python3 bench/isa_rate.py [--rounds 5] [--seconds 1]
-        [--engine LABEL=PATH[:ISA]]... [--out bench/results/isa_rate.json]
+        [--engine LABEL=PATH[:ISA]]... [--testpmd LABEL=PATH]... [--out bench/results/isa_rate.json]
 
 Each round runs, one after the other: testpmd in txonly mode (one forwarding core, one net_null
 port, 60-byte frames + FCS = 64 bytes, bursts of 32: its Tx-pps), then every engine (one
@@ -13,7 +13,10 @@ forward flow offered at the medium's maximum for `--seconds`, for fixed frames a
 second). Ratios are taken within a round (a case / fixed frames of the same engine, fixed
 frames / testpmd), then the median over rounds: this shared VM's speed drifts between
 minutes, not within seconds. ISA: the field kernels the engine uses (XLATPERF_ISA: scalar,
-sse, avx2, avx512; default: the best this CPU runs). Without --engine: the repository's build.
+sse, avx2, avx512; default: the best this CPU runs). Without --engine: the repository's build. Without --testpmd:
+Debian's `dpdk-testpmd` (generic x86-64 code); a fair peer is testpmd built from DPDK's source
+with the engine's own flags (-O3 -march=native), e.g. `--testpmd native=PATH`, and several
+testpmd builds run in each round like the engines.
 """
 
 import argparse
@@ -37,15 +40,12 @@ from xlatperf.config.schema import load_config  # noqa: E402
 from xlatperf.engine.client import Engine, find_engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
 
-TESTPMD = "dpdk-testpmd"  # Debian: package dpdk-dev
+TESTPMD = "debian=dpdk-testpmd"  # Debian: package dpdk-dev
 
 
-def testpmd_txonly(seconds: float, lcores: str) -> float:
+def testpmd_txonly(path: str, seconds: float, lcores: str) -> float:
     """testpmd's transmit rate (frames/s): txonly on one net_null port, one forwarding core;
     the median of its per-second Tx-pps after the first second."""
-    path = shutil.which(TESTPMD)
-    if not path:
-        raise SystemExit(f"{TESTPMD} not found (Debian: apt-get install dpdk-dev), or run with --no-testpmd")
     command = [path, "-l", lcores, "--in-memory", "--no-pci", "--no-telemetry", "--log-level=*:notice",
                "--vdev=net_null0,no-rx=1", "--", "--forward-mode=txonly", "--nb-cores=1",
                "--txpkts=60", "--burst=32", "--port-topology=loop", "--stats-period=1"]
@@ -105,6 +105,15 @@ def engine_rates(path: str, isa: str, seconds: float, versions: list[int]) -> di
     return rates
 
 
+def parse_testpmd(text: str) -> tuple[str, str]:
+    label, _, path = text.partition("=")
+    found = shutil.which(path) if label and path else None
+    if not found:
+        raise SystemExit(f"--testpmd {text}: expected LABEL=PATH of an executable dpdk-testpmd "
+                         "(Debian's: apt-get install dpdk-dev), or run with --no-testpmd")
+    return f"testpmd {label}", found
+
+
 def parse_engine(text: str) -> tuple[str, str, str]:
     label, _, rest = text.partition("=")
     path, _, isa = rest.partition(":")
@@ -122,11 +131,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=1.0, help="per case and round")
     parser.add_argument("--versions", default="4,6", help="IP versions, e.g. 4 or 4,6")
+    parser.add_argument("--testpmd", action="append", default=[], metavar="LABEL=PATH",
+                        help=f"a dpdk-testpmd build to measure txonly (default {TESTPMD}); repeatable")
     parser.add_argument("--no-testpmd", action="store_true")
     parser.add_argument("--out", default="bench/results/isa_rate.json")
     args = parser.parse_args()
     engines = [parse_engine(e) for e in args.engine] or [("build", find_engine(load_config(NULL, [])), "")]
     versions = [int(v) for v in args.versions.split(",")]
+    testpmds = [] if args.no_testpmd else [parse_testpmd(t) for t in args.testpmd or [TESTPMD]]
     # Nothing else may use the worker lcore meanwhile (tests take the same lock).
     lock = open("/run/xlatperf-tests.lock", "a")
     fcntl.flock(lock, fcntl.LOCK_EX)
@@ -135,8 +147,8 @@ def main() -> None:
     rounds = []
     for r in range(args.rounds):
         entry = {}
-        if not args.no_testpmd:
-            entry["testpmd txonly"] = testpmd_txonly(args.seconds, lcores)
+        for label, path in testpmds:
+            entry[label] = testpmd_txonly(path, args.seconds, lcores)
         for label, path, isa in engines:
             entry[label] = engine_rates(path, isa, args.seconds, versions)
         rounds.append(entry)
@@ -153,18 +165,20 @@ def main() -> None:
             vs_fixed = [r[label][case] / r[label][f"{version} fixed"] for r in rounds]
             cases[case] = {"mfps": mfps, "median_mfps": statistics.median(mfps),
                            "median_vs_fixed": statistics.median(vs_fixed)}
-            if not args.no_testpmd and case.endswith("fixed"):
-                cases[case]["median_vs_testpmd"] = statistics.median(
-                    r[label][case] / r["testpmd txonly"] for r in rounds)
+            if case.endswith("fixed"):
+                for peer, _ in testpmds:
+                    cases[case][f"median_vs_{peer.replace(' ', '_')}"] = statistics.median(
+                        r[label][case] / r[peer] for r in rounds)
         summary[label] = cases
-    if not args.no_testpmd:
-        summary["testpmd txonly"] = {"mfps": [r["testpmd txonly"] / 1e6 for r in rounds],
-                                     "median_mfps": statistics.median(r["testpmd txonly"] / 1e6 for r in rounds)}
-        print(f"testpmd txonly (64 bytes): {summary['testpmd txonly']['median_mfps']:.2f} Mfps")
+    for peer, path in testpmds:
+        summary[peer] = {"path": path, "mfps": [r[peer] / 1e6 for r in rounds],
+                         "median_mfps": statistics.median(r[peer] / 1e6 for r in rounds)}
+        print(f"{peer} txonly (64 bytes, {path}): {summary[peer]['median_mfps']:.2f} Mfps")
     for label, path, isa in engines:
         print(f"{label} ({path}, kernels {isa or 'best'}):")
         for case, c in summary[label].items():
-            extra = f", fixed / testpmd {c['median_vs_testpmd']:.2f}" if "median_vs_testpmd" in c else ""
+            extra = "".join(f", fixed / {peer} {c['median_vs_' + peer.replace(' ', '_')]:.2f}"
+                            for peer, _ in testpmds if "median_vs_" + peer.replace(" ", "_") in c)
             print(f"  {case:24s} {c['median_mfps']:6.2f} Mfps, {c['median_vs_fixed']:.2f} of fixed{extra}")
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({
