@@ -71,7 +71,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.11"
+PROTOCOL = "2.12"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -640,9 +640,9 @@ def run_trial(request):
              **({"lagged": replies[-1]["lagged"] if q == 0 else 0} if max_lag is not None else {})}
             for q in range(queues)]
     # TCP (docs/tcp.md): after the request's flows the engine adds those that answer a flow's
-    # SYNs (SYN-ACKs, ACKs) or FINs (FIN-ACKs, ACKs); here every segment that arrived is
-    # answered, and every answer arrives.
-    answering = {"open": ("syn_ack", "ack"), "close": ("fin_ack", "ack"), "reset": (), "data": ()}
+    # SYNs (SYN-ACKs, ACKs, window ACKs) or FINs (FIN-ACKs, ACKs); here every segment that
+    # arrived is answered, and every answer arrives.
+    answering = {"open": ("syn_ack", "ack", "window"), "close": ("fin_ack", "ack"), "reset": (), "data": ()}
     for flow, syns in list(zip(flows, replies)):
         if "tcp" in flow:
             for step in answering[flow["tcp"].get("segments", "open")]:

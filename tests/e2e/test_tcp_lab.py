@@ -38,7 +38,7 @@ def test_every_handshake_is_established_and_assured_in_conntrack(kind, make_lab,
             break
     assert rep["connection_rate"] == RATE and len(rep["steps"]) == 1, rep
     (phase1,) = trials(out)
-    for name in ("forward", "forward.syn_ack", "forward.ack"):
+    for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
         d = phase1["directions"][name]
         assert d["sent"] == d["received"] == CONNECTIONS, (name, d)
     entries = [line for line in conntrack("-L").splitlines() if line.startswith("tcp")]
@@ -69,7 +69,7 @@ def test_ds_lite_aftr_keeps_each_b4s_connections_in_its_zone_through_both_phases
     # Phase 1, taken again when a busy machine made it invalid (stateful.retakes), then phase 2.
     *phases1, phase2 = trials(out)
     assert phases1 and all(p["phase"] == "phase1" for p in phases1) and phase2.get("phase") != "phase1"
-    for name in ("forward", "forward.syn_ack", "forward.ack"):
+    for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
         d = phases1[-1]["directions"][name]
         assert d["sent"] == d["received"] == connections, (name, d)
     for name in ("forward", "reverse"):
@@ -164,3 +164,47 @@ def test_phase2_throughput_over_tcp_converges_with_no_invalid_segment(kind, make
     assert len(entries) == CONNECTIONS and all(" ESTABLISHED " in e for e in entries)
     stats = conntrack("-S")
     assert all(n == "0" for n in re.findall(r"invalid=(\d+)", stats)), stats
+
+
+def nft_invalid_drops() -> int:
+    """What the NAT lab DUT's forward chain dropped as invalid (lab/kinds/nat.py)."""
+    ruleset = subprocess.run(["ip", "netns", "exec", "xlp-dut", "nft", "list", "ruleset"],
+                             capture_output=True, text=True, check=True).stdout
+    return sum(int(n) for n in re.findall(r"ct state invalid counter packets (\d+)", ruleset))
+
+
+@pytest.mark.parametrize(("kind", "connections", "rate"), [("nat44", 100, 20000), ("nat64", 20, 5000)])
+def test_one_way_phase2_of_more_than_a_mib_per_connection_stays_in_the_window(kind, connections, rate,
+                                                                              make_lab, tmp_path):
+    """Issue 30, defect 1: a one-way phase 2 over TCP (the Initiator's data only) of more than
+    1 MiB per connection through a NAT whose conntrack tracks windows (tcp_be_liberal 0) and
+    whose firewall drops invalid segments. Before the Responder's window ACK (protocol 2.12) it
+    knew the Responder's window only from the SYN-ACK, never scaled (RFC 7323 §2.2): each
+    connection's data left it after 64 KiB and was dropped (nat44: 84 % of the segments).
+    Now every segment arrives and neither conntrack nor the firewall finds one invalid."""
+    config = make_lab(kind)
+    seconds = 4
+    frames = rate * seconds
+    size = 1518
+    payload = size - 4 - 14 - (20 if kind == "nat44" else 40) - 40  # the Initiator's side's IP
+    assert frames // connections * payload > 2**20
+    for attempt in range(3):  # a busy machine may lose a frame now and then: taken again
+        out = tmp_path / f"out{attempt}"
+        xlatperf("trial", "-c", str(config), "--rate", str(rate), "--duration", str(seconds),
+                 "--set", "trial.pause=0", "--set", "trial.timeout=1", "--set", "trial.max_lag=0.5",
+                 "--set", "traffic.direction=forward", "--set", "stateful.transport=tcp",
+                 "--set", f"stateful.connections={connections}", "--set", "stateful.selection=increasing",
+                 "--set", "ports.forward_src_max=1024", "--set", f"ports.forward_dst_max={connections}",
+                 "--set", "stateful.timeout_phase1=0.5", "--set", f"traffic.frame_size={size}",
+                 "--out", str(out), "-q")
+        *phases1, phase2 = trials(out)
+        forward = phase2["directions"]["forward"]
+        assert nft_invalid_drops() == 0, conntrack("-S")
+        assert all(n == "0" for n in re.findall(r"invalid=(\d+)", conntrack("-S"))), conntrack("-S")
+        if forward["sent"] == forward["received"] == frames:
+            break
+    assert forward["sent"] == forward["received"] == frames, phase2
+    assert "reverse" not in phase2["directions"]
+    for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
+        d = phases1[-1]["directions"][name]
+        assert d["sent"] == d["received"] == connections, (name, d)

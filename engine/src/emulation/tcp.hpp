@@ -183,17 +183,22 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
 // The segments of a connection's life (RFC 9293 §3.5, §3.6), what a flow's frames are. The
 // Initiator sends the first of each exchange from its enumeration of four-tuples: SYN opens,
 // FIN (with ACK) closes, RST (with ACK) resets a connection it opened. The others answer the
-// segment before them as it arrives: the Responder's SYN-ACK answers a SYN and the Initiator's
-// ACK the SYN-ACK; the Responder's FIN-ACK answers a FIN and the Initiator's last ACK that.
+// segment before them as it arrives: the Responder's SYN-ACK answers a SYN, the Initiator's
+// ACK the SYN-ACK and the Responder's window ACK that ACK; the Responder's FIN-ACK answers a
+// FIN and the Initiator's last ACK that. The window ACK (no data, acknowledging the handshake
+// again) is the Responder's first segment whose window is scaled: a SYN-ACK's window never is
+// (RFC 7323 §2.2), so without it a DUT that tracks windows (Linux conntrack, PF) holds the
+// Responder's receive window at 65,535 bytes, and a one-way phase 2's data leaves it after that.
 // Data (phase 2) flows from both sides' state tables, each segment continuing its connection's
 // byte stream (StateTable::write). Closing assumes no data was sent: after the handshake each
 // side's next sequence number is its ISN + 1, after its FIN its ISN + 2.
-enum class TcpStep : uint8_t { kSyn, kSynAck, kAck, kFin, kFinAck, kLastAck, kRst, kData };
+enum class TcpStep : uint8_t { kSyn, kSynAck, kAck, kWindow, kFin, kFinAck, kLastAck, kRst, kData };
 
 // A segment that answers one of the step before (sent by the receiver of that one, not by a
 // sender of its own).
 inline bool answers_segment(TcpStep step) {
-  return step == TcpStep::kSynAck || step == TcpStep::kAck || step == TcpStep::kFinAck || step == TcpStep::kLastAck;
+  return step == TcpStep::kSynAck || step == TcpStep::kAck || step == TcpStep::kWindow || step == TcpStep::kFinAck ||
+         step == TcpStep::kLastAck;
 }
 
 // The flags of a step's segments.
@@ -201,7 +206,7 @@ inline uint8_t tcp_flags_of(TcpStep step) {
   switch (step) {
     case TcpStep::kSyn: return kTcpSyn;
     case TcpStep::kSynAck: return kTcpSyn | kTcpAck;
-    case TcpStep::kAck: case TcpStep::kLastAck: return kTcpAck;
+    case TcpStep::kAck: case TcpStep::kWindow: case TcpStep::kLastAck: return kTcpAck;
     case TcpStep::kFin: case TcpStep::kFinAck: return kTcpFin | kTcpAck;
     case TcpStep::kRst: return kTcpRst | kTcpAck;
     case TcpStep::kData: return kTcpAck | kTcpPsh;
@@ -244,6 +249,10 @@ inline bool expected_segment(TcpStep step, const TcpKey& key, const TcpView& seg
     case TcpStep::kSynAck: return seg.ack() == initiator() + 1;
     case TcpStep::kAck: case TcpStep::kFin: case TcpStep::kRst:
       return seg.ack() == responder_isn(key, seg.seq() - 1) + 1;
+    case TcpStep::kWindow: {
+      const uint32_t isn = initiator();
+      return seg.ack() == isn + 1 && seg.seq() == responder_isn(key, isn) + 1;
+    }
     case TcpStep::kFinAck: return seg.ack() == initiator() + 2;
     case TcpStep::kLastAck: return seg.ack() == responder_isn(key, seg.seq() - 2) + 2;
     case TcpStep::kData: return true;  // its numbers continue a byte stream the receiver does not track
@@ -251,14 +260,14 @@ inline bool expected_segment(TcpStep step, const TcpKey& key, const TcpView& seg
   return false;
 }
 
-// The reply to an expected segment of `step` (one that is answered: SYN, SYN-ACK, FIN,
+// The reply to an expected segment of `step` (one that is answered: SYN, SYN-ACK, ACK, FIN,
 // FIN-ACK). To a SYN the Responder's SYN-ACK from its ISN; to the others the next segment of
 // the exchange, from the sequence number the answered segment acknowledged, acknowledging it
-// (each of them takes one sequence number). `tag_seq` and `timestamp`: the answered frame's
+// (a SYN, SYN-ACK, FIN or FIN-ACK takes one sequence number; the handshake's ACK none). `tag_seq` and `timestamp`: the answered frame's
 // tag, so that a reply stream has its cause's sequence numbers and the first segment's send time.
 inline TcpSegment answer(TcpStep step, const TcpKey& key, const TcpView& seg, uint32_t tag_seq, uint64_t timestamp) {
   const uint32_t seq = step == TcpStep::kSyn ? responder_isn(key, seg.seq()) : seg.ack();
-  return reply_to(seg, seq, seg.seq() + 1, tag_seq, timestamp);
+  return reply_to(seg, seq, seg.seq() + (step == TcpStep::kAck ? 0 : 1), tag_seq, timestamp);
 }
 
 }  // namespace xlp

@@ -506,9 +506,9 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
   flow.tcp = tcp;
 }
 
-// The flows that answer TCP flow `first` (make_tcp_flow): to SYNs the Responder's SYN-ACKs and
-// the Initiator's ACKs, to FINs the Responder's FIN-ACKs and the Initiator's last ACKs; RSTs
-// get no answer. "reply": the Responder side's frames {ip_version, src_mac, dst_mac, vlan,
+// The flows that answer TCP flow `first` (make_tcp_flow): to SYNs the Responder's SYN-ACKs, the
+// Initiator's ACKs and the Responder's window ACKs (tcp.hpp); to FINs the Responder's FIN-ACKs
+// and the Initiator's last ACKs; RSTs get no answer. "reply": the Responder side's frames {ip_version, src_mac, dst_mac, vlan,
 // rx_vlan, rx_frame_size}: its segments as they leave and arrive (their addresses and ports
 // come from the segments they answer).
 void add_answering_flows(const json& t, const std::string& tpath, size_t first, TrialPlan& plan) {
@@ -553,10 +553,26 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   a.vary.clear();  // the tuple (and the tunnel's addresses) come from the segment it answers
   a.enumerate.reset();
   a.ce.reset();
+  // To the handshake's ACK: the Responder's window ACK, the SYN-ACK's frames without the
+  // window scale option.
+  std::optional<FlowPlan> window;
+  if (open) {
+    window = back;
+    window->name = f.name + ".window";
+    window->tcp->step = TcpStep::kWindow;
+    window->tcp->answers = plan.flows.size() + 1;  // the Initiator's ACKs, added second
+    StreamPlan& w = window->streams[0];
+    w.spec.tcp_flags = tcp_flags_of(TcpStep::kWindow);
+    const uint32_t shorter = w.spec.frame_size - min_frame_size(w.spec.ip_version, false, kProtoTcp, w.spec.tcp_flags);
+    w.spec.frame_size -= shorter;
+    w.rx_frame_size -= shorter;
+  }
   plan.flows.push_back(std::move(back));
   plan.flows.push_back(std::move(ack));
+  if (window) plan.flows.push_back(std::move(*window));
   if (plan.flows.size() > kMaxFlows)
-    bad("flows", plan.flows.size(), "at most " + std::to_string(kMaxFlows) + " flows, with 2 more per TCP flow");
+    bad("flows", plan.flows.size(), "at most " + std::to_string(kMaxFlows) + " flows, with 3 more per TCP flow that opens "
+        "connections and 2 more per one that closes them");
 }
 
 }  // namespace

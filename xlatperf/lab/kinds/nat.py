@@ -4,7 +4,8 @@ masquerading with nftables; nat64, TAYGA (lab/kinds/tayga.py) with a dynamic poo
 the same NAT44; and 464xlat, a CLAT (a second TAYGA, stateless) in front of that NAT64 (the
 PLAT): IPv4 in and out, IPv6 between them (RFC 6877, RFC 8219 §4.2's dual DUT).
 
-Each accepts only replies to connections the left side opened (a forward-chain filter), sets
+Each accepts only replies to connections the left side opened and drops what conntrack finds
+invalid, both ways (a forward-chain filter, as a firewall's), sets
 the UDP conntrack timeouts of the DUT namespace so that no entry expires during a test, sizes
 the conntrack table and hash (global sysctls, restored by `lab down`), and writes a tester
 config with the Initiator on the left, the [stateful] settings and `conntrack -F` as DUT hooks.
@@ -162,7 +163,9 @@ def stateful_sections(description: str, many_addresses: bool = False) -> dict[st
 
 def nat_ruleset(family: str) -> str:
     """Masquerade what leaves on the right; from the right, only replies to connections that
-    the left opened pass (as on a NAT gateway)."""
+    the left opened pass (as on a NAT gateway); in both directions, what conntrack finds
+    invalid (a TCP segment outside the windows it tracks: be_liberal 0) is dropped, as a
+    firewall does, and counted (`nft list chain ... forward`; `conntrack -S` counts it too)."""
     return (f"table {family} xlp_nat {{\n"
             "\tchain postrouting {\n"
             "\t\ttype nat hook postrouting priority srcnat; policy accept;\n"
@@ -170,6 +173,7 @@ def nat_ruleset(family: str) -> str:
             "\t}\n"
             "\tchain forward {\n"
             "\t\ttype filter hook forward priority filter; policy accept;\n"
+            "\t\tct state invalid counter drop\n"
             '\t\tiifname "xlp-dr" ct state established,related accept\n'
             '\t\tiifname "xlp-dr" counter drop\n'
             "\t}\n"
