@@ -405,3 +405,21 @@ def test_rfc9693_procedures_refuse_settings_the_rfc_excludes(tmp_path):
     with pytest.raises(ConfigError, match="stateful.validation = false"):
         REGISTRY["table-capacity"].make(config, plan, None)
     REGISTRY["connection-rate"].make(config, plan, None)   # validation is optional there
+
+
+def test_a_closing_search_whose_load_failed_measured_no_closing_rate(fake, monkeypatch):
+    """Issue 30, defect 3: teardown-rate over TCP closing with FIN, and a DUT that never takes
+    the load (phase 1 at stateful.rate_phase1 loses half its handshakes every time). Before, the
+    failed load was the DUT failing to close at R, and the search went on down to a closing
+    rate of 0; now its step says why it measured nothing and the search ends unfinished."""
+    monkeypatch.setenv("FAKE_FILL_FAILURES", "1000")
+    out = fake / "fin"
+    summary = run_procedure("teardown-rate", fake_config(
+        "stateful.transport=tcp", "stateful.teardown=fin", "stateful.max_rate=200000",
+        "stateful.error=100000", "output.repeat=1"), out)
+    (rep,) = summary["repetitions"]
+    assert rep["load_failure"].startswith("phase 1: 5,000 of 10,000 handshakes completed"), rep
+    assert not rep["complete"] and rep["steps"] == [] and summary["n"] == 0
+    # One search step: its three load attempts (stateful.retakes = 2), then nothing closed.
+    phases = [r.get("phase") for r in read_trials(out)]
+    assert phases == ["phase1"] * 3 + ["close"], phases

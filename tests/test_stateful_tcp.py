@@ -9,6 +9,7 @@ from xlatperf.config.schema import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
 from xlatperf.frames.stack import IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_SYN
 from xlatperf.measure.stateful import EstablishmentStep, StatefulTest
+from xlatperf.procedures.search import SearchResult
 from xlatperf.traffic.plan import TrafficPlan
 from xlatperf.util.errors import ConfigError
 
@@ -190,3 +191,32 @@ def test_closing_steps_say_what_did_not_complete():
     resets = EstablishmentStep(2000, 2000, TrialResult(
         rate=1000, valid=True, directions={"forward": DirectionCounts(2000, 1999)}), kind="rst")
     assert resets.failure() == "RST: 1,999 of 2,000 RSTs reached the Responder"
+
+
+def handshakes_at(rate: int, *, valid: bool = True, reason: str | None = None, syn_ack_sent: int = 2000,
+                  port_drops: dict | None = None) -> EstablishmentStep:
+    counts = {"forward": DirectionCounts(2000, 2000), "forward.syn_ack": DirectionCounts(syn_ack_sent, syn_ack_sent),
+              "forward.ack": DirectionCounts(syn_ack_sent, syn_ack_sent),
+              "forward.window": DirectionCounts(syn_ack_sent, syn_ack_sent)}
+    return EstablishmentStep(2000, 2000, TrialResult(rate=rate, valid=valid, directions=counts,
+                                                     invalid_reason=reason, port_drops=port_drops))
+
+
+@pytest.mark.parametrize(("reason", "port_drops"), [
+    # The engine's reason when a receiver's TX queue did not take the replies it wrote.
+    ("tester could not send 12 of the 2000 TCP replies of flow forward.syn_ack", None),
+    # A tester port that dropped frames itself.
+    ("tester dropped frames: port 1 imissed 12", {"1": {"imissed": 12}})])
+def test_a_connection_rate_bounded_by_the_testers_own_faults_says_so(reason, port_drops):
+    """Issue 30, defect 3: a phase 1 made invalid by the tester's own limits is the tester's
+    bound, not the DUT's (before: tester_limited = false, the rate charged to the DUT)."""
+    failed = handshakes_at(4000, valid=False, reason=reason, syn_ack_sent=1988, port_drops=port_drops)
+    assert failed.failure() is not None
+    result = SearchResult.from_steps([failed, handshakes_at(2000)], 0.0)
+    assert result.throughput == 2000 and result.tester_limited
+    # A DUT that lost handshakes of its own in the same trial is the DUT's failure.
+    lossy = EstablishmentStep(2000, 2000, TrialResult(
+        rate=4000, valid=False, invalid_reason=reason, port_drops=port_drops,
+        directions={"forward": DirectionCounts(2000, 1500), "forward.syn_ack": DirectionCounts(1488, 1488),
+                    "forward.ack": DirectionCounts(1488, 1488), "forward.window": DirectionCounts(1488, 1488)}))
+    assert not SearchResult.from_steps([lossy, handshakes_at(2000)], 0.0).tester_limited

@@ -14,6 +14,9 @@ from ..util.errors import EngineBadParameter, EngineError, EngineExecutionFailur
 RATE_NOT_KEPT = "tester could not keep the rate"
 # ... and when one of the tester's ports dropped frames itself (its RX ring overflowed).
 TESTER_DROPPED = "tester dropped frames"
+# ... and when a receiver's TX queue did not take the TCP replies it wrote (docs/tcp.md: "tester
+# could not send N of the M TCP replies of flow F"): the tester's own sending limit too.
+REPLIES_NOT_SENT = "tester could not send"
 
 
 # The test frames a receiver did not count as received, by why (docs/protocol.md): each a count
@@ -260,9 +263,15 @@ class TrialResult:
         return not self.valid and (self.invalid_reason or "").startswith(TESTER_DROPPED)
 
     @property
+    def replies_not_sent(self) -> bool:
+        """Invalid because the tester could not send the TCP replies its receivers wrote."""
+        return not self.valid and (self.invalid_reason or "").startswith(REPLIES_NOT_SENT)
+
+    @property
     def tester_fault(self) -> bool:
-        """Invalid by the tester's own doing (its pacing or its ports): worth taking again."""
-        return self.rate_not_kept or self.dropped_by_tester
+        """Invalid by the tester's own doing (its pacing, its ports, its replies): worth taking
+        again."""
+        return self.rate_not_kept or self.dropped_by_tester or self.replies_not_sent
 
     @property
     def max_lag_us(self) -> float | None:

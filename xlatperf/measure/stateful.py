@@ -81,6 +81,9 @@ class EstablishmentStep:
     # What phase1 is: the Initiator opening the connections ("open"), or, in teardown-rate over
     # TCP, closing ("fin") or resetting ("rst") the connections its load opened.
     kind: str = "open"
+    # teardown-rate over TCP: why the connections to close could not be opened (after
+    # stateful.retakes attempts at stateful.rate_phase1); the step then measured no closing.
+    load_failure: str | None = None
 
     @property
     def rate(self) -> int:
@@ -109,12 +112,27 @@ class EstablishmentStep:
         return None
 
     @property
+    def _trials(self) -> list[TrialResult]:
+        return [self.phase1] + ([self.validation] if self.validation is not None else [])
+
+    @property
     def rate_not_kept(self) -> bool:
         """Invalid because the tester could not send phase 1 (or validation) at its rate: the
         search was bounded by the tester (xlatperf/procedures/search.py)."""
-        trials = [self.phase1] + ([self.validation] if self.validation is not None else [])
-        return self._late() is not None or any(getattr(t, "rate_not_kept", False)
-                                               for t in trials)
+        return self._late() is not None or any(t.rate_not_kept for t in self._trials)
+
+    # The tester's other faults, as a TrialResult's (search.tester_bound reads them): a step
+    # that failed by them alone is the tester's limit, not the DUT's.
+    @property
+    def dropped_by_tester(self) -> bool:
+        return any(t.dropped_by_tester for t in self._trials)
+
+    @property
+    def replies_not_sent(self) -> bool:
+        return any(t.replies_not_sent for t in self._trials)
+
+    def lost_beyond_tester_fault(self) -> bool:
+        return any(t.lost_beyond_tester_fault() for t in self._trials)
 
     @property
     def filled(self) -> bool:
@@ -390,7 +408,9 @@ class StatefulTest:
         (empty table), a phase 1 opening `connections` at stateful.rate_phase1 (taken again, hook
         first, up to stateful.retakes times when it failed: loading is a precondition), then
         closing them all at `rate`. Passes when every closing completed: the three segments of
-        each FIN exchange, or every RST, reached the other side through the DUT."""
+        each FIN exchange, or every RST, reached the other side through the DUT. A load that
+        failed every attempt closes nothing: its step says so (`load_failure`), and is no
+        measurement of closing at `rate`."""
         s = self.settings
         table = table_size(self.config, connections)
         for attempt in range(1, 2 + s.retakes):
@@ -399,11 +419,11 @@ class StatefulTest:
             if load.failure() is None:
                 break
             session.end_step()
-        else:  # not loaded: a failed step at this rate, saying why (recorded, for --resume)
+        else:  # not loaded: nothing closed at this rate, saying why (recorded, for --resume)
             failed = TrialResult(rate=rate, valid=False, directions={},
                                  invalid_reason=f"loading: {load.failure()}")
-            session.record(failed, 0.0, CLOSE, {"connections": connections})
-            return EstablishmentStep(connections, table, failed, kind=s.teardown)
+            session.record(failed, 0.0, CLOSE, {"connections": connections, "load_failure": load.failure()})
+            return EstablishmentStep(connections, table, failed, kind=s.teardown, load_failure=load.failure())
         holder: dict = {}
 
         def annotate(result):

@@ -43,9 +43,11 @@ def _rate_not_kept(step) -> bool:
 
 def tester_bound(step) -> bool:
     """Whether a step that did not pass failed by the tester's doing, not the DUT's: invalid
-    because of the tester (its pacing, its ports' drops), with no more loss than that explains.
-    A trial that also showed the DUT losing frames on its own is the DUT's failure."""
-    if not (_rate_not_kept(step) or getattr(step, "dropped_by_tester", False)):
+    because of the tester (its pacing, its ports' drops, TCP replies its TX queue did not take),
+    with no more loss than that explains. A trial that also showed the DUT losing frames on its
+    own is the DUT's failure."""
+    if not (_rate_not_kept(step) or getattr(step, "dropped_by_tester", False)
+            or getattr(step, "replies_not_sent", False)):
         return False
     beyond = getattr(step, "lost_beyond_tester_fault", None)
     return not (beyond is not None and beyond())

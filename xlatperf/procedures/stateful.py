@@ -58,7 +58,7 @@ class _Stateful(Procedure):
                 steps.append(EstablishmentStep(
                     connections=close["connections"], table_size=loaded,
                     phase1=trial_from_record(close), send_seconds=close.get("send_seconds"),
-                    kind=self.s.teardown))
+                    kind=self.s.teardown, load_failure=close.get("load_failure")))
             elif phase1 is not None and not self.closing:
                 # (closing: a load without its close was taken again; not a step of the search)
                 validation = next((r for r in group if r.get("phase") == VALIDATION), None)
@@ -88,24 +88,45 @@ class _RateSearch:
     teardown-rate closing TCP connections): the rate under `key`."""
 
     def _searches(self, repetitions):
-        return [SearchResult.from_steps(r.steps, 0.0, r.complete) for r in repetitions]
+        """Each repetition's search over the steps that measured something: a closing step
+        whose load failed ends its search unfinished (TeardownRate.run), not failed at its rate."""
+        return [SearchResult.from_steps(_measured(r.steps), 0.0, r.complete and not _load_failure(r.steps))
+                for r in repetitions]
 
     def _search_summary(self, repetitions, key: str) -> dict:
         searches = self._searches(repetitions)
         return {"unit": "cps", **summarize([s.throughput for s in searches if s.complete]),
                 "tester_limited": any(s.tester_limited for s in searches),
-                "repetitions": [{"repetition": r.number, **_search_dict(s, key)}
+                "repetitions": [{"repetition": r.number, **_search_dict(s, key),
+                                 **({"load_failure": _load_failure(r.steps)} if _load_failure(r.steps) else {})}
                                 for r, s in zip(repetitions, searches)]}
 
     def _search_rows(self, repetitions, key: str) -> list[dict]:
         return [{"repetition": r.number, f"{key}_cps": s.throughput, "found": s.found,
-                 "tester_limited": s.tester_limited, "complete": r.complete,
+                 "tester_limited": s.tester_limited, "complete": s.complete,
                  "steps": len(r.steps)} for r, s in zip(repetitions, self._searches(repetitions))]
 
     def _search_value(self, repetition):
-        if not repetition.complete:
+        if not repetition.complete or _load_failure(repetition.steps):
             return None
         return SearchResult.from_steps(repetition.steps, 0.0).throughput
+
+
+def _load_failure(steps) -> str | None:
+    """Why a closing search's load failed (teardown-rate over TCP), if it did."""
+    return next((s.load_failure for s in steps if getattr(s, "load_failure", None)), None)
+
+
+def _measured(steps) -> list:
+    return [s for s in steps if not getattr(s, "load_failure", None)]
+
+
+class _NotLoaded(Exception):
+    """A closing step's load failed: the search cannot go on (its step is kept)."""
+
+    def __init__(self, step):
+        super().__init__(step.load_failure)
+        self.step = step
 
 
 class ConnectionRate(_RateSearch, _Stateful):
@@ -161,8 +182,17 @@ class TeardownRate(_RateSearch, _Stateful):
     def run(self, session, steps):
         if self.closing:
             n = self.s.connections
-            binary_search(lambda rate: self.test.close(session, n, rate), 0, self.hi, self.s.error,
-                          steps=steps, notify=lambda c: session.notify({**c, "connections": n}))
+
+            def close(rate):
+                step = self.test.close(session, n, rate)
+                if step.load_failure:  # nothing to close at this rate: no measurement of it
+                    raise _NotLoaded(step)
+                return step
+            try:
+                binary_search(close, 0, self.hi, self.s.error, steps=steps,
+                              notify=lambda c: session.notify({**c, "connections": n}))
+            except _NotLoaded as stop:
+                steps.append(stop.step)
             return
         n, rate = self.s.connections, self.s.rate_phase1
         for _ in range(1 + self.s.retakes):
