@@ -423,3 +423,24 @@ def test_a_closing_search_whose_load_failed_measured_no_closing_rate(fake, monke
     # One search step: its three load attempts (stateful.retakes = 2), then nothing closed.
     phases = [r.get("phase") for r in read_trials(out)]
     assert phases == ["phase1"] * 3 + ["close"], phases
+
+
+def test_tcp_table_capacity_validates_against_a_dut_that_replaces_its_oldest_entries(fake, monkeypatch):
+    """Issue 30, defect 2: the fake DUT keeps 37,000 connections and replaces the oldest beyond
+    that (RFC 9693 §4.9), so every handshake completes. Before, table-capacity over TCP took
+    the handshakes as its validation and found the search's top; now each probe validates with
+    one data segment from the Responder over each learned connection, as over UDP."""
+    monkeypatch.setenv("FAKE_TABLE_CAPACITY", "37000")
+    monkeypatch.setenv("FAKE_CONN_RATE", "200000")
+    monkeypatch.setenv("FAKE_REQUEST_LOG", str(fake / "requests"))
+    overrides = ("ports.forward_src_max=1523", "stateful.max_rate=400000", "stateful.error=50000",
+                 "stateful.capacity_error=500", "stateful.connections=5000", "stateful.transport=tcp",
+                 "output.repeat=1")
+    summary = run_procedure("table-capacity", fake_config(*overrides), fake / "capacity")
+    rep = summary["repetitions"][0]
+    assert 37000 - 500 <= rep["capacity"] <= 37000 and rep["complete"], rep["history"]
+    requests = [json.loads(line) for line in (fake / "requests").read_text().splitlines()]
+    validations = [r for r in requests if r.get("op") == "trial" and "learn" not in r]
+    (flow,) = validations[0]["flows"]
+    assert flow["tcp"]["segments"] == "data" and flow["from_table"]["selection"] == "increasing"
+    assert flow["foreground"]["frame_size"] == 79  # the smallest IPv4 TCP data frame

@@ -54,7 +54,7 @@ def test_phase1_request_sends_syns_and_describes_the_replies():
     other = StatefulTest(TrafficPlan(cfg("traffic.mix_n=1", "traffic.seed=2"), PORTS), phase2=False)
     assert other.tcp_key != key
     assert request["learn"] == {"port": 1, "flow": 0, "table_size": 10000, "ip_version": 4}
-    assert test.report()["transport"] == "tcp" and "handshakes" in test.report()["validation"]
+    assert test.report()["transport"] == "tcp" and "data segment" in test.report()["validation_segments"]
 
 
 @pytest.mark.parametrize(("overrides", "named"), [

@@ -197,6 +197,14 @@ def _unchecked(rx: dict, field: str) -> dict:
     return {**rx, **({"vary": vary} if vary else {})}
 
 
+def _sizes(flow: dict, config) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A flow's frame size and IP version as sent and as received."""
+    side_of = {index: side for side, index in PORT_INDEX.items()}
+    foreground = flow["foreground"]
+    return ((foreground["frame_size"], foreground["ip_version"]),
+            (foreground["rx_frame_size"], config.side(side_of[flow["rx_port"]]).ip_version))
+
+
 def _single_direction(config, direction: str):
     return config.changed({"traffic.direction": direction})
 
@@ -291,12 +299,8 @@ class StatefulTest:
     def _check_tcp_data(self, plan: TrafficPlan) -> None:
         """Phase 2 over TCP sends data segments: each frame must hold TCP's 40-byte header
         with the tag option and at least one byte of payload."""
-        side_of = {index: side for side, index in PORT_INDEX.items()}
         for flow in plan.flows(1):
-            foreground = flow["foreground"]
-            received = self.config.side(side_of[flow["rx_port"]]).ip_version
-            for size, version in ((foreground["frame_size"], foreground["ip_version"]),
-                                  (foreground["rx_frame_size"], received)):
+            for size, version in _sizes(flow, plan.config):
                 smallest = IP_STACKS[version].carrying(TCP_DATA).min_frame
                 if size < smallest:
                     raise ConfigError(
@@ -321,12 +325,34 @@ class StatefulTest:
         return flow
 
     def validation_request(self, entries: int, rate: int) -> TrialRequest:
-        """Responder only: each state-table entry once, in increasing order (methodology §12.7)."""
-        (flow,) = self.responder_plan.flows(rate)
+        """Responder only: each state-table entry once, in increasing order (methodology §12.7).
+        Over TCP each a data segment inside its connection, as small as the stacks allow: a
+        handshake shows that a connection existed when it opened, not that all N coexist
+        afterwards (a DUT that replaces its oldest entries passes every handshake)."""
+        plan = self._tcp_validation_plan() if self.tcp else self.responder_plan
+        (flow,) = plan.flows(rate)
         flow = self._from_table(flow, "increasing")
         flow["frames"] = entries
+        if self.tcp:
+            flow["tcp"] = {"key": self.tcp_key, "segments": "data"}
         return TrialRequest.from_config(self.config, [flow], window(entries, rate),
                                         timeout=self.settings.timeout_phase1)
+
+    def _tcp_validation_plan(self) -> TrafficPlan:
+        """The Responder's direction with the smallest traffic.frame_size whose frames, as sent
+        and as received, hold a TCP data segment (TCP_DATA)."""
+        size = 64
+        for _ in range(4):  # each pass grows by the shortfall of one side's stack
+            config = self.responder_plan.config.changed({"traffic.frame_size": size})
+            plan = TrafficPlan(config, [self.responder_plan.ports["left"], self.responder_plan.ports["right"]],
+                               through_dut=self.responder_plan.through_dut)
+            (flow,) = plan.flows(1)
+            shortfall = max(IP_STACKS[version].carrying(TCP_DATA).min_frame - frame
+                            for frame, version in _sizes(flow, config))
+            if shortfall <= 0:
+                return plan
+            size += shortfall
+        raise AssertionError(f"no frame size holds TCP data in the {flow['name']} direction")
 
     def phase2_flows(self, flows: list[dict]) -> list[dict]:
         """Phase 2: the Responder's direction answers from the state table. Over TCP both
@@ -385,9 +411,6 @@ class StatefulTest:
         validation_factor x rate, D after phase 1 started (siitperf's cttc.sh validates in its
         phase 2, which starts D = N/R + 2T after phase 1; RFC 9693 requires D >= N/R + T)."""
         table = table_size(self.config, connections) if table is None else table
-        # Over TCP the handshake validates: each SYN-ACK crossed the DUT's reverse direction
-        # through the connection's entry, and its ACK completed the entry (docs/tcp.md).
-        validate = validate and not self.tcp
         session.begin_step()
         started = time.monotonic()
         step = self.run_phase1(session, connections, rate, table)
@@ -469,10 +492,9 @@ class StatefulTest:
         and how this tester times them: validation starts D after phase 1 (D for that step's
         N and R), and a phase 1 or validation shorter than the engine's shortest trial is sent
         in a window of that length, its frame count and rate unchanged."""
-        # Over TCP the handshakes validate (docs/tcp.md); no validation trial, no factor.
-        validation = ({"validation": "by the handshakes (each SYN-ACK through the DUT's reverse "
-                                     "direction, each ACK completing the entry)",
-                       "validation_factor": "not used"} if self.tcp else {})
+        # Over TCP validation sends data (docs/tcp.md).
+        validation = ({"validation_segments": "one TCP data segment from the Responder over each "
+                                              "learned connection"} if self.tcp else {})
         return {**reporting_items(self.config), **validation,
                 "validation_start": "D after phase 1 started",
                 "shortest_window": ENGINE_MIN_DURATION}

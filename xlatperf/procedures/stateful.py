@@ -37,7 +37,7 @@ class _Stateful(Procedure):
             raise ConfigError(f'stateful.enumerate = "none": {self.name} establishes a new '
                               "connection with every phase-1 frame (RFC 9693 §4.5: all "
                               'different four tuples); set it to "ports", "addresses" or "both"')
-        if self.needs_validation and not self.s.validation and self.s.transport != "tcp":
+        if self.needs_validation and not self.s.validation:
             raise ConfigError(f"stateful.validation = false: every probe of {self.name} is "
                               "validated (RFC 9693 §4.9); set it to true")
         self.test = StatefulTest(plan, phase2=False)  # phase 1 and validation only
