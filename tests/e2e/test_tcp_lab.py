@@ -37,10 +37,13 @@ def test_every_handshake_is_established_and_assured_in_conntrack(kind, make_lab,
         if rep["connection_rate"] == RATE:
             break
     assert rep["connection_rate"] == RATE and len(rep["steps"]) == 1, rep
-    (phase1,) = trials(out)
+    phase1, validation = trials(out)
     for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
         d = phase1["directions"][name]
         assert d["sent"] == d["received"] == CONNECTIONS, (name, d)
+    # The validation: a data segment from the Responder over each connection (stateful.validation).
+    (d,) = validation["directions"].values()
+    assert validation["phase"] == "validation" and d["sent"] == d["received"] == CONNECTIONS, validation
     entries = [line for line in conntrack("-L").splitlines() if line.startswith("tcp")]
     assert len(entries) == CONNECTIONS
     assert all(" ESTABLISHED " in e and "[ASSURED]" in e for e in entries), entries[:3]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from ..config.stateful import (check_phase2, check_stateful, enumeration, gap_seconds,
                                reporting_items, roles, table_size)
 from ..engine.protocol import TrialResult
+from ..frames.kinds import min_frame_size
 from ..frames.stack import IP_STACKS, TCP_ACK, TCP_DATA, TCP_SYN
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
@@ -340,19 +341,11 @@ class StatefulTest:
 
     def _tcp_validation_plan(self) -> TrafficPlan:
         """The Responder's direction with the smallest traffic.frame_size whose frames, as sent
-        and as received, hold a TCP data segment (TCP_DATA)."""
-        size = 64
-        for _ in range(4):  # each pass grows by the shortfall of one side's stack
-            config = self.responder_plan.config.changed({"traffic.frame_size": size})
-            plan = TrafficPlan(config, [self.responder_plan.ports["left"], self.responder_plan.ports["right"]],
-                               through_dut=self.responder_plan.through_dut)
-            (flow,) = plan.flows(1)
-            shortfall = max(IP_STACKS[version].carrying(TCP_DATA).min_frame - frame
-                            for frame, version in _sizes(flow, config))
-            if shortfall <= 0:
-                return plan
-            size += shortfall
-        raise AssertionError(f"no frame size holds TCP data in the {flow['name']} direction")
+        and as received, hold a TCP data segment."""
+        config = self.responder_plan.config
+        config = config.changed({"traffic.frame_size": min_frame_size(config, TCP_DATA)})
+        return TrafficPlan(config, [self.responder_plan.ports[side] for side in ("left", "right")],
+                           through_dut=self.responder_plan.through_dut)
 
     def phase2_flows(self, flows: list[dict]) -> list[dict]:
         """Phase 2: the Responder's direction answers from the state table. Over TCP both

@@ -5,7 +5,7 @@ Exactly one kind applies to a configuration (kind_of checks it). A new kind is a
 with a TrafficKind subclass, listed in KINDS, whose `applies` excludes the others'
 (docs/architecture.md, "Where to add a traffic kind")."""
 
-from ..stack import IPV6, VLAN_TAG_BYTES, Stack, frame_size, named_stack, size_name
+from ..stack import IPV6, VLAN_TAG_BYTES, Stack, Transport, frame_size, named_stack, size_name
 from ..trial import active_directions, has_background, side_vlan, size_period
 from .base import Received, TrafficKind
 from .ipv4aas import EncapsulationTraffic, EncapsulatingCeTraffic, MapTTraffic, MapTCeTraffic, dual_dut
@@ -63,12 +63,13 @@ def size_name_of(config, stack: Stack, size: int) -> int:
     return size_name(size, stack, sizes_name(config))
 
 
-def min_frame_size(config) -> int:
+def min_frame_size(config, transport: Transport | None = None) -> int:
     """The smallest configured size that gives every frame of the trial room for the test tag:
-    64, or 84 when the sizes name IPv6 frames."""
+    64, or 84 when the sizes name IPv6 frames; with `transport`, room for that transport's
+    frames (TCP data: its header with the tag option and a byte of payload)."""
     stacks = trial_stacks(config)
     named = named_stack(stacks)
-    return max(size_name(s.min_frame, s, named) for s in stacks)
+    return max(size_name((s.carrying(transport) if transport else s).min_frame, s, named) for s in stacks)
 
 
 def largest_frame(config) -> int:
