@@ -444,3 +444,23 @@ def test_tcp_table_capacity_validates_against_a_dut_that_replaces_its_oldest_ent
     (flow,) = validations[0]["flows"]
     assert flow["tcp"]["segments"] == "data" and flow["from_table"]["selection"] == "increasing"
     assert flow["foreground"]["frame_size"] == 79  # the smallest IPv4 TCP data frame
+
+
+def test_summaries_say_what_the_median_leaves_out_or_bounds(fake, monkeypatch, tmp_path):
+    """Issue 30, defect 6: a table-capacity median that counts a repetition limited by the
+    ranges is a lower bound, and teardown-rate repetitions whose deletion took no longer on the
+    full table than on the empty one (T_N <= T_0) are left out of the median: each summary says
+    so (before, silently)."""
+    monkeypatch.setenv("FAKE_CONN_RATE", "200000")  # no table limit: the ranges' 10,000 stop it
+    summary = run_procedure("table-capacity", fake_config(
+        "stateful.max_rate=400000", "stateful.error=50000", "stateful.capacity_error=500",
+        "stateful.connections=5000", "output.repeat=1"), fake / "capacity")
+    assert summary["repetitions"][0]["limited_by_ranges"] and summary["limited_by_ranges"] == 1
+    # The deletion: fast on the full table (the first run of each repetition), slow on the empty one.
+    mark = tmp_path / "full"
+    teardown = f"if [ -e {mark} ]; then rm {mark}; sleep 0.05; else touch {mark}; fi"
+    summary = run_procedure("teardown-rate", fake_config("output.repeat=1", f"dut.teardown={teardown}"),
+                            fake / "teardown")
+    (rep,) = summary["repetitions"]
+    assert rep["full_seconds"] < rep["empty_seconds"] and rep["teardown_rate"] is None
+    assert summary["not_measurable"] == 1 and summary["n"] == 0

@@ -236,6 +236,8 @@ class TeardownRate(_RateSearch, _Stateful):
                 "empty_seconds": summarize([e["empty_seconds"] for e in entries
                                             if "empty_seconds" in e]),
                 "not_loaded": sum(not e["loaded"] for e in entries),
+                # Timed, but T_N <= T_0: the deletion was not measurable (no rate, not counted).
+                "not_measurable": sum("full_seconds" in e and e.get("teardown_rate") is None for e in entries),
                 "repetitions": entries}
 
     def csv_rows(self, repetitions):
@@ -317,8 +319,12 @@ class TableCapacity(_Stateful):
 
     def summarize(self, repetitions):
         results = [self.replay(r) for r in repetitions]
+        counted = [c for c in results if c.complete and c.capacity]
         return {"unit": "connections",
-                **summarize([c.capacity for c in results if c.complete and c.capacity]),
+                **summarize([c.capacity for c in counted]),
+                # A repetition that reached the enumerable combinations measured a lower bound:
+                # so is the median when it counts one.
+                "limited_by_ranges": sum(c.limited_by_ranges for c in counted),
                 "repetitions": [{"repetition": r.number, **c.to_dict(), "trials": len(r.steps),
                                  "steps": [s.to_dict() for s in r.steps]}
                                 for r, c in zip(repetitions, results)]}

@@ -15,11 +15,10 @@ def _connections(entry: Entry) -> int | None:
 
 def connection_search(s: dict) -> str:
     """connection-rate's search (docs/stateful.md), also each probe of table-capacity."""
-    validation = (f"; every step validated by the Responder at α·R, α = "
-                  f"{s.get('validation_factor')}" if s.get("validation") else "")
-    if (s.get("stateful") or {}).get("transport") == "tcp":
-        validation = ("; TCP: every step validated by its handshakes (each SYN-ACK through the "
-                      "DUT's reverse direction, each ACK completing the entry)")
+    tcp = (s.get("stateful") or {}).get("transport") == "tcp"
+    validation = (f"; every step validated by the Responder at α·R, α = {s.get('validation_factor')}"
+                  + (" (one TCP data segment over each learned connection)" if tcp else "")
+                  if s.get("validation") else "")
     return (f"binary search on the phase-1 rate in [0, {rate(s.get('max_rate'))}] "
             f"connections/s until upper − lower ≤ {rate(s.get('error'))} connections/s"
             f"{validation}")
@@ -31,8 +30,8 @@ def stateful_settings(entry: Entry) -> str:
     return (f"N = {rate(items.get('connections'))} connections, M = "
             f"{rate(items.get('table_size'))}, R = {rate(items.get('rate_phase1'))} fps, "
             f"enumerate {items.get('enumerate')} ({items.get('order')}), "
-            + ("TCP handshakes, validated by them" if items.get("transport") == "tcp"
-               else f"validation {items.get('validation')}"))
+            + ("TCP handshakes, " if items.get("transport") == "tcp" else "")
+            + f"validation {items.get('validation')}")
 
 
 def _loaded(rep: dict, entry: Entry) -> str:
@@ -73,19 +72,24 @@ RATE_KINDS = [
               ("tear-down rate (cps)", text("teardown_rate", "cps")),
               ("complete", yes("complete"))],
              "connection tear-down rate per repetition (RFC 9693)"),
-    RateKind("closing_rate", "TCP connection tear-down rate", True,
+    # Not RFC 9693 §4.8's tear-down rate: the DUT's entries stay after a FIN exchange
+    # (TIME_WAIT) or an RST (CLOSE) until they time out (docs/tcp.md).
+    RateKind("closing_rate", "TCP closing rate (closing exchanges the DUT forwards; not RFC 9693's "
+                             "tear-down rate)", True,
              lambda e: (f"binary search on the rate at which the Initiator "
                         f"{'resets (RST)' if _teardown(e) == 'rst' else 'closes (FIN, FIN-ACK, ACK)'}"
                         f" the connections in [0, {rate(e.settings.get('max_rate'))}] until upper − "
                         f"lower ≤ {rate(e.settings.get('error'))} connections/s; each step opens "
                         f"N = {rate(_connections(e))} connections at "
                         f"{rate(e.settings.get('rate_phase1'))} handshakes/s first, and passes when "
-                        "every closing completed through the DUT (docs/tcp.md)"),
+                        "every closing completed through the DUT (docs/tcp.md); the DUT's entries "
+                        "stay (TIME_WAIT, CLOSE) until they time out, so this is how fast it forwards "
+                        "closing exchanges, not how fast it deletes entries (RFC 9693 §4.8)"),
              [("repetition", text("repetition")),
-              ("tear-down rate (cps)", text("closing_rate", "cps")), ("trials", steps),
+              ("closing rate (cps)", text("closing_rate", "cps")), ("trials", steps),
               ("found", yes("found")), ("tester limited", yes("tester_limited")),
               ("complete", yes("complete"))],
-             "TCP connection tear-down rate per repetition"),
+             "TCP closing rate per repetition (not RFC 9693's tear-down rate)"),
 ]
 
 
@@ -118,7 +122,10 @@ class ConnectionRates(Family):
         return kind.precision(entry) if kind else "-"
 
     def notes(self, entry):
-        return [stateful_settings(entry)]
+        unmeasurable = entry.summary.get("not_measurable")
+        return [stateful_settings(entry)] + (
+            [f"{unmeasurable} repetition(s) timed the deletion no longer on the full table than on the empty "
+             "one (T_N ≤ T_0): no rate, not in the median"] if unmeasurable else [])
 
     def details(self, entry):
         kind = self.kind(entry)
@@ -150,7 +157,11 @@ class Capacity(Family):
                 f"(γ = {s.get('gamma')}); the rate at each count: {connection_search(s)}")
 
     def notes(self, entry):
-        return [stateful_settings(entry)]
+        limited = entry.summary.get("limited_by_ranges")
+        return [stateful_settings(entry)] + (
+            [f"{limited} repetition(s) reached the enumerable combinations of the port and address "
+             "ranges (limited by ranges): their capacity, and so the median, is a lower bound"]
+            if limited else [])
 
     def details(self, entry):
         return [per_repetition(entry, self.COLUMNS,
