@@ -457,3 +457,17 @@ def test_a_zero_udp_checksum_over_ipv6_is_taken_as_0xffff_only_when_asked():
     lenient = rx(SIIT + ["checks.zero_udp_checksum_ipv6=false"])
     assert lenient["reverse"]["ipv6_zero_udp_checksum"] is True      # arrives as IPv6
     assert "ipv6_zero_udp_checksum" not in lenient["forward"]         # arrives as IPv4
+
+
+def test_frames_with_a_sequence_number_never_sent_are_counted_said_and_kept():
+    """Issue 30, defect 4's audit of the engine's counters the front end dropped: a stream's
+    `out_of_range` (test frames whose tag sequence number the stream never sent) was read by no
+    one; it is a refused kind like the others now: counted, in the console line and the record."""
+    result = TrialResult.from_reply(1000, reply_with([{"out_of_range": 5}]))
+    forward = result.directions["forward"]
+    assert forward.out_of_range == 5 and (5, "with a sequence number never sent") in forward.refused()
+    line = ConsoleReporter(console=Console(record=True))._trial_line({"repetition": 1, "step": 1}, result)
+    assert "5 with a sequence number never sent" in line
+    record = json.loads(json.dumps(result.to_dict()))
+    assert record["directions"]["forward"]["out_of_range"] == 5
+    assert trial_from_record(record).directions == result.directions

@@ -27,6 +27,9 @@ REFUSED = (
     ("bad_length", "of another length", "arrived with another length than the frame the DUT should "
                                          "deliver (its IP packet and VLAN tags)"),
     ("bad_vlan", "on the wrong VLAN", "arrived on another VLAN than their receiving side's"),
+    ("out_of_range", "with a sequence number never sent",
+     "arrived with a test-tag sequence number beyond what the stream sent (a tag the DUT changed, or "
+     "another tester's frames)"),
     ("wrong_ce", "to the wrong CE", "went to the wrong CE or were mapped wrongly (the CE fields "
                                     "they arrived with name another CE, or none)"),
     ("bad_address", "with a wrong address or port",
@@ -79,6 +82,7 @@ class DirectionCounts:
     bad_length: int = 0
     late: int | None = None     # frames later than trial.frame_timeout (None: no such timeout)
     bad_vlan: int = 0           # test frames that arrived on another VLAN than the side's
+    out_of_range: int = 0       # test frames whose tag sequence number the stream never sent
     # Test frames whose CE fields named no emulated CE, or disagreed on which (delivered to the
     # wrong CE, a wrong mapping: docs/ipv4aas.md); None when the direction checks no CE.
     wrong_ce: int | None = None
@@ -128,6 +132,7 @@ class DirectionCounts:
                 "reordered": self.reordered, "bad_length": self.bad_length,
                 **({"late": self.late} if self.late is not None else {}),
                 **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
+                **({"out_of_range": self.out_of_range} if self.out_of_range else {}),
                 **{key: getattr(self, key) for key in OPTIONAL_COUNTS if getattr(self, key) is not None},
                 **({"sizes": self.sizes} if self.sizes else {}),
                 **({"flows": self.flows} if self.flows else {}),
@@ -197,6 +202,7 @@ class TrialResult:
                 reordered=sum(s.get("reordered", 0) for s in streams),
                 bad_length=sum(s.get("bad_length", 0) for s in streams),
                 bad_vlan=sum(s.get("bad_vlan", 0) for s in streams),
+                out_of_range=sum(s.get("out_of_range", 0) for s in streams),
                 sizes=_per_size(streams, (size_names or {}).get(name, {})),
                 max_lag_us=max((flow["max_lag_us"] for flow in flows if "max_lag_us" in flow),
                                default=None),
@@ -378,6 +384,7 @@ def trial_from_record(record: dict) -> TrialResult:
         sent=d["sent"], received=d["received"], planned=d.get("planned"),
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
         bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0),
+        out_of_range=d.get("out_of_range", 0),
         **{key: d.get(key) for key in OPTIONAL_COUNTS},
         sizes=d.get("sizes"), flows=d.get("flows"), max_lag_us=d.get("max_lag_us"),
         lagged=d.get("lagged"))
