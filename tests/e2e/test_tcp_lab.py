@@ -132,6 +132,10 @@ def test_closing_leaves_no_established_connection(kind, teardown, state, make_la
     assert len(entries) == CONNECTIONS
     assert all(f" {state} " in e for e in entries), entries[:3]
     assert not any(" ESTABLISHED " in e for e in entries)
+    # The lab's dut.counters recorded the table before closing (after the load) and after: the
+    # closing rate deleted no entry (issue 30, defect 6).
+    load = [r for r in trials(out) if r["phase"] == "phase1"][-1]
+    assert load["dut_counters"]["conntrack"] == close[-1]["dut_counters"]["conntrack"] == CONNECTIONS
     stats = conntrack("-S")
     assert all(n == "0" for n in re.findall(r"invalid=(\d+)", stats)), stats
 

@@ -49,6 +49,10 @@ CONNTRACK_TCP = {"net.netfilter.nf_conntrack_tcp_be_liberal": "0",
                  "net.netfilter.nf_conntrack_tcp_loose": "0"}
 CONNTRACK_TCP_TIMEOUTS = ("net.netfilter.nf_conntrack_tcp_timeout_established",)
 FLUSH = f"ip netns exec {DUT_NS} conntrack -F"
+# The DUT's connection table size after every trial (the trial's record, `dut_counters`): after a
+# load and after closing, what a closing step left in the table (TIME_WAIT, CLOSE: RFC 9693
+# §4.8's tear-down is the entries' deletion, docs/tcp.md).
+COUNT = f"echo conntrack=$(ip netns exec {DUT_NS} conntrack -C)"
 
 CONNTRACK_PARAMS = {
     "table_size": {"default": "1048576", "allowed": "an integer 1..67108864",
@@ -158,7 +162,8 @@ def stateful_sections(description: str, many_addresses: bool = False) -> dict[st
                          "rate_phase1": 10000, "timeout_phase1": 1.0,
                          "enumerate": "both" if many_addresses else "ports", "order": "random",
                          "selection": "random", "validation": True},
-            "dut": {"description": description, "before_trial": FLUSH, "teardown": FLUSH}}
+            "dut": {"description": description, "before_trial": FLUSH, "teardown": FLUSH,
+                    "counters": COUNT}}
 
 
 def nat_ruleset(family: str) -> str:
