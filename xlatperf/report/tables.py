@@ -111,8 +111,9 @@ def _frame_format(entry: Entry) -> str:
     background = " and native IPv6 background frames" if \
         config.get("traffic.mix_m") != config.get("traffic.mix_n") else ""
     if _tcp(entry):
-        return (f"Ethernet II / {sides} / TCP: handshakes (SYN, SYN-ACK, ACK), closings (FIN, "
-                "FIN-ACK, ACK) or resets without payload, and phase 2's data segments; the "
+        return (f"Ethernet II / {sides} / TCP: handshakes (SYN, SYN-ACK, ACK, the Responder's window "
+                "ACK), closings (FIN, FIN-ACK, ACK) or resets without payload, and data segments (phase 2, "
+                "validation); the "
                 "xlatperf test tag in each segment's first option (RFC 6994 kind 254; "
                 "docs/tcp.md)")
     return (f"Ethernet II / {sides}{background} / UDP ({_udp_ports(entry, config)}); the "
