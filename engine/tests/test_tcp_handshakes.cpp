@@ -32,12 +32,14 @@ namespace {
 // do (RFC 7323 §2.2): a SYN's or SYN-ACK's window field unscaled, later segments' scaled by the
 // shift that side's SYN announced; a data segment that ends beyond the window its receiver
 // announced past its last acknowledgement is dropped. A segment that breaks the order is
-// dropped as invalid. `corrupt_syn_ack`: the DUT sends SYN-ACKs on with
+// dropped as invalid. `modulate`: it rewrites the Initiator's sequence numbers by an offset of
+// each connection's, and the Responder's acknowledgements back, as OpenBSD PF's modulate state
+// and carrier-grade NATs do (the tracker keeps the Initiator's own numbers). `corrupt_syn_ack`: the DUT sends SYN-ACKs on with
 // their acknowledgement number off by one (checksums fixed), as a broken DUT would.
 class ReferenceNat {
  public:
-  ReferenceNat(int version, bool corrupt_syn_ack = false)
-      : version_(version), corrupt_(corrupt_syn_ack),
+  ReferenceNat(int version, bool corrupt_syn_ack = false, bool modulate = false)
+      : version_(version), corrupt_(corrupt_syn_ack), modulate_(modulate),
         outside_(parse_ip(version == 4 ? "203.0.113.1" : "2001:db8:ffff::1", version)) {}
 
   void operator()(uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
@@ -55,6 +57,7 @@ class ReferenceNat {
         by_inside_[sport] = mapped;
         conns_[mapped] = {sport, seg.seq(), 0, State::kSynSent, seg.seq() + 1, 0};
         conns_[mapped].initiator.opened(seg);
+        if (modulate_) conns_[mapped].delta = 0x9e3779b9u * (mapped + 1u);
       } else {
         auto it = by_inside_.find(sport);
         if (it == by_inside_.end()) return drop(m);
@@ -82,31 +85,35 @@ class ReferenceNat {
           return drop(m);
         }
       }
+      const uint32_t delta = conns_[by_inside_[sport]].delta;
+      put32(&f[tag.l4_offset + 4], seg.seq() + delta);  // modulated: its number on the outside
       f = reference_snat(f, outside_, by_inside_[sport]);
     } else {
       auto it = conns_.find(dport);
       if (it == conns_.end()) return drop(m);
       Conn& c = it->second;
-      if (seg.flags() == (kTcpSyn | kTcpAck) && c.state == State::kSynSent && seg.ack() == c.isn_i + 1) {
+      const uint32_t isn_i = c.isn_i + c.delta;  // the Initiator's ISN as the Responder knows it
+      if (seg.flags() == (kTcpSyn | kTcpAck) && c.state == State::kSynSent && seg.ack() == isn_i + 1) {
         c.isn_r = seg.seq();
         c.next_r = c.isn_r + 1;
         c.state = State::kSynReceived;
         c.responder.opened(seg);
       } else if (seg.flags() == kTcpAck && c.state == State::kEstablished && seg.seq() == c.isn_r + 1 &&
-                 seg.ack() == c.isn_i + 1) {
+                 seg.ack() == isn_i + 1) {
         c.responder.announced(seg);  // the window ACK: the Responder's first scaled window
         ++window_acks;
       } else if (seg.flags() == (kTcpAck | kTcpPsh) && c.state == State::kEstablished && seg.seq() == c.next_r &&
-                 seg.ack() == c.isn_i + 1 && c.initiator.takes(c.isn_r + 1, c.next_r + payload(f, tag))) {
+                 seg.ack() == isn_i + 1 && c.initiator.takes(c.isn_r + 1, c.next_r + payload(f, tag))) {
         c.responder.announced(seg);
         c.next_r += payload(f, tag);
         ++data_segments;
       } else if (seg.flags() == (kTcpFin | kTcpAck) && c.state == State::kFinWait && seg.seq() == c.isn_r + 1 &&
-                 seg.ack() == c.isn_i + 2) {
+                 seg.ack() == isn_i + 2) {
         c.state = State::kLastAck;
       } else {
         return drop(m);
       }
+      put32(&f[tag.l4_offset + 8], seg.ack() - c.delta);  // the Initiator's own numbers again
       if (corrupt_) {
         const size_t ack = 14 + (version_ == 4 ? 20 : 40) + 8;
         ++f[ack + 3];
@@ -149,6 +156,7 @@ class ReferenceNat {
     State state;
     uint32_t next_i, next_r;  // each side's next data byte
     Window initiator{}, responder{};  // each side's receive window
+    uint32_t delta = 0;  // modulate: what the Initiator's sequence numbers gain outside
   };
   static uint32_t payload(const std::vector<uint8_t>& f, const TestTag& tag) {
     return uint32_t(f.size() - tag.l4_offset - (f[tag.l4_offset + 12] >> 4) * 4u);
@@ -157,8 +165,11 @@ class ReferenceNat {
     ++invalid;
     rte_pktmbuf_free(m);
   }
+  static void put32(uint8_t* p, uint32_t v) {
+    for (int i = 3; i >= 0; --i, v >>= 8) p[i] = uint8_t(v);
+  }
   int version_;
-  bool corrupt_;
+  bool corrupt_, modulate_;
   std::array<uint8_t, 16> outside_, inside_address_{};
   std::map<uint16_t, uint16_t> by_inside_;  // inside source port -> mapped port
   std::map<uint16_t, Conn> conns_;          // by mapped port
@@ -282,6 +293,49 @@ TEST_P(TcpHandshakes, OpenedConnectionsCloseOrReset) {
       ASSERT_EQ(r.flows.size(), 1u);
       EXPECT_EQ(r.flows[0].received, n);
       EXPECT_EQ(r.flows[0].streams[0].tcp_unexpected, 0u);
+    }
+  }
+}
+
+// Through a DUT that rewrites the Initiator's sequence numbers (PF's modulate state): the
+// handshakes complete (each side checks numbers as they reach it), but a FIN or RST computed
+// from the four-tuple acknowledges a Responder ISN derived from the unrewritten number: the
+// DUT drops the FIN as out of window, and the Responder counts the RST unexpected. Closing
+// from the Initiator's table (the numbers it learned from the SYN-ACKs) ends every connection
+// (issue 30, defect 4).
+TEST_P(TcpHandshakes, ClosingFromTheInitiatorsTableThroughASequenceRewritingDut) {
+  XLP_REQUIRE_EAL();
+  const int v = GetParam();
+  for (TcpStep end : {TcpStep::kFin, TcpStep::kRst}) {
+    for (bool from_table : {false, true}) {
+      ReferenceNat nat(v, false, true);
+      nat.set_inside(v == 4 ? "198.18.0.2" : "2001:2::2");
+      test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { nat(port, m, d); });
+      const uint32_t n = 200;
+      bench.run(protocol::parse_trial(handshakes(v, n), 2));
+      ASSERT_EQ(nat.established, n);
+      ASSERT_EQ(nat.invalid, 0u);
+      json request = handshakes(v, n, end);
+      request["timeout"] = 0.05;
+      if (from_table) {
+        request["flows"][0]["foreground"].erase("vary");
+        request["flows"][0]["foreground"].erase("enumerate");
+        request["flows"][0]["from_table"] = {{"port", 0}, {"selection", "increasing"}};
+      }
+      const TrialReport r = bench.run(protocol::parse_trial(request, 2));
+      EXPECT_TRUE(r.valid) << r.invalid_reason;
+      if (!from_table) {  // each closing segment dropped by the DUT (FIN) or refused by the Responder (RST)
+        EXPECT_EQ(r.flows[0].received, 0u);
+        EXPECT_EQ(end == TcpStep::kFin ? nat.invalid : r.flows[0].streams[0].tcp_unexpected.value_or(0), n);
+        continue;
+      }
+      EXPECT_EQ(nat.invalid, 0u);
+      EXPECT_EQ(end == TcpStep::kFin ? nat.closed : nat.reset, n);
+      for (const FlowReport& f : r.flows) {
+        EXPECT_EQ(f.sent, n) << f.name;
+        EXPECT_EQ(f.received, n) << f.name;
+        EXPECT_EQ(f.streams[0].tcp_unexpected, 0u) << f.name;
+      }
     }
   }
 }

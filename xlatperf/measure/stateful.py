@@ -269,9 +269,15 @@ class StatefulTest:
 
     def close_request(self, connections: int, rate: int) -> TrialRequest:
         """The Initiator closes (stateful.teardown = "fin") or resets ("rst") the connections a
-        phase 1 of as many opened: the same enumeration gives the same four-tuples."""
+        phase 1 of as many opened, from its state table: each segment with the numbers the
+        Initiator learned from its SYN-ACK, which a DUT that rewrites sequence numbers (PF's
+        modulate state, carrier-grade NATs) makes differ from those its four-tuple gives."""
         flow = self._initiator_flow(connections, rate)
         self._tcp(flow, rate, {"fin": "close", "rst": "reset"}[self.settings.teardown])
+        flow = self._from_table(flow, "increasing")
+        flow["from_table"]["port"] = PORT_INDEX[self.initiator]
+        for key in ("enumerate", "ce"):  # the table holds each entry's tuple (and softwire)
+            flow["foreground"].pop(key, None)
         return TrialRequest.from_config(self.config, [flow], window(connections, rate),
                                         timeout=self.settings.timeout_phase1)
 

@@ -478,16 +478,19 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
   else if (segments == "reset") tcp.step = TcpStep::kRst;
   else if (segments == "data") tcp.step = TcpStep::kData;
   else bad(tpath + "segments", segments, "must be one of open, close, reset, data");
-  if ((tcp.step == TcpStep::kData) != flow.from_table.has_value())
-    bad(tpath + "segments", segments,
-        tcp.step == TcpStep::kData ? "data needs from_table: phase 2's segments continue the connections a phase 1 "
-                                     "learned"
-                                   : "from_table sends data: segments must be data");
-  // Phase 2 sends from a side's state table: each entry's tuple (and, learned in a softwire,
-  // its B4), so no CE writes any field.
-  if (tcp.step == TcpStep::kData && first.ce && first.ce->tx)
-    bad(path + "tcp", t, "segments = data: its foreground's CEs write fields, and data segments take theirs from "
-                         "the state table");
+  // Data continues, and a close or reset from a table ends, the connections a phase 1 learned,
+  // with the numbers that side learned (a DUT may have rewritten the sequence numbers, as PF's
+  // modulate state does); closes and resets without a table take theirs from the four-tuple.
+  if (tcp.step == TcpStep::kData && !flow.from_table)
+    bad(tpath + "segments", segments, "data needs from_table: phase 2's segments continue the connections a phase 1 "
+                                      "learned");
+  if (tcp.step == TcpStep::kSyn && flow.from_table)
+    bad(tpath + "segments", segments, "from_table: a table's connections are open already: segments must be data, "
+                                      "close or reset");
+  // A table holds each entry's tuple (and, learned in a softwire, its B4), so no CE writes any field.
+  if (flow.from_table && first.ce && first.ce->tx)
+    bad(path + "tcp", t, "segments = " + segments + " from a state table: its foreground's CEs write fields, and "
+                         "such segments take theirs from the table");
   first.spec.l4 = kProtoTcp;
   first.spec.tcp_flags = tcp_flags_of(tcp.step);
   const uint32_t size = min_frame_size(first.spec.ip_version, first.spec.tunnel.has_value(), kProtoTcp,
@@ -523,6 +526,7 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   if (!r.is_object()) bad(tpath + "reply", r, "must be an object {ip_version, src_mac, dst_mac, ...}");
   known_keys(r, rpath, {"ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan", "rx_frame_size"});
   FlowPlan back = f;
+  back.from_table.reset();  // the answers take their tuples from the segments they answer
   back.name = f.name + (open ? ".syn_ack" : ".fin_ack");
   std::swap(back.tx_port, back.rx_port);
   back.tcp->step = open ? TcpStep::kSynAck : TcpStep::kFinAck;
@@ -541,6 +545,7 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   b.rx_frame_size = uint32_t(integer_in(r, rpath, "rx_frame_size", 64, kMaxFrameSize, b.spec.frame_size));
   back.streams = {b};
   FlowPlan ack = f;
+  ack.from_table.reset();
   ack.name = f.name + ".ack";
   ack.tcp->step = open ? TcpStep::kAck : TcpStep::kLastAck;
   ack.tcp->answers = plan.flows.size();  // the Responder's flow, added next
