@@ -20,7 +20,7 @@ apt-get update
 apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
     build-essential cmake ninja-build pkg-config \
     libdpdk-dev dpdk dpdk-dev nlohmann-json3-dev libgtest-dev googletest \
-    iproute2 nftables conntrack tayga tcpdump tshark ethtool \
+    iproute2 nftables iptables conntrack tayga tcpdump tshark ethtool \
     clang llvm libbpf-dev \
     python3-pip openssh-client
 

@@ -38,8 +38,8 @@ namespace {
 // their acknowledgement number off by one (checksums fixed), as a broken DUT would.
 class ReferenceNat {
  public:
-  ReferenceNat(int version, bool corrupt_syn_ack = false, bool modulate = false)
-      : version_(version), corrupt_(corrupt_syn_ack), modulate_(modulate),
+  ReferenceNat(int version, bool corrupt_syn_ack = false, bool modulate = false, uint16_t clamp_mss = 0)
+      : version_(version), corrupt_(corrupt_syn_ack), modulate_(modulate), clamp_mss_(clamp_mss),
         outside_(parse_ip(version == 4 ? "203.0.113.1" : "2001:db8:ffff::1", version)) {}
 
   void operator()(uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
@@ -120,12 +120,15 @@ class ReferenceNat {
       }
       f = reference_snat(f, inside_address_, c.inside_port, true);
     }
+    if (clamp_mss_ && (f[tag.l4_offset + 13] & kTcpSyn)) clamp(f, tag.l4_offset);
     std::memcpy(data, f.data(), f.size());
+    m->data_len = uint16_t(f.size());
+    m->pkt_len = uint32_t(f.size());
     deliver(uint16_t(1 - port), m);
   }
 
   void set_inside(const std::string& address) { inside_address_ = parse_ip(address, version_); }
-  uint64_t established = 0, closed = 0, reset = 0, data_segments = 0, window_acks = 0, invalid = 0;
+  uint64_t established = 0, closed = 0, reset = 0, data_segments = 0, window_acks = 0, invalid = 0, clamped = 0;
 
  private:
   enum class State { kSynSent, kSynReceived, kEstablished, kFinWait, kLastAck, kClosed };
@@ -165,11 +168,34 @@ class ReferenceNat {
     ++invalid;
     rte_pktmbuf_free(m);
   }
+  // What Linux's xt_TCPMSS does to a SYN without an MSS option: inserts one (kind 2, length 4)
+  // in front of the other options, the lengths and checksums adjusted.
+  void clamp(std::vector<uint8_t>& f, size_t tcp) {
+    const uint8_t mss[4] = {2, 4, uint8_t(clamp_mss_ >> 8), uint8_t(clamp_mss_)};
+    f.insert(f.begin() + ptrdiff_t(tcp + kTcpHeader), mss, mss + 4);
+    f[tcp + 12] = uint8_t(f[tcp + 12] + 0x10);  // the data offset, one 32-bit word more
+    const size_t ip = 14;
+    const bool v4 = (f[ip] >> 4) == 4;
+    const size_t length_at = v4 ? ip + 2 : ip + 4, length = (f[length_at] << 8 | f[length_at + 1]) + 4u;
+    f[length_at] = uint8_t(length >> 8), f[length_at + 1] = uint8_t(length);
+    // Checksums afresh: the addresses as they are (reference_snat writes the same ones again).
+    std::array<uint8_t, 16> dst{};
+    std::copy_n(f.begin() + ptrdiff_t(ip + (v4 ? 16 : 24)), v4 ? 4 : 16, dst.begin());
+    f = reference_snat(f, dst, uint16_t(f[tcp + 2] << 8 | f[tcp + 3]), true);
+    ++f[v4 ? ip + 8 : ip + 7];  // reference_snat decremented the TTL: not twice
+    if (v4) {
+      f[ip + 10] = f[ip + 11] = 0;
+      const uint16_t c = reference_checksum({f.begin() + ip, f.begin() + ip + 20});
+      f[ip + 10] = uint8_t(c >> 8), f[ip + 11] = uint8_t(c);
+    }
+    ++clamped;
+  }
   static void put32(uint8_t* p, uint32_t v) {
     for (int i = 3; i >= 0; --i, v >>= 8) p[i] = uint8_t(v);
   }
   int version_;
   bool corrupt_, modulate_;
+  uint16_t clamp_mss_;
   std::array<uint8_t, 16> outside_, inside_address_{};
   std::map<uint16_t, uint16_t> by_inside_;  // inside source port -> mapped port
   std::map<uint16_t, Conn> conns_;          // by mapped port
@@ -237,6 +263,29 @@ TEST_P(TcpHandshakes, CompleteThroughAReferenceNat) {
   EXPECT_EQ(mapped.size(), n);
   EXPECT_EQ(*mapped.begin(), 20000);
   EXPECT_EQ(*mapped.rbegin(), 20000 + n - 1);
+}
+
+// Through a gateway that clamps the MSS (issue 30, defect 5): it inserts an MSS option in front
+// of the tag option of every SYN and SYN-ACK, 4 bytes longer. Each is found by its tag among the
+// options, taken at its new length, and every handshake completes (before: every SYN foreign).
+TEST_P(TcpHandshakes, CompleteThroughAnMssClampingNat) {
+  XLP_REQUIRE_EAL();
+  const int v = GetParam();
+  ReferenceNat nat(v, false, false, 1000);
+  nat.set_inside(v == 4 ? "198.18.0.2" : "2001:2::2");
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { nat(port, m, d); });
+  const uint32_t n = 300;
+  const TrialReport r = bench.run(protocol::parse_trial(handshakes(v, n), 2));
+  EXPECT_TRUE(r.valid) << r.invalid_reason;
+  EXPECT_EQ(nat.clamped, 2 * n);  // the SYNs and the SYN-ACKs
+  EXPECT_EQ(nat.established, n);
+  EXPECT_EQ(nat.invalid, 0u);
+  for (const FlowReport& f : r.flows) {
+    EXPECT_EQ(f.received, n) << f.name;
+    EXPECT_EQ(f.streams[0].bad_length, 0u) << f.name;
+    EXPECT_EQ(f.streams[0].tcp_unexpected, 0u) << f.name;
+  }
+  EXPECT_EQ(r.state_table->entries, n);
 }
 
 // A DUT that breaks the SYN-ACK's acknowledgement: the Initiator answers none, counts each as

@@ -215,3 +215,32 @@ def test_one_way_phase2_of_more_than_a_mib_per_connection_stays_in_the_window(ki
     for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
         d = phases1[-1]["directions"][name]
         assert d["sent"] == d["received"] == connections, (name, d)
+
+
+def test_handshakes_and_data_complete_through_a_gateway_that_clamps_the_mss(make_lab, tmp_path):
+    """Issue 30, defect 5: nat44 with Linux's xt_TCPMSS clamping the MSS to 1,000 (PPPoE and
+    tunnel gateways' rule) inserts an MSS option in front of the tag option of every SYN and
+    SYN-ACK. The receivers find the tag among the options and take the 4 bytes longer segments;
+    before, every SYN was a foreign frame and 0 of 2,000 connections opened. Phase 2's data
+    (128-byte frames, well within the clamped MSS) follows."""
+    config = make_lab("nat44", mss_clamp=1000)
+    for attempt in range(3):  # a busy machine may lose a frame now and then: taken again
+        out = tmp_path / f"out{attempt}"
+        xlatperf("trial", "-c", str(config), "--rate", "2000", "--duration", "1", "--set", "trial.pause=0",
+                 "--set", "trial.timeout=0.5", "--set", "trial.max_lag=0.5", "--set", "stateful.transport=tcp",
+                 "--set", f"stateful.connections={CONNECTIONS}", "--set", "ports.forward_src_max=1043",
+                 "--set", "stateful.timeout_phase1=0.5", "--set", "traffic.frame_size=128", "--out", str(out), "-q")
+        *phases1, phase2 = trials(out)
+        if all(d["sent"] == d["received"] for d in phase2["directions"].values()):
+            break
+    for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
+        d = phases1[-1]["directions"][name]
+        assert d["sent"] == d["received"] == CONNECTIONS and not d.get("bad_length"), (name, d)
+    for name in ("forward", "reverse"):
+        d = phase2["directions"][name]
+        assert d["sent"] == d["received"] == 2000, (name, phase2)
+    assert all(n == "0" for n in re.findall(r"invalid=(\d+)", conntrack("-S")))
+    clamp = subprocess.run(["ip", "netns", "exec", "xlp-dut", "iptables", "-t", "mangle", "-L", "FORWARD", "-v", "-x", "-n"],
+                           capture_output=True, text=True, check=True).stdout
+    (clamped,) = re.findall(r"^\s*(\d+)\s+\d+\s+TCPMSS", clamp, re.M)
+    assert int(clamped) >= 2 * CONNECTIONS, clamp  # every SYN and SYN-ACK went through the clamp

@@ -45,7 +45,10 @@ struct Writer {
     mark(layer, FieldRole::kFixed, at, 1, 0xf0);          // version
     mark(layer, FieldRole::kTos, at, 2, 0x0f, 0xf0);      // traffic class
     mark(layer, own, at + 1, 3, 0x0f);                    // flow label
-    mark(layer, own, at + 4, 3);                          // payload length, next header
+    // The payload length: checked against the frame's length (HeaderCheck), not compared: a
+    // DUT may lengthen a TCP header by an option (an MSS clamp).
+    mark(layer, FieldRole::kFree, at + 4, 2);
+    mark(layer, own, at + 6, 1);                          // next header
     mark(layer, FieldRole::kTtl, at + 7, 1);
     mark(layer, FieldRole::kSrcAddress, at + kIpv6Src, 16);
     mark(layer, FieldRole::kDstAddress, at + kIpv6Dst, 16);
@@ -67,7 +70,7 @@ struct Writer {
     put16(h + 10, uint16_t(~fold(sum_words(h, 20))));
     mark(Layer::kIpv4, FieldRole::kFixed, at, 1);         // version, header length
     mark(Layer::kIpv4, FieldRole::kTos, at + 1, 1);
-    mark(Layer::kIpv4, FieldRole::kFixed, at + 2, 2);     // total length
+    mark(Layer::kIpv4, FieldRole::kFree, at + 2, 2);      // total length: as IPv6's payload length
     mark(Layer::kIpv4, FieldRole::kFree, at + 4, 2);      // identification (RFC 7915 §5.1)
     mark(Layer::kIpv4, FieldRole::kFixed, at + 6, 2, 0xbf);  // reserved bit, MF, fragment offset
     mark(Layer::kIpv4, FieldRole::kDf, at + 6, 1, 0x40);
@@ -115,9 +118,13 @@ struct Writer {
       ws[3] = kWindowShift;
     }
     mark(Layer::kTcp, FieldRole::kFree, at + 4, 8);       // sequence and acknowledgement numbers
-    mark(Layer::kTcp, FieldRole::kFixed, at + 12, 2);     // data offset, flags
+    // The data offset, and with it where the options lie, is the DUT's to change: a gateway that
+    // clamps the MSS inserts an option in front of the others when a SYN has none (Linux's
+    // xt_TCPMSS). The parser finds the tag option among them.
+    mark(Layer::kTcp, FieldRole::kFree, at + 12, 1);
+    mark(Layer::kTcp, FieldRole::kFixed, at + 13, 1);     // flags
     mark(Layer::kTcp, FieldRole::kFree, at + 14, 4);      // window, checksum
-    mark(Layer::kTcp, FieldRole::kFixed, at + 18, 4);     // urgent pointer, the tag option's kind, length
+    mark(Layer::kTcp, FieldRole::kFixed, at + 18, 2);     // urgent pointer
     // Its payload: padding as UDP's (docs/protocol.md "Test frame payload").
     for (size_t i = at + header; i < end; ++i) f[i] = uint8_t(i - at - header);
     return at + kTcpHeader + 2;

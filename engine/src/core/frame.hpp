@@ -308,14 +308,26 @@ inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uin
   return next;
 }
 
-// Where a TCP segment at `off` carries the test tag: its first option must be the tag option
-// (kind 254, length 20) inside the header its data offset gives; 0 if it is not there.
+// Where a TCP segment at `off` carries the test tag: in the tag option (kind 254, length 20)
+// among the options its data offset gives (the first, as the tester sends it, unless a DUT put
+// one in front: an MSS clamp inserts an MSS option first); 0 if it is not there.
 inline uint32_t tcp_tag_offset(const uint8_t* p, uint32_t len, uint32_t off) {
-  if (len < off + kTcpHeader + kTagOption) return 0;
-  const uint32_t header = (p[off + 12] >> 4) * 4u;
-  if (header < kTcpHeader + kTagOption || p[off + kTcpHeader] != kTagOptionKind || p[off + kTcpHeader + 1] != kTagOption)
-    return 0;
-  return off + uint32_t(kTcpHeader) + 2;
+  if (len < off + kTcpHeader) return 0;
+  const uint32_t end = off + (p[off + 12] >> 4) * 4u;  // the options' end
+  if (end > len) return 0;
+  for (uint32_t at = off + uint32_t(kTcpHeader); at + kTagOption <= end;) {
+    const uint8_t kind = p[at];
+    if (kind == 0) return 0;  // end of the option list
+    if (kind == 1) {          // no-operation
+      ++at;
+      continue;
+    }
+    const uint8_t size = p[at + 1];
+    if (kind == kTagOptionKind && size == kTagOption) return at + 2;
+    if (size < 2) return 0;  // malformed
+    at += size;
+  }
+  return 0;
 }
 
 // Recognises an xlatperf test frame: Ethernet with up to two VLAN tags, at most one IPv6

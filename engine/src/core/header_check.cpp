@@ -161,6 +161,7 @@ Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t
       if (!is_varying && ((p[i] ^ want[i]) & mask)) fail(verdict_of(c.role));
     }
   }
+  if (!length_matches(frame, tag, l4_len)) fail(Verdict::kBadHeader);
   if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
     fail(Verdict::kBadTtl);
   if (tunnel_ && frame[tag.outer_offset + 7] == 0) fail(Verdict::kBadTtl);

@@ -129,12 +129,23 @@ class HeaderCheck {
       }
     }
     if (diff) return false;
+    if (!length_matches(frame, tag, l4_len)) return false;
     if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
       return false;
     if (tunnel_ && frame[tag.outer_offset + 7] == 0) return false;  // hop limit 0 (RFC 2473 §6.3)
     for (uint8_t i = 0; i < words_; ++i)
       if (!word_in_range(word_[i], frame, tag)) return false;
     return !checksums_ || checksums_verify(frame, tag, l4_len, l4_sum);
+  }
+
+  // The IP header's length field (IPv4's total length, IPv6's payload length) says how long the
+  // packet is: what the frame holds from the IP header on (`l4_len` past the transport header's
+  // start). Checked so, not compared: a DUT may lengthen a TCP header by an option.
+  [[gnu::always_inline]] bool length_matches(const uint8_t* frame, const TestTag& tag, uint32_t l4_len) const {
+    const uint8_t* ip = frame + tag.l3_offset;
+    const uint32_t below_l4 = uint32_t(tag.l4_offset - tag.l3_offset);
+    return ip_version_ == 4 ? uint32_t(ip[2] << 8 | ip[3]) == below_l4 + l4_len
+                            : uint32_t(ip[4] << 8 | ip[5]) == below_l4 - uint32_t(kIpv6Header) + l4_len;
   }
 
   [[gnu::always_inline]] static bool word_in_range(const Word& w, const uint8_t* frame, const TestTag& tag) {

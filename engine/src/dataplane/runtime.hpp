@@ -75,6 +75,9 @@ struct Stream {
   std::optional<HeaderCheck> rx_check;  // what the DUT must have written (StreamPlan::rx)
   static constexpr uint64_t kPrecomputeBytes = uint64_t(1) << 28;  // 256 MiB
   uint32_t rx_len;   // expected received length (frame without FCS, with the tags of rx_vlan)
+  // TCP: the header's length as sent (options included); a DUT may add options (an MSS clamp),
+  // which the length check allows for. 0: no TCP.
+  uint32_t rx_tcp_header = 0;
   VlanStack rx_vlan;  // the VLAN IDs it is expected with
   uint32_t frame_size = 0, rx_frame_size = 0;  // as requested: FCS included, VLAN tags not
   uint64_t planned;
@@ -102,6 +105,7 @@ struct Stream {
   Stream(uint8_t k, FrameTemplate t, const StreamPlan& sp, uint64_t n)
       : index(k), tmpl(std::move(t)), rx_len(uint32_t(sp.rx_frame_size - kFcs + sp.rx_vlan.bytes())),
         rx_vlan(sp.rx_vlan), frame_size(sp.spec.frame_size), rx_frame_size(sp.rx_frame_size), planned(n) {
+    if (sp.spec.l4 == kProtoTcp) rx_tcp_header = uint32_t(tcp_header_size(sp.spec.tcp_flags));
     if (sp.ce && sp.ce->rx) rx_ce = sp.ce;
     if (sp.rx) rx_check.emplace(sp.spec, *sp.rx, sp.rx_frame_size, sp.rx_vlan, ce_owned_fields(sp));
   }

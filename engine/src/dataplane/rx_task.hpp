@@ -134,8 +134,13 @@ class RxTask final : public Task {
     Receiver& r = *sink->rx;
     Stream& st = *sink->stream;
     // The length as expected, less what a tunnel entry point may add between its header and
-    // the packet: an encapsulation limit option (RFC 2473 §4.1.1; Linux ip6tnl adds one).
-    const uint32_t added = tag.l3_offset > tag.outer_offset ? tag.l3_offset - tag.outer_offset - uint32_t(kIpv6Header) : 0;
+    // the packet (an encapsulation limit option: RFC 2473 §4.1.1; Linux ip6tnl adds one) and a
+    // DUT may add to a TCP header's options (an MSS clamp's MSS option).
+    uint32_t added = tag.l3_offset > tag.outer_offset ? tag.l3_offset - tag.outer_offset - uint32_t(kIpv6Header) : 0;
+    if (st.rx_tcp_header && tag.l4 == kProtoTcp) {
+      const uint32_t header = (data[tag.l4_offset + 12] >> 4) * 4u;
+      if (header > st.rx_tcp_header) added += header - st.rx_tcp_header;
+    }
     if (m->pkt_len - added != st.rx_len) {
       ++r.bad_length;
       return nullptr;

@@ -19,7 +19,7 @@ from typing import Any
 
 from ...frames import technology as ipv4aas
 from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, V6_RIGHT, host
-from ..shell import ip, sysctl
+from ..shell import ip, run, sysctl
 from ..state import set_global_sysctls
 from .base import LabKind, auto_or, bpf_faults, fault_defines, fault_params, integer
 from .common import attach_bpf, build_bpf, load_nft, router_sides, setup_direct_router, setup_router
@@ -113,11 +113,38 @@ class Nat(LabKind):
         return {**self.sides(p), **stateful_sections(description, p.get("addresses", 1) > 1)}
 
 
+def mss(text: str) -> int:
+    """0, or an MSS a gateway may clamp to (RFC 9293 §3.7.1's IPv4 default, 536, up to jumbo)."""
+    value = int(text, 10)
+    if value != 0 and not 536 <= value <= 9000:
+        raise ValueError
+    return value
+
+
 class Nat44(Nat):
     name = "nat44"
     description = ("stateful NAT44: nftables masquerade from the left (private) to 198.19.0.1 "
                    "on the right (RFC 9693)")
     version = 4
+    kind_params = {**Nat.kind_params,
+                   "mss_clamp": {"default": "0", "allowed": "0 (none) or an integer 536..9000",
+                                 "help": "clamp the MSS of forwarded SYNs and SYN-ACKs as PPPoE and "
+                                         "tunnel gateways do (iptables TCPMSS --set-mss: inserts an "
+                                         "MSS option where a SYN has none)",
+                                 "parse": mss}}
+    tools = {**Nat.tools, "iptables": "iptables"}
+
+    def build(self, p: dict[str, Any]) -> None:
+        super().build(p)
+        if p["mss_clamp"]:  # xt_TCPMSS through nftables' compat (docs/lab-kernel.md)
+            run(["iptables", "-t", "mangle", "-A", "FORWARD", "-p", "tcp", "--tcp-flags", "SYN,RST", "SYN",
+                 "-j", "TCPMSS", "--set-mss", str(p["mss_clamp"])], ns=DUT_NS)
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        sections = super().tester_sections(p)
+        if p["mss_clamp"]:
+            sections["dut"]["description"] += f", TCP MSS clamped to {p['mss_clamp']} (iptables TCPMSS)"
+        return sections
 
 
 class Nat66(Nat):
