@@ -63,14 +63,11 @@ CLEAR_SHORTFALL = 1e-3
 # Below the tester's calibrated ceiling, which says it can send faster, one more.
 CEILING_EVIDENCE = 2
 CEILING_EVIDENCE_BELOW_CALIBRATION = 3
-# A sender that reached less than this share of its schedule, over a trial long enough that
-# the time it lacked is more than a busy host takes from it (a descheduled sender loses tens of
-# milliseconds, not half a second), met its capacity, not a hiccup: one attempt shows the
-# ceiling (a first trial at 14.88 Mfps that sent 0.55 Mfps through the 464xlat lab had four
-# more invalid trials, halving from far above that pace, each saying the same). Below the
-# calibrated ceiling, which says it can send faster, the evidence rule stays.
+# A sender that reached less than this share of its schedule met its capacity, not a hiccup:
+# one attempt shows the ceiling (a first trial at 14.88 Mfps that sent 0.55 Mfps through the
+# 464xlat lab had four more invalid trials, halving from far above that pace, each saying the
+# same). Below the calibrated ceiling, which says it can send faster, the evidence rule stays.
 GROSS_SHORTFALL = 0.5
-HICCUP_SECONDS = 0.25
 
 
 def unreachable_from(step, calibrated: int | None = None) -> int | None:
@@ -85,9 +82,7 @@ def unreachable_from(step, calibrated: int | None = None) -> int | None:
     earlier = getattr(step, "earlier_attempts", ())
     paces = [getattr(step, "achieved_rate", None)] + [a.get("achieved_rate") for a in earlier]
     below_calibration = calibrated and step.rate <= calibrated
-    duration = getattr(step, "duration", None) or 0.0
-    gross = (paces[0] is not None and paces[0] < step.rate * GROSS_SHORTFALL
-             and duration * (1 - paces[0] / step.rate) > HICCUP_SECONDS)
+    gross = paces[0] is not None and paces[0] < step.rate * GROSS_SHORTFALL
     needed = (CEILING_EVIDENCE_BELOW_CALIBRATION if below_calibration
               else 1 if gross else CEILING_EVIDENCE)
     if len(paces) < needed or any(p is None or p >= step.rate * (1 - CLEAR_SHORTFALL)
