@@ -70,18 +70,6 @@ def test_one_short_trial_is_no_ceiling_until_its_retake_repeats_it():
     assert thrice.tester_ceiling == 600_000
 
 
-def test_a_sender_that_reached_a_small_fraction_of_its_schedule_showed_its_capacity_at_once():
-    """Issue 30 (searches that waste no trial): through the 464xlat lab without calibration, a
-    first trial at 14,880,952 fps whose sender managed 553,888 frames/s is a capacity limit, not
-    a hiccup: the next trial is below that pace (before: 7.44, 3.72, 1.86 and 0.93 Mfps, four
-    more invalid trials)."""
-    run_trial, asked = simulated(tester_limit=553_888, dut_limit=10**9, attempts=1)
-    result = binary_search(run_trial, 0, 14_880_952, 10_000)
-    assert asked[0] == 14_880_952 and all(r < 553_888 for r in asked[1:]), asked
-    assert result.tester_ceiling == 553_888 and result.tester_limited
-    assert 553_888 - 10_000 < result.throughput <= 553_888
-
-
 def test_a_late_trial_whose_dut_lost_more_than_the_lag_explains_is_the_duts_failure():
     """Issue 17 finding 1, the demo's case: a trial at 104,453 fps fell 1,050 frames behind
     once and the DUT lost 1.7 %: the loss is the DUT's, so the bound above the result is the

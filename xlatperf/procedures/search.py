@@ -63,28 +63,20 @@ CLEAR_SHORTFALL = 1e-3
 # Below the tester's calibrated ceiling, which says it can send faster, one more.
 CEILING_EVIDENCE = 2
 CEILING_EVIDENCE_BELOW_CALIBRATION = 3
-# A sender that reached less than this share of its schedule met its capacity, not a hiccup:
-# one attempt shows the ceiling (a first trial at 14.88 Mfps that sent 0.55 Mfps through the
-# 464xlat lab had four more invalid trials, halving from far above that pace, each saying the
-# same). Below the calibrated ceiling, which says it can send faster, the evidence rule stays.
-GROSS_SHORTFALL = 0.5
 
 
 def unreachable_from(step, calibrated: int | None = None) -> int | None:
     """The rate a step shows the tester cannot reach, or None. An invalid trial's sender is cut
     off at the validity rule's limit, so what it sent by then is its pace; it is a ceiling when
     every attempt of the step (CEILING_EVIDENCE of them at least, more below the `calibrated`
-    ceiling, one when it sent less than GROSS_SHORTFALL of its schedule) fell clearly short of
-    the rate, and the DUT lost no more than the tester's fault explains. The ceiling is the
-    fastest pace the attempts showed."""
+    ceiling) fell clearly short of the rate, and the DUT lost no more than the tester's fault
+    explains. The ceiling is the fastest pace the attempts showed."""
     if not _rate_not_kept(step) or not tester_bound(step):
         return None
+    needed = (CEILING_EVIDENCE_BELOW_CALIBRATION if calibrated and step.rate <= calibrated
+              else CEILING_EVIDENCE)
     earlier = getattr(step, "earlier_attempts", ())
     paces = [getattr(step, "achieved_rate", None)] + [a.get("achieved_rate") for a in earlier]
-    below_calibration = calibrated and step.rate <= calibrated
-    gross = paces[0] is not None and paces[0] < step.rate * GROSS_SHORTFALL
-    needed = (CEILING_EVIDENCE_BELOW_CALIBRATION if below_calibration
-              else 1 if gross else CEILING_EVIDENCE)
     if len(paces) < needed or any(p is None or p >= step.rate * (1 - CLEAR_SHORTFALL)
                                   for p in paces):
         return None
