@@ -180,6 +180,10 @@ TEST(HeaderCheck, Ipv6EveryFaultByItsVerdict) {
   f[kIp + 3] = 1;  // a flow label where the tester sent none
   EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
   f = good;
+  f[kIp + 5] -= 2;  // a payload length that is not the packet's (checked against the frame)
+  fix_checksums(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
+  f = good;
   f[kIp + 8 + 15] ^= 1;  // another source address, checksum adjusted
   fix_checksums(f, kIp);
   EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
