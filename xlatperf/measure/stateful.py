@@ -198,14 +198,6 @@ def _unchecked(rx: dict, field: str) -> dict:
     return {**rx, **({"vary": vary} if vary else {})}
 
 
-def _sizes(flow: dict, config) -> tuple[tuple[int, int], tuple[int, int]]:
-    """A flow's frame size and IP version as sent and as received."""
-    side_of = {index: side for side, index in PORT_INDEX.items()}
-    foreground = flow["foreground"]
-    return ((foreground["frame_size"], foreground["ip_version"]),
-            (foreground["rx_frame_size"], config.side(side_of[flow["rx_port"]]).ip_version))
-
-
 def _single_direction(config, direction: str):
     return config.changed({"traffic.direction": direction})
 
@@ -306,8 +298,12 @@ class StatefulTest:
     def _check_tcp_data(self, plan: TrafficPlan) -> None:
         """Phase 2 over TCP sends data segments: each frame must hold TCP's 40-byte header
         with the tag option and at least one byte of payload."""
+        side_of = {index: side for side, index in PORT_INDEX.items()}
         for flow in plan.flows(1):
-            for size, version in _sizes(flow, plan.config):
+            foreground = flow["foreground"]
+            received = self.config.side(side_of[flow["rx_port"]]).ip_version
+            for size, version in ((foreground["frame_size"], foreground["ip_version"]),
+                                  (foreground["rx_frame_size"], received)):
                 smallest = IP_STACKS[version].carrying(TCP_DATA).min_frame
                 if size < smallest:
                     raise ConfigError(
