@@ -316,7 +316,7 @@ testers = ["root@tester1", "root@tester2"]
     out = tmp_path / "out"
     requests = tmp_path / "requests.log"  # every engine's requests
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-           "FAKE_TRIAL_SECONDS": "0.5", "FAKE_SSH_LOG": str(tmp_path / "ssh.log"),
+           "FAKE_TRIAL_SECONDS": "10", "FAKE_SSH_LOG": str(tmp_path / "ssh.log"),
            "FAKE_REQUEST_LOG": str(requests)}
     command = [sys.executable, "-m", "xlatperf", "campaign", "run", str(path), "--out", str(out),
                "-q"]
@@ -326,10 +326,13 @@ testers = ["root@tester1", "root@tester2"]
     while len(engines_running(marker)) < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert len(engines_running(marker)) == 2, "two engines at once, one per tester"
-    # Interrupted while a trial runs (each takes 0.5 s and the next follows): wait for the first
-    # trial request, however long the engines took to start on a busy machine.
+    # Interrupted while a trial runs: each takes 10 s, so the first trial request is in flight
+    # when the signal comes, however long the engines took to start on a busy machine (a 0.5 s
+    # trial could end before a loaded CI machine delivered the signal: then nothing was aborted).
+    deadline = time.monotonic() + 30
     while '"trial"' not in (requests.read_text() if requests.exists() else "") and time.monotonic() < deadline:
         time.sleep(0.02)
+    assert '"trial"' in requests.read_text(), "a trial request reached an engine"
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
@@ -338,8 +341,8 @@ testers = ["root@tester1", "root@tester2"]
                for line in trials.read_text().splitlines() if '"aborted"' in line]
     assert aborted                                    # a trial in flight, kept as aborted
     assert "kill -TERM" in (tmp_path / "ssh.log").read_text()
-    done = subprocess.run(command, env=env, cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(command, env={**env, "FAKE_TRIAL_SECONDS": "0.5"}, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     status = campaign_status(out)
     assert status["counts"]["done"] == 3

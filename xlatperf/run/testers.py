@@ -212,7 +212,15 @@ def run_on_testers(testers: list[Tester], units: list[list], directory: Path,
     failures: list[str] = []
     fatal: list[BaseException] = []
 
+    done = {t.name: threading.Event() for t in testers}
+
     def work(tester: Tester) -> None:
+        try:
+            measure(tester)
+        finally:
+            done[tester.name].set()
+
+    def measure(tester: Tester) -> None:
         tagged = TaggedReporter(reporter, tester.name, lock) if reporter is not None else None
         with scopes[tester.name]:
             try:
@@ -243,10 +251,14 @@ def run_on_testers(testers: list[Tester], units: list[list], directory: Path,
     threads = [threading.Thread(target=work, args=(t,), name=f"tester {t.name}") for t in testers]
     for thread in threads:
         thread.start()
+    # The main thread waits on events, never in Thread.join(): Python 3.11's join, interrupted
+    # by Ctrl-C, can mark a thread that still runs as stopped (its bpo-45274 handling releases
+    # the running thread's lock), and the process then exits while a tester is still recording
+    # its aborted trial.
     try:
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(0.2)
+        for event in done.values():
+            while not event.wait(0.2):
+                pass
     except KeyboardInterrupt:
         # A second Ctrl-C must not cut the testers' aborts short.
         main = threading.current_thread() is threading.main_thread()
@@ -255,12 +267,14 @@ def run_on_testers(testers: list[Tester], units: list[list], directory: Path,
             stop.set()
             for scope in scopes.values():
                 scope.interrupt()
-            for thread in threads:
-                thread.join()
+            for event in done.values():
+                event.wait()
         finally:
             if main:
                 signal.signal(signal.SIGINT, previous)
         raise
+    for thread in threads:
+        thread.join()
     if fatal:
         raise fatal[0]
     left = dispatcher.left()
