@@ -42,6 +42,8 @@ replays the engine's transcripts (engine/tests/transcripts) through it. Its beha
                         each at the end of its share of the stretch (default 1)
   FAKE_DUT_RECOVERY     ... and the stretch after it loses every frame due in its first
                         RECOVERY seconds (the DUT's recovery time, RFC 2544 §26.5; default 0)
+  FAKE_MSS_CLAMP        TCP: the DUT clamps the MSS of SYNs and SYN-ACKs to this (their
+                        streams' mss_min; default: as sent, 1460 over IPv4, 1440 over IPv6)
   FAKE_DUT_OUTAGE_FILE  while a trial runs (FAKE_TRIAL_SECONDS), once this file appears (a DUT
                         hook writes it), every flow loses the frames due in the next L seconds
                         of trial time, L being the file's content; the file is then removed
@@ -71,7 +73,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.12"
+PROTOCOL = "2.13"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -394,6 +396,18 @@ def validate(request):
         bad("op", op, "must be one of hello, trial, addresses, resolve, shutdown")
 
 
+def spec_version(flow):
+    return flow["foreground"]["ip_version"]
+
+
+def announced_mss(requested, version):
+    """The MSS a SYN or SYN-ACK arrives with: as the request names it (default: a host on
+    Ethernet's, docs/protocol.md), lowered to FAKE_MSS_CLAMP."""
+    mss = requested or (1460 if version == 4 else 1440)
+    clamp = os.environ.get("FAKE_MSS_CLAMP")
+    return min(mss, int(clamp)) if clamp else mss
+
+
 def on_signal(signum, frame):
     global aborted
     aborted = True
@@ -611,6 +625,8 @@ def run_trial(request):
                 stream["sizes"] = sizes
             if "tcp" in flow:
                 stream["tcp_unexpected"] = 0
+                if flow["tcp"].get("segments", "open") == "open" and stream["received"]:
+                    stream["mss_min"] = announced_mss(flow["tcp"].get("mss"), spec_version(flow))
             streams.append(stream)
         if "delay" in request:
             for stream in streams:
@@ -646,9 +662,15 @@ def run_trial(request):
     for flow, syns in list(zip(flows, replies)):
         if "tcp" in flow:
             for step in answering[flow["tcp"].get("segments", "open")]:
+                streams = [{**{k: v for k, v in stream.items() if k != "mss_min"},
+                            "sent": syns["received"]} for stream in syns["streams"]]
+                if step == "syn_ack":
+                    reply = flow["tcp"].get("reply", {})
+                    for stream in streams:
+                        if stream["received"]:
+                            stream["mss_min"] = announced_mss(reply.get("mss"), reply["ip_version"])
                 replies.append({**syns, "name": f"{flow['name']}.{step}", "sent": syns["received"],
-                                "streams": [{**stream, "sent": syns["received"]}
-                                            for stream in syns["streams"]]})
+                                "streams": streams})
     rx_ports = list(dict.fromkeys(flow["rx_port"] for flow in flows))
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
              "elapsed": duration, "flows": replies,

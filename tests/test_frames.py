@@ -31,7 +31,7 @@ def test_the_transport_is_the_stacks_last_layer():
     assert IPV4.transport == UDP and IPV4.carrying(UDP) == IPV4
     sizes = {stack: [stack.carrying(t).min_frame for t in (TCP_SYN, TCP_ACK, TCP_DATA)]
              for stack in (IPV4, IPV6, IPV4_IN_IPV6)}
-    assert sizes == {IPV4: [82, 78, 79], IPV6: [102, 98, 99], IPV4_IN_IPV6: [122, 118, 119]}
+    assert sizes == {IPV4: [86, 78, 79], IPV6: [106, 98, 99], IPV4_IN_IPV6: [126, 118, 119]}
     # The transport changes neither the IP headers nor the frame size rule: a data segment is as
     # long as the datagram of the same configured size.
     tcp = IPV4_IN_IPV6.carrying(TCP_DATA)

@@ -425,6 +425,28 @@ def test_a_closing_search_whose_load_failed_measured_no_closing_rate(fake, monke
     assert phases == ["phase1"] * 3 + ["close"], phases
 
 
+def test_tcp_phase2_stays_within_the_mss_a_clamping_dut_left(fake, monkeypatch):
+    """Issue 30, defect 5: the tester announces its MSS in SYNs and SYN-ACKs, and a DUT that
+    clamps it to 1,000 bytes leaves phase 2 with data segments of at most 1,000 bytes (RFC 9293
+    §3.7.1). A frame size whose segments carry more is refused after phase 1, naming the key and
+    the largest size that fits; one within it is measured, the MSS recorded with phase 1."""
+    monkeypatch.setenv("FAKE_MSS_CLAMP", "1000")
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
+    tcp = ("stateful.transport=tcp", "throughput.max_rate=400000", "throughput.error=100000",
+           "output.repeat=1")
+    with pytest.raises(ConfigError) as err:
+        run_procedure("throughput", fake_config(*tcp, "traffic.frame_size=1518"), fake / "big")
+    message = str(err.value)
+    assert "traffic.frame_size = 1518" in message and "1,000" not in message, message
+    assert "carry 1440 bytes, more than the MSS of 1000" in message, message
+    assert "must be at most 1078" in message, message   # 14 + 20 + 40 + 1000 + 4
+    summary = run_procedure("throughput", fake_config(*tcp, "traffic.frame_size=1078"), fake / "fits")
+    assert summary["n"] == 1
+    phase1 = [r for r in read_trials(fake / "fits") if r.get("phase") == "phase1"][0]
+    assert phase1["directions"]["forward"]["mss_min"] == 1000          # the SYNs, clamped
+    assert phase1["directions"]["forward.syn_ack"]["mss_min"] == 1000  # the SYN-ACKs, clamped
+
+
 def test_tcp_table_capacity_validates_against_a_dut_that_replaces_its_oldest_entries(fake, monkeypatch):
     """Issue 30, defect 2: the fake DUT keeps 37,000 connections and replaces the oldest beyond
     that (RFC 9693 §4.9), so every handshake completes. Before, table-capacity over TCP took

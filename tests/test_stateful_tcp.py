@@ -27,10 +27,11 @@ def cfg(*overrides):
 
 
 def test_segment_sizes_follow_the_engines_layout():
-    # docs/protocol.md: a 40-byte TCP header with the tag option, 4 more on SYNs.
-    assert (IPV4.carrying(TCP_SYN).min_frame, IPV4.carrying(TCP_ACK).min_frame) == (82, 78)
-    assert (IPV6.carrying(TCP_SYN).min_frame, IPV6.carrying(TCP_ACK).min_frame) == (102, 98)
-    assert IPV4_IN_IPV6.carrying(TCP_SYN).min_frame == 122  # engine/tests/test_tcp.cpp: InAnIpv6Tunnel
+    # docs/protocol.md: a 40-byte TCP header with the tag option, 8 more on SYNs (window scale
+    # and MSS).
+    assert (IPV4.carrying(TCP_SYN).min_frame, IPV4.carrying(TCP_ACK).min_frame) == (86, 78)
+    assert (IPV6.carrying(TCP_SYN).min_frame, IPV6.carrying(TCP_ACK).min_frame) == (106, 98)
+    assert IPV4_IN_IPV6.carrying(TCP_SYN).min_frame == 126  # engine/tests/test_tcp.cpp: InAnIpv6Tunnel
 
 
 def test_phase1_request_sends_syns_and_describes_the_replies():
@@ -42,11 +43,11 @@ def test_phase1_request_sends_syns_and_describes_the_replies():
                                                                                 10000)
     assert "background" not in flow and "mix" not in flow
     syn = flow["foreground"]
-    assert (syn["frame_size"], syn["rx_frame_size"]) == (82, 82)
+    assert (syn["frame_size"], syn["rx_frame_size"]) == (86, 86)
     assert [v["mode"] for v in syn["vary"]] == ["enumerate", "enumerate"]
     # The SYN-ACKs leave the right port for the DUT's right MAC, and arrive as SYN-sized frames.
     assert flow["tcp"]["reply"] == {"ip_version": 4, "src_mac": "02:00:00:00:00:02",
-                                    "dst_mac": "02:00:00:00:01:02", "rx_frame_size": 82}
+                                    "dst_mac": "02:00:00:00:01:02", "rx_frame_size": 86}
     key = flow["tcp"]["key"]
     assert 0 <= key < 2**63
     # The key follows the seed: the same test sends the same segments.
@@ -83,10 +84,10 @@ def test_through_a_ds_lite_aftr_the_initiators_segments_travel_in_softwires():
     test = StatefulTest(TrafficPlan(config, PORTS), phase2=False)
     (flow,) = test.phase1_request(198, 1000, 198).to_json()["flows"]
     syn = flow["foreground"]
-    assert (syn["frame_size"], syn["rx_frame_size"]) == (122, 82)
+    assert (syn["frame_size"], syn["rx_frame_size"]) == (126, 86)
     assert syn["tunnel"] == {"src_ip": "2001:db8:b4::1", "dst_ip": "2001:db8:af::1"}
     assert syn["ce"]["count"] == 2 and syn["ce"]["fields"] == ["tunnel", "ipv4"]
-    assert flow["tcp"]["reply"]["rx_frame_size"] == 122 and "tunnel" not in flow["tcp"]["reply"]
+    assert flow["tcp"]["reply"]["rx_frame_size"] == 126 and "tunnel" not in flow["tcp"]["reply"]
     (fin,) = test.close_request(198, 1000).to_json()["flows"]
     assert (fin["foreground"]["frame_size"], fin["tcp"]["reply"]["rx_frame_size"]) == (118, 118)
 

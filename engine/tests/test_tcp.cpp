@@ -41,7 +41,8 @@ TcpView view_of(const std::vector<uint8_t>& f, TestTag& tag) {
 class TcpLayout : public ::testing::TestWithParam<int> {};
 
 // RFC 9293 §3.1's header, the tag in an RFC 6994 experimental option, the window scale option
-// (RFC 7323 §2.2) on SYNs only, and correct checksums before and after stamping.
+// (RFC 7323 §2.2) and the MSS option (RFC 9293 §3.2) on SYNs only, and correct checksums
+// before and after stamping.
 TEST_P(TcpLayout, HeaderOptionsAndChecksums) {
   const int v = GetParam();
   std::mt19937_64 rng(v);
@@ -49,7 +50,7 @@ TEST_P(TcpLayout, HeaderOptionsAndChecksums) {
                         uint8_t(kTcpFin | kTcpAck), uint8_t(kTcpRst)}) {
     const bool syn = flags & kTcpSyn;
     const uint32_t smallest = min_frame_size(v, false, kProtoTcp, flags);
-    EXPECT_EQ(smallest, (v == 4 ? 78u : 98u) + (syn ? 4 : 0));
+    EXPECT_EQ(smallest, (v == 4 ? 78u : 98u) + (syn ? 8 : 0));
     EXPECT_THROW(build_template(tcp_spec(v, flags, smallest - 1), 0, 1), std::invalid_argument);
     for (uint32_t size : {smallest, smallest + 1, 512u, 1518u, 9000u}) {
       const FrameTemplate t = build_template(tcp_spec(v, flags, size), 5, 9);
@@ -61,7 +62,7 @@ TEST_P(TcpLayout, HeaderOptionsAndChecksums) {
       EXPECT_EQ(t.checksum_offset, tcp + 16);
       EXPECT_EQ(t.tag_offset, tcp + 22);
       const size_t header = (f[tcp + 12] >> 4) * 4u;
-      EXPECT_EQ(header, syn ? 44u : 40u);
+      EXPECT_EQ(header, syn ? 48u : 40u);
       EXPECT_EQ(f[tcp + 12] & 0x0f, 0);  // reserved bits
       EXPECT_EQ(f[tcp + 13], flags);
       EXPECT_EQ(f[tcp + 14] << 8 | f[tcp + 15], 0xffff);      // window
@@ -73,6 +74,11 @@ TEST_P(TcpLayout, HeaderOptionsAndChecksums) {
       if (syn) {
         EXPECT_EQ(std::vector<uint8_t>(f.begin() + ptrdiff_t(tcp) + 40, f.begin() + ptrdiff_t(tcp) + 44),
                   (std::vector<uint8_t>{1, 3, 3, 14}));       // NOP, window scale 14
+        // MSS: what a host on Ethernet takes (1500 less the IP and TCP headers)
+        const uint16_t mss = v == 4 ? 1460 : 1440;
+        EXPECT_EQ(std::vector<uint8_t>(f.begin() + ptrdiff_t(tcp) + 44, f.begin() + ptrdiff_t(tcp) + 48),
+                  (std::vector<uint8_t>{2, 4, uint8_t(mss >> 8), uint8_t(mss)}));
+        EXPECT_EQ(announced_mss(f.data(), uint32_t(tcp), v == 4), mss);
       }
       for (size_t i = tcp + header; i < f.size(); ++i) ASSERT_EQ(f[i], uint8_t(i - tcp - header));  // payload
       EXPECT_TRUE(tcp_checksum_ok(f.data(), f.size())) << "template, size " << size;
@@ -103,8 +109,8 @@ INSTANTIATE_TEST_SUITE_P(Versions, TcpLayout, ::testing::Values(4, 6));
 TEST(TcpLayout, InAnIpv6Tunnel) {
   FrameSpec s = tcp_spec(4, kTcpSyn);
   s.tunnel = Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6)};
-  EXPECT_EQ(min_frame_size(4, true, kProtoTcp, kTcpSyn), 122u);
-  s.frame_size = 122;
+  EXPECT_EQ(min_frame_size(4, true, kProtoTcp, kTcpSyn), 126u);
+  s.frame_size = 126;
   const FrameTemplate t = build_template(s, 1, 2);
   EXPECT_EQ(t.l4_offset, 74);
   EXPECT_TRUE(tcp_checksum_ok(t.bytes.data(), t.size(), 54));
@@ -247,7 +253,7 @@ TEST_P(TcpHandshake, ThroughAReferenceNat) {
     EXPECT_EQ(ack[tcp + 13], kTcpAck);
     EXPECT_EQ(get32(&ack[tcp + 4]), isn_i + 1);
     EXPECT_EQ(get32(&ack[tcp + 8]), responder_isn(key, isn_i) + 1);
-    EXPECT_EQ(ack.size(), syn.size() - 4);  // no window scale option, no payload
+    EXPECT_EQ(ack.size(), syn.size() - 8);  // no window scale and MSS options, no payload
     const std::vector<uint8_t> ack_in = reference_snat(ack, outside, mapped);
     TestTag tag3;
     const TcpView a = view_of(ack_in, tag3);
@@ -277,7 +283,7 @@ TEST(TcpHandshake, AcrossADsLiteSoftwire) {
   const auto client = parse_ip("192.168.0.7", 4), server = parse_ip("198.19.0.2", 4);
   const uint8_t cport[2] = {0x9c, 0x40}, sport[2] = {0, 80};
   const uint32_t isn_i = initiator_isn(key, client.data(), server.data(), 4, cport, sport);
-  FrameSpec back = tcp_spec(4, kTcpSyn | kTcpAck, 122);
+  FrameSpec back = tcp_spec(4, kTcpSyn | kTcpAck, 126);
   back.tunnel = Tunnel{aftr, template_b4};
   const SegmentTemplate syn_ack_t(back, 2, 7);
   TcpSegment sa;

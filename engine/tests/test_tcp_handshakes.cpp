@@ -38,8 +38,9 @@ namespace {
 // their acknowledgement number off by one (checksums fixed), as a broken DUT would.
 class ReferenceNat {
  public:
-  ReferenceNat(int version, bool corrupt_syn_ack = false, bool modulate = false, uint16_t clamp_mss = 0)
-      : version_(version), corrupt_(corrupt_syn_ack), modulate_(modulate), clamp_mss_(clamp_mss),
+  ReferenceNat(int version, bool corrupt_syn_ack = false, bool modulate = false, uint16_t clamp_mss = 0,
+               bool strip_mss = false)
+      : version_(version), corrupt_(corrupt_syn_ack), modulate_(modulate), strip_mss_(strip_mss), clamp_mss_(clamp_mss),
         outside_(parse_ip(version == 4 ? "203.0.113.1" : "2001:db8:ffff::1", version)) {}
 
   void operator()(uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
@@ -168,16 +169,38 @@ class ReferenceNat {
     ++invalid;
     rte_pktmbuf_free(m);
   }
-  // What Linux's xt_TCPMSS does to a SYN without an MSS option: inserts one (kind 2, length 4)
-  // in front of the other options, the lengths and checksums adjusted.
+  // What Linux's xt_TCPMSS does to a SYN: lowers its MSS option to the clamp where it is above
+  // it, in place; without one (strip_mss: the option removed first, as from a sender that sends
+  // none), inserts one (kind 2, length 4) in front of the other options. Lengths and checksums
+  // adjusted.
   void clamp(std::vector<uint8_t>& f, size_t tcp) {
-    const uint8_t mss[4] = {2, 4, uint8_t(clamp_mss_ >> 8), uint8_t(clamp_mss_)};
-    f.insert(f.begin() + ptrdiff_t(tcp + kTcpHeader), mss, mss + 4);
-    f[tcp + 12] = uint8_t(f[tcp + 12] + 0x10);  // the data offset, one 32-bit word more
     const size_t ip = 14;
     const bool v4 = (f[ip] >> 4) == 4;
-    const size_t length_at = v4 ? ip + 2 : ip + 4, length = (f[length_at] << 8 | f[length_at + 1]) + 4u;
-    f[length_at] = uint8_t(length >> 8), f[length_at + 1] = uint8_t(length);
+    const size_t length_at = v4 ? ip + 2 : ip + 4;
+    const auto add_length = [&](int bytes) {
+      const size_t length = (f[length_at] << 8 | f[length_at + 1]) + bytes;
+      f[length_at] = uint8_t(length >> 8), f[length_at + 1] = uint8_t(length);
+      f[tcp + 12] = uint8_t(f[tcp + 12] + bytes / 4 * 0x10);  // the data offset, in 32-bit words
+    };
+    const size_t options_end = tcp + (f[tcp + 12] >> 4) * 4u;
+    size_t mss_at = 0;
+    for (size_t at = tcp + kTcpHeader; at < options_end; at += f[at] == 1 ? 1 : f[at + 1])
+      if (f[at] == 2) mss_at = at;
+    if (mss_at && strip_mss_) {  // the option out, a NOP word's worth of padding in its place
+      f.erase(f.begin() + ptrdiff_t(mss_at), f.begin() + ptrdiff_t(mss_at + 4));
+      add_length(-4);
+      mss_at = 0;
+    }
+    if (mss_at) {
+      if ((f[mss_at + 2] << 8 | f[mss_at + 3]) > clamp_mss_) {
+        f[mss_at + 2] = uint8_t(clamp_mss_ >> 8);
+        f[mss_at + 3] = uint8_t(clamp_mss_);
+      }
+    } else {
+      const uint8_t mss[4] = {2, 4, uint8_t(clamp_mss_ >> 8), uint8_t(clamp_mss_)};
+      f.insert(f.begin() + ptrdiff_t(tcp + kTcpHeader), mss, mss + 4);
+      add_length(4);
+    }
     // Checksums afresh: the addresses as they are (reference_snat writes the same ones again).
     std::array<uint8_t, 16> dst{};
     std::copy_n(f.begin() + ptrdiff_t(ip + (v4 ? 16 : 24)), v4 ? 4 : 16, dst.begin());
@@ -194,7 +217,7 @@ class ReferenceNat {
     for (int i = 3; i >= 0; --i, v >>= 8) p[i] = uint8_t(v);
   }
   int version_;
-  bool corrupt_, modulate_;
+  bool corrupt_, modulate_, strip_mss_;
   uint16_t clamp_mss_;
   std::array<uint8_t, 16> outside_, inside_address_{};
   std::map<uint16_t, uint16_t> by_inside_;  // inside source port -> mapped port
@@ -247,7 +270,7 @@ TEST_P(TcpHandshakes, CompleteThroughAReferenceNat) {
     EXPECT_EQ(f.streams[0].tcp_unexpected, 0u) << names[i];
     EXPECT_EQ(f.streams[0].duplicates, 0u) << names[i];
     EXPECT_EQ(f.streams[0].bad_length, 0u) << names[i];
-    EXPECT_EQ(f.streams[0].frame_size, (v == 4 ? 82u : 102u) - (i >= 2 ? 4 : 0)) << names[i];  // no window scale
+    EXPECT_EQ(f.streams[0].frame_size, (v == 4 ? 86u : 106u) - (i >= 2 ? 8 : 0)) << names[i];  // no window scale, no MSS
   }
   ASSERT_TRUE(r.state_table.has_value());
   EXPECT_EQ(r.state_table->entries, n);  // learned from the ACKs: every completed connection
@@ -265,27 +288,61 @@ TEST_P(TcpHandshakes, CompleteThroughAReferenceNat) {
   EXPECT_EQ(*mapped.rbegin(), 20000 + n - 1);
 }
 
-// Through a gateway that clamps the MSS (issue 30, defect 5): it inserts an MSS option in front
-// of the tag option of every SYN and SYN-ACK, 4 bytes longer. Each is found by its tag among the
-// options, taken at its new length, and every handshake completes (before: every SYN foreign).
+// Through a gateway that clamps the MSS (issue 30, defect 5), as Linux's xt_TCPMSS does: it
+// lowers the MSS option of every SYN and SYN-ACK in place, or (strip_mss: a SYN without one, as
+// from the tester before it sent the option) inserts one in front of the tag option, 4 bytes
+// longer. Each is found by its tag among the options, taken at its length, every handshake
+// completes (before: every SYN foreign), and each side learns the clamped MSS; a SYN without the
+// option announces RFC 9293 §3.7.1's default where the clamp is above it.
 TEST_P(TcpHandshakes, CompleteThroughAnMssClampingNat) {
   XLP_REQUIRE_EAL();
   const int v = GetParam();
-  ReferenceNat nat(v, false, false, 1000);
+  for (const bool strip : {false, true}) {
+    for (const uint16_t clamp : {uint16_t(1000), uint16_t(2000), uint16_t(300)}) {
+      SCOPED_TRACE((strip ? "option inserted, clamp " : "option lowered, clamp ") + std::to_string(clamp));
+      ReferenceNat nat(v, false, false, clamp, strip);
+      nat.set_inside(v == 4 ? "198.18.0.2" : "2001:2::2");
+      test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { nat(port, m, d); });
+      const uint32_t n = 300;
+      const TrialReport r = bench.run(protocol::parse_trial(handshakes(v, n), 2));
+      EXPECT_TRUE(r.valid) << r.invalid_reason;
+      EXPECT_EQ(nat.clamped, 2 * n);  // the SYNs and the SYN-ACKs
+      EXPECT_EQ(nat.established, n);
+      EXPECT_EQ(nat.invalid, 0u);
+      for (const FlowReport& f : r.flows) {
+        EXPECT_EQ(f.received, n) << f.name;
+        EXPECT_EQ(f.streams[0].bad_length, 0u) << f.name;
+        EXPECT_EQ(f.streams[0].tcp_unexpected, 0u) << f.name;
+      }
+      // What the SYNs (at the Responder) and SYN-ACKs (at the Initiator) announced on arrival:
+      // the tester's own 1460 / 1440 lowered to the clamp, or the clamp inserted.
+      const uint32_t sent_mss = v == 4 ? 1460 : 1440;
+      for (size_t i : {0, 1}) {
+        ASSERT_TRUE(r.flows[i].streams[0].mss_min.has_value()) << r.flows[i].name;
+        EXPECT_EQ(*r.flows[i].streams[0].mss_min, strip ? clamp : std::min<uint32_t>(clamp, sent_mss)) << r.flows[i].name;
+      }
+      EXPECT_FALSE(r.flows[2].streams[0].mss_min.has_value());  // ACKs announce nothing
+      EXPECT_EQ(r.state_table->entries, n);
+    }
+  }
+}
+
+// The MSS each side announces as the request names it (tcp.mss, tcp.reply.mss): what the other
+// side learns through a DUT that does not clamp.
+TEST_P(TcpHandshakes, EachSideAnnouncesTheMssTheRequestNames) {
+  XLP_REQUIRE_EAL();
+  const int v = GetParam();
+  ReferenceNat nat(v);
   nat.set_inside(v == 4 ? "198.18.0.2" : "2001:2::2");
   test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { nat(port, m, d); });
-  const uint32_t n = 300;
-  const TrialReport r = bench.run(protocol::parse_trial(handshakes(v, n), 2));
+  json req = handshakes(v, 50);
+  req["flows"][0]["tcp"]["mss"] = 8960;
+  req["flows"][0]["tcp"]["reply"]["mss"] = 536;
+  const TrialReport r = bench.run(protocol::parse_trial(req, 2));
   EXPECT_TRUE(r.valid) << r.invalid_reason;
-  EXPECT_EQ(nat.clamped, 2 * n);  // the SYNs and the SYN-ACKs
-  EXPECT_EQ(nat.established, n);
-  EXPECT_EQ(nat.invalid, 0u);
-  for (const FlowReport& f : r.flows) {
-    EXPECT_EQ(f.received, n) << f.name;
-    EXPECT_EQ(f.streams[0].bad_length, 0u) << f.name;
-    EXPECT_EQ(f.streams[0].tcp_unexpected, 0u) << f.name;
-  }
-  EXPECT_EQ(r.state_table->entries, n);
+  EXPECT_EQ(nat.established, 50u);
+  EXPECT_EQ(r.flows[0].streams[0].mss_min, std::optional<uint32_t>(8960));
+  EXPECT_EQ(r.flows[1].streams[0].mss_min, std::optional<uint32_t>(536));
 }
 
 // A DUT that breaks the SYN-ACK's acknowledgement: the Initiator answers none, counts each as
@@ -516,7 +573,7 @@ TEST(TcpStateTable, LearnedInSoftwiresDataLeavesFromEachB4) {
   spec.ip_version = 4;
   spec.l4 = kProtoTcp;
   spec.tcp_flags = kTcpSyn | kTcpAck;
-  spec.frame_size = 122;
+  spec.frame_size = 126;
   const auto aftr = parse_ip("2001:db8:af::1", 6);
   const std::array<std::array<uint8_t, 16>, 2> b4s = {parse_ip("2001:db8:b4::1", 6), parse_ip("2001:db8:b4::2", 6)};
   for (const auto& b4 : b4s) {
@@ -552,11 +609,20 @@ TEST(TcpHandshakeRequests, BadOnesAreRefusedNamingTheKey) {
     }
   };
   json req = handshakes(4, 10);
+  req["flows"][0]["tcp"]["mss"] = 0;
+  refused(req, "flows[0].tcp.mss = 0: must be an integer in 1..65535");
+  req["flows"][0]["tcp"]["reply"]["mss"] = 70000;
+  req["flows"][0]["tcp"]["mss"] = 1000;
+  refused(req, "flows[0].tcp.reply.mss = 70000: must be an integer in 1..65535");
+  req = handshakes(4, 10, TcpStep::kFin);
+  req["flows"][0]["tcp"]["mss"] = 1000;
+  refused(req, "flows[0].tcp.mss = 1000: only SYNs (segments = open) carry an MSS option");
+  req = handshakes(4, 10);
   req["flows"][0]["foreground"]["frame_size"] = 64;
-  refused(req, "flows[0].foreground.frame_size = 64: must be 82 for IPv4 TCP open: its segments carry no payload");
+  refused(req, "flows[0].foreground.frame_size = 64: must be 86 for IPv4 TCP open: its segments carry no payload");
   req = handshakes(4, 10);
   req["flows"][0]["tcp"]["segments"] = "close";
-  refused(req, "flows[0].foreground.frame_size = 82: must be 78 for IPv4 TCP close: its segments carry no payload");
+  refused(req, "flows[0].foreground.frame_size = 86: must be 78 for IPv4 TCP close: its segments carry no payload");
   req["flows"][0]["foreground"]["frame_size"] = 78;
   req["flows"][0]["tcp"]["segments"] = "reset";
   refused(req, "flows[0].tcp.reply = {\"dst_mac\":\"02:00:00:00:00:01\",\"ip_version\":4,\"src_mac\":\"02:00:00:00:00:02\"}: "

@@ -215,14 +215,20 @@ def test_one_way_phase2_of_more_than_a_mib_per_connection_stays_in_the_window(ki
     for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
         d = phases1[-1]["directions"][name]
         assert d["sent"] == d["received"] == connections, (name, d)
+    # The MSS each side announced, as a host on Ethernet does (RFC 9293 §3.7.1), untouched by
+    # this DUT: the SYNs' from the Initiator's side (IPv6 through nat64), the SYN-ACKs' from the
+    # IPv4 Responder's. The 1518-byte frames' segments stay within them.
+    assert phases1[-1]["directions"]["forward"]["mss_min"] == (1460 if kind == "nat44" else 1440)
+    assert phases1[-1]["directions"]["forward.syn_ack"]["mss_min"] == 1460
 
 
 def test_handshakes_and_data_complete_through_a_gateway_that_clamps_the_mss(make_lab, tmp_path):
     """Issue 30, defect 5: nat44 with Linux's xt_TCPMSS clamping the MSS to 1,000 (PPPoE and
-    tunnel gateways' rule) inserts an MSS option in front of the tag option of every SYN and
-    SYN-ACK. The receivers find the tag among the options and take the 4 bytes longer segments;
-    before, every SYN was a foreign frame and 0 of 2,000 connections opened. Phase 2's data
-    (128-byte frames, well within the clamped MSS) follows."""
+    tunnel gateways' rule). The tester announces its MSS (1460) in every SYN and SYN-ACK and the
+    clamp lowers it in place; each side learns 1,000 (before the tester sent the option, the
+    clamp inserted one in front of the tag option: every SYN was a foreign frame and 0 of 2,000
+    connections opened). Phase 2's data (128-byte frames, well within the clamped MSS) follows;
+    1518-byte frames, whose segments would carry 1,440 bytes, are refused after phase 1."""
     config = make_lab("nat44", mss_clamp=1000)
     for attempt in range(3):  # a busy machine may lose a frame now and then: taken again
         out = tmp_path / f"out{attempt}"
@@ -236,6 +242,8 @@ def test_handshakes_and_data_complete_through_a_gateway_that_clamps_the_mss(make
     for name in ("forward", "forward.syn_ack", "forward.ack", "forward.window"):
         d = phases1[-1]["directions"][name]
         assert d["sent"] == d["received"] == CONNECTIONS and not d.get("bad_length"), (name, d)
+    for name in ("forward", "forward.syn_ack"):  # the SYNs' and SYN-ACKs' MSS, as they arrived
+        assert phases1[-1]["directions"][name]["mss_min"] == 1000, phases1[-1]["directions"][name]
     for name in ("forward", "reverse"):
         d = phase2["directions"][name]
         assert d["sent"] == d["received"] == 2000, (name, phase2)
@@ -244,3 +252,10 @@ def test_handshakes_and_data_complete_through_a_gateway_that_clamps_the_mss(make
                            capture_output=True, text=True, check=True).stdout
     (clamped,) = re.findall(r"^\s*(\d+)\s+\d+\s+TCPMSS", clamp, re.M)
     assert int(clamped) >= 2 * CONNECTIONS, clamp  # every SYN and SYN-ACK went through the clamp
+    refused = xlatperf("trial", "-c", str(config), "--rate", "2000", "--duration", "1", "--set", "trial.max_lag=0.5",
+                       "--set", "stateful.transport=tcp", "--set", f"stateful.connections={CONNECTIONS}",
+                       "--set", "ports.forward_src_max=1043", "--set", "traffic.frame_size=1518",
+                       "--out", str(tmp_path / "refused"), "-q", check=False)
+    assert refused.returncode != 0 and "carry 1440 bytes, more than the MSS of 1000" in refused.stderr, \
+        refused.stderr
+    assert "traffic.frame_size must be at most 1078" in refused.stderr, refused.stderr

@@ -96,6 +96,9 @@ class DirectionCounts:
     bad_checksum: int | None = None
     # TCP segments that were not the step their flow expects (docs/tcp.md); None: no TCP.
     tcp_unexpected: int | None = None
+    # TCP SYNs or SYN-ACKs: the smallest MSS they arrived with (a DUT that clamps the MSS lowers
+    # it): the most data a segment to their sender may carry (docs/tcp.md); None otherwise.
+    mss_min: int | None = None
     # A direction carried by several engine flows of the same name (RFC 8219 §10.2.2: one per
     # client, started one after another): each flow's {"sent", "received", "planned", "rate"},
     # in the request's order; None for a direction of one flow.
@@ -134,6 +137,7 @@ class DirectionCounts:
                 **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
                 **({"out_of_range": self.out_of_range} if self.out_of_range else {}),
                 **{key: getattr(self, key) for key in OPTIONAL_COUNTS if getattr(self, key) is not None},
+                **({"mss_min": self.mss_min} if self.mss_min is not None else {}),
                 **({"sizes": self.sizes} if self.sizes else {}),
                 **({"flows": self.flows} if self.flows else {}),
                 **({"max_lag_us": self.max_lag_us} if self.max_lag_us is not None else {}),
@@ -210,6 +214,7 @@ class TrialResult:
                         if any("lagged" in flow for flow in flows) else None),
                 late=sum(late) if late else None,
                 **{key: _sum_reported(streams, key) for key in OPTIONAL_COUNTS},
+                mss_min=min((s["mss_min"] for s in streams if "mss_min" in s), default=None),
                 flows=[{"rate": flow.get("rate"), "planned": flow.get("planned"),
                         "sent": int(flow["sent"]), "received": int(flow["received"])}
                        for flow in flows] if len(flows) > 1 else None)
@@ -385,7 +390,7 @@ def trial_from_record(record: dict) -> TrialResult:
         duplicates=d.get("duplicates", 0), reordered=d.get("reordered", 0),
         bad_length=d.get("bad_length", 0), late=d.get("late"), bad_vlan=d.get("bad_vlan", 0),
         out_of_range=d.get("out_of_range", 0),
-        **{key: d.get(key) for key in OPTIONAL_COUNTS},
+        **{key: d.get(key) for key in OPTIONAL_COUNTS}, mss_min=d.get("mss_min"),
         sizes=d.get("sizes"), flows=d.get("flows"), max_lag_us=d.get("max_lag_us"),
         lagged=d.get("lagged"))
         for name, d in record.get("directions", {}).items()}
@@ -403,7 +408,7 @@ def trial_from_record(record: dict) -> TrialResult:
 
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.12"
+PROTOCOL_VERSION = "2.13"
 
 
 def _major(version) -> int | None:

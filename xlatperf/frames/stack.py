@@ -47,12 +47,14 @@ class Transport:
 
 UDP = Transport("UDP", UDP_BYTES + TAG_BYTES)
 # TCP (docs/tcp.md): the 20-byte header and the tag in its first option (kind, length, the tag:
-# 20 bytes); a SYN or SYN-ACK also carries the window scale option (a NOP and 3 bytes).
+# 20 bytes); a SYN or SYN-ACK also carries the window scale option (a NOP and 3 bytes) and the
+# MSS option (4 bytes).
 TCP_HEADER_BYTES = 20
 TCP_TAG_OPTION_BYTES = 2 + TAG_BYTES
 TCP_WINDOW_SCALE_BYTES = 4
-TCP_SYN = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES + TCP_WINDOW_SCALE_BYTES,
-                    segments="SYN and SYN-ACK")
+TCP_MSS_BYTES = 4
+TCP_SYN = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES + TCP_WINDOW_SCALE_BYTES
+                    + TCP_MSS_BYTES, segments="SYN and SYN-ACK")
 TCP_ACK = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES, segments="ACK, FIN and RST")
 TCP_DATA = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES, min_payload=1, segments="data")
 

@@ -24,7 +24,7 @@ from ..config.stateful import (check_phase2, check_stateful, enumeration, gap_se
                                reporting_items, roles, table_size)
 from ..engine.protocol import TrialResult
 from ..frames.kinds import min_frame_size
-from ..frames.stack import IP_STACKS, TCP_ACK, TCP_DATA, TCP_SYN
+from ..frames.stack import IP_STACKS, IPV4_IN_IPV6, TCP_ACK, TCP_DATA, TCP_SYN
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
 from .request import TrialRequest
@@ -471,6 +471,8 @@ class StatefulTest:
             step = self.run_phase1(session, s.connections, s.rate_phase1,
                                    table_size(self.config), {"attempt": attempt})
             if step.valid and step.filled:
+                if self.tcp:
+                    self._check_mss(step.phase1)
                 self._wait_gap(session, started, s.connections, s.rate_phase1)
                 return None
         reason = step.invalid_reason if not step.valid else (
@@ -478,6 +480,32 @@ class StatefulTest:
         if attempts > 1:
             reason += f" (the last of {attempts} attempts, stateful.retakes = {s.retakes})"
         return TrialResult(rate=rate, valid=False, directions={}, invalid_reason=reason)
+
+    def _check_mss(self, phase1: TrialResult) -> None:
+        """Phase 2's data segments within the MSS each side announced, as it arrived through
+        the DUT (RFC 9293 §3.7.1: no segment carries more than its receiver's MSS; a DUT that
+        clamps the MSS lowers it): the Initiator's within the SYN-ACKs', the Responder's within
+        the SYNs'. A frame size above it is refused: the tester sends the size it is told or
+        nothing."""
+        announced = {self.forward: (self.initiator_plan, f"{self.forward}.syn_ack", "SYN-ACKs"),
+                     self.backward: (self.responder_plan, self.forward, "SYNs")}
+        for name, (plan, arrived, segments) in announced.items():
+            counts = phase1.directions.get(arrived)
+            if counts is None or counts.mss_min is None:
+                continue
+            (flow,) = plan.flows(1)
+            foreground = flow["foreground"]
+            stack = IPV4_IN_IPV6 if "tunnel" in foreground else IP_STACKS[foreground["ip_version"]]
+            payload = (foreground["frame_size"] - stack.carrying(TCP_DATA).min_frame
+                       + TCP_DATA.min_payload)
+            if payload > counts.mss_min:
+                size = self.config.traffic.frame_size
+                raise ConfigError(
+                    f"traffic.frame_size = {size}: the {name} direction's TCP data segments would "
+                    f"carry {payload} bytes, more than the MSS of {counts.mss_min} that phase 1's "
+                    f"{segments} announced as they arrived through the DUT (a DUT that clamps the "
+                    f"MSS lowers it; RFC 9293 §3.7.1: no segment above it): traffic.frame_size "
+                    f"must be at most {size - (payload - counts.mss_min)}")
 
     # -- reporting -------------------------------------------------------------------------
 

@@ -98,7 +98,7 @@ struct Writer {
     return at + kUdpHeader;
   }
 
-  // TCP (RFC 9293 §3.1) with the tag option first, and window scale in a SYN or SYN-ACK.
+  // TCP (RFC 9293 §3.1) with the tag option first, and window scale and MSS in a SYN or SYN-ACK.
   // Sequence and acknowledgement numbers stay zero here: the segment builder (tcp.hpp) writes
   // them per segment. No urgent pointer.
   size_t tcp(size_t at, const FrameSpec& spec) {
@@ -116,6 +116,10 @@ struct Writer {
       ws[1] = 3;                             // window scale: kind 3, length 3, shift
       ws[2] = 3;
       ws[3] = kWindowShift;
+      uint8_t* mss = ws + kWindowScaleOption;
+      mss[0] = 2;                            // MSS: kind 2, length 4, the value
+      mss[1] = uint8_t(kMssOption);
+      put16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnel.has_value()));
     }
     mark(Layer::kTcp, FieldRole::kFree, at + 4, 8);       // sequence and acknowledgement numbers
     // The data offset, and with it where the options lie, is the DUT's to change: a gateway that

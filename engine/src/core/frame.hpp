@@ -37,7 +37,7 @@ constexpr size_t kFcs = 4;             // counted in frame sizes, appended by th
 // mbuf segment are sent as a per-frame head segment plus a shared tail (FrameTemplate).
 constexpr size_t kMaxFrameSize = 9216;
 // A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, an
-// IPv6 tunnel header, the IP header, UDP and the test tag or TCP with its options: 146 bytes
+// IPv6 tunnel header, the IP header, UDP and the test tag or TCP with its options: 150 bytes
 // at most) lies in it.
 constexpr uint32_t kJumboHead = 192;
 // The largest frame (on the wire, FCS and VLAN tags included) the ports are set up to carry
@@ -123,7 +123,8 @@ constexpr size_t kIpv6Src = 8, kIpv6Dst = 24;  // the addresses' offsets in an I
 // two magic bytes "XL": the tag's place does not depend on the payload, so handshake segments
 // (no payload) carry it as data segments do, and NATs leave options alone. A SYN or SYN-ACK
 // also carries the window scale option (RFC 7323 §2.2, after a NOP), so that a DUT tracking
-// windows accepts phase 2's data with acknowledgements that stay behind (docs/tcp.md).
+// windows accepts phase 2's data with acknowledgements that stay behind (docs/tcp.md), and the
+// MSS option (RFC 9293 §3.7.1's SHOULD), which a gateway that clamps the MSS lowers in place.
 constexpr uint8_t kTcpFin = 0x01, kTcpSyn = 0x02, kTcpRst = 0x04, kTcpPsh = 0x08, kTcpAck = 0x10;
 constexpr size_t kTcpHeader = 20;  // without options
 constexpr uint8_t kTagOptionKind = 254;
@@ -131,8 +132,32 @@ constexpr size_t kTagOption = 2 + kTagSize;  // kind, length, the tag
 constexpr size_t kWindowScaleOption = 4;     // NOP, kind 3, length 3, shift
 constexpr uint8_t kWindowShift = 14;         // the largest RFC 7323 allows: a 1 GiB window
 constexpr uint16_t kTcpWindow = 0xffff;
+constexpr size_t kMssOption = 4;  // kind 2, length 4, the MSS
 inline size_t tcp_header_size(uint8_t flags) {
-  return kTcpHeader + kTagOption + ((flags & kTcpSyn) ? kWindowScaleOption : 0);
+  return kTcpHeader + kTagOption + ((flags & kTcpSyn) ? kWindowScaleOption + kMssOption : 0);
+}
+// The MSS a SYN announces unless the request names one: what a host on Ethernet (IP MTU 1500)
+// takes in a segment, less the IP headers (a tunnel's as well) and TCP's fixed 20 bytes
+// (RFC 9293 §3.7.1): 1460 over IPv4, 1440 over IPv6, 1420 for IPv4 in a softwire.
+inline uint16_t ethernet_mss(int ip_version, bool tunnel) {
+  return uint16_t(1500 - (tunnel ? kIpv6Header : 0) - (ip_version == 4 ? 20 : kIpv6Header) - kTcpHeader);
+}
+// The MSS a received SYN's options announce, at TCP header `off` of `p`: the MSS option's value,
+// or what RFC 9293 §3.7.1 says a sender without one takes: 536 over IPv4, 1220 over IPv6.
+inline uint16_t announced_mss(const uint8_t* p, uint32_t off, bool ipv4) {
+  const uint32_t end = off + (p[off + 12] >> 4) * 4u;
+  for (uint32_t at = off + uint32_t(kTcpHeader); at < end;) {
+    const uint8_t kind = p[at];
+    if (kind == 0) break;  // end of the option list
+    if (kind == 1) {       // NOP
+      ++at;
+      continue;
+    }
+    if (at + 1 >= end || p[at + 1] < 2) break;  // a malformed list: no option found in it
+    if (kind == 2 && p[at + 1] == 4 && at + 4 <= end) return uint16_t(p[at + 2] << 8 | p[at + 3]);
+    at += p[at + 1];
+  }
+  return ipv4 ? 536 : 1220;
 }
 
 // An RFC 2473 IPv6 tunnel header around a frame's IP packet (IPv4 in IPv6 for DS-Lite, lw4o6
@@ -148,7 +173,8 @@ struct Tunnel {
 struct FrameSpec {
   int ip_version = 4;                 // of the IP header that carries UDP or TCP (the inner one)
   uint8_t l4 = kProtoUdp;             // kProtoUdp or kProtoTcp
-  uint8_t tcp_flags = kTcpAck;        // TCP: the segment's flags (kTcpSyn: with window scale)
+  uint8_t tcp_flags = kTcpAck;        // TCP: the segment's flags (kTcpSyn: with window scale, MSS)
+  uint16_t tcp_mss = 0;               // TCP SYN: the MSS option's value (0: ethernet_mss)
   std::array<uint8_t, 6> src_mac{}, dst_mac{};
   std::array<uint8_t, 16> src_ip{}, dst_ip{};  // IPv4 uses the first 4 bytes
   uint16_t src_port = 0xC020, dst_port = 7;    // RFC 2544 App. C

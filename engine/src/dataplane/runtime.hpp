@@ -48,6 +48,7 @@ struct Receiver {
   uint64_t duplicates = 0, bad_length = 0, bad_vlan = 0, out_of_range = 0;
   uint64_t wrong_ce = 0;  // fields that name no CE in use or disagree on which (ce.hpp)
   uint64_t tcp_unexpected = 0;  // TCP segments other than the step expects (tcp.hpp expected_segment)
+  uint32_t mss_min = UINT32_MAX;  // SYNs and SYN-ACKs: the smallest MSS announced (announced_mss)
   std::array<uint64_t, kVerdicts> header_faults{};  // by the header check's verdict (index 0 unused)
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
   std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for

@@ -461,14 +461,15 @@ void parse_streams(const json& f, const std::string& path, FlowPlan& flow) {
 
 namespace {
 
-// "tcp": {"key", "segments", "reply"}: the flow sends TCP segments (docs/tcp.md): the Initiator's
-// SYNs ("open", the default), FINs ("close") or RSTs ("reset") of the connections of its
-// four-tuples, or data segments ("data", with from_table: phase 2, either side). Checks what
-// such a flow may be and makes its foreground those segments.
+// "tcp": {"key", "segments", "mss", "reply"}: the flow sends TCP segments (docs/tcp.md): the
+// Initiator's SYNs ("open", the default), FINs ("close") or RSTs ("reset") of the connections of
+// its four-tuples, or data segments ("data", with from_table: phase 2, either side). "mss": what
+// the SYNs announce (default ethernet_mss). Checks what such a flow may be and makes its
+// foreground those segments.
 void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
   const std::string tpath = path + "tcp.";
   if (!t.is_object()) bad(path + "tcp", t, "must be an object {key, segments, reply}");
-  known_keys(t, tpath, {"key", "segments", "reply"});
+  known_keys(t, tpath, {"key", "segments", "mss", "reply"});
   if (flow.streams.size() > 1) bad(path + "tcp", t, "a flow of TCP segments has one stream (no background, no IMIX)");
   StreamPlan& first = flow.streams[0];
   TcpFlow tcp;
@@ -493,6 +494,10 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
                          "such segments take theirs from the table");
   first.spec.l4 = kProtoTcp;
   first.spec.tcp_flags = tcp_flags_of(tcp.step);
+  if (t.contains("mss")) {
+    if (tcp.step != TcpStep::kSyn) bad(tpath + "mss", t["mss"], "only SYNs (segments = open) carry an MSS option");
+    first.spec.tcp_mss = uint16_t(integer_in(t, tpath, "mss", 1, 65535));
+  }
   const uint32_t size = min_frame_size(first.spec.ip_version, first.spec.tunnel.has_value(), kProtoTcp,
                                       first.spec.tcp_flags);
   if (tcp.step == TcpStep::kData) {
@@ -512,8 +517,8 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
 // The flows that answer TCP flow `first` (make_tcp_flow): to SYNs the Responder's SYN-ACKs, the
 // Initiator's ACKs and the Responder's window ACKs (tcp.hpp); to FINs the Responder's FIN-ACKs
 // and the Initiator's last ACKs; RSTs get no answer. "reply": the Responder side's frames {ip_version, src_mac, dst_mac, vlan,
-// rx_vlan, rx_frame_size}: its segments as they leave and arrive (their addresses and ports
-// come from the segments they answer).
+// rx_vlan, rx_frame_size, mss}: its segments as they leave and arrive (their addresses and ports
+// come from the segments they answer), and the MSS its SYN-ACKs announce.
 void add_answering_flows(const json& t, const std::string& tpath, size_t first, TrialPlan& plan) {
   const FlowPlan& f = plan.flows[first];
   if (f.tcp->step == TcpStep::kRst || f.tcp->step == TcpStep::kData) {
@@ -524,7 +529,8 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   const json& r = require(t, tpath, "reply");
   const std::string rpath = tpath + "reply.";
   if (!r.is_object()) bad(tpath + "reply", r, "must be an object {ip_version, src_mac, dst_mac, ...}");
-  known_keys(r, rpath, {"ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan", "rx_frame_size"});
+  known_keys(r, rpath, {"ip_version", "src_mac", "dst_mac", "vlan", "rx_vlan", "rx_frame_size", "mss"});
+  if (r.contains("mss") && !open) bad(rpath + "mss", r["mss"], "only SYN-ACKs (segments = open) carry an MSS option");
   FlowPlan back = f;
   back.from_table.reset();  // the answers take their tuples from the segments they answer
   back.name = f.name + (open ? ".syn_ack" : ".fin_ack");
@@ -537,6 +543,7 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   b.spec.ip_version = version.get<int>();
   b.spec.l4 = kProtoTcp;
   b.spec.tcp_flags = tcp_flags_of(back.tcp->step);
+  if (r.contains("mss")) b.spec.tcp_mss = uint16_t(integer_in(r, rpath, "mss", 1, 65535));
   b.spec.src_mac = parsed(r, rpath, "src_mac", parse_mac);
   b.spec.dst_mac = parsed(r, rpath, "dst_mac", parse_mac);
   b.spec.frame_size = min_frame_size(b.spec.ip_version, false, kProtoTcp, b.spec.tcp_flags);
@@ -848,6 +855,7 @@ json serialise(const StreamReport& s) {
   if (s.late) out["late"] = *s.late;
   if (s.wrong_ce) out["wrong_ce"] = *s.wrong_ce;
   if (s.tcp_unexpected) out["tcp_unexpected"] = *s.tcp_unexpected;
+  if (s.mss_min) out["mss_min"] = *s.mss_min;
   if (s.header_faults)
     for (size_t v = 1; v < kVerdicts; ++v) out[kVerdictNames[v]] = (*s.header_faults)[v];
   if (s.delay) {

@@ -77,6 +77,9 @@ struct StreamReport {
   // TCP: segments of the stream that were not the handshake step it expects (wrong flags or
   // acknowledgement: docs/tcp.md), not counted as received.
   std::optional<uint64_t> tcp_unexpected;
+  // TCP SYNs or SYN-ACKs received: the smallest MSS they announced (RFC 9293 §3.7.1's default
+  // where one had no MSS option): what the other side's data segments may carry.
+  std::optional<uint32_t> mss_min;
   // With rx (header checks): test frames counted by their verdict (index Verdict; the good
   // ones, index 0, are the received), not counted as received.
   std::optional<std::array<uint64_t, kVerdicts>> header_faults;
