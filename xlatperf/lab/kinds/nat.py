@@ -18,10 +18,10 @@ import os
 from typing import Any
 
 from ...frames import technology as ipv4aas
-from ..names import DUT_NS, V4_LEFT, V4_RIGHT, V6_LEFT, V6_RIGHT, host
+from ..names import DUT_NS, DUT_PORTS, V4_LEFT, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import ip, run, sysctl
 from ..state import set_global_sysctls
-from .base import LabKind, auto_or, bpf_faults, fault_defines, fault_params, integer
+from .base import LabKind, auto_or, bpf_faults, choice, fault_defines, fault_params, integer
 from .common import attach_bpf, build_bpf, load_nft, router_sides, setup_direct_router, setup_router
 from .router import ADDRESSES
 from .tayga import TAYGA_IPV6, TaygaDut, TaygaInstance, start_tayga
@@ -131,19 +131,36 @@ class Nat44(Nat):
                                  "help": "clamp the MSS of forwarded SYNs and SYN-ACKs as PPPoE and "
                                          "tunnel gateways do (iptables TCPMSS --set-mss: inserts an "
                                          "MSS option where a SYN has none)",
-                                 "parse": mss}}
-    tools = {**Nat.tools, "iptables": "iptables"}
+                                 "parse": mss},
+                   "modulate": {"default": "off", "allowed": "off, on or faulty",
+                                "help": "rewrite TCP sequence numbers towards the right as PF's modulate "
+                                        "state does (tc-BPF, xlatperf/lab/bpf/modulate.c: each "
+                                        "connection's offset added to its sequence numbers leaving, "
+                                        "taken from the acknowledgements coming back); faulty: the "
+                                        "acknowledgements are left as they come",
+                                "parse": choice("off", "on", "faulty")}}
+    tools = {**Nat.tools, "iptables": "iptables", "clang": "clang", "tc": "iproute2"}
 
     def build(self, p: dict[str, Any]) -> None:
         super().build(p)
         if p["mss_clamp"]:  # xt_TCPMSS through nftables' compat (docs/lab-kernel.md)
             run(["iptables", "-t", "mangle", "-A", "FORWARD", "-p", "tcp", "--tcp-flags", "SYN,RST", "SYN",
                  "-j", "TCPMSS", "--set-mss", str(p["mss_clamp"])], ns=DUT_NS)
+        if p["modulate"] != "off":  # around netfilter on the right: conntrack sees the Initiator's numbers
+            obj = build_bpf("modulate.c", f"{self.name}-modulate",
+                            ["-DFAULT_ACK=1"] if p["modulate"] == "faulty" else [])
+            attach_bpf(obj, [(DUT_PORTS[1], "egress", "tc/to_responder"),
+                             (DUT_PORTS[1], "ingress", "tc/from_responder")])
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         sections = super().tester_sections(p)
         if p["mss_clamp"]:
             sections["dut"]["description"] += f", TCP MSS clamped to {p['mss_clamp']} (iptables TCPMSS)"
+        if p["modulate"] == "on":
+            sections["dut"]["description"] += ", TCP sequence numbers modulated towards the right (tc-BPF)"
+        elif p["modulate"] == "faulty":
+            sections["dut"]["description"] += (", TCP sequence numbers modulated towards the right (tc-BPF), "
+                                               "faulty: acknowledgements not restored")
         return sections
 
 
