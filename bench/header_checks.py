@@ -21,7 +21,11 @@ unchecked:
     fields and headers checked, against neither (the CE check alone was 0.69 of unchecked in
     session 14).
 
-    python3 bench/header_checks.py [--rounds N] [--cycles N] [--out bench/results/header_checks.json]
+    python3 bench/header_checks.py [--rounds N] [--cycles N] [--instructions] [--out bench/results/header_checks.json]
+
+--instructions also counts the receiver's instructions per frame with valgrind's callgrind
+(xlatperf-rx-cost on plain pages, XLATPERF_NO_HUGE=1): exact counts, to weigh a change to the
+checks where this VM's timings swing by tens of percent between runs.
 
 $XLATPERF_ENGINE picks another engine build (and the xlatperf-rx-cost beside it) and
 $XLATPERF_ISA its kernels; both are recorded.
@@ -102,9 +106,9 @@ RX_COST = Path(os.environ.get("XLATPERF_ENGINE", Path(__file__).resolve().parent
 RX_FRAMES = 8192  # 16 MiB of 2 KiB buffers: in the caches, as frames a NIC just wrote (DDIO)
 
 
-def receiver_cost(cycles: int) -> dict[str, list[float]]:
-    """The receiver's ns per frame for every case, apart from any sender (engine/bench/rx_cost.cpp:
-    the trial's frames recorded, then handed to its receiver), `cycles` paired cycles."""
+def rx_cost_cases(timeout: float = 0.05) -> dict[str, dict]:
+    """Every case as the trial request xlatperf-rx-cost runs (engine/bench/rx_cost.cpp).
+    timeout: how long the receiver waits for the recorded frames (longer under valgrind)."""
     duration = 0.001  # the sender's schedule (the shortest trial), which the receiver waits out
     rate = int(RX_FRAMES / duration)
     ports = [{"index": 0, "mac": "02:00:00:00:00:01"}, {"index": 1, "mac": "02:00:00:00:00:02"}]
@@ -114,21 +118,53 @@ def receiver_cost(cycles: int) -> dict[str, list[float]]:
         flow = plan.flows(rate)[0]
         flow["foreground"] = with_checks(flow["foreground"], checked)
         # max_lag: the sender shares the thread with the receiver; its pace is not measured
-        cases[name] = {"duration": duration, "max_lag": 1.0, "timeout": 0.05, "progress_interval": 0,
+        cases[name] = {"duration": duration, "max_lag": 1.0, "timeout": timeout, "progress_interval": 0,
                        "flows": [flow]}
+    return cases
+
+
+def run_rx_cost(cases: dict[str, dict], cycles: int, prefix: list[str] = (), env: dict | None = None) -> str:
+    """Runs xlatperf-rx-cost on `cases` (under `prefix`, e.g. valgrind); returns its stdout."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as spec:
         json.dump({"frames": RX_FRAMES, "cases": cases}, spec)
         spec.flush()
-        out = subprocess.run([str(RX_COST), spec.name, str(cycles)], capture_output=True, text=True)
+        out = subprocess.run([*prefix, str(RX_COST), spec.name, str(cycles)], capture_output=True, text=True,
+                             env={**os.environ, **(env or {})})
     if out.returncode != 0:
-        raise SystemExit(out.stderr.strip() or f"{RX_COST} exited with {out.returncode}")
-    return {name: c["ns_per_frame"] for name, c in json.loads(out.stdout)["cases"].items()}
+        raise SystemExit(out.stderr.strip()[-2000:] or f"{RX_COST} exited with {out.returncode}")
+    return out.stdout
+
+
+def receiver_cost(cycles: int) -> dict[str, list[float]]:
+    """The receiver's ns per frame for every case, apart from any sender (engine/bench/rx_cost.cpp:
+    the trial's frames recorded, then handed to its receiver), `cycles` paired cycles."""
+    out = run_rx_cost(rx_cost_cases(), cycles)
+    return {name: c["ns_per_frame"] for name, c in json.loads(out)["cases"].items()}
+
+
+def receiver_instructions(cycles: int = 3) -> dict[str, float]:
+    """The receiver's instructions per frame for every case (RxTask::classify with all it calls:
+    parse, checks, sequence, delay), counted by valgrind's callgrind, one case per run: exact,
+    where the shared VM's timings swing by tens of percent between runs."""
+    counts = {}
+    for name, case in rx_cost_cases(timeout=30.0).items():
+        with tempfile.TemporaryDirectory() as tmp:
+            profile = os.path.join(tmp, "callgrind.out")
+            run_rx_cost({name: case}, cycles, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}"],
+                        {"XLATPERF_NO_HUGE": "1"})
+            report = subprocess.run(["callgrind_annotate", "--inclusive=yes", profile], capture_output=True,
+                                    text=True, check=True).stdout
+        (line,) = [line for line in report.splitlines() if "RxTask::classify(" in line]
+        counts[name] = int(line.split()[0].replace(",", "")) / (RX_FRAMES * cycles)
+    return counts
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5, help="ring-pair rounds (0: none)")
     parser.add_argument("--cycles", type=int, default=51, help="the receiver alone: cycles (0: none)")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the receiver's instructions per frame with valgrind's callgrind")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "header_checks.json"))
     args = parser.parse_args()
     results = {"command": " ".join(sys.argv), "cpu": cpu_model(), "rounds": args.rounds, "offered_fps": OFFERED,
@@ -157,6 +193,15 @@ def main() -> None:
                 "median_mfps": 1e3 / statistics.median(values), "median_ratio_to_unchecked": statistics.median(ratios)}
             print(f"  {name:60s} {statistics.median(values):7.1f} ns/frame ({1e3 / statistics.median(values):5.1f} "
                   f"Mfps), {statistics.median(ratios):5.2f} of unchecked (median of paired cycles)")
+    if args.instructions:
+        print("The receiver's instructions per frame (RxTask::classify inclusive, callgrind, 3 cycles):")
+        counts = receiver_instructions()
+        results["receiver_instructions"] = {}
+        for name, count in counts.items():
+            results["receiver_instructions"][name] = {"per_frame": count,
+                                                      "ratio_to_unchecked": counts[unchecked[name]] / count}
+            print(f"  {name:60s} {count:7.1f} instructions/frame, {counts[unchecked[name]] / count:5.2f} of "
+                  "unchecked's")
     Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
 
 
