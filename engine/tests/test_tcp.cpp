@@ -78,7 +78,7 @@ TEST_P(TcpLayout, HeaderOptionsAndChecksums) {
         const uint16_t mss = v == 4 ? 1460 : 1440;
         EXPECT_EQ(std::vector<uint8_t>(f.begin() + ptrdiff_t(tcp) + 44, f.begin() + ptrdiff_t(tcp) + 48),
                   (std::vector<uint8_t>{2, 4, uint8_t(mss >> 8), uint8_t(mss)}));
-        EXPECT_EQ(announced_mss(f.data(), uint32_t(tcp), v == 4), mss);
+        EXPECT_EQ(announced_mss(f.data(), uint32_t(f.size()), uint32_t(tcp), v == 4), mss);
       }
       for (size_t i = tcp + header; i < f.size(); ++i) ASSERT_EQ(f[i], uint8_t(i - tcp - header));  // payload
       EXPECT_TRUE(tcp_checksum_ok(f.data(), f.size())) << "template, size " << size;

@@ -117,7 +117,7 @@ struct Writer {
       ws[2] = 3;
       ws[3] = kWindowShift;
       uint8_t* mss = ws + kWindowScaleOption;
-      mss[0] = 2;                            // MSS: kind 2, length 4, the value
+      mss[0] = kMssOptionKind;               // MSS: kind 2, length 4, the value
       mss[1] = uint8_t(kMssOption);
       put16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnel.has_value()));
     }

@@ -132,6 +132,7 @@ constexpr size_t kTagOption = 2 + kTagSize;  // kind, length, the tag
 constexpr size_t kWindowScaleOption = 4;     // NOP, kind 3, length 3, shift
 constexpr uint8_t kWindowShift = 14;         // the largest RFC 7323 allows: a 1 GiB window
 constexpr uint16_t kTcpWindow = 0xffff;
+constexpr uint8_t kMssOptionKind = 2;
 constexpr size_t kMssOption = 4;  // kind 2, length 4, the MSS
 inline size_t tcp_header_size(uint8_t flags) {
   return kTcpHeader + kTagOption + ((flags & kTcpSyn) ? kWindowScaleOption + kMssOption : 0);
@@ -141,23 +142,6 @@ inline size_t tcp_header_size(uint8_t flags) {
 // (RFC 9293 §3.7.1): 1460 over IPv4, 1440 over IPv6, 1420 for IPv4 in a softwire.
 inline uint16_t ethernet_mss(int ip_version, bool tunnel) {
   return uint16_t(1500 - (tunnel ? kIpv6Header : 0) - (ip_version == 4 ? 20 : kIpv6Header) - kTcpHeader);
-}
-// The MSS a received SYN's options announce, at TCP header `off` of `p`: the MSS option's value,
-// or what RFC 9293 §3.7.1 says a sender without one takes: 536 over IPv4, 1220 over IPv6.
-inline uint16_t announced_mss(const uint8_t* p, uint32_t off, bool ipv4) {
-  const uint32_t end = off + (p[off + 12] >> 4) * 4u;
-  for (uint32_t at = off + uint32_t(kTcpHeader); at < end;) {
-    const uint8_t kind = p[at];
-    if (kind == 0) break;  // end of the option list
-    if (kind == 1) {       // NOP
-      ++at;
-      continue;
-    }
-    if (at + 1 >= end || p[at + 1] < 2) break;  // a malformed list: no option found in it
-    if (kind == 2 && p[at + 1] == 4 && at + 4 <= end) return uint16_t(p[at + 2] << 8 | p[at + 3]);
-    at += p[at + 1];
-  }
-  return ipv4 ? 536 : 1220;
 }
 
 // An RFC 2473 IPv6 tunnel header around a frame's IP packet (IPv4 in IPv6 for DS-Lite, lw4o6
@@ -334,26 +318,42 @@ inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uin
   return next;
 }
 
+// Where option `kind` of `size` bytes starts among the options of the TCP header at `off`
+// (the frame's first `len` bytes hold them all, as its data offset says): 0 when it is not
+// there, or the list ends or turns out malformed before it.
+inline uint32_t tcp_option_at(const uint8_t* p, uint32_t len, uint32_t off, uint8_t kind, uint32_t size) {
+  if (len < off + kTcpHeader) return 0;
+  const uint32_t end = off + (p[off + 12] >> 4) * 4u;  // the options' end
+  if (end > len) return 0;
+  for (uint32_t at = off + uint32_t(kTcpHeader); at + size <= end;) {
+    const uint8_t k = p[at];
+    if (k == 0) return 0;  // end of the option list
+    if (k == 1) {          // no-operation
+      ++at;
+      continue;
+    }
+    const uint8_t s = p[at + 1];
+    if (k == kind && s == size) return at;
+    if (s < 2) return 0;  // malformed
+    at += s;
+  }
+  return 0;
+}
+
 // Where a TCP segment at `off` carries the test tag: in the tag option (kind 254, length 20)
 // among the options its data offset gives (the first, as the tester sends it, unless a DUT put
 // one in front: an MSS clamp inserts an MSS option first); 0 if it is not there.
 inline uint32_t tcp_tag_offset(const uint8_t* p, uint32_t len, uint32_t off) {
-  if (len < off + kTcpHeader) return 0;
-  const uint32_t end = off + (p[off + 12] >> 4) * 4u;  // the options' end
-  if (end > len) return 0;
-  for (uint32_t at = off + uint32_t(kTcpHeader); at + kTagOption <= end;) {
-    const uint8_t kind = p[at];
-    if (kind == 0) return 0;  // end of the option list
-    if (kind == 1) {          // no-operation
-      ++at;
-      continue;
-    }
-    const uint8_t size = p[at + 1];
-    if (kind == kTagOptionKind && size == kTagOption) return at + 2;
-    if (size < 2) return 0;  // malformed
-    at += size;
-  }
-  return 0;
+  const uint32_t at = tcp_option_at(p, len, off, kTagOptionKind, kTagOption);
+  return at ? at + 2 : 0;
+}
+
+// The MSS a received SYN's options announce (the TCP header at `off`, the frame's first `len`
+// bytes): the MSS option's value, or what RFC 9293 §3.7.1 says a sender without one takes:
+// 536 over IPv4, 1220 over IPv6.
+inline uint16_t announced_mss(const uint8_t* p, uint32_t len, uint32_t off, bool ipv4) {
+  const uint32_t at = tcp_option_at(p, len, off, kMssOptionKind, kMssOption);
+  return at ? uint16_t(p[at + 2] << 8 | p[at + 3]) : (ipv4 ? 536 : 1220);
 }
 
 // Recognises an xlatperf test frame: Ethernet with up to two VLAN tags, at most one IPv6

@@ -166,7 +166,7 @@ class RxTask final : public Task {
       return nullptr;
     }
     if (st.tcp && (st.tcp->step == TcpStep::kSyn || st.tcp->step == TcpStep::kSynAck))
-      r.mss_min = std::min<uint32_t>(r.mss_min, announced_mss(data, tag.l4_offset, data[tag.l3_offset] >> 4 == 4));
+      r.mss_min = std::min<uint32_t>(r.mss_min, announced_mss(data, m->data_len, tag.l4_offset, data[tag.l3_offset] >> 4 == 4));
     Stream* reply = nullptr;
     uint64_t seq;
     switch (r.seq.record(tag.seq, seq)) {
