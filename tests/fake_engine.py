@@ -60,9 +60,9 @@ import sys
 import time
 from collections import Counter
 
-from xlatperf.config.schema import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_FRAME_SIZE,
-                                    MAX_PATTERN, MAX_QUEUES, MIN_FRAME_SIZE, STREAM_IDS,
-                                    stream_ids_needed)
+from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES,
+                                    STREAM_IDS, stream_ids_needed)
+from xlatperf.config.schema import MAX_FRAME_SIZE, MIN_FRAME_SIZE
 from xlatperf.engine.client import MAX_FRAME_DEFAULT
 from xlatperf.frames.stack import ETHERNET_BYTES, IP_STACKS, UDP_BYTES, Stack
 
@@ -73,7 +73,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.13"
+PROTOCOL = "2.14"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").

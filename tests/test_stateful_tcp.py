@@ -60,7 +60,7 @@ def test_phase1_request_sends_syns_and_describes_the_replies():
 
 @pytest.mark.parametrize(("overrides", "named"), [
     (["traffic.mix_n=2", "traffic.mix_m=1", "traffic.frame_size=84"], ["stateful.transport", "traffic.mix"]),
-    (["tester.queues=2"], ["stateful.transport", "tester.queues = 2"]),
+    (["tester.queues=33"], ["tester.queues", "33", "at most 32", "264 of the test tag's 256 stream ids"]),
     (["stateful.transport=udp", "stateful.teardown=fin"], ["stateful.teardown", '"hook"', "TCP"]),
 ])
 def test_what_tcp_cannot_do_yet_is_refused_naming_the_keys(overrides, named):
@@ -68,6 +68,14 @@ def test_what_tcp_cannot_do_yet_is_refused_naming_the_keys(overrides, named):
         cfg(*overrides)
     for text in named:
         assert text in str(err.value), str(err.value)
+
+
+def test_tcp_on_several_queues_shares_the_handshakes_out_over_them():
+    # Each queue's worker answers what arrives on it (docs/tcp.md, "Several queues"): accepted
+    # up to the stream ids of a handshake's four flows.
+    for queues in (2, 32):
+        test = StatefulTest(TrafficPlan(cfg(f"tester.queues={queues}"), PORTS), phase2=False)
+        assert test.phase1_request(100, 1000, 100).to_json()["flows"][0]["tcp"]["segments"] == "open"
 
 
 DS_LITE_AFTR = ["ipv4aas.technology=ds-lite", "ipv4aas.role=aftr", "ipv4aas.endpoint_ipv6=2001:db8:af::1",

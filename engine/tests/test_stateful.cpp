@@ -147,6 +147,34 @@ TEST(EntrySelector, OrdersAndUniformCoverage) {
   for (int c : counts) EXPECT_NEAR(c, 10000, 500);
 }
 
+// TCP lanes (owned shares): each entry belongs to one lane, whatever the mode, and every entry
+// to some lane; a lane beyond the entries has none.
+TEST(EntrySelector, OwnedSharesPartitionTheEntries) {
+  for (const auto mode : {EntrySelector::Mode::kIncreasing, EntrySelector::Mode::kDecreasing,
+                          EntrySelector::Mode::kRandom, EntrySelector::Mode::kFixed}) {
+    std::vector<int> lane_of(7, -1);
+    for (uint64_t q = 0; q < 3; ++q) {
+      EntrySelector s = EntrySelector::owned(mode, 7, 5, q, 3);
+      EXPECT_EQ(s.entries(), q == 0 ? 3u : 2u);
+      for (int i = 0; i < 300; ++i) {
+        const uint64_t e = s.next();
+        ASSERT_LT(e, 7u);
+        EXPECT_EQ(e % 3, q);
+        lane_of[e] = int(q);
+      }
+    }
+    if (mode != EntrySelector::Mode::kFixed)
+      for (int l : lane_of) EXPECT_GE(l, 0);
+    else
+      EXPECT_EQ(lane_of, (std::vector<int>{0, 1, 2, -1, -1, -1, -1}));
+  }
+  EntrySelector inc = EntrySelector::owned(EntrySelector::Mode::kIncreasing, 7, 5, 1, 3);
+  std::vector<uint64_t> order;
+  for (int i = 0; i < 3; ++i) order.push_back(inc.next());
+  EXPECT_EQ(order, (std::vector<uint64_t>{1, 4, 1}));
+  EXPECT_EQ(EntrySelector::owned(EntrySelector::Mode::kRandom, 2, 5, 2, 3).entries(), 0u);
+}
+
 TEST(Plan, StatefulValidation) {
   auto error_of = [](const std::string& extra_flow, const std::string& extra_trial) -> std::string {
     try {

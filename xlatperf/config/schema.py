@@ -25,6 +25,7 @@ from ..frames.trial import (DIRECTIONS, RFC4814_PORTS, active_directions, direct
                            lookup, size_period)
 from ..frames.imix import check_imix, mixed_length
 from .ipv4aas import TECHNOLOGY_CHOICES, check_ipv4aas
+from .limits import AF_XDP_MAX_FRAME, MAX_CAPTURE_FRAMES, MAX_PATTERN, MAX_QUEUES, STREAM_IDS, stream_ids_needed
 from .ipv4aas import prefix as ipv4aas_prefix
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
@@ -377,25 +378,6 @@ def _address_variation(side: str) -> dict[str, Key]:
 
 # The smallest frames whose UDP payload holds the 18-byte tag (the engine's hello limits).
 MIN_FRAME_SIZE = {version: stack.min_frame for version, stack in IP_STACKS.items()}
-MAX_QUEUES = 64  # the engine's limit (hello limits.max_queues): stream ids of the test tag
-# DPDK 22.11's AF_XDP PMD receives a frame into one 2048-byte umem chunk less the XDP headroom
-# (no multi-buffer frames): larger frames are lost (measured on veth: 1792 bytes arrive, 1800 not).
-AF_XDP_MAX_FRAME = 1792
-MAX_CAPTURE_FRAMES = 4096  # frames per port and trial the engine samples at most (CapturePlan::kMaxFrames)
-MAX_PATTERN = 65536  # the longest frame pattern of a flow in the engine (kMaxPattern)
-# The engine's limits on a trial request (hello limits; docs/protocol.md "trial", "Queues and
-# workers"): its flows, its duration in seconds, and the test tag's stream ids, one per stream
-# of every flow on every TX queue (each flow counting at least 2 streams).
-MAX_FLOWS = 127
-MAX_DURATION = 1_000_000.0
-STREAM_IDS = 256
-
-
-def stream_ids_needed(flows: int, streams_per_flow: int, queues: int) -> int:
-    """The test tag's stream ids a trial of `flows` flows needs (the engine's rule): one per
-    stream of every flow on every TX queue, each flow counting at least 2."""
-    return flows * max(2, streams_per_flow) * queues
-
 SCHEMA: dict[str, dict[str, Key]] = {
     "tester": {
         "netns": Key("xlp-tester", string),

@@ -16,6 +16,7 @@ from ..frames.kinds import foreground_addresses
 from ..frames.kinds.ipv4aas import ce_count, emulates_ces
 from ..frames.technology import AFTR, DS_LITE, role_of
 from ..frames.trial import active_directions, has_background
+from .limits import MAX_QUEUES, STREAM_IDS, stream_ids_needed
 from .variation import varying_fields
 
 PORT_FIELDS = ("src_port", "dst_port")
@@ -151,6 +152,9 @@ def check_stateful(config: dict) -> None:
                      "phase 1 and its timeout), or 0 for N/R + 2T")
 
 
+TCP_HANDSHAKE_FLOWS = 4  # SYN, SYN-ACK, ACK, window ACK (docs/tcp.md)
+
+
 def _check_tcp(config: dict) -> None:
     """What phase 1 over TCP sends: a SYN per connection in one stream, plain or (through a
     DS-Lite AFTR) in the softwires of emulated B4s."""
@@ -164,11 +168,16 @@ def _check_tcp(config: dict) -> None:
         why = (f"not with ipv4aas.technology = {a.technology!r} and ipv4aas.role = {a.role!r}: "
                f'of the IPv4aaS set-ups, TCP goes through a {DS_LITE.name} {AFTR.name} only (technology '
                f'"{DS_LITE.key}", role "{AFTR.key}")')
-    elif config.tester.queues > 1:
-        why = (f"tester.queues = {config.tester.queues}: TCP handshakes need one queue per port "
-               "(a reply leaves on the queue its cause arrived on)")
     if why:
         raise key_error("stateful.transport", "tcp", f"must be udp here, or {why}")
+    # The engine turns a handshake's SYN flow into four (the SYN-ACKs, ACKs and window ACKs
+    # answering it), each with stream ids on every queue.
+    most = max(q for q in range(1, MAX_QUEUES + 1) if stream_ids_needed(TCP_HANDSHAKE_FLOWS, 1, q) <= STREAM_IDS)
+    if config.tester.queues > most:
+        raise key_error("tester.queues", config.tester.queues,
+                        f"must be at most {most} with stateful.transport = \"tcp\": a handshake's "
+                        f"{TCP_HANDSHAKE_FLOWS} flows need {stream_ids_needed(TCP_HANDSHAKE_FLOWS, 1, config.tester.queues)} "
+                        f"of the test tag's {STREAM_IDS} stream ids on {config.tester.queues} queues")
 
 
 def _ranges(config: dict, e: Enumeration) -> str:

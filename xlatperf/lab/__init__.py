@@ -80,7 +80,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
-from ..config.schema import AF_XDP_MAX_FRAME
+from ..config.limits import AF_XDP_MAX_FRAME
 from ..util.files import toml_value
 from .kinds import KINDS, LabKind, format_kinds
 from .kinds.base import DEFAULT_LCORES

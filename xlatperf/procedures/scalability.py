@@ -25,7 +25,7 @@ and the trial lasts duration + (n - 1) x t. The search is over R as with t = 0.
 import ipaddress
 from dataclasses import dataclass
 
-from ..config.schema import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
+from ..config.limits import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
 from ..frames.kinds.ipv4aas import available_ces, emulates_ces
 from ..frames.technology import role_of, technology_of

@@ -102,10 +102,6 @@ size_t stream_id_stride(const TrialPlan& plan, uint16_t queues) {
     throw ExecutionFailure(std::to_string(plan.flows.size()) + " flows x " + std::to_string(stride) + " streams x " +
                            std::to_string(queues) + " queues need " + std::to_string(ids) +
                            " stream ids; the test tag has " + std::to_string(kStreamIds));
-  for (size_t i = 0; i < plan.flows.size(); ++i)
-    if (plan.flows[i].tcp && queues > 1)
-      throw ExecutionFailure("flows[" + std::to_string(i) + "].tcp: TCP flows need one queue per port (the engine has " +
-                             std::to_string(queues) + ")");
   return stride;
 }
 
@@ -233,6 +229,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
         auto st = std::make_unique<Stream>(s, segment ? segment->tmpl : build_template(sp.spec, id, trial_tag), sp,
                                            frames_in_pattern(lane->pattern, s, lane->planned));
         st->segment = std::move(segment);
+        if (st->segment) st->replies = std::vector<Stream::Replies>(queues);
         if (fp.tcp) st->tcp = &*flow->plan.tcp;
         split_jumbo(st->tmpl, pool);
         const std::vector<FieldSpec> fields = resolve_fields(sp, st->tmpl);
@@ -254,8 +251,15 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
       }
       if (flow->table) {
         flow->table->prepare(lane->streams[0]->tmpl);  // the same for every lane: headers only
-        lane->selector = std::make_unique<EntrySelector>(fp.from_table->selection, flow->table->size(),
-                                                         plan.seed + i + 0x9e3779b97f4a7c15ull * q, q, queues);
+        const uint64_t seed = plan.seed + i + 0x9e3779b97f4a7c15ull * q;
+        const EntrySelector::Mode mode = fp.from_table->selection;
+        lane->selector = std::make_unique<EntrySelector>(
+            flow->table->tcp() ? EntrySelector::owned(mode, flow->table->size(), seed, q, queues)
+                               : EntrySelector(mode, flow->table->size(), seed, q, queues));
+        if (lane->selector->entries() == 0)
+          throw ExecutionFailure("flows[" + std::to_string(i) + "].from_table: the state table's " +
+                                 std::to_string(flow->table->size()) + " TCP connections are fewer than the " +
+                                 std::to_string(queues) + " queues (each queue continues connections of its own)");
       }
       if (!fp.answers()) {
         tasks_.push_back(make_tx_task(*flow, *lane, control_, io, pool));
@@ -402,7 +406,7 @@ void Trial::run(const std::vector<unsigned>& worker_lcores, const std::function<
     if (f->plan.answers())
       for (auto& lane : f->lanes) {
         Stream& st = *lane->streams[0];
-        st.sent = st.replies.get() - st.unsent;
+        st.sent = st.replies_built() - st.replies_unsent();
         lane->sent.add(st.sent);
         lane->send_end_tsc = control_.start_tsc;  // no schedule of its own: send_time 0
       }

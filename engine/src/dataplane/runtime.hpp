@@ -89,10 +89,24 @@ struct Stream {
   Stream* reply = nullptr;
   Stream* cause = nullptr;
   std::unique_ptr<SegmentTemplate> segment;
-  // An answering stream: the replies its cause's receiver built, and those of them its TX queue
-  // never took (`sent` is the difference once the trial ended).
-  Counter replies;
-  uint64_t unsent = 0;
+  // An answering stream: per RX queue of its cause's port (RSS spreads the causes over them),
+  // the replies that queue's receiver built and those of them its TX queue never took, each
+  // written by that queue's worker alone (`sent` is the difference once the trial ended).
+  struct alignas(64) Replies {  // a cache line each: the queues' workers write them side by side
+    Counter built;
+    uint64_t unsent = 0;
+  };
+  std::vector<Replies> replies;  // empty unless the stream answers
+  uint64_t replies_built() const {
+    uint64_t n = 0;
+    for (const Replies& r : replies) n += r.built.get();
+    return n;
+  }
+  uint64_t replies_unsent() const {
+    uint64_t n = 0;
+    for (const Replies& r : replies) n += r.unsent;
+    return n;
+  }
   // TX side
   uint32_t next_seq = 0;
   // Written only by the lane's TX task. An RX task, on another worker, reads it only after

@@ -226,9 +226,10 @@ class RxTask final : public Task {
   Stream* answer_in_place(rte_mbuf* m, const Stream& st, const TestTag& tag) {
     Stream& reply = *st.reply;
     const uint32_t size = reply.segment->tmpl.size();
-    reply.replies.add(1);
+    Stream::Replies& mine = reply.replies[queue_];
+    mine.built.add(1);
     if (m->nb_segs != 1 || uint32_t(m->data_len) + rte_pktmbuf_tailroom(m) < size) {
-      ++reply.unsent;
+      ++mine.unsent;
       std::atomic_thread_fence(std::memory_order_release);
       return nullptr;
     }
@@ -252,7 +253,7 @@ class RxTask final : public Task {
 
   // The task ends: replies the TX queue never took are unsent.
   bool finish() {
-    for (uint16_t i = first_reply_; i < first_reply_ + replying_; ++i) ++reply_streams_[i]->unsent;
+    for (uint16_t i = first_reply_; i < first_reply_ + replying_; ++i) ++reply_streams_[i]->replies[queue_].unsent;
     rte_pktmbuf_free_bulk(replies_ + first_reply_, replying_);
     replying_ = first_reply_ = 0;
     return false;
@@ -284,7 +285,7 @@ class RxTask final : public Task {
     // The cause's frames were counted after their replies (answer_in_place): this acquire
     // fence pairs with that release fence, so the replies read below include them all.
     std::atomic_thread_fence(std::memory_order_acquire);
-    return s.arrived() >= s.replies.get();
+    return s.arrived() >= s.replies_built();
   }
 
   uint16_t port_, queue_;

@@ -230,6 +230,7 @@ TrialReport Trial::result(double elapsed_s) const {
     flow.rate = f->plan.rate;
     flow.planned = f->planned;
     const Lane* late_lane = nullptr;  // the first lane that could not send in time
+    uint64_t unsent_replies = 0, built_replies = 0;  // an answering flow's, over its lanes
     for (const auto& lane : f->lanes) {
       QueueSendReport q;
       q.queue = lane->queue;
@@ -241,18 +242,28 @@ TrialReport Trial::result(double elapsed_s) const {
       flow.send_time = std::max(flow.send_time, q.send_time);
       flow.max_lag_us = std::max(flow.max_lag_us, q.max_lag_us);
       if (q.lagged) flow.lagged = flow.lagged.value_or(0) + *q.lagged;
-      if (f->plan.answers()) {  // sent by a receiver as the frames it answers arrived: no schedule
-        if (out.valid && lane->streams[0]->unsent > 0) {
-          out.valid = false;
-          out.invalid_reason = "tester could not send " + std::to_string(lane->streams[0]->unsent) + " of the " +
-                               std::to_string(lane->streams[0]->replies.get()) + " TCP replies of flow " +
-                               f->plan.name + " (its TX queue stayed full)";
+      if (f->plan.answers()) {
+        // Sent by receivers as the frames they answer arrived, no schedule: per TX queue, the
+        // replies its receiver built for any lane's causes (RSS spreads them) and sent.
+        q.planned = q.sent = 0;
+        for (const auto& l : f->lanes) {
+          const Stream::Replies& r = l->streams[0]->replies[lane->queue];
+          q.planned += r.built.get();
+          q.sent += r.built.get() - r.unsent;
         }
+        unsent_replies += q.planned - q.sent;
+        built_replies += q.planned;
       } else if (!late_lane &&
                  (lane->cut_off || q.send_time > limit || lane->max_lag_tsc > control_.max_lag_tsc)) {
         late_lane = lane.get();
       }
       flow.queues.push_back(q);
+    }
+    if (out.valid && unsent_replies > 0) {
+      out.valid = false;
+      out.invalid_reason = "tester could not send " + std::to_string(unsent_replies) + " of the " +
+                           std::to_string(built_replies) + " TCP replies of flow " + f->plan.name +
+                           " (its TX queue stayed full)";
     }
     for (const StreamPlan::Kind kind : {StreamPlan::Kind::kForeground, StreamPlan::Kind::kBackground}) {
       const bool present = std::any_of(f->plan.streams.begin(), f->plan.streams.end(),

@@ -167,15 +167,29 @@ class StateTable {
 
 // Which state-table entry each phase-2 frame uses: fixed (entry 0), increasing or decreasing
 // (wrapping), or uniformly random (Lemire's 64-bit multiply-shift with rejection: no bias).
-// Lane q of several TX queues sharing a flow takes every lanes-th entry of the order from the
-// q-th (start = q, stride = lanes); random lanes draw independently.
+// Several TX queues share a flow in one of two ways. Interleaved (UDP): lane q of L takes every
+// L-th entry of the order from the q-th (start = q, stride = L); random lanes draw from all
+// entries independently. Owned (TCP, owned()): lane q selects among the entries q, q + L,
+// q + 2L, ... alone (fixed: the first of them), because a TCP entry's next sequence number
+// (StateTable::write) must have one writer, the lane's worker.
 class EntrySelector {
  public:
   enum class Mode { kFixed, kIncreasing, kDecreasing, kRandom };
   EntrySelector(Mode mode, uint64_t entries, uint64_t seed, uint64_t start = 0, uint64_t stride = 1)
-      : mode_(mode), n_(entries), rng_(seed), threshold_((0 - entries) % entries), step_(stride % entries),
-        next_(mode == Mode::kDecreasing ? entries - 1 - start % entries : start % entries) {}
-  uint64_t next() {
+      : mode_(mode), n_(entries), rng_(seed), threshold_(entries ? (0 - entries) % entries : 0),
+        step_(entries ? stride % entries : 0),
+        next_(entries == 0 ? 0 : mode == Mode::kDecreasing ? entries - 1 - start % entries : start % entries) {}
+  static EntrySelector owned(Mode mode, uint64_t entries, uint64_t seed, uint64_t lane, uint64_t lanes) {
+    EntrySelector s(mode, entries > lane ? (entries - lane + lanes - 1) / lanes : 0, seed);
+    s.first_ = lane;
+    s.spacing_ = lanes;
+    return s;
+  }
+  uint64_t entries() const { return n_; }  // how many this lane selects among (0: none to send from)
+  uint64_t next() { return first_ + pick() * spacing_; }
+
+ private:
+  uint64_t pick() {
     switch (mode_) {
       case Mode::kFixed: return 0;
       case Mode::kIncreasing: {
@@ -197,11 +211,11 @@ class EntrySelector {
     return 0;
   }
 
- private:
   Mode mode_;
   uint64_t n_;
   Rng rng_;
   uint64_t threshold_, step_, next_;
+  uint64_t first_ = 0, spacing_ = 1;  // the entry of selected index k: first_ + k * spacing_
 };
 
 }  // namespace xlp
