@@ -86,6 +86,7 @@ def lab_runs(args) -> dict:
         "mlr-rfc2544": ["throughput.mode=mlrsearch", "throughput.preset=rfc2544"],
         "mlr-all": ["throughput.mode=mlrsearch", "throughput.preset=rfc2544,ndr-pdr"],
     }
+    runs = {name: extra for name, extra in runs.items() if name in args.searches}
     results: dict = {name: {"runs": []} for name in runs}
     with lab_lock(), tempfile.TemporaryDirectory() as tmp:
         try:
@@ -232,6 +233,8 @@ def main() -> int:
     parser.add_argument("--width", type=int, default=200)
     parser.add_argument("--max-rate", type=int, default=100000)
     parser.add_argument("--skip-lab", action="store_true")
+    parser.add_argument("--searches", default="binary,binary-pdr,mlr-rfc2544,mlr-all",
+                        type=lambda text: text.split(","), help="the lab's searches, comma-separated")
     parser.add_argument("--calibrate", action="store_true",
                         help="calibrate the lab's tester ceiling as `xlatperf lab up` does (with "
                              "--max-rate 0: the default range, up to that ceiling)")
@@ -245,19 +248,25 @@ def main() -> int:
     if not args.skip_lab:
         lab = lab_runs(args)
         report["lab"] = lab
-        b, p = lab["binary"]["wall_s"], lab["binary-pdr"]["wall_s"]
         print(f"\nlab, wall time (s), median [min, max] of {args.repeat} run(s):")
         for name, e in lab.items():
             print(f"  {name:12} {e['wall_s']:6.1f} [{e['wall_s_min']:.1f}, {e['wall_s_max']:.1f}]"
                   f"  trials {[r['trials'] for r in e['runs']]}  "
                   f"throughput {[r['throughput'] for r in e['runs']]}")
-        per_run = [m["wall_s"] / bb["wall_s"] for m, bb in zip(lab["mlr-all"]["runs"],
-                                                                lab["binary"]["runs"])]
-        report["lab_ratios"] = {
-            "mlr-rfc2544/binary": round(lab["mlr-rfc2544"]["wall_s"] / b, 3),
-            "mlr-all/binary": round(lab["mlr-all"]["wall_s"] / b, 3),
-            "mlr-all/(binary+binary-pdr)": round(lab["mlr-all"]["wall_s"] / (b + p), 3),
-            "mlr-all/binary per run": [round(r, 3) for r in per_run]}
+        wall = {name: e["wall_s"] for name, e in lab.items()}
+        report["lab_ratios"] = {}
+        if "binary" in wall:
+            b = wall["binary"]
+            for name in ("mlr-rfc2544", "mlr-all"):
+                if name in wall:
+                    report["lab_ratios"][f"{name}/binary"] = round(wall[name] / b, 3)
+            if "mlr-all" in wall:
+                report["lab_ratios"]["mlr-all/binary per run"] = [
+                    round(m["wall_s"] / bb["wall_s"], 3)
+                    for m, bb in zip(lab["mlr-all"]["runs"], lab["binary"]["runs"])]
+                if "binary-pdr" in wall:
+                    report["lab_ratios"]["mlr-all/(binary+binary-pdr)"] = round(
+                        wall["mlr-all"] / (b + wall["binary-pdr"]), 3)
         for key, value in report["lab_ratios"].items():
             print(f"  {key:30} = {value}")
         for name in ("mlr-rfc2544", "mlr-all"):

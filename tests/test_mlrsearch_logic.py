@@ -445,6 +445,24 @@ def test_zero_exceed_upper_bound_from_a_short_trial_when_short_trials_lose_there
     assert [d for rate, d in run.calls if rate == g.relevant_upper_bound] == [60.0]
 
 
+@pytest.mark.parametrize("limit", [17_777, 19_001, 123_457])
+def test_no_short_trial_at_a_load_a_full_trial_measured_where_short_trials_pass(limit):
+    """Issue 30: through a DUT with a queue (the lab's `limit`: nftables' token bucket), a short
+    trial passes a little above the limit. Re-measuring a load that a full-length trial left
+    undecided with a short trial then decides nothing (it can only settle an upper bound by
+    losing), so the search measures it with full-length trials (before: two of the eight trials
+    of rfc2544 + ndr-pdr at 4 s, width 500, were such 1 s trials)."""
+    run = dut(limit, burst=limit // 2)   # half a second of the limit: a 1 s trial passes 1.5x it
+    goals = [rfc2544_goal(500, final=4.0), ndr_goal(500, final=4.0), pdr_goal(500, final=4.0)]
+    result = mlrsearch(run, goals, 1, 150_000)
+    assert all(g.regular for g in result.goals), result.goals
+    full_before = set()
+    for rate, duration in run.calls:
+        assert not (duration < 4.0 and rate in full_before), run.calls
+        if duration >= 4.0:
+            full_before.add(rate)
+
+
 def test_trial_limit_stops_an_endless_search():
     result = mlrsearch(dut(123_457), [rfc2544_goal(1)], 1, MAX, max_trials=3)
     assert not result.complete and len(result.trials) == 3 and "limit" in result.stop_reason

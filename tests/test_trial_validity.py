@@ -99,22 +99,33 @@ def test_an_aborted_trial_is_recorded_with_its_own_duration(fake_config, tmp_pat
     assert json.loads((out / "summary.json").read_text())["complete"] is False
 
 
-def test_the_measurer_protocol_is_what_the_session_and_its_stand_in_offer():
-    """Issue 17's structure: procedures call a declared Measurer; TrialSession and the
-    scalability procedure's per-n view implement it (no imitation that can drift)."""
+def test_the_measurer_protocol_is_what_the_session_and_its_views_offer():
+    """Issue 17's structure: procedures call a declared Measurer; TrialSession implements it,
+    and its views (RFC 9693's phase 1 before each trial, the scalability procedure's per-n view)
+    are measurers that change some members and take the rest from the session (MeasurerView:
+    nothing forwarded by hand that could drift). Issue 30: a trial is one TrialSpec."""
     import inspect
 
-    from xlatperf.measure.measurer import Measurer
+    from xlatperf.measure.measurer import Measurer, MeasurerView
     from xlatperf.measure.session import TrialSession
+    from xlatperf.measure.stateful import Phase2Measurer
     from xlatperf.procedures.scalability import _ClientsSession
 
     declared = {name for name, _ in inspect.getmembers(Measurer)
                 if not name.startswith("_")}
-    for implementation in (TrialSession, _ClientsSession):
-        assert Measurer in implementation.__mro__
-        for name in declared:
-            own = getattr(implementation, name)
-            assert own is not getattr(Measurer, name), (implementation.__name__, name)
+    assert Measurer in TrialSession.__mro__
+    for name in declared:
+        assert getattr(TrialSession, name) is not getattr(Measurer, name), name
+    session = TrialSession.__new__(TrialSession)   # the members are what is checked, no engine
+    session.engine = None
+    views = (Phase2Measurer(session, test=None), _ClientsSession(session, None, 1, []))
+    for view in views:
+        assert isinstance(view, MeasurerView) and isinstance(view, Measurer)
+        assert type(view).run_trial is not TrialSession.run_trial   # what the view changes
+        assert view.begin_step == session.begin_step             # the rest: the session's
+    signature = inspect.signature(Measurer.run_trial)
+    for implementation in (TrialSession, Phase2Measurer, _ClientsSession):
+        assert inspect.signature(implementation.run_trial).parameters.keys() == signature.parameters.keys()
 
 
 def test_an_af_xdp_ports_overlapping_counters_are_counted_once():

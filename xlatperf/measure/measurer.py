@@ -1,13 +1,51 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Measurer: what a procedure may call, declared. TrialSession (measure/session.py) is the
-measurer of a measurement; the scalability procedure's per-n view of it implements the same
-protocol. Nothing else of the session, the engine, the hooks or the reporter is for
-procedures."""
+"""Measurer: what a procedure may call, declared, and TrialSpec, the one value a trial is.
+TrialSession (measure/session.py) is the measurer of a measurement; views of it (MeasurerView:
+RFC 9693's phase 1 before each trial, the scalability procedure's per-n view) change some of
+its members and leave the rest to it. Nothing else of the session, the engine, the hooks or the
+reporter is for procedures."""
 
-from typing import Callable, Protocol, runtime_checkable
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from ..engine.protocol import TrialResult
 from .request import TrialRequest
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One trial as a procedure asks for it; the request, the pause, the DUT's hooks, the
+    records and the retakes are the measurer's."""
+    rate: int                       # frames/s per direction (before the first rate step)
+    # Default trial.duration, or frames / rate with `frames` (at least the engine's shortest).
+    duration: float | None = None
+    # The request's delay measurements (latency, pdv: docs/protocol.md), on top of
+    # trial.frame_timeout, which applies to every trial.
+    delay: dict | None = None
+    frames: int | None = None       # every flow sends exactly this many (a burst)
+    losses: bool = False            # each direction's loss periods reported
+    rate_steps: tuple[dict, ...] = ()  # ({"at": s, "rate": fps}, ...) for every direction
+    # The flows of another plan on the measurement's ports (the scalability procedure's n
+    # clients); None: the measurement's own.
+    plan: Any = None
+    # What each attempt does first, after the step's pause and before_trial hook:
+    # prepare(measurer, rate, flows) -> the flows to send, or a TrialResult that ends the step
+    # unsent (RFC 9693: phase 1 and the gap D; Phase2Measurer).
+    prepare: Callable | None = None
+
+    def with_plan(self, plan) -> "TrialSpec":
+        return replace(self, plan=plan)
+
+
+class MeasurerView:
+    """A measurer that is `inner` with some members changed by a subclass: every member it does
+    not define is `inner`'s (one mechanism for every view, no member forwarded by hand)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __getattr__(self, name: str):
+        return getattr(self.inner, name)
 
 
 @runtime_checkable
@@ -16,13 +54,11 @@ class Measurer(Protocol):
     def tester(self) -> dict:
         """The engine's hello reply: ports, lcores, timestamp capabilities."""
 
-    def run_trial(self, rate: int, duration: float | None = None,
-                  annotate: Callable[[TrialResult], dict] | None = None, *,
-                  delay: dict | None = None, frames: int | None = None, plan=None,
-                  losses: bool = False, rate_steps: list[dict] | None = None,
+    def run_trial(self, spec: TrialSpec, annotate: Callable[[TrialResult], dict] | None = None, *,
                   retakes: int | None = None) -> TrialResult:
-        """One step: a trial at `rate` (retaken when the tester, not the DUT, spoiled it),
-        recorded."""
+        """One step: the trial `spec` describes (retaken when the tester, not the DUT, spoiled
+        it, up to `retakes` times: default trial.retakes), recorded; annotate(result) -> extra
+        fields for its record."""
 
     def run_request(self, request: TrialRequest, rate: int, phase: str,
                     annotate: Callable[[TrialResult], dict] | None = None) -> TrialResult:

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The measurer: one trial at a load for a duration, with everything that surrounds it.
 
-TrialSession.run_trial(rate) keeps trial.pause between trials, runs the learning trial before
-the first step (RFC 2544 §23 b), calls the DUT's before_trial hook, runs RFC 9693 phase 1 and
-the gap before a phase-2 trial, sends the request to the engine (with the DUT's during_trial
+TrialSession.run_trial(spec) keeps trial.pause between trials, runs the learning trial before
+the first step (RFC 2544 §23 b), calls the DUT's before_trial hook, runs what the spec prepares
+first (RFC 9693 phase 1 and the gap before a phase-2 trial: Phase2Measurer), sends the request
+to the engine (with the DUT's during_trial
 hook running meanwhile), samples the DUT's counters
 (dut.counters), appends the trial's record to trials.jsonl and calls the DUT's after_trial
 hook. Procedures (xlatperf/procedures/) see only this interface.
@@ -21,7 +22,7 @@ from ..engine.protocol import TrialResult
 from ..traffic.plan import TrafficPlan, imix_size_names
 from ..util.errors import ConfigError, EngineError, MeasurementError
 from ..util.files import utc_timestamp
-from .measurer import Measurer
+from .measurer import Measurer, TrialSpec
 from .request import TrialRequest
 from .stateful import window
 from .store import ResultStore
@@ -73,7 +74,7 @@ class Reporter:
 
 
 class TrialSession(Measurer):
-    """`run_trial(rate)` for procedures: builds the request, keeps trial.pause between trials,
+    """`run_trial(spec)` for procedures: builds the request, keeps trial.pause between trials,
     records every trial and forwards progress to the reporter."""
 
     def __init__(self, engine: Engine, plan: TrafficPlan, config: dict, store: ResultStore,
@@ -88,10 +89,7 @@ class TrialSession(Measurer):
         self._in_flight_sizes: dict = {}       # its IMIX streams' sizes (imix_size_names)
         self._last_trial_end: float | None = None
         self._needs_learning = learning_needed(config) and plan.through_dut
-        # Set by run_procedure: the DUT hooks (xlatperf/measure/hooks.py) and, for RFC 9693 tests, the
-        # stateful phases (xlatperf/measure/stateful.py) that precede every phase-2 trial.
-        self.hooks = None
-        self.stateful = None
+        self.hooks = None  # set by run_procedure: the DUT hooks (xlatperf/measure/hooks.py)
 
     # -- the interface procedures use ---------------------------------------------------------
     # run_trial / run_request (a trial), begin_step / end_step (what precedes and follows a
@@ -122,20 +120,9 @@ class TrialSession(Measurer):
         self.reporter.before_trial({"repetition": self.repetition, "step": self.step + 1,
                                     "phase": self.phase, **context})
 
-    def run_trial(self, rate: int, duration: float | None = None,
-                  annotate=None, *, delay: dict | None = None, frames: int | None = None,
-                  plan: TrafficPlan | None = None, losses: bool = False,
-                  rate_steps: list[dict] | None = None,
-                  retakes: int | None = None) -> TrialResult:
+    def run_trial(self, spec: TrialSpec, annotate=None, *, retakes: int | None = None) -> TrialResult:
         """annotate(result) -> dict: extra fields for the trial's record (e.g. MLRsearch's
-        classification after the trial). delay: the request's delay measurements (latency,
-        pdv; docs/protocol.md), on top of trial.frame_timeout, which applies to every trial.
-        frames: every flow sends exactly this many frames at `rate` (a burst: docs/protocol.md
-        "Frame count"), within `duration` (default: frames / rate, at least the engine's
-        shortest trial). plan: the flows of another plan on the same ports than the
-        measurement's (e.g. fewer client addresses: the scalability procedure).
-        losses: report each direction's loss periods. rate_steps: [{"at": s, "rate": fps}]
-        for every direction, `rate` being the rate before the first step (docs/protocol.md).
+        classification after the trial).
 
         A trial that is invalid by the tester's own doing (it fell behind its schedule, or its
         ports dropped frames) and whose losses that explains is no result about the DUT: it is
@@ -145,43 +132,44 @@ class TrialSession(Measurer):
         retakes = self.config.trial.retakes if retakes is None else retakes
         earlier: list[TrialResult] = []
         while True:
-            result, retake = self._attempt(rate, duration, annotate, delay, frames, plan, losses,
-                                           rate_steps, earlier, may_retake=len(earlier) < retakes)
+            result, retake = self._attempt(spec, annotate, earlier, may_retake=len(earlier) < retakes)
             if not retake:
                 return result
             earlier.append(result)
 
-    def _attempt(self, rate, duration, annotate, delay, frames, plan, losses, rate_steps,
-                 earlier: list[TrialResult], may_retake: bool) -> tuple[TrialResult, bool]:
+    def _attempt(self, spec: TrialSpec, annotate, earlier: list[TrialResult],
+                 may_retake: bool) -> tuple[TrialResult, bool]:
         """One attempt of run_trial's step: its result, and whether to take it again."""
         trial_config = self.config.trial
         attempt = len(earlier) + 1
         if attempt == 1:
             self.begin_step()
         else:
-            self._begin_retake(rate, attempt)
-        flows = (plan or self.plan).flows(rate)
-        if self.stateful is not None:  # RFC 9693: phase 1 and the gap D before this trial
-            failed = self.stateful.before_phase2(self, rate)
-            if failed is not None:      # an invalid step, never a measurement
-                record = self.record(failed, 0.0, extra={"phase2": "not run"})
-                self.reporter.after_trial(record, failed)
+            self._begin_retake(spec.rate, attempt)
+        plan = spec.plan or self.plan
+        flows = plan.flows(spec.rate)
+        if spec.prepare is not None:
+            prepared = spec.prepare(self, spec.rate, flows)
+            if isinstance(prepared, TrialResult):  # the step ends unsent: never a measurement
+                record = self.record(prepared, 0.0, extra={"phase2": "not run"})
+                self.reporter.after_trial(record, prepared)
                 self.end_step()
-                return failed, False
-            flows = self.stateful.phase2_flows(flows)
-        if rate_steps:
-            for step in rate_steps:
-                (plan or self.plan).check_rate(step["rate"])
-            flows = [{**flow, "rate_steps": [dict(step) for step in rate_steps]} for flow in flows]
-        if frames is not None:
+                return prepared, False
+            flows = prepared
+        for step in spec.rate_steps:
+            plan.check_rate(step["rate"])
+        if spec.rate_steps:
+            flows = [{**flow, "rate_steps": [dict(step) for step in spec.rate_steps]} for flow in flows]
+        duration = spec.duration
+        if spec.frames is not None:
             for flow in flows:
-                flow["frames"] = frames
-            duration = duration or window(frames, rate)
+                flow["frames"] = spec.frames
+            duration = duration or window(spec.frames, spec.rate)
         delay = {**({"frame_timeout": trial_config.frame_timeout}
-                    if trial_config.frame_timeout else {}), **(delay or {})}
+                    if trial_config.frame_timeout else {}), **(spec.delay or {})}
         request = TrialRequest.from_config(self.config, flows, duration or trial_config.duration,
                                            finish_early=trial_config.finish_early,
-                                           delay=delay, losses=losses)
+                                           delay=delay, losses=spec.losses)
         # dut.during_trial (e.g. the reset of RFC 6201) runs while the engine sends.
         during = self.hooks.during_trial(self._hook_context()) if self.hooks is not None \
             else None
@@ -189,7 +177,7 @@ class TrialSession(Measurer):
             during.start()
         sent = time.perf_counter()
         try:
-            result = self._exchange(request, rate)
+            result = self._exchange(request, spec.rate)
         except BaseException:
             if during is not None:
                 during.cancel()

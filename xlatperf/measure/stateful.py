@@ -18,7 +18,7 @@ starts its validation phase 2.
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config.stateful import (check_phase2, check_stateful, enumeration, gap_seconds,
                                reporting_items, roles, table_size)
@@ -27,6 +27,7 @@ from ..frames.kinds import min_frame_size
 from ..frames.stack import IP_STACKS, IPV4_IN_IPV6, TCP_ACK, TCP_DATA, TCP_SYN
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import ConfigError, MeasurementError
+from .measurer import MeasurerView, TrialSpec
 from .request import TrialRequest
 
 PHASE1, VALIDATION, TEARDOWN, CLOSE = "phase1", "validation", "teardown", "close"
@@ -521,3 +522,20 @@ class StatefulTest:
         return {**reporting_items(self.config), **validation,
                 "validation_start": "D after phase 1 started",
                 "shortest_window": ENGINE_MIN_DURATION}
+
+
+class Phase2Measurer(MeasurerView):
+    """RFC 9693: every trial of `inner` (the session) a phase-2 trial, after its phase 1 and the
+    gap D; the runner composes it around the session when stateful.enabled. A phase 1 that did
+    not prepare phase 2 ends the step unsent (StatefulTest.before_phase2)."""
+
+    def __init__(self, inner, test: StatefulTest):
+        super().__init__(inner)
+        self.test = test
+
+    def run_trial(self, spec: TrialSpec, annotate=None, *, retakes: int | None = None) -> TrialResult:
+        return self.inner.run_trial(replace(spec, prepare=self._phase1), annotate, retakes=retakes)
+
+    def _phase1(self, session, rate: int, flows: list[dict]) -> list[dict] | TrialResult:
+        failed = self.test.before_phase2(session, rate)
+        return failed if failed is not None else self.test.phase2_flows(flows)

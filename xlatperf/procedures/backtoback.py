@@ -39,6 +39,7 @@ from ..measure.store import SUMMARY_FILE
 from ..util.errors import ConfigError
 from ..util.files import read_json
 from ..util.stats import summarize
+from ..measure.measurer import TrialSpec
 from .base import KeyOption, Procedure, ProcedureSpec
 
 # The engine's largest frame count of a flow (its trial parser: frames <= 2^40).
@@ -329,7 +330,7 @@ class BackToBack(Procedure):
         def run_burst(frames: int) -> BurstStep:
             # Bursts have their own retries (back_to_back.retries, in burst_search).
             result = session.run_trial(
-                self.rate, frames=frames, retakes=0,
+                TrialSpec(self.rate, frames=frames), retakes=0,
                 annotate=lambda trial: {"burst": BurstStep.from_trial(frames, trial).record()})
             return BurstStep.from_trial(frames, result)
 

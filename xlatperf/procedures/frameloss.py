@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """RFC 2544 §26.3 frame loss rate: a scan down from the maximum, or listed rates."""
 
+from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec, first_loss_ratio
 from .search import frame_loss_scan, summarize_frame_loss
 
@@ -18,7 +19,7 @@ class FrameLoss(Procedure):
 
     def run(self, session, steps):
         s = self.settings_
-        frame_loss_scan(session.run_trial, self.plan.max_rate, s["start"], s["step"],
+        frame_loss_scan(lambda rate: session.run_trial(TrialSpec(rate)), self.plan.max_rate, s["start"], s["step"],
                         s["rates"] or None, steps=steps, notify=session.notify)
 
     def summarize(self, repetitions):

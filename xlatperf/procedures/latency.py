@@ -8,6 +8,7 @@ delays, the histogram buckets for CDF plots, IPDV) and the trial's metrics under
 `pdv`; summary.json holds the statistics over the repetitions in ms."""
 
 from ..util.errors import ConfigError
+from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec, Repetition
 from .delay import (LATENCY_DEFINITION, LOST_TAGGED, RFC8219_LATENCY_DELAY,
                     RFC8219_LATENCY_DURATION, RFC8219_PDV_DURATION, RFC8219_REPETITIONS,
@@ -43,7 +44,7 @@ class _DelayProcedure(Procedure):
 
     def run(self, session, steps):
         def run_trial(rate):
-            return session.run_trial(rate, delay=self.request(),
+            return session.run_trial(TrialSpec(rate, delay=self.request()),
                                      annotate=lambda result: {self.name: self.metrics(result)})
         self.measure(run_trial, self.rate, steps=steps, notify=session.notify)
 

@@ -6,6 +6,7 @@ carries `mlrsearch`: the target it was measured for and, per goal, the load's cl
 relevant bounds after it."""
 
 from ..util.stats import summarize
+from ..measure.measurer import TrialSpec
 from .search import SearchResult, tester_bound
 from .throughputsearch import ThroughputSearch
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
@@ -71,8 +72,7 @@ class MlrThroughput(ThroughputSearch):
                 return {"mlrsearch": {"target": {k: context.get(k) for k in
                                                  ("goal", "level", "final")},
                                       "goals": goals}}
-            return session.run_trial(load, duration, annotate=annotate,
-                                     delay=self.delay)
+            return session.run_trial(TrialSpec(load, duration, delay=self.delay), annotate=annotate)
 
         mlrsearch(run_trial, self.goals, self.lo, self.current_max, steps=steps, notify=notify,
                   max_trials=self.max_trials, search=search)

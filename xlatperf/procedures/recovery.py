@@ -24,6 +24,7 @@ import statistics
 from ..frames.kinds import min_frame_size
 from ..util.errors import ConfigError
 from ..util.stats import summarize
+from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec, Repetition
 from .lossperiods import LISTED, recovery, reset_time
 
@@ -124,8 +125,8 @@ class Recovery(_LossTrials):
 
     def trial(self, session):
         return session.run_trial(
-            self.overload_rate, duration=self.overload + self.window, losses=True,
-            rate_steps=[{"at": self.overload, "rate": self.reduced_rate}],
+            TrialSpec(self.overload_rate, duration=self.overload + self.window, losses=True,
+                      rate_steps=({"at": self.overload, "rate": self.reduced_rate},)),
             annotate=self._annotate)
 
     def directions(self, trial):
@@ -249,7 +250,7 @@ class Reset(_LossTrials):
         self.minimum_frame = min_frame_size(config)
 
     def trial(self, session):
-        return session.run_trial(self.throughput, losses=True, annotate=self._annotate)
+        return session.run_trial(TrialSpec(self.throughput, losses=True), annotate=self._annotate)
 
     def directions(self, trial):
         return {name: reset_time(_losses(trial, name), trial.rate) for name in trial.directions}

@@ -23,13 +23,13 @@ and the trial lasts duration + (n - 1) x t. The search is over R as with t = 0.
 """
 
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..config.limits import MAX_DURATION, MAX_FLOWS, STREAM_IDS, stream_ids_needed
 from ..engine.protocol import TrialResult, trial_from_record
 from ..frames.kinds.ipv4aas import available_ces, emulates_ces
 from ..frames.technology import role_of, technology_of
-from ..measure.measurer import Measurer
+from ..measure.measurer import MeasurerView, TrialSpec
 from ..measure.session import is_step_record
 from ..traffic.plan import TrafficPlan
 from ..util.errors import ConfigError
@@ -131,52 +131,31 @@ class StaggeredClients:
         return found
 
 
-class _ClientsSession(Measurer):
+class _ClientsSession(MeasurerView):
     """The measurer as the search for one n sees it: its trials send from n client addresses
-    and carry n in their records and in the live view; every trial is also kept, tagged with
-    n, in the repetition's steps. With a start interval t (§10.2.2), every trial is longer by
-    (n - 1) x t and its record states t. The rest of the protocol is the session's."""
+    (spec.with_plan) and carry n in their records and in the live view; every trial is also
+    kept, tagged with n, in the repetition's steps. With a start interval t (§10.2.2), every
+    trial is longer by (n - 1) x t and its record states t. The rest is the session's."""
 
     def __init__(self, session, plan, flows: int, steps: list, interval: float = 0.0,
                  duration: float = 0.0):
-        self.session, self.plan, self.flows, self.steps = session, plan, flows, steps
+        super().__init__(session)
+        self.plan, self.flows, self.steps = plan, flows, steps
         self.interval, self.duration = interval, duration
 
-    @property
-    def tester(self) -> dict:
-        return self.session.tester
-
-    def run_trial(self, rate, duration=None, annotate=None, **options):
+    def run_trial(self, spec: TrialSpec, annotate=None, *, retakes=None):
         def tagged(result) -> dict:
             return {RECORD_KEY: self.flows,
                     **({"start_interval": self.interval} if self.interval else {}),
                     **(annotate(result) if annotate else {})}
         if self.interval:   # RFC 8219 §10.2.2: extended by the time to start all the flows
-            duration = (duration or self.duration) + (self.flows - 1) * self.interval
-        result = self.session.run_trial(rate, duration, tagged, plan=self.plan, **options)
+            spec = replace(spec, duration=(spec.duration or self.duration) + (self.flows - 1) * self.interval)
+        result = self.inner.run_trial(spec.with_plan(self.plan), tagged, retakes=retakes)
         self.steps.append(FlowStep(self.flows, result))
         return result
 
     def notify(self, context: dict) -> None:
-        self.session.notify({**context, RECORD_KEY: self.flows})
-
-    def run_request(self, request, rate, phase, annotate=None):
-        return self.session.run_request(request, rate, phase, annotate)
-
-    def begin_step(self) -> None:
-        self.session.begin_step()
-
-    def end_step(self) -> None:
-        self.session.end_step()
-
-    def begin_phase(self, phase) -> None:
-        self.session.begin_phase(phase)
-
-    def timed_hook(self, hook, context):
-        return self.session.timed_hook(hook, context)
-
-    def record(self, result, duration, phase=None, extra=None):
-        return self.session.record(result, duration, phase, extra)
+        self.inner.notify({**context, RECORD_KEY: self.flows})
 
 
 def _other(side: str) -> str:

@@ -2,6 +2,7 @@
 """RFC 2544 §26.1 throughput by binary search, and `selftest` (the tester's own capacity)."""
 
 from ..util.errors import MeasurementError
+from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
 from .mlrthroughput import MlrThroughput
@@ -23,7 +24,7 @@ class Throughput(ThroughputSearch):
         self.loss_tolerance = config.throughput.loss_tolerance
 
     def run(self, session, steps):
-        binary_search(session.run_trial, self.lo, self.hi, self.error, self.loss_tolerance,
+        binary_search(lambda rate: session.run_trial(TrialSpec(rate)), self.lo, self.hi, self.error, self.loss_tolerance,
                       steps=steps, notify=session.notify, ceiling=self.ceiling,
                       calibrated=self.calibrated)
 
@@ -62,7 +63,7 @@ class SelfTest(Throughput):
         duration = min(self.config.trial.duration, SELFTEST_CHECK_DURATION)
         session.begin_phase("check")
         session.notify({"rate": rate})
-        result = session.run_trial(rate, duration=duration)
+        result = session.run_trial(TrialSpec(rate, duration))
         session.begin_phase("search")
         if not result.passes(0.0):
             problems = [f"tester invalid ({result.invalid_reason})"] if not result.valid else []

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """`trial`: one elementary trial per repetition."""
 
+from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec, first_loss_ratio
 from .search import summarize_trials
 
@@ -16,7 +17,7 @@ class SingleTrial(Procedure):
 
     def run(self, session, steps):
         session.notify({"rate": self.rate})
-        steps.append(session.run_trial(self.rate))
+        steps.append(session.run_trial(TrialSpec(self.rate)))
 
     def summarize(self, repetitions):
         summary = summarize_trials([t for r in repetitions for t in r.steps])

@@ -23,7 +23,7 @@ from ..engine.client import Engine
 from ..frames.technology import CE_SOURCES
 from ..measure.hooks import DutHooks
 from ..measure.session import Reporter, TrialSession, resolve_dut_macs
-from ..measure.stateful import StatefulTest
+from ..measure.stateful import Phase2Measurer, StatefulTest
 from ..measure.store import SUMMARY_FILE, ResultStore, read_trials
 from ..procedures import procedure_spec
 from ..procedures.base import Procedure, Repetition
@@ -145,8 +145,10 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             proc = spec.make(config, plan, rate)
             session = TrialSession(engine, plan, config, store, reporter, procedure)
             session.hooks = hooks
-            if config.stateful.enabled and spec.stateful_phase2:
-                session.stateful = StatefulTest(plan)
+            # What procedures measure with: the session, each trial after its RFC 9693 phase 1
+            # where the measurement is stateful.
+            stateful = StatefulTest(plan) if config.stateful.enabled and spec.stateful_phase2 else None
+            measurer = Phase2Measurer(session, stateful) if stateful is not None else session
             output = config.output
             count = config.value(spec.repeat_key)   # output.repeat, or the procedure's own
             maximum = max(output.repeat_max, count)
@@ -191,8 +193,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                                         for name, info in _direction_info(plan).items()}
                 result |= extra
                 result["settings"] = _settings(config, proc)
-                if session.stateful is not None:  # RFC 9693 reporting items
-                    result["settings"]["stateful"] = session.stateful.report()
+                if stateful is not None:  # RFC 9693 reporting items
+                    result["settings"]["stateful"] = stateful.report()
                 result["config"] = config.to_dict()
                 result["tester"] = _tester_info(hello)
                 result["started"], result["finished"] = started, utc_timestamp()
@@ -206,7 +208,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                 return result
 
             try:
-                extra = proc.prepare(session)
+                extra = proc.prepare(measurer)
                 while True:
                     if output.repeat_max:
                         decision = decide_now()
@@ -223,7 +225,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                     context = {"procedure": procedure, "repetition": number}
                     hooks.before("repetition", context)
                     proc.begin_repetition(repetitions[:-1])
-                    proc.run(session, repetition.steps)
+                    proc.run(measurer, repetition.steps)
                     repetition.complete = True
                     store.finish_repetition(number, store.trials_recorded - recorded_before)
                     hooks.after("repetition", context)
