@@ -463,6 +463,23 @@ def test_no_short_trial_at_a_load_a_full_trial_measured_where_short_trials_pass(
             full_before.add(rate)
 
 
+@pytest.mark.parametrize(("limit", "burst", "width", "top"), [(31_337, 1_750, 200, 167_923),
+                                                          (17_777, 1_100, 500, 189_849)])
+def test_a_trial_at_a_load_another_goal_expects_to_lose_serves_that_goal_too(limit, burst, width, top):
+    """Issue 30, the `limit` lab's cases (its token bucket modelled): the load a width above the
+    lower bound loses a few 0.1 %, too much for the NDR, not for the PDR. The PDR aims its
+    trial there; the NDR, whose estimate expects the load to lose too much, needs F + initial
+    there to decide it with one trial (exceed ratio 0.5), so the trial is that long, and no load
+    is measured twice (before: a second 4 s trial there for the NDR, 6 and 5 trials)."""
+    run = dut(limit, burst=burst)
+    goals = [rfc2544_goal(width, final=4.0), ndr_goal(width, final=4.0), pdr_goal(width, final=4.0)]
+    result = mlrsearch(run, goals, 1, top)
+    assert all(g.regular for g in result.goals), result.goals
+    loads = [rate for rate, _ in run.calls]
+    assert len(loads) == len(set(loads)) == 4, run.calls
+    assert run.calls[-1][1] == 5.0
+
+
 def test_trial_limit_stops_an_endless_search():
     result = mlrsearch(dut(123_457), [rfc2544_goal(1)], 1, MAX, max_trials=3)
     assert not result.complete and len(result.trials) == 3 and "limit" in result.stop_reason

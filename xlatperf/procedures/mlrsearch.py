@@ -558,10 +558,32 @@ class Search:
         duration = max(p[1] for _, p in wanted)
         target = min((p for _, p in wanted if p[1] == duration),
                      key=lambda p: p[2].goal_index)[2]
+        duration = max(duration, self._merged_duration(load, target.duration))
         for index, (_, _, chosen_target, expect) in wanted:
             if chosen_target.final and expect is not None:
                 self.progress[index].pending = (load, expect)
         return load, duration, target
+
+    def _merged_duration(self, load: int, final: float) -> float:
+        """The longest trial another goal needs at `load` to decide it as its upper bound at
+        once, where that would end its search (the load within a width above its lower bound,
+        below its upper bound) and its estimate expects the load to lose too much: F + initial
+        for an exceed ratio of 0.5 (_final_duration). Such a goal would otherwise measure the
+        load again later (issue 30: rfc2544 + ndr-pdr through the `limit` lab, where the NDR
+        took a second 4 s trial at the load a PDR-aimed 4 s trial had found lossy)."""
+        longest = 0.0
+        for progress in self.progress:
+            other = progress.targets[progress.current]
+            if not other.final or abs(other.duration - final) > 1e-9:
+                continue
+            lower, upper = relevant_bounds(self.classes(other))
+            if (lower is None or load <= lower or load - lower > self._width_at(other, lower)
+                    or (upper is not None and load >= upper)):
+                continue
+            p = self.estimate(other.loss_ratio, other.duration)
+            if p is not None and load > p:
+                longest = max(longest, self._final_duration(other, load, "high"))
+        return longest
 
     def _proposal(self, progress: _Progress):
         """(load, duration, target, expected class or None) the goal wants next, or None when
