@@ -270,7 +270,7 @@ def main() -> int:
         for key, value in report["lab_ratios"].items():
             print(f"  {key:30} = {value}")
         for name in ("mlr-rfc2544", "mlr-all"):
-            for r in lab[name]["runs"]:
+            for r in lab.get(name, {}).get("runs", []):
                 print(f"  {name} path (load, duration, loss): {r['path']}")
     rows = simulate(60.0, 1000)
     report["simulated_60s"] = rows
