@@ -45,9 +45,9 @@ struct Writer {
     mark(layer, FieldRole::kFixed, at, 1, 0xf0);          // version
     mark(layer, FieldRole::kTos, at, 2, 0x0f, 0xf0);      // traffic class
     mark(layer, own, at + 1, 3, 0x0f);                    // flow label
-    // The payload length: checked against the frame's length (HeaderCheck), not compared: a
-    // DUT may lengthen a TCP header by an option (an MSS clamp).
-    mark(layer, FieldRole::kFree, at + 4, 2);
+    // The payload length (kLength: compared for UDP, checked against the frame's length for
+    // TCP, whose header a DUT may lengthen by an option: HeaderCheck); a tunnel's, its own.
+    mark(layer, layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kLength, at + 4, 2);
     mark(layer, own, at + 6, 1);                          // next header
     mark(layer, FieldRole::kTtl, at + 7, 1);
     mark(layer, FieldRole::kSrcAddress, at + kIpv6Src, 16);
@@ -70,7 +70,7 @@ struct Writer {
     put16(h + 10, uint16_t(~fold(sum_words(h, 20))));
     mark(Layer::kIpv4, FieldRole::kFixed, at, 1);         // version, header length
     mark(Layer::kIpv4, FieldRole::kTos, at + 1, 1);
-    mark(Layer::kIpv4, FieldRole::kFree, at + 2, 2);      // total length: as IPv6's payload length
+    mark(Layer::kIpv4, FieldRole::kLength, at + 2, 2);    // total length: as IPv6's payload length
     mark(Layer::kIpv4, FieldRole::kFree, at + 4, 2);      // identification (RFC 7915 §5.1)
     mark(Layer::kIpv4, FieldRole::kFixed, at + 6, 2, 0xbf);  // reserved bit, MF, fragment offset
     mark(Layer::kIpv4, FieldRole::kDf, at + 6, 1, 0x40);

@@ -197,7 +197,7 @@ inline LayerList layers_of(const FrameSpec& spec) {
 // DUT must leave as sent or write as the stream's rx says (kFixed: always compared), one the
 // rx expectation names (addresses, ports, TTL, TOS, DF), or one it may write freely or that
 // another check owns (kFree: the IPv4 identification, checksums, TCP sequence numbers, the tag).
-enum class FieldRole : uint8_t { kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kDf, kFree };
+enum class FieldRole : uint8_t { kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kDf, kLength, kFree };
 // A field a layer writer wrote: `size` bytes from `offset` (in the frame), the first and last of
 // them under `first_mask` and `last_mask` (a field that shares a byte with another: IPv6's
 // version, traffic class and flow label; IPv4's flags).

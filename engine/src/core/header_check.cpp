@@ -23,7 +23,8 @@ Verdict verdict_of(FieldRole r) {
 HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
                          const std::vector<OwnedField>& owned)
     : tunnel_(rx.tunnel), checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum),
-      ip_version_(rx.ip_version), l4_(sent.l4), ttl_(rx.ttl) {
+      ip_version_(rx.ip_version), l4_(sent.l4) {
+  if (rx.ttl && rx.ttl->first != rx.ttl->second) ttl_ = rx.ttl;  // one value: compared
   // The frame the DUT should deliver, written by the same layer writers as the sent frames:
   // the values rx names, zero where it names none (those are not compared).
   FrameSpec want;
@@ -62,7 +63,10 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
       case FieldRole::kDstPort: return rx.dst_port.has_value();
       case FieldRole::kTos: return rx.tos.has_value();
       case FieldRole::kDf: return rx.df.has_value();
-      case FieldRole::kTtl: return false;  // a range: checked on its own (ttl_)
+      // One value: compared with the rest; a range: checked on its own (ttl_).
+      case FieldRole::kTtl: return rx.ttl && rx.ttl->first == rx.ttl->second;
+      // UDP: the length is the stream's; TCP: checked against the frame (length_matches).
+      case FieldRole::kLength: return sent.l4 == kProtoUdp;
       case FieldRole::kFree: return false;
     }
     return false;
@@ -118,6 +122,16 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
       wb[at % 8] = uint8_t((wb[at % 8] & ~mask) | want_byte);
       mb[at % 8] |= mask;
     }
+  }
+  // UDP to compared addresses: the pseudo header's sum is the stream's (RFC 768), taken once.
+  const bool addresses_vary = std::any_of(rx.vary.begin(), rx.vary.end(), [](const RxWord& w) {
+    return is_address(w.field);
+  });
+  if (sent.l4 == kProtoUdp && !addresses_vary && named(ip_layer, FieldRole::kSrcAddress) &&
+      named(ip_layer, FieldRole::kDstAddress)) {
+    const uint8_t* ip = expected_.bytes.data() + expected_.ip_offset;
+    const uint32_t l4_len = expected_.size() - expected_.l4_offset;
+    pseudo_sum_ = pseudo_sum(ip, l4_len);
   }
   // The run: each compared word moved to its place counted from the first IP header.
   run_start_ = expected_.outer_offset;

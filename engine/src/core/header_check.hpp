@@ -129,7 +129,7 @@ class HeaderCheck {
       }
     }
     if (diff) return false;
-    if (!length_matches(frame, tag, l4_len)) return false;
+    if (l4_ == kProtoTcp && !length_matches(frame, tag, l4_len)) return false;  // UDP's: compared
     if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
       return false;
     if (tunnel_ && frame[tag.outer_offset + 7] == 0) return false;  // hop limit 0 (RFC 2473 §6.3)
@@ -163,12 +163,15 @@ class HeaderCheck {
     // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1), or
     // as RxSpec::ipv6_zero_udp_checksum says (then its sum below must verify).
     if (l4_ == kProtoUdp && l4[6] == 0 && l4[7] == 0 && (v4 || !ipv6_zero_udp_checksum_)) return v4;
-    // The pseudo header: the addresses, then protocol and length (in the machine's order too).
+    return fold(l4_sum + (pseudo_sum_ ? *pseudo_sum_ : pseudo_sum(ip, l4_len))) == 0xffff;
+  }
+
+  // The pseudo header's sum: the addresses, then protocol and length, in the machine's order.
+  [[gnu::always_inline]] uint64_t pseudo_sum(const uint8_t* ip, uint32_t l4_len) const {
     const uint8_t pseudo[4] = {0, l4_, uint8_t(l4_len >> 8), uint8_t(l4_len)};
     uint32_t rest;
     std::memcpy(&rest, pseudo, 4);
-    const uint64_t sum = v4 ? sum_native(ip + 12, 8, l4_sum + rest) : sum_native(ip + kIpv6Src, 32, l4_sum + rest);
-    return fold(sum) == 0xffff;
+    return ip_version_ == 4 ? sum_native(ip + 12, 8, rest) : sum_native(ip + kIpv6Src, 32, rest);
   }
 
   // The slow path, for a frame that failed: which check failed first (Verdict's order).
@@ -185,8 +188,10 @@ class HeaderCheck {
   bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false;
   int ip_version_ = 4;
   uint8_t l4_ = kProtoUdp;
-  std::optional<std::pair<uint8_t, uint8_t>> ttl_;
+  std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)
   uint16_t ttl_at_ = 0;  // from the IP header's start
+  // UDP to compared addresses: the pseudo header's sum, the same for every frame.
+  std::optional<uint64_t> pseudo_sum_;
   static constexpr size_t kMaxWords = 16;
   std::array<Word, kMaxWords> word_{};
   uint8_t words_ = 0;
