@@ -43,6 +43,20 @@ TEST(Checksum, FoldHandlesTheLargestSums) {
   }
 }
 
+TEST(Checksum, SumsToOnesIsFoldGivingAllOnes) {
+  // Multiples of 0xffff at the edges (0 is not one: it folds to 0), their neighbours, and
+  // random sums, against fold.
+  for (uint64_t s : {0ull, 1ull, 0xfffeull, 0xffffull, 0x10000ull, 0x1fffeull, 0x1ffffull, 0xffffffffull,
+                     0x1fffffffeull, 0xffffffffffffffffull, 0xfffffffffffffffeull, 0xffff0000ffffull})
+    EXPECT_EQ(sums_to_ones(s), fold(s) == 0xffff) << std::hex << s;
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 200000; ++i) {
+    // Every other one a multiple of 0xffff, so that both answers are drawn often.
+    const uint64_t s = i % 2 ? (rng() >> (rng() % 64)) : (rng() >> 17) * 0xffff;
+    ASSERT_EQ(sums_to_ones(s), fold(s) == 0xffff) << std::hex << s;
+  }
+}
+
 TEST(Checksum, UdpZeroIsSentAsAllOnes) {
   EXPECT_EQ(udp_checksum_field(0xffff), 0xffff);  // ~0xffff == 0 -> 0xffff
   EXPECT_EQ(udp_checksum_field(0x1234), uint16_t(~0x1234));

@@ -63,6 +63,24 @@ inline uint16_t fold(uint64_t sum) {
   return uint16_t(sum);
 }
 
+// Whether an unfolded sum folds to 0xffff, as the sum over a datagram with its checksum field
+// must (a receiver's verification): fold keeps the sum's value modulo 0xffff (2^16 = 1 modulo
+// 0xffff) and gives 0 only for 0, so this is "a multiple of 0xffff, not 0". The multiple is
+// tested with a multiplication by 0xffff's inverse modulo 2^64 (an odd divisor's multiples are
+// exactly the numbers it maps to at most (2^64 - 1) / divisor; Granlund and Montgomery 1994):
+// a third of fold's instructions, where every frame is checked, and no division (GCC makes a
+// 64-bit `% 0xffff` a DIV for some CPUs, tens of cycles).
+inline bool sums_to_ones(uint64_t sum) {
+  constexpr uint64_t kDivisor = 0xffff;
+  constexpr uint64_t kInverse = [] {
+    uint64_t x = kDivisor;  // right in its low 3 bits; each Newton step doubles that
+    for (int i = 0; i < 5; ++i) x *= 2 - kDivisor * x;
+    return x;
+  }();
+  static_assert(kDivisor * kInverse == 1);
+  return sum != 0 && sum * kInverse <= ~uint64_t(0) / kDivisor;
+}
+
 inline uint16_t internet_checksum(const uint8_t* data, size_t len) {
   return uint16_t(~fold(sum_words(data, len)));
 }

@@ -142,12 +142,12 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     const size_t at = size_t(base_of(c.where) - run_start_ + c.offset);
     for (size_t b = 0; b < 8; ++b) {
       const size_t byte = at + b;
-      if (byte / 8 >= kMaxCompareWords) throw std::invalid_argument("more header words than compared");
+      if (byte / 16 >= kMaxChunks) throw std::invalid_argument("more header words than compared");
       const uint8_t m = reinterpret_cast<const uint8_t*>(&c.mask)[b];
       if (!m) continue;
-      reinterpret_cast<uint8_t*>(&run_mask_[byte / 8])[byte % 8] |= m;
-      reinterpret_cast<uint8_t*>(&run_want_[byte / 8])[byte % 8] |= reinterpret_cast<const uint8_t*>(&c.want)[b];
-      run_words_ = std::max<uint8_t>(run_words_, uint8_t(byte / 8 + 1));
+      reinterpret_cast<uint8_t*>(&run_mask_[byte / 16])[byte % 16] |= m;
+      reinterpret_cast<uint8_t*>(&run_want_[byte / 16])[byte % 16] |= reinterpret_cast<const uint8_t*>(&c.want)[b];
+      run_chunks_ = std::max<uint8_t>(run_chunks_, uint8_t(byte / 16 + 1));
     }
   }
 }
