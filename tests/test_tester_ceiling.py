@@ -7,8 +7,10 @@ from pathlib import Path
 
 from xlatperf.config import load_config
 from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
+from xlatperf.measure.session import retakeable
 from xlatperf.measure.store import read_trials
-from xlatperf.procedures.search import SearchResult, binary_search, lower_bound, summarize_throughput
+from xlatperf.procedures.search import (SearchResult, binary_search, lower_bound, summarize_throughput,
+                                        unreachable_from)
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 
@@ -22,7 +24,8 @@ def pace(record: dict) -> int:
 
 def simulated(tester_limit: int, dut_limit: int, attempts: int = 3):
     """A trial runner: invalid above tester_limit (the tester fell behind, in every one of
-    `attempts` attempts, as the session's retakes would show), loss above dut_limit, and the
+    `attempts` attempts, as the session's retakes would show), loss above dut_limit (also in a
+    trial the tester could not send at its rate, when its pace is above dut_limit), and the
     list of rates it was asked for."""
     asked = []
 
@@ -32,7 +35,7 @@ def simulated(tester_limit: int, dut_limit: int, attempts: int = 3):
             sent = tester_limit
             earlier = tuple({"attempt": k, "invalid_reason": RATE_NOT_KEPT,
                              "achieved_rate": float(sent)} for k in range(1, attempts))
-            return TrialResult(rate, False, {"forward": DirectionCounts(sent, sent)},
+            return TrialResult(rate, False, {"forward": DirectionCounts(sent, min(sent, dut_limit))},
                                invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...",
                                duration=1.0, attempt=attempts, earlier_attempts=earlier)
         received = rate if rate <= dut_limit else dut_limit
@@ -68,6 +71,42 @@ def test_one_short_trial_is_no_ceiling_until_its_retake_repeats_it():
     thrice = binary_search(simulated(600_000, 10**9, attempts=3)[0], 0, 700_000, 10_000,
                            calibrated=700_000)
     assert thrice.tester_ceiling == 600_000
+
+
+def test_a_sender_that_met_its_capacity_shows_it_at_once_whatever_the_dut_lost():
+    """Issue 30 (searches that waste no trial), the 464xlat lab without calibration: a first
+    trial at 14,880,952 fps whose sender managed 553,888 frames/s, while the DUT lost frames
+    too, is a capacity limit, not a hiccup: not taken again, and the next trial is below that
+    pace (before: 7.44, 3.72, 1.86 and 0.93 Mfps, four more invalid trials)."""
+    for dut_limit in (10**9, 500_000):  # the DUT keeps up with the sender, or loses at its pace
+        run_trial, asked = simulated(tester_limit=553_888, dut_limit=dut_limit, attempts=1)
+        assert run_trial(14_880_952).capacity_shown and not retakeable(run_trial(14_880_952))
+        asked.clear()
+        result = binary_search(run_trial, 0, 14_880_952, 10_000)
+        assert asked[0] == 14_880_952 and all(r < 553_888 for r in asked[1:]), asked
+        assert result.tester_ceiling == 553_888
+        if dut_limit > 553_888:  # every rate below the pace passed: the tester bounds the result
+            assert result.tester_limited and 553_888 - 10_000 < result.throughput <= 553_888
+        else:                    # the DUT's own failures bound it
+            assert not result.tester_limited and 500_000 - 10_000 < result.throughput <= 500_000
+
+
+def test_a_hiccup_is_told_apart_from_the_senders_capacity():
+    """Issue 17's retakes stay for hiccups: a sender that reached more than half of its
+    schedule, or lacked less time than a busy host takes (a short trial), is taken again and
+    sets no ceiling on one attempt; below the calibrated ceiling no shortfall is a capacity."""
+    def cut_off(rate, sent, duration):
+        return TrialResult(rate, False, {"forward": DirectionCounts(sent, sent)},
+                           invalid_reason=f"{RATE_NOT_KEPT}: flow forward sent ...", duration=duration)
+    half = cut_off(1_000_000, 600_000, 1.0)       # 0.6 of the schedule
+    short = cut_off(1_000_000, 40_000, 0.1)       # 0.4 of it, but only 60 ms lacked
+    gross = cut_off(1_000_000, 300_000, 1.0)      # 0.3 of it for 0.7 s
+    assert not half.capacity_shown and retakeable(half) and unreachable_from(half) is None
+    assert not short.capacity_shown and retakeable(short) and unreachable_from(short) is None
+    assert gross.capacity_shown and not retakeable(gross) and unreachable_from(gross) == 300_000
+    assert unreachable_from(gross, calibrated=2_000_000) is None
+    valid_but_lossy = TrialResult(1_000_000, True, {"forward": DirectionCounts(1_000_000, 1)}, duration=1.0)
+    assert not valid_but_lossy.capacity_shown
 
 
 def test_a_late_trial_whose_dut_lost_more_than_the_lag_explains_is_the_duts_failure():
@@ -116,11 +155,11 @@ def test_run_spends_no_trial_above_the_ceiling_and_says_lower_bound(fake_config,
     trials = read_trials(out)
     # The fake tester keeps 1,000,000 fps: the first trial (at the medium's maximum) is cut
     # off having sent at that pace, and no later trial of the run is at or above it.
-    # It is taken twice more (trial.retakes = 2), each attempt recorded, and shows the same.
-    assert [t.get("attempt", 1) for t in trials[:3]] == [1, 2, 3]
-    assert [t.get("retaken", False) for t in trials[:3]] == [True, True, False]
-    first, *rest = [t for t in trials if not t.get("retaken")]
-    assert len(first["earlier_attempts"]) == 2
+    # A sender that reached a fifteenth of its schedule met its capacity: it is not taken again
+    # (trial.retakes are for hiccups).
+    assert not any(t.get("retaken") for t in trials)
+    first, *rest = trials
+    assert first["rate"] > 10 * 1_000_000 and "earlier_attempts" not in first
     # (The sender is cut off at duration + trial.max_lag: 1.001 s.)
     assert not first["valid"] and pace(first) == 1_000_000
     assert rest and all(t["rate"] < 1_000_000 for t in rest)

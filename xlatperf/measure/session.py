@@ -39,8 +39,10 @@ def is_step_record(record: dict) -> bool:
 
 def retakeable(result: TrialResult) -> bool:
     """An invalid trial worth taking again: the tester's own doing (its pacing, its ports'
-    drops), and its losses no more than that explains (else the DUT failed it anyway)."""
-    return result.tester_fault and not result.lost_beyond_tester_fault()
+    drops), by a hiccup, not because the sender met its capacity (capacity_shown), and its
+    losses no more than that explains (else the DUT failed it anyway)."""
+    return (result.tester_fault and not result.capacity_shown
+            and not result.lost_beyond_tester_fault())
 
 
 class Reporter:

@@ -70,11 +70,19 @@ def unreachable_from(step, calibrated: int | None = None) -> int | None:
     off at the validity rule's limit, so what it sent by then is its pace; it is a ceiling when
     every attempt of the step (CEILING_EVIDENCE of them at least, more below the `calibrated`
     ceiling) fell clearly short of the rate, and the DUT lost no more than the tester's fault
-    explains. The ceiling is the fastest pace the attempts showed."""
-    if not _rate_not_kept(step) or not tester_bound(step):
+    explains. The ceiling is the fastest pace the attempts showed.
+    A sender that met its capacity (TrialResult.capacity_shown: far short of its schedule for
+    longer than a hiccup) shows it in one attempt, whatever the DUT lost besides: the DUT lost
+    that at the sender's pace, not at the rate asked, and no trial above the pace can be valid.
+    Not below the calibrated ceiling, which says the tester can send faster."""
+    if not _rate_not_kept(step):
         return None
-    needed = (CEILING_EVIDENCE_BELOW_CALIBRATION if calibrated and step.rate <= calibrated
-              else CEILING_EVIDENCE)
+    below_calibration = bool(calibrated) and step.rate <= calibrated
+    if getattr(step, "capacity_shown", False) and not below_calibration:
+        return max(1, math.floor(step.achieved_rate))
+    if not tester_bound(step):
+        return None
+    needed = CEILING_EVIDENCE_BELOW_CALIBRATION if below_calibration else CEILING_EVIDENCE
     earlier = getattr(step, "earlier_attempts", ())
     paces = [getattr(step, "achieved_rate", None)] + [a.get("achieved_rate") for a in earlier]
     if len(paces) < needed or any(p is None or p >= step.rate * (1 - CLEAR_SHORTFALL)
@@ -194,16 +202,19 @@ class SearchResult:
         passing = [s.rate for s in steps if s.passes(loss_tolerance)]
         throughput = max(passing, default=0)
         # What stopped the search from going higher: the lowest failure above the result.
+        # The tester's ceiling (this run's, with the earlier repetitions') bounds it too: a
+        # sender that met its capacity in a trial the DUT also lost frames in bounds the search
+        # at its pace, below that trial's rate.
+        unreachable = tester_ceiling(steps, ceiling, calibrated)
         above = [(s.rate, tester_bound(s)) for s in steps
                  if s.rate > throughput and not s.passes(loss_tolerance)]
-        if ceiling is not None and ceiling > throughput:
-            above.append((ceiling, True))
+        if unreachable is not None and unreachable > throughput:
+            above.append((unreachable, True))
         bound = min(above, key=lambda pair: (pair[0], not pair[1]), default=None)
         at_calibrated = calibrated is not None and bool(passing) and throughput >= calibrated
         return cls(throughput=throughput, found=bool(passing),
                    tester_limited=at_calibrated or (bound is not None and bound[1]), steps=steps,
-                   loss_tolerance=loss_tolerance, complete=complete,
-                   tester_ceiling=tester_ceiling(steps, ceiling, calibrated))
+                   loss_tolerance=loss_tolerance, complete=complete, tester_ceiling=unreachable)
 
     def to_dict(self) -> dict:
         return {"throughput": self.throughput, "found": self.found,
