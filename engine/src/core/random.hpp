@@ -5,6 +5,15 @@
 
 namespace xlp {
 
+// splitmix64's output function (Steele, Lea and Flood 2014): a 64-bit mix in which every input
+// bit flips each output bit with probability close to 1/2. Seeds the generator below; hashes a
+// value where a pseudorandom function of it is wanted (the DNS test names' records).
+constexpr uint64_t mix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 // xoshiro256** (Blackman & Vigna): fast, 2^256 - 1 period, passes BigCrush; seeded through
 // splitmix64 so any 64-bit seed gives a good state.
 class Rng {
@@ -12,10 +21,7 @@ class Rng {
   explicit Rng(uint64_t seed) {
     for (auto& w : s_) {
       seed += 0x9e3779b97f4a7c15ull;
-      uint64_t z = seed;
-      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-      w = z ^ (z >> 31);
+      w = mix64(seed);
     }
   }
   uint64_t next() {

@@ -1,0 +1,313 @@
+#include "emulation/dns.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "core/random.hpp"
+
+namespace xlp::dns {
+
+namespace {
+
+uint16_t get16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
+void put16(uint8_t* p, uint16_t v) {
+  p[0] = uint8_t(v >> 8);
+  p[1] = uint8_t(v);
+}
+void put32(uint8_t* p, uint32_t v) {
+  put16(p, uint16_t(v >> 16));
+  put16(p + 2, uint16_t(v));
+}
+
+uint8_t lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? uint8_t(c | 0x20) : c; }
+int hex_value(uint8_t c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  c = lower(c);
+  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+void put_hex(uint8_t* p, uint32_t v, int digits) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int i = digits - 1; i >= 0; --i, v >>= 4) p[i] = uint8_t(kDigits[v & 15]);
+}
+std::optional<uint32_t> get_hex(const uint8_t* p, int digits) {
+  uint32_t v = 0;
+  for (int i = 0; i < digits; ++i) {
+    const int d = hex_value(p[i]);
+    if (d < 0) return std::nullopt;
+    v = v << 4 | uint32_t(d);
+  }
+  return v;
+}
+
+constexpr size_t kMaxName = 255;    // RFC 1035 §3.1, in wire form
+constexpr int kMaxPointers = 16;    // a compression loop ends here (no real name needs more)
+
+// The name at `offset` of a message, in wire form without compression and in lower case, into
+// `out` (kMaxName bytes); `end`: where the name ends at `offset`. False when it cannot be read
+// (past the message, a pointer loop, over kMaxName, a reserved label type).
+bool read_wire_name(const uint8_t* msg, size_t len, size_t offset, uint8_t* out, size_t* out_len, size_t* end) {
+  size_t at = offset, n = 0;
+  int pointers = 0;
+  bool jumped = false;
+  for (;;) {
+    if (at >= len) return false;
+    const uint8_t l = msg[at];
+    if ((l & 0xc0) == 0xc0) {  // a pointer to the rest of the name
+      if (at + 1 >= len || ++pointers > kMaxPointers) return false;
+      if (!jumped) *end = at + 2;
+      jumped = true;
+      at = size_t(l & 0x3f) << 8 | msg[at + 1];
+      continue;
+    }
+    if (l & 0xc0) return false;  // 0x40, 0x80: label types no one uses (RFC 6891 §5)
+    if (n + 1 + l > kMaxName || at + 1 + l > len) return false;
+    out[n++] = l;
+    for (size_t i = 0; i < l; ++i) out[n++] = lower(msg[at + 1 + i]);
+    at += 1 + l;
+    if (l == 0) break;
+  }
+  if (!jumped) *end = at;
+  *out_len = n;
+  return true;
+}
+
+// A resource record's fixed part after its owner name (RFC 1035 §4.1.3).
+struct RecordHeader {
+  uint16_t type, klass;
+  uint32_t ttl;
+  uint16_t rdlength;
+  size_t rdata;  // offset of its data
+};
+constexpr size_t kRecordFixed = 10;
+
+std::optional<RecordHeader> read_record(const uint8_t* msg, size_t len, size_t at, size_t* end,
+                                        uint8_t* owner = nullptr, size_t* owner_len = nullptr) {
+  uint8_t scratch[kMaxName];
+  size_t scratch_len = 0, after = 0;
+  if (!read_wire_name(msg, len, at, owner ? owner : scratch, owner_len ? owner_len : &scratch_len, &after))
+    return std::nullopt;
+  if (after + kRecordFixed > len) return std::nullopt;
+  const uint8_t* f = msg + after;
+  RecordHeader h{get16(f), get16(f + 2), uint32_t(get16(f + 4)) << 16 | get16(f + 6), get16(f + 8),
+                 after + kRecordFixed};
+  if (h.rdata + h.rdlength > len) return std::nullopt;
+  *end = h.rdata + h.rdlength;
+  return h;
+}
+
+uint8_t* write_opt(uint8_t* p) {
+  p[0] = 0;  // the root
+  put16(p + 1, kTypeOpt);
+  put16(p + 3, kEdnsPayload);
+  put32(p + 5, 0);  // extended RCODE 0, version 0, no DO bit
+  put16(p + 9, 0);
+  return p + kOptRecord;
+}
+
+}  // namespace
+
+Zone::Zone(std::string_view text) {
+  if (!text.empty() && text.back() == '.') text.remove_suffix(1);
+  if (text.empty()) throw std::invalid_argument("zone: empty");
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t dot = std::min(text.find('.', start), text.size());
+    const std::string_view label = text.substr(start, dot - start);
+    if (label.empty()) throw std::invalid_argument("zone \"" + std::string(text) + "\": an empty label");
+    if (label.size() > 63)
+      throw std::invalid_argument("zone \"" + std::string(text) + "\": label \"" + std::string(label) +
+                                  "\" is over 63 bytes");
+    for (char c : label)
+      if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-'))
+        throw std::invalid_argument("zone \"" + std::string(text) + "\": '" + std::string(1, c) +
+                                    "' is not a letter, digit or hyphen");
+    wire_.push_back(uint8_t(label.size()));
+    for (char c : label) wire_.push_back(lower(uint8_t(c)));
+    start = dot + 1;
+  }
+  wire_.push_back(0);
+  if (name_size() > kMaxName)
+    throw std::invalid_argument("zone \"" + std::string(text) + "\": a test name in it would be " +
+                                std::to_string(name_size()) + " bytes, over 255");
+}
+
+void write_name(uint8_t* p, const TestName& name, const Zone& zone) {
+  p[0] = uint8_t(kLabelChars);
+  put_hex(p + 1, name.nonce, 8);
+  put_hex(p + 9, name.stream, 2);
+  put_hex(p + 11, name.index, 8);
+  std::memcpy(p + 1 + kLabelChars, zone.wire().data(), zone.wire().size());
+}
+
+std::optional<TestName> read_name(const uint8_t* msg, size_t len, size_t offset, const Zone& zone, size_t* end) {
+  uint8_t wire[kMaxName];
+  size_t n = 0;
+  if (!read_wire_name(msg, len, offset, wire, &n, end)) return std::nullopt;
+  if (n != zone.name_size() || wire[0] != kLabelChars ||
+      std::memcmp(wire + 1 + kLabelChars, zone.wire().data(), zone.wire().size()) != 0)
+    return std::nullopt;
+  const auto nonce = get_hex(wire + 1, 8), stream = get_hex(wire + 9, 2), index = get_hex(wire + 11, 8);
+  if (!nonce || !stream || !index) return std::nullopt;
+  return TestName{*nonce, uint8_t(*stream), *index};
+}
+
+size_t write_query(uint8_t* p, const TestName& name, const Zone& zone, uint16_t id, uint16_t qtype, bool edns) {
+  put16(p, id);
+  put16(p + 2, kFlagRd);
+  put16(p + 4, 1);  // one question
+  put16(p + 6, 0);
+  put16(p + 8, 0);
+  put16(p + 10, edns ? 1 : 0);
+  uint8_t* q = p + kHeader;
+  write_name(q, name, zone);
+  q += zone.name_size();
+  put16(q, qtype);
+  put16(q + 2, kClassIn);
+  q += kQuestionTail;
+  if (edns) q = write_opt(q);
+  return size_t(q - p);
+}
+
+Records records_of(const TestName& name, const RecordRule& rule) {
+  const uint64_t h = mix64(uint64_t(name.nonce) << 40 ^ uint64_t(name.stream) << 32 ^ name.index);
+  Records r;
+  const uint32_t host_mask = rule.a_bits >= 32 ? 0 : uint32_t(~0u) >> rule.a_bits;
+  r.a = (rule.a_base & ~host_mask) | (uint32_t(h) & host_mask);
+  r.has_aaaa = (h >> 48) < rule.aaaa_share;  // 16 other bits of the hash against the share
+  if (r.has_aaaa) {
+    r.aaaa = rule.aaaa_base;
+    put32(r.aaaa.data() + 12, uint32_t(h));
+  }
+  return r;
+}
+
+std::array<uint8_t, 16> synthesize(const std::array<uint8_t, 16>& prefix, int prefix_bits, uint32_t ipv4) {
+  if (prefix_bits != 32 && prefix_bits != 40 && prefix_bits != 48 && prefix_bits != 56 && prefix_bits != 64 &&
+      prefix_bits != 96)
+    throw std::invalid_argument("RFC 6052 prefix length " + std::to_string(prefix_bits) +
+                                ": allowed 32, 40, 48, 56, 64, 96");
+  std::array<uint8_t, 16> out{};
+  const size_t prefix_bytes = size_t(prefix_bits) / 8;
+  std::copy_n(prefix.begin(), prefix_bytes, out.begin());
+  size_t at = prefix_bytes;
+  for (int shift = 24; shift >= 0; shift -= 8) {
+    if (at == 8) ++at;  // bits 64..71: the u octet, zero (RFC 6052 §2.2)
+    out[at++] = uint8_t(ipv4 >> shift);
+  }
+  return out;
+}
+
+size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, const RecordRule& rule) {
+  if (len < kHeader) return 0;
+  const uint16_t flags = get16(msg + 2);
+  if ((flags & kFlagQr) || (flags & kOpcodeMask) || get16(msg + 4) != 1 || get16(msg + 6) || get16(msg + 8))
+    return 0;
+  size_t q_end = 0;
+  const auto name = read_name(msg, len, kHeader, zone, &q_end);
+  if (!name || q_end != kHeader + zone.name_size() || q_end + kQuestionTail > len) return 0;
+  const uint16_t qtype = get16(msg + q_end), qclass = get16(msg + q_end + 2);
+  if (qclass != kClassIn || (qtype != kTypeA && qtype != kTypeAaaa)) return 0;
+  // The additional section: an OPT record says the asker speaks EDNS(0); the rest is skipped.
+  bool edns = false;
+  size_t at = q_end + kQuestionTail;
+  for (uint16_t i = 0, n = get16(msg + 10); i < n; ++i) {
+    const auto rr = read_record(msg, len, at, &at);
+    if (!rr) return 0;
+    edns |= rr->type == kTypeOpt;
+  }
+  const Records records = records_of(*name, rule);
+  const bool has = qtype == kTypeA || records.has_aaaa;
+  const size_t rdlength = qtype == kTypeA ? 4 : 16;
+  // NODATA carries the zone's SOA for negative caching (RFC 2308 §2.2): owner, MNAME and RNAME
+  // all point at the zone's part of the question name.
+  constexpr size_t kSoaData = 2 + 2 + 5 * 4;
+  const size_t answer = has ? 2 + kRecordFixed + rdlength : 2 + kRecordFixed + kSoaData;
+  const size_t out_len = q_end + kQuestionTail + answer + (edns ? kOptRecord : 0);
+  if (out_len > cap) return 0;
+  put16(msg + 2, uint16_t(kFlagQr | kFlagAa | (flags & kFlagRd)));  // NOERROR
+  put16(msg + 6, has ? 1 : 0);
+  put16(msg + 8, has ? 0 : 1);
+  put16(msg + 10, edns ? 1 : 0);
+  uint8_t* p = msg + q_end + kQuestionTail;
+  const uint16_t zone_pointer = uint16_t(0xc000 | (kHeader + 1 + kLabelChars));
+  if (has) {
+    put16(p, 0xc000 | kHeader);  // the question's name
+    put16(p + 2, qtype);
+    put16(p + 4, kClassIn);
+    put32(p + 6, rule.ttl);
+    put16(p + 10, uint16_t(rdlength));
+    if (qtype == kTypeA) put32(p + 12, records.a);
+    else std::memcpy(p + 12, records.aaaa.data(), 16);
+    p += 12 + rdlength;
+  } else {
+    put16(p, zone_pointer);
+    put16(p + 2, 6);  // SOA
+    put16(p + 4, kClassIn);
+    put32(p + 6, rule.ttl);
+    put16(p + 10, uint16_t(kSoaData));
+    put16(p + 12, zone_pointer);  // MNAME
+    put16(p + 14, zone_pointer);  // RNAME
+    put32(p + 16, 1);             // SERIAL
+    put32(p + 20, 3600);          // REFRESH
+    put32(p + 24, 600);           // RETRY
+    put32(p + 28, 86400);         // EXPIRE
+    put32(p + 32, rule.ttl);      // MINIMUM: how long NODATA is cached
+    p += 12 + kSoaData;
+  }
+  if (edns) p = write_opt(p);
+  return size_t(p - msg);
+}
+
+ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
+                         const Expectation& expect) {
+  if (len < kHeader) return ReplyVerdict::kMalformed;
+  const uint16_t flags = get16(msg + 2);
+  if (!(flags & kFlagQr)) return ReplyVerdict::kMalformed;
+  if (get16(msg) != id || (flags & kOpcodeMask) || get16(msg + 4) != 1) return ReplyVerdict::kMismatch;
+  // The question, as asked (names compare without regard to case).
+  uint8_t question[kMaxName];
+  size_t question_len = 0, at = 0;
+  if (!read_wire_name(msg, len, kHeader, question, &question_len, &at) || at + kQuestionTail > len)
+    return ReplyVerdict::kMalformed;
+  size_t ignored = 0;
+  const auto asked = read_name(msg, len, kHeader, *expect.zone, &ignored);
+  if (!asked || !(*asked == name) || get16(msg + at) != qtype || get16(msg + at + 2) != kClassIn)
+    return ReplyVerdict::kMismatch;
+  at += kQuestionTail;
+  if (flags & kFlagTc) return ReplyVerdict::kTruncated;
+  switch (flags & kRcodeMask) {
+    case kNoError: break;
+    case kServFail: return ReplyVerdict::kServFail;
+    case kNxDomain: return ReplyVerdict::kNxDomain;
+    default: return ReplyVerdict::kOtherRcode;
+  }
+  const Records records = records_of(name, expect.rule);
+  std::array<uint8_t, 16> want{};
+  size_t want_len = 4;
+  if (qtype == kTypeA) {
+    put32(want.data(), records.a);
+  } else {
+    want = records.has_aaaa ? records.aaaa : synthesize(expect.prefix, expect.prefix_bits, records.a);
+    want_len = 16;
+  }
+  // Every address record of the asked type, owned by the asked name, must be the one expected;
+  // there must be one. Records of other types (a CNAME, an RRSIG) are not judged.
+  int found = 0;
+  for (uint16_t i = 0, n = get16(msg + 6); i < n; ++i) {
+    uint8_t owner[kMaxName];
+    size_t owner_len = 0;
+    const auto rr = read_record(msg, len, at, &at, owner, &owner_len);
+    if (!rr) return ReplyVerdict::kMalformed;
+    if (rr->type != qtype || rr->klass != kClassIn) continue;
+    if (owner_len != question_len || std::memcmp(owner, question, owner_len) != 0 || rr->rdlength != want_len ||
+        std::memcmp(msg + rr->rdata, want.data(), want_len) != 0)
+      return ReplyVerdict::kWrongAnswer;
+    ++found;
+  }
+  return found ? ReplyVerdict::kGood : ReplyVerdict::kWrongAnswer;
+}
+
+}  // namespace xlp::dns

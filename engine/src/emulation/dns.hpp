@@ -1,0 +1,131 @@
+// DNS messages of the tester (RFC 1035 §4, EDNS(0) RFC 6891) for RFC 8219 §9 DNS64
+// benchmarking and resolved-queries measurements (issue 31, docs/dns.md): the client's queries,
+// the authoritative side's answers written over the query in place, and the client's judgement
+// of a reply. Pure: no DPDK.
+//
+// A test name is one label of hex digits, then the zone: <nonce><stream><index>.<zone>, e.g.
+// 5be2a7c001000001f0.dns64perf.test. The nonce comes from the trial's seed (names differ
+// between trials and runs, so no cache answers from an earlier trial); the index counts the
+// trial's names (a name asked again to hit a cache keeps its index). The records a name has
+// follow from the name alone (records_of), so the client recomputes what the authoritative side
+// answered without asking it. Hex digits are read in either case: a resolver may randomise the
+// case of the names it sends (draft-vixie-dnsext-dns0x20).
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace xlp::dns {
+
+constexpr uint16_t kTypeA = 1, kTypeAaaa = 28, kTypeOpt = 41, kClassIn = 1;
+constexpr size_t kHeader = 12;
+constexpr size_t kQuestionTail = 4;  // QTYPE, QCLASS
+constexpr size_t kOptRecord = 11;    // root name, TYPE, CLASS (payload size), TTL, RDLENGTH 0
+// The UDP payload size the tester announces and answers with (EDNS(0)): DNS flag day 2020's.
+constexpr uint16_t kEdnsPayload = 1232;
+// Header flags (RFC 1035 §4.1.1).
+constexpr uint16_t kFlagQr = 0x8000, kFlagAa = 0x0400, kFlagTc = 0x0200, kFlagRd = 0x0100, kFlagRa = 0x0080;
+constexpr uint16_t kOpcodeMask = 0x7800, kRcodeMask = 0x000f;
+enum Rcode : uint8_t { kNoError = 0, kFormErr = 1, kServFail = 2, kNxDomain = 3, kNotImp = 4, kRefused = 5 };
+
+// What a test name carries.
+struct TestName {
+  uint32_t nonce = 0;  // the trial's, from its seed
+  uint8_t stream = 0;  // the stream that asked
+  uint32_t index = 0;  // the name's number in the trial
+  bool operator==(const TestName&) const = default;
+};
+constexpr size_t kLabelChars = 18;  // nonce 8, stream 2, index 8 hex digits
+
+// A zone in wire form: its labels, each after its length, then the root's 0 (RFC 1035 §3.1).
+class Zone {
+ public:
+  // From its text ("dns64perf.test", a trailing dot allowed). Throws std::invalid_argument
+  // naming the problem: an empty label, a label over 63 bytes, a test name over 255 bytes, a
+  // character other than a letter, digit or hyphen (RFC 1123 §2.1).
+  explicit Zone(std::string_view text);
+  const std::vector<uint8_t>& wire() const { return wire_; }
+  // The wire size of a test name in this zone.
+  size_t name_size() const { return 1 + kLabelChars + wire_.size(); }
+
+ private:
+  std::vector<uint8_t> wire_;  // lower case
+};
+
+// Writes the test name's wire form at `p` (name_size() bytes).
+void write_name(uint8_t* p, const TestName& name, const Zone& zone);
+
+// A name in a message, read from `offset` (following compression pointers, RFC 1035 §4.1.4):
+// the test name it is, or nullopt when it is not one of this zone. `end`: where the name ends
+// at `offset` (past its pointer, if it has one).
+std::optional<TestName> read_name(const uint8_t* msg, size_t len, size_t offset, const Zone& zone, size_t* end);
+
+// A query for `qtype` (A or AAAA) of `name`, recursion desired, with an EDNS(0) OPT record when
+// `edns`. Returns the bytes written: kHeader + name_size() + kQuestionTail (+ kOptRecord).
+size_t write_query(uint8_t* p, const TestName& name, const Zone& zone, uint16_t id, uint16_t qtype, bool edns);
+inline size_t query_size(const Zone& zone, bool edns) {
+  return kHeader + zone.name_size() + kQuestionTail + (edns ? kOptRecord : 0);
+}
+
+// The records of the test zone's names, as the authoritative side serves them and the client
+// expects them: an A record in `a_base`/`a_bits` (the low bits from a hash of the name), and a
+// AAAA record in `aaaa_base`/96 for a share of the names (`aaaa_share` of 2^16; the rest have
+// none: the authoritative side answers NODATA).
+struct RecordRule {
+  uint32_t a_base = 0xC6120000;  // 198.18.0.0
+  uint8_t a_bits = 15;           // the prefix's length (198.18.0.0/15: RFC 2544's range)
+  std::array<uint8_t, 16> aaaa_base{0x20, 0x01, 0x0d, 0xb8};  // 2001:db8::/96
+  uint32_t aaaa_share = 0;       // 0..65536: the names (of 65536) with a AAAA record
+  uint32_t ttl = 3600;           // of every record served
+};
+struct Records {
+  uint32_t a = 0;                // host order
+  bool has_aaaa = false;
+  std::array<uint8_t, 16> aaaa{};
+};
+Records records_of(const TestName& name, const RecordRule& rule);
+
+// An IPv4 address embedded in an IPv6 prefix as RFC 6052 §2.2 says: after `prefix_bits` (32,
+// 40, 48, 56, 64 or 96) bits of `prefix`, skipping bits 64..71 (the u octet, zero), the suffix
+// zero. Throws std::invalid_argument for another length.
+std::array<uint8_t, 16> synthesize(const std::array<uint8_t, 16>& prefix, int prefix_bits, uint32_t ipv4);
+
+// The authoritative side: writes its answer over the query of `len` bytes at `msg` (room for
+// `cap`): QR and AA set, RD and the ID copied, the question as received (the case of its
+// letters too), then the record of the query's type if the name has one (A always; AAAA where
+// records_of says: else NODATA, an empty answer), and an OPT record when the query had one.
+// Returns the answer's length, or 0 for a query it does not answer (not a standard query of
+// one question, not a test name of `zone`, not A or AAAA in class IN, a malformed message, no
+// room): the caller counts those.
+size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, const RecordRule& rule);
+
+// The client's judgement of a reply, the most specific first.
+enum class ReplyVerdict : uint8_t {
+  kGood,
+  kMalformed,    // not a DNS response that can be read to its answers
+  kMismatch,     // another ID, question or opcode than the query's (not this query's reply)
+  kTruncated,    // TC set: the answer did not fit (RFC 1035 §4.1.1)
+  kServFail,
+  kNxDomain,
+  kOtherRcode,   // REFUSED, FORMERR, NOTIMP, ...
+  kWrongAnswer,  // no address record, or one other than expected (a DNS64's synthesis, an A)
+};
+constexpr size_t kReplyVerdicts = 8;
+
+// What the client expects of the reply to its query for `qtype` of `name`: for AAAA, the name's
+// AAAA record where it has one, else its A record synthesized with `prefix`/`prefix_bits`
+// (RFC 6147 §5.1.7); for A, its A record. Every record of the asked type in the answer section
+// must be that one, and there must be one.
+struct Expectation {
+  const Zone* zone = nullptr;
+  RecordRule rule;
+  std::array<uint8_t, 16> prefix{0x00, 0x64, 0xff, 0x9b};  // 64:ff9b::/96 (RFC 6052 §2.1)
+  int prefix_bits = 96;
+};
+ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
+                         const Expectation& expect);
+
+}  // namespace xlp::dns

@@ -1,0 +1,228 @@
+// The DNS codec (src/emulation/dns.hpp) against messages dnspython encoded (dns_vectors.txt,
+// written by dns_vectors.py): what the engine writes must be those bytes, and what it judges
+// must be what a DNS64 resolver would send.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "emulation/dns.hpp"
+
+using namespace xlp::dns;
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+
+const std::map<std::string, Bytes>& vectors() {
+  static const std::map<std::string, Bytes> all = [] {
+    std::map<std::string, Bytes> out;
+    std::ifstream in(XLP_DNS_VECTORS);
+    std::string line;
+    while (std::getline(in, line)) {
+      std::istringstream fields(line);
+      std::string name, hex;
+      fields >> name >> hex;
+      Bytes bytes;
+      for (size_t i = 0; i + 1 < hex.size(); i += 2) bytes.push_back(uint8_t(std::stoi(hex.substr(i, 2), nullptr, 16)));
+      out[name] = bytes;
+    }
+    return out;
+  }();
+  return all;
+}
+const Bytes& vec(const std::string& name) {
+  const auto it = vectors().find(name);
+  if (it == vectors().end()) throw std::runtime_error("no vector " + name + " in " XLP_DNS_VECTORS);
+  return it->second;
+}
+
+const Zone kZone("dns64perf.test");
+const TestName kName{0x5be2a7c0, 1, 0x1f0};
+
+std::array<uint8_t, 16> v6(std::initializer_list<int> words) {  // 8 16-bit words
+  std::array<uint8_t, 16> a{};
+  size_t i = 0;
+  for (int w : words) {
+    a[i++] = uint8_t(w >> 8);
+    a[i++] = uint8_t(w);
+  }
+  return a;
+}
+
+// The authoritative side's answer to a query vector, as its bytes.
+Bytes answer_to(const std::string& query, const RecordRule& rule = {}) {
+  Bytes msg = vec(query);
+  const size_t len = msg.size();
+  msg.resize(512);
+  const size_t out = answer_in_place(msg.data(), len, msg.size(), kZone, rule);
+  msg.resize(out);
+  return msg;
+}
+
+}  // namespace
+
+TEST(Dns, QueriesAreWhatDnspythonEncodes) {
+  Bytes q(query_size(kZone, true));
+  EXPECT_EQ(write_query(q.data(), kName, kZone, 0x1234, kTypeAaaa, true), q.size());
+  EXPECT_EQ(q, vec("query_aaaa_edns"));
+  Bytes a(query_size(kZone, false));
+  EXPECT_EQ(write_query(a.data(), kName, kZone, 0xbeef, kTypeA, false), a.size());
+  EXPECT_EQ(a, vec("query_a"));
+}
+
+TEST(Dns, NamesRoundTripInEitherCase) {
+  for (const TestName n : {kName, TestName{0, 0, 0}, TestName{0xffffffff, 0xff, 0xffffffff}}) {
+    Bytes q(query_size(kZone, false));
+    write_query(q.data(), n, kZone, 1, kTypeA, false);
+    size_t end = 0;
+    EXPECT_EQ(read_name(q.data(), q.size(), kHeader, kZone, &end), n);
+    EXPECT_EQ(end, kHeader + kZone.name_size());
+  }
+  // dnspython's query with letters in random case (0x20) names the same test name.
+  const Bytes& mixed = vec("query_a_mixed_case");
+  size_t end = 0;
+  EXPECT_EQ(read_name(mixed.data(), mixed.size(), kHeader, kZone, &end), (TestName{0x5be2a7c0, 1, 0x1f0}));
+  // Not a test name: another zone, a label that is not hex, a name cut short.
+  Bytes other = vec("query_a");
+  other[kHeader + 1 + kLabelChars + 1] = 'x';  // dns64perf -> xns64perf
+  EXPECT_FALSE(read_name(other.data(), other.size(), kHeader, kZone, &end));
+  Bytes not_hex = vec("query_a");
+  not_hex[kHeader + 3] = 'g';
+  EXPECT_FALSE(read_name(not_hex.data(), not_hex.size(), kHeader, kZone, &end));
+  EXPECT_FALSE(read_name(other.data(), kHeader + 10, kHeader, kZone, &end));
+}
+
+TEST(Dns, ZonesAreCheckedAndLowerCased) {
+  EXPECT_EQ(Zone("DNS64perf.Test.").wire(), kZone.wire());
+  EXPECT_THROW(Zone(""), std::invalid_argument);
+  EXPECT_THROW(Zone("a..b"), std::invalid_argument);
+  EXPECT_THROW(Zone("a_b.test"), std::invalid_argument);
+  EXPECT_THROW(Zone(std::string(64, 'a') + ".test"), std::invalid_argument);
+  std::string long_zone;
+  for (int i = 0; i < 4; ++i) long_zone += std::string(60, 'a') + ".";
+  EXPECT_THROW(Zone{long_zone}, std::invalid_argument);  // 244 bytes + the test label: over 255
+}
+
+TEST(Dns, TheAuthoritativeSideAnswersAsDnspythonEncodes) {
+  EXPECT_EQ(answer_to("query_a"), vec("answer_a"));
+  EXPECT_EQ(answer_to("query_aaaa_edns"), vec("answer_aaaa_nodata_edns"));  // NODATA with the SOA
+  RecordRule every_aaaa;
+  every_aaaa.aaaa_share = 65536;
+  EXPECT_EQ(answer_to("query_aaaa_edns", every_aaaa), vec("answer_aaaa_record_edns"));
+  // The question as received: 0x20's random case echoed.
+  EXPECT_EQ(answer_to("query_a_mixed_case"), vec("answer_a_mixed_case"));
+}
+
+TEST(Dns, TheAuthoritativeSideLeavesWhatItCannotAnswer) {
+  Bytes msg = vec("query_a");
+  const size_t len = msg.size();
+  msg.resize(512);
+  const auto refused = [&](Bytes m, size_t l, size_t cap = 512) {
+    m.resize(std::max<size_t>(m.size(), cap));
+    return answer_in_place(m.data(), l, cap, kZone, {}) == 0;
+  };
+  EXPECT_FALSE(refused(msg, len));
+  Bytes response = msg;
+  response[2] |= 0x80;  // QR: a response, not a query
+  EXPECT_TRUE(refused(response, len));
+  Bytes mx = msg;
+  mx[len - 3] = 15;  // QTYPE MX
+  EXPECT_TRUE(refused(mx, len));
+  Bytes chaos = msg;
+  chaos[len - 1] = 3;  // QCLASS CH
+  EXPECT_TRUE(refused(chaos, len));
+  Bytes two = msg;
+  two[5] = 2;  // QDCOUNT 2
+  EXPECT_TRUE(refused(two, len));
+  EXPECT_TRUE(refused(msg, len - 1));          // cut short
+  EXPECT_TRUE(refused(msg, len, len + 10));    // no room for the answer
+  Bytes loop = msg;                            // a name that points at itself
+  loop[kHeader] = 0xc0;
+  loop[kHeader + 1] = kHeader;
+  EXPECT_TRUE(refused(loop, len));
+}
+
+TEST(Dns, Rfc6052ExamplesOfTable1) {
+  const uint32_t v4 = 0xc0000221;  // 192.0.2.33
+  EXPECT_EQ(synthesize(v6({0x2001, 0xdb8}), 32, v4), v6({0x2001, 0xdb8, 0xc000, 0x221}));
+  EXPECT_EQ(synthesize(v6({0x2001, 0xdb8, 0x100}), 40, v4), v6({0x2001, 0xdb8, 0x1c0, 0x2, 0x21}));
+  EXPECT_EQ(synthesize(v6({0x2001, 0xdb8, 0x122}), 48, v4), v6({0x2001, 0xdb8, 0x122, 0xc000, 0x2, 0x2100}));
+  EXPECT_EQ(synthesize(v6({0x2001, 0xdb8, 0x122, 0x300}), 56, v4), v6({0x2001, 0xdb8, 0x122, 0x3c0, 0, 0x221}));
+  EXPECT_EQ(synthesize(v6({0x2001, 0xdb8, 0x122, 0x344}), 64, v4),
+            v6({0x2001, 0xdb8, 0x122, 0x344, 0xc0, 0x2, 0x2100}));
+  EXPECT_EQ(synthesize(v6({0x2001, 0xdb8, 0x122, 0x344}), 96, v4),
+            v6({0x2001, 0xdb8, 0x122, 0x344, 0, 0, 0xc000, 0x221}));
+  EXPECT_EQ(synthesize(v6({0x64, 0xff9b}), 96, v4), v6({0x64, 0xff9b, 0, 0, 0, 0, 0xc000, 0x221}));
+  EXPECT_THROW(synthesize({}, 80, v4), std::invalid_argument);
+}
+
+TEST(Dns, RecordsFollowFromTheNameAlone) {
+  RecordRule rule;
+  const Records r = records_of(kName, rule);
+  EXPECT_EQ(r.a >> 17, 0xc6120000u >> 17);  // in 198.18.0.0/15
+  EXPECT_FALSE(r.has_aaaa);
+  // The share of names with a AAAA record is the rule's, within sampling noise.
+  rule.aaaa_share = 65536 * 2 / 10;
+  int with = 0;
+  for (uint32_t i = 0; i < 100000; ++i) with += records_of(TestName{7, 0, i}, rule).has_aaaa;
+  EXPECT_NEAR(with, 20000, 600);
+  rule.aaaa_share = 65536;
+  EXPECT_TRUE(records_of(kName, rule).has_aaaa);
+}
+
+TEST(Dns, TheClientJudgesEachKindOfReply) {
+  Expectation e;
+  e.zone = &kZone;
+  // A DNS64's synthesis from the name's A record with each RFC 6052 prefix length.
+  const std::map<int, std::array<uint8_t, 16>> prefixes = {
+      {96, v6({0x64, 0xff9b})},          {32, v6({0x2001, 0xdb8})},
+      {40, v6({0x2001, 0xdb8, 0x100})},  {48, v6({0x2001, 0xdb8, 0x122})},
+      {56, v6({0x2001, 0xdb8, 0x122, 0x300})}, {64, v6({0x2001, 0xdb8, 0x122, 0x344})}};
+  const auto judge = [&](const std::string& name, const Expectation& x) {
+    const Bytes& m = vec(name);
+    return judge_reply(m.data(), m.size(), 0x1234, kName, kTypeAaaa, x);
+  };
+  for (const auto& [bits, prefix] : prefixes) {
+    Expectation x = e;
+    x.prefix = prefix;
+    x.prefix_bits = bits;
+    EXPECT_EQ(judge("dns64_reply_" + std::to_string(bits), x), ReplyVerdict::kGood) << bits;
+    // ... and with any other prefix length it is a wrong answer.
+    Expectation wrong = x;
+    wrong.prefix_bits = bits == 96 ? 64 : 96;
+    EXPECT_EQ(judge("dns64_reply_" + std::to_string(bits), wrong), ReplyVerdict::kWrongAnswer) << bits;
+  }
+  EXPECT_EQ(judge("dns64_reply_wrong_prefix", e), ReplyVerdict::kWrongAnswer);
+  EXPECT_EQ(judge("dns64_reply_nodata", e), ReplyVerdict::kWrongAnswer);
+  EXPECT_EQ(judge("dns64_reply_servfail", e), ReplyVerdict::kServFail);
+  EXPECT_EQ(judge("dns64_reply_nxdomain", e), ReplyVerdict::kNxDomain);
+  EXPECT_EQ(judge("dns64_reply_refused", e), ReplyVerdict::kOtherRcode);
+  EXPECT_EQ(judge("dns64_reply_truncated", e), ReplyVerdict::kTruncated);
+  EXPECT_EQ(judge("dns64_reply_other_name", e), ReplyVerdict::kMismatch);
+  // Another ID; a query, not a reply; a reply cut short.
+  const Bytes& good = vec("dns64_reply_96");
+  EXPECT_EQ(judge_reply(good.data(), good.size(), 0x1235, kName, kTypeAaaa, e), ReplyVerdict::kMismatch);
+  EXPECT_EQ(judge_reply(good.data(), good.size(), 0x1234, kName, kTypeA, e), ReplyVerdict::kMismatch);
+  const Bytes& query = vec("query_aaaa_edns");
+  EXPECT_EQ(judge_reply(query.data(), query.size(), 0x1234, kName, kTypeAaaa, e), ReplyVerdict::kMalformed);
+  // (its last 11 bytes are the OPT record, which the client does not read: 3 more are the address)
+  EXPECT_EQ(judge_reply(good.data(), good.size() - kOptRecord - 3, 0x1234, kName, kTypeAaaa, e), ReplyVerdict::kMalformed);
+  // The authoritative side's own answers, judged as a client that asked it directly would
+  // (resolved queries through a router: no synthesis).
+  const Bytes a = answer_to("query_a");
+  EXPECT_EQ(judge_reply(a.data(), a.size(), 0xbeef, kName, kTypeA, e), ReplyVerdict::kGood);
+  Bytes wrong_a = a;
+  wrong_a.back() ^= 1;
+  EXPECT_EQ(judge_reply(wrong_a.data(), wrong_a.size(), 0xbeef, kName, kTypeA, e), ReplyVerdict::kWrongAnswer);
+  RecordRule every_aaaa;
+  every_aaaa.aaaa_share = 65536;
+  Expectation real_aaaa = e;
+  real_aaaa.rule = every_aaaa;  // the name has a AAAA record: it, not a synthesis, is the answer
+  const Bytes aaaa = answer_to("query_aaaa_edns", every_aaaa);
+  EXPECT_EQ(judge_reply(aaaa.data(), aaaa.size(), 0x1234, kName, kTypeAaaa, real_aaaa), ReplyVerdict::kGood);
+  EXPECT_EQ(judge("dns64_reply_96", real_aaaa), ReplyVerdict::kWrongAnswer);  // synthesized over a real one
+}
