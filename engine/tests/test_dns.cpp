@@ -226,3 +226,24 @@ TEST(Dns, TheClientJudgesEachKindOfReply) {
   EXPECT_EQ(judge_reply(aaaa.data(), aaaa.size(), 0x1234, kName, kTypeAaaa, real_aaaa), ReplyVerdict::kGood);
   EXPECT_EQ(judge("dns64_reply_96", real_aaaa), ReplyVerdict::kWrongAnswer);  // synthesized over a real one
 }
+
+TEST(Dns, SequenceNumbersRoundTripThroughPortAndId) {
+  for (uint32_t ports : {1u, 3u, 64u, 64000u}) {
+    const uint64_t modulus = uint64_t(65536) * ports;
+    for (uint64_t seq : {uint64_t(0), uint64_t(1), uint64_t(ports), modulus - 1, modulus, 5 * modulus + 7,
+                         uint64_t(60) * 3'000'000}) {
+      const QueryKey key = key_of(seq, ports);
+      EXPECT_LT(key.port_offset, ports);
+      // Read back near the stream's highest, which may lie a little before or after it.
+      for (int64_t off : {int64_t(0), int64_t(1000), -int64_t(1000), int64_t(modulus / 2 - 1),
+                          -int64_t(modulus / 2 - 1)}) {
+        if (off < 0 && uint64_t(-off) > seq) continue;
+        EXPECT_EQ(seq_of(key, ports, seq + off), seq) << ports << " " << seq << " " << off;
+      }
+    }
+  }
+  // Consecutive queries spread over the ports first.
+  EXPECT_EQ(key_of(0, 4), (QueryKey{0, 0}));
+  EXPECT_EQ(key_of(3, 4), (QueryKey{3, 0}));
+  EXPECT_EQ(key_of(4, 4), (QueryKey{0, 1}));
+}

@@ -70,6 +70,31 @@ inline size_t query_size(const Zone& zone, bool edns) {
   return kHeader + zone.name_size() + kQuestionTail + (edns ? kOptRecord : 0);
 }
 
+// A query's sequence number in its source port and DNS ID: consecutive queries take consecutive
+// ports of the stream's `ports` (a resolver sees that many clients; seed 003 used 64,000) and
+// the ID counts the rounds over them, so the pair names the sequence number modulo
+// 65536 x ports. The name cannot carry it: a name asked again to hit a cache is the same name.
+struct QueryKey {
+  uint16_t port_offset = 0;  // from the stream's first source port
+  uint16_t id = 0;
+  bool operator==(const QueryKey&) const = default;
+};
+inline QueryKey key_of(uint64_t seq, uint32_t ports) {
+  return {uint16_t(seq % ports), uint16_t(seq / ports)};
+}
+// The sequence number a reply's key names: of those congruent to it modulo 65536 x ports, the
+// one nearest `near` (the stream's highest so far), as SequenceTracker extends the tag's 32
+// bits. Exact while the queries outstanding stay under half that modulus (the front end sizes
+// `ports` for rate x timeout); a reply taken for another query fails that query's name check.
+inline uint64_t seq_of(const QueryKey& key, uint32_t ports, uint64_t near) {
+  const uint64_t modulus = uint64_t(65536) * ports;
+  const uint64_t residue = uint64_t(key.id) * ports + key.port_offset;
+  const uint64_t base = near - near % modulus + residue;  // in near's round
+  if (base > near + modulus / 2 && base >= modulus) return base - modulus;
+  if (base + modulus / 2 < near) return base + modulus;
+  return base;
+}
+
 // The records of the test zone's names, as the authoritative side serves them and the client
 // expects them: an A record in `a_base`/`a_bits` (the low bits from a hash of the name), and a
 // AAAA record in `aaaa_base`/96 for a share of the names (`aaaa_share` of 2^16; the rest have
