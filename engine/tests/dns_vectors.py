@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Writes engine/tests/dns_vectors.txt: DNS messages encoded by dnspython (an implementation
-nobody here wrote), which the engine's codec (src/emulation/dns.cpp) must write byte for byte
+nobody here wrote), which the engine's codec (src/core/dns.cpp) must write byte for byte
 and judge as test_dns.cpp says. tests/test_dns_vectors.py checks that the file is this script's
 output, so the vectors cannot drift from dnspython's encoding.
 
@@ -38,7 +38,7 @@ def name(nonce: int, stream: int, index: int) -> str:
 
 def records(nonce: int, stream: int, index: int, aaaa_share: int = 0):
     """The name's A record in 198.18.0.0/15, and its AAAA in 2001:db8::/96 for aaaa_share of
-    65536 names (records_of in src/emulation/dns.cpp)."""
+    65536 names (records_of in src/core/dns.cpp)."""
     h = mix64(((nonce << 40) ^ (stream << 32) ^ index) & MASK64)
     a = ipaddress.IPv4Address((0xC6120000 & ~0x1FFFF) | (h & 0x1FFFF))
     aaaa = ipaddress.IPv6Address((0x20010DB8 << 96) | (h & 0xFFFFFFFF)) if (h >> 48) < aaaa_share else None

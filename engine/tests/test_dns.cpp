@@ -1,4 +1,4 @@
-// The DNS codec (src/emulation/dns.hpp) against messages dnspython encoded (dns_vectors.txt,
+// The DNS codec (src/core/dns.hpp) against messages dnspython encoded (dns_vectors.txt,
 // written by dns_vectors.py): what the engine writes must be those bytes, and what it judges
 // must be what a DNS64 resolver would send.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "emulation/dns.hpp"
+#include "core/dns.hpp"
 
 using namespace xlp::dns;
 

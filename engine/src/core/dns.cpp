@@ -1,4 +1,4 @@
-#include "emulation/dns.hpp"
+#include "core/dns.hpp"
 
 #include <algorithm>
 #include <cctype>
