@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/dns.hpp"
+#include "core/frame.hpp"
 
 using namespace xlp::dns;
 
@@ -246,4 +247,50 @@ TEST(Dns, SequenceNumbersRoundTripThroughPortAndId) {
   EXPECT_EQ(key_of(0, 4), (QueryKey{0, 0}));
   EXPECT_EQ(key_of(3, 4), (QueryKey{3, 0}));
   EXPECT_EQ(key_of(4, 4), (QueryKey{0, 1}));
+}
+
+// The frame model's DNS layer (frame.hpp): a query in place of the test tag, stamped per query.
+TEST(DnsFrames, EachQueryIsItsSequenceNumbersAndItsChecksumVerifies) {
+  for (int ip_version : {4, 6}) {
+    xlp::FrameSpec spec;
+    spec.ip_version = ip_version;
+    spec.src_ip[0] = spec.dst_ip[0] = 0x20;
+    spec.src_port = 40000;
+    spec.dst_port = 53;
+    spec.dns = xlp::FrameSpec::DnsQuery{std::make_shared<Zone>("dns64perf.test"), kTypeAaaa, true, 0x5be2a7c0};
+    EXPECT_THROW(xlp::build_template(spec, 3, 9), std::invalid_argument);  // 64 bytes: not a query's size
+    spec.frame_size = xlp::dns_frame_size(spec);
+    EXPECT_EQ(spec.frame_size, (ip_version == 4 ? 108u : 128u));  // docs/dns.md: 62 bytes of DNS with EDNS(0)
+    const xlp::FrameTemplate t = xlp::build_template(spec, 3, 9);
+    EXPECT_EQ(t.tag_offset, 0);
+    EXPECT_EQ(t.dns_offset, t.l4_offset + 8);
+    const uint32_t ports = 1000;
+    for (uint64_t seq : {uint64_t(0), uint64_t(1), uint64_t(999), uint64_t(123456789)}) {
+      Bytes f = t.bytes;
+      const uint32_t index = uint32_t(seq * 7 + 1);
+      xlp::stamp_dns(f.data(), t, seq, index, ports);
+      // The query: the stream's name with this index, the key's ID and source port.
+      size_t end = 0;
+      EXPECT_EQ(read_name(f.data() + t.dns_offset, f.size() - t.dns_offset, kHeader, kZone, &end),
+                (TestName{0x5be2a7c0, 3, index}));
+      const QueryKey key = key_of(seq, ports);
+      EXPECT_EQ(f[t.dns_offset] << 8 | f[t.dns_offset + 1], key.id);
+      EXPECT_EQ(f[t.l4_offset] << 8 | f[t.l4_offset + 1], 40000 + key.port_offset);
+      EXPECT_EQ(seq_of(QueryKey{uint16_t((f[t.l4_offset] << 8 | f[t.l4_offset + 1]) - 40000),
+                                uint16_t(f[t.dns_offset] << 8 | f[t.dns_offset + 1])},
+                       ports, seq),
+                seq);
+      // The UDP checksum over the pseudo header verifies (RFC 768).
+      const size_t addr = ip_version == 4 ? 4 : 16;
+      const size_t udp_len = f.size() - t.l4_offset;
+      uint64_t sum = xlp::sum_words(spec.src_ip.data(), addr);
+      sum = xlp::sum_words(spec.dst_ip.data(), addr, sum) + xlp::kProtoUdp + udp_len;
+      sum = xlp::sum_words(f.data() + t.l4_offset, udp_len, sum);
+      EXPECT_EQ(xlp::fold(sum), 0xffff) << ip_version << " " << seq;
+      // The authoritative side answers it: it is a query of the zone.
+      Bytes msg(f.begin() + t.dns_offset, f.end());
+      msg.resize(512);
+      EXPECT_GT(answer_in_place(msg.data(), f.size() - t.dns_offset, msg.size(), kZone, {}), 0u);
+    }
+  }
 }

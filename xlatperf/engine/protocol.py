@@ -21,9 +21,11 @@ REPLIES_NOT_SENT = "tester could not send"
 # the time it lacked is more than a busy host takes from it (a descheduled sender loses tens of
 # milliseconds, not a quarter of a second), met its capacity: no hiccup, so not worth taking
 # again (TrialResult.capacity_shown). A first trial at 14.88 Mfps through the 464xlat lab sent
-# 0.55 Mfps for 1.02 s; the search then halved from far above that pace, four more trials that
-# each said the same (issue 30).
-CAPACITY_SHORTFALL = 0.5
+# 0.55 Mfps (3.7 %) for 1.02 s; the search then halved from far above that pace, four more
+# trials that each said the same (issue 30). A tenth, not a half: a compiler running beside a
+# 0.5-s selftest at 2 Mfps on the ring pair held the sender under half of it, which its retakes
+# recovered from.
+CAPACITY_SHORTFALL = 0.1
 HICCUP_SECONDS = 0.25
 
 

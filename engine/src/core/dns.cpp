@@ -134,11 +134,14 @@ Zone::Zone(std::string_view text) {
                                 std::to_string(name_size()) + " bytes, over 255");
 }
 
+void write_index(uint8_t* p, uint32_t index) { put_hex(p, index, int(kIndexDigits)); }
+
 void write_name(uint8_t* p, const TestName& name, const Zone& zone) {
+  static_assert(kIndexAt == kHeader + 11);  // the name's index, as write_name puts it
   p[0] = uint8_t(kLabelChars);
   put_hex(p + 1, name.nonce, 8);
   put_hex(p + 9, name.stream, 2);
-  put_hex(p + 11, name.index, 8);
+  write_index(p + 11, name.index);
   std::memcpy(p + 1 + kLabelChars, zone.wire().data(), zone.wire().size());
 }
 

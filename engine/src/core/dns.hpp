@@ -39,6 +39,12 @@ struct TestName {
   bool operator==(const TestName&) const = default;
 };
 constexpr size_t kLabelChars = 18;  // nonce 8, stream 2, index 8 hex digits
+// Where the index's digits lie in a query (from its start: the header, the label's length, the
+// nonce and the stream), and how many.
+constexpr size_t kIndexAt = 12 + 1 + 8 + 2;
+constexpr size_t kIndexDigits = 8;
+// Writes a name's index as its kIndexDigits hex digits at `p` (a query's, at kIndexAt).
+void write_index(uint8_t* p, uint32_t index);
 
 // A zone in wire form: its labels, each after its length, then the root's 0 (RFC 1035 §3.1).
 class Zone {

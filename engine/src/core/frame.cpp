@@ -134,6 +134,15 @@ struct Writer {
     return at + kTcpHeader + 2;
   }
 
+  // A DNS query of the stream's first name, ID 0, its index's digits zero (not '0': stamp_dns
+  // adds what it writes to the checksum), in place of the tag: the DNS verdict's, not compared
+  // by the header check (a resolver's reply is another message).
+  void dns(size_t at, const FrameSpec::DnsQuery& q, uint8_t stream_id) {
+    dns::write_query(f + at, dns::TestName{q.nonce, stream_id, 0}, *q.zone, 0, q.qtype, q.edns);
+    std::memset(f + at + dns::kIndexAt, 0, dns::kIndexDigits);
+    for (size_t o = at; o < end; o += 255) mark(Layer::kDns, FieldRole::kFree, o, std::min<size_t>(end - o, 255));
+  }
+
   // The test tag (magic, stream id, trial tag; the CE, sequence number and timestamp stay zero:
   // the CE generator, a Responder's state table and stamp_frame fill them), and after it a UDP
   // datagram's padding.
@@ -157,6 +166,12 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   if (spec.l4 != kProtoUdp && spec.l4 != kProtoTcp)
     throw std::invalid_argument("l4 = " + std::to_string(spec.l4) + ": must be 17 (UDP) or 6 (TCP)");
   const bool tcp = spec.l4 == kProtoTcp;
+  if (spec.dns) {
+    if (tcp || !spec.dns->zone) throw std::invalid_argument("dns: a query over UDP, in a zone");
+    if (spec.frame_size != dns_frame_size(spec))
+      throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": a DNS query's frame is " +
+                                  std::to_string(dns_frame_size(spec)) + " bytes (its name's zone and EDNS(0))");
+  }
   const uint32_t min = min_frame_size(spec.ip_version, spec.tunnel.has_value(), spec.l4, spec.tcp_flags);
   if (spec.frame_size < min || spec.frame_size > kMaxFrameSize)
     throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": must be in " +
@@ -184,6 +199,11 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
       case Layer::kUdp: at = t.tag_offset = uint16_t(w.udp(at, spec)); break;
       case Layer::kTcp: at = t.tag_offset = uint16_t(w.tcp(at, spec)); break;
       case Layer::kTag: w.tag(at, spec.l4, stream_id, trial_tag); break;
+      case Layer::kDns:
+        t.dns_offset = t.tag_offset;
+        t.tag_offset = 0;
+        w.dns(at, *spec.dns, stream_id);
+        break;
     }
   }
   uint8_t* f = t.bytes.data();

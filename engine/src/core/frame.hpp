@@ -4,11 +4,13 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/checksum.hpp"
+#include "core/dns.hpp"
 
 struct rte_mbuf;
 
@@ -170,13 +172,22 @@ struct FrameSpec {
   uint32_t frame_size = 64;
   VlanStack vlan;
   std::optional<Tunnel> tunnel;
+  // A DNS query in place of the test tag (dns.hpp, docs/dns.md): over UDP only, and the frame's
+  // size is the query's (dns_frame_size).
+  struct DnsQuery {
+    std::shared_ptr<const dns::Zone> zone;
+    uint16_t qtype = dns::kTypeAaaa;
+    bool edns = true;
+    uint32_t nonce = 0;  // the trial's (dns::TestName)
+  };
+  std::optional<DnsQuery> dns;
 };
 
 inline size_t ip_header_size(int ip_version) { return ip_version == 4 ? 20 : 40; }
 
 // The header layers of a test frame, outermost first. Each has one writer (frame.cpp) and one
 // checker (header_check.hpp); a frame's list follows from its FrameSpec (layers_of).
-enum class Layer : uint8_t { kEthernet, kTunnel, kIpv4, kIpv6, kUdp, kTcp, kTag };
+enum class Layer : uint8_t { kEthernet, kTunnel, kIpv4, kIpv6, kUdp, kTcp, kTag, kDns };
 struct LayerList {
   std::array<Layer, 5> items{};
   uint8_t count = 0;
@@ -189,7 +200,7 @@ inline LayerList layers_of(const FrameSpec& spec) {
   if (spec.tunnel) l.items[l.count++] = Layer::kTunnel;
   l.items[l.count++] = spec.ip_version == 4 ? Layer::kIpv4 : Layer::kIpv6;
   l.items[l.count++] = spec.l4 == kProtoTcp ? Layer::kTcp : Layer::kUdp;
-  l.items[l.count++] = Layer::kTag;
+  l.items[l.count++] = spec.dns ? Layer::kDns : Layer::kTag;
   return l;
 }
 
@@ -223,6 +234,12 @@ inline uint32_t min_frame_size(int ip_version, bool tunnel = false, uint8_t l4 =
                   l4_header_size(l4, tcp_flags) + kFcs);
 }
 
+// The size of a frame that carries a DNS query (FrameSpec::dns), FCS included, VLAN tags not.
+inline uint32_t dns_frame_size(const FrameSpec& spec) {
+  return uint32_t(kEthHeader + (spec.tunnel ? kIpv6Header : 0) + ip_header_size(spec.ip_version) + kUdpHeader +
+                  dns::query_size(*spec.dns->zone, spec.dns->edns) + kFcs);
+}
+
 // A frame prepared once per trial and stream. Per frame only the sequence number, the
 // timestamp and the transport checksum change; the checksum is updated from `base_sum`, the
 // unfolded-equivalent sum of everything else (pseudo header, UDP or TCP header, payload with
@@ -237,6 +254,9 @@ struct FrameTemplate {
   uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
   uint16_t ip_offset = 0;      // start of the IP header that carries UDP
   uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
+  // A DNS query's start (0: none; then tag_offset is 0): its ID and its name's index are zero
+  // here, and its source port the stream's first (stamp_dns writes them).
+  uint16_t dns_offset = 0;
   // Every header field the layer writers wrote, outermost layer first (the receiver's
   // expectations for a stream are derived from these: header_check.hpp).
   std::vector<FieldMark> fields;
@@ -278,6 +298,30 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
   uint64_t sum = extra_sum + t.base_sum + seq_sum(seq) + timestamp_sum(ts);
   uint16_t csum_be = __builtin_bswap16(transport_checksum_field(sum, t.l4));
   std::memcpy(frame + t.checksum_offset, &csum_be, 2);
+}
+
+// Writes query `seq` of a DNS stream (docs/dns.md) into a copy of its template: the name's
+// `index`, the source port (the template's, the stream's first, plus key_of's offset among
+// `ports`) and the ID, and fixes the UDP checksum.
+inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, uint64_t seq, uint32_t index, uint32_t ports) {
+  const dns::QueryKey key = dns::key_of(seq, ports);
+  uint8_t* udp = frame + t.l4_offset;
+  const uint16_t port = uint16_t((udp[0] << 8 | udp[1]) + key.port_offset);
+  udp[0] = uint8_t(port >> 8);
+  udp[1] = uint8_t(port);
+  uint8_t* msg = frame + t.dns_offset;
+  msg[0] = uint8_t(key.id >> 8);
+  msg[1] = uint8_t(key.id);
+  uint8_t* digits = msg + dns::kIndexAt;
+  dns::write_index(digits, index);
+  // The digits' words as the checksum takes them, from the UDP header's start: a digit at an
+  // even distance is a word's high byte.
+  uint64_t sum = uint64_t(t.base_sum) + key.port_offset + key.id;
+  const size_t first = size_t(digits - udp);
+  for (size_t i = 0; i < dns::kIndexDigits; ++i) sum += uint32_t(digits[i]) << ((first + i) % 2 ? 0 : 8);
+  const uint16_t csum = udp_checksum_field(sum);
+  udp[6] = uint8_t(csum >> 8);
+  udp[7] = uint8_t(csum);
 }
 
 struct TestTag {
