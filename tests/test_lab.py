@@ -478,18 +478,22 @@ def test_many_addresses_raise_the_neighbour_limits_and_down_restores_them(tmp_pa
 
 
 CONNTRACK_GLOBAL = ("net.netfilter.nf_conntrack_max", "net.netfilter.nf_conntrack_buckets")
+BACKLOG = "net.core.netdev_max_backlog"
 
 
 @needs_root
 @pytest.mark.parametrize("kind", ["nat44", "nat66", "nat64", "464xlat"])
 def test_nat_kinds_size_conntrack_write_stateful_configs_and_down_restores(kind, tmp_path):
-    before = {key: sh("sysctl", "-n", key).strip() for key in CONNTRACK_GLOBAL}
+    # The conntrack sizes, and the receive backlog every lab with a DUT raises (LAB_BACKLOG).
+    changed = (*CONNTRACK_GLOBAL, BACKLOG)
+    before = {key: sh("sysctl", "-n", key).strip() for key in changed}
     config_path = tmp_path / "lab.toml"
     params = {"table_size": "5000", "buckets": "4096", "timeout": "600"}
     lab.lab_up(kind, params, str(config_path))
     lab.lab_up(kind, params, str(config_path))  # twice: the original values stay recorded
     assert lab.lab_state()["restore_sysctl"] == {key: int(v) for key, v in before.items()}
     assert [sh("sysctl", "-n", key).strip() for key in CONNTRACK_GLOBAL] == ["5000", "4096"]
+    assert int(sh("sysctl", "-n", BACKLOG)) >= lab.LAB_BACKLOG
     for key in ("net.netfilter.nf_conntrack_udp_timeout",
                 "net.netfilter.nf_conntrack_udp_timeout_stream"):
         assert sh("ip", "netns", "exec", "xlp-dut", "sysctl", "-n", key).strip() == "600"
@@ -520,7 +524,7 @@ def test_nat_kinds_size_conntrack_write_stateful_configs_and_down_restores(kind,
 
     lab.lab_down()
     lab.lab_down()
-    assert {key: sh("sysctl", "-n", key).strip() for key in CONNTRACK_GLOBAL} == before
+    assert {key: sh("sysctl", "-n", key).strip() for key in changed} == before
     assert not [ns for ns in namespaces() if ns.startswith("xlp-")] and not lab_taygas()
 
 

@@ -21,6 +21,7 @@ import pytest
 from e2e_util import summary, trials, xlatperf
 from sshd_lab import available, ssh_hosts
 from xlatperf import lab
+from xlatperf.engine.protocol import RATE_NOT_KEPT
 from xlatperf.util.files import toml_value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,7 +99,8 @@ def test_trial_over_ssh_and_the_tester_hosts_checks(hosts, tmp_path):
     [record] = trials(out)
     forward = record["directions"]["forward"]
     assert forward["sent"] == forward["received"] == int(rate * duration)
-    assert record["valid"] or "pacing" in str(record.get("invalid_reason"))
+    # Valid, or (on a busy host) invalid because the sender fell behind: never for another reason.
+    assert record["valid"] or str(record.get("invalid_reason")).startswith(RATE_NOT_KEPT), record
     result = summary(out)
     assert result["complete"] and result["config"]["tester"]["ssh"] == host.target
     assert "xlatperf-remote: engine pid" in (out / "engine.log").read_text()

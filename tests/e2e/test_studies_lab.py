@@ -41,8 +41,11 @@ def summary(out: Path, point: dict) -> dict:
 
 
 def trials(out: Path, point: dict) -> list[dict]:
+    """A point's trial records, without the attempts that were taken again (a busy lab machine
+    may deschedule the sender: trial.retakes)."""
     path = out / "points" / point["id"] / "trials.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines() if line]
+    records = [json.loads(line) for line in path.read_text().splitlines() if line]
+    return [r for r in records if not r.get("retaken")]
 
 
 def test_throughput_then_latency_and_pdv_at_that_throughput(make_lab, tmp_path):

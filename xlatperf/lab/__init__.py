@@ -95,7 +95,7 @@ from .state import STATE_FILE, lab_state, restore_global_sysctls, set_global_sys
 # What other modules, the tests, the benchmarks and scripts use of the lab.
 __all__ = [
     "CALIBRATION_CONFIG", "CALIBRATION_OUT", "DUT_NS", "DUT_PORTS", "KINDS", "LAB_DIR",
-    "LAB_MAX_LAG", "MACS", "TAYGA_CONF", "TAYGA_PIDFILE", "TESTER_NS", "LabError", "auto_burst",
+    "LAB_BACKLOG", "LAB_MAX_LAG", "MACS", "TAYGA_CONF", "TAYGA_PIDFILE", "TESTER_NS", "LabError", "auto_burst",
     "calibration_config", "describe", "format_kinds", "lab_down", "lab_state", "lab_up",
     "loss_threshold", "lossy_ruleset", "port_type", "record_ceiling", "resolve_params",
     "tester_config",
