@@ -14,6 +14,7 @@ import pytest
 from e2e_util import ROOT, summary, trials, xlatperf
 
 from xlatperf import lab
+from xlatperf.engine.protocol import RATE_NOT_KEPT
 from xlatperf.report import write_report
 from xlatperf.run.calibration import calibrate_lab
 
@@ -146,4 +147,6 @@ def test_the_dut_and_the_engines_worker_run_on_different_cpus(make_lab, tmp_path
         stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0, stderr
     (trial,) = trials(tmp_path / "out")
-    assert trial["valid"]
+    # Valid, or (on a busy host, after its retakes) invalid because the sender fell behind: the
+    # placement is this test's subject, not the pace.
+    assert trial["valid"] or trial["invalid_reason"].startswith(RATE_NOT_KEPT), trial
