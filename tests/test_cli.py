@@ -137,7 +137,14 @@ def test_selftest(config, tmp_path, monkeypatch, capsys):
     assert cli.main(["selftest", "-c", config, "--out", str(out), "-q"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("xlatperf: error: selftest: the 2 s check trial at 10000 fps failed")
-    assert err.count("\n") == 1
+    assert err.count("\n") == 1 and "are the ports wired to each other?" in err
+    # Every frame arrives but the sender cannot keep even the check's rate: a busy host, not
+    # the wiring.
+    monkeypatch.delenv("FAKE_DUT_LIMIT")
+    monkeypatch.setenv("FAKE_TESTER_LIMIT", "6000")
+    assert cli.main(["selftest", "-c", config, "--out", str(out), "-q"]) == 1
+    err = capsys.readouterr().err
+    assert "tester could not keep the rate" in err and "is the tester's host busy?" in err, err
 
 
 def test_ctrl_c_keeps_results(config, tmp_path):

@@ -67,11 +67,13 @@ class SelfTest(Throughput):
         session.begin_phase("search")
         if not result.passes(0.0):
             problems = [f"tester invalid ({result.invalid_reason})"] if not result.valid else []
-            problems += [f"{name} received {d.received} of {d.sent} frames"
-                         for name, d in result.directions.items() if not d.passes(0.0)]
+            lost = [f"{name} received {d.received} of {d.sent} frames"
+                    for name, d in result.directions.items() if not d.passes(0.0)]
+            # Frames lost between the ports suggest the wiring; a sender that fell behind its
+            # schedule with every frame arriving suggests a busy host.
+            hint = "are the ports wired to each other?" if lost else "is the tester's host busy?"
             raise MeasurementError(f"selftest: the {duration:g} s check trial at {rate} fps "
-                                   f"failed: {'; '.join(problems)} (are the ports wired to each "
-                                   "other?)")
+                                   f"failed: {'; '.join(problems + lost)} ({hint})")
         return {"check": {**result.to_dict(), "duration": duration, "passed": True}}
 
 
