@@ -73,7 +73,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.14"
+PROTOCOL = "2.15"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -93,11 +93,13 @@ LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6
 
 KEYS = {
     "trial": ("id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-              "learn", "losses", "capture", "max_lag", "flows"),
+              "learn", "losses", "capture", "max_lag", "dns", "flows"),
     "capture": ("frames", "stride", "snaplen", "foreign"),
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
-             "background", "streams", "pattern", "from_table", "tcp"),
+             "background", "streams", "pattern", "from_table", "tcp", "dns"),
+    "dns": ("zone", "a", "aaaa", "aaaa_share", "ttl", "authoritative"),
+    "flow_dns": ("qtype", "edns", "ports", "nonce", "synthesis"),
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",
@@ -118,6 +120,7 @@ KEYS = {
     "shutdown": ("id", "op"),
 }
 MISSING = object()
+DNS_VERDICTS = ("malformed", "mismatch", "truncated", "servfail", "nxdomain", "other_rcode", "wrong_answer")
 
 
 class RequestError(Exception):
@@ -299,6 +302,13 @@ def validate_trial(request):
     known(delay, "delay.", "delay")
     tagged = integer_in(delay, "delay.", "tagged", 0, 10_000_000, 0)
     tagged_start = number_in(delay, "delay.", "tagged_start", 0, duration, 0.0)
+    if "dns" in request:
+        dns = request["dns"]
+        known(dns, "dns.", "dns")
+        number_in(dns, "dns.", "aaaa_share", 0, 1, 0)
+        for index, port in enumerate(require(dns, "dns.", "authoritative")):
+            if not isinstance(port, int) or not 0 <= port < PORT_COUNT:
+                bad(f"dns.authoritative[{index}]", port, f"must be a port index in 0..{PORT_COUNT - 1}")
     flows = require(request, "", "flows")
     if not isinstance(flows, list) or not 1 <= len(flows) <= MAX_FLOWS:
         bad("flows", len(flows) if isinstance(flows, list) else flows,
@@ -344,6 +354,8 @@ def validate_trial(request):
                     f"must be at most duration x rate + 1 = {int(duration * rate) + 1}")
         if "from_table" in flow:
             known(flow["from_table"], path + "from_table.", "from_table")
+        if "dns" in flow:
+            validate_dns_flow(request, flow, path)
         if tagged:
             foreground = frames_in_pattern(streams_of(flow)[1], 0, planned)
             after = foreground - math.ceil(foreground * tagged_start / duration)
@@ -368,6 +380,31 @@ def validate_trial(request):
         if flow["rx_port"] != port:
             bad("learn.port", port, f"must be the rx_port of flow {flow.get('name')} "
                                     f"({flow['rx_port']})")
+
+
+def validate_dns_flow(request, flow, path):
+    """A flow of DNS queries as the engine checks it (docs/protocol.md "DNS")."""
+    dns = flow["dns"]
+    known(dns, path + "dns.", "flow_dns")
+    if "dns" not in request:
+        bad(path + "dns", dns, "needs the trial's dns (its zone and records)")
+    if flow["rx_port"] != flow["tx_port"]:
+        bad(path + "rx_port", flow["rx_port"], f"must be tx_port ({flow['tx_port']}): a DNS query's "
+                                               "reply comes back to the port that asked")
+    if flow["foreground"].get("dst_port", 7) != 53:
+        bad(path + "foreground.dst_port", flow["foreground"].get("dst_port", 7), "must be 53 for DNS queries")
+    timeout = request.get("delay", {}).get("frame_timeout", 0)
+    if timeout <= 0:
+        bad("delay.frame_timeout", timeout, "must be > 0 with DNS queries: a query's reply counts only "
+                                            "within its timeout (RFC 8219 §9.2: 1 s)")
+    if dns.get("qtype", "AAAA") not in ("AAAA", "A"):
+        bad(path + "dns.qtype", dns["qtype"], "must be AAAA or A")
+    integer_in(dns, path + "dns.", "nonce", 0, 2**32 - 1)
+    ports = integer_in(dns, path + "dns.", "ports", 1, 65536 - flow["foreground"].get("src_port", 0xC020), 1)
+    if flow["rate"] * timeout > 32768 * ports:
+        bad(path + "dns.ports", ports, "must be at least rate x delay.frame_timeout / 32768 = "
+                                       f"{math.ceil(flow['rate'] * timeout / 32768)} (a reply's port and ID "
+                                       "name its query among 65536 x ports)")
 
 
 def validate(request):
@@ -623,6 +660,10 @@ def run_trial(request):
                                  sum(z["received"] for z in sizes))
             if len(sizes) > 1:
                 stream["sizes"] = sizes
+            if "dns" in flow:  # FAKE_DNS_WRONG_ANSWERS: that share of the replies is wrong
+                wrong = round(stream["received"] * float(os.environ.get("FAKE_DNS_WRONG_ANSWERS", "0")))
+                stream["dns"] = {verdict: 0 for verdict in DNS_VERDICTS} | {"wrong_answer": wrong}
+                stream["received"] -= wrong
             if "tcp" in flow:
                 stream["tcp_unexpected"] = 0
                 if flow["tcp"].get("segments", "open") == "open" and stream["received"]:
@@ -671,7 +712,8 @@ def run_trial(request):
                             stream["mss_min"] = announced_mss(reply.get("mss"), reply["ip_version"])
                 replies.append({**syns, "name": f"{flow['name']}.{step}", "sent": syns["received"],
                                 "streams": streams})
-    rx_ports = list(dict.fromkeys(flow["rx_port"] for flow in flows))
+    authoritative = request.get("dns", {}).get("authoritative", [])
+    rx_ports = sorted(set(flow["rx_port"] for flow in flows) | set(authoritative))
     reply = {"id": request["id"], "ok": True, "valid": valid, "invalid_reason": reason,
              "elapsed": duration, "flows": replies,
              "ports": [{"index": port, "foreign": 0, "fragmented": 0, "neighbor_replies": 0,
@@ -683,6 +725,12 @@ def run_trial(request):
                                                        if plan["rx_port"] == port and q == 0)}
                                    for q in range(queues)]}
                        for port in rx_ports]}
+    if "dns" in request:  # every query that got a reply was answered by the authoritative port
+        answered = sum(f["received"] + f["streams"][0]["dns"]["wrong_answer"]
+                       for f, plan in zip(replies, flows) if "dns" in plan)
+        for port in reply["ports"]:
+            port["dns"] = {"answered": answered if port["index"] in authoritative else 0,
+                           "unanswered": 0, "unsent": 0}
     if "capture" in request:
         for port in reply["ports"]:
             frames = fake_capture(request, port["index"], replies)

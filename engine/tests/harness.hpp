@@ -96,10 +96,24 @@ class MemoryIo final : public BurstIo {
     for (auto& port : inbox_)
       for (auto& q : port)
         for (rte_mbuf* m : q) rte_pktmbuf_free(m);
+    for (const Held& h : held_) rte_pktmbuf_free(h.m);
+  }
+
+  // Inside the DUT callback: delivers `m` to `port` once `delay` has passed (a DUT that holds a
+  // frame back; the receivers' reads of other frames go on meanwhile).
+  void deliver_after(std::chrono::steady_clock::duration delay, uint16_t port, rte_mbuf* m) {
+    held_.push_back({std::chrono::steady_clock::now() + delay, port, m});
   }
 
   uint16_t rx(uint16_t port, uint16_t queue, rte_mbuf** bufs, uint16_t n) override {
     std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t i = 0; i < held_.size();)
+      if (held_[i].until <= std::chrono::steady_clock::now()) {
+        inbox_[held_[i].port].at(rss(held_[i].m)).push_back(held_[i].m);
+        held_.erase(held_.begin() + ptrdiff_t(i));
+      } else {
+        ++i;
+      }
     auto& q = inbox_[port].at(queue);
     uint16_t k = 0;
     for (; k < n && !q.empty(); ++k) {
@@ -149,6 +163,12 @@ class MemoryIo final : public BurstIo {
   Dut dut_;
   uint16_t queues_;
   std::vector<std::deque<rte_mbuf*>> inbox_[2];
+  struct Held {
+    std::chrono::steady_clock::time_point until;
+    uint16_t port;
+    rte_mbuf* m;
+  };
+  std::vector<Held> held_;
   uint64_t sent_[2] = {0, 0};
   uint16_t tx_queue_ = 0;
 };

@@ -6,21 +6,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/bytes.hpp"
 #include "core/random.hpp"
 
 namespace xlp::dns {
 
 namespace {
-
-uint16_t get16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
-void put16(uint8_t* p, uint16_t v) {
-  p[0] = uint8_t(v >> 8);
-  p[1] = uint8_t(v);
-}
-void put32(uint8_t* p, uint32_t v) {
-  put16(p, uint16_t(v >> 16));
-  put16(p + 2, uint16_t(v));
-}
 
 uint8_t lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? uint8_t(c | 0x20) : c; }
 int hex_value(uint8_t c) {
@@ -91,7 +82,7 @@ std::optional<RecordHeader> read_record(const uint8_t* msg, size_t len, size_t a
     return std::nullopt;
   if (after + kRecordFixed > len) return std::nullopt;
   const uint8_t* f = msg + after;
-  RecordHeader h{get16(f), get16(f + 2), uint32_t(get16(f + 4)) << 16 | get16(f + 6), get16(f + 8),
+  RecordHeader h{load_be16(f), load_be16(f + 2), uint32_t(load_be16(f + 4)) << 16 | load_be16(f + 6), load_be16(f + 8),
                  after + kRecordFixed};
   if (h.rdata + h.rdlength > len) return std::nullopt;
   *end = h.rdata + h.rdlength;
@@ -100,10 +91,10 @@ std::optional<RecordHeader> read_record(const uint8_t* msg, size_t len, size_t a
 
 uint8_t* write_opt(uint8_t* p) {
   p[0] = 0;  // the root
-  put16(p + 1, kTypeOpt);
-  put16(p + 3, kEdnsPayload);
-  put32(p + 5, 0);  // extended RCODE 0, version 0, no DO bit
-  put16(p + 9, 0);
+  store_be16(p + 1, kTypeOpt);
+  store_be16(p + 3, kEdnsPayload);
+  store_be32(p + 5, 0);  // extended RCODE 0, version 0, no DO bit
+  store_be16(p + 9, 0);
   return p + kOptRecord;
 }
 
@@ -158,17 +149,17 @@ std::optional<TestName> read_name(const uint8_t* msg, size_t len, size_t offset,
 }
 
 size_t write_query(uint8_t* p, const TestName& name, const Zone& zone, uint16_t id, uint16_t qtype, bool edns) {
-  put16(p, id);
-  put16(p + 2, kFlagRd);
-  put16(p + 4, 1);  // one question
-  put16(p + 6, 0);
-  put16(p + 8, 0);
-  put16(p + 10, edns ? 1 : 0);
+  store_be16(p, id);
+  store_be16(p + 2, kFlagRd);
+  store_be16(p + 4, 1);  // one question
+  store_be16(p + 6, 0);
+  store_be16(p + 8, 0);
+  store_be16(p + 10, edns ? 1 : 0);
   uint8_t* q = p + kHeader;
   write_name(q, name, zone);
   q += zone.name_size();
-  put16(q, qtype);
-  put16(q + 2, kClassIn);
+  store_be16(q, qtype);
+  store_be16(q + 2, kClassIn);
   q += kQuestionTail;
   if (edns) q = write_opt(q);
   return size_t(q - p);
@@ -182,7 +173,7 @@ Records records_of(const TestName& name, const RecordRule& rule) {
   r.has_aaaa = (h >> 48) < rule.aaaa_share;  // 16 other bits of the hash against the share
   if (r.has_aaaa) {
     r.aaaa = rule.aaaa_base;
-    put32(r.aaaa.data() + 12, uint32_t(h));
+    store_be32(r.aaaa.data() + 12, uint32_t(h));
   }
   return r;
 }
@@ -205,18 +196,18 @@ std::array<uint8_t, 16> synthesize(const std::array<uint8_t, 16>& prefix, int pr
 
 size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, const RecordRule& rule) {
   if (len < kHeader) return 0;
-  const uint16_t flags = get16(msg + 2);
-  if ((flags & kFlagQr) || (flags & kOpcodeMask) || get16(msg + 4) != 1 || get16(msg + 6) || get16(msg + 8))
+  const uint16_t flags = load_be16(msg + 2);
+  if ((flags & kFlagQr) || (flags & kOpcodeMask) || load_be16(msg + 4) != 1 || load_be16(msg + 6) || load_be16(msg + 8))
     return 0;
   size_t q_end = 0;
   const auto name = read_name(msg, len, kHeader, zone, &q_end);
   if (!name || q_end != kHeader + zone.name_size() || q_end + kQuestionTail > len) return 0;
-  const uint16_t qtype = get16(msg + q_end), qclass = get16(msg + q_end + 2);
+  const uint16_t qtype = load_be16(msg + q_end), qclass = load_be16(msg + q_end + 2);
   if (qclass != kClassIn || (qtype != kTypeA && qtype != kTypeAaaa)) return 0;
   // The additional section: an OPT record says the asker speaks EDNS(0); the rest is skipped.
   bool edns = false;
   size_t at = q_end + kQuestionTail;
-  for (uint16_t i = 0, n = get16(msg + 10); i < n; ++i) {
+  for (uint16_t i = 0, n = load_be16(msg + 10); i < n; ++i) {
     const auto rr = read_record(msg, len, at, &at);
     if (!rr) return 0;
     edns |= rr->type == kTypeOpt;
@@ -230,34 +221,34 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
   const size_t answer = has ? 2 + kRecordFixed + rdlength : 2 + kRecordFixed + kSoaData;
   const size_t out_len = q_end + kQuestionTail + answer + (edns ? kOptRecord : 0);
   if (out_len > cap) return 0;
-  put16(msg + 2, uint16_t(kFlagQr | kFlagAa | (flags & kFlagRd)));  // NOERROR
-  put16(msg + 6, has ? 1 : 0);
-  put16(msg + 8, has ? 0 : 1);
-  put16(msg + 10, edns ? 1 : 0);
+  store_be16(msg + 2, uint16_t(kFlagQr | kFlagAa | (flags & kFlagRd)));  // NOERROR
+  store_be16(msg + 6, has ? 1 : 0);
+  store_be16(msg + 8, has ? 0 : 1);
+  store_be16(msg + 10, edns ? 1 : 0);
   uint8_t* p = msg + q_end + kQuestionTail;
   const uint16_t zone_pointer = uint16_t(0xc000 | (kHeader + 1 + kLabelChars));
   if (has) {
-    put16(p, 0xc000 | kHeader);  // the question's name
-    put16(p + 2, qtype);
-    put16(p + 4, kClassIn);
-    put32(p + 6, rule.ttl);
-    put16(p + 10, uint16_t(rdlength));
-    if (qtype == kTypeA) put32(p + 12, records.a);
+    store_be16(p, 0xc000 | kHeader);  // the question's name
+    store_be16(p + 2, qtype);
+    store_be16(p + 4, kClassIn);
+    store_be32(p + 6, rule.ttl);
+    store_be16(p + 10, uint16_t(rdlength));
+    if (qtype == kTypeA) store_be32(p + 12, records.a);
     else std::memcpy(p + 12, records.aaaa.data(), 16);
     p += 12 + rdlength;
   } else {
-    put16(p, zone_pointer);
-    put16(p + 2, 6);  // SOA
-    put16(p + 4, kClassIn);
-    put32(p + 6, rule.ttl);
-    put16(p + 10, uint16_t(kSoaData));
-    put16(p + 12, zone_pointer);  // MNAME
-    put16(p + 14, zone_pointer);  // RNAME
-    put32(p + 16, 1);             // SERIAL
-    put32(p + 20, 3600);          // REFRESH
-    put32(p + 24, 600);           // RETRY
-    put32(p + 28, 86400);         // EXPIRE
-    put32(p + 32, rule.ttl);      // MINIMUM: how long NODATA is cached
+    store_be16(p, zone_pointer);
+    store_be16(p + 2, 6);  // SOA
+    store_be16(p + 4, kClassIn);
+    store_be32(p + 6, rule.ttl);
+    store_be16(p + 10, uint16_t(kSoaData));
+    store_be16(p + 12, zone_pointer);  // MNAME
+    store_be16(p + 14, zone_pointer);  // RNAME
+    store_be32(p + 16, 1);             // SERIAL
+    store_be32(p + 20, 3600);          // REFRESH
+    store_be32(p + 24, 600);           // RETRY
+    store_be32(p + 28, 86400);         // EXPIRE
+    store_be32(p + 32, rule.ttl);      // MINIMUM: how long NODATA is cached
     p += 12 + kSoaData;
   }
   if (edns) p = write_opt(p);
@@ -267,9 +258,9 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
                          const Expectation& expect) {
   if (len < kHeader) return ReplyVerdict::kMalformed;
-  const uint16_t flags = get16(msg + 2);
+  const uint16_t flags = load_be16(msg + 2);
   if (!(flags & kFlagQr)) return ReplyVerdict::kMalformed;
-  if (get16(msg) != id || (flags & kOpcodeMask) || get16(msg + 4) != 1) return ReplyVerdict::kMismatch;
+  if (load_be16(msg) != id || (flags & kOpcodeMask) || load_be16(msg + 4) != 1) return ReplyVerdict::kMismatch;
   // The question, as asked (names compare without regard to case).
   uint8_t question[kMaxName];
   size_t question_len = 0, at = 0;
@@ -277,7 +268,7 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
     return ReplyVerdict::kMalformed;
   size_t ignored = 0;
   const auto asked = read_name(msg, len, kHeader, *expect.zone, &ignored);
-  if (!asked || !(*asked == name) || get16(msg + at) != qtype || get16(msg + at + 2) != kClassIn)
+  if (!asked || !(*asked == name) || load_be16(msg + at) != qtype || load_be16(msg + at + 2) != kClassIn)
     return ReplyVerdict::kMismatch;
   at += kQuestionTail;
   if (flags & kFlagTc) return ReplyVerdict::kTruncated;
@@ -291,7 +282,7 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
   std::array<uint8_t, 16> want{};
   size_t want_len = 4;
   if (qtype == kTypeA) {
-    put32(want.data(), records.a);
+    store_be32(want.data(), records.a);
   } else {
     want = records.has_aaaa ? records.aaaa : synthesize(expect.prefix, expect.prefix_bits, records.a);
     want_len = 16;
@@ -299,7 +290,7 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
   // Every address record of the asked type, owned by the asked name, must be the one expected;
   // there must be one. Records of other types (a CNAME, an RRSIG) are not judged.
   int found = 0;
-  for (uint16_t i = 0, n = get16(msg + 6); i < n; ++i) {
+  for (uint16_t i = 0, n = load_be16(msg + 6); i < n; ++i) {
     uint8_t owner[kMaxName];
     size_t owner_len = 0;
     const auto rr = read_record(msg, len, at, &at, owner, &owner_len);

@@ -145,6 +145,8 @@ enum class ReplyVerdict : uint8_t {
   kWrongAnswer,  // no address record, or one other than expected (a DNS64's synthesis, an A)
 };
 constexpr size_t kReplyVerdicts = 8;
+constexpr const char* kReplyVerdictNames[kReplyVerdicts] = {"good",     "malformed", "mismatch",    "truncated",
+                                                             "servfail", "nxdomain",  "other_rcode", "wrong_answer"};
 
 // What the client expects of the reply to its query for `qtype` of `name`: for AAAA, the name's
 // AAAA record where it has one, else its A record synthesized with `prefix`/`prefix_bits`

@@ -9,8 +9,6 @@ namespace xlp {
 
 namespace {
 
-void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8); p[1] = uint8_t(v); }
-
 // The layer writers: each writes its header at `at` in the frame being built (the template's
 // bytes, zero-filled), records its fields (FrameTemplate::fields) and returns where the next
 // layer starts. The lengths they write follow from the frame's size (`end`: its last byte + 1).
@@ -34,7 +32,7 @@ struct Writer {
     uint8_t* h = f + at;
     h[0] = uint8_t(0x60 | spec.tos >> 4);
     h[1] = uint8_t(spec.tos << 4);
-    put16(h + 4, uint16_t(end - at - kIpv6Header));
+    store_be16(h + 4, uint16_t(end - at - kIpv6Header));
     h[6] = next;
     h[7] = spec.ttl;
     std::memcpy(h + kIpv6Src, src, 16);
@@ -59,7 +57,7 @@ struct Writer {
     uint8_t* h = f + at;
     h[0] = 0x45;                             // version 4, 20-byte header
     h[1] = spec.tos;
-    put16(h + 2, uint16_t(end - at));
+    store_be16(h + 2, uint16_t(end - at));
     // Don't Fragment: a translator may otherwise split a large IPv4 packet into 1280-byte
     // IPv6 fragments (RFC 7915 §4), and the frame would no longer arrive as it was sent.
     h[6] = 0x40;
@@ -67,7 +65,7 @@ struct Writer {
     h[9] = spec.l4;
     std::memcpy(h + 12, spec.src_ip.data(), 4);
     std::memcpy(h + 16, spec.dst_ip.data(), 4);
-    put16(h + 10, uint16_t(~fold(sum_words(h, 20))));
+    store_be16(h + 10, uint16_t(~fold(sum_words(h, 20))));
     mark(Layer::kIpv4, FieldRole::kFixed, at, 1);         // version, header length
     mark(Layer::kIpv4, FieldRole::kTos, at + 1, 1);
     mark(Layer::kIpv4, FieldRole::kLength, at + 2, 2);    // total length: as IPv6's payload length
@@ -83,8 +81,8 @@ struct Writer {
   }
 
   void ports(Layer layer, size_t at, const FrameSpec& spec) {
-    put16(f + at, spec.src_port);
-    put16(f + at + 2, spec.dst_port);
+    store_be16(f + at, spec.src_port);
+    store_be16(f + at + 2, spec.dst_port);
     mark(layer, FieldRole::kSrcPort, at, 2);
     mark(layer, FieldRole::kDstPort, at + 2, 2);
   }
@@ -92,7 +90,7 @@ struct Writer {
   // UDP (RFC 768); the checksum is written once the tag and payload are in (finish).
   size_t udp(size_t at, const FrameSpec& spec) {
     ports(Layer::kUdp, at, spec);
-    put16(f + at + 4, uint16_t(end - at));
+    store_be16(f + at + 4, uint16_t(end - at));
     mark(Layer::kUdp, FieldRole::kFixed, at + 4, 2);      // length
     mark(Layer::kUdp, FieldRole::kFree, at + 6, 2);       // checksum: verified, not compared
     return at + kUdpHeader;
@@ -107,7 +105,7 @@ struct Writer {
     const size_t header = tcp_header_size(spec.tcp_flags);
     h[12] = uint8_t(header / 4 << 4);        // data offset
     h[13] = spec.tcp_flags;
-    put16(h + 14, kTcpWindow);
+    store_be16(h + 14, kTcpWindow);
     h[kTcpHeader] = kTagOptionKind;
     h[kTcpHeader + 1] = uint8_t(kTagOption);
     if (spec.tcp_flags & kTcpSyn) {
@@ -119,7 +117,7 @@ struct Writer {
       uint8_t* mss = ws + kWindowScaleOption;
       mss[0] = kMssOptionKind;               // MSS: kind 2, length 4, the value
       mss[1] = uint8_t(kMssOption);
-      put16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnel.has_value()));
+      store_be16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnel.has_value()));
     }
     mark(Layer::kTcp, FieldRole::kFree, at + 4, 8);       // sequence and acknowledgement numbers
     // The data offset, and with it where the options lie, is the DUT's to change: a gateway that
@@ -221,7 +219,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   sum = sum_words(f + t.l4_offset, l4_len, sum);
   t.base_sum = fold(sum);
   t.l4 = spec.l4;
-  put16(f + t.checksum_offset, transport_checksum_field(sum, spec.l4));
+  store_be16(f + t.checksum_offset, transport_checksum_field(sum, spec.l4));
   t.head = t.size();
   return t;
 }

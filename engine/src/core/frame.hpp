@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bytes.hpp"
 #include "core/checksum.hpp"
 #include "core/dns.hpp"
 
@@ -400,15 +401,15 @@ inline uint16_t announced_mss(const uint8_t* p, uint32_t len, uint32_t off, bool
   return at ? uint16_t(p[at + 2] << 8 | p[at + 3]) : (ipv4 ? 536 : 1220);
 }
 
-// Recognises an xlatperf test frame: Ethernet with up to two VLAN tags, at most one IPv6
+// Walks a frame's headers to its transport: Ethernet with up to two VLAN tags, at most one IPv6
 // tunnel header (RFC 2473: IPv4 or IPv6 in IPv6), IPv4 without fragmentation or IPv6 without
-// extension headers, UDP with the magic at the start of the payload or TCP with it in the
-// tag option. `len`: the bytes at `p` (the first segment of a multi-segment frame holds all
+// extension headers, then UDP or TCP. Fills `out`'s offsets, `l4` and `vlan`; false for any
+// other frame. `len`: the bytes at `p` (the first segment of a multi-segment frame holds all
 // of these).
-inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
+inline bool parse_headers(const uint8_t* p, uint32_t len, TestTag& out) {
   uint32_t off = uint32_t(read_vlan_tags(p, len, out.vlan));
   if (off == 0) return false;
-  const uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
+  const uint16_t ethertype = load_be16(p + off);
   off += 2;
   uint8_t proto = ethertype == 0x0800 ? kProtoIpv4 : ethertype == 0x86DD ? kProtoIpv6 : 0;
   out.outer_offset = uint16_t(off);
@@ -424,19 +425,29 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
     proto = next;
   }
   out.l4_offset = uint16_t(off);
-  off = out.l4 == kProtoUdp ? off + uint32_t(kUdpHeader) : tcp_tag_offset(p, len, off);
+  return true;
+}
+
+// Reads the test tag of a frame whose headers `out` holds (parse_headers): the magic at the
+// start of the UDP payload, or in a TCP segment's tag option. False when it is not there.
+inline bool read_test_tag(const uint8_t* p, uint32_t len, TestTag& out) {
+  const uint32_t off = out.l4 == kProtoUdp ? out.l4_offset + uint32_t(kUdpHeader) : tcp_tag_offset(p, len, out.l4_offset);
   if (off == 0 || len < off + kTagSize || std::memcmp(p + off, kMagic, sizeof kMagic) != 0) return false;
   out.tag_offset = uint16_t(off);
   const uint8_t* tag = p + off;
   out.stream = tag[kTagStream];
   out.trial_tag = tag[kTagTrial];
-  out.ce = uint16_t(tag[kTagCe] << 8 | tag[kTagCe + 1]);
-  const uint8_t* seq = tag + kTagSeq;
-  out.seq = uint32_t(seq[0]) << 24 | uint32_t(seq[1]) << 16 | uint32_t(seq[2]) << 8 | seq[3];
+  out.ce = load_be16(tag + kTagCe);
+  out.seq = load_be32(tag + kTagSeq);
   uint64_t ts = 0;
   for (size_t i = kTagTimestamp; i < kTagSize; ++i) ts = ts << 8 | tag[i];
   out.timestamp = ts;
   return true;
+}
+
+// Recognises an xlatperf test frame: the headers parse_headers walks, then the test tag.
+inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
+  return parse_headers(p, len, out) && read_test_tag(p, len, out);
 }
 
 // Whether a frame that is no test frame is a fragment of an IP packet (IPv4 with MF or a

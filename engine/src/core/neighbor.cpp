@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/bytes.hpp"
 #include "core/checksum.hpp"
 
 namespace xlp {
@@ -13,13 +14,11 @@ constexpr uint16_t kArp = 0x0806, kIpv6 = 0x86DD;
 constexpr uint8_t kIcmpv6 = 58, kNeighborSolicitation = 135, kNeighborAdvertisement = 136;
 constexpr size_t kEth = 14, kIp6 = 40;
 
-uint16_t get16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
-void put16(uint8_t* p, uint16_t v) { p[0] = uint8_t(v >> 8); p[1] = uint8_t(v); }
 
 void ethernet(uint8_t* out, const uint8_t* dst, const uint8_t* src, uint16_t type) {
   std::memcpy(out, dst, 6);
   std::memcpy(out + 6, src, 6);
-  put16(out + 12, type);
+  store_be16(out + 12, type);
 }
 
 // IPv6 header + ICMPv6 ND message (type, 4 flag bytes, target, one link-layer option) with
@@ -30,7 +29,7 @@ size_t nd_message(uint8_t* out, const uint8_t* src_ip, const uint8_t* dst_ip, ui
   const uint16_t icmp_len = 4 + 4 + 16 + 8;
   std::memset(ip, 0, kIp6 + icmp_len);
   ip[0] = 0x60;
-  put16(ip + 4, icmp_len);
+  store_be16(ip + 4, icmp_len);
   ip[6] = kIcmpv6;
   ip[7] = 255;  // RFC 4861 §7.1.1: receivers drop ND messages with another hop limit
   std::memcpy(ip + 8, src_ip, 16);
@@ -45,13 +44,13 @@ size_t nd_message(uint8_t* out, const uint8_t* src_ip, const uint8_t* dst_ip, ui
   uint64_t sum = sum_words(ip + 8, 32);
   sum += kIcmpv6 + icmp_len;
   sum = sum_words(icmp, icmp_len, sum);
-  put16(icmp + 2, uint16_t(~fold(sum)));
+  store_be16(icmp + 2, uint16_t(~fold(sum)));
   return kEth + kIp6 + icmp_len;
 }
 
 // The ICMPv6 message of an ND frame of the given type, or nullptr.
 const uint8_t* nd_icmp(const uint8_t* f, size_t len, uint8_t type) {
-  if (len < kEth + kIp6 + 24 || get16(f + 12) != kIpv6) return nullptr;
+  if (len < kEth + kIp6 + 24 || load_be16(f + 12) != kIpv6) return nullptr;
   const uint8_t* ip = f + kEth;
   if (ip[6] != kIcmpv6 || ip[7] != 255 || ip[kIp6] != type) return nullptr;
   return ip + kIp6;
@@ -75,7 +74,7 @@ size_t tagged(uint8_t* frame, size_t len, const VlanStack& vlan) {
   if (vlan.count == 0) return len;
   std::memmove(frame + 12 + vlan.bytes(), frame + 12, len - 12);
   uint8_t header[kEth + kMaxVlanTags * kVlanTag];
-  const size_t header_len = put_ethernet(header, frame, frame + 6, vlan, get16(frame + 12 + vlan.bytes()));
+  const size_t header_len = put_ethernet(header, frame, frame + 6, vlan, load_be16(frame + 12 + vlan.bytes()));
   std::memcpy(frame, header, header_len - 2);
   return len + vlan.bytes();
 }
@@ -118,16 +117,16 @@ namespace {
 
 size_t answer_untagged(const uint8_t* f, size_t len, const AddressSet& owned, const uint8_t* own_mac,
                        uint8_t* out) {
-  if (len >= kEth + 28 && get16(f + 12) == kArp) {
+  if (len >= kEth + 28 && load_be16(f + 12) == kArp) {
     const uint8_t* arp = f + kEth;
-    if (get16(arp) != 1 || get16(arp + 2) != 0x0800 || arp[4] != 6 || arp[5] != 4 || get16(arp + 6) != 1)
+    if (load_be16(arp) != 1 || load_be16(arp + 2) != 0x0800 || arp[4] != 6 || arp[5] != 4 || load_be16(arp + 6) != 1)
       return 0;
     const uint8_t *sender_mac = arp + 8, *sender_ip = arp + 14, *target_ip = arp + 24;
     if (!owned.contains(4, target_ip)) return 0;
     ethernet(out, sender_mac, own_mac, kArp);
     uint8_t* r = out + kEth;
     std::memcpy(r, arp, 6);  // htype, ptype, hlen, plen
-    put16(r + 6, 2);         // reply
+    store_be16(r + 6, 2);         // reply
     std::memcpy(r + 8, own_mac, 6);
     std::memcpy(r + 14, target_ip, 4);
     std::memcpy(r + 18, sender_mac, 6);
@@ -157,11 +156,11 @@ size_t build_neighbor_request(int ip_version, const uint8_t* own_mac, const uint
     static const uint8_t kBroadcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
     ethernet(out, kBroadcast, own_mac, kArp);
     uint8_t* arp = out + kEth;
-    put16(arp, 1);
-    put16(arp + 2, 0x0800);
+    store_be16(arp, 1);
+    store_be16(arp + 2, 0x0800);
     arp[4] = 6;
     arp[5] = 4;
-    put16(arp + 6, 1);
+    store_be16(arp + 6, 1);
     std::memcpy(arp + 8, own_mac, 6);
     std::memcpy(arp + 14, own_ip, 4);
     std::memset(arp + 18, 0, 6);
@@ -184,9 +183,9 @@ std::optional<std::array<uint8_t, 6>> parse_untagged_reply(const uint8_t* f, siz
                                                            const uint8_t* target) {
   std::array<uint8_t, 6> mac{};
   if (ip_version == 4) {
-    if (len < kEth + 28 || get16(f + 12) != kArp) return std::nullopt;
+    if (len < kEth + 28 || load_be16(f + 12) != kArp) return std::nullopt;
     const uint8_t* arp = f + kEth;
-    if (get16(arp + 6) != 2 || std::memcmp(arp + 14, target, 4) != 0) return std::nullopt;
+    if (load_be16(arp + 6) != 2 || std::memcmp(arp + 14, target, 4) != 0) return std::nullopt;
     std::memcpy(mac.data(), arp + 8, 6);
     return mac;
   }

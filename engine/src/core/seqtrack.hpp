@@ -32,6 +32,10 @@ class SequenceTracker {
     seq = base | seq32;
     if (seq > highest_ + (uint64_t(1) << 31) && seq >= (uint64_t(1) << 32)) seq -= uint64_t(1) << 32;
     else if (seq + (uint64_t(1) << 31) < highest_) seq += uint64_t(1) << 32;
+    return record_full(seq);
+  }
+  // The same for a full sequence number (a DNS reply's, from its port and ID: dns::seq_of).
+  Result record_full(uint64_t seq) {
     if (seq >= planned_) return Result::kOutOfRange;
     uint64_t& word = bits_.get()[seq >> 6];
     const uint64_t bit = uint64_t(1) << (seq & 63);
@@ -49,6 +53,7 @@ class SequenceTracker {
   uint64_t word(uint64_t w) const { return bits_.get()[w]; }
 
   uint64_t received() const { return received_; }
+  uint64_t highest() const { return highest_; }
   uint64_t reordered() const { return reordered_; }
   uint64_t planned() const { return planned_; }
 

@@ -183,6 +183,17 @@ void add_receivers(Stream& st, const TrialPlan& plan, const FlowPlan& fp, uint16
   for (auto& r : st.receivers) r->tagged = std::make_unique<TaggedFrames>(first, st.planned, tagged);
 }
 
+// A stream of DNS queries: what its receivers judge replies by, and the ring of its queries'
+// send times, long enough for the queries of twice the reply timeout at the flow's highest
+// rate (the lane's share of it), and no longer than the stream.
+void add_dns_client(Stream& st, const TrialPlan& plan, const FlowPlan& fp, const StreamPlan& sp, uint16_t queues) {
+  uint64_t peak = fp.rate;
+  for (const FlowPlan::RateStep& step : fp.rate_steps) peak = std::max(peak, step.rate);
+  const double window = double(peak / queues + 1) * plan.delay.frame_timeout * 2 + kMaxBurst;
+  const dns::Expectation expect{plan.dns->zone.get(), plan.dns->records, fp.dns->prefix, fp.dns->prefix_bits};
+  st.dns = std::make_unique<DnsClient>(expect, sp.spec, *fp.dns, std::min<uint64_t>(uint64_t(window), st.planned));
+}
+
 }  // namespace
 
 Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
@@ -198,6 +209,15 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
   if (plan.max_lag) control_.max_lag_tsc = uint64_t(*plan.max_lag * double(tsc_hz));
 
   std::map<uint16_t, std::vector<RxTask*>> receivers;  // per RX port, one per queue
+  const auto receivers_of = [&](uint16_t port) -> std::vector<RxTask*>& {
+    std::vector<RxTask*>& rx = receivers[port];
+    for (uint16_t q = uint16_t(rx.size()); q < queues; ++q) {
+      auto task = std::make_unique<RxTask>(port, q, trial_tag, control_, io, ports.at(port), pool);
+      rx.push_back(task.get());
+      tasks_.push_back(std::move(task));
+    }
+    return rx;
+  };
   uint32_t senders = 0;
   for (size_t i = 0; i < plan.flows.size(); ++i) {
     auto flow = std::make_unique<Flow>();
@@ -206,12 +226,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
     flow->planned = fp.planned_frames(plan.duration);
     flow->segments = fp.segments();
     if (fp.from_table) flow->table = table_of(fp, tables, "flows[" + std::to_string(i) + "]");
-    std::vector<RxTask*>& rx = receivers[fp.rx_port];
-    for (uint16_t q = uint16_t(rx.size()); q < queues; ++q) {
-      auto task = std::make_unique<RxTask>(fp.rx_port, q, trial_tag, control_, io, ports.at(fp.rx_port), pool);
-      rx.push_back(task.get());
-      tasks_.push_back(std::move(task));
-    }
+    std::vector<RxTask*>& rx = receivers_of(fp.rx_port);
     std::vector<uint64_t> enumerated_before(fp.streams.size(), 0);  // per stream, by the lanes so far
     for (uint16_t q = 0; q < queues; ++q) {
       auto lane = std::make_unique<Lane>();
@@ -243,6 +258,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
           st->block = std::make_unique<FieldBlock>(*st->layout, st->fields, st->enumerator.get(), st->enumerated,
                                                    st->ce.get());
         add_receivers(*st, plan, fp, q, queues);
+        if (fp.dns) add_dns_client(*st, plan, fp, sp, queues);
         for (RxTask* task : rx) task->add_stream(id, st.get());
         for (const Learning& l : learning)
           if (sp.kind == StreamPlan::Kind::kForeground && l.flow == i)
@@ -270,6 +286,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
     flows_.push_back(std::move(flow));
   }
   link_answers();
+  if (plan.dns) set_up_dns(receivers_of);
   for (const auto& [port, tasks] : receivers) receivers_.insert(receivers_.end(), tasks.begin(), tasks.end());
   if (plan.capture) set_up_capture(receivers);
   control_.senders_running = senders;
@@ -307,6 +324,22 @@ std::vector<Trial::Learning> Trial::set_up_learning(std::vector<std::unique_ptr<
     learning_[l.port] = tables[l.port].get();
   }
   return learning;
+}
+
+void Trial::set_up_dns(const std::function<std::vector<RxTask*>&(uint16_t)>& receivers_of) {
+  // Every DNS stream's replies are read with the trial's zone on its port; an authoritative
+  // port answers for the zone and waits for every DNS stream's replies before it stops.
+  std::vector<Stream*> queries;
+  std::vector<uint16_t> asking;
+  for (const auto& f : flows_)
+    if (f->plan.dns) {
+      asking.push_back(f->plan.rx_port);
+      for (const auto& lane : f->lanes) queries.push_back(lane->streams[0].get());
+    }
+  for (uint16_t port : asking)
+    for (RxTask* task : receivers_of(port)) task->serve_dns(*plan_.dns, false, {});
+  for (uint16_t port : plan_.dns->authoritative)
+    for (RxTask* task : receivers_of(port)) task->serve_dns(*plan_.dns, true, queries);
 }
 
 void Trial::link_answers() {

@@ -50,11 +50,61 @@ struct Receiver {
   uint64_t tcp_unexpected = 0;  // TCP segments other than the step expects (tcp.hpp expected_segment)
   uint32_t mss_min = UINT32_MAX;  // SYNs and SYN-ACKs: the smallest MSS announced (announced_mss)
   std::array<uint64_t, kVerdicts> header_faults{};  // by the header check's verdict (index 0 unused)
+  // DNS replies (docs/dns.md) by the client's verdict (index 0, good, unused); those that
+  // answered a query (every verdict but kMismatch) are also `dns_failed`, which arrived() adds.
+  std::array<uint64_t, dns::kReplyVerdicts> dns_faults{};
+  Counter dns_failed;
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
   std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
   std::unique_ptr<IpdvTracker> ipdv;
   std::unique_ptr<TaggedFrames> tagged;    // latency: the tagged frames' delays
   explicit Receiver(uint64_t planned) : seq(planned) {}
+};
+
+// A stream of DNS queries (docs/dns.md): what its receivers need to take a reply for its query.
+// A query's send time cannot ride in it (the reply carries the query's name, ID and port, all
+// taken), so the sender keeps it in a ring by sequence number, which the receivers read.
+class DnsClient {
+ public:
+  // `window`: the queries the ring must remember, those sent within twice the reply timeout.
+  DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window)
+      : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), ports_(flow.ports),
+        first_port_(spec.src_port) {
+    while ((uint64_t(1) << ring_bits_) < window) ++ring_bits_;
+    sent_at_ = std::vector<std::atomic<uint64_t>>(size_t(1) << ring_bits_);
+    for (auto& e : sent_at_) e.store(kNever, std::memory_order_relaxed);
+  }
+  // The sender: query `seq` left at `tsc`. A relaxed store: the reply that reads it came after
+  // the query passed through the ports (which order memory on the way).
+  void sent(uint64_t seq, uint64_t tsc) {
+    sent_at_[seq & mask()].store(round(seq) << 48 | tag_timestamp(tsc), std::memory_order_relaxed);
+  }
+  // The receivers: when query `seq` left (tag_timestamp), or none when the ring no longer holds
+  // it (a query sent twice the ring's window later took its place: the reply is late).
+  std::optional<uint64_t> sent_at(uint64_t seq) const {
+    const uint64_t e = sent_at_[seq & mask()].load(std::memory_order_relaxed);
+    if (e >> 48 != round(seq)) return std::nullopt;
+    return e & kTimestampMask;
+  }
+  // The index of the name query `seq` asks (every query a name of its own), and the name.
+  uint32_t index_of(uint64_t seq) const { return uint32_t(seq); }
+  dns::TestName name_of(uint64_t seq, uint8_t stream) const { return {nonce_, stream, index_of(seq)}; }
+  uint32_t nonce() const { return nonce_; }
+  uint16_t qtype() const { return qtype_; }
+  uint32_t ports() const { return ports_; }
+  uint16_t first_port() const { return first_port_; }
+  const dns::Expectation& expectation() const { return expect_; }
+
+ private:
+  static constexpr uint64_t kNever = ~uint64_t(0);  // round 0xffff: no sequence number's for long
+  uint64_t mask() const { return (uint64_t(1) << ring_bits_) - 1; }
+  uint64_t round(uint64_t seq) const { return (seq >> ring_bits_) & 0xffff; }
+  dns::Expectation expect_;
+  uint16_t qtype_;
+  uint32_t nonce_, ports_;
+  uint16_t first_port_;
+  uint32_t ring_bits_ = 10;
+  std::vector<std::atomic<uint64_t>> sent_at_;
 };
 
 // One lane's frames of one of the flow's streams: a sequence space of its own.
@@ -89,6 +139,7 @@ struct Stream {
   Stream* reply = nullptr;
   Stream* cause = nullptr;
   std::unique_ptr<SegmentTemplate> segment;
+  std::unique_ptr<DnsClient> dns;  // a stream of DNS queries
   // An answering stream: per RX queue of its cause's port (RSS spreads the causes over them),
   // the replies that queue's receiver built and those of them its TX queue never took, each
   // written by that queue's worker alone (`sent` is the difference once the trial ended).
@@ -108,7 +159,7 @@ struct Stream {
     return n;
   }
   // TX side
-  uint32_t next_seq = 0;
+  uint64_t next_seq = 0;
   // Written only by the lane's TX task. An RX task, on another worker, reads it only after
   // it has seen TrialControl::senders_running reach 0 with an acquire load: every sender's
   // fetch_sub releases its final count, so that read is ordered after the last write (a
@@ -127,9 +178,9 @@ struct Stream {
   ~Stream() { rte_pktmbuf_free(tmpl.tail); }  // frames still in flight keep their reference
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
-  uint64_t arrived() const {  // received or late, on any queue
+  uint64_t arrived() const {  // received, late or a failed DNS reply, on any queue
     uint64_t n = 0;
-    for (const auto& r : receivers) n += r->received.get() + r->late.get();
+    for (const auto& r : receivers) n += r->received.get() + r->late.get() + r->dns_failed.get();
     return n;
   }
 };
@@ -244,6 +295,7 @@ class Trial {
   };
   std::vector<Learning> set_up_learning(std::vector<std::unique_ptr<StateTable>>& tables);
   void link_answers();
+  void set_up_dns(const std::function<std::vector<RxTask*>&(uint16_t)>& receivers_of);
   void set_up_capture(const std::map<uint16_t, std::vector<RxTask*>>& receivers);
 };
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/dns_frame.hpp"
 #include "core/errors.hpp"
 
 namespace xlp {
@@ -30,6 +31,16 @@ class RxTask final : public Task {
   void add_stream(uint8_t id, Stream* s) {
     sinks_[id] = {s, s->receivers.at(queue_).get()};
     streams_.push_back(s);
+    if (s->dns) dns_client_ = true;
+  }
+  // DNS (docs/dns.md): the trial's zone, which the replies of this port's DNS streams name, and
+  // which this port answers for when `authoritative`. An authoritative receiver stays until
+  // every stream of `queries` (the trial's DNS streams, wherever they ask from) has its replies.
+  void serve_dns(const DnsPlan& dns, bool authoritative, const std::vector<Stream*>& queries) {
+    dns_ = &dns;
+    if (!authoritative) return;
+    authoritative_ = true;
+    awaited_ = queries;
   }
   // Stateful phase 1: the four-tuples of sub-stream `id` go into this queue's own table
   // (merged into the port's table after the trial: no table shared between workers).
@@ -59,6 +70,10 @@ class RxTask final : public Task {
   uint64_t fragmented() const { return fragmented_; }
   uint64_t answered() const { return answered_; }
   uint64_t test_frames() const { return test_frames_; }
+  bool authoritative() const { return authoritative_; }
+  uint64_t dns_answered() const { return dns_answered_; }
+  uint64_t dns_unanswered() const { return dns_unanswered_; }
+  uint64_t dns_unsent() const { return dns_unsent_; }
   uint16_t port() const override { return port_; }
   uint16_t queue() const override { return queue_; }
 
@@ -78,8 +93,8 @@ class RxTask final : public Task {
         for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetch); ++i) prefetch_headers(bufs[i]);
         for (uint16_t i = 0; i < n; ++i) {
           if (i + kRxPrefetch < n) prefetch_headers(bufs[i + kRxPrefetch]);
-          Stream* reply = classify(bufs[i], rx_tsc);
-          if (reply) {
+          Stream* reply = nullptr;
+          if (classify(bufs[i], rx_tsc, reply)) {
             replies_[replying_] = bufs[i];
             reply_streams_[replying_++] = reply;
           } else {
@@ -113,21 +128,28 @@ class RxTask final : public Task {
     Receiver* rx = nullptr;
   };
 
-  // Counts a received frame; returns the stream whose reply it now holds (written in place,
-  // TCP), or nullptr when the frame is done with.
-  Stream* classify(rte_mbuf* m, uint64_t rx_tsc) {
+  // Counts a received frame; true when it now holds a reply written in place (a TCP segment's,
+  // of stream `reply`; a DNS answer, `reply` nullptr), false when it is done with.
+  bool classify(rte_mbuf* m, uint64_t rx_tsc, Stream*& reply) {
     TestTag tag;
     const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
     const Sink* sink = nullptr;
     // A frame of several segments (a jumbo frame from a ring port or a NIC's scatter RX) has
     // its headers and tag in the first one; its length is pkt_len.
-    if (!parse_test_frame(data, m->data_len, tag) || tag.trial_tag != tag_ ||
+    const bool headers = parse_headers(data, m->data_len, tag);
+    if (!headers || !read_test_tag(data, m->data_len, tag) || tag.trial_tag != tag_ ||
         !(sink = &sinks_[tag.stream])->stream) {
+      if (headers && dns_ && tag.l4 == kProtoUdp && tag.outer_offset == tag.l3_offset)
+        switch (classify_dns(m, tag, rx_tsc)) {
+          case DnsFate::kCounted: return false;
+          case DnsFate::kAnswer: return true;
+          case DnsFate::kNotDns: break;
+        }
       if (is_ip_fragment(data, m->data_len)) ++fragmented_;
       else ++foreign_;
       if (capture_ && capture_foreign_) sample(m, rx_tsc);
       if (answer_neighbor(io_, port_, queue_, m, identity_, pool_)) ++answered_;
-      return nullptr;
+      return false;
     }
     ++test_frames_;
     if (capture_) sample(m, rx_tsc);  // whatever its fate below: a bad length is worth seeing
@@ -143,31 +165,30 @@ class RxTask final : public Task {
     }
     if (m->pkt_len - added != st.rx_len) {
       ++r.bad_length;
-      return nullptr;
+      return false;
     }
     if (!(tag.vlan == st.rx_vlan)) {  // the DUT sent it out on another VLAN
       ++r.bad_vlan;
-      return nullptr;
+      return false;
     }
     if (const auto& ce = st.rx_ce; ce && !ce_received_consistent(*ce, tag, data)) {
       ++r.wrong_ce;  // delivered to another CE than its fields name, or mapped wrongly
-      return nullptr;
+      return false;
     }
     if (const auto& check = st.rx_check) {  // the headers the DUT wrote (header_check.hpp)
       const uint32_t l4_len = m->pkt_len - tag.l4_offset;
       const Verdict v = check->judge(data, tag, l4_len, check->checksums() ? l4_sum(m, tag.l4_offset) : 0);
       if (v != Verdict::kGood) {
         ++r.header_faults[size_t(v)];
-        return nullptr;
+        return false;
       }
     }
     if (st.tcp && (tag.l4 != kProtoTcp || !expected_segment(st.tcp->step, st.tcp->key, tcp_view(data, tag)))) {
       ++r.tcp_unexpected;
-      return nullptr;
+      return false;
     }
     if (st.tcp && (st.tcp->step == TcpStep::kSyn || st.tcp->step == TcpStep::kSynAck))
       r.mss_min = std::min<uint32_t>(r.mss_min, announced_mss(data, m->data_len, tag.l4_offset, data[tag.l3_offset] >> 4 == 4));
-    Stream* reply = nullptr;
     uint64_t seq;
     switch (r.seq.record(tag.seq, seq)) {
       case SequenceTracker::Result::kNew: {
@@ -180,22 +201,107 @@ class RxTask final : public Task {
           learned_->learn(data + tag.l3_offset, tag.outer_offset != tag.l3_offset ? data + tag.outer_offset : nullptr,
                           tag.ce);
         if (st.reply) reply = answer_in_place(m, st, tag);
-        r.received.add(1);
-        if (r.delays) {
-          r.delays->add(delay);  // it keeps the exact min, max and mean as well
-        } else {
-          if (delay < r.delay_min) r.delay_min = delay;
-          if (delay > r.delay_max) r.delay_max = delay;
-          r.delay_sum += delay;
-        }
-        if (r.ipdv) r.ipdv->add(seq, int64_t(delay));
-        if (r.tagged) r.tagged->record(seq, int64_t(delay));
+        count_received(r, seq, delay);
         break;
       }
       case SequenceTracker::Result::kDuplicate: ++r.duplicates; break;
       case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
     }
-    return reply;
+    return reply != nullptr;
+  }
+
+  // A frame (or DNS reply) of sequence number `seq` arrived in time after `delay` ticks.
+  [[gnu::always_inline]] static void count_received(Receiver& r, uint64_t seq, uint64_t delay) {
+    r.received.add(1);
+    if (r.delays) {
+      r.delays->add(delay);  // it keeps the exact min, max and mean as well
+    } else {
+      if (delay < r.delay_min) r.delay_min = delay;
+      if (delay > r.delay_max) r.delay_max = delay;
+      r.delay_sum += delay;
+    }
+    if (r.ipdv) r.ipdv->add(seq, int64_t(delay));
+    if (r.tagged) r.tagged->record(seq, int64_t(delay));
+  }
+
+  // A UDP frame without the test tag, on a port with DNS (docs/dns.md): a query to answer (on
+  // an authoritative port) or a reply to one of this port's queries.
+  enum class DnsFate : uint8_t { kNotDns, kCounted, kAnswer };
+  DnsFate classify_dns(rte_mbuf* m, const TestTag& hdrs, uint64_t rx_tsc) {
+    uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+    const std::optional<DnsMessage> msg = dns_message(data, m->data_len, hdrs);
+    if (!msg) return DnsFate::kNotDns;
+    if (authoritative_ && msg->dst_port == kDnsPort) {
+      if (capture_) sample(m, rx_tsc);  // the query as it came
+      const uint32_t len = m->nb_segs != 1 ? 0
+                                           : answer_query_frame(data, m->data_len, m->data_len + rte_pktmbuf_tailroom(m),
+                                                                hdrs, identity_.mac.data(), *dns_->zone, dns_->records);
+      if (len == 0) {
+        ++dns_unanswered_;
+        return DnsFate::kCounted;
+      }
+      m->data_len = uint16_t(len);
+      m->pkt_len = len;
+      m->ol_flags = 0;
+      ++dns_answered_;
+      return DnsFate::kAnswer;
+    }
+    if (dns_client_ && msg->src_port == kDnsPort && take_reply(m, data + msg->offset, *msg, hdrs, rx_tsc))
+      return DnsFate::kCounted;
+    return DnsFate::kNotDns;
+  }
+
+  // A DNS reply: its name gives the stream that asked (and the nonce the trial), its port and
+  // ID the query's sequence number, the stream's ring the query's send time; then the client's
+  // verdict (dns::judge_reply). False when it names no query of this trial (foreign).
+  bool take_reply(const rte_mbuf* m, const uint8_t* msg, const DnsMessage& at, const TestTag& hdrs, uint64_t rx_tsc) {
+    size_t end = 0;
+    const std::optional<dns::TestName> name = dns::read_name(msg, at.len, dns::kHeader, *dns_->zone, &end);
+    if (!name) return false;
+    const Sink& sink = sinks_[name->stream];
+    if (!sink.stream || !sink.stream->dns || name->nonce != sink.stream->dns->nonce()) return false;
+    ++test_frames_;
+    if (capture_) sample(m, rx_tsc);
+    Stream& st = *sink.stream;
+    Receiver& r = *sink.rx;
+    const DnsClient& client = *st.dns;
+    if (!(hdrs.vlan == st.rx_vlan)) {
+      ++r.bad_vlan;
+      return true;
+    }
+    const uint32_t port_offset = uint32_t(at.dst_port) - client.first_port();  // wraps below the first
+    const uint16_t id = load_be16(msg);
+    if (port_offset >= client.ports()) {  // to a port the stream never asked from
+      ++r.dns_faults[size_t(dns::ReplyVerdict::kMismatch)];
+      return true;
+    }
+    const uint64_t seq = dns::seq_of({uint16_t(port_offset), id}, client.ports(), r.seq.highest());
+    const dns::ReplyVerdict v =
+        seq < st.planned ? dns::judge_reply(msg, at.len, id, client.name_of(seq, name->stream), client.qtype(),
+                                            client.expectation())
+                         : dns::ReplyVerdict::kMismatch;
+    if (v == dns::ReplyVerdict::kMismatch) {  // no reply to query `seq`: it may still come
+      ++r.dns_faults[size_t(v)];
+      return true;
+    }
+    switch (r.seq.record_full(seq)) {
+      case SequenceTracker::Result::kNew: {
+        const std::optional<uint64_t> sent = client.sent_at(seq);
+        const uint64_t delay = sent ? (rx_tsc - *sent) & kTimestampMask : UINT64_MAX;
+        if (delay > ctl_.frame_timeout_tsc) {
+          r.late.add(1);  // RFC 8219 §9.2: a reply after the timeout counts as none
+        } else if (v != dns::ReplyVerdict::kGood) {
+          ++r.dns_faults[size_t(v)];
+          r.dns_failed.add(1);
+        } else {
+          count_received(r, seq, delay);
+        }
+        break;
+      }
+      case SequenceTracker::Result::kDuplicate: ++r.duplicates; break;
+      case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
+    }
+    return true;
   }
 
   // The one's complement sum (sum_native) of a frame's bytes from `off` to its end, over
@@ -253,7 +359,9 @@ class RxTask final : public Task {
 
   // The task ends: replies the TX queue never took are unsent.
   bool finish() {
-    for (uint16_t i = first_reply_; i < first_reply_ + replying_; ++i) ++reply_streams_[i]->replies[queue_].unsent;
+    for (uint16_t i = first_reply_; i < first_reply_ + replying_; ++i)
+      if (reply_streams_[i]) ++reply_streams_[i]->replies[queue_].unsent;
+      else ++dns_unsent_;
     rte_pktmbuf_free_bulk(replies_ + first_reply_, replying_);
     replying_ = first_reply_ = 0;
     return false;
@@ -273,6 +381,8 @@ class RxTask final : public Task {
 
   bool all_arrived() const {
     for (const Stream* s : streams_)
+      if (!settled(*s)) return false;
+    for (const Stream* s : awaited_)
       if (!settled(*s)) return false;
     return true;
   }
@@ -296,6 +406,10 @@ class RxTask final : public Task {
   rte_mempool* pool_;
   std::array<Sink, 256> sinks_;
   std::vector<Stream*> streams_;
+  std::vector<Stream*> awaited_;  // an authoritative port's: the DNS streams it answers
+  const DnsPlan* dns_ = nullptr;  // the trial's DNS zone, when this port asks or answers
+  bool dns_client_ = false, authoritative_ = false;
+  uint64_t dns_answered_ = 0, dns_unanswered_ = 0, dns_unsent_ = 0;
   uint64_t foreign_ = 0, fragmented_ = 0, answered_ = 0, test_frames_ = 0;
   std::array<bool, 256> learn_{};
   std::unique_ptr<StateTable> learned_;  // stateful phase 1: this queue's part of the table
@@ -305,7 +419,8 @@ class RxTask final : public Task {
   uint64_t capture_seen_ = 0, capture_missed_ = 0;
   rte_mempool* capture_pool_ = nullptr;
   std::vector<std::pair<uint64_t, rte_mbuf*>> copies_;
-  // TCP replies waiting for the TX queue, from first_reply_ on, with the streams they belong to.
+  // Replies waiting for the TX queue, from first_reply_ on, with the streams they belong to
+  // (TCP; nullptr: a DNS answer).
   rte_mbuf* replies_[kMaxBurst];
   Stream* reply_streams_[kMaxBurst];
   uint16_t replying_ = 0, first_reply_ = 0;

@@ -78,6 +78,10 @@ StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_t
           if (!st.header_faults) st.header_faults.emplace();
           for (size_t v = 1; v < kVerdicts; ++v) (*st.header_faults)[v] += r->header_faults[v];
         }
+        if (s.dns) {
+          if (!st.dns_faults) st.dns_faults.emplace();
+          for (size_t v = 1; v < dns::kReplyVerdicts; ++v) (*st.dns_faults)[v] += r->dns_faults[v];
+        }
         st.out_of_range += r->out_of_range;
         if (r->delays) {
           if (!delays) delays = std::make_unique<Histogram>();
@@ -312,6 +316,12 @@ TrialReport Trial::result(double elapsed_s) const {
     port.fragmented += r->fragmented();
     port.neighbor_replies += r->answered();
     port.queues.push_back({r->queue(), r->test_frames(), r->foreign()});
+    if (plan_.dns) {  // every port of a DNS trial: 0 where it does not answer
+      if (!port.dns) port.dns.emplace();
+      port.dns->answered += r->dns_answered() - r->dns_unsent();
+      port.dns->unanswered += r->dns_unanswered();
+      port.dns->unsent += r->dns_unsent();
+    }
     if (auto c = captures_.find(r->port()); c != captures_.end()) port.capture = c->second;
   }
   const auto report = [&](uint16_t port) {

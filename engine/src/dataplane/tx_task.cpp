@@ -29,6 +29,7 @@ class TxTask final : public Task {
     // (phase 2) from the state table.
     if (flow.plan.tcp && !flow.table) isn_key_ = &flow.plan.tcp->key, step_ = flow.plan.tcp->step;
     enumerated_ = !mixed_ && !flow.table && lane.streams[0]->patches;
+    dns_ = lane.streams[0]->dns.get();
   }
 
   bool poll(uint64_t now) override {
@@ -61,6 +62,8 @@ class TxTask final : public Task {
       varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
     } else if (varying_) {
       build<true, false>(count, tsc);
+    } else if (dns_) {
+      build_single(count, tsc, DnsQueries{dns_});
     } else {
       build_single(count, tsc, FixedFrames{});
     }
@@ -88,7 +91,7 @@ class TxTask final : public Task {
     if constexpr (kVarying && !kMixed) {
       Stream& st = *lane_.streams[0];
       if (!flow_.table) {
-        const BurstStamp stamp{&st.tmpl, st.next_seq, tsc};
+        const BurstStamp stamp{&st.tmpl, uint32_t(st.next_seq), tsc};
         st.block->write_burst(count, &stamp, [&](auto&& writer) { build_single(count, tsc, writer); });
         return;
       }
@@ -157,7 +160,7 @@ class TxTask final : public Task {
     std::remove_cvref_t<Patch> patch = given;
     for (uint32_t i = 0; i < count; ++i) {
       uint8_t* frame = copy(burst_[i]);
-      if constexpr (requires { patch.stamp(frame, st.tmpl, 0u, tsc); })  // a stamped FieldBlock::Writer
+      if constexpr (requires { patch.stamp(frame, st.tmpl, 0u, tsc); })  // FieldBlock::Writer, DnsQueries
         patch.stamp(frame, st.tmpl, st.next_seq + i, tsc);
       else
         stamp_frame(frame, st.tmpl, st.next_seq + i, tsc, patch.write(frame));
@@ -196,6 +199,16 @@ class TxTask final : public Task {
   };
   struct FixedFrames {
     static uint16_t write(uint8_t*) { return 0; }
+    static void save() {}
+  };
+  // A stream of DNS queries: each query's name, port and ID from its sequence number, and its
+  // send time kept for the receiver (DnsClient).
+  struct DnsQueries {
+    DnsClient* client;
+    void stamp(uint8_t* frame, const FrameTemplate& t, uint64_t seq, uint64_t tsc) const {
+      stamp_dns(frame, t, seq, client->index_of(seq), client->ports());
+      client->sent(seq, tsc);
+    }
     static void save() {}
   };
 
@@ -257,6 +270,7 @@ class TxTask final : public Task {
   uint32_t cycle_ = 0;
   bool varying_ = false, mixed_ = false, enumerated_ = false;
   const TcpKey* isn_key_ = nullptr;
+  DnsClient* dns_ = nullptr;
   TcpStep step_ = TcpStep::kSyn;
   rte_mbuf* burst_[kMaxBurst];
   uint8_t burst_stream_[kMaxBurst];  // the stream of each frame of the burst, in mixed flows

@@ -117,6 +117,24 @@ struct TcpFlow {
   size_t answers = 0;  // SYN-ACK and ACK: the index of the flow whose frames it answers
 };
 
+// DNS (docs/dns.md): the trial's test zone and the records its names have, and the ports whose
+// receivers answer queries for it (the authoritative side, dns_frame.hpp).
+struct DnsPlan {
+  std::shared_ptr<const dns::Zone> zone;
+  dns::RecordRule records;
+  std::vector<uint16_t> authoritative;
+};
+
+// A flow of DNS queries (its foreground's FrameSpec::dns): their replies arrive on its tx_port.
+// Consecutive queries leave from consecutive source ports of `ports` from the foreground's
+// src_port (dns::key_of); a AAAA answer is expected synthesized with `prefix` where the name
+// has no AAAA record (dns::Expectation).
+struct DnsFlow {
+  uint32_t ports = 1;
+  std::array<uint8_t, 16> prefix{};
+  int prefix_bits = 96;
+};
+
 struct FlowPlan {
   std::string name;
   uint16_t tx_port = 0, rx_port = 0;
@@ -138,6 +156,7 @@ struct FlowPlan {
   };
   std::vector<RateStep> rate_steps;
   std::optional<TcpFlow> tcp;
+  std::optional<DnsFlow> dns;
   // Its frames answer another flow's (TCP SYN-ACKs and ACKs): no sender of its own.
   bool answers() const { return tcp && answers_segment(tcp->step); }
 
@@ -183,6 +202,7 @@ struct TrialPlan {
   // max_lag behind its scheduled time; a sender may then finish up to max_lag after duration.
   std::optional<double> max_lag;
   std::optional<CapturePlan> capture;
+  std::optional<DnsPlan> dns;
   std::vector<FlowPlan> flows;
 };
 

@@ -589,9 +589,107 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
 
 }  // namespace
 
+namespace {
+
+// "dns": {"zone", "a", "aaaa", "aaaa_share", "ttl", "authoritative"}: the trial's test zone, the
+// records of its names (dns::RecordRule) and the ports that answer for it (docs/protocol.md, DNS).
+DnsPlan parse_dns(const json& d, uint16_t port_count) {
+  known_keys(d, "dns.", {"zone", "a", "aaaa", "aaaa_share", "ttl", "authoritative"});
+  DnsPlan plan;
+  const std::string zone = d.contains("zone") ? text(d, "dns.", "zone") : "dns64perf.test";
+  try {
+    plan.zone = std::make_shared<const dns::Zone>(zone);
+  } catch (const std::invalid_argument& e) {
+    bad("dns.zone", zone, e.what());
+  }
+  if (d.contains("a")) {
+    const auto [a, bits] = parse_prefix<uint32_t>(d, "dns.", "a", 4);
+    if (bits < 8) bad("dns.a", d["a"], "the prefix length must be in 8..32 (the names' A records lie in it)");
+    plan.records.a_base = a;
+    plan.records.a_bits = uint8_t(bits);
+  }
+  if (d.contains("aaaa")) {
+    const auto [aaaa, bits] = parse_prefix<std::array<uint8_t, 16>>(d, "dns.", "aaaa", 6);
+    if (bits != 96) bad("dns.aaaa", d["aaaa"], "must be a /96 prefix (a name's AAAA record takes the last 32 bits)");
+    plan.records.aaaa_base = aaaa;
+  }
+  plan.records.aaaa_share = uint32_t(std::lround(number_in(d, "dns.", "aaaa_share", 0, 1, 0) * 65536));
+  plan.records.ttl = uint32_t(integer_in(d, "dns.", "ttl", 0, INT32_MAX, plan.records.ttl));
+  const json& ports = require(d, "dns.", "authoritative");
+  if (!ports.is_array() || ports.size() > port_count)
+    bad("dns.authoritative", ports, "must be a list of the ports that answer queries (0.." +
+                                        std::to_string(port_count - 1) + ")");
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const std::string key = "dns.authoritative[" + std::to_string(i) + "]";
+    if (!ports[i].is_number_integer() || ports[i].get<int64_t>() < 0 || ports[i].get<int64_t>() >= port_count)
+      bad(key, ports[i], "must be a port index in 0.." + std::to_string(port_count - 1));
+    const uint16_t port = ports[i].get<uint16_t>();
+    if (std::find(plan.authoritative.begin(), plan.authoritative.end(), port) != plan.authoritative.end())
+      bad(key, ports[i], "is listed twice");
+    plan.authoritative.push_back(port);
+  }
+  return plan;
+}
+
+// A flow's "dns": {"qtype", "edns", "ports", "nonce", "synthesis"}: its foreground sends DNS
+// queries of the trial's zone to port 53, whose replies come back to its tx_port (docs/dns.md).
+void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan, FlowPlan& flow) {
+  const std::string dpath = path + "dns.";
+  known_keys(d, dpath, {"qtype", "edns", "ports", "nonce", "synthesis"});
+  if (!plan.dns) bad(path + "dns", d, "needs the trial's dns (its zone and records)");
+  if (flow.streams.size() > 1) bad(path + "dns", d, "a flow of DNS queries has one stream (no background, no IMIX)");
+  StreamPlan& q = flow.streams[0];
+  if (flow.rx_port != flow.tx_port)
+    bad(path + "rx_port", flow.rx_port, "must be tx_port (" + std::to_string(flow.tx_port) +
+                                            "): a DNS query's reply comes back to the port that asked");
+  if (q.spec.tunnel || q.ce || !q.vary.empty() || q.rx)
+    bad(path + "dns", d, "its foreground has no tunnel, ce, vary or rx (not with DNS queries yet)");
+  if (q.spec.dst_port != 53) bad(path + "foreground.dst_port", q.spec.dst_port, "must be 53 for DNS queries");
+  if (plan.delay.frame_timeout <= 0)
+    bad("delay.frame_timeout", plan.delay.frame_timeout,
+        "must be > 0 with DNS queries: a query's reply counts only within its timeout (RFC 8219 §9.2: 1 s)");
+  FrameSpec::DnsQuery query;
+  query.zone = plan.dns->zone;
+  const std::string qtype = d.contains("qtype") ? text(d, dpath, "qtype") : "AAAA";
+  if (qtype == "AAAA") query.qtype = dns::kTypeAaaa;
+  else if (qtype == "A") query.qtype = dns::kTypeA;
+  else bad(dpath + "qtype", qtype, "must be AAAA or A");
+  query.edns = flag(d, dpath, "edns", query.edns);
+  query.nonce = uint32_t(integer_in(d, dpath, "nonce", 0, UINT32_MAX));
+  DnsFlow dflow;
+  dflow.ports = uint32_t(integer_in(d, dpath, "ports", 1, 65536 - q.spec.src_port, dflow.ports));
+  // seq_of is exact while the queries awaiting their reply stay under half its modulus.
+  const double outstanding = double(flow.rate) * plan.delay.frame_timeout;
+  for (const FlowPlan::RateStep& step : flow.rate_steps)
+    if (double(step.rate) * plan.delay.frame_timeout > 2 * 32768.0 * dflow.ports)
+      bad(dpath + "ports", dflow.ports, "too few for rate_steps' rate " + std::to_string(step.rate));
+  if (outstanding > 32768.0 * dflow.ports)
+    bad(dpath + "ports", dflow.ports, "must be at least rate x delay.frame_timeout / 32768 = " +
+                                          std::to_string(uint64_t(std::ceil(outstanding / 32768))) +
+                                          " (a reply's port and ID name its query among 65536 x ports)");
+  const auto [prefix, bits] = d.contains("synthesis") ? parse_prefix<std::array<uint8_t, 16>>(d, dpath, "synthesis", 6)
+                                                      : std::make_pair(dns::Expectation{}.prefix, 96u);
+  try {
+    dns::synthesize(prefix, int(bits), 0);
+  } catch (const std::invalid_argument& e) {
+    bad(dpath + "synthesis", d["synthesis"], e.what());
+  }
+  dflow.prefix = prefix;
+  dflow.prefix_bits = int(bits);
+  q.spec.dns = query;
+  const uint32_t size = dns_frame_size(q.spec);
+  if (q.spec.frame_size != size)
+    bad(path + "foreground.frame_size", q.spec.frame_size,
+        "must be " + std::to_string(size) + " with DNS queries (the query's size: its zone and EDNS(0))");
+  q.rx_frame_size = size;
+  flow.dns = dflow;
+}
+
+}  // namespace
+
 TrialPlan parse_trial(const json& req, uint16_t port_count) {
   known_keys(req, "", {"id", "op", "duration", "timeout", "progress_interval", "seed", "finish_early", "delay",
-                       "learn", "losses", "capture", "max_lag", "flows"});
+                       "learn", "losses", "capture", "max_lag", "dns", "flows"});
   TrialPlan plan;
   plan.duration = number_in(req, "", "duration", 1e-3, kMaxDuration);
   plan.timeout = number_in(req, "", "timeout", 0, 3600, 2.0);
@@ -619,6 +717,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     plan.delay.tagged = integer_in(d, "delay.", "tagged", 0, 10'000'000, 0);
     plan.delay.tagged_start = number_in(d, "delay.", "tagged_start", 0, plan.duration, 0.0);
   }
+  if (req.contains("dns")) plan.dns = parse_dns(req["dns"], port_count);
   const json& flows = require(req, "", "flows");
   if (!flows.is_array() || flows.empty() || flows.size() > kMaxFlows)
     bad("flows", flows.is_array() ? json(flows.size()) : flows,
@@ -628,7 +727,7 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
     const json& f = flows[i];
     const std::string path = "flows[" + std::to_string(i) + "].";
     known_keys(f, path, {"name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
-                         "background", "streams", "pattern", "from_table", "tcp"});
+                         "background", "streams", "pattern", "from_table", "tcp", "dns"});
     FlowPlan flow;
     flow.name = f.contains("name") && f["name"].is_string() ? f["name"].get<std::string>()
                                                             : "flow" + std::to_string(i);
@@ -703,6 +802,10 @@ TrialPlan parse_trial(const json& req, uint16_t port_count) {
             "foreground frames after delay.tagged_start (rate x (duration - tagged_start))");
     }
     if (f.contains("tcp")) make_tcp_flow(f["tcp"], path, flow);
+    if (f.contains("dns")) {
+      if (flow.tcp || flow.from_table) bad(path + "dns", f["dns"], "not with tcp or from_table");
+      make_dns_flow(f["dns"], path, plan, flow);
+    }
     plan.flows.push_back(std::move(flow));
   }
   // The flows that answer TCP segments, after the request's (whose indices stay as requested).
@@ -858,6 +961,11 @@ json serialise(const StreamReport& s) {
   if (s.mss_min) out["mss_min"] = *s.mss_min;
   if (s.header_faults)
     for (size_t v = 1; v < kVerdicts; ++v) out[kVerdictNames[v]] = (*s.header_faults)[v];
+  if (s.dns_faults) {
+    json faults;
+    for (size_t v = 1; v < dns::kReplyVerdicts; ++v) faults[dns::kReplyVerdictNames[v]] = (*s.dns_faults)[v];
+    out["dns"] = faults;
+  }
   if (s.delay) {
     const DelayDistribution& d = *s.delay;
     json buckets = json::array();
@@ -929,6 +1037,8 @@ json serialise(const TrialReport& r) {
     if (!p.drops.kernel_interface.empty())
       ports.back()["drops"]["kernel"] = {{"interface", p.drops.kernel_interface},
                                          {"rx_dropped", p.drops.kernel_rx_dropped}};
+    if (p.dns)
+      ports.back()["dns"] = {{"answered", p.dns->answered}, {"unanswered", p.dns->unanswered}, {"unsent", p.dns->unsent}};
     if (p.capture)
       ports.back()["capture"] = {{"frames", p.capture->frames}, {"missed", p.capture->missed},
                                  {"bytes", p.capture->pcapng.size()}, {"pcapng", base64(p.capture->pcapng)}};

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/dns.hpp"
 #include "core/header_check.hpp"
 
 namespace xlp {
@@ -83,6 +84,9 @@ struct StreamReport {
   // With rx (header checks): test frames counted by their verdict (index Verdict; the good
   // ones, index 0, are the received), not counted as received.
   std::optional<std::array<uint64_t, kVerdicts>> header_faults;
+  // DNS queries: replies counted by the client's verdict (dns::ReplyVerdict; index 0 unused:
+  // the good ones in time are the received), not counted as received.
+  std::optional<std::array<uint64_t, dns::kReplyVerdicts>> dns_faults;
   uint32_t frame_size = 0, rx_frame_size = 0;
   std::optional<DelayRange> delay_ns;      // when a frame was received
   std::optional<uint64_t> late;            // with a per-frame timeout
@@ -159,6 +163,12 @@ struct PortDrops {
   uint64_t tester_drops() const { return rx_nombuf + std::max(imissed, kernel_rx_dropped); }
 };
 
+// An authoritative port's DNS queries (docs/dns.md): answered, or not (not a query it answers:
+// another zone, type or class, a malformed message; or the TX queue never took the answer).
+struct DnsServerReport {
+  uint64_t answered = 0, unanswered = 0, unsent = 0;
+};
+
 struct PortReport {
   uint16_t index = 0;
   uint64_t foreign = 0, neighbor_replies = 0;
@@ -166,6 +176,7 @@ struct PortReport {
   PortDrops drops;
   std::vector<QueueReceiveReport> queues;  // per RX queue
   std::optional<CaptureReport> capture;    // when the trial asked for one
+  std::optional<DnsServerReport> dns;      // in a DNS trial (all 0 on a port that does not answer)
 };
 
 struct StateTableReport {

@@ -1,0 +1,19 @@
+// Big-endian (network order) loads and stores of header fields at any alignment: the one place
+// the writers and readers of frames and messages take them from.
+#pragma once
+#include <cstdint>
+
+namespace xlp {
+
+inline uint16_t load_be16(const uint8_t* p) { return uint16_t(p[0] << 8 | p[1]); }
+inline uint32_t load_be32(const uint8_t* p) { return uint32_t(load_be16(p)) << 16 | load_be16(p + 2); }
+inline void store_be16(uint8_t* p, uint16_t v) {
+  p[0] = uint8_t(v >> 8);
+  p[1] = uint8_t(v);
+}
+inline void store_be32(uint8_t* p, uint32_t v) {
+  store_be16(p, uint16_t(v >> 16));
+  store_be16(p + 2, uint16_t(v));
+}
+
+}  // namespace xlp
