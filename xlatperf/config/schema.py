@@ -27,6 +27,7 @@ from ..frames.imix import check_imix, mixed_length
 from .ipv4aas import TECHNOLOGY_CHOICES, check_ipv4aas
 from .limits import AF_XDP_MAX_FRAME, MAX_CAPTURE_FRAMES, MAX_PATTERN, MAX_QUEUES, STREAM_IDS, stream_ids_needed
 from .ipv4aas import prefix as ipv4aas_prefix
+from .dns import check_dns, records_prefix, rfc6052_prefix, server as dns_server, zone as dns_zone
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 from .templates import BRACES_HINT, TemplateError, placeholders
@@ -589,6 +590,27 @@ SCHEMA: dict[str, dict[str, Key]] = {
     },
     # The DUT: a description for the report, and hooks run at defined points (xlatperf/measure/hooks.py).
     # Hook commands are templates (xlatperf/config/templates.py): {section.key}, {dut.NAME}.
+    # DNS traffic (docs/dns.md): the trial's frames are DNS queries from the sending side of
+    # traffic.direction, answered by the other side's authoritative server (dns.authoritative)
+    # directly or through any DUT, or by a DUT's resolver (dns.server: RFC 8219 §9's DNS64).
+    "dns": {
+        "enabled": Key(False, boolean),
+        "server": Key("", dns_server),          # "" = the tester's other side; else the DUT's resolver
+        "authoritative": Key(True, boolean),    # the other side answers queries for the zone
+        "zone": Key("dns64perf.test", dns_zone),
+        "qtype": Key("AAAA", choice("AAAA", "A")),
+        "edns": Key(True, boolean),             # EDNS(0) OPT record in the queries (RFC 6891)
+        # The RFC 6052 prefix a DNS64's synthesized AAAA must use (RFC 8219 §9: the answer's check).
+        "synthesis": Key("64:ff9b::/96", rfc6052_prefix),
+        "timeout": Key(1.0, number(0, 60, low_open=True)),   # RFC 8219 §9.2: a later reply is none
+        "aaaa_share": Key(0.0, number(0, 1)),   # names with a AAAA record of their own (§9.2's grid)
+        "ttl": Key(3600, integer(0, 2**31 - 1)),   # of every record the authoritative side serves
+        "a_records": Key("198.18.0.0/15", records_prefix(4, range(8, 33))),
+        "aaaa_records": Key("2001:db8::/96", records_prefix(6, range(96, 97))),
+        # Consecutive queries leave from consecutive source ports from traffic.src_port (seed 003
+        # used 64,000: a resolver sees many clients); more where rate x timeout needs them.
+        "ports": Key(1000, integer(1, 65536)),
+    },
     "dut": {
         "description": Key("", string),
         "ssh": Key("", string),               # "user@host": hooks run as `ssh HOST CMD`
@@ -844,6 +866,7 @@ def _cross_check(config: ConfigBase) -> None:
     _check_hooks(config)
     if config.stateful.enabled:
         check_stateful(config)
+    check_dns(config)
 
 
 # The [dut] keys that are commands (templates, xlatperf/config/templates.py), in the order a

@@ -54,7 +54,23 @@ REFUSED = (
     ("bad_checksum", "with a bad checksum", "arrived with a bad IPv4 header, UDP or TCP checksum"),
     ("tcp_unexpected", "unexpected TCP segments",
      "were not the TCP segment their step expects (wrong flags or acknowledgement)"),
+    # DNS replies by the client's verdict (docs/dns.md "The client's verdict on a reply").
+    ("dns_wrong_answer", "wrong answers",
+     "were DNS replies without the expected address record (another synthesis, prefix or "
+     "address, NODATA where a record is due)"),
+    ("dns_servfail", "SERVFAIL replies", "were DNS replies with RCODE SERVFAIL"),
+    ("dns_nxdomain", "NXDOMAIN replies", "were DNS replies with RCODE NXDOMAIN"),
+    ("dns_other_rcode", "replies with another error RCODE",
+     "were DNS replies with another error RCODE (REFUSED, FORMERR, NOTIMP, ...)"),
+    ("dns_truncated", "truncated replies", "were DNS replies with TC set (the answer did not fit)"),
+    ("dns_malformed", "malformed replies", "were DNS replies that could not be read to their answers"),
+    ("dns_mismatch", "replies to no query asked",
+     "were DNS replies whose ID, name, type or opcode matched no query the port and ID name (not "
+     "counted against a query)"),
 )
+# The engine's names of a DNS stream's verdicts (its `dns` object), by count key.
+DNS_VERDICTS = {f"dns_{verdict}": verdict for verdict in
+                ("wrong_answer", "servfail", "nxdomain", "other_rcode", "truncated", "malformed", "mismatch")}
 # A port's foreign frames (not test frames of the trial's flows) beyond what a link carries
 # anyway (ARP/ND, router solicitations, MLD: a few per trial) suggest test frames the DUT
 # damaged beyond recognition: more than this many, and more than this share of the frames sent
@@ -78,7 +94,7 @@ def foreign_beyond_noise(record: dict) -> dict[str, int]:
 
 # The counts a direction has only where the engine reported them (None otherwise).
 OPTIONAL_COUNTS = ("wrong_ce", "bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
-                   "tcp_unexpected")
+                   "tcp_unexpected", *DNS_VERDICTS)
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,15 @@ class DirectionCounts:
     bad_checksum: int | None = None
     # TCP segments that were not the step their flow expects (docs/tcp.md); None: no TCP.
     tcp_unexpected: int | None = None
+    # DNS queries (docs/dns.md): their replies by the client's verdict (DNS_VERDICTS), each not
+    # received; None without DNS.
+    dns_wrong_answer: int | None = None
+    dns_servfail: int | None = None
+    dns_nxdomain: int | None = None
+    dns_other_rcode: int | None = None
+    dns_truncated: int | None = None
+    dns_malformed: int | None = None
+    dns_mismatch: int | None = None
     # TCP SYNs or SYN-ACKs: the smallest MSS they arrived with (a DUT that clamps the MSS lowers
     # it): the most data a segment to their sender may carry (docs/tcp.md); None otherwise.
     mss_min: int | None = None
@@ -390,8 +415,12 @@ def _per_size(streams: list[dict], names: dict[str, list[int]]) -> dict | None:
 
 
 def _sum_reported(streams: list[dict], key: str) -> int | None:
-    """A count over the streams that report it; None when none does."""
-    counts = [s[key] for s in streams if key in s]
+    """A count over the streams that report it (a DNS verdict's in their `dns` object); None when
+    none does."""
+    if key in DNS_VERDICTS:
+        counts = [s["dns"][DNS_VERDICTS[key]] for s in streams if "dns" in s]
+    else:
+        counts = [s[key] for s in streams if key in s]
     return sum(counts) if counts else None
 
 

@@ -58,6 +58,35 @@ TCP_SYN = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES + TCP_WINDOW_
 TCP_ACK = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES, segments="ACK, FIN and RST")
 TCP_DATA = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES, min_payload=1, segments="data")
 
+# DNS (docs/dns.md): a query is UDP to port 53 with a DNS message in place of the test tag: the
+# header, one question (a test name: one label of 18 hex digits, then the zone; its type and
+# class) and with EDNS(0) an OPT record. Its size follows from the zone (the engine's
+# dns::query_size).
+DNS_HEADER_BYTES = 12
+DNS_LABEL_CHARS = 18
+DNS_QUESTION_TAIL_BYTES = 4   # QTYPE, QCLASS
+DNS_OPT_BYTES = 11
+DNS_ANSWER_BYTES = {"A": 2 + 10 + 4, "AAAA": 2 + 10 + 16}  # a compressed name, the fixed part, RDATA
+
+
+def zone_wire_bytes(zone: str) -> int:
+    """A zone's wire form (RFC 1035 §3.1): each label after its length, then the root's 0."""
+    return sum(1 + len(label) for label in zone.rstrip(".").split(".")) + 1
+
+
+def dns_query(zone: str, edns: bool) -> Transport:
+    """The transport of a DNS query of the zone: UDP and the message."""
+    message = (DNS_HEADER_BYTES + 1 + DNS_LABEL_CHARS + zone_wire_bytes(zone) + DNS_QUESTION_TAIL_BYTES
+               + (DNS_OPT_BYTES if edns else 0))
+    return Transport("DNS", UDP_BYTES + message, segments="queries")
+
+
+def dns_answer(zone: str, edns: bool, qtype: str) -> Transport:
+    """The transport of the answer to such a query with one address record (the reply a DUT's
+    medium carries the other way)."""
+    query = dns_query(zone, edns)
+    return replace(query, header_bytes=query.header_bytes + DNS_ANSWER_BYTES[qtype], segments="answers")
+
 
 @dataclass(frozen=True)
 class Stack:

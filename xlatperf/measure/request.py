@@ -21,6 +21,7 @@ class TrialRequest:
     losses: bool = False              # report each direction's loss periods
     learn: dict | None = None         # RFC 9693 phase 1: fill the Responder's state table
     capture: dict | None = None       # a pcapng sample of the received frames
+    dns: dict | None = None           # DNS queries' zone and authoritative ports (docs/dns.md)
     progress_interval: float = PROGRESS_INTERVAL
 
     @classmethod
@@ -48,5 +49,5 @@ class TrialRequest:
                    "flows": self.flows}
         optional = {"max_lag": self.max_lag, "delay": self.delay or None,
                     "losses": self.losses or None, "learn": self.learn,
-                    "capture": self.capture}
+                    "capture": self.capture, "dns": self.dns}
         return request | {key: value for key, value in optional.items() if value is not None}

@@ -90,7 +90,9 @@ class TrialSession(Measurer):
         self._in_flight: tuple[int, float] | None = None
         self._in_flight_sizes: dict = {}       # its IMIX streams' sizes (imix_size_names)
         self._last_trial_end: float | None = None
-        self._needs_learning = learning_needed(config) and plan.through_dut
+        # DNS queries vary no address, and a query waits dns.timeout for its answer: the
+        # resolutions of a trial's first moments cost it nothing (docs/dns.md).
+        self._needs_learning = learning_needed(config) and plan.through_dut and not config.dns.enabled
         self.hooks = None  # set by run_procedure: the DUT hooks (xlatperf/measure/hooks.py)
 
     # -- the interface procedures use ---------------------------------------------------------
@@ -167,11 +169,13 @@ class TrialSession(Measurer):
             for flow in flows:
                 flow["frames"] = spec.frames
             duration = duration or window(spec.frames, spec.rate)
-        delay = {**({"frame_timeout": trial_config.frame_timeout}
-                    if trial_config.frame_timeout else {}), **(spec.delay or {})}
+        # A DNS query's reply counts within dns.timeout (RFC 8219 §9.2), the trial's frame timeout.
+        dns = self.plan.dns   # (a procedure's own plans, e.g. scalability's clients, send no DNS)
+        frame_timeout = self.config.dns.timeout if dns else trial_config.frame_timeout
+        delay = {**({"frame_timeout": frame_timeout} if frame_timeout else {}), **(spec.delay or {})}
         request = TrialRequest.from_config(self.config, flows, duration or trial_config.duration,
                                            finish_early=trial_config.finish_early,
-                                           delay=delay, losses=spec.losses)
+                                           delay=delay, losses=spec.losses, dns=dns)
         # dut.during_trial (e.g. the reset of RFC 6201) runs while the engine sends.
         during = self.hooks.during_trial(self._hook_context()) if self.hooks is not None \
             else None
@@ -322,6 +326,10 @@ class TrialSession(Measurer):
                   # IP fragments (of test frames a DUT fragmented: not test frames), where any.
                   **({"fragmented": fragmented} if any(fragmented := {
                       str(p.get("index")): p.get("fragmented", 0) for p in reply.get("ports", [])}.values()) else {}),
+                  # DNS: the queries each answering port answered, could not answer, could not send.
+                  **({"dns_answers": answers} if (answers := {
+                      str(p["index"]): p["dns"] for p in reply.get("ports", []) if any(p.get("dns", {}).values())})
+                     else {}),
                   "timestamp": utc_timestamp()}
         if aborted:
             record["aborted"] = True

@@ -7,13 +7,13 @@ To add a procedure: write its module here (a Procedure subclass whose summary is
 its recorded steps alone, and its SPEC), add the SPEC below, and add its tests."""
 
 from ..util.errors import ConfigError
-from . import backtoback, frameloss, latency, recovery, scalability, stateful, throughput, trial
+from . import backtoback, dns64, frameloss, latency, recovery, scalability, stateful, throughput, trial
 from .base import ProcedureSpec
 
 REGISTRY: dict[str, ProcedureSpec] = {spec.name: spec for spec in (
     trial.SPEC, throughput.SPEC, frameloss.SPEC, backtoback.SPEC, throughput.SELFTEST_SPEC,
     latency.LATENCY_SPEC, latency.PDV_SPEC, scalability.SPEC, recovery.RECOVERY_SPEC,
-    recovery.RESET_SPEC, *stateful.SPECS)}
+    recovery.RESET_SPEC, *stateful.SPECS, dns64.SPEC)}
 
 
 def procedure_spec(name: str) -> ProcedureSpec:

@@ -77,7 +77,7 @@ class SelfTest(Throughput):
         return {"check": {**result.to_dict(), "duration": duration, "passed": True}}
 
 
-def _throughput(config, plan, rate=None) -> Procedure:
+def make_throughput(config, plan, rate=None) -> Procedure:
     """The binary search, or MLRsearch with throughput.mode = "mlrsearch" (docs/mlrsearch.md)."""
     if config.throughput.mode == "mlrsearch":
         return MlrThroughput(config, plan, rate)
@@ -85,7 +85,7 @@ def _throughput(config, plan, rate=None) -> Procedure:
 
 
 SPEC = ProcedureSpec("throughput", "RFC 2544 throughput (binary search or MLRsearch)",
-                     unit="fps", make=_throughput, report="search")
+                     unit="fps", make=make_throughput, report="search")
 SELFTEST_SPEC = ProcedureSpec("selftest", "tester ports wired to each other, no DUT: check and "
                               "capacity", unit="fps", make=SelfTest, report="search",
                               through_dut=False, stateful_phase2=False)

@@ -16,6 +16,7 @@ from .search import (SearchResult, configured_top, search_range_top, summarize_t
 
 class ThroughputSearch(Procedure):
     name = "throughput"
+    unit = "fps"         # the summary's: frames/s per direction (DNS queries: "qps", procedures/dns64.py)
     # Searches stay at or below the tester's calibrated ceiling (tester.ceiling); the selftest,
     # which measures the tester itself, does not.
     capped_by_calibration = True
@@ -83,6 +84,7 @@ class ThroughputSearch(Procedure):
         summary = summarize_throughput(verdicts, self.calibrated, self.configured_top,
                                        self.medium_max, self.middle_limit)
         summary |= self.extra_summary(repetitions, verdicts)
+        summary["unit"] = self.unit
         summary["repetitions"] = [self.details(r, v, repetitions[:i])
                                   for i, (r, v) in enumerate(zip(repetitions, verdicts))]
         return summary

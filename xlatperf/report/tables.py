@@ -24,6 +24,17 @@ def _mix(config: dict) -> str:
         f"{n - m}/{n} native IPv6 background"
 
 
+def dns_queries(dns: dict) -> str:
+    """What a run's DNS queries were (its settings' `dns`, docs/dns.md), in one line."""
+    to = f"the DUT's resolver {dns['server']}" if dns.get("server") else "the tester's other side"
+    answered = "the tester's other side answering for the zone" if dns.get("authoritative") else \
+        "no answers from the tester"
+    return (f"DNS {dns.get('qtype')} queries for names of {dns.get('zone')} to {to} "
+            f"({dns.get('query_frame_size')}-byte frames{', EDNS(0)' if dns.get('edns') else ''}; "
+            f"{answered}; {100 * float(dns.get('aaaa_share', 0)):g} % of the names with a AAAA record; "
+            f"expected synthesis {dns.get('synthesis')})")
+
+
 def point_label(entry: Entry, axes: list[str]) -> str:
     config = entry.flat_config()
     parts = [entry.procedure]
@@ -317,6 +328,9 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
         *([["DUT hooks (commands as configured; the values of each point in its hooks.jsonl)",
             hooks]] if hooks not in ("", "null") else []),
         *_stateful_rows(entries),
+        *([["DNS queries (docs/dns.md)", _values(entries, lambda e: dns_queries(
+            e.summary.get("settings", {}).get("dns") or {}))]]
+          if any(e.summary.get("settings", {}).get("dns") for e in entries) else []),
         ["Tester", _values(entries, lambda e: "xlatperf {xlatperf}, engine {engine}, {dpdk}, "
                            "lcores {lcores}".format(**{k: (e.summary.get("tester") or {}).get(k)
                                                        for k in ("xlatperf", "engine", "dpdk",

@@ -11,11 +11,13 @@ class Unit:
     axis: str           # the unit in a plot's axis label, after scaling
     scale: float = 1.0  # plotted value = summary value x scale
     count: bool = False  # whole things: shown exactly with thousands separators
+    rate: str = ""       # a rate's: what a search's range and precision are given in
 
 
 UNITS = {
-    "fps": Unit("frames/s per direction", "frames/s per direction", count=True),
+    "fps": Unit("frames/s per direction", "frames/s per direction", count=True, rate="frames/s"),
     "cps": Unit("connections/s", "connections/s", count=True),
+    "qps": Unit("queries/s", "queries/s", count=True, rate="queries/s"),  # DNS queries validly answered in time
     "connections": Unit("connections", "connections", count=True),
     "ratio": Unit("loss ratio, shown in %", "%", scale=100.0),
     # RFC 8219 reports delays in ms; the delays of a DUT are mostly microseconds, so plots

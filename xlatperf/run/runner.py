@@ -274,13 +274,23 @@ def _settings(config: dict, proc: Procedure) -> dict:
             "mix_m": traffic.mix_m, "seed": traffic.seed, "ports": config.ports.to_dict(),
             "addresses": config.addresses.to_dict(), "learning": config.trial.learning,
             "frame_timeout": trial.frame_timeout, "loss_criterion": loss_criterion(config),
+            **({"dns": _dns_settings(config, proc)} if config.dns.enabled else {}),
             "tester_ceiling": ceiling_setting(config), **proc.settings()}
+
+
+def _dns_settings(config: dict, proc: Procedure) -> dict:
+    """What a run's DNS queries were (docs/dns.md), for its report."""
+    dns = config.dns
+    return {**dns.to_dict(), "query_frame_size": proc.plan.directions[0].foreground["frame_size"]}
 
 
 def loss_criterion(config: dict) -> str:
     """Which frames count as lost, for the report: RFC 2544's global timeout (frames arriving
     up to trial.timeout after sending ended count), or the per-frame timeout."""
     trial = config.trial
+    if config.dns.enabled:
+        return (f"per-query timeout {config.dns.timeout:g} s (RFC 8219 §9.2): a query counts when its "
+                "answer came within it and was valid")
     if trial.frame_timeout:
         return (f"per-frame timeout {trial.frame_timeout:g} s (within the global timeout "
                 f"{trial.timeout:g} s)")

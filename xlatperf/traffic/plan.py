@@ -5,20 +5,23 @@ Port 0 is the left tester port, port 1 the right one (xlatperf/engine/client.py 
 Forward frames go left -> right, reverse frames right -> left.
 """
 
-from dataclasses import dataclass
+import secrets
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
+from ..config.dns import query_ports
 from ..config.stateful import roles
 from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
 from ..frames.kinds import BACKGROUND, Received, dut_hops, frame_size_of, kind_of, size_name_of
-from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack
+from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack, dns_answer, dns_query
 from ..frames.trial import (active_directions, direction_sides, has_background, lookup, sent_tos, side_vlan,
                             size_period)
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
 
 PORT_INDEX = {"left": 0, "right": 1}
+DNS_PORT = 53
 
 
 def imix_size_names(config: dict, flows: list[dict]) -> dict[str, dict[str, list[int]]]:
@@ -119,6 +122,8 @@ class TrafficPlan:
         self.ports = {side: ports[index] for side, index in PORT_INDEX.items()}
         self.through_dut = through_dut
         self.directions = [self._plan(name) for name in active_directions(config)]
+        if config.dns.enabled:
+            self.directions = [self._dns_plan(plan) for plan in self.directions]
 
     # -- rates ---------------------------------------------------------------------------------
 
@@ -143,6 +148,8 @@ class TrafficPlan:
     def flows(self, rate: int) -> list[dict]:
         """The `flows` list of a protocol trial request, one flow per active direction."""
         self.check_rate(rate)
+        if self.config.dns.enabled:
+            return [self._dns_flow(plan, rate) for plan in self.directions]
         traffic = self.config.traffic
         flows = []
         for plan in self.directions:
@@ -156,6 +163,48 @@ class TrafficPlan:
                     flow["background"] = dict(plan.background)
             flows.append(flow)
         return flows
+
+    # -- DNS (docs/dns.md) -----------------------------------------------------------------------
+
+    @property
+    def dns(self) -> dict | None:
+        """The trial request's `dns` object (the zone, its records, the ports that answer for
+        it), or None without DNS traffic."""
+        dns = self.config.dns
+        if not dns.enabled:
+            return None
+        answering = [PORT_INDEX[self.directions[0].rx_side]] if dns.authoritative else []
+        return {"zone": dns.zone, "a": dns.a_records, "aaaa": dns.aaaa_records, "aaaa_share": dns.aaaa_share,
+                "ttl": dns.ttl, "authoritative": answering}
+
+    def _dns_plan(self, plan: DirectionPlan) -> DirectionPlan:
+        """A direction whose frames are DNS queries: its foreground with the query in place of
+        the test tag, to port 53 (of dns.server when a DUT's resolver answers); the medium's
+        maximum for the queries one way and their answers (one address record) the other."""
+        dns = self.config.dns
+        sent, received = plan.stacks
+        query = sent.carrying(dns_query(dns.zone, dns.edns)).min_frame
+        answer = max(sent.carrying(dns_answer(dns.zone, dns.edns, dns.qtype)).min_frame,
+                     received.carrying(dns_answer(dns.zone, dns.edns, dns.qtype)).min_frame)
+        foreground = {key: value for key, value in plan.foreground.items() if key not in ("vary", "rx")}
+        foreground |= {"dst_port": DNS_PORT, "frame_size": query, "rx_frame_size": query,
+                       **({"dst_ip": dns.server} if dns.server else {})}
+        tags = VLAN_TAG_BYTES * max(len(side_vlan(self.config, plan.tx_side)), len(side_vlan(self.config, plan.rx_side)))
+        largest = answer + tags
+        return replace(plan, foreground=foreground, background=None, streams=(), pattern=(),
+                       largest_frame=largest, mean_frame=Fraction(largest),
+                       max_rate=max_frame_rate(plan.speed_bps, Fraction(largest)), middle=None)
+
+    def _dns_flow(self, plan: DirectionPlan, rate: int) -> dict:
+        """A direction's flow of DNS queries at `rate` queries/s: their answers come back to the
+        sending port. Each trial's names are its own (a fresh nonce), so no DUT's cache answers
+        them from an earlier trial or run."""
+        dns = self.config.dns
+        tx = PORT_INDEX[plan.tx_side]
+        return {"name": plan.name, "tx_port": tx, "rx_port": tx, "rate": rate,
+                "foreground": dict(plan.foreground),
+                "dns": {"qtype": dns.qtype, "edns": dns.edns, "ports": query_ports(self.config, rate),
+                        "nonce": secrets.randbits(32), "synthesis": dns.synthesis}}
 
     def _plan(self, name: str) -> DirectionPlan:
         """A direction's streams, its frame pattern (one mechanism for the foreground/background

@@ -16,6 +16,7 @@ from ..measure.session import Reporter
 from ..procedures import REGISTRY
 from ..report.collect import Entry
 from ..report.families import family
+from ..report.tables import dns_queries
 from ..report.units import format_value, unit
 
 
@@ -349,6 +350,7 @@ def render_summary(summary: dict):
     entry = Entry(summary.get("procedure", "?"), Path("."), summary)
     settings = entry.settings
     frames = (f"IMIX {settings['imix']}" if settings.get("imix")
+              else dns_queries(settings["dns"]) if settings.get("dns")
               else f"frame size {settings.get('frame_size')} B")
     head = (f"{frames}, direction {settings.get('direction')}, "
             f"mix {settings.get('mix_m')}/{settings.get('mix_n')}, trial "

@@ -324,6 +324,13 @@ TrialReport Trial::result(double elapsed_s) const {
     }
     if (auto c = captures_.find(r->port()); c != captures_.end()) port.capture = c->second;
   }
+  for (const PortReport& port : out.ports)  // the authoritative side's answers are the tester's to send
+    if (out.valid && port.dns && port.dns->unsent > 0) {
+      out.valid = false;
+      out.invalid_reason = "tester could not send " + std::to_string(port.dns->unsent) + " of the " +
+                           std::to_string(port.dns->answered + port.dns->unsent) + " DNS answers of port " +
+                           std::to_string(port.index) + " (its TX queue stayed full)";
+    }
   const auto report = [&](uint16_t port) {
     const StateTable& t = *learning_.at(port);
     return StateTableReport{port, t.size(), t.capacity(), t.ip_version()};

@@ -3,7 +3,7 @@
 2544 frame loss rate) and "trial" (single trials at a rate)."""
 
 from ..collect import Entry
-from ..units import format_value
+from ..units import format_value, unit
 from .base import Family, per_repetition, rate, steps, text, yes
 
 
@@ -12,8 +12,9 @@ def _percent_of_maximum(rep: dict, entry: Entry) -> str:
         rep.get("throughput") is not None else "-"
 
 
-def search_precision(s: dict) -> str:
-    """How a throughput search searched (its settings): the reporting item "Search precision"."""
+def search_precision(s: dict, per: str = "frames/s") -> str:
+    """How a throughput search searched (its settings): the reporting item "Search precision";
+    `per`: what its rates count ("frames/s", "queries/s")."""
     if s.get("mode") == "mlrsearch":
         goals = "; ".join(
             f"{g.get('name')} {g.get('label')}: loss ratio {g.get('loss_ratio'):g}, exceed "
@@ -21,47 +22,50 @@ def search_precision(s: dict) -> str:
             f"s, duration sum {g.get('duration_sum'):g} s, width "
             + ("none" if g.get("width") is None else
                f"{g['width']:g}" + (" (relative)" if g.get("width_unit") == "relative"
-                                    else " frames/s"))
+                                    else f" {per}"))
             for g in s.get("goals", []))
         return (f"MLRsearch (docs/mlrsearch.md) in [{rate(s.get('min_load'))}, "
-                f"{rate(s.get('max_load'))}] frames/s; goals: {goals}")
+                f"{rate(s.get('max_load'))}] {per}; goals: {goals}")
     return (f"binary search in [{rate(s.get('min_rate'))}, {rate(s.get('max_rate'))}] "
-            f"frames/s until upper − lower ≤ {rate(s.get('error'))} frames/s; loss "
+            f"{per} until upper − lower ≤ {rate(s.get('error'))} {per}; loss "
             f"tolerance {s.get('loss_tolerance')}")
 
 
 class Search(Family):
     key = "throughput"
     complete_only = True
-    COLUMNS = [("repetition", text("repetition")), ("throughput (fps)", text("throughput", "fps")),
-               ("% of maximum", _percent_of_maximum), ("trials", steps), ("found", yes("found")),
-               ("tester limited", yes("tester_limited")), ("complete", yes("complete"))]
+    @staticmethod
+    def columns(entry):
+        return [("repetition", text("repetition")),
+                (f"throughput ({entry.unit})", text("throughput", entry.unit)),
+                ("% of maximum", _percent_of_maximum), ("trials", steps), ("found", yes("found")),
+                ("tester limited", yes("tester_limited")), ("complete", yes("complete"))]
 
     def quantity(self, entry):
         return "throughput"
 
     def precision(self, entry):
-        return search_precision(entry.settings)
+        return search_precision(entry.settings, unit(entry.unit).rate or "frames/s")
 
     def details(self, entry):
         goals = entry.summary.get("goals") or []
         # MLRsearch: whether each repetition's primary goal result is regular (RFC 9971
         # §4.8.4.2: an irregular result is marked as such).
-        columns = self.COLUMNS + ([("primary goal regular", yes("regular"))] if goals else [])
+        columns = self.columns(entry) + ([("primary goal regular", yes("regular"))] if goals else [])
         tables = [per_repetition(entry, columns, "throughput per repetition")]
         if goals:
             def median(goal, key):
                 stats = goal.get(key)
                 return format_value(stats.get("median") if isinstance(stats, dict) else stats,
-                                    "fps")
+                                    entry.unit)
             rows = [[g.get("name"), g.get("label"), f"{g.get('loss_ratio'):g}",
-                     f"{g.get('exceed_ratio'):g}", format_value(g.get("median"), "fps"),
+                     f"{g.get('exceed_ratio'):g}", format_value(g.get("median"), entry.unit),
                      median(g, "relevant_upper_bound"), median(g, "conditional_throughput"),
                      "yes" if g.get("regular") else "no: " + "; ".join(g.get("irregular") or [])]
                     for g in goals]
             tables.append((["goal", "attributes", "loss ratio", "exceed ratio",
-                            "lower bound (fps)", "upper bound (fps)",
-                            "conditional throughput (fps)", "regular"], rows,
+                            f"lower bound ({entry.unit})", f"upper bound ({entry.unit})",
+                            f"conditional throughput ({entry.unit})", "regular"], rows,
                            "MLRsearch goals: relevant bounds and conditional throughput, median "
                            "over repetitions"))
         return tables

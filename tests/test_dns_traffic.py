@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""DNS traffic in the front end (issue 31, docs/dns.md): the [dns] section's rules, the flows and
+the trial's `dns` object the plan builds, the replies' verdicts as counts, and the dns64
+procedure through the fake engine."""
+
+import json
+
+import pytest
+
+from fakes import FAKE_CONFIG
+from xlatperf.config import load_config
+from xlatperf.config.schema import validate
+from xlatperf.engine.protocol import TrialResult
+from xlatperf.frames.stack import IPV4, IPV6, dns_query
+from xlatperf.report import write_report
+from xlatperf.run import run_procedure
+from xlatperf.traffic.plan import TrafficPlan
+from xlatperf.util.errors import ConfigError
+
+PORTS = [{"mac": "02:00:00:00:00:01", "name": "p0", "link_speed_mbps": 10000},
+         {"mac": "02:00:00:00:00:02", "name": "p1", "link_speed_mbps": 10000}]
+DNS = {"dns": {"enabled": True}, "traffic": {"direction": "forward"}}
+
+
+def config(**sections):
+    merged = {section: dict(keys) for section, keys in DNS.items()}
+    for section, keys in sections.items():
+        merged.setdefault(section, {}).update(keys)
+    return validate(merged)
+
+
+def test_a_query_frame_is_as_long_as_its_zone_makes_it():
+    # 14 + 40 + 8 + 12 + (1 + 18 + 16) + 4 + 11 + 4: the engine's dns_frame_size (docs/dns.md).
+    assert IPV6.carrying(dns_query("dns64perf.test", True)).min_frame == 128
+    assert IPV4.carrying(dns_query("dns64perf.test", True)).min_frame == 108
+    assert IPV6.carrying(dns_query("example.org.", False)).min_frame == 128 - 11 - 3
+
+
+@pytest.mark.parametrize("sections, key", [
+    ({"traffic": {"direction": "both"}}, "traffic.direction"),
+    ({"dns": {"zone": "under_score.test"}}, "dns.zone"),
+    ({"dns": {"zone": "a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * 63}}, "dns.zone"),
+    ({"dns": {"synthesis": "64:ff9b::/72"}}, "dns.synthesis"),
+    ({"dns": {"a_records": "198.18.0.0/7"}}, "dns.a_records"),
+    ({"dns": {"aaaa_records": "2001:db8::/64"}}, "dns.aaaa_records"),
+    ({"dns": {"timeout": 0}}, "dns.timeout"),
+    ({"dns": {"server": "2001:2::1"}}, "dns.server"),      # the default set-up's queries are IPv4
+    ({"dns": {"authoritative": False}}, "dns.authoritative"),
+    ({"dns": {"qtype": "A", "aaaa_share": 0.5}}, "dns.aaaa_share"),
+    ({"traffic": {"imix": "simple"}}, "traffic.imix"),
+    ({"traffic": {"mix_n": 2, "frame_size": 84}}, "traffic.mix_m"),
+])
+def test_a_dns_set_up_that_cannot_work_is_refused_naming_the_key(sections, key):
+    with pytest.raises(ConfigError) as error:
+        config(**sections)
+    assert str(error.value).startswith(f"{key} = "), error.value
+
+
+def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
+    c = config(left={"ip_version": 6}, right={"ip_version": 6}, traffic={"frame_size": 84},
+               dns={"server": "2001:2::1", "ports": 1})
+    plan = TrafficPlan(c, PORTS)
+    first, second = plan.flows(100_000), plan.flows(100_000)
+    flow = first[0]
+    assert (flow["tx_port"], flow["rx_port"]) == (0, 0)
+    fg = flow["foreground"]
+    assert (fg["ip_version"], fg["dst_ip"], fg["dst_port"], fg["frame_size"]) == (6, "2001:2::1", 53, 128)
+    assert "vary" not in fg and "rx" not in fg
+    # Enough ports for the queries awaiting their answers (2 x rate x timeout / 65536), more
+    # than the configured 1.
+    assert flow["dns"]["ports"] == 4 and flow["dns"]["qtype"] == "AAAA"
+    assert flow["dns"]["synthesis"] == "64:ff9b::/96"
+    assert flow["dns"]["nonce"] != second[0]["dns"]["nonce"]   # every trial's names its own
+    assert plan.dns == {"zone": "dns64perf.test", "a": "198.18.0.0/15", "aaaa": "2001:db8::/96",
+                        "aaaa_share": 0.0, "ttl": 3600, "authoritative": [1]}
+    # The medium's maximum is for the answers (one AAAA record, 28 bytes more than the query).
+    assert plan.max_rate == 10**10 // ((128 + 28 + 20) * 8)
+
+
+def test_too_few_source_ports_for_the_rate_is_an_error_naming_the_key():
+    plan = TrafficPlan(config(traffic={"src_port": 65535}, dns={"timeout": 10}), PORTS)
+    with pytest.raises(ConfigError, match=r"^traffic.src_port = 65535: leaves 1 source ports"):
+        plan.flows(100_000)
+
+
+def test_each_verdict_of_the_replies_is_a_count_of_its_own():
+    reply = {"valid": True, "flows": [{"name": "forward", "sent": 100, "received": 90, "planned": 100, "streams": [
+        {"kind": "foreground", "sent": 100, "received": 90, "late": 1,
+         "dns": {"malformed": 0, "mismatch": 2, "truncated": 0, "servfail": 3, "nxdomain": 0,
+                 "other_rcode": 0, "wrong_answer": 6}}]}], "ports": []}
+    result = TrialResult.from_reply(100, reply)
+    counts = result.directions["forward"]
+    assert (counts.dns_wrong_answer, counts.dns_servfail, counts.dns_mismatch, counts.late) == (6, 3, 2, 1)
+    assert counts.refused() == [(6, "wrong answers"), (3, "SERVFAIL replies"), (2, "replies to no query asked")]
+    assert counts.to_dict()["dns_wrong_answer"] == 6
+    plain = TrialResult.from_reply(100, {**reply, "flows": [{**reply["flows"][0], "streams": [{"sent": 100}]}]})
+    assert plain.directions["forward"].dns_wrong_answer is None
+
+
+def test_dns64_searches_query_rates_and_reports_queries_per_second(fake, monkeypatch):
+    path = fake / "dns.toml"
+    path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\n')
+    cfg = load_config(path, ["traffic.direction=forward", "trial.duration=1", "throughput.error=20000",
+                             "trial.pause=0"])
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
+    summary = run_procedure("dns64", cfg, fake / "out")
+    assert summary["procedure"] == "dns64" and summary["unit"] == "qps"
+    assert 300_000 - 20_000 <= summary["median"] <= 300_000
+    records = [json.loads(line) for line in (fake / "out" / "trials.jsonl").read_text().splitlines()]
+    assert all(r["procedure"] == "dns64" for r in records)
+    assert records[0]["directions"]["forward"]["dns_wrong_answer"] == 0
+    # The authoritative side's answers are recorded with the trial.
+    assert records[-1]["dns_answers"]["1"]["answered"] == records[-1]["directions"]["forward"]["received"]
+    settings = summary["settings"]
+    assert settings["dns"]["query_frame_size"] == 108
+    assert settings["loss_criterion"].startswith("per-query timeout 1 s (RFC 8219 §9.2)")
+    markdown = (fake / "out" / "report" / "report.md")
+    write_report(fake / "out")
+    text = markdown.read_text()
+    assert "throughput (qps)" in text and "queries/s" in text
+    assert "DNS AAAA queries for names of dns64perf.test" in text
+
+
+def test_wrong_answers_fail_a_trial_and_are_said(fake, monkeypatch, capsys):
+    path = fake / "dns.toml"
+    path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\n')
+    cfg = load_config(path, ["traffic.direction=forward", "trial.duration=1", "trial.pause=0"])
+    monkeypatch.setenv("FAKE_DNS_WRONG_ANSWERS", "0.5")
+    summary = run_procedure("trial", cfg, fake / "out", rate=1000)
+    record = json.loads((fake / "out" / "trials.jsonl").read_text().splitlines()[-1])
+    forward = record["directions"]["forward"]
+    assert forward["dns_wrong_answer"] == 500 and forward["received"] == 500
+    assert record["loss_ratio"] == 0.5
+    assert summary["procedure"] == "trial"

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""DNS traffic in the configuration (docs/dns.md): the [dns] section's value checkers and the
+rules of check_dns(). With dns.enabled a trial's frames are DNS queries from the sending side of
+traffic.direction, answered by the tester's other side (dns.authoritative) directly, through any
+DUT, or through a DUT's resolver (dns.server: RFC 8219 §9's DNS64 server)."""
+
+import ipaddress
+import re
+
+from ..util.errors import key_error
+from ..frames.stack import DNS_LABEL_CHARS, zone_wire_bytes
+from ..frames.kinds import kind_of
+from ..frames.trial import active_directions, has_background
+
+_LABEL = re.compile(r"^[A-Za-z0-9-]{1,63}$")
+RFC6052_LENGTHS = (32, 40, 48, 56, 64, 96)
+MAX_NAME_BYTES = 255     # RFC 1035 §2.3.4
+ID_SPACE = 65536         # a reply's DNS ID: with its port, which query it answers
+# Source ports a query stream may use at most (from traffic.src_port to 65535).
+MAX_PORT = 65535
+
+
+def zone(value):
+    """A DNS zone of letters, digits and hyphens (RFC 1123 §2.1), a trailing dot allowed, whose
+    test names fit a DNS name."""
+    if not isinstance(value, str) or not value.rstrip("."):
+        raise ValueError("must be a DNS zone like dns64perf.test")
+    labels = value.rstrip(".").split(".")
+    if not all(_LABEL.match(label) for label in labels):
+        raise ValueError("must be labels of 1..63 letters, digits or hyphens, separated by dots")
+    if 1 + DNS_LABEL_CHARS + zone_wire_bytes(value) > MAX_NAME_BYTES:
+        raise ValueError(f"too long: a test name (a {DNS_LABEL_CHARS}-character label in the zone) must "
+                         f"fit {MAX_NAME_BYTES} bytes")
+    return value.rstrip(".").lower()
+
+
+def rfc6052_prefix(value):
+    """An IPv6 prefix of an RFC 6052 §2.2 length."""
+    try:
+        network = ipaddress.IPv6Network(value, strict=True) if isinstance(value, str) else None
+    except ValueError:
+        network = None
+    if network is None or network.prefixlen not in RFC6052_LENGTHS:
+        raise ValueError("must be an IPv6 prefix of length " + ", ".join(map(str, RFC6052_LENGTHS))
+                         + " (RFC 6052 §2.2), address/length with no bits set after the length")
+    return str(network)
+
+
+def records_prefix(version: int, lengths: range):
+    """A checker of the prefix a record type's addresses lie in."""
+    cls = ipaddress.IPv4Network if version == 4 else ipaddress.IPv6Network
+
+    def check(value):
+        try:
+            network = cls(value, strict=True) if isinstance(value, str) else None
+        except ValueError:
+            network = None
+        if network is None or network.prefixlen not in lengths:
+            span = f"{lengths[0]}..{lengths[-1]}" if len(lengths) > 1 else str(lengths[0])
+            raise ValueError(f"must be an IPv{version} prefix of length {span}, address/length with no "
+                             "bits set after the length")
+        return str(network)
+    return check
+
+
+def server(value):
+    """The DUT's DNS server: an IPv4 or IPv6 address, or "" (none: the tester's other side)."""
+    if value == "":
+        return ""
+    try:
+        return str(ipaddress.ip_address(value)) if isinstance(value, str) else None
+    except ValueError:
+        pass
+    raise ValueError('must be an IPv4 or IPv6 address, or "" (the queries go to the tester\'s other side)')
+
+
+def query_ports(config, rate: int) -> int:
+    """The source ports a query stream at `rate` uses: dns.ports, or more where the queries
+    awaiting their reply (rate x dns.timeout) need them (a reply's port and ID name its query
+    among 65536 x ports, exactly while fewer than half that wait). ConfigError when traffic.src_port
+    leaves too few."""
+    dns = config.dns
+    needed = -(-int(2 * rate * dns.timeout) // ID_SPACE)
+    available = MAX_PORT + 1 - config.traffic.src_port
+    if needed > available:
+        raise key_error("traffic.src_port", config.traffic.src_port,
+                        f"leaves {available} source ports; DNS queries at {rate} queries/s with "
+                        f"dns.timeout = {dns.timeout} s need {needed} (a reply's port and ID name its query)")
+    return min(available, max(dns.ports, needed))
+
+
+def check_dns(config) -> None:
+    """The [dns] rules; ConfigError names the key, the value and what is allowed."""
+    dns = config.dns
+    if not dns.enabled:
+        return
+    directions = active_directions(config)
+    if len(directions) != 1:
+        raise key_error("traffic.direction", config.traffic.direction,
+                        'must be "forward" or "reverse" with dns.enabled: the queries go one way (from '
+                        "that direction's sending side), their answers the other")
+    for key, value, why in (("traffic.imix", config.traffic.imix, "a query's size follows from dns.zone"),
+                            ("stateful.enabled", config.stateful.enabled, "DNS queries are not RFC 9693 traffic"),
+                            ("ipv4aas.technology", config.ipv4aas.technology,
+                             "the tester sends plain IPv4 or IPv6 queries (no CE emulation yet)")):
+        if value:
+            raise key_error(key, value, f"not with dns.enabled: {why}")
+    if has_background(config):
+        raise key_error("traffic.mix_m", config.traffic.mix_m,
+                        f"must equal traffic.mix_n = {config.traffic.mix_n} with dns.enabled: every frame "
+                        "is a query (no background frames)")
+    if not dns.server and not dns.authoritative:
+        raise key_error("dns.authoritative", dns.authoritative,
+                        'must be true when dns.server = "" (the queries go to the tester\'s other side, '
+                        "which then answers them)")
+    sent, _ = kind_of(config).stacks(config, directions[0])
+    if dns.server and ipaddress.ip_address(dns.server).version != sent.inner:
+        raise key_error("dns.server", dns.server,
+                        f"must be an IPv{sent.inner} address: the {directions[0]} queries are IPv{sent.inner}")
+    if dns.qtype == "A" and dns.aaaa_share:
+        raise key_error("dns.aaaa_share", dns.aaaa_share, "takes effect only with dns.qtype = \"AAAA\"")
