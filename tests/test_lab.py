@@ -25,7 +25,7 @@ from xlatperf import lab
 from xlatperf.config.schema import load_config
 from xlatperf.procedures.search import ceiling_conditions
 from xlatperf.lab import placement as placement_module
-from xlatperf.lab.kinds import tayga
+from xlatperf.lab import daemons
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("ip") is None, reason="needs root and iproute2")
@@ -259,7 +259,7 @@ def test_loss_is_quantised_to_65536ths():
 def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     config = tmp_path / "lab.toml"
     lab.lab_up(kind, {}, str(config))
-    first_tayga = tayga._read_pid(lab.TAYGA_PIDFILE)
+    first_tayga = daemons.read_pid(lab.TAYGA_PIDFILE)
     lab.lab_up(kind, {}, str(config))  # replaces the first lab
 
     expect_ns = {"xlp-tester"} if kind == "loopback" else {"xlp-tester", "xlp-dut"}
@@ -322,7 +322,7 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
         assert "from_wan" in sh("tc", "-n", "xlp-ce", "filter", "show", "dev", "xlp-ew", "ingress")
 
     if kind == "siit":
-        pid = tayga._read_pid(lab.TAYGA_PIDFILE)
+        pid = daemons.read_pid(lab.TAYGA_PIDFILE)
         assert pid and alive(pid) and Path(f"/proc/{pid}/comm").read_text().strip() == "tayga"
         assert str(pid) in sh("ip", "netns", "pids", "xlp-dut").split()
         assert not alive(first_tayga)  # the second lab_up stopped the first TAYGA

@@ -86,7 +86,8 @@ from ..util.files import toml_value
 from .kinds import KINDS, LabKind, format_kinds
 from .kinds.base import DEFAULT_LCORES
 from .kinds.router import auto_burst, loss_threshold, lossy_ruleset
-from .kinds.tayga import TAYGA_CONF, TAYGA_PIDFILE, stop_tayga
+from . import daemons
+from .kinds.tayga import TAYGA_CONF, TAYGA_PIDFILE
 from .names import CE_NS, DUT_NS, DUT_PORTS, LAB_DIR, MACS, TESTER_NS, TESTER_PORTS, V4_LEFT, V4_RIGHT
 from .placement import Placement, online_cpus, plan_placement, steer_receive
 from .shell import LabError, add_veth, ip, run, sysctl
@@ -418,7 +419,7 @@ def _write_sections(path: str, sections: dict[str, dict[str, Any]], comments: li
 # --- tearing down -----------------------------------------------------------------------------
 
 def _down() -> None:
-    stop_tayga()
+    daemons.stop_all((DUT_NS, CE_NS))
     restore_global_sysctls()
     for ns in (TESTER_NS, DUT_NS, CE_NS):
         if os.path.exists(f"/run/netns/{ns}"):

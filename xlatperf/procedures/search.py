@@ -108,11 +108,13 @@ def tester_ceiling(steps, known: int | None = None, calibrated: int | None = Non
 
 def ceiling_conditions(config) -> str:
     """The tester set-up a calibrated ceiling holds for: port types, frame sizes (one, or the
-    IMIX), VLAN tags, directions, lcores, queues and which address and port fields vary (the
+    IMIX; or DNS queries), VLAN tags, directions, lcores, queues and which address and port fields vary (the
     sender's cost per frame). A run with another set-up does not apply it."""
     kinds = "/".join(parse_port(config.side(side).port).kind for side in ("left", "right"))
     traffic = config.traffic
-    sizes = f"IMIX {traffic.imix}" if traffic.imix else f"{traffic.frame_size}-byte frames"
+    # DNS queries are no test frames of a size: a frames' ceiling holds nothing for them.
+    sizes = ("DNS queries" if config.dns.enabled else
+             f"IMIX {traffic.imix}" if traffic.imix else f"{traffic.frame_size}-byte frames")
     tags = {side: side_vlan(config, side) for side in ("left", "right")}
     varying = [f"addresses.{side} {getattr(config.addresses, side)}" for side in
                ("left", "right") if getattr(config.addresses, side) != "fixed"]

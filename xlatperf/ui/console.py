@@ -208,7 +208,9 @@ class ConsoleReporter(Reporter):
             # RFC 2544 §26.5, §26.6: loss is expected; the verdict is each direction's time
             return f"  {where}: {_fps(result.rate)} fps: {losses}: " + _interruption(record)
         style = "green" if verdict == "pass" else "red" if verdict == "loss" else "yellow"
-        line = f"  {where}: {_fps(result.rate)} fps: {losses}: [{style}]{verdict}[/{style}]"
+        # DNS queries (docs/dns.md): the rate is the queries' (their replies counted with them).
+        per = "qps" if any(d.dns_wrong_answer is not None for d in result.directions.values()) else "fps"
+        line = f"  {where}: {_fps(result.rate)} {per}: {losses}: [{style}]{verdict}[/{style}]"
         if "mlrsearch" in record:  # MLRsearch: trial duration and each goal's class after it
             classes = ", ".join(f"{name} {info['class']}"
                                 for name, info in record["mlrsearch"]["goals"].items())

@@ -12,16 +12,12 @@ asks, TAYGA fragments an IPv4 packet without DF whose translation exceeds 1280 b
 
 from __future__ import annotations
 
-import contextlib
-import glob
 import os
-import signal
-import subprocess
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
+from .. import daemons
 from ..placement import Placement, pin_process
 from ..shell import LabError, ip, run
 from .base import LabKind
@@ -94,8 +90,8 @@ class TaygaDut(LabKind):
     def place(self, placement: Placement) -> None:
         super().place(placement)
         for instance in self.instances:
-            pid = _read_pid(instance.pidfile)
-            if pid is None or not _is_our_tayga(pid):
+            pid = daemons.read_pid(instance.pidfile)
+            if pid is None or not daemons.is_ours(pid, "tayga"):
                 raise LabError(f"tayga {instance.name or ''} is not running: cannot pin it to the DUT CPUs")
             pin_process(pid, placement.dut_cpus)
 
@@ -132,72 +128,5 @@ def start_tayga(settings: list[str], routes: list[str], instance: TaygaInstance 
     ip(DUT_NS, "link", "set", instance.tun, "up")
     for route in routes:
         ip(DUT_NS, "-6" if ":" in route else "-4", "route", "add", route, "dev", instance.tun)
-    # TAYGA daemonizes; its output goes to a file so no pipe of ours is held by the daemon.
-    with open(instance.log, "w") as log:
-        done = subprocess.run(
-            ["ip", "netns", "exec", DUT_NS, "tayga", "--config", instance.conf,
-             "--pidfile", instance.pidfile],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, timeout=30)
-    if done.returncode != 0:
-        raise LabError(f"tayga failed to start (exit {done.returncode}): {_tail(instance.log)}")
-    # The daemon writes its pid file after forking; wait for it and check that it lives.
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline:
-        pid = _read_pid(instance.pidfile)
-        if pid is not None and _is_our_tayga(pid):
-            return
-        time.sleep(0.02)
-    raise LabError(f"tayga did not come up (no live process in {instance.pidfile}): "
-                   f"{_tail(instance.log)}")
-
-
-def stop_tayga() -> None:
-    """Ends the lab's TAYGA: the pid of its pid file and any TAYGA in the DUT namespace."""
-    pids = set()
-    for pidfile in glob.glob(os.path.join(LAB_DIR, "tayga*.pid")):
-        pid = _read_pid(pidfile)
-        if pid is not None:
-            pids.add(pid)
-    if os.path.exists(f"/run/netns/{DUT_NS}"):
-        pids.update(int(p) for p in run(["ip", "netns", "pids", DUT_NS]).split())
-    # Only processes that are TAYGA running our config: a stale pid may have been reused.
-    pids = {p for p in pids if _is_our_tayga(p)}
-    for p in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(p, signal.SIGTERM)
-    deadline = time.monotonic() + 3.0
-    while pids and time.monotonic() < deadline:
-        pids = {p for p in pids if _is_our_tayga(p)}
-        time.sleep(0.02)
-    for p in pids:  # still there after 3 s
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(p, signal.SIGKILL)
-
-
-def _is_our_tayga(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = f.read().split(b"\0")
-        with open(f"/proc/{pid}/stat") as f:
-            zombie = f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return False
-    return (not zombie and os.path.basename(argv[0]) == b"tayga"
-            and any(a.startswith(LAB_DIR.encode() + b"/tayga") and a.endswith(b".conf") for a in argv))
-
-
-def _read_pid(path: str) -> int | None:
-    try:
-        with open(path) as f:
-            return int(f.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
-def _tail(path: str, lines: int = 5) -> str:
-    try:
-        with open(path) as f:
-            text = f.read().strip().splitlines()[-lines:]
-    except OSError:
-        return "(no output)"
-    return "; ".join(text) or "(no output)"
+    daemons.start("tayga", ["tayga", "--config", instance.conf, "--pidfile", instance.pidfile], DUT_NS,
+                  instance.pidfile, instance.log)

@@ -1,0 +1,177 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""DNS64 servers as DUTs (RFC 8219 §9, docs/dns.md): `dns64-bind` (BIND 9 with `dns64`) and
+`dns64-unbound` (Unbound with `module-config: "dns64 iterator"`), Debian's packages, in the DUT
+namespace. The tester's left side is the client (IPv6, the resolver listens on the DUT's left
+address), the right side the authoritative server of the test zone, which the resolver reaches
+over IPv4 (or IPv6: `upstream`) as the zone's only server (BIND's static-stub zone, Unbound's
+stub zone). The written config runs `xlatperf dns64` against it.
+
+The DUT namespace has no default route: whatever else a resolver would ask (the root's
+servers) cannot leave it."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ...config.dns import RFC6052_LENGTHS
+from .. import daemons
+from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
+from ..placement import Placement, pin_process
+from ..shell import LabError
+from .base import LabKind, choice, integer, yes_no
+from .common import setup_router
+from .nat import NAT64_RESPONDER_AS_6
+
+ZONE = "dns64perf.test"
+PREFIX = "64:ff9b::/96"          # the DNS64 prefix the tester config expects (RFC 6052 §2.1)
+WRONG_PREFIX = "2001:db8:6464::/96"   # a faulty DNS64's
+assert int(PREFIX.rsplit("/", 1)[1]) in RFC6052_LENGTHS
+
+RESOLVER_PARAMS = {
+    "upstream": {"default": "4", "allowed": "4 or 6",
+                 "help": "IP version over which the resolver asks the tester's authoritative side",
+                 "parse": lambda text: int(choice("4", "6")(text))},
+    "cache": {"default": "64", "allowed": "an integer 1..4096",
+              "help": "the resolver's cache size in MiB (the cache-hit grid's: RFC 8219 §9.2)",
+              "parse": integer(1, 4096)},
+    "wrong_prefix": {"default": "no", "allowed": "yes or no",
+                     "help": f"a faulty DNS64: it synthesizes with {WRONG_PREFIX}, the tester config "
+                             f"expects {PREFIX} (every answer must be reported wrong, none lost)",
+                     "parse": yes_no},
+}
+
+
+class Resolver(LabKind):
+    """A DNS64 resolver daemon (`program`) in the DUT namespace; the kernel routes nothing."""
+    program = ""
+    kind_params = RESOLVER_PARAMS
+    steered_by = "RPS on its veth ends and the resolver's affinity"
+
+    @property
+    def pidfile(self) -> str:
+        return os.path.join(LAB_DIR, f"{self.program}.pid")
+
+    @property
+    def conf(self) -> str:
+        return os.path.join(LAB_DIR, f"{self.program}.conf")
+
+    @property
+    def log(self) -> str:
+        return os.path.join(LAB_DIR, f"{self.program}.log")
+
+    def authoritative(self, p: dict[str, Any]) -> str:
+        """The address the resolver asks: the tester's right side."""
+        return V4_RIGHT[1] if p["upstream"] == 4 else V6_RIGHT[1]
+
+    def build(self, p: dict[str, Any]) -> None:
+        setup_router(left=[V6_LEFT], right=[V4_RIGHT if p["upstream"] == 4 else V6_RIGHT])
+        os.makedirs(os.path.join(LAB_DIR, self.program), exist_ok=True)
+        with open(self.conf, "w") as f:
+            f.write(self.config_text(p, WRONG_PREFIX if p["wrong_prefix"] else PREFIX))
+        daemons.start(self.program, self.command(), DUT_NS, self.pidfile, self.log)
+
+    def place(self, placement: Placement) -> None:
+        super().place(placement)
+        pid = daemons.read_pid(self.pidfile)
+        if pid is None or not daemons.is_ours(pid, self.program):
+            raise LabError(f"{self.program} is not running: cannot pin it to the DUT CPUs")
+        pin_process(pid, placement.dut_cpus)
+
+    def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        right = ({"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]),
+                  # The tester's right side as a NAT64 would reach it (never sent to: the queries
+                  # go to the resolver); in the lab's network-specific prefix, as nat64's.
+                  "virtual_ipv6": NAT64_RESPONDER_AS_6}
+                 if p["upstream"] == 4 else {"ip_version": 6, "ipv6": V6_RIGHT[1], "dut_ipv6": host(V6_RIGHT[0])})
+        return {"left": {"ip_version": 6, "ipv6": V6_LEFT[1], "dut_ipv6": host(V6_LEFT[0]), "dut_mac": ""},
+                "right": {**right, "dut_mac": ""},
+                "traffic": {"frame_size": 84, "direction": "forward"},
+                "dns": {"enabled": True, "server": host(V6_LEFT[0]), "zone": ZONE, "synthesis": PREFIX}}
+
+    def config_notes(self, p: dict[str, Any]) -> list[str]:
+        return [f"# DUT: {self.description}; its configuration: {self.conf}."]
+
+    def config_text(self, p: dict[str, Any], prefix: str) -> str:
+        raise NotImplementedError
+
+    def command(self) -> list[str]:
+        raise NotImplementedError
+
+
+class Bind(Resolver):
+    name = "dns64-bind"
+    description = "BIND 9 as a DNS64 server (RFC 6147), the test zone's server the tester's right side"
+    program = "named"
+    tools = {"named": "bind9"}
+
+    def command(self) -> list[str]:
+        # One worker thread (-n 1): the DUT has the CPUs no tester lcore uses; as root (no -u).
+        return ["named", "-c", self.conf, "-n", "1"]
+
+    def config_text(self, p: dict[str, Any], prefix: str) -> str:
+        return f"""// BIND for the xlatperf lab (written by lab up)
+options {{
+    directory "{LAB_DIR}/named";
+    pid-file "{self.pidfile}";
+    listen-on-v6 {{ {host(V6_LEFT[0])}; }};
+    listen-on {{ none; }};
+    recursion yes;
+    allow-query {{ any; }};
+    allow-recursion {{ any; }};
+    dnssec-validation no;
+    dns64 {prefix} {{ clients {{ any; }}; }};
+    max-cache-size {p['cache']}m;
+    empty-zones-enable no;
+    notify no;
+    querylog no;
+    recursive-clients 10000;   // the quota, not the resolver, would set the result (its default is 1000)
+    edns-udp-size 1232;
+    max-udp-size 1232;
+}};
+logging {{ channel lab {{ file "{self.log}"; severity warning; }}; category default {{ lab; }}; }};
+zone "{ZONE}" {{ type static-stub; server-addresses {{ {self.authoritative(p)}; }}; }};
+"""
+
+
+class Unbound(Resolver):
+    name = "dns64-unbound"
+    description = "Unbound as a DNS64 server (RFC 6147), the test zone's server the tester's right side"
+    program = "unbound"
+    tools = {"unbound": "unbound"}
+
+    def command(self) -> list[str]:
+        return ["unbound", "-c", self.conf]
+
+    def config_text(self, p: dict[str, Any], prefix: str) -> str:
+        half = max(1, p["cache"] // 2)
+        return f"""# Unbound for the xlatperf lab (written by lab up)
+server:
+    interface: {host(V6_LEFT[0])}
+    access-control: ::/0 allow
+    do-ip4: yes
+    do-ip6: yes
+    module-config: "dns64 iterator"
+    dns64-prefix: {prefix}
+    num-threads: 1
+    msg-cache-size: {half}m
+    rrset-cache-size: {half}m
+    qname-minimisation: no
+    do-not-query-localhost: no
+    edns-buffer-size: 1232
+    # Unbound answers the special-use TLDs (RFC 6761: test.) itself with NXDOMAIN by default.
+    local-zone: "{ZONE.rsplit('.', 1)[-1]}." nodefault
+    chroot: ""
+    username: ""
+    directory: "{LAB_DIR}/unbound"
+    pidfile: "{self.pidfile}"
+    use-syslog: no
+    logfile: "{self.log}"
+    do-daemonize: yes
+    verbosity: 0
+remote-control:
+    control-enable: no
+stub-zone:
+    name: "{ZONE}"
+    stub-addr: {self.authoritative(p)}
+"""
