@@ -24,21 +24,25 @@ apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force
     clang llvm libbpf-dev \
     python3-pip openssh-client
 
-# sshd: for tests/e2e/test_remote_ssh.py, which runs sshd's of its own in network namespaces
-# (the engine on other tester hosts, docs/testers.md). Installed only when missing, and then
-# neither started nor enabled: this host's services stay as they were.
-if [ ! -x /usr/sbin/sshd ]; then
+# Daemons the lab runs in network namespaces of its own, installed only when missing, and then
+# neither started nor enabled: this host's services stay as they were. sshd: for
+# tests/e2e/test_remote_ssh.py (the engine on other tester hosts, docs/testers.md); BIND and
+# Unbound: the lab's DNS64 resolvers (lab kinds dns64-bind, dns64-unbound, docs/dns.md).
+install_quietly() {   # BINARY PACKAGE SERVICE
+    [ -x "$1" ] && return 0
     if [ ! -e /usr/sbin/policy-rc.d ]; then   # invoke-rc.d: start no service while installing
         printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
         chmod 755 /usr/sbin/policy-rc.d
         trap 'rm -f /usr/sbin/policy-rc.d' EXIT
     fi
-    apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
-        openssh-server
+    apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$2"
     if [ -d /run/systemd/system ]; then
-        systemctl disable --quiet ssh.service 2>/dev/null || true
+        systemctl disable --quiet "$3" 2>/dev/null || true
     fi
-fi
+}
+install_quietly /usr/sbin/sshd openssh-server ssh.service
+install_quietly /usr/sbin/named bind9 named.service
+install_quietly /usr/sbin/unbound unbound unbound.service
 
 # Hugepages for DPDK, where the kernel lets us: 512 x 2 MiB. Never lower a larger reservation;
 # on failure the engine runs with --no-huge.

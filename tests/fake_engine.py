@@ -830,7 +830,7 @@ def make_stream(kind, spec, sent, received):
               "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"])}
     if spec.get("ce", {}).get("rx_fields"):
         stream["wrong_ce"] = 0
-    if "rx" in spec:  # the header checks' counts (docs/protocol.md)
+    if "rx" in spec or spec.get("dst_port") == 53:  # the header checks' counts (docs/protocol.md; DNS replies')
         stream |= dict.fromkeys(("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum"), 0)
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))

@@ -19,7 +19,7 @@ from xlatperf.util.errors import ConfigError
 
 PORTS = [{"mac": "02:00:00:00:00:01", "name": "p0", "link_speed_mbps": 10000},
          {"mac": "02:00:00:00:00:02", "name": "p1", "link_speed_mbps": 10000}]
-DNS = {"dns": {"enabled": True}, "traffic": {"direction": "forward"}}
+DNS = {"dns": {"enabled": True, "aaaa_share": 1.0}, "traffic": {"direction": "forward"}}
 
 
 def config(**sections):
@@ -47,6 +47,7 @@ def test_a_query_frame_is_as_long_as_its_zone_makes_it():
     ({"dns": {"server": "2001:2::1"}}, "dns.server"),      # the default set-up's queries are IPv4
     ({"dns": {"authoritative": False}}, "dns.authoritative"),
     ({"dns": {"qtype": "A", "aaaa_share": 0.5}}, "dns.aaaa_share"),
+    ({"dns": {"aaaa_share": 0.5}}, "dns.aaaa_share"),      # no DNS64 to synthesize the others
     ({"traffic": {"imix": "simple"}}, "traffic.imix"),
     ({"traffic": {"mix_n": 2, "frame_size": 84}}, "traffic.mix_m"),
 ])
@@ -72,7 +73,7 @@ def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
     assert flow["dns"]["synthesis"] == "64:ff9b::/96"
     assert flow["dns"]["nonce"] != second[0]["dns"]["nonce"]   # every trial's names its own
     assert plan.dns == {"zone": "dns64perf.test", "a": "198.18.0.0/15", "aaaa": "2001:db8::/96",
-                        "aaaa_share": 0.0, "ttl": 3600, "authoritative": [1]}
+                        "aaaa_share": 1.0, "ttl": 3600, "authoritative": [1]}
     # The medium's maximum is for the answers (one AAAA record, 28 bytes more than the query).
     assert plan.max_rate == 10**10 // ((128 + 28 + 20) * 8)
 
@@ -99,7 +100,7 @@ def test_each_verdict_of_the_replies_is_a_count_of_its_own():
 
 def test_dns64_searches_query_rates_and_reports_queries_per_second(fake, monkeypatch):
     path = fake / "dns.toml"
-    path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\n')
+    path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\naaaa_share = 1.0\n')
     cfg = load_config(path, ["traffic.direction=forward", "trial.duration=1", "throughput.error=20000",
                              "trial.pause=0"])
     monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
@@ -123,7 +124,7 @@ def test_dns64_searches_query_rates_and_reports_queries_per_second(fake, monkeyp
 
 def test_wrong_answers_fail_a_trial_and_are_said(fake, monkeypatch, capsys):
     path = fake / "dns.toml"
-    path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\n')
+    path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\naaaa_share = 1.0\n')
     cfg = load_config(path, ["traffic.direction=forward", "trial.duration=1", "trial.pause=0"])
     monkeypatch.setenv("FAKE_DNS_WRONG_ANSWERS", "0.5")
     summary = run_procedure("trial", cfg, fake / "out", rate=1000)

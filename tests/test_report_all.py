@@ -49,6 +49,8 @@ CASES = {
                                             "throughput.preset=rfc2544,ndr-pdr"], None,
                              {"FAKE_DUT_LIMIT": "3000000"}),
     "frame-loss": ("frame-loss", [], None, {"FAKE_DUT_LIMIT": "9000000"}),
+    "dns64": ("dns64", ["dns.enabled=true", "dns.qtype=A", "traffic.direction=forward"], None,
+              {"FAKE_DUT_LIMIT": "3000000"}),
     "trial": ("trial", [], 1000, {}),
     "selftest": ("selftest", [], None, {"FAKE_TESTER_LIMIT": "5000000"}),
     "latency": ("latency", [], 5000, {"FAKE_TAGGED_LOST": "1"}),
@@ -74,10 +76,10 @@ CASES = {
 # of a plot axis that shows such a value. A new unit must be added here (KeyError otherwise).
 TABLE_UNIT = {"fps": "frames/s per direction", "ratio": "loss ratio, shown in %", "ms": "ms",
               "cps": "connections/s", "connections": "connections", "frames": "frames",
-              "%": "%", "s": "s"}
+              "%": "%", "s": "s", "qps": "queries/s"}
 AXIS_UNIT = {"fps": "(frames/s per direction)", "ratio": "(%)", "ms": "(µs)",
              "cps": "(connections/s)", "connections": "(connections)", "frames": "(frames)",
-             "%": "(%)", "s": "(s)"}
+             "%": "(%)", "s": "(s)", "qps": "(queries/s)"}
 # Axis labels of dimensionless axes; every other axis label names its unit in parentheses, or
 # is a swept configuration key (in the key's own unit).
 UNITLESS = ("repetition", "cumulative fraction of ")

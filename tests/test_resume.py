@@ -40,7 +40,7 @@ CASES = {
                                                 "throughput.preset=rfc2544"], None,
                                  {"FAKE_TESTER_LIMIT": "2000000"}),
     "frame-loss": ("frame-loss", [], None, {"FAKE_DUT_LIMIT": "9000000"}),
-    "dns64": ("dns64", ["dns.enabled=true", "traffic.direction=forward"], None, {"FAKE_DUT_LIMIT": "3000000"}),
+    "dns64": ("dns64", ["dns.enabled=true", "dns.qtype=A", "traffic.direction=forward"], None, {"FAKE_DUT_LIMIT": "3000000"}),
     "selftest": ("selftest", [], None, {"FAKE_TESTER_LIMIT": "5000000"}),
     "latency": ("latency", [], 5000, {"FAKE_TAGGED_LOST": "1"}),
     "pdv": ("pdv", ["pdv.ipdv=true"], 5000, {}),

@@ -80,7 +80,8 @@ void refresh_udp_checksum(uint8_t* f, size_t len) {
 }
 
 // What a faulty DUT does to every fourth answer on its way back to the client.
-enum class Fault { kNone, kServFail, kWrongAddress, kOtherId, kTruncated, kDrop, kDuplicate, kLate, kUnanswerable };
+enum class Fault { kNone, kServFail, kWrongAddress, kOtherId, kTruncated, kDrop, kDuplicate, kLate, kUnanswerable,
+                   kBadChecksum };
 
 class FaultyPath {
  public:
@@ -107,6 +108,9 @@ class FaultyPath {
       case Fault::kTruncated: msg[2] |= uint8_t(dns::kFlagTc >> 8); break;
       case Fault::kDrop: rte_pktmbuf_free(m); return;
       case Fault::kDuplicate: deliver(0, rte_pktmbuf_copy(m, test::eal().pool, 0, UINT32_MAX)); break;
+      case Fault::kBadChecksum:  // the UDP checksum wrong, never 0 (no checksum over IPv4)
+        f[at.udp + 7] ^= (f[at.udp + 6] == 0 && f[at.udp + 7] == 1) ? 2 : 1;
+        return deliver(0, m);
       case Fault::kLate:  // held back 0.3 s: later than the 0.25-s timeout
         io->deliver_after(std::chrono::milliseconds(300), 0, m);
         return;
@@ -184,7 +188,7 @@ TEST_P(DnsTrials, EachFaultOfAnAnswerIsCountedApart) {
                        Case{Fault::kOtherId, dns::ReplyVerdict::kMismatch},
                        Case{Fault::kTruncated, dns::ReplyVerdict::kTruncated}, Case{Fault::kDrop, std::nullopt},
                        Case{Fault::kDuplicate, std::nullopt}, Case{Fault::kLate, std::nullopt},
-                       Case{Fault::kUnanswerable, std::nullopt}}) {
+                       Case{Fault::kUnanswerable, std::nullopt}, Case{Fault::kBadChecksum, std::nullopt}}) {
     SCOPED_TRACE(int(c.fault));
     FaultyPath dut(c.fault);
     test::Bench bench([&dut](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { dut(port, m, d); });
@@ -199,6 +203,8 @@ TEST_P(DnsTrials, EachFaultOfAnAnswerIsCountedApart) {
           << dns::kReplyVerdictNames[k];
     EXPECT_EQ(s.duplicates, c.fault == Fault::kDuplicate ? quarter : 0u);
     EXPECT_EQ(s.late.value_or(0), c.fault == Fault::kLate ? quarter : 0u);
+    ASSERT_TRUE(s.header_faults.has_value());
+    EXPECT_EQ((*s.header_faults)[size_t(Verdict::kBadChecksum)], c.fault == Fault::kBadChecksum ? quarter : 0u);
     EXPECT_EQ(r.ports[1].dns->unanswered, c.fault == Fault::kUnanswerable ? quarter : 0u);
     EXPECT_EQ(r.ports[1].dns->answered, kQueries - (c.fault == Fault::kUnanswerable ? quarter : 0));
   }

@@ -100,11 +100,14 @@ def check_dns(config) -> None:
                         'must be "forward" or "reverse" with dns.enabled: the queries go one way (from '
                         "that direction's sending side), their answers the other")
     for key, value, why in (("traffic.imix", config.traffic.imix, "a query's size follows from dns.zone"),
-                            ("stateful.enabled", config.stateful.enabled, "DNS queries are not RFC 9693 traffic"),
-                            ("ipv4aas.technology", config.ipv4aas.technology,
-                             "the tester sends plain IPv4 or IPv6 queries (no CE emulation yet)")):
+                            ("stateful.enabled", config.stateful.enabled, "DNS queries are not RFC 9693 traffic")):
         if value:
             raise key_error(key, value, f"not with dns.enabled: {why}")
+    kind = kind_of(config)
+    if kind.stream_keys(config, directions[0]):   # a tunnel, emulated CEs
+        raise key_error("ipv4aas.role", config.ipv4aas.role,
+                        "not with dns.enabled: the tester sends plain IPv4 or IPv6 queries, it emulates no CE "
+                        "or tunnel end for them (a dual DUT's role does)")
     if has_background(config):
         raise key_error("traffic.mix_m", config.traffic.mix_m,
                         f"must equal traffic.mix_n = {config.traffic.mix_n} with dns.enabled: every frame "
@@ -113,9 +116,14 @@ def check_dns(config) -> None:
         raise key_error("dns.authoritative", dns.authoritative,
                         'must be true when dns.server = "" (the queries go to the tester\'s other side, '
                         "which then answers them)")
-    sent, _ = kind_of(config).stacks(config, directions[0])
+    sent, _ = kind.stacks(config, directions[0])
     if dns.server and ipaddress.ip_address(dns.server).version != sent.inner:
         raise key_error("dns.server", dns.server,
                         f"must be an IPv{sent.inner} address: the {directions[0]} queries are IPv{sent.inner}")
+    if not dns.server and dns.qtype == "AAAA" and dns.aaaa_share < 1:
+        raise key_error("dns.aaaa_share", dns.aaaa_share,
+                        'must be 1 with dns.qtype = "AAAA" and dns.server = "" (the tester\'s other side '
+                        "answers without a DNS64 between to synthesize: every name needs a AAAA record); "
+                        'or ask dns.qtype = "A"')
     if dns.qtype == "A" and dns.aaaa_share:
         raise key_error("dns.aaaa_share", dns.aaaa_share, "takes effect only with dns.qtype = \"AAAA\"")

@@ -17,6 +17,19 @@ std::optional<DnsMessage> dns_message(const uint8_t* frame, uint32_t len, const 
                     load_be16(udp + 2)};
 }
 
+bool datagram_checksums_ok(const uint8_t* frame, uint32_t len, const TestTag& hdrs) {
+  const std::optional<DnsMessage> msg = dns_message(frame, len, hdrs);
+  if (!msg) return false;
+  const uint8_t* ip = frame + hdrs.l3_offset;
+  const uint8_t* udp = frame + hdrs.l4_offset;
+  const uint32_t udp_len = msg->len + uint32_t(kUdpHeader);
+  const bool ipv4 = ip[0] >> 4 == 4;
+  if (ipv4 && !sums_to_ones(sum_words(ip, (ip[0] & 0x0f) * 4u))) return false;
+  if (udp[6] == 0 && udp[7] == 0) return ipv4;
+  const uint64_t pseudo = (ipv4 ? sum_words(ip + 12, 8) : sum_words(ip + kIpv6Src, 32)) + kProtoUdp + udp_len;
+  return sums_to_ones(sum_words(udp, udp_len, pseudo));
+}
+
 uint32_t answer_query_frame(uint8_t* frame, uint32_t len, uint32_t room, const TestTag& hdrs, const uint8_t* own_mac,
                             const dns::Zone& zone, const dns::RecordRule& rule) {
   const std::optional<DnsMessage> msg = dns_message(frame, len, hdrs);

@@ -51,7 +51,8 @@ struct Receiver {
   uint32_t mss_min = UINT32_MAX;  // SYNs and SYN-ACKs: the smallest MSS announced (announced_mss)
   std::array<uint64_t, kVerdicts> header_faults{};  // by the header check's verdict (index 0 unused)
   // DNS replies (docs/dns.md) by the client's verdict (index 0, good, unused); those that
-  // answered a query (every verdict but kMismatch) are also `dns_failed`, which arrived() adds.
+  // answered a query (every verdict but kMismatch; and a reply with a bad checksum, counted in
+  // header_faults) are also `dns_failed`, which arrived() adds.
   std::array<uint64_t, dns::kReplyVerdicts> dns_faults{};
   Counter dns_failed;
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks

@@ -269,6 +269,11 @@ class RxTask final : public Task {
       ++r.bad_vlan;
       return true;
     }
+    if (!datagram_checksums_ok(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, hdrs)) {
+      ++r.header_faults[size_t(Verdict::kBadChecksum)];  // the DUT's reply, damaged: nothing in it is trusted
+      r.dns_failed.add(1);
+      return true;
+    }
     const uint32_t port_offset = uint32_t(at.dst_port) - client.first_port();  // wraps below the first
     const uint16_t id = load_be16(msg);
     if (port_offset >= client.ports()) {  // to a port the stream never asked from

@@ -74,7 +74,7 @@ StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_t
         if (s.rx_ce) st.wrong_ce = st.wrong_ce.value_or(0) + r->wrong_ce;
         if (s.tcp) st.tcp_unexpected = st.tcp_unexpected.value_or(0) + r->tcp_unexpected;
         if (r->mss_min != UINT32_MAX) st.mss_min = std::min(st.mss_min.value_or(UINT32_MAX), r->mss_min);
-        if (s.rx_check) {
+        if (s.rx_check || s.dns) {  // a DNS stream's replies: their checksums
           if (!st.header_faults) st.header_faults.emplace();
           for (size_t v = 1; v < kVerdicts; ++v) (*st.header_faults)[v] += r->header_faults[v];
         }

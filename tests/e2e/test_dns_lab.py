@@ -1,0 +1,122 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""DNS end to end (issue 31, docs/dns.md): the real engine's queries and authoritative side
+against real resolvers nobody here wrote (BIND 9 and Unbound as DNS64 servers, RFC 8219 §9) and
+through DUTs that know no DNS (resolved queries through 464XLAT and MAP-T, seeds 001 §5 and 003
+§4). A capture decoded by tshark checks the synthesis independently of the tester: every AAAA
+answer the client got must be the resolver's RFC 6052 synthesis of the A record the tester's
+authoritative side gave the resolver for that name, as both appear on the wire."""
+
+import ipaddress
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from e2e_util import summary, trials, xlatperf
+
+from xlatperf import lab
+
+FAST = ["--set", "trial.pause=0", "--set", "trial.timeout=0.5", "--set", "trial.max_lag=0.5"]
+WKP = ipaddress.IPv6Address("64:ff9b::")
+
+
+def resolver_lab(make_lab, kind: str, **params) -> Path:
+    return make_lab(kind, calibrate="no", **params)
+
+
+@pytest.mark.parametrize("kind", ["dns64-bind", "dns64-unbound"])
+def test_dns64_throughput_converges_with_every_answer_valid(make_lab, tmp_path, kind):
+    config = resolver_lab(make_lab, kind)
+    out = tmp_path / "out"
+    xlatperf("dns64", "-c", str(config), "--duration", "1", *FAST, "--set", "throughput.max_rate=20000",
+             "--set", "throughput.error=1000", "--out", str(out), "-q")
+    s = summary(out)
+    assert s["procedure"] == "dns64" and s["unit"] == "qps" and s["complete"]
+    records = trials(out)
+    passing = [r for r in records if r["valid"] and r["loss_ratio"] == 0]
+    assert s["median"] > 0 and s["median"] in {r["rate"] for r in passing}
+    # A passing trial: every query answered with the right synthesis in time; the resolver
+    # asked the tester's authoritative side (AAAA, then A: NODATA for every name) for them.
+    for r in passing:
+        forward = r["directions"]["forward"]
+        assert forward["received"] == forward["sent"] and forward["dns_wrong_answer"] == 0
+        assert r["dns_answers"]["1"]["answered"] >= forward["sent"]
+    assert s["settings"]["dns"]["server"] == "2001:2::1"
+
+
+def capture_dns(during) -> list[dict]:
+    """The DNS responses that cross the DUT namespace while `during()` runs, decoded by tshark."""
+    pcap = "/run/xlp-dns-lab.pcap"
+    dump = subprocess.Popen(["ip", "netns", "exec", lab.DUT_NS, "tcpdump", "--immediate-mode", "-U", "-n", "-B",
+                             "16384", "-i", "any", "-w", pcap, "udp port 53"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        dump.stderr.readline()  # "listening on ...": the capture runs
+        during()
+        time.sleep(1.0)
+    finally:
+        dump.terminate()
+        stats = dump.communicate(timeout=10)[1].decode()
+    fields = ["ipv6.dst", "ip.dst", "dns.id", "dns.flags.response", "dns.flags.rcode", "dns.qry.name",
+              "dns.qry.type", "dns.a", "dns.aaaa"]
+    try:
+        assert "\n0 packets dropped by kernel" in "\n" + stats, stats
+        out = subprocess.run(["tshark", "-r", pcap, "-Y", "dns.flags.response == 1", "-T", "fields", "-E",
+                              "separator=|", *[x for f in fields for x in ("-e", f)]],
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        Path(pcap).unlink(missing_ok=True)
+    return [dict(zip(fields, line.split("|"))) for line in out.splitlines()]
+
+
+def test_a_capture_shows_every_answer_synthesized_from_the_authoritative_a_record(make_lab, tmp_path):
+    config = resolver_lab(make_lab, "dns64-bind")
+    out = tmp_path / "out"
+    rate, seconds = 500, 2
+    responses = capture_dns(lambda: xlatperf("trial", "-c", str(config), "--rate", str(rate), "--duration",
+                                             str(seconds), *FAST, "--out", str(out), "-q"))
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == rate * seconds and forward["received"] == forward["sent"]
+    # The tester's authoritative side's A answers to the resolver (over IPv4, to the DUT's right
+    # address), and the resolver's AAAA answers to the client (over IPv6).
+    a_records = {r["dns.qry.name"].lower(): r["dns.a"] for r in responses
+                 if r["ip.dst"] == "198.19.0.1" and r["dns.qry.type"] == "1"}
+    to_client = [r for r in responses if r["ipv6.dst"] == "2001:2::2"]
+    assert len(to_client) == forward["sent"]
+    for r in to_client:
+        name = r["dns.qry.name"].lower()
+        assert r["dns.qry.type"] == "28" and r["dns.flags.rcode"] == "0", r
+        a = ipaddress.IPv4Address(a_records[name])
+        assert a in ipaddress.IPv4Network("198.18.0.0/15")
+        assert ipaddress.IPv6Address(r["dns.aaaa"]) == ipaddress.IPv6Address(int(WKP) + int(a)), r
+
+
+def test_a_resolver_with_another_prefix_gives_wrong_answers_not_loss(make_lab, tmp_path):
+    config = resolver_lab(make_lab, "dns64-bind", wrong_prefix="yes")
+    out = tmp_path / "out"
+    done = xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", *FAST, "--out", str(out))
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["received"] == 0 and forward["dns_wrong_answer"] == forward["sent"] == 1000
+    assert forward["late"] == 0 and forward["dns_servfail"] == 0
+    assert "1,000 wrong answers" in done.stdout
+
+
+@pytest.mark.parametrize("kind", ["464xlat", "mapt-dual"])
+def test_resolved_queries_through_a_dut_that_knows_no_dns(make_lab, tmp_path, kind):
+    """The tester's authoritative side answers its own client's A queries through the DUT (seed
+    001 §5's set-up): a throughput in resolved queries/s. Behind the MAP-T CE the client keeps
+    to one source port, its CE's (a port outside the CE's port set is no MAP-T traffic)."""
+    config = make_lab(kind, calibrate="no")
+    out = tmp_path / "out"
+    ports = ["--set", "dns.ports=1"] if kind == "mapt-dual" else []
+    xlatperf("dns64", "-c", str(config), "--duration", "1", *FAST, *ports, "--set", "dns.enabled=true",
+             "--set", "dns.qtype=A", "--set", "traffic.direction=forward", "--set", "stateful.enabled=false",
+             "--set", "throughput.max_rate=20000", "--set", "throughput.error=2000", "--out", str(out), "-q")
+    s = summary(out)
+    assert s["complete"] and s["unit"] == "qps" and s["median"] > 0
+    passing = [r for r in trials(out) if r["valid"] and r["loss_ratio"] == 0]
+    assert s["median"] in {r["rate"] for r in passing}
+    for r in passing:   # each query's answer crossed the DUT twice, every one valid
+        assert r["dns_answers"]["1"]["answered"] == r["directions"]["forward"]["sent"]
