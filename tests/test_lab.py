@@ -111,11 +111,18 @@ EXPECTED_SIDES = {
     "mape-dual": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, V4[1]),
     "mapt-dual": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, V4[1]),
     "dslite-dual": ({**V4[0], "virtual_ipv4": "198.19.0.1"}, V4[1]),
+    # DNS64 resolvers: the client IPv6 on the left, the test zone's server IPv4 on the right.
+    **{kind: ({"ip_version": 6, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
+              {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1",
+               "virtual_ipv6": "2001:2:0:6464::c613:2", "dut_mac": ""})
+       for kind in ("dns64-bind", "dns64-unbound")},
 }
+RESOLVERS = {"dns64-bind": "named", "dns64-unbound": "unbound"}
 DUAL = ("mape-dual", "mapt-dual", "dslite-dual")
 # The [traffic] a kind's config has beyond the frame size: a MAP CE's LAN uses two of its ports.
 EXPECTED_TRAFFIC = {"mape-dual": {"src_port": 1232, "dst_port": 1233},
-                    "mapt-dual": {"src_port": 1232, "dst_port": 1233}}
+                    "mapt-dual": {"src_port": 1232, "dst_port": 1233},
+                    **{kind: {"direction": "forward"} for kind in RESOLVERS}}
 EXPECTED_DUT_ADDRS = {
     "router4": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"198.19.0.1/16"}},
     "router6": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
@@ -138,6 +145,7 @@ EXPECTED_DUT_ADDRS = {
     "mape-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
     "mapt-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
     "dslite-dual": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
+    **{kind: {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}} for kind in RESOLVERS},
 }
 # A dual DUT's CE namespace: its LAN (the tester's left port's peer, moved) and its WAN.
 EXPECTED_CE_ADDRS = {"xlp-el": {"198.18.0.1/16"}, "xlp-ew": {"2001:2::2/64"}}
@@ -327,6 +335,11 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
         assert str(pid) in sh("ip", "netns", "pids", "xlp-dut").split()
         assert not alive(first_tayga)  # the second lab_up stopped the first TAYGA
         assert "xlp-nat64" in links("xlp-dut")
+    if kind in RESOLVERS:  # the resolver runs in the DUT namespace, listening on the client's side
+        resolver = daemons.read_pid(f"{lab.LAB_DIR}/{RESOLVERS[kind]}.pid")
+        assert resolver and daemons.is_ours(resolver, RESOLVERS[kind])
+        assert str(resolver) in sh("ip", "netns", "pids", "xlp-dut").split()
+        assert "[2001:2::1]:53" in sh("ip", "netns", "exec", "xlp-dut", "ss", "-lun")
 
     cfg = tomllib.loads(config.read_text())
     assert cfg["tester"] == {"netns": "xlp-tester", "lcores": "0,1"}  # not calibrated here
@@ -343,7 +356,9 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     # The calibration config: the same set-up (port type, frame size, directions, lcores) on
     # the calibration wire, whose ports send to each other.
     calibration = load_config(lab.CALIBRATION_CONFIG)
-    assert ceiling_conditions(calibration) == ceiling_conditions(load_config(str(config)))
+    # (a DNS lab's calibration is of frames, which its queries' runs never apply)
+    frames = ["dns.enabled=false"] if kind in RESOLVERS else []
+    assert ceiling_conditions(calibration) == ceiling_conditions(load_config(str(config), frames))
     wire = ("xlp-tl", "xlp-tr") if kind == "loopback" else ("xlp-cl", "xlp-cr")
     assert (calibration.left.port, calibration.right.port) == tuple(f"{ports}:{p}" for p in wire)
     assert calibration.left.dut_mac == expected_links[wire[1]]
@@ -358,6 +373,8 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     assert lab.lab_state() is None and not Path(lab.LAB_DIR).exists()
     if kind == "siit":
         assert not alive(pid) and not lab_taygas()
+    if kind in RESOLVERS:
+        assert not alive(resolver)
 
 
 @needs_root

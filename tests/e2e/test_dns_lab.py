@@ -26,10 +26,13 @@ def resolver_lab(make_lab, kind: str, **params) -> Path:
 
 @pytest.mark.parametrize("kind", ["dns64-bind", "dns64-unbound"])
 def test_dns64_throughput_converges_with_every_answer_valid(make_lab, tmp_path, kind):
+    """Each resolver resolves a few thousand queries/s here, on one CPU beside the veths' work.
+    After an overloaded trial it goes on answering its backlog for seconds (replies of an
+    earlier trial, foreign to the next): a pause lets it finish, as RFC 2544 §23 e's does."""
     config = resolver_lab(make_lab, kind)
     out = tmp_path / "out"
-    xlatperf("dns64", "-c", str(config), "--duration", "1", *FAST, "--set", "throughput.max_rate=20000",
-             "--set", "throughput.error=1000", "--out", str(out), "-q")
+    xlatperf("dns64", "-c", str(config), "--duration", "1", *FAST, "--set", "trial.pause=2",
+             "--set", "throughput.max_rate=4000", "--set", "throughput.error=500", "--out", str(out), "-q")
     s = summary(out)
     assert s["procedure"] == "dns64" and s["unit"] == "qps" and s["complete"]
     records = trials(out)

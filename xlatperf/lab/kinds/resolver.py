@@ -16,9 +16,9 @@ from typing import Any
 
 from ...config.dns import RFC6052_LENGTHS
 from .. import daemons
-from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
+from ..names import DUT_NS, DUT_PORTS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..placement import Placement, pin_process
-from ..shell import LabError
+from ..shell import LabError, run
 from .base import LabKind, choice, integer, yes_no
 from .common import setup_router
 from .nat import NAT64_RESPONDER_AS_6
@@ -46,6 +46,7 @@ class Resolver(LabKind):
     """A DNS64 resolver daemon (`program`) in the DUT namespace; the kernel routes nothing."""
     program = ""
     kind_params = RESOLVER_PARAMS
+    tools = {"ethtool": "ethtool"}
     steered_by = "RPS on its veth ends and the resolver's affinity"
 
     @property
@@ -66,6 +67,11 @@ class Resolver(LabKind):
 
     def build(self, p: dict[str, Any]) -> None:
         setup_router(left=[V6_LEFT], right=[V4_RIGHT if p["upstream"] == 4 else V6_RIGHT])
+        # The resolver's own datagrams leave with their checksums complete, as a NIC would send
+        # them: a veth hands a checksum it was to offload to its peer unwritten (CHECKSUM_PARTIAL),
+        # which the tester's receiver rightly takes for a bad one.
+        for dev in DUT_PORTS:
+            run(["ethtool", "-K", dev, "tx", "off"], ns=DUT_NS)
         os.makedirs(os.path.join(LAB_DIR, self.program), exist_ok=True)
         with open(self.conf, "w") as f:
             f.write(self.config_text(p, WRONG_PREFIX if p["wrong_prefix"] else PREFIX))
@@ -103,7 +109,7 @@ class Bind(Resolver):
     name = "dns64-bind"
     description = "BIND 9 as a DNS64 server (RFC 6147), the test zone's server the tester's right side"
     program = "named"
-    tools = {"named": "bind9"}
+    tools = {**Resolver.tools, "named": "bind9"}
 
     def command(self) -> list[str]:
         # One worker thread (-n 1): the DUT has the CPUs no tester lcore uses; as root (no -u).
@@ -138,7 +144,7 @@ class Unbound(Resolver):
     name = "dns64-unbound"
     description = "Unbound as a DNS64 server (RFC 6147), the test zone's server the tester's right side"
     program = "unbound"
-    tools = {"unbound": "unbound"}
+    tools = {**Resolver.tools, "unbound": "unbound"}
 
     def command(self) -> list[str]:
         return ["unbound", "-c", self.conf]
