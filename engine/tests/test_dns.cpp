@@ -108,6 +108,27 @@ TEST(Dns, ZonesAreCheckedAndLowerCased) {
   EXPECT_THROW(Zone{long_zone}, std::invalid_argument);  // 244 bytes + the test label: over 255
 }
 
+// A zone's wire form matches its letters in either case and every other byte exactly: a byte
+// that differs from a digit, hyphen or length byte only in the case bit (0x20) is no match.
+TEST(Dns, AZoneMatchesItsLettersInEitherCaseAndNothingElse) {
+  const Zone zone("a-9.dns64perf.test");  // 19 bytes: two 8-byte words and a tail
+  const std::vector<uint8_t> wire = zone.wire();
+  EXPECT_TRUE(zone.matches(wire.data()));
+  std::vector<uint8_t> upper = wire;
+  for (uint8_t& c : upper)
+    if (c >= 'a' && c <= 'z') c = uint8_t(c - 0x20);
+  EXPECT_TRUE(zone.matches(upper.data()));
+  for (size_t i = 0; i < wire.size(); ++i) {
+    std::vector<uint8_t> other = wire;
+    other[i] ^= 0x20;
+    const bool letter = wire[i] >= 'a' && wire[i] <= 'z';
+    EXPECT_EQ(zone.matches(other.data()), letter) << "byte " << i << " = " << int(wire[i]);
+    other = wire;
+    other[i] ^= 0x01;
+    EXPECT_FALSE(zone.matches(other.data())) << "byte " << i;
+  }
+}
+
 TEST(Dns, TheAuthoritativeSideAnswersAsDnspythonEncodes) {
   EXPECT_EQ(answer_to("query_a"), vec("answer_a"));
   EXPECT_EQ(answer_to("query_aaaa_edns"), vec("answer_aaaa_nodata_edns"));  // NODATA with the SOA

@@ -14,22 +14,26 @@ namespace xlp::dns {
 namespace {
 
 uint8_t lower(uint8_t c) { return c >= 'A' && c <= 'Z' ? uint8_t(c | 0x20) : c; }
-int hex_value(uint8_t c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  c = lower(c);
-  return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
+// A hex digit's value in either case, else 0xff: a table, as every query and reply has 18.
+constexpr std::array<uint8_t, 256> kHexValue = [] {
+  std::array<uint8_t, 256> t{};
+  t.fill(0xff);
+  for (int c = '0'; c <= '9'; ++c) t[size_t(c)] = uint8_t(c - '0');
+  for (int c = 'a'; c <= 'f'; ++c) t[size_t(c)] = t[size_t(c - 'a' + 'A')] = uint8_t(c - 'a' + 10);
+  return t;
+}();
 void put_hex(uint8_t* p, uint32_t v, int digits) {
   static constexpr char kDigits[] = "0123456789abcdef";
   for (int i = digits - 1; i >= 0; --i, v >>= 4) p[i] = uint8_t(kDigits[v & 15]);
 }
 std::optional<uint32_t> get_hex(const uint8_t* p, int digits) {
-  uint32_t v = 0;
+  uint32_t v = 0, bad = 0;
   for (int i = 0; i < digits; ++i) {
-    const int d = hex_value(p[i]);
-    if (d < 0) return std::nullopt;
-    v = v << 4 | uint32_t(d);
+    const uint8_t d = kHexValue[p[i]];
+    bad |= d;
+    v = v << 4 | (d & 0x0f);
   }
+  if (bad & 0xf0) return std::nullopt;
   return v;
 }
 
@@ -74,12 +78,21 @@ struct RecordHeader {
 };
 constexpr size_t kRecordFixed = 10;
 
+// The record at `at`; `owner` (kMaxName bytes) receives its owner name in lower case, unless the
+// owner is a pointer to the question's name (the answers a server writes), which sets
+// *owner_is_question instead: the hot path, no name read twice.
 std::optional<RecordHeader> read_record(const uint8_t* msg, size_t len, size_t at, size_t* end,
-                                        uint8_t* owner = nullptr, size_t* owner_len = nullptr) {
+                                        uint8_t* owner = nullptr, size_t* owner_len = nullptr,
+                                        bool* owner_is_question = nullptr) {
   uint8_t scratch[kMaxName];
   size_t scratch_len = 0, after = 0;
-  if (!read_wire_name(msg, len, at, owner ? owner : scratch, owner_len ? owner_len : &scratch_len, &after))
+  if (owner_is_question) *owner_is_question = false;
+  if (at + 2 <= len && load_be16(msg + at) == (0xc000 | kHeader) && owner_is_question) {
+    *owner_is_question = true;
+    after = at + 2;
+  } else if (!read_wire_name(msg, len, at, owner ? owner : scratch, owner_len ? owner_len : &scratch_len, &after)) {
     return std::nullopt;
+  }
   if (after + kRecordFixed > len) return std::nullopt;
   const uint8_t* f = msg + after;
   RecordHeader h{load_be16(f), load_be16(f + 2), uint32_t(load_be16(f + 4)) << 16 | load_be16(f + 6), load_be16(f + 8),
@@ -116,13 +129,33 @@ Zone::Zone(std::string_view text) {
         throw std::invalid_argument("zone \"" + std::string(text) + "\": '" + std::string(1, c) +
                                     "' is not a letter, digit or hyphen");
     wire_.push_back(uint8_t(label.size()));
-    for (char c : label) wire_.push_back(lower(uint8_t(c)));
+    case_mask_.push_back(0);
+    for (char c : label) {
+      wire_.push_back(lower(uint8_t(c)));
+      case_mask_.push_back(std::isalpha(static_cast<unsigned char>(c)) ? 0x20 : 0);
+    }
     start = dot + 1;
   }
   wire_.push_back(0);
+  case_mask_.push_back(0);
   if (name_size() > kMaxName)
     throw std::invalid_argument("zone \"" + std::string(text) + "\": a test name in it would be " +
                                 std::to_string(name_size()) + " bytes, over 255");
+}
+
+bool Zone::matches(const uint8_t* p) const {
+  const size_t n = wire_.size();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t got, mask, want;
+    std::memcpy(&got, p + i, 8);
+    std::memcpy(&mask, case_mask_.data() + i, 8);
+    std::memcpy(&want, wire_.data() + i, 8);
+    if ((got | mask) != want) return false;
+  }
+  for (; i < n; ++i)
+    if ((p[i] | case_mask_[i]) != wire_[i]) return false;
+  return true;
 }
 
 void write_index(uint8_t* p, uint32_t index) { put_hex(p, index, int(kIndexDigits)); }
@@ -136,16 +169,35 @@ void write_name(uint8_t* p, const TestName& name, const Zone& zone) {
   std::memcpy(p + 1 + kLabelChars, zone.wire().data(), zone.wire().size());
 }
 
+namespace {
+
+// Whether the `n` bytes at `p` are `lower_wire` (a name's wire form in lower case) but for the
+// case of their letters (a length byte is below 64: no letter).
+
+// The test name whose first label (kLabelChars hex digits) is at `label`.
+std::optional<TestName> parse_label(const uint8_t* label) {
+  const auto nonce = get_hex(label, 8), stream = get_hex(label + 8, 2), index = get_hex(label + 10, 8);
+  if (!nonce || !stream || !index) return std::nullopt;
+  return TestName{*nonce, uint8_t(*stream), *index};
+}
+
+}  // namespace
+
 std::optional<TestName> read_name(const uint8_t* msg, size_t len, size_t offset, const Zone& zone, size_t* end) {
+  // The usual case, the name written out where it starts (a question's): read in place.
+  const size_t size = zone.name_size();
+  if (offset + size <= len && msg[offset] == kLabelChars &&
+      zone.matches(msg + offset + 1 + kLabelChars)) {
+    *end = offset + size;
+    return parse_label(msg + offset + 1);
+  }
   uint8_t wire[kMaxName];
   size_t n = 0;
   if (!read_wire_name(msg, len, offset, wire, &n, end)) return std::nullopt;
-  if (n != zone.name_size() || wire[0] != kLabelChars ||
+  if (n != size || wire[0] != kLabelChars ||
       std::memcmp(wire + 1 + kLabelChars, zone.wire().data(), zone.wire().size()) != 0)
     return std::nullopt;
-  const auto nonce = get_hex(wire + 1, 8), stream = get_hex(wire + 9, 2), index = get_hex(wire + 11, 8);
-  if (!nonce || !stream || !index) return std::nullopt;
-  return TestName{*nonce, uint8_t(*stream), *index};
+  return parse_label(wire + 1);
 }
 
 size_t write_query(uint8_t* p, const TestName& name, const Zone& zone, uint16_t id, uint16_t qtype, bool edns) {
@@ -264,11 +316,14 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
   // The question, as asked (names compare without regard to case).
   uint8_t question[kMaxName];
   size_t question_len = 0, at = 0;
-  if (!read_wire_name(msg, len, kHeader, question, &question_len, &at) || at + kQuestionTail > len)
-    return ReplyVerdict::kMalformed;
-  size_t ignored = 0;
-  const auto asked = read_name(msg, len, kHeader, *expect.zone, &ignored);
-  if (!asked || !(*asked == name) || load_be16(msg + at) != qtype || load_be16(msg + at + 2) != kClassIn)
+  const auto asked = read_name(msg, len, kHeader, *expect.zone, &at);
+  if (!asked) {  // no test name of the zone: unreadable, or another name
+    return read_wire_name(msg, len, kHeader, question, &question_len, &at) && at + kQuestionTail <= len
+               ? ReplyVerdict::kMismatch
+               : ReplyVerdict::kMalformed;
+  }
+  if (at + kQuestionTail > len) return ReplyVerdict::kMalformed;
+  if (!(*asked == name) || load_be16(msg + at) != qtype || load_be16(msg + at + 2) != kClassIn)
     return ReplyVerdict::kMismatch;
   at += kQuestionTail;
   if (flags & kFlagTc) return ReplyVerdict::kTruncated;
@@ -293,10 +348,15 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
   for (uint16_t i = 0, n = load_be16(msg + 6); i < n; ++i) {
     uint8_t owner[kMaxName];
     size_t owner_len = 0;
-    const auto rr = read_record(msg, len, at, &at, owner, &owner_len);
+    bool owner_is_question = false;
+    const auto rr = read_record(msg, len, at, &at, owner, &owner_len, &owner_is_question);
     if (!rr) return ReplyVerdict::kMalformed;
     if (rr->type != qtype || rr->klass != kClassIn) continue;
-    if (owner_len != question_len || std::memcmp(owner, question, owner_len) != 0 || rr->rdlength != want_len ||
+    // An owner written out (not the question's pointer) is compared with the question's name.
+    size_t question_end = 0;
+    if (!owner_is_question && question_len == 0) read_wire_name(msg, len, kHeader, question, &question_len, &question_end);
+    const bool asked_name = owner_is_question || (owner_len == question_len && std::memcmp(owner, question, owner_len) == 0);
+    if (!asked_name || rr->rdlength != want_len ||
         std::memcmp(msg + rr->rdata, want.data(), want_len) != 0)
       return ReplyVerdict::kWrongAnswer;
     ++found;

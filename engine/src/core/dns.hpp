@@ -56,9 +56,15 @@ class Zone {
   const std::vector<uint8_t>& wire() const { return wire_; }
   // The wire size of a test name in this zone.
   size_t name_size() const { return 1 + kLabelChars + wire_.size(); }
+  // Whether the wire().size() bytes at `p` are the zone but for the case of its letters.
+  bool matches(const uint8_t* p) const;
 
  private:
-  std::vector<uint8_t> wire_;  // lower case
+  std::vector<uint8_t> wire_;       // lower case
+  // 0x20 where wire_ has a letter, else 0: (byte | mask) is the letter's lower case exactly when
+  // the byte is that letter in either case (0x20 is the one bit the cases differ in), and any
+  // other byte must be as it is. Compared 8 bytes at a time.
+  std::vector<uint8_t> case_mask_;
 };
 
 // Writes the test name's wire form at `p` (name_size() bytes).

@@ -8,6 +8,29 @@
 
 namespace xlp {
 
+namespace {
+
+// The sum of a UDP datagram of `udp_len` bytes with its pseudo header (RFC 768), in the machine's
+// byte order (sum_native: RFC 1071 §2 (B)'s byte-order independence), as a receiver verifies
+// it and a sender complements it.
+uint64_t datagram_sum(const uint8_t* ip, bool ipv4, const uint8_t* udp, uint32_t udp_len) {
+  const uint8_t tail[4] = {0, kProtoUdp, uint8_t(udp_len >> 8), uint8_t(udp_len)};
+  uint32_t rest;
+  std::memcpy(&rest, tail, 4);
+  const uint64_t pseudo = ipv4 ? sum_native(ip + 12, 8, rest) : sum_native(ip + kIpv6Src, 32, rest);
+  return sum_native(udp, udp_len, pseudo);
+}
+
+// Writes the checksum field for a sum in the machine's byte order (its complement, written in
+// that order is the right bytes on the wire); UDP sends a computed 0 as 0xffff (RFC 768).
+void store_checksum(uint8_t* field, uint64_t native_sum, bool udp) {
+  uint16_t c = uint16_t(~fold(native_sum));
+  if (udp && c == 0) c = 0xffff;
+  std::memcpy(field, &c, 2);
+}
+
+}  // namespace
+
 std::optional<DnsMessage> dns_message(const uint8_t* frame, uint32_t len, const TestTag& hdrs) {
   const uint8_t* udp = frame + hdrs.l4_offset;
   if (hdrs.l4 != kProtoUdp || len < hdrs.l4_offset + kUdpHeader) return std::nullopt;
@@ -24,10 +47,9 @@ bool datagram_checksums_ok(const uint8_t* frame, uint32_t len, const TestTag& hd
   const uint8_t* udp = frame + hdrs.l4_offset;
   const uint32_t udp_len = msg->len + uint32_t(kUdpHeader);
   const bool ipv4 = ip[0] >> 4 == 4;
-  if (ipv4 && !sums_to_ones(sum_words(ip, (ip[0] & 0x0f) * 4u))) return false;
+  if (ipv4 && !sums_to_ones(sum_native(ip, (ip[0] & 0x0f) * 4u))) return false;
   if (udp[6] == 0 && udp[7] == 0) return ipv4;
-  const uint64_t pseudo = (ipv4 ? sum_words(ip + 12, 8) : sum_words(ip + kIpv6Src, 32)) + kProtoUdp + udp_len;
-  return sums_to_ones(sum_words(udp, udp_len, pseudo));
+  return sums_to_ones(datagram_sum(ip, ipv4, udp, udp_len));
 }
 
 uint32_t answer_query_frame(uint8_t* frame, uint32_t len, uint32_t room, const TestTag& hdrs, const uint8_t* own_mac,
@@ -48,7 +70,6 @@ uint32_t answer_query_frame(uint8_t* frame, uint32_t len, uint32_t room, const T
   std::memcpy(frame + 6, own_mac, 6);
   const uint32_t udp_len = uint32_t(kUdpHeader + answer);
   uint8_t* udp = frame + hdrs.l4_offset;
-  uint64_t pseudo = 0;
   if (ipv4) {
     uint8_t addr[4];
     std::memcpy(addr, ip + 12, 4);
@@ -60,8 +81,7 @@ uint32_t answer_query_frame(uint8_t* frame, uint32_t len, uint32_t room, const T
     store_be16(ip + 6, 0x4000);  // DF
     ip[8] = 64;
     store_be16(ip + 10, 0);
-    store_be16(ip + 10, uint16_t(~fold(sum_words(ip, header))));
-    pseudo = sum_words(ip + 12, 8) + kProtoUdp + udp_len;
+    store_checksum(ip + 10, sum_native(ip, header), false);
   } else {
     uint8_t addr[16];
     std::memcpy(addr, ip + kIpv6Src, 16);
@@ -69,14 +89,13 @@ uint32_t answer_query_frame(uint8_t* frame, uint32_t len, uint32_t room, const T
     std::memcpy(ip + kIpv6Src + 16, addr, 16);
     store_be16(ip + 4, uint16_t(udp_len));
     ip[7] = 64;
-    pseudo = sum_words(ip + kIpv6Src, 32) + kProtoUdp + udp_len;
   }
   const uint16_t client_port = msg->src_port;
   store_be16(udp, msg->dst_port);
   store_be16(udp + 2, client_port);
   store_be16(udp + 4, uint16_t(udp_len));
   store_be16(udp + 6, 0);
-  store_be16(udp + 6, udp_checksum_field(sum_words(udp, udp_len, pseudo)));
+  store_checksum(udp + 6, datagram_sum(ip, ipv4, udp, udp_len), true);
   return hdrs.l4_offset + udp_len;
 }
 
