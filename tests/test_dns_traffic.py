@@ -78,6 +78,18 @@ def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
     assert plan.max_rate == 10**10 // ((128 + 28 + 20) * 8)
 
 
+def test_names_asked_again_come_two_timeouts_after_their_first_query():
+    plan = TrafficPlan(config(dns={"cache_share": 0.4, "timeout": 0.5}), PORTS)
+    assert plan.flows(1000)[0]["dns"] | {"nonce": 0} == {
+        "qtype": "AAAA", "edns": True, "ports": 1000, "nonce": 0, "synthesis": "64:ff9b::/96",
+        "repeat": 0.4, "repeat_after": 1.0}
+    assert "repeat" not in TrafficPlan(config(), PORTS).flows(1000)[0]["dns"]
+    with pytest.raises(ConfigError, match=r"^trial.duration = 2.0: must be over 2 s with dns.cache_share"):
+        config(dns={"cache_share": 0.4}, trial={"duration": 2.0})
+    with pytest.raises(ConfigError, match=r"^dns.ttl = 1: must be over 2 s"):
+        config(dns={"cache_share": 0.4, "ttl": 1})
+
+
 def test_too_few_source_ports_for_the_rate_is_an_error_naming_the_key():
     plan = TrafficPlan(config(traffic={"src_port": 65535}, dns={"timeout": 10}), PORTS)
     with pytest.raises(ConfigError, match=r"^traffic.src_port = 65535: leaves 1 source ports"):

@@ -3,6 +3,9 @@
 // must be what a DNS64 resolver would send.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <set>
+
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -126,6 +129,33 @@ TEST(Dns, AZoneMatchesItsLettersInEitherCaseAndNothingElse) {
     other = wire;
     other[i] ^= 0x01;
     EXPECT_FALSE(zone.matches(other.data())) << "byte " << i;
+  }
+}
+
+// The cache-hit grid's schedule (RFC 8219 §9.2): the share of queries that repeat a name, each
+// the name asked `lag` queries before (after its answer, within its TTL), none among the first
+// `lag`, and every other query a name never asked before.
+TEST(Dns, RepeatedNamesAreTheShareAskedLagQueriesEarlier) {
+  for (const double share : {0.0, 0.2, 0.4, 0.6, 0.8, 1.0}) {
+    const RepeatSchedule schedule{uint32_t(std::lround(share * 65536)), 1000};
+    const uint64_t n = 100'000;
+    uint64_t repeats = 0;
+    std::set<uint64_t> names;
+    for (uint64_t k = 0; k < n; ++k) {
+      const uint64_t first = schedule.first_ask(k);
+      if (schedule.repeats(k)) {
+        ++repeats;
+        EXPECT_EQ(first, schedule.first_ask(k - 1000));  // the name asked 1000 queries before
+        EXPECT_TRUE(names.count(first)) << k;            // ... which was asked then
+      } else {
+        EXPECT_EQ(first, k);
+        EXPECT_TRUE(names.insert(k).second);             // a new name
+      }
+      if (k < 1000) {
+        EXPECT_FALSE(schedule.repeats(k));
+      }
+    }
+    EXPECT_NEAR(double(repeats), share * double(n - 1000), 1.0) << share;
   }
 }
 

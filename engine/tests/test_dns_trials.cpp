@@ -7,6 +7,8 @@
 
 #include <cctype>
 #include <chrono>
+#include <set>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -87,10 +89,14 @@ class FaultyPath {
  public:
   explicit FaultyPath(Fault f) : fault_(f) {}
   test::MemoryIo* io = nullptr;  // the ports it is between
+  std::set<std::string> names;    // of the queries it passed (lower case)
   void operator()(uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
     uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
     const Msg at = locate(f, m->data_len);
     if (port == 0) {  // a query, on its way to the authoritative side
+      std::string name;
+      for (size_t i = at.dns + dns::kHeader; f[i] != 0; ++i) name += char(std::tolower(f[i]));
+      names.insert(name);
       // A resolver's 0x20 case randomisation of the name: the answer must echo it.
       for (size_t i = at.dns + dns::kHeader; f[i] != 0; ++i)
         if (std::isalpha(f[i]) && (i % 3 == 0)) f[i] = uint8_t(std::toupper(f[i]));
@@ -160,6 +166,20 @@ TEST_P(DnsTrials, EveryQueryOfALoopIsAnsweredAndJudgedGood) {
     EXPECT_EQ(r.ports[0].foreign, 0u);
     EXPECT_EQ(r.ports[1].foreign, 0u);
   }
+}
+
+// A share of the queries ask a name again (RFC 8219 §9.2's cache-hit grid), 0.1 s (1000 queries)
+// after its first query: the DUT sees that many fewer names, and every answer is judged good.
+TEST_P(DnsTrials, RepeatedNamesAreAskedAgainAndJudgedGood) {
+  XLP_REQUIRE_EAL();
+  json req = dns_trial(GetParam(), "AAAA", 1.0);
+  req["flows"][0]["dns"]["repeat"] = 0.4;
+  req["flows"][0]["dns"]["repeat_after"] = 0.1;
+  FaultyPath dut(Fault::kNone);
+  test::Bench bench([&dut](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { dut(port, m, d); });
+  const TrialReport r = bench.run(protocol::parse_trial(req, 2));
+  EXPECT_EQ(queries_of(r).received, kQueries);
+  EXPECT_EQ(dut.names.size(), kQueries - 400u);  // the second 1000 queries: 40 % repeat a name
 }
 
 // AAAA queries of names without a AAAA record, answered NODATA and nothing synthesized (no

@@ -106,6 +106,22 @@ def test_a_resolver_with_another_prefix_gives_wrong_answers_not_loss(make_lab, t
     assert "1,000 wrong answers" in done.stdout
 
 
+def test_names_asked_again_are_answered_from_the_resolvers_cache(make_lab, tmp_path):
+    """RFC 8219 §9.2's cache hits: half the queries of the trial's last 2 s repeat a name asked
+    2 s before; BIND answers them from its cache, so the tester's authoritative side is asked
+    (AAAA, then A) only for the names asked first."""
+    config = resolver_lab(make_lab, "dns64-bind")
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "4", *FAST, "--set", "dns.cache_share=0.5",
+             "--out", str(out), "-q")
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == 2000 and forward["received"] == 2000
+    new_names = 2000 - 500          # queries 1000..1999: every other one repeats a name
+    answered = record["dns_answers"]["1"]["answered"]
+    assert 2 * new_names <= answered <= 2 * new_names + 10, answered   # (a resolver's retry or two)
+
+
 @pytest.mark.parametrize("kind", ["464xlat", "mapt-dual"])
 def test_resolved_queries_through_a_dut_that_knows_no_dns(make_lab, tmp_path, kind):
     """The tester's authoritative side answers its own client's A queries through the DUT (seed

@@ -18,6 +18,15 @@ MAX_NAME_BYTES = 255     # RFC 1035 §2.3.4
 ID_SPACE = 65536         # a reply's DNS ID: with its port, which query it answers
 # Source ports a query stream may use at most (from traffic.src_port to 65535).
 MAX_PORT = 65535
+# A name asked again (dns.cache_share) is asked this many dns.timeout after its first query: late
+# enough that its answer has come (RFC 8219 §9.2), early enough that its records still live in the
+# DUT's cache (dns.ttl must be longer).
+REPEAT_TIMEOUTS = 2
+
+
+def repeat_after(config) -> float:
+    """Seconds between a name's first query and its repetition (dns.cache_share)."""
+    return REPEAT_TIMEOUTS * config.dns.timeout
 
 
 def zone(value):
@@ -125,5 +134,14 @@ def check_dns(config) -> None:
                         'must be 1 with dns.qtype = "AAAA" and dns.server = "" (the tester\'s other side '
                         "answers without a DNS64 between to synthesize: every name needs a AAAA record); "
                         'or ask dns.qtype = "A"')
+    if dns.cache_share:
+        after = repeat_after(config)
+        if config.trial.duration <= after:
+            raise key_error("trial.duration", config.trial.duration,
+                            f"must be over {after:g} s with dns.cache_share: a name is asked again "
+                            f"{REPEAT_TIMEOUTS} x dns.timeout after its first query")
+        if dns.ttl <= after:
+            raise key_error("dns.ttl", dns.ttl, f"must be over {after:g} s with dns.cache_share: a name asked "
+                                                "again must still be in the DUT's cache")
     if dns.qtype == "A" and dns.aaaa_share:
         raise key_error("dns.aaaa_share", dns.aaaa_share, "takes effect only with dns.qtype = \"AAAA\"")

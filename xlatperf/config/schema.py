@@ -604,6 +604,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "synthesis": Key("64:ff9b::/96", rfc6052_prefix),
         "timeout": Key(1.0, number(0, 60, low_open=True)),   # RFC 8219 §9.2: a later reply is none
         "aaaa_share": Key(0.0, number(0, 1)),   # names with a AAAA record of their own (§9.2's grid)
+        # Queries that ask a name again (§9.2's grid: cache hits), REPEAT_TIMEOUTS x timeout after
+        # its first query (config/dns.py).
+        "cache_share": Key(0.0, number(0, 1)),
         "ttl": Key(3600, integer(0, 2**31 - 1)),   # of every record the authoritative side serves
         "a_records": Key("198.18.0.0/15", records_prefix(4, range(8, 33))),
         "aaaa_records": Key("2001:db8::/96", records_prefix(6, range(96, 97))),

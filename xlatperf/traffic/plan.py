@@ -9,7 +9,7 @@ import secrets
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from ..config.dns import query_ports
+from ..config.dns import query_ports, repeat_after
 from ..config.stateful import roles
 from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
@@ -204,7 +204,9 @@ class TrafficPlan:
         return {"name": plan.name, "tx_port": tx, "rx_port": tx, "rate": rate,
                 "foreground": dict(plan.foreground),
                 "dns": {"qtype": dns.qtype, "edns": dns.edns, "ports": query_ports(self.config, rate),
-                        "nonce": secrets.randbits(32), "synthesis": dns.synthesis}}
+                        "nonce": secrets.randbits(32), "synthesis": dns.synthesis,
+                        **({"repeat": dns.cache_share, "repeat_after": repeat_after(self.config)}
+                           if dns.cache_share else {})}}
 
     def _plan(self, name: str) -> DirectionPlan:
         """A direction's streams, its frame pattern (one mechanism for the foreground/background

@@ -107,6 +107,25 @@ inline uint64_t seq_of(const QueryKey& key, uint32_t ports, uint64_t near) {
   return base;
 }
 
+// Which names a stream asks again, for a DUT's cache to answer (RFC 8219 §9.2's cache-hit
+// grid): query k repeats the name of query k - lag, "late enough" (lag queries after, when its
+// answer has come) and "early enough" (while its records live in the cache: lag is seconds, the
+// TTL an hour). `share` of 65536 queries repeat, spread evenly (query k repeats when the running
+// share passes a whole number at k), none of the first `lag`; the others ask new names. Both the
+// sender and the receiver compute a query's name from it.
+struct RepeatSchedule {
+  uint32_t share = 0;  // 0..65536
+  uint64_t lag = 1;    // queries, >= 1
+  bool repeats(uint64_t k) const {
+    return k >= lag && (((k + 1) * share) >> 16) > ((k * share) >> 16);
+  }
+  // The query that first asked the name query k asks (k itself for a new name).
+  uint64_t first_ask(uint64_t k) const {
+    while (repeats(k)) k -= lag;
+    return k;
+  }
+};
+
 // The records of the test zone's names, as the authoritative side serves them and the client
 // expects them: an A record in `a_base`/`a_bits` (the low bits from a hash of the name), and a
 // AAAA record in `aaaa_base`/96 for a share of the names (`aaaa_share` of 2^16; the rest have

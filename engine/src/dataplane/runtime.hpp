@@ -68,9 +68,10 @@ struct Receiver {
 class DnsClient {
  public:
   // `window`: the queries the ring must remember, those sent within twice the reply timeout.
-  DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window)
+  DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window,
+            dns::RepeatSchedule repeat)
       : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), ports_(flow.ports),
-        first_port_(spec.src_port) {
+        first_port_(spec.src_port), repeat_(repeat) {
     while ((uint64_t(1) << ring_bits_) < window) ++ring_bits_;
     sent_at_ = std::vector<std::atomic<uint64_t>>(size_t(1) << ring_bits_);
     for (auto& e : sent_at_) e.store(kNever, std::memory_order_relaxed);
@@ -87,8 +88,8 @@ class DnsClient {
     if (e >> 48 != round(seq)) return std::nullopt;
     return e & kTimestampMask;
   }
-  // The index of the name query `seq` asks (every query a name of its own), and the name.
-  uint32_t index_of(uint64_t seq) const { return uint32_t(seq); }
+  // The index of the name query `seq` asks (that of the query that first asked it), and the name.
+  uint32_t index_of(uint64_t seq) const { return uint32_t(repeat_.first_ask(seq)); }
   dns::TestName name_of(uint64_t seq, uint8_t stream) const { return {nonce_, stream, index_of(seq)}; }
   uint32_t nonce() const { return nonce_; }
   uint16_t qtype() const { return qtype_; }
@@ -104,6 +105,7 @@ class DnsClient {
   uint16_t qtype_;
   uint32_t nonce_, ports_;
   uint16_t first_port_;
+  dns::RepeatSchedule repeat_;
   uint32_t ring_bits_ = 10;
   std::vector<std::atomic<uint64_t>> sent_at_;
 };

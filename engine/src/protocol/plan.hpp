@@ -133,6 +133,10 @@ struct DnsFlow {
   uint32_t ports = 1;
   std::array<uint8_t, 16> prefix{};
   int prefix_bits = 96;
+  // Names asked again (dns::RepeatSchedule): `repeat` of 65536 queries, `repeat_after` seconds
+  // after the first (the lag in queries follows from each lane's rate).
+  uint32_t repeat = 0;
+  double repeat_after = 0;
 };
 
 struct FlowPlan {

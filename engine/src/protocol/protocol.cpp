@@ -635,7 +635,7 @@ DnsPlan parse_dns(const json& d, uint16_t port_count) {
 // queries of the trial's zone to port 53, whose replies come back to its tx_port (docs/dns.md).
 void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan, FlowPlan& flow) {
   const std::string dpath = path + "dns.";
-  known_keys(d, dpath, {"qtype", "edns", "ports", "nonce", "synthesis"});
+  known_keys(d, dpath, {"qtype", "edns", "ports", "nonce", "synthesis", "repeat", "repeat_after"});
   if (!plan.dns) bad(path + "dns", d, "needs the trial's dns (its zone and records)");
   if (flow.streams.size() > 1) bad(path + "dns", d, "a flow of DNS queries has one stream (no background, no IMIX)");
   StreamPlan& q = flow.streams[0];
@@ -676,6 +676,9 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   }
   dflow.prefix = prefix;
   dflow.prefix_bits = int(bits);
+  dflow.repeat = uint32_t(std::lround(number_in(d, dpath, "repeat", 0, 1, 0) * 65536));
+  if (dflow.repeat)  // required then: when a name is asked again, within the trial
+    dflow.repeat_after = number_in(d, dpath, "repeat_after", 1e-6, plan.duration);
   q.spec.dns = query;
   const uint32_t size = dns_frame_size(q.spec);
   if (q.spec.frame_size != size)
