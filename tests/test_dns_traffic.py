@@ -132,6 +132,26 @@ def test_dns64_searches_query_rates_and_reports_queries_per_second(fake, monkeyp
     text = markdown.read_text()
     assert "throughput (qps)" in text and "queries/s" in text
     assert "DNS AAAA queries for names of dns64perf.test" in text
+    # What the report says of the frames is the queries' (not traffic.frame_size's test frames).
+    assert "UDP to port 53: DNS AAAA queries" in text and "DNS answers of 136 bytes, the queries' 108" in text
+    assert "the UDP source port, from traffic.src_port over 1000 ports" in text
+    assert "every answer judged" in text and "DNS rates (unit qps) are queries per second" in text
+
+
+def test_dns64_by_mlrsearch_reports_its_goals_in_queries_per_second(fake, monkeypatch):
+    path = fake / "dns.toml"
+    path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\naaaa_share = 1.0\n')
+    cfg = load_config(path, ["traffic.direction=forward", "trial.duration=1", "trial.pause=0",
+                             "throughput.mode=mlrsearch", "throughput.preset=rfc2544"])
+    monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
+    summary = run_procedure("dns64", cfg, fake / "out")
+    assert summary["procedure"] == "dns64" and summary["unit"] == "qps" and summary["complete"]
+    assert summary["settings"]["mode"] == "mlrsearch"
+    assert 0 < summary["median"] <= 300_000
+    write_report(fake / "out")
+    text = (fake / "out" / "report" / "report.md").read_text()
+    assert "lower bound (qps)" in text and "MLRsearch (docs/mlrsearch.md) in [" in text
+    assert "] queries/s; goals:" in text
 
 
 def test_wrong_answers_fail_a_trial_and_are_said(fake, monkeypatch, capsys):

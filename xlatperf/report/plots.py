@@ -102,6 +102,9 @@ def _frames(entry: Entry) -> tuple[int, int, str]:
     imix = entry.config_value("traffic.imix")
     if imix:
         return 1, 0, f"IMIX {imix}"
+    dns = entry.settings.get("dns")
+    if dns:   # DNS queries: their size follows from the zone (docs/dns.md), not traffic.frame_size
+        return 2, dns["query_frame_size"], f"{dns['qtype']} queries, {dns['query_frame_size']} B"
     size = entry.config_value("traffic.frame_size")
     return 0, size, str(size)
 
@@ -174,9 +177,11 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
                               label="medium's maximum frame rate" if j == 0 else None)
         ax.set_xticks(range(len(sizes)), [_size_tick(usable, frames) for frames in sizes])
         title = group_title(group_key, others)
-        imix = any(kind for kind, _, _ in sizes)
+        imix = any(kind == 1 for kind, _, _ in sizes)
+        queries = any(kind == 2 for kind, _, _ in sizes)
         chained = any(e.rate_source for e in usable)
-        dress(ax, ("frame size (bytes) or IMIX (RFC 6985)" if imix else "frame size (bytes)")
+        dress(ax, ("frame size (bytes) or IMIX (RFC 6985)" if imix else
+                   "DNS queries (type, query frame size)" if queries else "frame size (bytes)")
               + ("; below it the rate measured at: the point's throughput (frames/s)"
                  if chained else ""),
               y_label(usable[0]),

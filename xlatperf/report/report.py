@@ -36,8 +36,10 @@ def build_report(directory, report_dir: Path, plots: bool = True) -> tuple[Docum
     doc.paragraph(f"Results in `{directory}`, {len(entries)} measurement(s); report generated "
                   f"{utc_timestamp()}. Rates are frames per second per direction (RFC 2544 §14)"
                   + ("; connection rates (unit cps) are connections per second, table "
-                     "capacities numbers of connections (RFC 9693)."
-                     if any(e.unit in ("cps", "connections") for e in entries) else ".")
+                     "capacities numbers of connections (RFC 9693)"
+                     if any(e.unit in ("cps", "connections") for e in entries) else "")
+                  + ("; DNS rates (unit qps) are queries per second, each a query and its answer "
+                     "(RFC 8219 §9)" if any(e.unit == "qps" for e in entries) else "") + "."
                   + (" Delays are in ms in the tables (RFC 8219's unit) and in µs in the plots."
                      if any(e.unit == "ms" for e in entries) else ""))
     incomplete = [e.name for e in entries if not e.summary.get("complete")]

@@ -111,6 +111,11 @@ def _tcp(entry: Entry) -> bool:
     return ((entry.summary.get("settings") or {}).get("stateful") or {}).get("transport") == "tcp"
 
 
+def _dns(entry: Entry) -> dict | None:
+    """A DNS run's settings (docs/dns.md), or None."""
+    return entry.summary.get("settings", {}).get("dns")
+
+
 def _frame_format(entry: Entry) -> str:
     config = entry.flat_config()
     left, right = config.get("left.ip_version"), config.get("right.ip_version")
@@ -121,6 +126,10 @@ def _frame_format(entry: Entry) -> str:
     sides += _ipv4aas_setup(entry, config)
     background = " and native IPv6 background frames" if \
         config.get("traffic.mix_m") != config.get("traffic.mix_n") else ""
+    if dns := _dns(entry):
+        return (f"Ethernet II / {sides} / UDP to port 53: DNS {dns['qtype']} queries (RFC 1035"
+                + (", EDNS(0) RFC 6891" if dns.get("edns") else "") + "), a name of the test zone each; "
+                "their answers the other way (docs/dns.md)")
     if _tcp(entry):
         return (f"Ethernet II / {sides} / TCP: handshakes (SYN, SYN-ACK, ACK, the Responder's window "
                 "ACK), closings (FIN, FIN-ACK, ACK) or resets without payload, and data segments (phase 2, "
@@ -141,6 +150,10 @@ def _udp_ports(entry: Entry, config) -> str:
 
 
 def _variation_with_ces(entry: Entry) -> str:
+    if dns := _dns(entry):
+        return (f"the UDP source port, from traffic.src_port over {dns.get('ports')} ports or more "
+                "(consecutive queries), and the DNS ID (the rounds over them): a query's name, port and ID "
+                "are its own (docs/dns.md)")
     text = _variation(entry.flat_config())
     if not _ce_ports(entry):
         return text
@@ -158,6 +171,10 @@ def _header_checks(entry: Entry) -> str:
     """What the receiver checked of the headers the DUT wrote (the foreground streams' `rx`,
     docs/protocol.md "Header checks"): the TTL rule applied, and the checks turned off."""
     config = entry.flat_config()
+    if _dns(entry):
+        return ("every answer judged (docs/dns.md): its IPv4 header and UDP checksums, ID, question, "
+                "RCODE, TC and address records against the expected ones; its addresses, TTL and "
+                "traffic class are the answering resolver's own and not judged")
     directions = [d for d in entry.summary.get("directions", {}).values() if "rx" in d]
     if not directions:
         return "none (results of a version before them): the tag, length, VLAN IDs and CE fields only"
@@ -223,6 +240,8 @@ def _line_rates(entry: Entry) -> list[str]:
     def frames(d: dict) -> str:
         if d.get("imix"):  # RFC 6985: the mix's mean frame on the wire
             return f"the IMIX's frames of {d['mean_frame_size']:.1f} bytes on average"
+        if d.get("answer_frame_size"):  # DNS: a query one way, its answer (one address record) the other
+            return f"DNS answers of {d['answer_frame_size']} bytes, the queries' {d.get('frame_size')} the other way"
         # The larger of the frame as sent and as received: the medium carries both.
         return f"{max(d.get('frame_size') or 0, d.get('rx_frame_size') or 0)}-byte frames"
     def middle(d: dict) -> str:

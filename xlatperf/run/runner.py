@@ -74,6 +74,8 @@ def _direction_info(plan: TrafficPlan) -> dict:
                                            "mean_frame_size": round(float(d.middle.mean_frame), 3),
                                            "largest_frame_size": d.middle.largest_frame,
                                            "max_rate": d.middle.max_rate}
+        if plan.config.dns.enabled:  # DNS: the maximum rate is for the answers, the larger frames
+            info[d.name]["answer_frame_size"] = d.largest_frame
         if plan.config.traffic.imix:  # RFC 6985: the mix, and the mean frame its maximum rate is for
             info[d.name] |= {"imix": plan.config.traffic.imix,
                              "mean_frame_size": round(float(d.mean_frame), 3)}
