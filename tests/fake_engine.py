@@ -657,7 +657,7 @@ def run_trial(request):
                       "received": frames_in_pattern(pattern, index, received), "bad_length": 0}
                      for index, spec in of_kind]
             stream = make_stream(kind, of_kind[0][1], sum(z["sent"] for z in sizes),
-                                 sum(z["received"] for z in sizes))
+                                 sum(z["received"] for z in sizes), dns="dns" in flow)
             if len(sizes) > 1:
                 stream["sizes"] = sizes
             if "dns" in flow:  # FAKE_DNS_WRONG_ANSWERS: that share of the replies is wrong
@@ -824,13 +824,13 @@ def dut_received(flow, sent, limit, duration):
     return min(sent, int(limit * duration))
 
 
-def make_stream(kind, spec, sent, received):
+def make_stream(kind, spec, sent, received, dns=False):
     stream = {"kind": kind, "sent": sent, "received": received, "duplicates": 0, "reordered": 0,
               "bad_length": 0, "bad_vlan": 0, "out_of_range": 0, "frame_size": spec["frame_size"],
               "rx_frame_size": spec.get("rx_frame_size", spec["frame_size"])}
     if spec.get("ce", {}).get("rx_fields"):
         stream["wrong_ce"] = 0
-    if "rx" in spec or spec.get("dst_port") == 53:  # the header checks' counts (docs/protocol.md; DNS replies')
+    if "rx" in spec or dns:  # the header checks' counts (docs/protocol.md; a DNS stream's: its replies')
         stream |= dict.fromkeys(("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum"), 0)
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))

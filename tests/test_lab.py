@@ -343,7 +343,11 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
 
     cfg = tomllib.loads(config.read_text())
     assert cfg["tester"] == {"netns": "xlp-tester", "lcores": "0,1"}  # not calibrated here
-    assert cfg["trial"] == {"pause": 0.5, "max_lag": lab.LAB_MAX_LAG}
+    assert cfg["trial"] == {"pause": 2.0 if kind in RESOLVERS else 0.5, "max_lag": lab.LAB_MAX_LAG}
+    if kind in RESOLVERS:
+        assert cfg["throughput"] == {"max_rate": 20000}
+        assert cfg["dns"] == {"enabled": True, "server": "2001:2::1", "zone": "dns64perf.test",
+                              "synthesis": "64:ff9b::/96"}
     ipv6_frames = 6 in (side["ip_version"] for side in EXPECTED_SIDES[kind])
     assert cfg.get("traffic") == (({"frame_size": 84} if ipv6_frames else {}) | EXPECTED_TRAFFIC.get(kind, {})
                                   or None)

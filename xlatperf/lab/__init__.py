@@ -344,7 +344,8 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         # The default frame_size (64) names an IPv6 frame here and is too short for the tag.
         sections["traffic"] = {"frame_size": 84}
     sections["trial"] = {"pause": 0.5, "max_lag": LAB_MAX_LAG}
-    sections |= kind_sections
+    for name, keys in kind_sections.items():  # a kind's keys beside (or over) the common ones
+        sections[name] = {**sections.get(name, {}), **keys}
     hops = _lab_kind(kind).hops(p)
     if hops is not None:
         sections["dut"] = {**sections.get("dut", {}), "hops": hops}
