@@ -5,6 +5,7 @@ traffic.direction, answered by the tester's other side (dns.authoritative) direc
 DUT, or through a DUT's resolver (dns.server: RFC 8219 §9's DNS64 server)."""
 
 import ipaddress
+import math
 import re
 
 from ..util.errors import key_error
@@ -27,6 +28,43 @@ REPEAT_TIMEOUTS = 2
 def repeat_after(config) -> float:
     """Seconds between a name's first query and its repetition (dns.cache_share)."""
     return REPEAT_TIMEOUTS * config.dns.timeout
+
+
+# RFC 8219 §9.2.1: before testing a DNS64 at r queries/s with a timeout of t seconds, the tester,
+# looped back, must answer AAAA queries at 2 x (r + delta) within 0.25 x t (a DNS64 asks the
+# authoritative side up to two queries, AAAA and A, per query it gets, and must have half its
+# timeout left for its own work). The RFC's delta ("at least 0.1") is read as a share of r:
+# 2 x 1.1 x r, the 2.2 Mqps dns64perf++'s authors built to test DNS64 at 1 Mqps.
+SELFTEST_DELTA = 0.1
+SELFTEST_TIMEOUT_SHARE = 0.25
+
+
+# The §9.2.1 self-test's queries: the client asks the tester's own authoritative side (looped
+# back: no server), which answers every name's AAAA record; no name repeated.
+SELFTEST_QUERIES = {"server": "", "authoritative": True, "qtype": "AAAA", "aaaa_share": 1.0,
+                    "cache_share": 0.0}
+
+
+def selftest_overrides(timeout: float) -> dict:
+    """The [dns] keys of the §9.2.1 self-test of a DNS64 test with a `timeout` of seconds: its
+    queries, answered within a quarter of that."""
+    return {**SELFTEST_QUERIES, "timeout": SELFTEST_TIMEOUT_SHARE * timeout}
+
+
+# What a DNS run's tester ceiling conditions (procedures/search.py) call its frames; a ceiling
+# calibrated for them counts queries/s.
+DNS_QUERIES = "DNS queries"
+
+
+def ceiling_unit(conditions: str) -> str:
+    """The unit of a tester ceiling calibrated for `conditions`."""
+    return "queries/s" if DNS_QUERIES in conditions else "frames/s per direction"
+
+
+def selftest_rate_limit(answered_qps: float) -> int:
+    """The highest DNS64 test rate r (queries/s) a self-test that answered `answered_qps`
+    allows: 2 x (1 + delta) x r <= answered_qps."""
+    return math.floor(answered_qps / (2 * (1 + SELFTEST_DELTA)) + 1e-9)
 
 
 def zone(value):

@@ -81,6 +81,7 @@ import socket
 from collections.abc import Iterator
 from typing import Any
 
+from ..config.dns import SELFTEST_QUERIES, ceiling_unit
 from ..config.limits import AF_XDP_MAX_FRAME
 from ..util.files import toml_value
 from .kinds import KINDS, LabKind, format_kinds
@@ -88,7 +89,7 @@ from .kinds.base import DEFAULT_LCORES
 from .kinds.router import auto_burst, loss_threshold, lossy_ruleset
 from . import daemons
 from .kinds.tayga import TAYGA_CONF, TAYGA_PIDFILE
-from .names import CE_NS, DUT_NS, DUT_PORTS, LAB_DIR, MACS, TESTER_NS, TESTER_PORTS, V4_LEFT, V4_RIGHT
+from .names import CE_NS, DUT_NS, DUT_PORTS, LAB_DIR, MACS, TESTER_NS, TESTER_PORTS, DIRECT
 from .placement import Placement, online_cpus, plan_placement, steer_receive
 from .shell import LabError, add_veth, ip, run, sysctl
 from .state import STATE_FILE, lab_state, restore_global_sysctls, set_global_sysctls, write_state
@@ -252,7 +253,7 @@ def describe(state: dict[str, Any]) -> list[str]:
              f"CPUs: {placement.describe()}"]
     ceiling = state.get("ceiling")
     if ceiling:
-        lines.append(f"tester ceiling: {ceiling['fps']:,} frames/s per direction "
+        lines.append(f"tester ceiling: {ceiling['fps']:,} {ceiling_unit(ceiling['for'])} "
                      f"({ceiling['for']}; calibrated by {ceiling['calibration']})")
     elif not p.get("calibrate"):
         lines.append("tester ceiling: not calibrated (calibrate=no)")
@@ -357,15 +358,22 @@ def tester_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def calibration_config(kind: str, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The selftest config that calibrates the tester's ceiling: the lab's port type, lcores,
     frame size, address variation and validity rule on the calibration wire's ports (loopback:
-    its own ports, which are one), both directions, short trials."""
+    its own ports, which are one), both directions, short trials. A lab of DNS queries (a DNS64
+    server's) calibrates with them: RFC 8219 §9.2.1's self-test (procedures/throughput.py), the
+    client's IP version on both sides, the lab's dns.timeout the test's."""
     lab = tester_config(kind, p)
     ports = CALIBRATION_PORTS if _lab_kind(kind).has_dut else TESTER_PORTS
     kind_of_port = port_type(p.get("ports", "auto"))
+    dns = lab.get("dns", {})
+    client = "right" if lab.get("traffic", {}).get("direction") == "reverse" else "left"
+    version = lab[client].get("ip_version", 4) if dns.get("enabled") else 4
     sections: dict[str, dict[str, Any]] = {"tester": dict(lab["tester"])}
     for side, port, other, (_, address) in zip(("left", "right"), ports, ports[::-1],
-                                               (V4_LEFT, V4_RIGHT)):
-        sections[side] = {"port": f"{kind_of_port}:{port}", "mac": MACS[port], "ip_version": 4,
-                          "ipv4": address, "dut_mac": MACS[other]}
+                                               DIRECT[version]):
+        sections[side] = {"port": f"{kind_of_port}:{port}", "mac": MACS[port],
+                          "ip_version": version, f"ipv{version}": address, "dut_mac": MACS[other]}
+    if dns.get("enabled"):
+        sections["dns"] = {**dns, **SELFTEST_QUERIES}
     # The frames the sender builds (ceiling_conditions): sizes, varying fields, VLAN tags. On
     # the wire each side receives the other's tags, so both carry the left side's.
     for same in ("traffic", "addresses", "ports"):
@@ -397,8 +405,10 @@ def _write_config(path: str, kind: str, p: dict[str, Any],
     if ceiling:
         lines.append("# Tester ceiling: the highest rate per direction at which the tester sent "
                      "and received every frame")
-        lines.append("# through the calibration wire; a throughput search measures no rate "
-                     "above it (docs/config.md).")
+        lines.append("# through the calibration wire (DNS queries: the highest DNS64 test rate "
+                     "RFC 8219 §9.2.1's self-test")
+        lines.append("# there allows); a throughput search measures no rate above it "
+                     "(docs/config.md).")
         sections["tester"] |= {"ceiling": ceiling["fps"], "ceiling_for": ceiling["for"],
                                "ceiling_calibration": ceiling["calibration"]}
     else:

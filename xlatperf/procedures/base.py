@@ -3,7 +3,7 @@
 summarises repetitions, and the registry every other layer reads (CLI, campaigns, reports)."""
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..engine.protocol import TrialResult, trial_from_record
 from ..measure.measurer import Measurer
@@ -114,6 +114,9 @@ class ProcedureSpec:
     # with RFC 2544's 50 as the default.
     repeat_key: str = "output.repeat"
     key_options: tuple[KeyOption, ...] = ()   # more CLI options, each setting a key
+    # The configuration a run of this procedure measures with, from the one it was given
+    # (the DNS selftest's trials are RFC 8219 §9.2.1's); None: the one given.
+    adapt_config: Callable[[Any], Any] | None = None
 
     def __post_init__(self):
         if self.rate_option not in RATE_OPTIONS:

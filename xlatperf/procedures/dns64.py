@@ -14,8 +14,8 @@ def _dns64(config, plan, rate=None) -> Procedure:
         raise key_error("dns.enabled", False, "must be true for dns64: its trials are DNS queries "
                                               "(docs/dns.md)")
     procedure = make_throughput(config, plan, rate)
-    # The same search, over queries/s: its summary and records name it so.
-    procedure.name, procedure.unit = SPEC.name, SPEC.unit
+    # The same search (over queries/s, as any of DNS queries): its summary and records name it.
+    procedure.name = SPEC.name
     return procedure
 
 

@@ -13,6 +13,7 @@ from fractions import Fraction
 from typing import Callable, Iterable, TypeVar
 
 from ..frames.trial import side_vlan
+from ..config.dns import DNS_QUERIES, ceiling_unit
 from ..config.schema import parse_port
 from ..engine.protocol import TrialResult
 from ..util.stats import summarize
@@ -106,14 +107,22 @@ def tester_ceiling(steps, known: int | None = None, calibrated: int | None = Non
 # --------------------------------------------------------------------------------------------
 
 
+def sending_version(config) -> int:
+    """The IP version of the side that sends a one-direction run's frames (a DNS client's)."""
+    side = "right" if config.traffic.direction == "reverse" else "left"
+    return config.side(side).ip_version
+
+
 def ceiling_conditions(config) -> str:
     """The tester set-up a calibrated ceiling holds for: port types, frame sizes (one, or the
     IMIX; or DNS queries), VLAN tags, directions, lcores, queues and which address and port fields vary (the
     sender's cost per frame). A run with another set-up does not apply it."""
     kinds = "/".join(parse_port(config.side(side).port).kind for side in ("left", "right"))
     traffic = config.traffic
-    # DNS queries are no test frames of a size: a frames' ceiling holds nothing for them.
-    sizes = ("DNS queries" if config.dns.enabled else
+    # DNS queries are no test frames of a size: a frames' ceiling holds nothing for them, and
+    # theirs (RFC 8219 §9.2.1's self-test) is for a timeout and the client's IP version.
+    sizes = (f"{DNS_QUERIES} over IPv{sending_version(config)} (timeout {config.dns.timeout:g} s)"
+             if config.dns.enabled else
              f"IMIX {traffic.imix}" if traffic.imix else f"{traffic.frame_size}-byte frames")
     tags = {side: side_vlan(config, side) for side in ("left", "right")}
     varying = [f"addresses.{side} {getattr(config.addresses, side)}" for side in
@@ -131,7 +140,7 @@ def ceiling_conditions(config) -> str:
 
 @dataclass(frozen=True)
 class CalibratedCeiling:
-    fps: int              # frames/s per direction
+    fps: int              # frames/s per direction (DNS queries/s where its conditions are DNS's)
     conditions: str       # the set-up it was calibrated for ("" = any)
     calibration: str      # how and when
     run_conditions: str   # this run's set-up
@@ -140,9 +149,13 @@ class CalibratedCeiling:
     def applies(self) -> bool:
         return not self.conditions or self.conditions == self.run_conditions
 
+    @property
+    def unit(self) -> str:
+        return ceiling_unit(self.conditions)
+
     def statement(self) -> str:
         """The one sentence every result of the run states about the tester's ceiling."""
-        text = f"tester ceiling {self.fps:,} frames/s per direction"
+        text = f"tester ceiling {self.fps:,} {self.unit}"
         details = "; ".join(part for part in (self.conditions, self.calibration and
                                               f"calibrated by {self.calibration}") if part)
         if details:
@@ -152,7 +165,7 @@ class CalibratedCeiling:
         return text
 
     def to_dict(self) -> dict:
-        return {"fps": self.fps, "for": self.conditions, "calibration": self.calibration,
+        return {"fps": self.fps, "unit": self.unit, "for": self.conditions, "calibration": self.calibration,
                 "applies": self.applies, "statement": self.statement()}
 
 
@@ -334,7 +347,7 @@ def repeat(count: int, run_once: Callable[[int], T], results: list | None = None
 
 def summarize_throughput(searches: list[SearchResult], calibrated: int | None = None,
                          configured_top: int | None = None, medium_max: int | None = None,
-                         middle_limit: str | None = None) -> dict:
+                         middle_limit: str | None = None, rate_unit: str = "frames/s") -> dict:
     """Statistics of the throughput over complete searches (fps per direction). calibrated:
     the calibrated tester ceiling that capped the searches (search_range_top). configured_top:
     throughput.max_rate when it, below the medium's maximum `medium_max`, was the searches'
@@ -358,19 +371,19 @@ def summarize_throughput(searches: list[SearchResult], calibrated: int | None = 
                "tester_limited_repetitions": sum(s.tester_limited for s in searches
                                                  if s.complete),
                **lower_bound([st for s in searches for st in s.steps], limited,
-                             calibrated if at_calibrated else None),
+                             calibrated if at_calibrated else None, rate_unit),
                "directions": {name: {"failed_trials": count}
                               for name, count in failures.items()}}
     if calibrated is not None and not limited and values:
-        summary |= dut_limited(summary["median"], calibrated, ceiling)
+        summary |= dut_limited(summary["median"], calibrated, ceiling, rate_unit)
     bounded = summary["tester_limited_repetitions"]
     if bounded and not limited:
         summary["partly_tester_limited"] = (
             f"{bounded} of {len(values)} repetitions ended against the tester (a trial it "
             "could not keep in any attempt bounded the search): their values are lower "
             "bounds; the median is the DUT's, most repetitions were not bounded")
-    return summary | range_limited(values, configured_top, medium_max) | \
-        middle_link_limited(values, medium_max, middle_limit)
+    return summary | range_limited(values, configured_top, medium_max, rate_unit) | \
+        middle_link_limited(values, medium_max, middle_limit, rate_unit)
 
 
 def configured_top(config, hi: int, medium_max: int, calibrated: int | None) -> int | None:
@@ -381,18 +394,20 @@ def configured_top(config, hi: int, medium_max: int, calibrated: int | None) -> 
     return hi if settings.max_rate and hi < medium_max and calibrated is None else None
 
 
-def range_limited(values, top: int | None, medium_max: int | None) -> dict:
+def range_limited(values, top: int | None, medium_max: int | None,
+                  rate_unit: str = "frames/s") -> dict:
     """{"range_limited": one sentence} when a repetition passed at the configured top
     (configured_top), for the summary, the console and the report; {} otherwise."""
     if top is None or not any(v >= top for v in values):
         return {}
     return {"range_limited": (
-        f"a lower bound set by throughput.max_rate = {top:,} frames/s, not a property of the "
+        f"a lower bound set by throughput.max_rate = {top:,} {rate_unit}, not a property of the "
         "DUT: the DUT passed the highest rate the search tried, so its throughput may be "
         f"higher; raise throughput.max_rate (the medium allows {medium_max:,}) to find it")}
 
 
-def middle_link_limited(values, medium_max: int | None, limit: str | None) -> dict:
+def middle_link_limited(values, medium_max: int | None, limit: str | None,
+                        rate_unit: str = "frames/s") -> dict:
     """{"middle_link_limited": one sentence} when a repetition passed at the medium's maximum
     `medium_max` and a dual DUT's middle link sets it (`limit` says how), for the summary, the
     console and the report; {} otherwise."""
@@ -400,7 +415,7 @@ def middle_link_limited(values, medium_max: int | None, limit: str | None) -> di
         return {}
     return {"middle_link_limited": (
         f"a lower bound set by the link between the dual DUT's CE and BR, not by the DUT: it passed "
-        f"at {medium_max:,} frames/s, {limit}, the most that link carries; over a faster link "
+        f"at {medium_max:,} {rate_unit}, {limit}, the most that link carries; over a faster link "
         "(dut.middle_link_speed states its speed) its throughput may be higher")}
 
 
@@ -411,7 +426,8 @@ def mostly_tester_limited(flags: list[bool]) -> bool:
     return bool(flags) and 2 * sum(flags) >= len(flags)
 
 
-def lower_bound(steps, limited: bool, calibrated: int | None = None) -> dict:
+def lower_bound(steps, limited: bool, calibrated: int | None = None,
+                rate_unit: str = "frames/s") -> dict:
     """{"lower_bound": one sentence} when the result is tester-limited, for the summary, the
     console and the report; {} otherwise. calibrated: the calibrated tester ceiling, when a
     search passed at it."""
@@ -424,32 +440,33 @@ def lower_bound(steps, limited: bool, calibrated: int | None = None) -> dict:
     # could not keep is a true statement.
     kept = max((s.rate for s in steps if not _rate_not_kept(s)), default=0)
     if calibrated is not None:
-        shown = (f"cannot send faster than its calibrated ceiling of {calibrated:,} frames/s, "
+        shown = (f"cannot send faster than its calibrated ceiling of {calibrated:,} {rate_unit}, "
                  "and the DUT passed at it")
     elif ceiling is not None and ceiling >= kept:
-        shown = f"could not send faster than {ceiling:,} frames/s in this run (invalid trials)"
+        shown = f"could not send faster than {ceiling:,} {rate_unit} in this run (invalid trials)"
     else:
         above = [r for r in rates if r > kept]
-        shown = f"could not keep {min(above or rates):,} frames/s in this run (invalid trials)"
+        shown = f"could not keep {min(above or rates):,} {rate_unit} in this run (invalid trials)"
     return {"lower_bound": (
         f"a lower bound set by the tester, not a property of the DUT: the tester {shown}, so "
         "the DUT's throughput may be higher; measure with a faster tester set-up (more cores, "
         "another port type) to find it")}
 
 
-def dut_limited(throughput: float, calibrated: int, shown: int | None = None) -> dict:
+def dut_limited(throughput: float, calibrated: int, shown: int | None = None,
+                rate_unit: str = "frames/s") -> dict:
     """{"dut_limited": one sentence}: a result the DUT set, below the tester's calibrated
     ceiling, with the tester's margin over it. shown: a lower rate the tester could not keep
     in this run (its ceiling is then that one)."""
     if throughput <= 0:
         return {}
     if shown is not None and shown < calibrated:
-        ceiling, which = shown, (f"ceiling in this run of {shown:,} frames/s (the rate it could "
+        ceiling, which = shown, (f"ceiling in this run of {shown:,} {rate_unit} (the rate it could "
                                  f"not send faster than; calibrated {calibrated:,})")
     else:
-        ceiling, which = calibrated, f"calibrated ceiling of {calibrated:,} frames/s"
+        ceiling, which = calibrated, f"calibrated ceiling of {calibrated:,} {rate_unit}"
     return {"dut_limited": (
-        f"set by the DUT, not the tester: {throughput:,.0f} frames/s is "
+        f"set by the DUT, not the tester: {throughput:,.0f} {rate_unit} is "
         f"{100 * throughput / ceiling:.0f} % of the tester's {which} (a tester margin of "
         f"{ceiling / throughput:.2f}x)")}
 

@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """RFC 2544 §26.1 throughput by binary search, and `selftest` (the tester's own capacity)."""
 
+from ..config.dns import SELFTEST_DELTA, SELFTEST_TIMEOUT_SHARE, selftest_overrides, selftest_rate_limit
+from ..config.schema import validate
 from ..util.errors import MeasurementError
+from ..util.stats import summarize
 from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
@@ -54,9 +57,18 @@ class Throughput(ThroughputSearch):
 
 class SelfTest(Throughput):
     """Tester ports wired to each other, no DUT: a short low-rate trial must pass without loss,
-    then a throughput search measures the tester's own capacity."""
+    then a throughput search measures the tester's own capacity. With DNS queries it is RFC 8219
+    §9.2.1's self-test (dns_selftest_config): the highest rate of AAAA queries the tester
+    answers and judges within a quarter of the timeout, and the DNS64 test rate that allows."""
     name = "selftest"
     capped_by_calibration = False
+
+    def extra_summary(self, repetitions, verdicts):
+        extra = super().extra_summary(repetitions, verdicts)
+        if self.config.dns.enabled:
+            extra["dns_selftest"] = dns_selftest_result(
+                self.config, [v.throughput for r, v in zip(repetitions, verdicts) if r.complete])
+        return extra
 
     def prepare(self, session):
         rate = max(1, min(SELFTEST_CHECK_RATE, self.plan.max_rate // 100))
@@ -77,6 +89,38 @@ class SelfTest(Throughput):
         return {"check": {**result.to_dict(), "duration": duration, "passed": True}}
 
 
+def dns_selftest_config(config):
+    """A selftest's configuration: with DNS queries, RFC 8219 §9.2.1's (config/dns.py: the
+    client asks the tester's own authoritative side for AAAA records, within 0.25 x the
+    configured dns.timeout, the timeout of the DNS64 test the self-test is for)."""
+    if not config.dns.enabled:
+        return config
+    raw = config.to_dict()
+    raw["dns"] |= selftest_overrides(config.dns.timeout)
+    return validate(raw)
+
+
+def dns_selftest_result(config, answered: list[int]) -> dict:
+    """What a DNS selftest (its configuration dns_selftest_config's) allows: the highest DNS64
+    test rate, from the lowest of the repetitions' rates (the 1st percentile below 100 of them:
+    the tester must keep up in every one, seed 003 §4.3)."""
+    timeout = config.dns.timeout
+    test_timeout = timeout / SELFTEST_TIMEOUT_SHARE
+    lowest = summarize(answered)["p1"]
+    if not lowest:
+        return {"answered_qps": 0, "rate_limit": 0, "timeout": timeout, "test_timeout": test_timeout,
+                "statement": f"RFC 8219 §9.2.1 self-test failed: no rate of AAAA queries was "
+                             f"answered within {timeout:g} s"}
+    limit = selftest_rate_limit(lowest)
+    return {"answered_qps": int(lowest), "rate_limit": limit, "timeout": timeout,
+            "test_timeout": test_timeout, "delta": SELFTEST_DELTA,
+            "statement": f"RFC 8219 §9.2.1 self-test: looped back, the tester answered AAAA queries "
+                         f"at up to {int(lowest):,} queries/s within {timeout:g} s"
+                         + (f" (the lowest of {len(answered)} repetitions)" if len(answered) > 1 else "")
+                         + f", so it tests a DNS64 with a {test_timeout:g}-s timeout at up to "
+                           f"{limit:,} queries/s (2 × (1 + {SELFTEST_DELTA:g}) × rate)"}
+
+
 def make_throughput(config, plan, rate=None) -> Procedure:
     """The binary search, or MLRsearch with throughput.mode = "mlrsearch" (docs/mlrsearch.md)."""
     if config.throughput.mode == "mlrsearch":
@@ -88,4 +132,5 @@ SPEC = ProcedureSpec("throughput", "RFC 2544 throughput (binary search or MLRsea
                      unit="fps", make=make_throughput, report="search")
 SELFTEST_SPEC = ProcedureSpec("selftest", "tester ports wired to each other, no DUT: check and "
                               "capacity", unit="fps", make=SelfTest, report="search",
-                              through_dut=False, stateful_phase2=False)
+                              through_dut=False, stateful_phase2=False,
+                              adapt_config=dns_selftest_config)

@@ -16,7 +16,8 @@ from .search import (SearchResult, configured_top, search_range_top, summarize_t
 
 class ThroughputSearch(Procedure):
     name = "throughput"
-    unit = "fps"         # the summary's: frames/s per direction (DNS queries: "qps", procedures/dns64.py)
+    unit = "fps"         # the summary's: frames/s per direction, or DNS queries/s ("qps")
+    rate_unit = "frames/s"   # what its sentences count
     # Searches stay at or below the tester's calibrated ceiling (tester.ceiling); the selftest,
     # which measures the tester itself, does not.
     capped_by_calibration = True
@@ -24,6 +25,8 @@ class ThroughputSearch(Procedure):
 
     def __init__(self, config, plan, rate=None):
         super().__init__(config, plan)
+        if config.dns.enabled:   # the trials' frames are DNS queries (docs/dns.md)
+            self.unit, self.rate_unit = "qps", "queries/s"
         settings = config.throughput
         self.lo = max(self.lowest_load, settings.min_rate)
         self.hi = settings.max_rate or plan.max_rate
@@ -41,7 +44,7 @@ class ThroughputSearch(Procedure):
                                   if d.max_rate == plan.max_rate and d.middle_limits), None)
         if self.lo >= self.hi:
             raise ConfigError(f"throughput.min_rate = {settings.min_rate}: must be below the "
-                              f"search's upper end, {self.hi} frames/s"
+                              f"search's upper end, {self.hi} {self.rate_unit}"
                               + (" (tester.ceiling)" if self.calibrated else ""))
         self.ceiling: int | None = None
 
@@ -82,7 +85,7 @@ class ThroughputSearch(Procedure):
     def summarize(self, repetitions):
         verdicts = self.verdicts(repetitions)
         summary = summarize_throughput(verdicts, self.calibrated, self.configured_top,
-                                       self.medium_max, self.middle_limit)
+                                       self.medium_max, self.middle_limit, self.rate_unit)
         summary |= self.extra_summary(repetitions, verdicts)
         summary["unit"] = self.unit
         summary["repetitions"] = [self.details(r, v, repetitions[:i])

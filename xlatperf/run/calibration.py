@@ -40,15 +40,19 @@ def calibrate_lab(reporter=None) -> dict:
     shutil.rmtree(lab.CALIBRATION_OUT, ignore_errors=True)
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     summary = run_procedure("selftest", config, lab.CALIBRATION_OUT, reporter=reporter)
-    fps = int(summary.get("median") or 0)
-    if fps <= 0:
+    # A lab of DNS queries calibrates by RFC 8219 §9.2.1's self-test: its ceiling is the DNS64
+    # test rate the self-test allows.
+    selftest = summary.get("dns_selftest")
+    ceiling = selftest["rate_limit"] if selftest else int(summary.get("median") or 0)
+    if ceiling <= 0:
         raise XlatperfError(f"lab {state['kind']} is up, but the tester's ceiling could not be "
                             "calibrated: no trial passed on the calibration wire (results in "
                             f"{lab.CALIBRATION_OUT}); run `xlatperf lab up` again")
     dut_cpus = ",".join(str(c) for c in state["placement"]["dut_cpus"])
     trials = len(summary["repetitions"][0]["steps"]) if summary.get("repetitions") else 0
+    unit = "queries/s" if selftest else "frames/s"
     how = (f"xlatperf lab up at {when}: selftest through a tc wire on CPU {dut_cpus} "
            f"({trials} trials of {config.trial.duration:g} s, to within "
-           f"{config.throughput.error:,} frames/s)")
-    return lab.record_ceiling(fps, ceiling_conditions(config), how)
+           f"{config.throughput.error:,} {unit})" + (f"; {selftest['statement']}" if selftest else ""))
+    return lab.record_ceiling(ceiling, ceiling_conditions(config), how)
 

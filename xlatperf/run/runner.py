@@ -127,6 +127,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     incomplete summary.
     """
     spec = procedure_spec(procedure)
+    if spec.adapt_config is not None:
+        config = spec.adapt_config(config)
     reporter = reporter or Reporter()
     started = utc_timestamp()
     # Frames a compliant DUT must drop (config/compliance.py): said with the result.
