@@ -22,3 +22,12 @@ pause = 0.0
 [throughput]
 error = 10000
 """
+
+
+def console_text(summary: dict) -> str:
+    """What the console shows of a result's summary (ui/console.py), as plain text."""
+    from rich.console import Console
+    from xlatperf.ui.console import render_summary
+    console = Console(width=200, record=True)
+    console.print(render_summary(summary))
+    return console.export_text()

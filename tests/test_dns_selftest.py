@@ -7,7 +7,7 @@ measurement never goes above it and states it."""
 
 import pytest
 
-from fakes import FAKE_CONFIG
+from fakes import FAKE_CONFIG, console_text
 from xlatperf import lab
 from xlatperf.config import load_config
 from xlatperf.config.dns import selftest_rate_limit
@@ -52,6 +52,10 @@ def test_a_dns_selftest_asks_for_aaaa_records_within_a_quarter_of_the_timeout(fa
     assert (f"answered AAAA queries at up to {result['answered_qps']:,} queries/s within 0.25 s"
             in result["statement"])
     assert f"with a 1-s timeout at up to {result['rate_limit']:,} queries/s" in result["statement"]
+    # ... said with the result, on the console and in the report.
+    write_report(fake / "self", fake / "report", plots=False)
+    assert result["statement"] in (fake / "report" / "report.md").read_text()
+    assert result["statement"] in " ".join(console_text(summary).split())
 
 
 def test_a_tester_whose_answers_are_wrong_fails_the_self_test(fake, monkeypatch):

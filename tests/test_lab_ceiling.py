@@ -6,12 +6,13 @@ result states the ceiling, and another set-up than the calibrated one does not a
 
 import pytest
 
+from fakes import console_text
+
 from xlatperf.config import load_config
 from xlatperf.measure.store import read_trials
 from xlatperf.procedures.search import calibrated_ceiling, ceiling_conditions, search_range_top
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
-from xlatperf.ui.console import render_summary
 from xlatperf.util.errors import ConfigError
 
 # The fake config's set-up, spelled out (tests/fakes.py: null ports, defaults elsewhere).
@@ -19,13 +20,6 @@ FAKE_SETUP = "null/null ports, 64-byte frames, direction both, lcores 0,1"
 CEILING = 300_000
 CALIBRATED = [f"tester.ceiling={CEILING}", f"tester.ceiling_for={FAKE_SETUP}",
               "tester.ceiling_calibration=a test, just now"]
-
-
-def console_text(summary: dict) -> str:
-    from rich.console import Console
-    console = Console(width=200, record=True)
-    console.print(render_summary(summary))
-    return console.export_text()
 
 
 def test_the_ceiling_applies_only_to_the_set_up_it_was_calibrated_for(fake_config):

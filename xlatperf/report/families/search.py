@@ -72,7 +72,10 @@ class Search(Family):
 
     def notes(self, entry):
         dut_limited = entry.summary.get("dut_limited")
-        return [f"the throughput is {dut_limited}"] if dut_limited else []
+        # A selftest of DNS queries: what RFC 8219 §9.2.1 makes of it (procedures/throughput.py).
+        selftest = entry.summary.get("dns_selftest")
+        return ([f"the throughput is {dut_limited}"] if dut_limited else []) + \
+            ([selftest["statement"]] if selftest else [])
 
     def warnings(self, entry):
         summary = entry.summary
