@@ -14,6 +14,7 @@ from ..procedures import REGISTRY
 from ..procedures.base import ProcedureSpec
 from ..util.errors import XlatperfError
 from ..util.files import read_json
+from .axes import setting
 
 CAMPAIGN_FILE = "campaign.json"
 SKIPPED_FILE = "skipped.json"    # run/campaign.py writes it for a point it could not measure
@@ -159,3 +160,32 @@ def varying_keys(entries: list[Entry]) -> list[str]:
                for configs in by_procedure.values()):
             varying.append(key)
     return varying
+
+
+# The rate of a group of chained measurements (latency, pdv): each point's throughput.
+CHAINED = "throughput"
+
+
+def groups(entries: list[Entry], keys: list[str]) -> dict[tuple, list[Entry]]:
+    """The entries by (procedure, unit, rate, the values of `keys` as JSON): what a plot's
+    series or a table holds together."""
+    found: dict[tuple, list[Entry]] = {}
+    for entry in entries:
+        config = entry.flat_config()
+        # A chained measurement's rate follows its point's throughput: one group across them.
+        rate = CHAINED if entry.rate_source else entry.fixed_rate
+        key = (entry.procedure, entry.unit, rate) + tuple(
+            json.dumps(config.get(k), default=str) for k in keys)
+        found.setdefault(key, []).append(entry)
+    return found
+
+
+def group_title(group_key: tuple, keys: list[str]) -> str:
+    """A group of groups(): its procedure, the values of `keys` and the rate it was measured at."""
+    procedure, _, rate = group_key[:3]
+    parts = [procedure] + [setting(k, json.loads(v)) for k, v in zip(keys, group_key[3:])]
+    if rate == CHAINED:
+        parts.append("at each point's throughput rate")
+    elif rate is not None:
+        parts.append(f"rate {rate:,} fps")
+    return ", ".join(parts)

@@ -19,10 +19,11 @@ plot per quantity, so values of different meaning never share an axis."""
 import json
 import re
 
-from .collect import Entry
+from .axes import axis_position, axis_title, key_title, numeric, setting, short
+from .collect import Entry, group_title, groups
 from .families import FAMILIES, family
 from .figure import Plotter, dress, fit, median_bars, slug
-from .tables import point_label, short
+from .tables import point_label
 from .units import axis_label, unit
 
 MAX_FIGURES_PER_KIND = 12
@@ -30,7 +31,6 @@ CORE_KEY = re.compile(r"core|cpu|lcore|worker|queue", re.I)
 CONNECTION_KEY = re.compile(r"conn|state_table|flows|tuples", re.I)
 # Cycled with the colours, so that equal series (equal results) still show as several lines.
 LINE_STYLES = ("-", "--", ":", "-.")
-CHAINED = "throughput"   # the rate of a group of chained measurements (latency, pdv)
 
 
 
@@ -50,28 +50,6 @@ def y_label(entry: Entry) -> str:
 
 def _plottable(entry: Entry) -> bool:
     return median_bars(entry.summary, 1.0) is not None
-
-
-def groups(entries: list[Entry], keys: list[str]) -> dict[tuple, list[Entry]]:
-    found: dict[tuple, list[Entry]] = {}
-    for entry in entries:
-        config = entry.flat_config()
-        # A chained measurement's rate follows its point's throughput: one group across them.
-        rate = CHAINED if entry.rate_source else entry.fixed_rate
-        key = (entry.procedure, entry.unit, rate) + tuple(
-            json.dumps(config.get(k), default=str) for k in keys)
-        found.setdefault(key, []).append(entry)
-    return found
-
-
-def group_title(group_key: tuple, keys: list[str]) -> str:
-    procedure, _, rate = group_key[:3]
-    parts = [procedure] + [f"{short(k)} {json.loads(v)}" for k, v in zip(keys, group_key[3:])]
-    if rate == CHAINED:
-        parts.append("at each point's throughput rate")
-    elif rate is not None:
-        parts.append(f"rate {rate:,} fps")
-    return ", ".join(parts)
 
 
 def by_quantity(entries: list[Entry], usable=lambda entry: True):
@@ -217,7 +195,7 @@ def _flr_series(entries: list[Entry], axes: list[str]) -> dict[str, list[tuple[f
             continue
         if not entry.max_rate or entry.fixed_rate is None:
             continue
-        name = "trial, " + ", ".join(f"{short(k)} {entry.config_value(k)}"
+        name = "trial, " + ", ".join(setting(k, entry.config_value(k))
                                      for k in axes) if axes else "trial"
         by_series.setdefault(name, []).append((100 * entry.fixed_rate / entry.max_rate,
                                                100 * entry.summary["median"]))
@@ -312,10 +290,6 @@ def line_plot(plotter: Plotter, entries: list[Entry], axes: list[str], x_of, x_l
         plotter.save(fig, f"{name}_{quantity}", caption)
 
 
-def _numeric(values) -> bool:
-    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
-
-
 def axis_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
     if "traffic.mix_n" in axes or "traffic.mix_m" in axes:
         def translated(entry):
@@ -329,11 +303,11 @@ def axis_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
             "traffic.seed"}
     for key in axes:
         values = [e.config_value(key) for e in entries]
-        if key in skip or not _numeric(values) or len(set(values)) < 2:
+        if key in skip or not numeric(values) or len(set(values)) < 2:
             continue
 
         def x_of(entry, key=key):
-            return entry.config_value(key)
+            return axis_position(key, entry.config_value(key))
         x_of.key = key
         # A log axis only for positive values spanning more than a factor of 100.
         log_x = min(values) > 0 and max(values) / min(values) > 100
@@ -348,8 +322,8 @@ def axis_plots(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
         else:
             # A DUT variable is what a study sweeps on purpose: its results relative to the
             # first value, too.
-            line_plot(plotter, entries, axes, x_of, key, f"vs_{short(key)}",
-                      f"Median against {key}", log_x=log_x,
+            line_plot(plotter, entries, axes, x_of, axis_title(key), f"vs_{short(key)}",
+                      f"Median against {key_title(key)}", log_x=log_x,
                       relative="ratio" if key.startswith("dut.") else None)
 
 

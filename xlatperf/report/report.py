@@ -11,7 +11,8 @@ summarise, so it can be made again at any time.
 
 How the parts fit: collect.py reads the directories; each summary is rendered by the renderer
 of its procedure's report family (families.py, chosen by the registry's ProcedureSpec.report)
-with its unit's formatting (units.py); tables.py builds the tables, plots.py the figures,
+with its unit's formatting (units.py) and its swept keys' names (axes.py); tables.py builds the
+tables, grid.py the two-dimensional ones (RFC 8219 §9.2's DNS64 grid), plots.py the figures,
 document.py writes Markdown and HTML.
 """
 
@@ -21,6 +22,7 @@ from ..util.errors import XlatperfError
 from ..util.files import utc_timestamp
 from .collect import REPORT_DIR, collect, not_measured, varying_keys
 from .document import Document
+from .grid import grid_tables
 from .plots import Plotter, draw_all
 from .tables import detail_tables, reporting_items, results_table
 
@@ -57,6 +59,10 @@ def build_report(directory, report_dir: Path, plots: bool = True) -> tuple[Docum
         labels = ", ".join(f"{k}={v}" for k, v in point["labels"].items())
         doc.paragraph(f"**Not measured**: point {point['index']} ({point['procedure']}"
                       f"{', ' + labels if labels else ''}): {point['reason']}")
+    for grid in grid_tables(entries, axes):
+        if grid.primary:
+            doc.paragraph(grid.primary)
+        doc.table(grid.header, grid.rows, grid.caption)
     written = []
     if plots:
         plotter = Plotter(report_dir / "plots", report_dir)

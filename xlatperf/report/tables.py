@@ -8,14 +8,11 @@ import json
 from ..frames.imix import imix_period
 from ..frames.stack import IPV4, IPV6, TCP_ACK, TCP_SYN
 from ..frames.technology import CE_SOURCES, DS_LITE, TECHNOLOGIES, Part
+from .axes import setting, short
 from .collect import Entry
 from .document import Document
 from .families import family
 from .units import format_value, unit
-
-
-def short(key: str) -> str:
-    return key.split(".")[-1]
 
 
 def _mix(config: dict) -> str:
@@ -43,7 +40,7 @@ def point_label(entry: Entry, axes: list[str]) -> str:
             if key == "traffic.mix_n":
                 parts.append(f"mix {config.get('traffic.mix_m')}/{config.get('traffic.mix_n')}")
             continue
-        parts.append(f"{short(key)} {config.get(key)}")
+        parts.append(setting(key, config.get(key)))
     if entry.fixed_rate is not None:
         parts.append(f"rate {entry.fixed_rate:,} fps")
     return ", ".join(parts)
