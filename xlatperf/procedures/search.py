@@ -113,15 +113,16 @@ def sending_version(config) -> int:
     return config.side(side).ip_version
 
 
-def ceiling_conditions(config) -> str:
+def ceiling_conditions(config, dns_timeout: float | None = None) -> str:
     """The tester set-up a calibrated ceiling holds for: port types, frame sizes (one, or the
     IMIX; or DNS queries), VLAN tags, directions, lcores, queues and which address and port fields vary (the
-    sender's cost per frame). A run with another set-up does not apply it."""
+    sender's cost per frame). A run with another set-up does not apply it. dns_timeout: the
+    DNS64 test's timeout where it is not the config's (its self-test's config has a quarter)."""
     kinds = "/".join(parse_port(config.side(side).port).kind for side in ("left", "right"))
     traffic = config.traffic
     # DNS queries are no test frames of a size: a frames' ceiling holds nothing for them, and
     # theirs (RFC 8219 §9.2.1's self-test) is for a timeout and the client's IP version.
-    sizes = (f"{DNS_QUERIES} over IPv{sending_version(config)} (timeout {config.dns.timeout:g} s)"
+    sizes = (f"{DNS_QUERIES} over IPv{sending_version(config)} (timeout {dns_timeout or config.dns.timeout:g} s)"
              if config.dns.enabled else
              f"IMIX {traffic.imix}" if traffic.imix else f"{traffic.frame_size}-byte frames")
     tags = {side: side_vlan(config, side) for side in ("left", "right")}

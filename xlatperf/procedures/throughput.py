@@ -9,7 +9,7 @@ from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
 from .mlrthroughput import MlrThroughput
-from .search import SearchResult, binary_search
+from .search import SearchResult, binary_search, ceiling_conditions
 from .throughputsearch import ThroughputSearch
 
 # selftest check: a short trial at a low rate that any working tester passes without loss.
@@ -112,8 +112,10 @@ def dns_selftest_result(config, answered: list[int]) -> dict:
                 "statement": f"RFC 8219 §9.2.1 self-test failed: no rate of AAAA queries was "
                              f"answered within {timeout:g} s"}
     limit = selftest_rate_limit(lowest)
+    # The set-up the rate holds for: tester.ceiling_for with tester.ceiling = rate_limit.
     return {"answered_qps": int(lowest), "rate_limit": limit, "timeout": timeout,
             "test_timeout": test_timeout, "delta": SELFTEST_DELTA,
+            "ceiling_for": ceiling_conditions(config, test_timeout),
             "statement": f"RFC 8219 §9.2.1 self-test: looped back, the tester answered AAAA queries "
                          f"at up to {int(lowest):,} queries/s within {timeout:g} s"
                          + (f" (the lowest of {len(answered)} repetitions)" if len(answered) > 1 else "")
