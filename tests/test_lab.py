@@ -115,9 +115,9 @@ EXPECTED_SIDES = {
     **{kind: ({"ip_version": 6, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
               {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1",
                "virtual_ipv6": "2001:2:0:6464::c613:2", "dut_mac": ""})
-       for kind in ("dns64-bind", "dns64-unbound")},
+       for kind in ("dns64-bind", "dns64-unbound", "dns64-pdns")},
 }
-RESOLVERS = {"dns64-bind": "named", "dns64-unbound": "unbound"}
+RESOLVERS = {"dns64-bind": "named", "dns64-unbound": "unbound", "dns64-pdns": "pdns_recursor"}
 DUAL = ("mape-dual", "mapt-dual", "dslite-dual")
 # The [traffic] a kind's config has beyond the frame size: a MAP CE's LAN uses two of its ports.
 EXPECTED_TRAFFIC = {"mape-dual": {"src_port": 1232, "dst_port": 1233},

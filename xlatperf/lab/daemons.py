@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The lab's daemons: DUT software that runs as a process in a lab namespace (TAYGA, BIND,
-Unbound), started with its files under LAB_DIR and stopped by `lab down`. A process counts as
+Unbound, PowerDNS Recursor), started with its files under LAB_DIR and stopped by `lab down`. A process counts as
 the lab's only when it runs one of the lab's programs with a file of LAB_DIR on its command
 line, so a stale pid file never has another process killed."""
 
@@ -17,7 +17,7 @@ from .names import LAB_DIR
 from .shell import LabError, run
 
 # The programs the lab runs as daemons (each a Debian package's).
-PROGRAMS = ("tayga", "named", "unbound")
+PROGRAMS = ("tayga", "named", "unbound", "pdns_recursor")
 STOP_SECONDS = 3.0
 
 
@@ -49,8 +49,9 @@ def is_ours(pid: int, program: str | None = None) -> bool:
     except OSError:
         return False
     name = os.path.basename(argv[0]).decode(errors="replace")
+    # (the file may be an option's value: --config-dir=/run/xlatperf-lab/...)
     return (not zombie and (name == program if program else name in PROGRAMS)
-            and any(a.startswith(LAB_DIR.encode() + b"/") for a in argv))
+            and any(LAB_DIR.encode() + b"/" in a for a in argv))
 
 
 def start(program: str, argv: list[str], ns: str, pidfile: str, log: str) -> int:

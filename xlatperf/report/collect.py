@@ -47,12 +47,21 @@ class Entry:
 
     @property
     def unit(self) -> str:
-        # The registry's unit is the procedure's; the summary's only for unknown procedures.
-        return self.spec.unit if self.spec else self.summary.get("unit", "")
+        # The registry's unit is the procedure's; the summary's only for unknown procedures,
+        # and for DNS queries (a throughput search of them counts queries/s, docs/dns.md).
+        if self.spec is None or self.settings.get("dns"):
+            return self.summary.get("unit", "") or (self.spec.unit if self.spec else "")
+        return self.spec.unit
 
     @property
     def settings(self) -> dict:
         return self.summary.get("settings") or {}
+
+    @property
+    def rate_unit(self) -> str:
+        """What the result's offered rates count: DNS queries/s (docs/dns.md) or frames/s per
+        direction, as units.py names them."""
+        return "qps" if self.settings.get("dns") else "fps"
 
     @property
     def fixed_rate(self) -> int | None:

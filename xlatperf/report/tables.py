@@ -423,9 +423,9 @@ def results_table(entries: list[Entry], axes: list[str]) -> tuple[list[str], lis
     axis_columns = [k for k in axes if k != "traffic.mix_m"]
     header = ["point", "procedure"] + [
         "mix (translated)" if k == "traffic.mix_n" else short(k) for k in axis_columns]
-    has_rate = any(e.fixed_rate is not None for e in entries)
-    if has_rate:
-        header.append("rate (fps)")
+    with_rate = [e for e in entries if e.fixed_rate is not None]
+    if with_rate:
+        header.append(f"rate ({'/'.join(sorted({e.rate_unit for e in with_rate}))})")
     header += ["unit", "median", "p1", "p99", "min", "max", "n", "dispersion", "complete"]
     rows = []
     for entry in entries:
@@ -437,7 +437,7 @@ def results_table(entries: list[Entry], axes: list[str]) -> tuple[list[str], lis
                 row.append(f"{config.get('traffic.mix_m')}/{config.get('traffic.mix_n')}")
             else:
                 row.append(str(config.get(key)))
-        if has_rate:
+        if with_rate:
             row.append("-" if entry.fixed_rate is None else f"{entry.fixed_rate:,}")
         name = entry.unit
         row += [unit(name).table] + [format_value(summary.get(k), name)

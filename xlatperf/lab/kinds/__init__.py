@@ -3,7 +3,7 @@
 share their code: `router` (router4, router6, limit, lossy, bridge), `vlan`, `tayga` (siit), `nat`
 (nat44, nat66, nat64, 464xlat, clat, dslite-aftr), `softwire` (mape-br, mapt-br, lwaftr),
 `customer_edge` (b4, lwb4, mape-ce, mapt-ce), `dual` (dslite-dual, mape-dual, mapt-dual),
-`resolver` (dns64-bind, dns64-unbound), `loopback`. A new kind is a LabKind subclass listed in KINDS, which
+`resolver` (dns64-bind, dns64-unbound, dns64-pdns), `loopback`. A new kind is a LabKind subclass listed in KINDS, which
 drives parameter validation and `xlatperf lab up --help`."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from .customer_edge import B4, LwB4, MapECe, MapTCe
 from .dual import DsLiteDual, MapEDual, MapTDual
 from .loopback import Loopback
 from .nat import Clat, DsLiteAftr, Nat44, Nat64, Nat66, Xlat464
-from .resolver import Bind, Unbound
+from .resolver import Bind, PowerDns, Unbound
 from .router import Bridge, Limit, Lossy, Router4, Router6
 from .softwire import LwAftr, MapEBr, MapTBr
 from .tayga import Siit
@@ -25,7 +25,7 @@ from .vlan import Vlan
 KINDS: dict[str, LabKind] = {kind.name: kind for kind in (
     Router4(), Router6(), Siit(), Nat44(), Nat66(), Nat64(), Vlan(), Loopback(), Limit(),
     Lossy(), Bridge(), Xlat464(), Clat(), DsLiteAftr(), MapEBr(), MapTBr(), LwAftr(), B4(), LwB4(), MapECe(), MapTCe(), DsLiteDual(), MapEDual(), MapTDual(),
-    Bind(), Unbound())}
+    Bind(), Unbound(), PowerDns())}
 
 __all__ = ["COMMON_PARAMS", "KINDS", "LabKind", "format_kinds"]
 

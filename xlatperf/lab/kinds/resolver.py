@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""DNS64 servers as DUTs (RFC 8219 §9, docs/dns.md): `dns64-bind` (BIND 9 with `dns64`) and
-`dns64-unbound` (Unbound with `module-config: "dns64 iterator"`), Debian's packages, in the DUT
-namespace. The tester's left side is the client (IPv6, the resolver listens on the DUT's left
+"""DNS64 servers as DUTs (RFC 8219 §9, docs/dns.md): `dns64-bind` (BIND 9 with `dns64`),
+`dns64-unbound` (Unbound with `module-config: "dns64 iterator"`) and `dns64-pdns` (PowerDNS
+Recursor with `dns64-prefix`), Debian's packages, in the DUT namespace. The tester's left side is the client (IPv6, the resolver listens on the DUT's left
 address), the right side the authoritative server of the test zone, which the resolver reaches
 over IPv4 (or IPv6: `upstream`) as the zone's only server (BIND's static-stub zone, Unbound's
-stub zone). The written config runs `xlatperf dns64` against it.
+stub zone, PowerDNS's forward zone). The written config runs `xlatperf dns64` against it.
 
 The DUT namespace has no default route: whatever else a resolver would ask (the root's
 servers) cannot leave it."""
@@ -186,4 +186,55 @@ remote-control:
 stub-zone:
     name: "{ZONE}"
     stub-addr: {self.authoritative(p)}
+"""
+
+
+class PowerDns(Resolver):
+    name = "dns64-pdns"
+    description = ("PowerDNS Recursor as a DNS64 server (RFC 6147), the test zone's server the "
+                   "tester's right side")
+    program = "pdns_recursor"
+    tools = {**Resolver.tools, "pdns_recursor": "pdns-recursor"}
+    # It sizes its caches in entries, not bytes: `cache` MiB are taken as this many entries per
+    # MiB of each (its record cache and its packet cache), about a kilobyte an entry.
+    ENTRIES_PER_MIB = 1024
+
+    def command(self) -> list[str]:
+        # It reads recursor.conf of --config-dir and writes its pid file, <program>.pid, into
+        # its socket-dir (LAB_DIR): the config names both.
+        return ["pdns_recursor", f"--config-dir={os.path.dirname(self.conf)}"]
+
+    def build(self, p: dict[str, Any]) -> None:
+        os.makedirs(os.path.join(LAB_DIR, "pdns"), exist_ok=True)
+        super().build(p)
+
+    @property
+    def conf(self) -> str:
+        return os.path.join(LAB_DIR, "pdns", "recursor.conf")
+
+    def config_text(self, p: dict[str, Any], prefix: str) -> str:
+        entries = p["cache"] * self.ENTRIES_PER_MIB
+        return f"""# PowerDNS Recursor for the xlatperf lab (written by lab up)
+local-address={host(V6_LEFT[0])}
+allow-from=::/0
+dns64-prefix={prefix}
+forward-zones={ZONE}={self.authoritative(p)}
+# Its default list refuses to ask the documentation and private ranges, the lab's among them.
+dont-query=
+query-local-address={host(V4_RIGHT[0]) if p["upstream"] == 4 else host(V6_RIGHT[0])}
+threads=1
+# It stops asking a server that missed this many answers in a row (for 60 s, answering SERVFAIL
+# itself): an overloaded trial would fail the next ones. 0: never (each trial stands alone).
+server-down-max-fails=0
+dnssec=off
+qname-minimization=no
+max-cache-entries={entries}
+max-packetcache-entries={entries}
+edns-outgoing-bufsize=1232
+udp-truncation-threshold=1232
+daemon=yes
+socket-dir={LAB_DIR}
+disable-syslog=yes
+quiet=yes
+loglevel=3
 """

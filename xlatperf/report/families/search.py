@@ -132,7 +132,7 @@ class Trial(Family):
                 if r.get("valid") and r.get("loss_ratio") is not None]
 
     def precision(self, entry):
-        return f"single trials at {rate(entry.settings.get('rate'))} frames/s"
+        return f"single trials at {rate(entry.settings.get('rate'))} {unit(entry.rate_unit).rate}"
 
     def details(self, entry):
         directions = list(entry.summary.get("directions", {}))
@@ -148,7 +148,7 @@ class Trial(Family):
                            format_value(counts.get("loss_ratio"), "ratio")] if counts
                           else ["-", "-"])
             rows.append(cells)
-        header = ["repetition", "rate (fps)", "valid"]
+        header = ["repetition", f"rate ({entry.rate_unit})", "valid"]
         for d in directions:
             header += [f"{d} received/sent", f"{d} loss"]
         return [(header, rows, "trials")]
