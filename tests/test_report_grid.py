@@ -111,6 +111,8 @@ def test_dns64_grid_table_and_primary_result(grid):
     # other share's fixed value.
     check_images(written["plots"])
     plots = {Path(png).stem: (Path(svg).read_text(), caption) for png, svg, caption in written["plots"]}
+    # The points are in the table and the line plots: no chart of one bar each.
+    assert not [name for name in plots if name.startswith("bars_")]
     svg, caption = plots["vs_aaaa_share_throughput"]
     assert caption == "Median against names with a AAAA record (dns.aaaa_share)"
     assert "names with a AAAA record (% of the names; dns.aaaa_share)" in svg

@@ -23,6 +23,7 @@ from .axes import axis_position, axis_title, key_title, numeric, setting, short
 from .collect import Entry, group_title, groups
 from .families import FAMILIES, family
 from .figure import Plotter, dress, fit, median_bars, slug
+from .grid import grid_axes
 from .tables import point_label
 from .units import axis_label, unit
 
@@ -95,10 +96,14 @@ def bar_charts(plotter: Plotter, entries: list[Entry], axes: list[str]) -> None:
     entries = [e for e in entries
                if family(e).per_direction or "traffic.frame_size" in axes or "traffic.imix" in axes]
     others = [k for k in axes if k not in ("traffic.frame_size", "traffic.imix", "traffic.direction")]
+    # A procedure over a two-dimensional table's keys (grid.py: RFC 8219 §9.2's DNS64 grid)
+    # has its points in the table and its line plots: a chart of one bar per point adds nothing.
+    tabled = {procedure for procedure in {e.procedure for e in entries}
+              if grid_axes(procedure, [e for e in entries if e.procedure == procedure], axes)}
     for number, (group_key, group) in enumerate(list(groups(entries, others).items())
                                                 [:MAX_FIGURES_PER_KIND], 1):
         usable = [e for e in group if _plottable(e)]
-        if not usable:
+        if not usable or (len(usable) == 1 and usable[0].procedure in tabled):
             continue
         procedure, unit_name = group_key[0], group_key[1]
         scale = unit(unit_name).scale
