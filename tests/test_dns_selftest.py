@@ -98,6 +98,11 @@ def test_a_dns64_search_stays_within_the_self_test_and_states_it(fake, monkeypat
     assert stated["statement"].startswith("tester ceiling 50,000 queries/s (null/null ports, DNS queries over IPv6 (timeout 1 s)")
     write_report(fake / "dns64", tmp_path / "report", plots=False)
     assert stated["statement"] in (tmp_path / "report" / "report.md").read_text()
-    # Another timeout is another test: the self-test for 1 s says nothing of it.
-    other = calibrated_ceiling(dns_config(fake, *ceiling, "dns.timeout=0.5"))
-    assert not other.applies and "not applied" in other.statement()
+    assert "no RFC 8219 §9.2.1 self-test" not in console_text(summary)
+    # Another timeout is another test: the self-test for 1 s says nothing of it, and the
+    # result says so.
+    other = dns_config(fake, *ceiling, "dns.timeout=0.5")
+    assert not calibrated_ceiling(other).applies and "not applied" in calibrated_ceiling(other).statement()
+    summary = run_procedure("dns64", other, fake / "other")
+    assert "warning: no RFC 8219 §9.2.1 self-test of the tester applies to this set-up" in \
+        " ".join(console_text(summary).split())

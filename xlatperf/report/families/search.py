@@ -86,6 +86,12 @@ class Search(Family):
                          "not the DUT")
         if summary.get("partly_tester_limited"):
             found.append(summary["partly_tester_limited"])
+        ceiling = entry.settings.get("tester_ceiling") or {}
+        if entry.settings.get("dns") and entry.procedure != "selftest" and not ceiling.get("applies"):
+            found.append("no RFC 8219 §9.2.1 self-test of the tester applies to this set-up (it MUST "
+                         "precede a DNS64 measurement): nothing shows the tester kept up; `xlatperf "
+                         "lab up` runs it for the lab, docs/dns.md \"The tester's self-test\" says how "
+                         "elsewhere")
         return found + super().warnings(entry)
 
 
