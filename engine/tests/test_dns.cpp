@@ -3,6 +3,8 @@
 // must be what a DNS64 resolver would send.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <set>
 
@@ -14,6 +16,7 @@
 
 #include "core/dns.hpp"
 #include "core/frame.hpp"
+#include "core/random.hpp"
 
 using namespace xlp::dns;
 
@@ -98,6 +101,38 @@ TEST(Dns, NamesRoundTripInEitherCase) {
   not_hex[kHeader + 3] = 'g';
   EXPECT_FALSE(read_name(not_hex.data(), not_hex.size(), kHeader, kZone, &end));
   EXPECT_FALSE(read_name(other.data(), kHeader + 10, kHeader, kZone, &end));
+}
+
+// The label's digits are read 8 at a time: every byte value in every digit's place is read as
+// the digit it is, in either case, and anything else refuses the name.
+TEST(Dns, EveryByteOfTheLabelIsAHexDigitOrNoTestName) {
+  Bytes q(query_size(kZone, false));
+  const TestName n{0x01234567, 0x89, 0xabcdef01};
+  write_query(q.data(), n, kZone, 1, kTypeA, false);
+  for (size_t digit = 0; digit < kLabelChars; ++digit) {
+    for (int c = 0; c < 256; ++c) {
+      Bytes m = q;
+      m[kHeader + 1 + digit] = uint8_t(c);
+      const int value = c >= '0' && c <= '9' ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+      size_t end = 0;
+      const auto got = read_name(m.data(), m.size(), kHeader, kZone, &end);
+      if (value < 0) {
+        EXPECT_FALSE(got) << digit << " " << c;
+        continue;
+      }
+      // The name with that digit in place of the one written.
+      uint8_t label[kLabelChars];
+      std::copy_n(m.begin() + kHeader + 1, kLabelChars, label);
+      for (uint8_t& d : label) d = uint8_t(std::tolower(d));
+      const auto hex = [&](size_t from, size_t count) {
+        return uint32_t(std::stoul(std::string(label + from, label + from + count), nullptr, 16));
+      };
+      EXPECT_EQ(got, (TestName{hex(0, 8), uint8_t(hex(8, 2)), hex(10, 8)})) << digit << " " << c;
+    }
+  }
 }
 
 TEST(Dns, ZonesAreCheckedAndLowerCased) {
@@ -280,24 +315,50 @@ TEST(Dns, TheClientJudgesEachKindOfReply) {
 }
 
 TEST(Dns, SequenceNumbersRoundTripThroughPortAndId) {
-  for (uint32_t ports : {1u, 3u, 64u, 64000u}) {
+  for (uint32_t ports : {1u, 2u, 3u, 64u, 1000u, 64000u, 65535u, 65536u}) {
+    const QueryKeys keys(ports);
     const uint64_t modulus = uint64_t(65536) * ports;
     for (uint64_t seq : {uint64_t(0), uint64_t(1), uint64_t(ports), modulus - 1, modulus, 5 * modulus + 7,
-                         uint64_t(60) * 3'000'000}) {
-      const QueryKey key = key_of(seq, ports);
+                         uint64_t(60) * 3'000'000, (uint64_t(1) << 48) - 1, uint64_t(1) << 48, uint64_t(3) << 52}) {
+      const QueryKey key = keys.key_of(seq);
       EXPECT_LT(key.port_offset, ports);
       // Read back near the stream's highest, which may lie a little before or after it.
       for (int64_t off : {int64_t(0), int64_t(1000), -int64_t(1000), int64_t(modulus / 2 - 1),
                           -int64_t(modulus / 2 - 1)}) {
         if (off < 0 && uint64_t(-off) > seq) continue;
-        EXPECT_EQ(seq_of(key, ports, seq + off), seq) << ports << " " << seq << " " << off;
+        EXPECT_EQ(keys.seq_of(key, seq + off), seq) << ports << " " << seq << " " << off;
       }
+      // The sender's step to the next query's key is the next sequence number's key.
+      EXPECT_EQ(keys.next(key), keys.key_of(seq + 1)) << ports << " " << seq;
     }
   }
   // Consecutive queries spread over the ports first.
-  EXPECT_EQ(key_of(0, 4), (QueryKey{0, 0}));
-  EXPECT_EQ(key_of(3, 4), (QueryKey{3, 0}));
-  EXPECT_EQ(key_of(4, 4), (QueryKey{0, 1}));
+  const QueryKeys four(4);
+  EXPECT_EQ(four.key_of(0), (QueryKey{0, 0}));
+  EXPECT_EQ(four.key_of(3), (QueryKey{3, 0}));
+  EXPECT_EQ(four.key_of(4), (QueryKey{0, 1}));
+  EXPECT_EQ(four.next(QueryKey{3, 0xffff}), (QueryKey{0, 0}));  // the ID wraps
+}
+
+// seq_of's remainder by multiplication against the division it replaces, for the sequence
+// numbers near every round's edges and pseudorandom ones, with ports of every size.
+TEST(Dns, AReplyNamesTheNearestSequenceNumberOfItsKey) {
+  xlp::Rng rng(31);
+  for (int trial = 0; trial < 20000; ++trial) {
+    const uint32_t ports = trial < 16 ? uint32_t(1) << trial : uint32_t(1 + rng.next() % 65536);
+    const QueryKeys keys(ports);
+    const uint64_t modulus = uint64_t(65536) * ports;
+    const uint64_t near = trial % 3 == 0 ? rng.next() >> (16 + rng.next() % 48)
+                          : trial % 3 == 1 ? (rng.next() % 4096 + 1) * modulus - rng.next() % 2
+                                           : rng.next() % (uint64_t(1) << 48);
+    const QueryKey key{uint16_t(rng.next() % ports), uint16_t(rng.next())};
+    // The reference: the key's residue in near's round, or the round before or after it.
+    const uint64_t residue = uint64_t(key.id) * ports + key.port_offset;
+    uint64_t want = near - near % modulus + residue;
+    if (want > near + modulus / 2 && want >= modulus) want -= modulus;
+    else if (want + modulus / 2 < near) want += modulus;
+    ASSERT_EQ(keys.seq_of(key, near), want) << ports << " " << near;
+  }
 }
 
 // The frame model's DNS layer (frame.hpp): a query in place of the test tag, stamped per query.
@@ -319,17 +380,18 @@ TEST(DnsFrames, EachQueryIsItsSequenceNumbersAndItsChecksumVerifies) {
     for (uint64_t seq : {uint64_t(0), uint64_t(1), uint64_t(999), uint64_t(123456789)}) {
       Bytes f = t.bytes;
       const uint32_t index = uint32_t(seq * 7 + 1);
-      xlp::stamp_dns(f.data(), t, seq, index, ports);
+      const QueryKeys keys(ports);
+      const QueryKey key = keys.key_of(seq);
+      xlp::stamp_dns(f.data(), t, key, index);
       // The query: the stream's name with this index, the key's ID and source port.
       size_t end = 0;
       EXPECT_EQ(read_name(f.data() + t.dns_offset, f.size() - t.dns_offset, kHeader, kZone, &end),
                 (TestName{0x5be2a7c0, 3, index}));
-      const QueryKey key = key_of(seq, ports);
       EXPECT_EQ(f[t.dns_offset] << 8 | f[t.dns_offset + 1], key.id);
       EXPECT_EQ(f[t.l4_offset] << 8 | f[t.l4_offset + 1], 40000 + key.port_offset);
-      EXPECT_EQ(seq_of(QueryKey{uint16_t((f[t.l4_offset] << 8 | f[t.l4_offset + 1]) - 40000),
-                                uint16_t(f[t.dns_offset] << 8 | f[t.dns_offset + 1])},
-                       ports, seq),
+      EXPECT_EQ(keys.seq_of(QueryKey{uint16_t((f[t.l4_offset] << 8 | f[t.l4_offset + 1]) - 40000),
+                                     uint16_t(f[t.dns_offset] << 8 | f[t.dns_offset + 1])},
+                            seq),
                 seq);
       // The UDP checksum over the pseudo header verifies (RFC 768).
       const size_t addr = ip_version == 4 ? 4 : 16;

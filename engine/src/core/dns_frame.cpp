@@ -40,12 +40,10 @@ std::optional<DnsMessage> dns_message(const uint8_t* frame, uint32_t len, const 
                     load_be16(udp + 2)};
 }
 
-bool datagram_checksums_ok(const uint8_t* frame, uint32_t len, const TestTag& hdrs) {
-  const std::optional<DnsMessage> msg = dns_message(frame, len, hdrs);
-  if (!msg) return false;
+bool datagram_checksums_ok(const uint8_t* frame, const TestTag& hdrs, const DnsMessage& msg) {
   const uint8_t* ip = frame + hdrs.l3_offset;
   const uint8_t* udp = frame + hdrs.l4_offset;
-  const uint32_t udp_len = msg->len + uint32_t(kUdpHeader);
+  const uint32_t udp_len = msg.len + uint32_t(kUdpHeader);
   const bool ipv4 = ip[0] >> 4 == 4;
   if (ipv4 && !sums_to_ones(sum_native(ip, (ip[0] & 0x0f) * 4u))) return false;
   if (udp[6] == 0 && udp[7] == 0) return ipv4;

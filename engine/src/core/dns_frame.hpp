@@ -20,11 +20,11 @@ struct DnsMessage {
 };
 std::optional<DnsMessage> dns_message(const uint8_t* frame, uint32_t len, const TestTag& hdrs);
 
-// Whether a UDP frame's checksums verify (`hdrs` from parse_headers, no tunnel, `len` bytes the
-// whole frame): its IPv4 header's, and its UDP datagram's (0, no checksum, allowed over IPv4
-// only: RFC 768, RFC 8200 §8.1). A DNS reply is the DUT's to write: the client checks it as the
-// header checks do a test frame.
-bool datagram_checksums_ok(const uint8_t* frame, uint32_t len, const TestTag& hdrs);
+// Whether a UDP frame's checksums verify (`hdrs` from parse_headers, no tunnel; `msg` its DNS
+// message, from dns_message): its IPv4 header's, and its UDP datagram's (0, no checksum, allowed
+// over IPv4 only: RFC 768, RFC 8200 §8.1). A DNS reply is the DUT's to write: the client checks
+// it as the header checks do a test frame.
+bool datagram_checksums_ok(const uint8_t* frame, const TestTag& hdrs, const DnsMessage& msg);
 
 // Answers the query in the frame in place (dns::answer_in_place), with `room` bytes for the
 // frame: the Ethernet addresses turned round (the source `own_mac`; the VLAN tags stay), the IP

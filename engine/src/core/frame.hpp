@@ -301,11 +301,10 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
   std::memcpy(frame + t.checksum_offset, &csum_be, 2);
 }
 
-// Writes query `seq` of a DNS stream (docs/dns.md) into a copy of its template: the name's
-// `index`, the source port (the template's, the stream's first, plus key_of's offset among
-// `ports`) and the ID, and fixes the UDP checksum.
-inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, uint64_t seq, uint32_t index, uint32_t ports) {
-  const dns::QueryKey key = dns::key_of(seq, ports);
+// Writes a query of a DNS stream (docs/dns.md) into a copy of its template: the name's `index`,
+// the source port (the template's, the stream's first, plus the key's offset) and the key's ID,
+// and fixes the UDP checksum.
+inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, dns::QueryKey key, uint32_t index) {
   uint8_t* udp = frame + t.l4_offset;
   const uint16_t port = uint16_t((udp[0] << 8 | udp[1]) + key.port_offset);
   udp[0] = uint8_t(port >> 8);
@@ -314,12 +313,14 @@ inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, uint64_t seq, uint
   msg[0] = uint8_t(key.id >> 8);
   msg[1] = uint8_t(key.id);
   uint8_t* digits = msg + dns::kIndexAt;
-  dns::write_index(digits, index);
-  // The digits' words as the checksum takes them, from the UDP header's start: a digit at an
-  // even distance is a word's high byte.
-  uint64_t sum = uint64_t(t.base_sum) + key.port_offset + key.id;
-  const size_t first = size_t(digits - udp);
-  for (size_t i = 0; i < dns::kIndexDigits; ++i) sum += uint32_t(digits[i]) << ((first + i) % 2 ? 0 : 8);
+  const uint64_t hex = dns::hex_digits(index);
+  store_be64(digits, hex);
+  // The digits' words as the checksum takes them, from the UDP header's start: at an even
+  // distance 4 words; at an odd one the first digit ends a word and the last begins one, which
+  // adds up as the digits turned one byte round (the last ahead of the first).
+  const uint64_t words = size_t(digits - udp) % 2 ? hex >> 8 | hex << 56 : hex;
+  const uint64_t sum = uint64_t(t.base_sum) + key.port_offset + key.id + (words & 0xffff) + (words >> 16 & 0xffff) +
+                       (words >> 32 & 0xffff) + (words >> 48);
   const uint16_t csum = udp_checksum_field(sum);
   udp[6] = uint8_t(csum >> 8);
   udp[7] = uint8_t(csum);

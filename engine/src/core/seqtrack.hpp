@@ -34,7 +34,7 @@ class SequenceTracker {
     else if (seq + (uint64_t(1) << 31) < highest_) seq += uint64_t(1) << 32;
     return record_full(seq);
   }
-  // The same for a full sequence number (a DNS reply's, from its port and ID: dns::seq_of).
+  // The same for a full sequence number (a DNS reply's, from its port and ID: dns::QueryKeys::seq_of).
   Result record_full(uint64_t seq) {
     if (seq >= planned_) return Result::kOutOfRange;
     uint64_t& word = bits_.get()[seq >> 6];

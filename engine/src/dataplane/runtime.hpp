@@ -70,7 +70,7 @@ class DnsClient {
   // `window`: the queries the ring must remember, those sent within twice the reply timeout.
   DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window,
             dns::RepeatSchedule repeat)
-      : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), ports_(flow.ports),
+      : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), keys_(flow.ports),
         first_port_(spec.src_port), repeat_(repeat) {
     while ((uint64_t(1) << ring_bits_) < window) ++ring_bits_;
     sent_at_ = std::vector<std::atomic<uint64_t>>(size_t(1) << ring_bits_);
@@ -93,7 +93,14 @@ class DnsClient {
   dns::TestName name_of(uint64_t seq, uint8_t stream) const { return {nonce_, stream, index_of(seq)}; }
   uint32_t nonce() const { return nonce_; }
   uint16_t qtype() const { return qtype_; }
-  uint32_t ports() const { return ports_; }
+  const dns::QueryKeys& keys() const { return keys_; }
+  // The sender's: the next query's sequence number and key, each query's key a step from the
+  // last one's (QueryKeys::next).
+  struct NextKey {
+    uint64_t seq = 0;
+    dns::QueryKey key;
+  };
+  NextKey next_key;
   uint16_t first_port() const { return first_port_; }
   const dns::Expectation& expectation() const { return expect_; }
 
@@ -103,7 +110,8 @@ class DnsClient {
   uint64_t round(uint64_t seq) const { return (seq >> ring_bits_) & 0xffff; }
   dns::Expectation expect_;
   uint16_t qtype_;
-  uint32_t nonce_, ports_;
+  uint32_t nonce_;
+  dns::QueryKeys keys_;
   uint16_t first_port_;
   dns::RepeatSchedule repeat_;
   uint32_t ring_bits_ = 10;

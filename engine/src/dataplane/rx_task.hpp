@@ -269,21 +269,21 @@ class RxTask final : public Task {
       ++r.bad_vlan;
       return true;
     }
-    if (!datagram_checksums_ok(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, hdrs)) {
+    if (!datagram_checksums_ok(rte_pktmbuf_mtod(m, const uint8_t*), hdrs, at)) {
       ++r.header_faults[size_t(Verdict::kBadChecksum)];  // the DUT's reply, damaged: nothing in it is trusted
       r.dns_failed.add(1);
       return true;
     }
     const uint32_t port_offset = uint32_t(at.dst_port) - client.first_port();  // wraps below the first
     const uint16_t id = load_be16(msg);
-    if (port_offset >= client.ports()) {  // to a port the stream never asked from
+    if (port_offset >= client.keys().ports()) {  // to a port the stream never asked from
       ++r.dns_faults[size_t(dns::ReplyVerdict::kMismatch)];
       return true;
     }
-    const uint64_t seq = dns::seq_of({uint16_t(port_offset), id}, client.ports(), r.seq.highest());
+    const uint64_t seq = client.keys().seq_of({uint16_t(port_offset), id}, r.seq.highest());
     const dns::ReplyVerdict v =
         seq < st.planned ? dns::judge_reply(msg, at.len, id, client.name_of(seq, name->stream), client.qtype(),
-                                            client.expectation())
+                                            client.expectation(), *name, end)
                          : dns::ReplyVerdict::kMismatch;
     if (v == dns::ReplyVerdict::kMismatch) {  // no reply to query `seq`: it may still come
       ++r.dns_faults[size_t(v)];

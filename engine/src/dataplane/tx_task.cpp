@@ -202,14 +202,18 @@ class TxTask final : public Task {
     static void save() {}
   };
   // A stream of DNS queries: each query's name, port and ID from its sequence number, and its
-  // send time kept for the receiver (DnsClient).
+  // send time kept for the receiver (DnsClient). Consecutive queries' keys a step apart.
   struct DnsQueries {
+    explicit DnsQueries(DnsClient* c) : client(c), next(c->next_key) {}
     DnsClient* client;
-    void stamp(uint8_t* frame, const FrameTemplate& t, uint64_t seq, uint64_t tsc) const {
-      stamp_dns(frame, t, seq, client->index_of(seq), client->ports());
+    DnsClient::NextKey next;
+    void stamp(uint8_t* frame, const FrameTemplate& t, uint64_t seq, uint64_t tsc) {
+      const dns::QueryKey key = seq == next.seq ? next.key : client->keys().key_of(seq);
+      next = {seq + 1, client->keys().next(key)};
+      stamp_dns(frame, t, key, client->index_of(seq));
       client->sent(seq, tsc);
     }
-    static void save() {}
+    void save() const { client->next_key = next; }
   };
 
   [[gnu::always_inline]] static uint8_t* copy_template(rte_mbuf* m, const FrameTemplate& t) {

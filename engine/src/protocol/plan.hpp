@@ -127,7 +127,7 @@ struct DnsPlan {
 
 // A flow of DNS queries (its foreground's FrameSpec::dns): their replies arrive on its tx_port.
 // Consecutive queries leave from consecutive source ports of `ports` from the foreground's
-// src_port (dns::key_of); a AAAA answer is expected synthesized with `prefix` where the name
+// src_port (dns::QueryKeys); a AAAA answer is expected synthesized with `prefix` where the name
 // has no AAAA record (dns::Expectation).
 struct DnsFlow {
   uint32_t ports = 1;

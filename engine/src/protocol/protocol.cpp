@@ -658,7 +658,7 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   query.nonce = uint32_t(integer_in(d, dpath, "nonce", 0, UINT32_MAX));
   DnsFlow dflow;
   dflow.ports = uint32_t(integer_in(d, dpath, "ports", 1, 65536 - q.spec.src_port, dflow.ports));
-  // seq_of is exact while the queries awaiting their reply stay under half its modulus.
+  // QueryKeys::seq_of is exact while the queries awaiting their reply stay under half its modulus.
   const double outstanding = double(flow.rate) * plan.delay.frame_timeout;
   for (const FlowPlan::RateStep& step : flow.rate_steps)
     if (double(step.rate) * plan.delay.frame_timeout > 2 * 32768.0 * dflow.ports)
