@@ -83,7 +83,7 @@ void refresh_udp_checksum(uint8_t* f, size_t len) {
 
 // What a faulty DUT does to every fourth answer on its way back to the client.
 enum class Fault { kNone, kServFail, kWrongAddress, kOtherId, kTruncated, kDrop, kDuplicate, kLate, kUnanswerable,
-                   kBadChecksum };
+                   kBadChecksum, kOtherSource };
 
 class FaultyPath {
  public:
@@ -117,6 +117,13 @@ class FaultyPath {
       case Fault::kBadChecksum:  // the UDP checksum wrong, never 0 (no checksum over IPv4)
         f[at.udp + 7] ^= (f[at.udp + 6] == 0 && f[at.udp + 7] == 1) ? 2 : 1;
         return deliver(0, m);
+      case Fault::kOtherSource: {  // from another address: two of its 16-bit words swapped, so
+        // that every checksum over it still verifies (a one's complement sum is the words' sum)
+        const size_t src = at.ip + (f[at.ip] >> 4 == 4 ? 12 : 8), last = f[at.ip] >> 4 == 4 ? 2 : 14;
+        std::swap(f[src], f[src + last]);
+        std::swap(f[src + 1], f[src + last + 1]);
+        return deliver(0, m);
+      }
       case Fault::kLate:  // held back 0.3 s: later than the 0.25-s timeout
         io->deliver_after(std::chrono::milliseconds(300), 0, m);
         return;
@@ -208,7 +215,8 @@ TEST_P(DnsTrials, EachFaultOfAnAnswerIsCountedApart) {
                        Case{Fault::kOtherId, dns::ReplyVerdict::kMismatch},
                        Case{Fault::kTruncated, dns::ReplyVerdict::kTruncated}, Case{Fault::kDrop, std::nullopt},
                        Case{Fault::kDuplicate, std::nullopt}, Case{Fault::kLate, std::nullopt},
-                       Case{Fault::kUnanswerable, std::nullopt}, Case{Fault::kBadChecksum, std::nullopt}}) {
+                       Case{Fault::kUnanswerable, std::nullopt}, Case{Fault::kBadChecksum, std::nullopt},
+                       Case{Fault::kOtherSource, std::nullopt}}) {
     SCOPED_TRACE(int(c.fault));
     FaultyPath dut(c.fault);
     test::Bench bench([&dut](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { dut(port, m, d); });
@@ -225,6 +233,7 @@ TEST_P(DnsTrials, EachFaultOfAnAnswerIsCountedApart) {
     EXPECT_EQ(s.late.value_or(0), c.fault == Fault::kLate ? quarter : 0u);
     ASSERT_TRUE(s.header_faults.has_value());
     EXPECT_EQ((*s.header_faults)[size_t(Verdict::kBadChecksum)], c.fault == Fault::kBadChecksum ? quarter : 0u);
+    EXPECT_EQ((*s.header_faults)[size_t(Verdict::kBadAddress)], c.fault == Fault::kOtherSource ? quarter : 0u);
     EXPECT_EQ(r.ports[1].dns->unanswered, c.fault == Fault::kUnanswerable ? quarter : 0u);
     EXPECT_EQ(r.ports[1].dns->answered, kQueries - (c.fault == Fault::kUnanswerable ? quarter : 0));
   }

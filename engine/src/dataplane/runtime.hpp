@@ -9,6 +9,7 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -71,7 +72,11 @@ class DnsClient {
   DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window,
             dns::RepeatSchedule repeat)
       : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), keys_(flow.ports),
-        first_port_(spec.src_port), repeat_(repeat) {
+        first_port_(spec.src_port), repeat_(repeat), ip_version_(uint8_t(spec.ip_version)) {
+    // A reply comes from where the queries went and goes to where they left from.
+    const size_t n = ip_version_ == 4 ? 4 : 16;
+    std::memcpy(reply_addresses_.data(), spec.dst_ip.data(), n);
+    std::memcpy(reply_addresses_.data() + n, spec.src_ip.data(), n);
     while ((uint64_t(1) << ring_bits_) < window) ++ring_bits_;
     sent_at_ = std::vector<std::atomic<uint64_t>>(size_t(1) << ring_bits_);
     for (auto& e : sent_at_) e.store(kNever, std::memory_order_relaxed);
@@ -103,6 +108,15 @@ class DnsClient {
   NextKey next_key;
   uint16_t first_port() const { return first_port_; }
   const dns::Expectation& expectation() const { return expect_; }
+  // Whether the IP header `ip` of a reply is of the queries' version, from the address they
+  // went to (the DUT's server, or the tester's other side through the DUT) to the one they
+  // left from: a stub resolver takes no other as an answer (RFC 5452 §3). Its length is the
+  // caller's: the frame parsed as a datagram in this IP version holds it.
+  bool addressed_back(const uint8_t* ip) const {
+    if (ip[0] >> 4 != ip_version_) return false;
+    return ip_version_ == 4 ? std::memcmp(ip + 12, reply_addresses_.data(), 8) == 0
+                            : std::memcmp(ip + 8, reply_addresses_.data(), 32) == 0;
+  }
 
  private:
   static constexpr uint64_t kNever = ~uint64_t(0);  // round 0xffff: no sequence number's for long
@@ -114,6 +128,8 @@ class DnsClient {
   dns::QueryKeys keys_;
   uint16_t first_port_;
   dns::RepeatSchedule repeat_;
+  uint8_t ip_version_;
+  std::array<uint8_t, 32> reply_addresses_{};  // a reply's source then destination (IPv4: 8 bytes)
   uint32_t ring_bits_ = 10;
   std::vector<std::atomic<uint64_t>> sent_at_;
 };

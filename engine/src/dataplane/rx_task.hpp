@@ -269,8 +269,14 @@ class RxTask final : public Task {
       ++r.bad_vlan;
       return true;
     }
-    if (!datagram_checksums_ok(rte_pktmbuf_mtod(m, const uint8_t*), hdrs, at)) {
+    const uint8_t* frame = rte_pktmbuf_mtod(m, const uint8_t*);
+    if (!datagram_checksums_ok(frame, hdrs, at)) {
       ++r.header_faults[size_t(Verdict::kBadChecksum)];  // the DUT's reply, damaged: nothing in it is trusted
+      r.dns_failed.add(1);
+      return true;
+    }
+    if (!client.addressed_back(frame + hdrs.l3_offset)) {  // from elsewhere, or to another host
+      ++r.header_faults[size_t(Verdict::kBadAddress)];
       r.dns_failed.add(1);
       return true;
     }
