@@ -20,7 +20,7 @@ from xlatperf.util.errors import MeasurementError
 
 DNS = '\n[dns]\nenabled = true\nserver = "2001:2::1"\naaaa_share = 0.0\n'
 IPV6 = ['left.ip_version=6', 'left.ipv6="2001:2::2"', 'right.ip_version=6', 'right.ipv6="2001:2:0:8000::2"',
-        "traffic.direction=forward", "traffic.frame_size=84", "trial.duration=1", "trial.pause=0"]
+        "traffic.direction=forward", "traffic.frame_size=84", "trial.duration=1", "trial.pause=0", "dns.repeat=1"]
 
 
 def dns_config(fake, *overrides):

@@ -118,6 +118,7 @@ def test_dns64_searches_query_rates_and_reports_queries_per_second(fake, monkeyp
     monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
     summary = run_procedure("dns64", cfg, fake / "out")
     assert summary["procedure"] == "dns64" and summary["unit"] == "qps"
+    assert summary["n"] == 20   # RFC 8219 §9.2's repetitions by default (dns.repeat)
     assert 300_000 - 20_000 <= summary["median"] <= 300_000
     records = [json.loads(line) for line in (fake / "out" / "trials.jsonl").read_text().splitlines()]
     assert all(r["procedure"] == "dns64" for r in records)
@@ -142,7 +143,7 @@ def test_dns64_by_mlrsearch_reports_its_goals_in_queries_per_second(fake, monkey
     path = fake / "dns.toml"
     path.write_text(FAKE_CONFIG + '\n[dns]\nenabled = true\naaaa_share = 1.0\n')
     cfg = load_config(path, ["traffic.direction=forward", "trial.duration=1", "trial.pause=0",
-                             "throughput.mode=mlrsearch", "throughput.preset=rfc2544"])
+                             "throughput.mode=mlrsearch", "throughput.preset=rfc2544", "dns.repeat=1"])
     monkeypatch.setenv("FAKE_DUT_LIMIT", "300000")
     summary = run_procedure("dns64", cfg, fake / "out")
     assert summary["procedure"] == "dns64" and summary["unit"] == "qps" and summary["complete"]

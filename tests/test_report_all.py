@@ -49,7 +49,7 @@ CASES = {
                                             "throughput.preset=rfc2544,ndr-pdr"], None,
                              {"FAKE_DUT_LIMIT": "3000000"}),
     "frame-loss": ("frame-loss", [], None, {"FAKE_DUT_LIMIT": "9000000"}),
-    "dns64": ("dns64", ["dns.enabled=true", "dns.qtype=A", "traffic.direction=forward"], None,
+    "dns64": ("dns64", ["dns.enabled=true", "dns.qtype=A", "traffic.direction=forward", "dns.repeat=5"], None,
               {"FAKE_DUT_LIMIT": "3000000"}),
     "trial": ("trial", [], 1000, {}),
     "selftest": ("selftest", [], None, {"FAKE_TESTER_LIMIT": "5000000"}),

@@ -37,7 +37,7 @@ def test_dns64_throughput_converges_with_every_answer_valid(make_lab, tmp_path, 
     if kind == "dns64-bind":
         calibrate_lab()   # as `xlatperf lab up` does
     out = tmp_path / "out"
-    xlatperf("dns64", "-c", str(config), "--duration", "1", *FAST, "--set", "trial.pause=2",
+    xlatperf("dns64", "-c", str(config), "--duration", "1", "--repeat", "1", *FAST, "--set", "trial.pause=2",
              "--set", "throughput.max_rate=4000", "--set", "throughput.error=500", "--out", str(out), "-q")
     s = summary(out)
     assert s["procedure"] == "dns64" and s["unit"] == "qps" and s["complete"]
@@ -159,7 +159,7 @@ def test_resolved_queries_through_a_dut_that_knows_no_dns(make_lab, tmp_path, ki
     config = make_lab(kind, calibrate="no")
     out = tmp_path / "out"
     ports = ["--set", "dns.ports=1"] if kind == "mapt-dual" else []
-    xlatperf("dns64", "-c", str(config), "--duration", "1", *FAST, *ports, "--set", "dns.enabled=true",
+    xlatperf("dns64", "-c", str(config), "--duration", "1", "--repeat", "1", *FAST, *ports, "--set", "dns.enabled=true",
              "--set", "dns.qtype=A", "--set", "traffic.direction=forward", "--set", "stateful.enabled=false",
              "--set", "throughput.max_rate=20000", "--set", "throughput.error=2000", "--out", str(out), "-q")
     s = summary(out)

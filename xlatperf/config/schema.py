@@ -613,6 +613,7 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # Consecutive queries leave from consecutive source ports from traffic.src_port (seed 003
         # used 64,000: a resolver sees many clients); more where rate x timeout needs them.
         "ports": Key(1000, integer(1, 65536)),
+        "repeat": Key(20, integer(1)),   # dns64's repetitions: RFC 8219 §9.2, at least 20
     },
     "dut": {
         "description": Key("", string),

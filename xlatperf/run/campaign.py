@@ -12,7 +12,8 @@ A campaign file (docs/campaigns.md):
     procedures = ["throughput"]     # trial | throughput | frame-loss | selftest, or RFC 9693's
                                     # connection-rate | teardown-rate | table-capacity
                                     # (outermost loop)
-    repeat = 20                     # output.repeat of every point (optional)
+    repeat = 20                     # every point's repetitions (optional): output.repeat,
+                                    # or the procedure's own (back_to_back.repeat, dns.repeat)
     rate = 100000                   # the trial procedure's rate (optional; also an axis "rate")
 
     [set]                           # overrides of the base configuration for every point
@@ -244,7 +245,10 @@ def parse_campaign(raw: dict, path: Path | None = None) -> Campaign:
     for key in overrides:
         _check_key(f"{where}: [set]", key)
     if "repeat" in head:
-        overrides["output.repeat"] = head["repeat"]
+        # Every point's repetitions: output.repeat, or the procedure's own key (back-to-back's,
+        # dns64's: ProcedureSpec.repeat_key).
+        for key in {"output.repeat"} | {REGISTRY[p].repeat_key for p in procedures}:
+            overrides[key] = head["repeat"]
     default_rate = head.get("rate")
     if default_rate is not None and (not isinstance(default_rate, int) or default_rate <= 0):
         raise ConfigError(f"{where}: campaign.rate = {default_rate!r}: must be a positive "
