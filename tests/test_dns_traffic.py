@@ -137,6 +137,10 @@ def test_dns64_searches_query_rates_and_reports_queries_per_second(fake, monkeyp
     assert "UDP to port 53: DNS AAAA queries" in text and "DNS answers of 136 bytes, the queries' 108" in text
     assert "the UDP source port, from traffic.src_port over 1000 ports" in text
     assert "every answer judged" in text and "DNS rates (unit qps) are queries per second" in text
+    # Through a DUT that knows no DNS (no dns.server), in frames/s too (seed 003 §4).
+    median = f"{int(summary['median']):,}"
+    assert (f"{median} resolved queries/s through the DUT are {median} frames/s in each direction"
+            in " ".join(text.split()))
 
 
 def test_dns64_by_mlrsearch_reports_its_goals_in_queries_per_second(fake, monkeypatch):

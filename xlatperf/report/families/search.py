@@ -31,6 +31,17 @@ def search_precision(s: dict, per: str = "frames/s") -> str:
             f"tolerance {s.get('loss_tolerance')}")
 
 
+def _through_dut_frames(entry: Entry) -> list[str]:
+    """Resolved queries through a DUT that knows no DNS (dns.server = ""), in frames/s as seed
+    003 §4 converts them: a query one way and its answer the other."""
+    dns, median = entry.settings.get("dns"), entry.summary.get("median")
+    if not dns or dns.get("server") or entry.procedure == "selftest" or not median:
+        return []
+    return [f"{format_value(median, 'qps')} resolved queries/s through the DUT are "
+            f"{format_value(median, 'fps')} frames/s in each direction (a query one way, its answer "
+            "the other: seed 003 §4's conversion)"]
+
+
 class Search(Family):
     key = "throughput"
     complete_only = True
@@ -75,7 +86,7 @@ class Search(Family):
         # A selftest of DNS queries: what RFC 8219 §9.2.1 makes of it (procedures/throughput.py).
         selftest = entry.summary.get("dns_selftest")
         return ([f"the throughput is {dut_limited}"] if dut_limited else []) + \
-            ([selftest["statement"]] if selftest else [])
+            ([selftest["statement"]] if selftest else []) + _through_dut_frames(entry)
 
     def warnings(self, entry):
         summary = entry.summary
