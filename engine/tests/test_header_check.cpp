@@ -386,3 +386,18 @@ TEST(HeaderCheck, NativeSumAgreesWithTheReference) {
     EXPECT_EQ(native, std::endian::native == std::endian::little ? uint16_t(__builtin_bswap16(big)) : big) << len;
   }
 }
+
+// The same where every add carries: all-ones bytes at every length to a jumbo frame's, and an
+// accumulated sum as large as 64 bits hold.
+TEST(HeaderCheck, NativeSumCarriesEveryCarry) {
+  std::vector<uint8_t> bytes(9000, 0xff);
+  for (size_t len = 0; len <= bytes.size(); len += len < 64 ? 1 : 61) {
+    for (const uint64_t acc : {uint64_t(0), ~uint64_t(0), uint64_t(0x0123456789abcdef)}) {
+      const uint64_t native = sum_native(bytes.data(), len, acc);
+      EXPECT_LT(native, uint64_t(1) << 34) << len;
+      const uint16_t big = fold(sum_words(bytes.data(), len));  // an odd last byte padded apart
+      const uint16_t words = std::endian::native == std::endian::little ? uint16_t(__builtin_bswap16(big)) : big;
+      EXPECT_EQ(fold(native), fold(uint64_t(words) + fold(acc))) << len << " " << acc;
+    }
+  }
+}
