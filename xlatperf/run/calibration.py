@@ -25,6 +25,7 @@ import datetime
 import shutil
 
 from .. import lab
+from ..config.dns import ceiling_unit
 from ..config.schema import load_config
 from ..procedures.search import ceiling_conditions
 from ..util.errors import XlatperfError
@@ -50,9 +51,11 @@ def calibrate_lab(reporter=None) -> dict:
                             f"{lab.CALIBRATION_OUT}); run `xlatperf lab up` again")
     dut_cpus = ",".join(str(c) for c in state["placement"]["dut_cpus"])
     trials = len(summary["repetitions"][0]["steps"]) if summary.get("repetitions") else 0
-    unit = "queries/s" if selftest else "frames/s"
+    # The self-test states the conditions its rate holds for (the DNS64 test's timeout).
+    conditions = selftest["ceiling_for"] if selftest else ceiling_conditions(config)
+    unit = ceiling_unit(conditions)
     how = (f"xlatperf lab up at {when}: selftest through a tc wire on CPU {dut_cpus} "
            f"({trials} trials of {config.trial.duration:g} s, to within "
            f"{config.throughput.error:,} {unit})" + (f"; {selftest['statement']}" if selftest else ""))
-    return lab.record_ceiling(ceiling, ceiling_conditions(config), how)
+    return lab.record_ceiling(ceiling, conditions, how)
 
