@@ -25,6 +25,12 @@ replays the engine's transcripts (engine/tests/transcripts) through it. Its beha
                         itself (imissed), counted as lost by the flow received there
   FAKE_TRIAL_SECONDS    real seconds a trial takes (default 0), progress events every interval
   FAKE_SPEED_MBPS       link speed reported for every port (default 10000)
+  FAKE_LINK_DOWN        comma-separated port indexes whose link hello reports down (as after
+                        the engine's wait gave up)
+  FAKE_LINK_FLAPS       "N": the next N trials are invalid, a port's link having gone down
+                        during each (the engine's `link_down`)
+  FAKE_PAUSE_FRAMES     every trial's receiving port counts this many pause frames received
+                        (rx_xoff_packets)
   FAKE_FAIL             print this to stderr and exit 1 at start (e.g. a missing interface)
   FAKE_REQUEST_LOG      append every request line to this file
   FAKE_DELAY_NS         one-way delay of every frame for delay measurements (default 10000):
@@ -73,7 +79,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.15"
+PROTOCOL = "2.16"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -458,6 +464,24 @@ def ports_from_eal_args(args):
     return names
 
 
+def hello_port(index, name, speed, queues):
+    """A port as hello reports it (docs/protocol.md): a NIC-like port set up as the engine
+    does (flow control off, promiscuous, the MTU of the default largest frame)."""
+    down = str(index) in os.environ.get("FAKE_LINK_DOWN", "").split(",")
+    return {"index": index, "name": name, "driver": name.rstrip("0123456789"), "bus": "vdev", "socket": 0,
+            "mac": f"02:00:00:00:00:0{index + 1}", "link_speed_mbps": 0 if down else speed,
+            "link_up": not down, "rx_queues": queues, "tx_queues": queues, "max_queues": 1024,
+            "rx_spread": "none" if queues == 1 else "rss", "hw_timestamp": False,
+            "link": {"up": not down, "speed_mbps": 0 if down else speed, "full_duplex": True,
+                     "autoneg": True, "wait": 10.0 if down else 0.5},
+            "descriptors": {"rx": 4096, "tx": 1024}, "mtu": max_frame - 18, "max_frame": max_frame,
+            "rss": {"offered": ["ipv4", "ipv4-udp", "ipv6", "ipv6-udp"], "reta_size": 128,
+                    "reta_share": [128 // queues] * queues if queues > 1 else []},
+            "flow_control": {"found": "full", "now": "none"}, "promiscuous": True, "allmulticast": True,
+            "xstats": {"drops": ["rx_discards_phy"], "pause": ["rx_xoff_packets"]},
+            "timestamps": {"rx_offload": False, "timesync": False, "read_clock": False}}
+
+
 def send(message):
     sys.stdout.write(json.dumps(message) + "\n")
     sys.stdout.flush()
@@ -584,6 +608,7 @@ def run_trial(request):
     lag_at_end = hiccup is not None and (len(hiccup) < 2 or hiccup[1] >= duration)
     dropped = take_next("FAKE_TESTER_DROPS")
     dropped = int(dropped[0]) if dropped else 0
+    flapped = take_next("FAKE_LINK_FLAPS") is not None
     if aborted:
         valid, reason = False, "aborted"
     elif any(max([f["rate"]] + [step["rate"] for step in f.get("rate_steps", [])]) > tester_limit
@@ -601,6 +626,8 @@ def run_trial(request):
     elif max_lag is None and lag_at_end and lag > duration * 1e-5:
         valid, reason = False, ("tester could not keep the rate: sending took longer than "
                                 "duration x (1 + 1e-5)")
+    elif flapped:
+        valid, reason = False, f"link down during the trial on port {flows[0]['rx_port']} (1 time)"
     elif dropped:
         valid, reason = False, (f"tester dropped frames: port {flows[0]['rx_port']} missed "
                                 f"{dropped} (imissed: its RX ring was full) and had no mbuf for 0 "
@@ -725,6 +752,11 @@ def run_trial(request):
                                                        if plan["rx_port"] == port and q == 0)}
                                    for q in range(queues)]}
                        for port in rx_ports]}
+    for port in reply["ports"]:
+        if flapped and port["index"] == flows[0]["rx_port"]:
+            port["link_down"] = 1
+        if os.environ.get("FAKE_PAUSE_FRAMES"):
+            port["pause_received"] = {"rx_xoff_packets": int(os.environ["FAKE_PAUSE_FRAMES"])}
     if "dns" in request:  # every query that got a reply was answered by the authoritative port
         answered = sum(f["received"] + f["streams"][0]["dns"]["wrong_answer"]
                        for f, plan in zip(replies, flows) if "dns" in plan)
@@ -936,6 +968,12 @@ def main():
     names = ports_from_eal_args(eal)
     global queues
     own = args[args.index("--") + 1:] if "--" in args else []
+    if "--ports" in own:  # the engine numbers the ports by side, by these names
+        ordered = own[own.index("--ports") + 1].split(",")
+        if sorted(ordered) != sorted(names):
+            print(f"xlatperf-engine: no DPDK port named {ordered} (ports: {', '.join(names)})", file=sys.stderr)
+            return 2
+        names = ordered
     if "--queues" in own:
         queues = int(own[own.index("--queues") + 1])
     global max_frame
@@ -961,11 +999,7 @@ def main():
                   "dpdk": "DPDK 22.11.11", "tsc_hz": 2_000_000_000,
                   "lcores": {"main": 0, "workers": [1]},
                   "timestamps": {"software": "tsc", "resolution_ns": 0.5, "hardware": False},
-                  "ports": [{"index": i, "name": name, "driver": name.rstrip("0123456789"),
-                             "mac": f"02:00:00:00:00:0{i + 1}", "link_speed_mbps": speed,
-                             "link_up": True, "rx_queues": queues, "tx_queues": queues,
-                             "max_queues": 1024, "rx_spread": "none" if queues == 1 else "rss",
-                             "hw_timestamp": False} for i, name in enumerate(names)]})
+                  "ports": [hello_port(i, name, speed, queues) for i, name in enumerate(names)]})
         elif op == "addresses":
             send({"id": request["id"], "ok": True})
         elif op == "resolve":  # no neighbour answers a fake port

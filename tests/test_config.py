@@ -195,8 +195,27 @@ def test_background_needs_both_ipv6_addresses():
 def test_port_order_constraints():
     assert "must differ from left.port" in error_of("left.port=af_packet:a", "right.port=af_packet:a")
     load_config(None, ["left.port=null", "right.port=null"])
-    assert "DPDK numbers PCI ports before virtual ones" in error_of(
-        "left.port=af_packet:a", "right.port=pci:0000:03:00.0")
-    assert "higher PCI address" in error_of("left.port=pci:0000:04:00.0",
-                                            "right.port=pci:0000:03:00.0")
+    # The engine numbers the ports by side (--ports), so any order of devices will do.
+    load_config(None, ["left.port=af_packet:a", "right.port=pci:0000:03:00.0"])
+    load_config(None, ["left.port=pci:0000:04:00.0", "right.port=pci:0000:03:00.0"])
     load_config(None, ["left.port=pci:0000:03:00.0", "right.port=af_xdp:veth1"])
+    assert "must differ from left.port" in error_of("left.port=pci:0000:03:00.0",
+                                                    "right.port=pci:0000:03:00.0,rxq_cqe_comp_en=0")
+
+
+def test_pci_ports_take_driver_arguments_and_need_hugepages():
+    config = load_config(None, ["left.port=pci:03:00.0,rxq_cqe_comp_en=0,txq_inline_max=0",
+                                "right.port=pci:0000:04:00.0"])
+    assert config.left.port == "pci:0000:03:00.0,rxq_cqe_comp_en=0,txq_inline_max=0"
+    assert "KEY=VALUE pairs" in error_of("left.port=pci:0000:03:00.0,bad arg")
+    assert error_of("left.port=pci:0000:03:00.0", "tester.hugepages=no").startswith(
+        'tester.hugepages = "no": must be "auto" or "yes" with a PCI port')
+
+
+def test_eal_args_refuse_what_xlatperf_sets_itself():
+    assert load_config(None, ['tester.eal_args=["--socket-mem=1024,0", "--iova-mode=va"]']
+                       ).tester.eal_args == ("--socket-mem=1024,0", "--iova-mode=va")
+    for own in ("-l0-3", "--lcores=0@0", "--no-huge", "-a0000:03:00.0", "--vdev=net_null0",
+                "--file-prefix=x"):
+        assert "xlatperf sets that itself" in error_of(f'tester.eal_args=["{own}"]'), own
+    assert "must be a list of EAL arguments" in error_of('tester.eal_args="--socket-mem=1"')

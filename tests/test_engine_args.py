@@ -67,10 +67,36 @@ def test_engine_command_netns_and_force():
     config = load_config(None, ["tester.force=true", "tester.hugepages=yes"])
     command = engine_command(config, "/opt/xlatperf-engine")
     assert command[:5] == ["ip", "netns", "exec", "xlp-tester", "/opt/xlatperf-engine"]
-    assert command[-4:] == ["--", "--queues", "1", "--force"]
+    own = command[command.index("--"):]
+    assert own == ["--", "--queues", "1", "--ports", "net_af_packet0,net_af_packet1", "--link-timeout", "10",
+                   "--flow-control", "off", "--rx-descriptors", "4096", "--tx-descriptors", "1024", "--force"]
     config = load_config(None, ["tester.netns=", "tester.hugepages=yes"])
     command = engine_command(config, "/opt/e")
-    assert command[0] == "/opt/e" and command[-3:] == ["--", "--queues", "1"]
+    assert command[0] == "/opt/e" and "--force" not in command
+
+
+def test_port_options_reach_the_engine_and_the_eal():
+    config = load_config(None, ["tester.hugepages=yes", "left.port=pci:0000:05:00.0,txq_inline_max=0",
+                                "right.port=pci:0000:04:00.0", "tester.link_timeout=2.5",
+                                "tester.flow_control=keep", "tester.rx_descriptors=512",
+                                'tester.eal_args=["--socket-mem=1024,0"]'])
+    command = engine_command(config, "/e")
+    own = command[command.index("--"):]
+    # The engine numbers left and right by name, not in the PCI order DPDK probes them in.
+    assert own[own.index("--ports") + 1] == "0000:05:00.0,0000:04:00.0"
+    assert own[own.index("--link-timeout") + 1] == "2.5"
+    assert own[own.index("--flow-control") + 1] == "keep"
+    assert own[own.index("--rx-descriptors") + 1] == "512"
+    eal = command[:command.index("--")]
+    assert eal[eal.index("-a") + 1] == "0000:05:00.0,txq_inline_max=0"
+    assert eal[-1] == "--socket-mem=1024,0" and "--no-pci" not in eal
+
+
+def test_a_pci_port_never_falls_back_to_memory_without_hugepages():
+    config = load_config(None, ["left.port=pci:0000:03:00.0"])
+    with pytest.raises(EngineError, match='tester.hugepages = "auto": a PCI port needs hugepages'):
+        eal_args(config, free_bytes=0)
+    assert "--no-huge" in eal_args(load_config(None), free_bytes=0)  # a virtual device may
 
 
 def test_queues_reach_the_ports_and_the_engine():
@@ -79,7 +105,8 @@ def test_queues_reach_the_ports_and_the_engine():
     assert args_for("left.port=af_xdp:veth0", "tester.queues=2")[-4:-2] == [
         "--vdev", "net_af_xdp0,iface=veth0,busy_budget=0,start_queue=0,queue_count=2"]
     config = load_config(None, ["tester.queues=3", "tester.hugepages=yes"])
-    assert engine_command(config, "/opt/e")[-2:] == ["--queues", "3"]
+    command = engine_command(config, "/opt/e")
+    assert command[command.index("--queues") + 1] == "3"
 
 
 def test_jumbo_frames_enlarge_af_packet_slots_and_reach_the_engine():
@@ -172,6 +199,20 @@ def test_early_exit_reports_last_stderr_line(fake_env):
                                "port af_packet:xlp-tl: no such interface")
     assert info.value.stderr_tail[-2:] == ["EAL: Detected CPU lcores: 2",
                                            "port af_packet:xlp-tl: no such interface"]
+    engine.shutdown()
+
+
+def test_an_engine_built_for_another_cpu_is_named_as_such(tmp_path):
+    # An engine built with -march=native on a newer CPU dies of SIGILL on an older one.
+    engine_path = tmp_path / "xlatperf-engine"
+    engine_path.write_text("#!/bin/sh\nkill -ILL $$\n")
+    engine_path.chmod(0o755)
+    config = load_config(None, [*FAKE_CONFIG, f"tester.engine={engine_path}"])
+    engine = Engine(config).start()
+    with pytest.raises(EngineExited) as info:
+        engine.hello()
+    assert str(info.value).startswith("engine killed by SIGILL (an instruction this CPU lacks")
+    assert "-DXLP_NATIVE=OFF" in str(info.value)
     engine.shutdown()
 
 

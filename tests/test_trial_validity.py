@@ -75,6 +75,26 @@ def test_frames_the_tester_dropped_itself_make_the_trial_invalid(fake_config, tm
     assert second["valid"] and summary["median"] == 0.0
 
 
+def test_a_trial_whose_link_went_down_is_invalid_and_taken_again(fake_config, tmp_path, monkeypatch):
+    """A link that went down during a trial (the engine polls the links): its losses are the
+    link's, neither the DUT's nor a pass; the trial is taken again."""
+    monkeypatch.setenv("FAKE_LINK_FLAPS", "1")
+    config = load_config(str(fake_config), ["output.repeat=1", "traffic.direction=forward"])
+    run_procedure("trial", config, tmp_path / "t", rate=1000)
+    first, second = read_trials(tmp_path / "t")
+    assert first["retaken"] and not first["valid"]
+    assert first["invalid_reason"] == "link down during the trial on port 1 (1 time)"
+    assert second["valid"] and "retaken" not in second
+
+
+def test_pause_frames_the_dut_sent_are_recorded(fake_config, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_PAUSE_FRAMES", "7")
+    config = load_config(str(fake_config), ["output.repeat=1", "traffic.direction=forward"])
+    run_procedure("trial", config, tmp_path / "t", rate=1000)
+    (record,) = read_trials(tmp_path / "t")
+    assert record["valid"] and record["pause_received"] == {"1": {"rx_xoff_packets": 7}}
+
+
 def test_an_aborted_trial_is_recorded_with_its_own_duration(fake_config, tmp_path):
     """Finding 8: MLRsearch's first trial is 1 s long (throughput.initial_duration), not
     trial.duration (60 s): interrupted, its record has the running request's duration."""

@@ -13,10 +13,9 @@ namespace xlp {
 class Engine final : public protocol::Executor {
  public:
   // `interrupted`: set by the signal handler; aborts a running trial or resolution.
-  // `queues`: RX/TX queue pairs per port, served by the EAL's worker lcores. `max_frame`: the
-  // largest frame the ports must carry (bytes on the wire with FCS and VLAN tags,
-  // --max-frame-size): trials with larger frames are refused.
-  Engine(const volatile std::sig_atomic_t& interrupted, uint16_t queues, uint32_t max_frame = kDefaultMaxFrame);
+  // `ports`: how the ports are set up (their queue pairs are served by the EAL's worker
+  // lcores; trials with frames above ports.max_frame are refused).
+  Engine(const volatile std::sig_atomic_t& interrupted, const PortOptions& ports);
 
   uint16_t port_count() const override { return ports_.count(); }
   HelloReport hello() override;
@@ -30,6 +29,7 @@ class Engine final : public protocol::Executor {
  private:
   const volatile std::sig_atomic_t& interrupted_;
   uint32_t max_frame_;
+  double link_timeout_;
   Ports ports_;
   std::vector<unsigned> workers_;
   uint64_t tsc_hz_ = 0;
@@ -39,5 +39,7 @@ class Engine final : public protocol::Executor {
 // A trial in which a port of the tester dropped frames itself (PortDrops::tester_drops) is
 // invalid: its losses may be the tester's, not the DUT's. The reason names the ports.
 void invalidate_on_tester_drops(TrialReport& report);
+// A trial during which a port's link went down is invalid: its losses are the link's.
+void invalidate_on_link_down(TrialReport& report);
 
 }  // namespace xlp

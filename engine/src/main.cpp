@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -75,31 +76,64 @@ int main(int argc, char** argv) {
   }
   bool force = false;
   std::string ring_pair;
-  unsigned long queues = 1;
-  unsigned long max_frame = xlp::kDefaultMaxFrame;
-  for (size_t i = 0; i < own_args.size(); ++i) {
-    if (own_args[i] == "--force") force = true;
-    else if (own_args[i] == "--max-frame-size" && i + 1 < own_args.size()) {
-      char* end = nullptr;
-      max_frame = std::strtoul(own_args[++i].c_str(), &end, 10);
-      const unsigned long most = xlp::kMaxFrameSize + xlp::kMaxVlanTags * xlp::kVlanTag;
-      if (*end != '\0' || max_frame < 64 || max_frame > most) {
-        std::fprintf(stderr, "xlatperf-engine: --max-frame-size %s: must be an integer from 64 to %lu\n",
-                     own_args[i].c_str(), most);
-        return 2;
-      }
+  xlp::PortOptions ports;
+  // "--NAME VALUE" with an unsigned integer VALUE in [low, high]; false after printing why not.
+  const auto integer_option = [&](size_t& i, unsigned long low, unsigned long high, unsigned long& out) {
+    char* end = nullptr;
+    const std::string& text = own_args[++i];
+    out = std::strtoul(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || out < low || out > high) {
+      std::fprintf(stderr, "xlatperf-engine: %s %s: must be an integer from %lu to %lu\n", own_args[i - 1].c_str(),
+                   text.c_str(), low, high);
+      return false;
     }
-    else if (own_args[i] == "--ring-pair" && i + 1 < own_args.size()) ring_pair = own_args[++i];
-    else if (own_args[i] == "--queues" && i + 1 < own_args.size()) {
+    return true;
+  };
+  for (size_t i = 0; i < own_args.size(); ++i) {
+    const std::string& option = own_args[i];
+    const bool has_value = i + 1 < own_args.size();
+    unsigned long value = 0;
+    if (option == "--force") {
+      force = true;
+    } else if (option == "--max-frame-size" && has_value) {
+      if (!integer_option(i, 64, xlp::kMaxFrameSize + xlp::kMaxVlanTags * xlp::kVlanTag, value)) return 2;
+      ports.max_frame = uint32_t(value);
+    } else if (option == "--queues" && has_value) {
+      if (!integer_option(i, 1, xlp::kMaxQueues, value)) return 2;
+      ports.queues = uint16_t(value);
+    } else if (option == "--rx-descriptors" && has_value) {
+      if (!integer_option(i, 1, 65535, value)) return 2;
+      ports.rx_descriptors = uint16_t(value);
+    } else if (option == "--tx-descriptors" && has_value) {
+      if (!integer_option(i, 1, 65535, value)) return 2;
+      ports.tx_descriptors = uint16_t(value);
+    } else if (option == "--link-timeout" && has_value) {
       char* end = nullptr;
-      queues = std::strtoul(own_args[++i].c_str(), &end, 10);
-      if (*end != '\0' || queues < 1 || queues > xlp::kMaxQueues) {
-        std::fprintf(stderr, "xlatperf-engine: --queues %s: must be an integer from 1 to %u\n", own_args[i].c_str(),
-                     unsigned(xlp::kMaxQueues));
+      ports.link_timeout = std::strtod(own_args[++i].c_str(), &end);
+      if (own_args[i].empty() || *end != '\0' || !(ports.link_timeout >= 0 && ports.link_timeout <= 600)) {
+        std::fprintf(stderr, "xlatperf-engine: --link-timeout %s: must be a number of seconds from 0 to 600\n",
+                     own_args[i].c_str());
         return 2;
       }
+    } else if (option == "--flow-control" && has_value) {
+      const std::string& mode = own_args[++i];
+      if (mode != "off" && mode != "keep") {
+        std::fprintf(stderr, "xlatperf-engine: --flow-control %s: must be off or keep\n", mode.c_str());
+        return 2;
+      }
+      ports.flow_control_off = mode == "off";
+    } else if (option == "--ports" && has_value) {
+      // The ports' device names in protocol order, comma-separated.
+      std::string names = own_args[++i];
+      for (size_t at = 0; at <= names.size();) {
+        const size_t comma = std::min(names.find(',', at), names.size());
+        ports.names.push_back(names.substr(at, comma - at));
+        at = comma + 1;
+      }
+    } else if (option == "--ring-pair" && has_value) {
+      ring_pair = own_args[++i];
     } else {
-      std::fprintf(stderr, "xlatperf-engine: unknown option %s\n", own_args[i].c_str());
+      std::fprintf(stderr, "xlatperf-engine: unknown option %s\n", option.c_str());
       return 2;
     }
   }
@@ -128,8 +162,8 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<xlp::Engine> engine;
   try {
-    if (!ring_pair.empty()) xlp::create_ring_pair(ring_pair, uint16_t(queues));
-    engine = std::make_unique<xlp::Engine>(g_signal, uint16_t(queues), uint32_t(max_frame));
+    if (!ring_pair.empty()) xlp::create_ring_pair(ring_pair, ports.queues);
+    engine = std::make_unique<xlp::Engine>(g_signal, ports);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "xlatperf-engine: %s\n", e.what());
     rte_eal_cleanup();

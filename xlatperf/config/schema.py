@@ -242,20 +242,25 @@ def rate_list(value):
 
 @dataclass(frozen=True)
 class PortSpec:
-    """A parsed port spec: kind is pci | af_packet | af_xdp | null, name the PCI address or
-    interface ("" for null)."""
+    """A parsed port spec: kind is pci | af_packet | af_xdp | null | ring, name the PCI address,
+    interface or ring pair ("" for null); devargs a PCI device's driver arguments
+    ("key=value,..."; mlx5's rxq_cqe_comp_en=0, say), passed to DPDK with the address."""
     kind: str
     name: str
+    devargs: str = ""
 
     def __str__(self):
-        return f"{self.kind}:{self.name}" if self.name else self.kind
+        text = f"{self.kind}:{self.name}" if self.name else self.kind
+        return f"{text},{self.devargs}" if self.devargs else text
 
 
 _PCI_RE = re.compile(r"^(?:([0-9a-f]{4}):)?([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$")
 # Linux interface names: at most 15 bytes (IFNAMSIZ - 1); ',' and '=' would break the EAL
 # --vdev argument, '/' and whitespace are not allowed by the kernel.
 _IFACE_RE = re.compile(r"^[^\s/,=:]{1,15}$")
-PORT_FORMS = "pci:0000:03:00.0 | af_packet:IFACE | af_xdp:IFACE | null | ring:NAME"
+PORT_FORMS = "pci:0000:03:00.0[,KEY=VALUE...] | af_packet:IFACE | af_xdp:IFACE | null | ring:NAME"
+# A PCI device's driver arguments (DPDK devargs): key=value pairs separated by commas.
+_DEVARGS_RE = re.compile(r"^[A-Za-z0-9_.-]+=[A-Za-z0-9_.:/+-]+(,[A-Za-z0-9_.-]+=[A-Za-z0-9_.:/+-]+)*$")
 _RING_RE = re.compile(r"^[A-Za-z0-9_]{1,20}$")
 
 
@@ -267,11 +272,16 @@ def parse_port(text: str) -> PortSpec:
     if kind == "null" and not name:
         return PortSpec("null", "")
     if kind == "pci":
-        match = _PCI_RE.match(name.lower())
+        address, _, devargs = name.partition(",")
+        match = _PCI_RE.match(address.lower())
         if not match:
-            raise ValueError("must be pci:DOMAIN:BUS:DEVICE.FUNCTION, e.g. pci:0000:03:00.0")
+            raise ValueError("must be pci:DOMAIN:BUS:DEVICE.FUNCTION, e.g. pci:0000:03:00.0, optionally "
+                             "with the driver's arguments after a comma: pci:0000:03:00.0,rxq_cqe_comp_en=0")
+        if devargs and not _DEVARGS_RE.match(devargs):
+            raise ValueError("must have its driver arguments as KEY=VALUE pairs separated by commas after "
+                             "the address, e.g. pci:0000:03:00.0,rxq_cqe_comp_en=0,txq_inline_max=0")
         domain, bus, device, function = match.groups()
-        return PortSpec("pci", f"{domain or '0000'}:{bus}:{device}.{function}")
+        return PortSpec("pci", f"{domain or '0000'}:{bus}:{device}.{function}", devargs)
     if kind in ("af_packet", "af_xdp"):
         if not _IFACE_RE.match(name):
             raise ValueError(f"must be {kind}:IFACE with a Linux interface name (1..15 characters, "
@@ -295,6 +305,28 @@ def port(value):
 # optional %zone). No spaces and no leading "-": it is one argument of ssh and no option.
 SSH_TARGET = re.compile(r"^(?:[A-Za-z0-9_][A-Za-z0-9._-]*@)?[A-Za-z0-9_.:%\[\]][A-Za-z0-9_.:%\[\]-]*$")
 SSH_OPTION = re.compile(r"^[A-Za-z][A-Za-z0-9]*=\S.*$")
+
+
+# EAL options the front end sets itself (lcores, memory, the ports): tester.eal_args may not.
+_OWN_EAL_OPTIONS = ("-l", "--lcores", "-c", "--coremask", "--main-lcore", "-a", "--allow", "-w",
+                    "--pci-whitelist", "-b", "--block", "--vdev", "--no-pci", "--no-huge", "--in-memory",
+                    "--file-prefix", "--no-telemetry")
+
+
+def eal_arguments(value):
+    """tester.eal_args: more EAL options (--socket-mem, --iova-mode, -d PMD.so, --log-level),
+    each list item one argument, none that xlatperf sets itself."""
+    if not isinstance(value, list) or not all(isinstance(a, str) and a for a in value):
+        raise ValueError('must be a list of EAL arguments, e.g. ["--socket-mem=1024,0", "--iova-mode=va"]')
+    for argument in value:
+        option = argument.split("=", 1)[0]
+        short = option[:2] if option[:1] == "-" and option[1:2] != "-" else None
+        if option in _OWN_EAL_OPTIONS or short in _OWN_EAL_OPTIONS:
+            raise ValueError(f"must not hold {argument!r}: xlatperf sets that itself (lcores from "
+                             "tester.lcores, memory from tester.hugepages, the ports from left.port "
+                             "and right.port; their drivers' arguments go after the PCI address: "
+                             "pci:0000:03:00.0,KEY=VALUE)")
+    return list(value)
 
 
 def ssh_target(value):
@@ -389,6 +421,18 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "engine": Key("", string),
         "hugepages": Key("auto", choice("auto", "yes", "no")),
         "force": Key(False, boolean),
+        # Seconds the engine waits for the ports' links after starting them, and before each
+        # trial (X710 and E810 bring theirs up seconds after start; docs/hardware.md).
+        "link_timeout": Key(10.0, number(0, 600)),
+        # "off": pause frames (IEEE 802.3x) off on the tester's ports, so that a DUT's pause
+        # frames cannot slow the sender unseen; "keep": as the NIC came.
+        "flow_control": Key("off", choice("off", "keep")),
+        # Descriptors per RX and TX queue (drivers round them to what they offer; hello says
+        # what each port took).
+        "rx_descriptors": Key(4096, integer(32, 65535)),
+        "tx_descriptors": Key(1024, integer(32, 65535)),
+        # More EAL arguments (docs/hardware.md), e.g. ["--socket-mem=1024,0"].
+        "eal_args": Key([], eal_arguments),
         # The engine on another host (docs/testers.md): started as `ssh -T HOST ENGINE ...`,
         # the protocol on ssh's stdin/stdout; "" = on this host.
         "ssh": Key("", ssh_target),
@@ -1007,24 +1051,18 @@ def _destination_keys(config: dict, side: str, version: int) -> list[str]:
 
 
 def _check_port_order(config: dict) -> None:
-    """Left and right must become DPDK ports 0 and 1. DPDK probes PCI devices before virtual
-    devices (af_packet, af_xdp, null), PCI devices in address order, virtual devices in the
-    order of their --vdev arguments."""
+    """Two ports, one per side (the engine numbers them by side, whatever order DPDK probes
+    them in); PCI ports on hugepages."""
     left, right = parse_port(config.left.port), parse_port(config.right.port)
     if "ring" in (left.kind, right.kind) and left != right:
         raise key_error("right.port", str(right), f'must be "{left}" too: ring ports come as a pair '
                      "wired to each other, one end on each side")
-    if left == right and left.kind not in ("null", "ring"):
+    if (left.kind, left.name) == (right.kind, right.name) and left.kind not in ("null", "ring"):
         raise key_error("right.port", str(right), "must differ from left.port (one device cannot be "
                      "both tester ports)")
-    if left.kind != "pci" and right.kind == "pci":
-        raise key_error("right.port", str(right),
-                     "cannot be a PCI port when left.port is not: DPDK numbers PCI ports before "
-                     "virtual ones, so left would not be port 0 (swap left and right)")
-    if left.kind == right.kind == "pci" and left.name > right.name:
-        raise key_error("right.port", str(right),
-                     f"must have a higher PCI address than left.port ({left.name}): DPDK numbers "
-                     "PCI ports in address order (swap left and right)")
+    if config.tester.hugepages == "no" and "pci" in (left.kind, right.kind):
+        raise key_error("tester.hugepages", "no", 'must be "auto" or "yes" with a PCI port (its NIC '
+                        "reaches the mbufs by DMA, which --no-huge memory cannot give it)")
 
 
 # The typed view of this schema: validate() returns one, Config.changed() validates again.

@@ -78,13 +78,28 @@ def hugepage_bytes(meminfo: str) -> int:
     return free * size_kib * 1024
 
 
+def has_pci_port(config: dict) -> bool:
+    return any(parse_port(spec).kind == "pci" for spec in (config.left.port, config.right.port))
+
+
 def use_hugepages(config: dict, free_bytes: int | None = None) -> bool:
+    """Whether the EAL runs on hugepages: tester.hugepages, and with "auto" whether enough are
+    free. A PCI port's NIC reads and writes the mbufs by DMA, which --no-huge memory cannot
+    give it: "auto" then never falls back (config validation refuses "no" with one)."""
     mode = config.tester.hugepages
     if mode != "auto":
         return mode == "yes"
     if free_bytes is None:
         free_bytes = free_hugepage_bytes()
-    return free_bytes >= MIN_HUGEPAGE_BYTES
+    if free_bytes >= MIN_HUGEPAGE_BYTES:
+        return True
+    if has_pci_port(config):
+        raise EngineError(f'tester.hugepages = "auto": a PCI port needs hugepages (its NIC reaches '
+                          f"the mbufs by DMA), and {free_bytes // 2**20} MiB are free, less than "
+                          f"{MIN_HUGEPAGE_BYTES // 2**20} MiB; reserve them, e.g. "
+                          "echo 512 > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages "
+                          "(xlatperf doctor names the NIC's NUMA node)")
+    return False
 
 
 def device_name(side_index: int, port_spec: str) -> str:
@@ -123,7 +138,7 @@ def port_eal_args(side_index: int, port_spec: str, queues: int = 1,
     port = parse_port(port_spec)
     name = device_name(side_index, port_spec)
     if port.kind == "pci":
-        return ["-a", port.name]
+        return ["-a", f"{port.name},{port.devargs}" if port.devargs else port.name]
     if port.kind == "af_packet":
         # One socket per queue pair; the PMD joins them in a PACKET_FANOUT_HASH group, so the
         # kernel spreads received frames over the queues by flow hash.
@@ -147,8 +162,8 @@ def port_eal_args(side_index: int, port_spec: str, queues: int = 1,
 
 def eal_args(config: dict, free_bytes: int | None = None,
              file_prefix: str | None = None) -> list[str]:
-    """EAL arguments for the tester ports of `config`. Left becomes DPDK port 0 and right port 1
-    (config validation rejects the orders DPDK would number otherwise).
+    """EAL arguments for the tester ports of `config`, then tester.eal_args. The engine numbers
+    the ports by side (--ports), whatever order DPDK probes the devices in.
 
     free_bytes: free hugepage memory (None: read /proc/meminfo), for hugepages = "auto".
     file_prefix: DPDK's --file-prefix of a --no-huge run (default: xlatperf<pid>).
@@ -162,12 +177,11 @@ def eal_args(config: dict, free_bytes: int | None = None,
                   "--file-prefix", file_prefix or f"xlatperf{os.getpid()}"]
     lcores = config.tester.lcores
     args = ["--lcores" if "@" in lcores else "-l", lcores, *memory, "--no-telemetry", "--log-level=*:notice"]
-    specs = [config.left.port, config.right.port]
-    if not any(parse_port(spec).kind == "pci" for spec in specs):
+    if not has_pci_port(config):
         args.append("--no-pci")
-    for index, spec in enumerate(specs):
+    for index, spec in enumerate([config.left.port, config.right.port]):
         args += port_eal_args(index, spec, config.tester.queues, largest_frame(config))
-    return args
+    return args + list(config.tester.eal_args)
 
 
 def find_engine(config: dict) -> str:
@@ -194,8 +208,14 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
     command = []
     if config.tester.netns:
         command += ["ip", "netns", "exec", config.tester.netns]
+    tester = config.tester
+    # The engine numbers the ports as the sides are (0 = left, 1 = right), by their device
+    # names, whatever order DPDK probed them in.
+    names = ",".join(device_name(index, config.side(side).port) for index, side in enumerate(("left", "right")))
     command += [engine_path, *eal_args(config, free_bytes, file_prefix),
-                "--", "--queues", str(config.tester.queues)]
+                "--", "--queues", str(tester.queues), "--ports", names,
+                "--link-timeout", f"{tester.link_timeout:g}", "--flow-control", tester.flow_control,
+                "--rx-descriptors", str(tester.rx_descriptors), "--tx-descriptors", str(tester.tx_descriptors)]
     if largest_frame(config) > MAX_FRAME_DEFAULT:  # jumbo frames: ports set up for them
         command += ["--max-frame-size", str(largest_frame(config))]
     if config.tester.force:
@@ -287,6 +307,19 @@ class Interruption:
             engines = list(self._engines)
         for engine in engines:
             engine.interrupt()
+
+
+def exit_signal_text(signum: int) -> str:
+    """The signal that ended the engine, with what it likely means where that is known."""
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
+    if signum == signal.SIGILL:
+        return (f"{name} (an instruction this CPU lacks: the engine was built for another CPU, "
+                "e.g. with -march=native on a newer one; build it on this host, or with "
+                "cmake -DXLP_NATIVE=OFF for any x86-64 CPU)")
+    return name
 
 
 class Engine:
@@ -521,6 +554,8 @@ class Engine:
         tail = self.stderr_tail
         last = next((line for line in reversed(tail) if line.strip()), "")
         what = "engine exited" if status is None else f"engine exited with status {status}"
+        if status is not None and status < 0:
+            what = f"engine killed by {exit_signal_text(-status)}"
         raise EngineExited(f"{what}: {last}" if last else what, status, tail)
 
     def _read_stdout(self) -> None:
@@ -579,7 +614,8 @@ class Engine:
             shutil.rmtree(os.path.join(DPDK_RUNTIME_DIR, prefix), ignore_errors=True)
 
     def _check_port_names(self, ports: list[dict]) -> None:
-        """Port 0 must be left and port 1 right; flows rely on it."""
+        """Port 0 must be left and port 1 right (the engine orders them by --ports); flows rely
+        on it."""
         if len(ports) < 2:
             raise EngineError(f"engine reports {len(ports)} port(s), expected 2 (left, right)",
                               self.stderr_tail)

@@ -17,6 +17,8 @@ TESTER_DROPPED = "tester dropped frames"
 # ... and when a receiver's TX queue did not take the TCP replies it wrote (docs/tcp.md: "tester
 # could not send N of the M TCP replies of flow F"): the tester's own sending limit too.
 REPLIES_NOT_SENT = "tester could not send"
+# ... and when a port's link went down while the trial ran: its losses are the link's.
+LINK_DOWN = "link down during the trial"
 # A sender that reached less than this share of its schedule, over a trial long enough that
 # the time it lacked is more than a busy host takes from it (a descheduled sender loses tens of
 # milliseconds, not a quarter of a second), met its capacity: no hiccup, so not worth taking
@@ -203,9 +205,13 @@ class TrialResult:
     # docs/protocol.md: runs of frames that never arrived, with their send times).
     losses: dict | None = field(default=None, compare=False)
     # Per port index (str), the frames the tester's port itself dropped or miscounted during
-    # the trial (the engine's `drops`: imissed, rx_nombuf, ierrors, oerrors), only ports with
-    # any; None when none did.
+    # the trial (the engine's `drops`: imissed, rx_nombuf, ierrors, oerrors, the driver's own
+    # drop counters as `xstats`), only ports with any; None when none did.
     port_drops: dict | None = field(default=None, compare=False)
+    # Per port index (str), the pause frames (IEEE 802.3x, PFC) the port received, by the
+    # driver's counter: the DUT asked the tester to stop sending (a finding about the DUT;
+    # with tester.flow_control = "off" the tester did not); None when none came.
+    pause_received: dict | None = field(default=None, compare=False)
     # Retakes (trial.retakes): this result's attempt number, and what the earlier attempts of
     # the same step showed ({"attempt", "invalid_reason", "achieved_rate", "max_lag_us",
     # "loss_ratio"}): their records are in trials.jsonl with "retaken": true.
@@ -269,10 +275,13 @@ class TrialResult:
         drops = {str(port["index"]): counts for port in reply.get("ports", [])
                  if any((counts := _port_drops(port.get("drops", {}))).get(key)
                         for key in DROP_COUNTERS)}
+        pause = {str(port["index"]): port["pause_received"] for port in reply.get("ports", [])
+                 if port.get("pause_received")}
         return cls(rate=rate, valid=bool(reply.get("valid")), directions=directions,
                    invalid_reason=reply.get("invalid_reason"), reply=reply, delay=delay or None,
                    duration=duration, queues={"tx": tx, "rx": rx} if several else None,
-                   losses=losses or None, port_drops=drops or None, max_lag=max_lag)
+                   losses=losses or None, port_drops=drops or None, pause_received=pause or None,
+                   max_lag=max_lag)
 
     @property
     def loss_ratio(self) -> float | None:
@@ -324,6 +333,11 @@ class TrialResult:
         return not self.valid and (self.invalid_reason or "").startswith(REPLIES_NOT_SENT)
 
     @property
+    def link_went_down(self) -> bool:
+        """Invalid because a port's link went down during the trial (the engine polls them)."""
+        return not self.valid and (self.invalid_reason or "").startswith(LINK_DOWN)
+
+    @property
     def tester_fault(self) -> bool:
         """Invalid by the tester's own doing (its pacing, its ports, its replies): worth taking
         again."""
@@ -371,6 +385,7 @@ class TrialResult:
                 **({"queues": self.queues} if self.queues else {}),
                 **({"losses": self.losses} if self.losses else {}),
                 **({"port_drops": self.port_drops} if self.port_drops else {}),
+                **({"pause_received": self.pause_received} if self.pause_received else {}),
                 **({"max_lag": self.max_lag} if self.max_lag is not None else {}),
                 **({"attempt": self.attempt} if self.attempt > 1 else {}),
                 **({"earlier_attempts": list(self.earlier_attempts)}
@@ -378,20 +393,24 @@ class TrialResult:
 
 
 # The engine's per-port counters (docs/protocol.md "drops"), the kernel interface's flattened
-# into kernel_rx_dropped; frames in the first three the tester itself dropped (frames_dropped_by_tester).
+# into kernel_rx_dropped; frames in the first three (and the driver's `xstats`) the tester
+# itself dropped (frames_dropped_by_tester).
 TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf", "kernel_rx_dropped")
-DROP_COUNTERS = (*TESTER_DROP_COUNTERS, "ierrors", "oerrors")
+DROP_COUNTERS = (*TESTER_DROP_COUNTERS, "ierrors", "oerrors", "xstats")
 
 
 def frames_dropped_by_tester(counts: dict) -> int:
-    """The frames a port's counters say the tester itself dropped. An af_xdp port's kernel
-    interface counts every frame its AF_XDP socket could not take, including those DPDK's PMD
-    counts as imissed (the socket's fill ring was empty): the two overlap, so the larger."""
-    return counts.get("rx_nombuf", 0) + max(counts.get("imissed", 0), counts.get("kernel_rx_dropped", 0))
+    """The frames a port's counters say the tester itself dropped. Counters overlap: an af_xdp
+    port's kernel interface counts every frame its AF_XDP socket could not take, including
+    those DPDK's PMD counts as imissed (the socket's fill ring was empty), and a driver counts
+    one drop in several of its own counters (mlx5's imissed is its rx_out_of_buffer): the
+    largest of them (the engine's PortDrops::tester_drops, the same rule)."""
+    return counts.get("rx_nombuf", 0) + max(counts.get("imissed", 0), counts.get("kernel_rx_dropped", 0),
+                                            *(counts.get("xstats") or {}).values())
 
 
 def _port_drops(drops: dict) -> dict:
-    """A port's `drops` for the record: the counters, and its kernel interface's."""
+    """A port's `drops` for the record: the counters, its kernel interface's and its driver's."""
     kernel = drops.get("kernel") or {}
     return {**{key: value for key, value in drops.items()
                if key not in ("queue_errors", "kernel")},
@@ -447,6 +466,7 @@ def trial_from_record(record: dict) -> TrialResult:
                        invalid_reason=record.get("invalid_reason"), delay=record.get("delay"),
                        duration=record.get("duration"), queues=record.get("queues"),
                        losses=record.get("losses"), port_drops=record.get("port_drops"),
+                       pause_received=record.get("pause_received"),
                        attempt=record.get("attempt", 1), max_lag=record.get("max_lag"),
                        earlier_attempts=tuple(record.get("earlier_attempts", ())))
 
@@ -457,7 +477,7 @@ def trial_from_record(record: dict) -> TrialResult:
 
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.15"
+PROTOCOL_VERSION = "2.16"
 
 
 def _major(version) -> int | None:

@@ -38,11 +38,12 @@ def is_step_record(record: dict) -> bool:
 
 
 def retakeable(result: TrialResult) -> bool:
-    """An invalid trial worth taking again: the tester's own doing (its pacing, its ports'
-    drops), by a hiccup, not because the sender met its capacity (capacity_shown), and its
+    """An invalid trial worth taking again: a link that went down during it (the engine
+    waits for the link before the next), or the tester's own doing (its pacing, its ports'
+    drops) by a hiccup, not because the sender met its capacity (capacity_shown), and its
     losses no more than that explains (else the DUT failed it anyway)."""
-    return (result.tester_fault and not result.capacity_shown
-            and not result.lost_beyond_tester_fault())
+    return result.link_went_down or (result.tester_fault and not result.capacity_shown
+                                     and not result.lost_beyond_tester_fault())
 
 
 class Reporter:

@@ -200,7 +200,7 @@ void add_dns_client(Stream& st, const TrialPlan& plan, const FlowPlan& fp, const
 
 }  // namespace
 
-Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
+Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, const PortPools& pools, uint64_t tsc_hz,
              const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables,
              uint16_t queues)
     : plan_(plan) {
@@ -216,7 +216,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
   const auto receivers_of = [&](uint16_t port) -> std::vector<RxTask*>& {
     std::vector<RxTask*>& rx = receivers[port];
     for (uint16_t q = uint16_t(rx.size()); q < queues; ++q) {
-      auto task = std::make_unique<RxTask>(port, q, trial_tag, control_, io, ports.at(port), pool);
+      auto task = std::make_unique<RxTask>(port, q, trial_tag, control_, io, ports.at(port), pools.of(port));
       rx.push_back(task.get());
       tasks_.push_back(std::move(task));
     }
@@ -250,7 +250,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
         st->segment = std::move(segment);
         if (st->segment) st->replies = std::vector<Stream::Replies>(queues);
         if (fp.tcp) st->tcp = &*flow->plan.tcp;
-        split_jumbo(st->tmpl, pool);
+        split_jumbo(st->tmpl, pools.of(fp.tx_port));
         const std::vector<FieldSpec> fields = resolve_fields(sp, st->tmpl);
         add_fields(*st, fields, plan.seed, i, q, queues);
         add_ce(*st, sp, plan.seed, i, q, queues);
@@ -282,7 +282,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool*
                                  std::to_string(queues) + " queues (each queue continues connections of its own)");
       }
       if (!fp.answers()) {
-        tasks_.push_back(make_tx_task(*flow, *lane, control_, io, pool));
+        tasks_.push_back(make_tx_task(*flow, *lane, control_, io, pools.of(fp.tx_port)));
         ++senders;
       }
       flow->lanes.push_back(std::move(lane));

@@ -277,6 +277,18 @@ struct PortCapture {
   uint32_t limit = 0;
 };
 
+// The mbuf pool each port's frames come from (one per NUMA node, on the node of the ports that
+// use it); one pool for every port where a test or a benchmark has one.
+class PortPools {
+ public:
+  PortPools(rte_mempool* pool) : per_port_{pool} {}  // NOLINT: one pool for all is the common case
+  PortPools(std::vector<rte_mempool*> per_port) : per_port_(std::move(per_port)) {}  // NOLINT
+  rte_mempool* of(uint16_t port) const { return per_port_.size() == 1 ? per_port_[0] : per_port_.at(port); }
+
+ private:
+  std::vector<rte_mempool*> per_port_;
+};
+
 class Trial {
  public:
   // `trial_tag` distinguishes this trial's frames from late frames of earlier ones.
@@ -284,7 +296,7 @@ class Trial {
   // 2 reads (from_table); they outlive the trial. `io` carries every burst. `queues`: TX/RX
   // queue pairs per port. Throws ExecutionFailure when a flow asks for a state table that is
   // not there, or the plan needs more stream ids than the tag has.
-  Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, rte_mempool* pool, uint64_t tsc_hz,
+  Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, const PortPools& pools, uint64_t tsc_hz,
         const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables,
         uint16_t queues = 1);
   ~Trial();

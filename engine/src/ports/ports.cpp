@@ -1,5 +1,7 @@
 #include "ports/ports.hpp"
 
+#include <rte_bus.h>
+#include <rte_dev.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
 #include <rte_ring.h>
@@ -15,6 +17,7 @@
 
 #include "core/errors.hpp"
 #include "core/neighbor.hpp"
+#include "ports/xstats.hpp"
 
 namespace xlp {
 
@@ -64,97 +67,299 @@ void create_ring_pair(const std::string& name, uint16_t queues) {
   }
 }
 
-Ports::Ports(uint16_t queues, uint32_t max_frame) : queues_(queues), max_frame_(max_frame) {
-  const unsigned nb_ports = rte_eth_dev_count_avail();
-  if (nb_ports == 0) throw ExecutionFailure("no DPDK ports (check the port specs)");
-  // Enough mbufs for every descriptor ring (RX + TX per queue) plus the per-lcore caches and
-  // bursts in flight.
-  const unsigned mbufs = std::max(32767u, nb_ports * queues_ * (kRxDescriptors + kTxDescriptors) + 16383u);
-  pool_ = rte_pktmbuf_pool_create("xlp_pool", mbufs, 512, 0, RTE_MBUF_DEFAULT_BUF_SIZE, int(rte_socket_id()));
-  if (!pool_) throw ExecutionFailure(std::string("cannot create mbuf pool: ") + rte_strerror(rte_errno));
+namespace {
+
+const char* flow_control_name(rte_eth_fc_mode mode) {
+  switch (mode) {
+    case RTE_ETH_FC_NONE: return "none";
+    case RTE_ETH_FC_RX_PAUSE: return "rx_pause";
+    case RTE_ETH_FC_TX_PAUSE: return "tx_pause";
+    case RTE_ETH_FC_FULL: return "full";
+  }
+  return "unknown";
+}
+
+// The header fields an RSS offload mask covers, by the names users know from ethtool.
+std::vector<std::string> rss_names(uint64_t offloads) {
+  static const std::pair<uint64_t, const char*> kFields[] = {
+      {RTE_ETH_RSS_IPV4, "ipv4"},          {RTE_ETH_RSS_NONFRAG_IPV4_UDP, "ipv4-udp"},
+      {RTE_ETH_RSS_NONFRAG_IPV4_TCP, "ipv4-tcp"}, {RTE_ETH_RSS_IPV6, "ipv6"},
+      {RTE_ETH_RSS_NONFRAG_IPV6_UDP, "ipv6-udp"}, {RTE_ETH_RSS_NONFRAG_IPV6_TCP, "ipv6-tcp"},
+      {RTE_ETH_RSS_FRAG_IPV4, "ipv4-frag"}, {RTE_ETH_RSS_FRAG_IPV6, "ipv6-frag"},
+      {RTE_ETH_RSS_L2_PAYLOAD, "l2-payload"}};
+  std::vector<std::string> out;
+  for (const auto& [bit, name] : kFields)
+    if (offloads & bit) out.push_back(name);
+  return out;
+}
+
+std::string device_name(uint16_t port) {
+  char name[RTE_ETH_NAME_MAX_LEN] = "";
+  rte_eth_dev_get_name_by_port(port, name);
+  return name;
+}
+
+}  // namespace
+
+std::vector<uint32_t> reta_share(const std::vector<uint16_t>& reta, uint16_t queues) {
+  std::vector<uint32_t> share(queues, 0);
+  for (uint16_t q : reta)
+    if (q < queues) ++share[q];
+  return share;
+}
+
+Ports::Ports(const PortOptions& options) : options_(options) {
+  if (rte_eth_dev_count_avail() == 0) throw ExecutionFailure("no DPDK ports (check the port specs)");
   try {
-    start_ports();
+    order_ports();
+    for (Setup& setup : setups_) start_port(setup);
+    enlarge_af_xdp_send_buffers();
+    io_.map_ports(ports_);
+    wait_for_links(options_.link_timeout);
   } catch (...) {
     close();  // a constructor that throws gets no destructor call
     throw;
   }
 }
 
-void Ports::start_ports() {
+// The protocol's port i is the DPDK port named options_.names[i], whatever order DPDK probed
+// the devices in (PCI devices by address, then virtual ones).
+void Ports::order_ports() {
+  std::vector<uint16_t> available;
   uint16_t port;
-  RTE_ETH_FOREACH_DEV(port) {
-    rte_eth_conf conf{};
-    char name[RTE_ETH_NAME_MAX_LEN] = "";
-    rte_eth_dev_get_name_by_port(port, name);
-    auto fail = [&](const std::string& what, int rc) {
-      throw ExecutionFailure(std::string("port ") + name + ": " + what + ": " + rte_strerror(-rc));
-    };
-    rte_eth_dev_info info{};
-    int rc = rte_eth_dev_info_get(port, &info);
-    if (rc < 0) fail("device info", rc);
-    const uint16_t most = std::min(info.max_rx_queues, info.max_tx_queues);
-    if (queues_ > most)
-      throw ExecutionFailure("tester.queues = " + std::to_string(queues_) + ": port " + name + " (" +
-                             (info.driver_name ? info.driver_name : "?") + ") offers at most " + std::to_string(most) +
-                             " RX/TX queue pairs");
-    // Several RX queues: let the NIC spread the frames by RSS over addresses and ports
-    // (RFC 4814 random ports and addresses then reach every queue). Drivers without RSS
-    // spread by their own means (af_packet: the kernel's fanout hash; af_xdp: the
-    // interface's queues; ring: one ring per queue).
-    const uint64_t rss = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
-    if (queues_ > 1 && rss) {
-      conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
-      conf.rx_adv_conf.rss_conf.rss_hf = rss;
-    }
-    // Frames above what a default port carries (1920 bytes: af_packet's default ring slot less
-    // its header; more than one 2048-byte segment from 2053 bytes on).
-    rte_mempool* rx_pool = pool_;
-    if (max_frame_ > kAfPacketDefaultMaxFrame) {
-      if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
-      if (info.max_rx_pktlen >= max_frame_) conf.rxmode.mtu = max_frame_ - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN;
-      if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) {
-        conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
-      } else {
-        // The driver copies each frame into one mbuf (af_packet: the front end's ring slots
-        // of af_packet_slot(max_frame) bytes, and it refuses mbufs smaller than a slot less
-        // 32). Such drivers keep no mbufs in descriptors: a burst per queue is in use.
-        if (!jumbo_rx_pool_) {
-          const unsigned n = std::max(2047u, unsigned(rte_eth_dev_count_avail()) * queues_ * 64u + 511u);
-          jumbo_rx_pool_ = rte_pktmbuf_pool_create("xlp_rx_jumbo", n, 64, 0,
-                                                   uint16_t(af_packet_slot(max_frame_) + RTE_PKTMBUF_HEADROOM),
-                                                   int(rte_socket_id()));
-          if (!jumbo_rx_pool_)
-            throw ExecutionFailure(std::string("cannot create the jumbo frame receive pool: ") + rte_strerror(rte_errno));
-        }
-        rx_pool = jumbo_rx_pool_;
+  RTE_ETH_FOREACH_DEV(port) available.push_back(port);
+  if (options_.names.empty()) {
+    ports_ = available;
+  } else {
+    for (const std::string& name : options_.names) {
+      uint16_t id = 0;
+      if (rte_eth_dev_get_port_by_name(name.c_str(), &id) != 0) {
+        std::string found;
+        for (uint16_t p : available) found += (found.empty() ? "" : ", ") + device_name(p);
+        throw ExecutionFailure("no DPDK port named " + name + " (ports: " + (found.empty() ? "none" : found) + ")");
       }
+      ports_.push_back(id);
     }
-    if ((rc = rte_eth_dev_configure(port, queues_, queues_, &conf)) < 0) fail("configure", rc);
-    uint16_t rxd = kRxDescriptors, txd = kTxDescriptors;
-    rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd);
-    const int socket = rte_eth_dev_socket_id(port);
-    for (uint16_t q = 0; q < queues_; ++q) {
-      if ((rc = rte_eth_rx_queue_setup(port, q, rxd, socket < 0 ? 0 : socket, nullptr, rx_pool)) < 0)
-        fail("rx queue " + std::to_string(q), rc);
-      if ((rc = rte_eth_tx_queue_setup(port, q, txd, socket < 0 ? 0 : socket, nullptr)) < 0)
-        fail("tx queue " + std::to_string(q), rc);
-    }
-    rx_spread_.push_back(queues_ == 1 ? "none"
-                         : rss        ? "rss"
-                                      : spread_without_rss(info.driver_name ? info.driver_name : ""));
-    // Counted before starting, so that the destructor also closes a port that failed here.
-    ports_.push_back(port);
-    if ((rc = rte_eth_dev_start(port)) < 0) fail("start", rc);
-    rte_eth_promiscuous_enable(port);  // not all drivers support it; frames to us are enough
-    PortIdentity id;
-    rte_ether_addr mac{};
-    rte_eth_macaddr_get(port, &mac);
-    std::memcpy(id.mac.data(), mac.addr_bytes, 6);
-    kernel_interfaces_.push_back(kernel_interface_of(info.driver_name ? info.driver_name : "", id.mac));
-    identities_.push_back(id);
-    tables_.emplace_back();
   }
-  enlarge_af_xdp_send_buffers();
+  for (uint16_t id : ports_) {
+    Setup setup;
+    setup.ethdev = id;
+    setup.name = device_name(id);
+    setup.socket = rte_eth_dev_socket_id(id);
+    setups_.push_back(setup);
+  }
+  // One pool per NUMA node, on that node, with enough mbufs for the descriptor rings of its
+  // ports (RX + TX per queue) plus the per-lcore caches and bursts in flight.
+  std::map<int, unsigned> ports_on;
+  for (const Setup& setup : setups_) ++ports_on[setup.socket];
+  for (const Setup& setup : setups_) {
+    const unsigned rings = ports_on[setup.socket] * options_.queues * (options_.rx_descriptors + options_.tx_descriptors);
+    port_pools_.push_back(pool_on(setup.socket, std::max(32767u, rings + 16383u)));
+  }
+}
+
+rte_mempool* Ports::pool_on(int socket, unsigned mbufs) {
+  if (auto it = pools_.find(socket); it != pools_.end()) return it->second;
+  // The first pool keeps the name tests and tools know; socket -1 (unknown: virtual devices,
+  // single-node hosts) takes the calling lcore's node.
+  const std::string name = pools_.empty() ? "xlp_pool" : "xlp_pool_node" + std::to_string(socket);
+  rte_mempool* pool = rte_pktmbuf_pool_create(name.c_str(), mbufs, 512, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                              socket < 0 ? int(rte_socket_id()) : socket);
+  if (!pool)
+    throw ExecutionFailure("cannot create the mbuf pool on NUMA node " + std::to_string(socket) + ": " +
+                           rte_strerror(rte_errno) + " (hugepages free on that node?)");
+  pools_[socket] = pool;
+  return pool;
+}
+
+void Ports::start_port(Setup& setup) {
+  const uint16_t port = setup.ethdev;
+  const uint16_t queues = options_.queues;
+  const uint32_t max_frame = options_.max_frame;
+  auto fail = [&](const std::string& what, int rc) {
+    throw ExecutionFailure("port " + setup.name + ": " + what + ": " + rte_strerror(-rc));
+  };
+  rte_eth_conf conf{};
+  rte_eth_dev_info info{};
+  int rc = rte_eth_dev_info_get(port, &info);
+  if (rc < 0) fail("device info", rc);
+  setup.driver = info.driver_name ? info.driver_name : "";
+  if (info.device && rte_dev_bus(info.device)) setup.bus = rte_bus_name(rte_dev_bus(info.device));
+  setup.max_queues = std::min(info.max_rx_queues, info.max_tx_queues);
+  if (queues > setup.max_queues)
+    throw ExecutionFailure("tester.queues = " + std::to_string(queues) + ": port " + setup.name + " (" + setup.driver +
+                           ") offers at most " + std::to_string(setup.max_queues) + " RX/TX queue pairs");
+  // Several RX queues: let the NIC spread the frames by RSS over addresses and ports
+  // (RFC 4814 random ports and addresses then reach every queue). Drivers without RSS
+  // spread by their own means (af_packet: the kernel's flow hash; af_xdp: the
+  // interface's queues; ring: one ring per queue).
+  const uint64_t rss = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+  setup.rss_offered = rss_names(info.flow_type_rss_offloads);
+  setup.reta_size = info.reta_size;
+  if (queues > 1 && rss) {
+    conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rx_adv_conf.rss_conf.rss_hf = rss;
+  }
+  // The MTU that takes the largest frame, wherever the driver allows it. A driver whose limit
+  // is below (virtual devices whose kernel interface sets the real limit) keeps its own; a
+  // NIC's must hold: a NIC at its default MTU of 1,500 drops full-size tagged frames.
+  const uint32_t need = mtu_for(max_frame);
+  const uint32_t overhead = info.max_mtu != UINT16_MAX && info.max_rx_pktlen > info.max_mtu
+                                ? info.max_rx_pktlen - info.max_mtu
+                                : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
+  const uint32_t most = std::min<uint32_t>(info.max_mtu, info.max_rx_pktlen > overhead ? info.max_rx_pktlen - overhead : 0);
+  const bool nic = setup.bus == "pci";
+  if (need >= info.min_mtu && need <= most) {
+    conf.rxmode.mtu = need;
+  } else if (nic) {
+    throw ExecutionFailure("port " + setup.name + " (" + setup.driver + "): frames of up to " +
+                           std::to_string(max_frame) + " bytes need an MTU of " + std::to_string(need) +
+                           "; the driver allows " + std::to_string(info.min_mtu) + ".." + std::to_string(most));
+  }
+  // Frames above one mbuf segment (jumbo frames; more than one 2048-byte segment from 2053
+  // bytes on, af_packet's default ring slot ends at 1920).
+  rte_mempool* rx_pool = port_pools_.at(&setup - setups_.data());
+  if (max_frame > kAfPacketDefaultMaxFrame) {
+    if (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MULTI_SEGS) conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MULTI_SEGS;
+    if (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_SCATTER) {
+      conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_SCATTER;
+    } else {
+      // The driver copies each frame into one mbuf (af_packet: the front end's ring slots
+      // of af_packet_slot(max_frame) bytes, and it refuses mbufs smaller than a slot less
+      // 32). Such drivers keep no mbufs in descriptors: a burst per queue is in use.
+      if (!jumbo_rx_pool_) {
+        const unsigned n = std::max(2047u, unsigned(setups_.size()) * queues * 64u + 511u);
+        jumbo_rx_pool_ = rte_pktmbuf_pool_create("xlp_rx_jumbo", n, 64, 0,
+                                                 uint16_t(af_packet_slot(max_frame) + RTE_PKTMBUF_HEADROOM),
+                                                 setup.socket < 0 ? int(rte_socket_id()) : setup.socket);
+        if (!jumbo_rx_pool_)
+          throw ExecutionFailure(std::string("cannot create the jumbo frame receive pool: ") + rte_strerror(rte_errno));
+      }
+      rx_pool = jumbo_rx_pool_;
+    }
+  }
+  if ((rc = rte_eth_dev_configure(port, queues, queues, &conf)) < 0) fail("configure", rc);
+  uint16_t rxd = options_.rx_descriptors, txd = options_.tx_descriptors;
+  if ((rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd)) < 0) fail("descriptors", rc);
+  setup.rx_descriptors = rxd;
+  setup.tx_descriptors = txd;
+  const unsigned node = setup.socket < 0 ? SOCKET_ID_ANY : unsigned(setup.socket);
+  for (uint16_t q = 0; q < queues; ++q) {
+    if ((rc = rte_eth_rx_queue_setup(port, q, rxd, node, nullptr, rx_pool)) < 0) fail("rx queue " + std::to_string(q), rc);
+    if ((rc = rte_eth_tx_queue_setup(port, q, txd, node, nullptr)) < 0) fail("tx queue " + std::to_string(q), rc);
+  }
+  setup.rx_spread = queues == 1 ? "none" : rss ? "rss" : spread_without_rss(setup.driver);
+  if ((rc = rte_eth_dev_start(port)) < 0) fail("start", rc);
+  uint16_t mtu = 0;
+  if (rte_eth_dev_get_mtu(port, &mtu) == 0) setup.mtu = mtu;
+  if (nic && setup.mtu < need)
+    throw ExecutionFailure("port " + setup.name + ": MTU " + std::to_string(setup.mtu) + " after start, " +
+                           std::to_string(need) + " needed for frames of up to " + std::to_string(max_frame) + " bytes");
+  // Promiscuous: frames to other MACs too (a DUT that floods is then seen). Allmulticast: IPv6
+  // neighbour solicitations go to solicited-node multicast groups. Either may fail (an SR-IOV
+  // VF without trust): hello says so, and doctor judges it.
+  setup.promiscuous = rte_eth_promiscuous_enable(port) == 0 && rte_eth_promiscuous_get(port) == 1;
+  setup.allmulticast = rte_eth_allmulticast_enable(port) == 0 && rte_eth_allmulticast_get(port) == 1;
+  // After start: some drivers program flow control from their defaults when they start.
+  set_flow_control(setup);
+  find_xstats(setup);
+  if (queues > 1 && rss && info.reta_size > 0) {
+    std::vector<rte_eth_rss_reta_entry64> groups((info.reta_size + RTE_ETH_RETA_GROUP_SIZE - 1) / RTE_ETH_RETA_GROUP_SIZE);
+    for (auto& g : groups) g.mask = ~uint64_t(0);
+    if (rte_eth_dev_rss_reta_query(port, groups.data(), info.reta_size) == 0) {
+      std::vector<uint16_t> reta;
+      for (uint16_t i = 0; i < info.reta_size; ++i)
+        reta.push_back(groups[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE]);
+      setup.reta_share = reta_share(reta, queues);
+    }
+  }
+  // Timestamp capabilities, for the hardware timestamps to come (docs/delay.md): probing
+  // timesync turns it on, so it is turned off again.
+  setup.hw_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
+  if (rte_eth_timesync_enable(port) == 0) {
+    setup.timesync = true;
+    rte_eth_timesync_disable(port);
+  }
+  uint64_t clock = 0;
+  setup.read_clock = rte_eth_read_clock(port, &clock) == 0;
+  rte_ether_addr mac{};
+  rte_eth_macaddr_get(port, &mac);
+  PortIdentity id;
+  std::memcpy(id.mac.data(), mac.addr_bytes, 6);
+  setup.kernel_interface = kernel_interface_of(setup.driver, id.mac);
+  identities_.push_back(id);
+  tables_.emplace_back();
+}
+
+void Ports::set_flow_control(Setup& setup) {
+  rte_eth_fc_conf fc{};
+  if (rte_eth_dev_flow_ctrl_get(setup.ethdev, &fc) != 0) {
+    setup.flow_control_found = setup.flow_control = "unsupported";  // virtual devices: no pause frames
+    return;
+  }
+  setup.flow_control_found = setup.flow_control = flow_control_name(fc.mode);
+  if (!options_.flow_control_off || fc.mode == RTE_ETH_FC_NONE) return;
+  fc.mode = RTE_ETH_FC_NONE;
+  const int rc = rte_eth_dev_flow_ctrl_set(setup.ethdev, &fc);
+  if (rc != 0) setup.flow_control_error = rte_strerror(-rc);
+  if (rte_eth_dev_flow_ctrl_get(setup.ethdev, &fc) == 0) setup.flow_control = flow_control_name(fc.mode);
+}
+
+void Ports::find_xstats(Setup& setup) {
+  const int n = rte_eth_xstats_get_names(setup.ethdev, nullptr, 0);
+  if (n <= 0) return;
+  std::vector<rte_eth_xstat_name> names(size_t(n), rte_eth_xstat_name{});
+  const int got = rte_eth_xstats_get_names(setup.ethdev, names.data(), unsigned(n));
+  for (int i = 0; i < got && i < n; ++i) {
+    const std::string name = names[size_t(i)].name;
+    switch (classify_xstat(name)) {
+      case XstatKind::kRxDrop:
+        setup.drop_ids.push_back(uint64_t(i));
+        setup.drop_names.push_back(name);
+        break;
+      case XstatKind::kRxPause:
+        setup.pause_ids.push_back(uint64_t(i));
+        setup.pause_names.push_back(name);
+        break;
+      case XstatKind::kOther:
+        break;
+    }
+  }
+}
+
+std::vector<bool> Ports::links_up() const {
+  std::vector<bool> up;
+  for (uint16_t p : ports_) {
+    rte_eth_link link{};
+    up.push_back(rte_eth_link_get_nowait(p, &link) == 0 && link.link_status == RTE_ETH_LINK_UP);
+  }
+  return up;
+}
+
+std::vector<uint16_t> Ports::wait_for_links(double timeout) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<bool> up(ports_.size(), false);
+  for (;;) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const std::vector<bool> now = links_up();
+    bool all = true;
+    for (size_t i = 0; i < ports_.size(); ++i) {
+      if (now[i] && !up[i]) setups_[i].link_wait = elapsed;
+      up[i] = now[i];
+      all = all && now[i];
+    }
+    if (all || elapsed >= timeout) {
+      std::vector<uint16_t> down;
+      for (size_t i = 0; i < ports_.size(); ++i)
+        if (!up[i]) {
+          setups_[i].link_wait = elapsed;
+          down.push_back(uint16_t(i));
+        }
+      return down;
+    }
+    timespec ts{0, 50'000'000};
+    nanosleep(&ts, nullptr);
+  }
 }
 
 Ports::~Ports() { close(); }
@@ -197,13 +402,42 @@ void enlarge_af_xdp_send_buffers() {
 std::vector<PortCounters> Ports::counters() const {
   std::vector<PortCounters> out(ports_.size());
   for (size_t i = 0; i < ports_.size(); ++i) {
+    const Setup& setup = setups_[i];
     if (rte_eth_stats_get(ports_[i], &out[i].eth) != 0) out[i].eth = rte_eth_stats{};  // none kept
-    out[i].kernel_interface = kernel_interfaces_[i];
-    if (kernel_interfaces_[i].empty()) continue;
-    std::ifstream f("/sys/class/net/" + kernel_interfaces_[i] + "/statistics/rx_dropped");
+    const auto read = [&](const std::vector<uint64_t>& ids, std::vector<uint64_t>& values) {
+      values.assign(ids.size(), 0);
+      if (!ids.empty() && rte_eth_xstats_get_by_id(ports_[i], ids.data(), values.data(), unsigned(ids.size())) < 0)
+        values.assign(ids.size(), 0);  // unreadable now: nothing known to have grown
+    };
+    read(setup.drop_ids, out[i].drop_xstats);
+    read(setup.pause_ids, out[i].pause_xstats);
+    out[i].drop_names = &setup.drop_names;
+    out[i].pause_names = &setup.pause_names;
+    out[i].kernel_interface = setup.kernel_interface;
+    if (setup.kernel_interface.empty()) continue;
+    std::ifstream f("/sys/class/net/" + setup.kernel_interface + "/statistics/rx_dropped");
     f >> out[i].kernel_rx_dropped;
   }
   return out;
+}
+
+namespace {
+
+// The counters of one kind that grew between two readings, by name.
+std::vector<std::pair<std::string, uint64_t>> grown(const std::vector<std::string>* names,
+                                                    const std::vector<uint64_t>& before,
+                                                    const std::vector<uint64_t>& after) {
+  std::vector<std::pair<std::string, uint64_t>> out;
+  if (!names) return out;
+  for (size_t i = 0; i < names->size() && i < before.size() && i < after.size(); ++i)
+    if (after[i] > before[i]) out.emplace_back((*names)[i], after[i] - before[i]);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, uint64_t>> pause_between(const PortCounters& before, const PortCounters& after) {
+  return grown(after.pause_names, before.pause_xstats, after.pause_xstats);
 }
 
 PortDrops drops_between(const PortCounters& before, const PortCounters& after, uint16_t queues) {
@@ -218,6 +452,7 @@ PortDrops drops_between(const PortCounters& before, const PortCounters& after, u
     d.queue_errors.push_back(grew(before.eth.q_errors[q], after.eth.q_errors[q]));
   d.kernel_rx_dropped = grew(before.kernel_rx_dropped, after.kernel_rx_dropped);
   d.kernel_interface = after.kernel_interface;
+  d.xstats = grown(after.drop_names, before.drop_xstats, after.drop_xstats);
   return d;
 }
 
@@ -241,27 +476,42 @@ std::string kernel_interface_of(const std::string& driver, const std::array<uint
 
 std::vector<PortInfo> Ports::info() const {
   std::vector<PortInfo> out;
-  for (uint16_t p : ports_) {
-    rte_eth_dev_info info{};
-    rte_eth_dev_info_get(p, &info);
-    rte_ether_addr mac{};
-    rte_eth_macaddr_get(p, &mac);
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    const Setup& s = setups_[i];
     rte_eth_link link{};
-    rte_eth_link_get_nowait(p, &link);
-    char name[RTE_ETH_NAME_MAX_LEN] = "";
-    rte_eth_dev_get_name_by_port(p, name);
+    rte_eth_link_get_nowait(ports_[i], &link);
     PortInfo port;
-    port.index = p;
-    port.name = name;
-    port.driver = info.driver_name ? info.driver_name : "";
-    std::memcpy(port.mac.data(), mac.addr_bytes, 6);
+    port.index = uint16_t(i);
+    port.name = s.name;
+    port.driver = s.driver;
+    port.bus = s.bus;
+    port.socket = s.socket;
+    port.mac = identities_[i].mac;
     port.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
     port.link_up = link.link_status == RTE_ETH_LINK_UP;
-    port.rx_queues = queues_;
-    port.tx_queues = queues_;
-    port.max_queues = std::min(info.max_rx_queues, info.max_tx_queues);
-    port.rx_spread = rx_spread_.at(out.size());
-    port.hw_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
+    port.link_full_duplex = link.link_duplex == RTE_ETH_LINK_FULL_DUPLEX;
+    port.link_autoneg = link.link_autoneg == RTE_ETH_LINK_AUTONEG;
+    port.link_wait = s.link_wait;
+    port.rx_queues = port.tx_queues = options_.queues;
+    port.max_queues = s.max_queues;
+    port.rx_descriptors = s.rx_descriptors;
+    port.tx_descriptors = s.tx_descriptors;
+    port.rx_spread = s.rx_spread;
+    port.rss_offered = s.rss_offered;
+    port.reta_size = s.reta_size;
+    port.reta_share = s.reta_share;
+    port.mtu = s.mtu;
+    port.max_frame = options_.max_frame;
+    port.flow_control_found = s.flow_control_found;
+    port.flow_control = s.flow_control;
+    port.flow_control_error = s.flow_control_error;
+    port.promiscuous = s.promiscuous;
+    port.allmulticast = s.allmulticast;
+    port.drop_counters = s.drop_names;
+    port.pause_counters = s.pause_names;
+    port.hw_timestamp = s.hw_timestamp;
+    port.timesync = s.timesync;
+    port.read_clock = s.read_clock;
     out.push_back(port);
   }
   return out;
@@ -269,14 +519,14 @@ std::vector<PortInfo> Ports::info() const {
 
 void Ports::service(const std::function<void(uint16_t, const rte_mbuf*)>& inspect) {
   rte_mbuf* bufs[32];
-  for (uint16_t p : ports_)
-    for (uint16_t q = 0; q < queues_; ++q)
+  for (uint16_t p = 0; p < count(); ++p)
+    for (uint16_t q = 0; q < options_.queues; ++q)
       for (int i = 0; i < 100000; ++i) {
         uint16_t n = io_.rx(p, q, bufs, 32);
         if (n == 0) break;
         for (uint16_t k = 0; k < n; ++k) {
           if (inspect) inspect(p, bufs[k]);
-          answer_neighbor(io_, p, q, bufs[k], identities_[p], pool_);
+          answer_neighbor(io_, p, q, bufs[k], identities_[p], port_pools_[p]);
         }
         rte_pktmbuf_free_bulk(bufs, n);
       }
@@ -294,7 +544,7 @@ std::optional<std::array<uint8_t, 6>> Ports::resolve(uint16_t port, int ip_versi
       next_request += 0.5;
       uint8_t frame[kNeighborFrameMax];
       const size_t len = build_neighbor_request(ip_version, identities_[port].mac.data(), own_ip, target, frame, vlan);
-      if (rte_mbuf* m = rte_pktmbuf_alloc(pool_)) {
+      if (rte_mbuf* m = rte_pktmbuf_alloc(port_pools_.at(port))) {
         std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame, len);
         m->data_len = uint16_t(len);
         m->pkt_len = uint32_t(len);

@@ -1,5 +1,6 @@
-// Port set-up and the ports' life between trials: the mbuf pool, N RX/TX queue pairs per
-// DPDK port, what hello reports about them, ARP/ND service and neighbour resolution.
+// Port set-up and the ports' life between trials: mbuf pools on the ports' NUMA nodes, N RX/TX
+// queue pairs per DPDK port, MTU, flow control, the wait for the link, the counters read around
+// each trial, what hello reports about the ports, ARP/ND service and neighbour resolution.
 #pragma once
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
@@ -8,9 +9,11 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ports/io.hpp"
@@ -24,14 +27,32 @@ namespace xlp {
 // ring per queue and direction. Call before Ports is built. Throws ExecutionFailure.
 void create_ring_pair(const std::string& name, uint16_t queues);
 
-// Descriptors per queue (drivers clamp them to what they offer). RX gets more: a worker that
-// stalls for a few milliseconds (on a CPU it shares with the kernel) must find its frames still
-// queued when it polls again. With 1,024, an af_xdp port's kernel RX ring overflowed in a lab
-// run at 100,000 frames/s (10 ms of frames; drops that DPDK's imissed does not count, only the
-// interface's rx_dropped); with 4,096 the same run passed. The PMD's fixed reserve of fill
-// buffers then bounds the room (the drops seen since were fill-ring drops, counted in imissed).
+// Descriptors per queue by default (tester.rx_descriptors / tx_descriptors; drivers clamp them
+// to what they offer). RX gets more: a worker that stalls for a few milliseconds (on a CPU it
+// shares with the kernel) must find its frames still queued when it polls again. With 1,024,
+// an af_xdp port's kernel RX ring overflowed in a lab run at 100,000 frames/s (10 ms of
+// frames; drops that DPDK's imissed does not count, only the interface's rx_dropped); with
+// 4,096 the same run passed. The PMD's fixed reserve of fill buffers then bounds the room (the
+// drops seen since were fill-ring drops, counted in imissed).
 inline constexpr unsigned kRxDescriptors = 4096;
 inline constexpr unsigned kTxDescriptors = 1024;
+
+// How the ports are set up (the engine's command line, from the [tester] keys).
+struct PortOptions {
+  uint16_t queues = 1;
+  // The largest frame to carry (on the wire, FCS and VLAN tags included): the ports' MTU
+  // follows from it.
+  uint32_t max_frame = kDefaultMaxFrame;
+  uint16_t rx_descriptors = kRxDescriptors, tx_descriptors = kTxDescriptors;
+  // Seconds to wait after start for every port's link (X710 and E810 bring theirs up seconds
+  // after start); a port still down then is reported down.
+  double link_timeout = 10;
+  // Pause frames (IEEE 802.3x) off: a DUT that sends them would otherwise slow the tester's
+  // sender while every drop counter reads zero. false: as the port came.
+  bool flow_control_off = true;
+  // The ports' device names in protocol order (0 = left, 1 = right); empty: DPDK's order.
+  std::vector<std::string> names;
+};
 
 // Raises the send buffer of every AF_XDP socket of this process to kAfXdpSendBuffer (why:
 // ports.cpp). Ports calls it once its ports have started.
@@ -50,11 +71,25 @@ struct PortCounters {
   rte_eth_stats eth{};
   uint64_t kernel_rx_dropped = 0;
   std::string kernel_interface;
+  // The driver's receive drop and pause counters (xstats.hpp), named in the same order.
+  std::vector<uint64_t> drop_xstats, pause_xstats;
+  const std::vector<std::string>* drop_names = nullptr;
+  const std::vector<std::string>* pause_names = nullptr;
 };
 
 // What a port's counters say it dropped between two readings, with its first `queues` RX
 // queues' q_errors.
 PortDrops drops_between(const PortCounters& before, const PortCounters& after, uint16_t queues);
+// The pause frames a port received between two readings, by counter (those that grew).
+std::vector<std::pair<std::string, uint64_t>> pause_between(const PortCounters& before, const PortCounters& after);
+
+// The MTU that lets a port take frames of up to `max_frame` bytes on the wire: the frame less
+// its Ethernet header and FCS. VLAN tags count as payload here, so a NIC that allows for tags
+// on top of its MTU (ixgbe allows 4 bytes, mlx5 ...) takes a little more, never less.
+inline uint32_t mtu_for(uint32_t max_frame) { return max_frame - RTE_ETHER_HDR_LEN - RTE_ETHER_CRC_LEN; }
+
+// The RSS redirection table's entries per RX queue (`queues` of them).
+std::vector<uint32_t> reta_share(const std::vector<uint16_t>& reta, uint16_t queues);
 
 // The kernel interface (in this network namespace) whose MAC address is `mac`, for af_xdp
 // ports (the driver whose interface's rx_dropped are the tester's drops); "" otherwise.
@@ -70,14 +105,15 @@ class Ports {
   // be told, and receive either by scatter RX into chained segments (NICs that offer it, with
   // their MTU raised) or into mbufs of a pool whose data room holds a whole frame (drivers
   // that copy each frame into one mbuf, such as af_packet).
-  explicit Ports(uint16_t queues = 1, uint32_t max_frame = kDefaultMaxFrame);
+  explicit Ports(const PortOptions& options);
   ~Ports();  // stops and closes the ports
   Ports(const Ports&) = delete;
   Ports& operator=(const Ports&) = delete;
 
   uint16_t count() const { return uint16_t(ports_.size()); }
-  uint16_t queues() const { return queues_; }
-  rte_mempool* pool() const { return pool_; }
+  uint16_t queues() const { return options_.queues; }
+  // The mbuf pool on each port's NUMA node, per protocol port index.
+  const std::vector<rte_mempool*>& pools() const { return port_pools_; }
   BurstIo& io() { return io_; }
   std::vector<PortIdentity>& identities() { return identities_; }
   std::vector<std::unique_ptr<StateTable>>& tables() { return tables_; }
@@ -87,6 +123,11 @@ class Ports {
   // order: two readings around a trial give the frames the tester itself dropped in it
   // (drops_between).
   std::vector<PortCounters> counters() const;
+
+  // Whether each port's link is up now (rte_eth_link_get_nowait: no waiting).
+  std::vector<bool> links_up() const;
+  // Waits up to `timeout` seconds for every port's link; returns the ports still down.
+  std::vector<uint16_t> wait_for_links(double timeout);
 
   // Between trials: answers ARP/ND on every port and discards everything else, so the DUT
   // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
@@ -99,18 +140,42 @@ class Ports {
                                                 const std::function<bool()>& stop);
 
  private:
-  void start_ports();
+  // What start_ports found and set for one port.
+  struct Setup {
+    uint16_t ethdev = 0;  // DPDK's port id
+    std::string name, driver, bus;
+    int socket = -1;
+    std::string rx_spread;
+    std::vector<std::string> rss_offered;
+    uint16_t reta_size = 0;
+    std::vector<uint32_t> reta_share;
+    uint16_t rx_descriptors = 0, tx_descriptors = 0;
+    uint32_t mtu = 0;
+    std::string flow_control_found, flow_control, flow_control_error;
+    bool promiscuous = false, allmulticast = false;
+    std::vector<uint64_t> drop_ids, pause_ids;  // xstats ids
+    std::vector<std::string> drop_names, pause_names;
+    bool timesync = false, read_clock = false, hw_timestamp = false;
+    double link_wait = 0;
+    uint16_t max_queues = 0;
+    std::string kernel_interface;  // "" when none
+  };
+
+  void order_ports();
+  rte_mempool* pool_on(int socket, unsigned mbufs);
+  void start_port(Setup& setup);
+  void set_flow_control(Setup& setup);
+  void find_xstats(Setup& setup);
   void close();
 
-  uint16_t queues_;
-  uint32_t max_frame_;
-  rte_mempool* pool_ = nullptr;
+  PortOptions options_;
+  std::map<int, rte_mempool*> pools_;   // per NUMA node
+  std::vector<rte_mempool*> port_pools_;  // per port: its node's pool
   rte_mempool* jumbo_rx_pool_ = nullptr;  // created for the first port that needs it
   EthdevIo io_;
-  std::vector<std::string> rx_spread_;  // per port
-  std::vector<uint16_t> ports_;
+  std::vector<uint16_t> ports_;  // DPDK port ids in protocol order
+  std::vector<Setup> setups_;
   std::vector<PortIdentity> identities_;               // per port: MAC and the addresses it answers for
-  std::vector<std::string> kernel_interfaces_;         // per port: its kernel interface, or ""
   std::vector<std::unique_ptr<StateTable>> tables_;    // per port: the Responder's state table
 };
 

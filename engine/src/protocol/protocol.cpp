@@ -937,10 +937,23 @@ json serialise(const HelloReport& r) {
   json ports = json::array();
   bool hw = false;
   for (const PortInfo& p : r.ports) {
-    ports.push_back({{"index", p.index}, {"name", p.name}, {"driver", p.driver},
-                     {"mac", format_mac(p.mac.data())}, {"link_speed_mbps", p.link_speed_mbps},
-                     {"link_up", p.link_up}, {"rx_queues", p.rx_queues}, {"tx_queues", p.tx_queues},
-                     {"max_queues", p.max_queues}, {"rx_spread", p.rx_spread}, {"hw_timestamp", p.hw_timestamp}});
+    json port = {{"index", p.index}, {"name", p.name}, {"driver", p.driver}, {"bus", p.bus}, {"socket", p.socket},
+                 {"mac", format_mac(p.mac.data())}, {"link_speed_mbps", p.link_speed_mbps},
+                 {"link_up", p.link_up}, {"rx_queues", p.rx_queues}, {"tx_queues", p.tx_queues},
+                 {"max_queues", p.max_queues}, {"rx_spread", p.rx_spread}, {"hw_timestamp", p.hw_timestamp}};
+    port["link"] = {{"up", p.link_up}, {"speed_mbps", p.link_speed_mbps}, {"full_duplex", p.link_full_duplex},
+                    {"autoneg", p.link_autoneg}, {"wait", p.link_wait}};
+    port["descriptors"] = {{"rx", p.rx_descriptors}, {"tx", p.tx_descriptors}};
+    port["mtu"] = p.mtu;
+    port["max_frame"] = p.max_frame;
+    port["rss"] = {{"offered", p.rss_offered}, {"reta_size", p.reta_size}, {"reta_share", p.reta_share}};
+    port["flow_control"] = {{"found", p.flow_control_found}, {"now", p.flow_control}};
+    if (!p.flow_control_error.empty()) port["flow_control"]["error"] = p.flow_control_error;
+    port["promiscuous"] = p.promiscuous;
+    port["allmulticast"] = p.allmulticast;
+    port["xstats"] = {{"drops", p.drop_counters}, {"pause", p.pause_counters}};
+    port["timestamps"] = {{"rx_offload", p.hw_timestamp}, {"timesync", p.timesync}, {"read_clock", p.read_clock}};
+    ports.push_back(port);
     hw = hw || p.hw_timestamp;
   }
   return {{"ok", true}, {"protocol", version()}, {"limits", limits()}, {"engine", r.engine}, {"dpdk", r.dpdk},
@@ -951,6 +964,12 @@ json serialise(const HelloReport& r) {
 }
 
 namespace {
+
+json counter_object(const std::vector<std::pair<std::string, uint64_t>>& counters) {
+  json out = json::object();
+  for (const auto& [name, count] : counters) out[name] = count;
+  return out;
+}
 
 json serialise(const StreamReport& s) {
   json out = {{"kind", s.kind}, {"sent", s.sent}, {"received", s.received},
@@ -1040,6 +1059,10 @@ json serialise(const TrialReport& r) {
     if (!p.drops.kernel_interface.empty())
       ports.back()["drops"]["kernel"] = {{"interface", p.drops.kernel_interface},
                                          {"rx_dropped", p.drops.kernel_rx_dropped}};
+    // Only counters that grew: a NIC has dozens, and a trial report lists what happened.
+    if (!p.drops.xstats.empty()) ports.back()["drops"]["xstats"] = counter_object(p.drops.xstats);
+    if (!p.pause_received.empty()) ports.back()["pause_received"] = counter_object(p.pause_received);
+    if (p.link_down) ports.back()["link_down"] = p.link_down;
     if (p.dns)
       ports.back()["dns"] = {{"answered", p.dns->answered}, {"unanswered", p.dns->unanswered}, {"unsent", p.dns->unsent}};
     if (p.capture)

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dns.hpp"
@@ -14,16 +15,33 @@
 
 namespace xlp {
 
+// How a port was set up and what its driver offers (hello; docs/protocol.md "hello").
 struct PortInfo {
   uint16_t index = 0;
   std::string name, driver;
+  std::string bus;  // "pci", "vdev", ...
+  int socket = -1;  // the device's NUMA node, -1 unknown
   std::array<uint8_t, 6> mac{};
   uint32_t link_speed_mbps = 0;  // 0: unknown
   bool link_up = false;
+  bool link_full_duplex = false, link_autoneg = false;
+  double link_wait = 0;  // s from the port's start until its link was up (or the wait gave up)
   uint16_t rx_queues = 0, tx_queues = 0;  // as configured (not the driver's maximum)
   uint16_t max_queues = 0;                // the most RX/TX queue pairs the driver offers
+  uint16_t rx_descriptors = 0, tx_descriptors = 0;  // per queue, as the driver took them
   std::string rx_spread;                  // how frames are spread over the RX queues
-  bool hw_timestamp = false;     // the NIC offers RX timestamps
+  std::vector<std::string> rss_offered;   // the header fields the NIC's RSS can hash
+  uint16_t reta_size = 0;                 // RSS redirection table entries (0: none)
+  std::vector<uint32_t> reta_share;       // per RX queue, the entries that point to it (RSS in use)
+  uint32_t mtu = 0;                       // as the port holds it after start
+  uint32_t max_frame = 0;                 // the largest frame the port was set up to take
+  std::string flow_control_found, flow_control;  // at start and now: none | rx_pause | tx_pause | full | unsupported
+  std::string flow_control_error;         // why it could not be turned off ("" when it was, or was kept)
+  bool promiscuous = false, allmulticast = false;
+  std::vector<std::string> drop_counters, pause_counters;  // the driver's xstats of each kind (xstats.hpp)
+  bool hw_timestamp = false;  // the NIC offers RX timestamps (RTE_ETH_RX_OFFLOAD_TIMESTAMP)
+  bool timesync = false;      // IEEE 1588 timestamps of PTP frames (rte_eth_timesync_enable)
+  bool read_clock = false;    // the NIC's clock can be read (rte_eth_read_clock)
 };
 
 struct HelloReport {
@@ -160,7 +178,17 @@ struct PortDrops {
   // Per queue (rte_eth_stats q_errors), where kept: drivers differ in what they count there
   // (RX drops, TX failures), so it is recorded, not judged.
   std::vector<uint64_t> queue_errors;
-  uint64_t tester_drops() const { return rx_nombuf + std::max(imissed, kernel_rx_dropped); }
+  // The driver's own receive drop counters (xstats.hpp, XstatKind::kRxDrop) that grew, by
+  // name: mlx5's rx_discards_phy, ...
+  std::vector<std::pair<std::string, uint64_t>> xstats;
+  // Drivers count one drop in several of their counters (mlx5's imissed is its
+  // rx_out_of_buffer; Intel's rx_discards feed imissed) and document no overlap: the largest
+  // of them is what the tester surely dropped.
+  uint64_t tester_drops() const {
+    uint64_t most = std::max(imissed, kernel_rx_dropped);
+    for (const auto& [name, count] : xstats) most = std::max(most, count);
+    return rx_nombuf + most;
+  }
 };
 
 // An authoritative port's DNS queries (docs/dns.md): answered, or not (not a query it answers:
@@ -174,6 +202,12 @@ struct PortReport {
   uint64_t foreign = 0, neighbor_replies = 0;
   uint64_t fragmented = 0;  // IP fragments (is_ip_fragment): test frames a DUT fragmented, not foreign
   PortDrops drops;
+  // Pause frames the port received (the driver's XstatKind::kRxPause counters that grew): the
+  // DUT asked the tester to pause, a finding about the DUT.
+  std::vector<std::pair<std::string, uint64_t>> pause_received;
+  // How often the port's link was seen going down during the trial (polled by the control
+  // thread): such a trial is invalid.
+  uint32_t link_down = 0;
   std::vector<QueueReceiveReport> queues;  // per RX queue
   std::optional<CaptureReport> capture;    // when the trial asked for one
   std::optional<DnsServerReport> dns;      // in a DNS trial (all 0 on a port that does not answer)
