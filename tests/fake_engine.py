@@ -478,7 +478,7 @@ def hello_port(index, name, speed, queues):
             "rss": {"offered": ["ipv4", "ipv4-udp", "ipv6", "ipv6-udp"], "reta_size": 128,
                     "reta_share": [128 // queues] * queues if queues > 1 else []},
             "flow_control": {"found": "full", "now": "none"}, "promiscuous": True, "allmulticast": True,
-            "xstats": {"drops": ["rx_discards_phy"], "pause": ["rx_xoff_packets"]},
+            "xstats": {"offered": 40, "drops": ["rx_discards_phy"], "pause": ["rx_xoff_packets"]},
             "timestamps": {"rx_offload": False, "timesync": False, "read_clock": False}}
 
 

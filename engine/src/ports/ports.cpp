@@ -310,6 +310,7 @@ void Ports::find_xstats(Setup& setup) {
   if (n <= 0) return;
   std::vector<rte_eth_xstat_name> names(size_t(n), rte_eth_xstat_name{});
   const int got = rte_eth_xstats_get_names(setup.ethdev, names.data(), unsigned(n));
+  setup.xstats_offered = uint32_t(std::max(got, 0));
   for (int i = 0; i < got && i < n; ++i) {
     const std::string name = names[size_t(i)].name;
     switch (classify_xstat(name)) {
@@ -370,6 +371,12 @@ void Ports::close() {
     rte_eth_dev_close(p);
   }
   ports_.clear();
+  // The pools go with the ports that used them (their names are free for the next Ports).
+  for (auto& [socket, pool] : pools_) rte_mempool_free(pool);
+  pools_.clear();
+  port_pools_.clear();
+  if (jumbo_rx_pool_) rte_mempool_free(jumbo_rx_pool_);
+  jumbo_rx_pool_ = nullptr;
 }
 
 // Why AF_XDP sockets get a larger send buffer: in copy mode the kernel sends each frame as an
@@ -507,6 +514,7 @@ std::vector<PortInfo> Ports::info() const {
     port.flow_control_error = s.flow_control_error;
     port.promiscuous = s.promiscuous;
     port.allmulticast = s.allmulticast;
+    port.xstats_offered = s.xstats_offered;
     port.drop_counters = s.drop_names;
     port.pause_counters = s.pause_names;
     port.hw_timestamp = s.hw_timestamp;

@@ -153,6 +153,7 @@ class Ports {
     uint32_t mtu = 0;
     std::string flow_control_found, flow_control, flow_control_error;
     bool promiscuous = false, allmulticast = false;
+    uint32_t xstats_offered = 0;  // how many extended statistics the driver has
     std::vector<uint64_t> drop_ids, pause_ids;  // xstats ids
     std::vector<std::string> drop_names, pause_names;
     bool timesync = false, read_clock = false, hw_timestamp = false;

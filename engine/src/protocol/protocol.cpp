@@ -951,7 +951,7 @@ json serialise(const HelloReport& r) {
     if (!p.flow_control_error.empty()) port["flow_control"]["error"] = p.flow_control_error;
     port["promiscuous"] = p.promiscuous;
     port["allmulticast"] = p.allmulticast;
-    port["xstats"] = {{"drops", p.drop_counters}, {"pause", p.pause_counters}};
+    port["xstats"] = {{"offered", p.xstats_offered}, {"drops", p.drop_counters}, {"pause", p.pause_counters}};
     port["timestamps"] = {{"rx_offload", p.hw_timestamp}, {"timesync", p.timesync}, {"read_clock", p.read_clock}};
     ports.push_back(port);
     hw = hw || p.hw_timestamp;

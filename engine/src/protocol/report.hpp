@@ -38,6 +38,7 @@ struct PortInfo {
   std::string flow_control_found, flow_control;  // at start and now: none | rx_pause | tx_pause | full | unsupported
   std::string flow_control_error;         // why it could not be turned off ("" when it was, or was kept)
   bool promiscuous = false, allmulticast = false;
+  uint32_t xstats_offered = 0;            // how many extended statistics the driver has
   std::vector<std::string> drop_counters, pause_counters;  // the driver's xstats of each kind (xstats.hpp)
   bool hw_timestamp = false;  // the NIC offers RX timestamps (RTE_ETH_RX_OFFLOAD_TIMESTAMP)
   bool timesync = false;      // IEEE 1588 timestamps of PTP frames (rte_eth_timesync_enable)

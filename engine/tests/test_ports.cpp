@@ -1,0 +1,86 @@
+// The ports as the engine sets them up (ports/ports.cpp), on a ring pair inside this process:
+// sides taken by device name whatever DPDK's order, what hello says of a device without pause
+// frames or a link of its own, and the RSS table's spread.
+#include <gtest/gtest.h>
+#include <rte_ethdev.h>
+
+#include <cstring>
+
+#include "harness.hpp"
+#include "ports/ports.hpp"
+
+namespace xlp {
+namespace {
+
+uint64_t frames_sent_by(const std::string& device) {
+  uint16_t id = 0;
+  EXPECT_EQ(rte_eth_dev_get_port_by_name(device.c_str(), &id), 0) << device;
+  rte_eth_stats stats{};
+  rte_eth_stats_get(id, &stats);
+  return stats.opackets;
+}
+
+// A ring pair "sides" (net_ring_sides0 and 1), made once: it lives as long as the process.
+void ensure_ring_pair() {
+  static const bool created = (create_ring_pair("sides", 1), true);
+  (void)created;
+}
+
+TEST(Ports, SidesFollowTheNamesNotDpdksOrder) {
+  XLP_REQUIRE_EAL();
+  ensure_ring_pair();
+  PortOptions options;
+  options.names = {"net_ring_sides1", "net_ring_sides0"};  // the later DPDK port on the left
+  options.link_timeout = 1;
+  Ports ports(options);
+  ASSERT_EQ(ports.count(), 2);
+  const std::vector<PortInfo> info = ports.info();
+  EXPECT_EQ(info[0].name, "net_ring_sides1");
+  EXPECT_EQ(info[1].name, "net_ring_sides0");
+  EXPECT_EQ(info[0].index, 0);
+  // A frame sent on protocol port 0 leaves through the DPDK port named for the left side.
+  const uint64_t before = frames_sent_by("net_ring_sides1");
+  rte_mbuf* m = rte_pktmbuf_alloc(ports.pools().at(0));
+  ASSERT_NE(m, nullptr);
+  std::memset(rte_pktmbuf_mtod(m, uint8_t*), 0, 64);
+  m->data_len = m->pkt_len = 64;
+  ASSERT_EQ(ports.io().send(0, 0, &m, 1), 1);
+  EXPECT_EQ(frames_sent_by("net_ring_sides1"), before + 1);
+  rte_mbuf* got[4];
+  EXPECT_EQ(ports.io().receive(1, 0, got, 4), 1);  // and arrives at the other end, the right side
+  rte_pktmbuf_free(got[0]);
+  // A ring has no pause frames to turn off and a link that is up from the start.
+  for (const PortInfo& p : info) {
+    EXPECT_EQ(p.flow_control, "unsupported");
+    EXPECT_TRUE(p.flow_control_error.empty());
+    EXPECT_TRUE(p.link_up);
+    EXPECT_LT(p.link_wait, 1.0);
+    EXPECT_GE(p.xstats_offered, 8u);  // ethdev's basic statistics, whatever the driver
+    EXPECT_EQ(p.max_frame, kDefaultMaxFrame);
+    EXPECT_EQ(p.bus, "vdev");
+  }
+  EXPECT_TRUE(ports.wait_for_links(0).empty());
+}
+
+TEST(Ports, AnUnknownNameIsRefusedWithTheNamesThereAre) {
+  XLP_REQUIRE_EAL();
+  ensure_ring_pair();
+  PortOptions options;
+  options.names = {"0000:03:00.0", "0000:04:00.0"};
+  try {
+    Ports ports(options);
+    FAIL() << "ports built without their devices";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no DPDK port named 0000:03:00.0 (ports: net_ring_sides0, net_ring_sides1)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Ports, RetaShareCountsTheEntriesOfEachQueue) {
+  EXPECT_EQ(reta_share({0, 1, 0, 1, 1, 3}, 2), (std::vector<uint32_t>{2, 3}));  // 3: no such queue
+  EXPECT_EQ(mtu_for(1526), 1508u);  // 1,518 bytes and two VLAN tags on a NIC
+}
+
+}  // namespace
+}  // namespace xlp
