@@ -15,14 +15,21 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
 
-apt-get update
+# Another apt (unattended-upgrades, a second engineer's setup) may hold the dpkg lock: wait for
+# it rather than fail.
+APT_WAIT=(-o DPkg::Lock::Timeout=600)
+apt-get "${APT_WAIT[@]}" update
 # dpdk-dev: dpdk-testpmd, the peer bench/isa_rate.py measures the engine against.
-apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+# qemu-system-x86, busybox-static, kmod, cpio: the QEMU guest in which DPDK's real PCI drivers
+# take emulated NICs through vfio-pci (tests/guest/README.md).
+apt-get install -y "${APT_WAIT[@]}" -o Dpkg::Options::=--force-confdef \
+    -o Dpkg::Options::=--force-confold \
     build-essential cmake ninja-build pkg-config \
     libdpdk-dev dpdk dpdk-dev nlohmann-json3-dev libgtest-dev googletest \
     iproute2 nftables iptables conntrack tayga tcpdump tshark ethtool \
     clang llvm libbpf-dev \
-    python3-pip openssh-client
+    python3-pip openssh-client \
+    qemu-system-x86 busybox-static kmod cpio
 
 # Daemons the lab runs in network namespaces of its own, installed only when missing, and then
 # neither started nor enabled: this host's services stay as they were. sshd: for
@@ -36,7 +43,8 @@ install_quietly() {   # BINARY PACKAGE SERVICE
         chmod 755 /usr/sbin/policy-rc.d
         trap 'rm -f /usr/sbin/policy-rc.d' EXIT
     fi
-    apt-get install -y -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold "$2"
+    apt-get install -y "${APT_WAIT[@]}" -o Dpkg::Options::=--force-confdef \
+        -o Dpkg::Options::=--force-confold "$2"
     if [ -d /run/systemd/system ]; then
         systemctl disable --quiet "$3" 2>/dev/null || true
     fi
