@@ -186,6 +186,7 @@ class Bench {
   TrialReport run(const TrialPlan& plan, const std::function<void(Trial&)>& tick = nullptr, size_t workers = 2) {
     trial_tag = uint8_t(trial_tag % 255 + 1);
     Trial trial(plan, trial_tag, io, eal().pool, eal().tsc_hz, identities, tables, io.queues());
+    if (before_run) before_run(trial);
     const auto t0 = std::chrono::steady_clock::now();
     const std::vector<unsigned> lcores(eal().workers.begin(), eal().workers.begin() + ptrdiff_t(workers));
     trial.run(lcores, [&] {
@@ -195,6 +196,7 @@ class Bench {
   }
 
   MemoryIo io;
+  std::function<void(Trial&)> before_run;  // called on each trial before it runs
   std::vector<PortIdentity> identities;
   std::vector<std::unique_ptr<StateTable>> tables;
   uint8_t trial_tag = 0;

@@ -296,6 +296,11 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, const PortPo
   control_.senders_running = senders;
 }
 
+void Trial::use_rx_timestamps(uint16_t port, int offset, uint64_t flag, const DeviceClockMap& clock) {
+  for (RxTask* r : receivers_)
+    if (r->port() == port) r->use_rx_timestamps(offset, flag, &clock);
+}
+
 std::vector<Trial::Learning> Trial::set_up_learning(std::vector<std::unique_ptr<StateTable>>& tables) {
   // The tables this trial fills (plan.learn), and from which flow's frames. Over UDP the
   // Responder learns the Initiator's frames. Over TCP each side learns the segment that

@@ -22,6 +22,7 @@
 #include "emulation/fields.hpp"
 #include "emulation/patches.hpp"
 #include "core/frame.hpp"
+#include "core/nic_clock.hpp"
 #include "ports/io.hpp"
 #include "core/neighbor.hpp"
 #include "core/pacing.hpp"
@@ -300,6 +301,10 @@ class Trial {
         const std::vector<PortIdentity>& ports, std::vector<std::unique_ptr<StateTable>>& tables,
         uint16_t queues = 1);
   ~Trial();
+  // Hardware receive timestamps on `port` (docs/delay.md, "Hardware timestamps"): frames whose
+  // mbufs carry one (the dynamic flag `flag`, the stamp at dynamic field `offset`) are
+  // received at it, placed on the TSC by `clock` (which outlives the trial). Before run().
+  void use_rx_timestamps(uint16_t port, int offset, uint64_t flag, const DeviceClockMap& clock);
   // Runs on the given worker lcores (none: on the calling thread). `on_tick` is called about
   // every millisecond on the calling thread while workers run; it may request an abort.
   void run(const std::vector<unsigned>& worker_lcores, const std::function<void()>& on_tick);

@@ -5,6 +5,7 @@
 #include "dataplane/runtime.hpp"
 
 #include <rte_cycles.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_ethdev.h>
 #include <rte_pcapng.h>
 #include <rte_prefetch.h>
@@ -14,6 +15,7 @@
 
 #include "core/dns_frame.hpp"
 #include "core/errors.hpp"
+#include "core/nic_clock.hpp"
 
 namespace xlp {
 
@@ -50,6 +52,15 @@ class RxTask final : public Task {
   }
   // Capture: sample this queue's test frames (and foreign frames when `foreign`) into copies
   // from `pool`, sharing the port's claims; every `stride`-th candidate of this queue.
+  // Hardware receive timestamps (docs/delay.md): a frame whose mbuf carries one (`flag` in its
+  // ol_flags, the stamp in the dynamic field at `offset`) is received at that stamp, converted
+  // from the NIC's clock by `clock`; others at the receive burst's TSC.
+  void use_rx_timestamps(int offset, uint64_t flag, const DeviceClockMap* clock) {
+    nic_stamp_offset_ = offset;
+    nic_stamp_flag_ = flag;
+    nic_clock_ = clock;
+  }
+
   void capture_into(PortCapture* port, const CapturePlan& plan, uint32_t snaplen, rte_mempool* pool) {
     capture_ = port;
     capture_foreign_ = plan.foreign;
@@ -94,7 +105,7 @@ class RxTask final : public Task {
         for (uint16_t i = 0; i < n; ++i) {
           if (i + kRxPrefetch < n) prefetch_headers(bufs[i + kRxPrefetch]);
           Stream* reply = nullptr;
-          if (classify(bufs[i], rx_tsc, reply)) {
+          if (classify(bufs[i], nic_clock_ ? nic_rx_tsc(bufs[i], rx_tsc) : rx_tsc, reply)) {
             replies_[replying_] = bufs[i];
             reply_streams_[replying_++] = reply;
           } else {
@@ -116,6 +127,10 @@ class RxTask final : public Task {
 
  private:
   static constexpr uint16_t kRxPrefetch = 4;  // frames ahead (DPDK's l3fwd takes 3)
+  uint64_t nic_rx_tsc(const rte_mbuf* m, uint64_t burst_tsc) const {
+    if (!(m->ol_flags & nic_stamp_flag_)) return burst_tsc;
+    return nic_clock_->stamp_to_tsc(*RTE_MBUF_DYNFIELD(m, nic_stamp_offset_, const uint64_t*), burst_tsc);
+  }
   // A frame's first two cache lines: its headers and test tag (a tunnel's or a TCP segment's
   // tag lies beyond the first 64 bytes).
   static void prefetch_headers(const rte_mbuf* m) {
@@ -415,6 +430,9 @@ class RxTask final : public Task {
   BurstIo& io_;
   const PortIdentity& identity_;
   rte_mempool* pool_;
+  const DeviceClockMap* nic_clock_ = nullptr;  // hardware receive timestamps, when used
+  int nic_stamp_offset_ = 0;
+  uint64_t nic_stamp_flag_ = 0;
   std::array<Sink, 256> sinks_;
   std::vector<Stream*> streams_;
   std::vector<Stream*> awaited_;  // an authoritative port's: the DNS streams it answers
