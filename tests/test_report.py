@@ -275,3 +275,16 @@ def test_keys_that_differ_only_between_procedures_are_no_axes(tmp_path):
     entries = [entry("lat", "latency"), entry("cps", "connection-rate", capacity_error=500),
                entry("tp64", "throughput"), entry("tp128", "throughput", size=128)]
     assert varying_keys(entries) == ["traffic.frame_size"]
+
+
+def test_the_media_row_says_how_a_nics_ports_were_set_up():
+    from xlatperf.report.tables import _port_setup
+    nic = {"flow_control": {"found": "full", "now": "none"}, "mtu": 1508,
+           "descriptors": {"rx": 4096, "tx": 1024}}
+    assert _port_setup(nic) == ", flow control off (was full), MTU 1508, 4096/1024 RX/TX descriptors"
+    kept = {**nic, "flow_control": {"found": "rx_pause", "now": "rx_pause"}}
+    assert _port_setup(kept).startswith(", flow control rx_pause (left as it was), MTU 1508")
+    failed = {**nic, "flow_control": {"found": "full", "now": "full", "error": "Operation not supported"}}
+    assert "flow control full (could not be turned off: Operation not supported)" in _port_setup(failed)
+    assert _port_setup({"flow_control": {"found": "unsupported", "now": "unsupported"}}) == ""  # virtual devices
+    assert _port_setup({}) == ""  # a result recorded before ports said so

@@ -228,9 +228,28 @@ def _frame_sizes(entry: Entry) -> list[str]:
 
 
 def _ports(entry: Entry) -> str:
+    """The tester's ports as set up: driver, link, and for a NIC what a reader must know to trust
+    its counts (flow control, MTU, descriptors)."""
     ports = (entry.summary.get("tester") or {}).get("ports") or []
     return ", ".join(f"port {p.get('index', i)}: {p.get('driver', '?')} "
-                     f"{p.get('link_speed_mbps', '?')} Mbit/s" for i, p in enumerate(ports))
+                     f"{p.get('link_speed_mbps', '?')} Mbit/s{_port_setup(p)}" for i, p in enumerate(ports))
+
+
+def _port_setup(port: dict) -> str:
+    """", flow control off (was full), MTU 1508, 4096/1024 descriptors" for a device that has
+    flow control; "" for one that has none (virtual devices) or a result from before."""
+    flow = port.get("flow_control") or {}
+    if flow.get("now") in (None, "unsupported"):
+        return ""
+    if flow["now"] == "none":
+        state = "off" + (f" (was {flow['found']})" if flow.get("found") not in (None, "none") else "")
+    elif flow.get("error"):
+        state = f"{flow['now']} (could not be turned off: {flow['error']})"
+    else:
+        state = f"{flow['now']} (left as it was)"
+    descriptors = port.get("descriptors") or {}
+    return (f", flow control {state}, MTU {port.get('mtu', '?')}, "
+            f"{descriptors.get('rx', '?')}/{descriptors.get('tx', '?')} RX/TX descriptors")
 
 
 def _line_rates(entry: Entry) -> list[str]:
