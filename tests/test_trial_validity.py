@@ -14,6 +14,8 @@ import time
 from xlatperf.config import load_config
 from xlatperf.engine.protocol import frames_dropped_by_tester
 from xlatperf.measure.store import read_trials
+from xlatperf.report.collect import collect
+from xlatperf.report.families.base import refused_warnings
 from xlatperf.run import run_procedure
 
 
@@ -93,6 +95,9 @@ def test_pause_frames_the_dut_sent_are_recorded(fake_config, tmp_path, monkeypat
     run_procedure("trial", config, tmp_path / "t", rate=1000)
     (record,) = read_trials(tmp_path / "t")
     assert record["valid"] and record["pause_received"] == {"1": {"rx_xoff_packets": 7}}
+    (entry,) = collect(tmp_path / "t")
+    assert any(w.startswith("7 pause frames (IEEE 802.3x / PFC) arrived on the right port: the DUT asked")
+               for w in refused_warnings(entry))
 
 
 def test_an_aborted_trial_is_recorded_with_its_own_duration(fake_config, tmp_path):

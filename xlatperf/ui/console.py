@@ -186,7 +186,9 @@ class ConsoleReporter(Reporter):
         fragments = ", ".join([f"{count:,} IP fragments on port {port}"
                                for port, count in record.get("fragmented", {}).items() if count] +
                               [f"{count:,} foreign frames on port {port}"
-                               for port, count in foreign_beyond_noise(record).items()])
+                               for port, count in foreign_beyond_noise(record).items()] +
+                              [f"{sum(counters.values()):,} pause frames from the DUT on port {port}"
+                               for port, counters in (record.get("pause_received") or {}).items()])
         if fragments:  # test frames a DUT fragmented: no test frames (docs/protocol.md)
             losses += f" ({fragments})"
         sizes = "; ".join(f"{name} per size " + ", ".join(

@@ -81,7 +81,8 @@ PORT_SIDES = {str(index): side for side, index in PORT_INDEX.items()}
 def refused_warnings(entry: Entry) -> list[str]:
     """The test frames the receiver refused (REFUSED: another CE's, a bad checksum, a wrong
     TTL, ...), per direction and kind over the measurement's trials: the DUT's errors, in the
-    loss."""
+    loss; and the other frames that tell of the DUT: fragments, foreign frames beyond a link's
+    noise, pause frames."""
     refused: dict[tuple[str, str], int] = {}
     for record in entry.trials:
         for name, direction in record.get("directions", {}).items():
@@ -89,17 +90,23 @@ def refused_warnings(entry: Entry) -> list[str]:
                 refused[name, why] = refused.get((name, why), 0) + (direction.get(key) or 0)
     fragments: dict[str, int] = {}
     foreign: dict[str, int] = {}
+    pause: dict[str, int] = {}
     for record in entry.trials:
         for port, count in record.get("fragmented", {}).items():
             fragments[port] = fragments.get(port, 0) + count
         for port, count in foreign_beyond_noise(record).items():
             foreign[port] = foreign.get(port, 0) + count
+        for port, counters in (record.get("pause_received") or {}).items():
+            pause[port] = pause.get(port, 0) + sum(counters.values())
     return [f"{count:,} {name} frames {why}: counted as lost, not received"
             for (name, why), count in refused.items() if count] + \
         [f"{count:,} IP fragments arrived on the {PORT_SIDES.get(port, 'port ' + port)} port: test frames "
          "the DUT fragmented are no test frames (counted as lost)" for port, count in fragments.items() if count] + \
         [f"{count:,} frames on the {PORT_SIDES.get(port, 'port ' + port)} port were no test frames, far more than a "
-         "link carries anyway (ARP/ND): test frames the DUT damaged beyond recognition?" for port, count in foreign.items()]
+         "link carries anyway (ARP/ND): test frames the DUT damaged beyond recognition?" for port, count in foreign.items()] + \
+        [f"{count:,} pause frames (IEEE 802.3x / PFC) arrived on the {PORT_SIDES.get(port, 'port ' + port)} port: "
+         "the DUT asked the tester to stop sending (its buffers were full); with tester.flow_control = \"off\" "
+         "the tester did not" for port, count in pause.items() if count]
 
 
 def rate(value) -> str:
