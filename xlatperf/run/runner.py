@@ -20,6 +20,8 @@ from pathlib import Path
 from .. import __version__
 from ..config.compliance import compliance_warnings
 from ..engine.client import Engine
+from ..engine.doctor import require_ready_host
+from ..engine.port_checks import require_ready_ports
 from ..frames.technology import CE_SOURCES
 from ..measure.hooks import DutHooks
 from ..measure.session import Reporter, TrialSession, resolve_dut_macs
@@ -138,9 +140,12 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     with ResultStore(out_dir, resume=resume) as store:
         hooks = DutHooks.from_config(config, store.directory, append=resume)
         hooks.before("point", {"procedure": procedure})
+        if not config.tester.ssh:
+            require_ready_host(config)   # a PCI port's device, driver, IOMMU, hugepages: doctor's host checks
         engine = Engine(config, log_path=store.engine_log, engine_path=engine_path)
         with engine:
             hello = engine.hello()
+            require_ready_ports(config, hello)   # links, MTU, flow control: doctor's engine checks
             engine.addresses(owned_addresses(config))
             if spec.through_dut:
                 config = resolve_dut_macs(engine, config)

@@ -167,6 +167,14 @@ def build_parser() -> argparse.ArgumentParser:
                                "\"SIZE RATE DURATION TIMEOUT n m\", with Stateful 1|2 "
                                "followed by \"N M R T D\"")
 
+    doctor = commands.add_parser("doctor", help="is this host ready to measure with the config's ports? "
+                                 "(docs/hardware.md)")
+    doctor.add_argument("-c", "--config", required=True, metavar="FILE", help="TOML configuration (docs/config.md)")
+    doctor.add_argument("--set", dest="overrides", action="append", default=[], type=_assignment,
+                        metavar="KEY=VALUE", help="override a configuration key (repeatable)")
+    doctor.add_argument("--json", action="store_true", help="print the checks as a JSON list")
+    doctor.add_argument("--root", default="/", help=argparse.SUPPRESS)  # a fake /sys and /proc (tests)
+
     lab = commands.add_parser("lab", help="network-namespace testbeds")
     lab_commands = lab.add_subparsers(dest="lab_command", required=True, metavar="ACTION",
                                       parser_class=_LabParser)
@@ -291,6 +299,16 @@ def run_import(args) -> int:
     return EXIT_OK
 
 
+def run_doctor(args) -> int:
+    """Every check, one line each (or JSON); exit 1 when one failed."""
+    from ..engine.doctor import failed, render
+    from ..engine.port_checks import doctor
+
+    checks = doctor(load_config(args.config, list(args.overrides)), root=args.root)
+    print(json.dumps([check.to_dict() for check in checks], indent=2) if args.json else render(checks))
+    return EXIT_ERROR if failed(checks) else EXIT_OK
+
+
 def run_lab(args) -> int:
     from .. import lab  # imported only when used
 
@@ -328,7 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         handlers = {"lab": run_lab, "campaign": run_campaign_command, "report": run_report,
-                    "import": run_import}
+                    "import": run_import, "doctor": run_doctor}
         return handlers.get(args.command, run_measurement)(args)
     except UsageError as exc:
         print(f"xlatperf: error: {_one_line(exc)}", file=sys.stderr)
