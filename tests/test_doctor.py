@@ -248,3 +248,21 @@ def test_the_command_prints_each_check_and_exits_1_on_a_failure(tree, tmp_path, 
                       "fix": f"dpdk-devbind.py -b vfio-pci {RIGHT}"}
     assert checks[-1] == {"name": "engine: ports", "status": "fail", "found": "not started: the host checks above failed",
                           "fix": "fix those first"}
+
+
+def test_over_ssh_the_host_checks_read_the_tester_hosts_files(tmp_path, monkeypatch):
+    """tester.ssh: the files the checks read are copied from the tester host (tests/fake_ssh
+    runs the copy here) and the checks over the copy say what they say over / itself."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "ssh").symlink_to(Path(__file__).parent / "fake_ssh")
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    devices = sorted(os.listdir("/sys/bus/pci/devices"))
+    assert devices, "this host has no PCI device to read"
+    cfg = load_config(None, [f"left.port=pci:{devices[0]}", "right.port=null", "tester.netns=",
+                             "tester.hugepages=yes", "tester.ssh=tester1"])
+    remote = d.remote_host_checks(cfg)
+    assert remote == d.host_checks(cfg) and len(remote) == 6 + 3
+    monkeypatch.setenv("FAKE_SSH_FAIL", "Connection refused")
+    (check,) = d.remote_host_checks(cfg)
+    assert check.status == "fail" and "Connection refused" in check.found

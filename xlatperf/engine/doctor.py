@@ -9,16 +9,21 @@ checks read /sys and /proc below `root` (tests point it at a fake tree); the eng
     checks += engine_checks(config, hello)       # with the engine started: links, MTU, ...
 """
 
+import io
 import json
 import os
 import re
+import shlex
 import subprocess
+import tarfile
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
 from ..config.schema import lcore_cpus, parse_port
 from ..util.errors import EngineError
+from . import remote
 
 STATUSES = ("ok", "warn", "fail")
 
@@ -159,7 +164,11 @@ def device_check(host: Host, label: str, address: str) -> Check:
 
 
 def _interfaces(host: Host, address: str) -> list[str]:
-    return host.listdir(f"{_device(address)}/net")
+    """The device's kernel interfaces: in its net/ folder, or a child device's (virtio-net's
+    virtioN/net/)."""
+    device = _device(address)
+    children = [f"{device}/{child}/net" for child in host.listdir(device) if child.startswith("virtio")]
+    return sorted({name for folder in (f"{device}/net", *children) for name in host.listdir(folder)})
 
 
 def driver_check(host: Host, label: str, address: str) -> Check:
@@ -351,6 +360,77 @@ def host_checks(config, root: str | os.PathLike = "/", addresses: Callable[[str]
     return checks + [isolation_check(host, config), governor_check(host, config), tsc_check(host)]
 
 
+# --------------------------------------------------------------------------------------------
+# The tester host over ssh (tester.ssh): the files the checks read, copied into a tree
+# --------------------------------------------------------------------------------------------
+
+# Arguments: the PCI addresses. Writes a tar archive of the files the host checks read (the
+# device attributes, its driver, IOMMU group and interfaces, every PCI device's class, the NUMA
+# nodes' CPUs and hugepages, the CPUs' isolation and governors, /proc's cpuinfo, mounts and
+# routes, each interface's addresses as `ip -j` prints them) to stdout, symlinks as symlinks, so
+# that the same checks run over the copy as over /.
+SNAPSHOT_SCRIPT = r"""
+set -u
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+copy() { for f in "$@"; do [ -r "$f" ] && [ -f "$f" ] && mkdir -p "$tmp${f%/*}" && cat "$f" > "$tmp$f" 2>/dev/null; done; true; }
+link() { for f in "$@"; do [ -L "$f" ] && mkdir -p "$tmp${f%/*}" && ln -s "$(readlink "$f")" "$tmp$f"; done; true; }
+folder() { for f in "$@"; do [ -d "$f" ] && mkdir -p "$tmp$f"; done; true; }
+copy /proc/cpuinfo /proc/mounts /proc/net/route /proc/net/ipv6_route
+copy /sys/devices/system/cpu/isolated /sys/devices/system/cpu/nohz_full /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor
+copy /sys/devices/system/node/node*/cpulist /sys/devices/system/node/node*/hugepages/*/free_hugepages
+copy /sys/kernel/mm/hugepages/*/free_hugepages /sys/module/vfio/parameters/enable_unsafe_noiommu_mode
+copy /sys/bus/pci/devices/*/class
+folder /sys/bus/pci/drivers/vfio-pci /sys/kernel/iommu_groups
+for a in "$@"; do
+    d=/sys/bus/pci/devices/$a
+    for key in vendor device numa_node current_link_width max_link_width current_link_speed max_link_speed; do copy "$d/$key"; done
+    link "$d/driver" "$d/iommu_group"
+    for i in "$d"/net/* "$d"/virtio*/net/*; do
+        [ -e "$i" ] || continue
+        n=${i##*/}
+        folder "$i"
+        copy "/sys/class/net/$n/operstate" "/sys/class/net/$n/flags"
+        mkdir -p "$tmp/addresses"
+        ip -j addr show dev "$n" > "$tmp/addresses/$n" 2>/dev/null
+    done
+    if [ -L "$d/iommu_group" ]; then
+        g=$(readlink "$d/iommu_group"); g=${g##*/}
+        folder "/sys/kernel/iommu_groups/$g"
+        link /sys/kernel/iommu_groups/$g/devices/*
+        for m in /sys/kernel/iommu_groups/$g/devices/*; do link "/sys/bus/pci/devices/${m##*/}/driver"; done
+        [ -e "/dev/vfio/$g" ] && mkdir -p "$tmp/dev/vfio" && : > "$tmp/dev/vfio/$g"
+    fi
+done
+tar -C "$tmp" -cf - .
+"""
+
+
+def remote_host_checks(config) -> list[Check]:
+    """host_checks on tester.ssh: its files copied here (SNAPSHOT_SCRIPT) and read as a tree."""
+    addresses = sorted({parse_port(spec).name for spec in (config.left.port, config.right.port)
+                        if parse_port(spec).kind == "pci"})
+    command = remote.ssh_command(config, shlex.join(["sh", "-c", SNAPSHOT_SCRIPT, "xlatperf-doctor", *addresses]))
+    try:
+        run = subprocess.run(command, capture_output=True, timeout=remote.PROBE_SECONDS)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return [Check("host", "fail", f"cannot reach {remote.where(config)}: {exc}", "check tester.ssh")]
+    if run.returncode != 0 or not run.stdout:
+        why = run.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"status {run.returncode}"]
+        return [Check("host", "fail", f"cannot read {remote.where(config)}: {why[0]}", "check tester.ssh")]
+    with tempfile.TemporaryDirectory(prefix="xlatperf-doctor-") as root:
+        with tarfile.open(fileobj=io.BytesIO(run.stdout)) as archive:
+            archive.extractall(root, filter="fully_trusted")
+
+        def addresses_there(interface: str) -> list[str]:
+            try:
+                listing = json.loads((Path(root) / "addresses" / interface).read_text() or "[]")
+            except (OSError, ValueError):
+                return []
+            return [a["local"] for entry in listing for a in entry.get("addr_info", [])]
+        return host_checks(config, root, addresses_there)
+
+
 def failed(checks: list[Check]) -> list[Check]:
     return [check for check in checks if check.status == "fail"]
 
@@ -364,10 +444,11 @@ def refuse(checks: list[Check]) -> None:
 
 
 def require_ready_host(config, root: str | os.PathLike = "/") -> None:
-    """Before the engine starts on PCI ports of this host: the device, driver, IOMMU and
-    hugepage checks, whose failure DPDK would only report as "no DPDK ports"."""
+    """Before the engine starts on PCI ports: the device, driver, IOMMU and hugepage checks of
+    the engine's host (this one, or tester.ssh's), whose failure DPDK would only report as "no
+    DPDK ports"."""
     if any(parse_port(spec).kind == "pci" for spec in (config.left.port, config.right.port)):
-        refuse(host_checks(config, root))
+        refuse(remote_host_checks(config) if config.tester.ssh else host_checks(config, root))
 
 
 def render(checks: list[Check]) -> str:

@@ -12,7 +12,7 @@ import os
 from ..util.errors import XlatperfError
 from ..util.rates import parse_speed
 from .client import Engine
-from .doctor import Check, failed, host_checks, refuse
+from .doctor import Check, failed, host_checks, refuse, remote_host_checks
 
 SIDES = ("left", "right")
 
@@ -175,14 +175,9 @@ def require_ready_ports(config, hello: dict) -> None:
 
 
 def doctor(config, root: str | os.PathLike = "/", engine_path: str | None = None) -> list[Check]:
-    """Every check: the host's (this host's; with tester.ssh the engine's host is not read: a
-    warning says so), then, unless one of those failed, the engine's on its started ports."""
-    if config.tester.ssh:
-        checks = [Check("host", "warn", f"the engine runs on {config.tester.ssh}: its /sys and /proc are not "
-                        "read from here", f"run xlatperf doctor -c FILE on {config.tester.ssh} for the host checks "
-                        "(driver, IOMMU, hugepages, CPUs)")]
-    else:
-        checks = host_checks(config, root)
+    """Every check: the host's (the engine's host: with tester.ssh its files are read through
+    ssh), then, unless one of those failed, the engine's on its started ports."""
+    checks = remote_host_checks(config) if config.tester.ssh else host_checks(config, root)
     if failed(checks):
         return checks + [Check("engine: ports", "fail", "not started: the host checks above failed",
                                "fix those first")]

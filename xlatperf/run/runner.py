@@ -140,8 +140,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
     with ResultStore(out_dir, resume=resume) as store:
         hooks = DutHooks.from_config(config, store.directory, append=resume)
         hooks.before("point", {"procedure": procedure})
-        if not config.tester.ssh:
-            require_ready_host(config)   # a PCI port's device, driver, IOMMU, hugepages: doctor's host checks
+        require_ready_host(config)   # a PCI port's device, driver, IOMMU, hugepages: doctor's host checks
         engine = Engine(config, log_path=store.engine_log, engine_path=engine_path)
         with engine:
             hello = engine.hello()
