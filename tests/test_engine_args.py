@@ -9,7 +9,7 @@ import pytest
 
 from xlatperf.config.schema import load_config
 from xlatperf.engine import client as engine_module
-from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, af_packet_ring_args, eal_args,
+from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, af_packet_ring_args, check_ports_exist, eal_args,
                                     engine_command, find_engine, free_hugepage_bytes)
 from xlatperf.engine.protocol import PROTOCOL_VERSION
 from xlatperf.util.errors import EngineError, EngineExited
@@ -73,6 +73,14 @@ def test_engine_command_netns_and_force():
     config = load_config(None, ["tester.netns=", "tester.hugepages=yes"])
     command = engine_command(config, "/opt/e")
     assert command[0] == "/opt/e" and "--force" not in command
+
+
+def test_ports_without_a_kernel_interface_need_no_namespace():
+    # The default tester.netns (the lab's) is not asked of PCI, null or ring ports.
+    for ports in (["left.port=pci:0000:03:00.0", "right.port=pci:0000:04:00.0"], ["left.port=null", "right.port=null"]):
+        config = load_config(None, ["tester.hugepages=yes", *ports])
+        assert engine_command(config, "/e")[0] == "/e"
+        check_ports_exist(config)   # no "no such network namespace"
 
 
 def test_port_options_reach_the_engine_and_the_eal():
@@ -241,7 +249,7 @@ def test_port_name_mismatch(fake_env):
 
 
 def test_missing_netns_and_interface(fake_env):
-    config = load_config(None, FAKE_CONFIG + ["tester.netns=xlp-does-not-exist"])
+    config = load_config(None, FAKE_CONFIG + ["tester.netns=xlp-does-not-exist", "left.port=af_xdp:lo"])
     with pytest.raises(EngineError, match='tester.netns = "xlp-does-not-exist": no such network'):
         Engine(config).start()
     config = load_config(None, FAKE_CONFIG + ["left.port=af_packet:xlpnope0"])

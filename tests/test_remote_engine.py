@@ -146,7 +146,7 @@ def test_probe_script_on_this_host(fake_ssh, tmp_path):
 
 def test_checks_name_the_key_and_the_host():
     facts = remote.HostFacts(netns_exists=False)
-    config = config_with("tester.netns=xlp-tester")
+    config = config_with("tester.netns=xlp-tester", "left.port=af_xdp:xlp-tl")
     with pytest.raises(EngineError, match='tester.netns = "xlp-tester": no such network '
                                           'namespace on tester host root@tester1'):
         check_ports_exist(config, facts)

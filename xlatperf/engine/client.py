@@ -206,8 +206,8 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
                    file_prefix: str | None = None) -> list[str]:
     """[ip netns exec NETNS] ENGINE EAL-ARGS -- [--force]"""
     command = []
-    if config.tester.netns:
-        command += ["ip", "netns", "exec", config.tester.netns]
+    if engine_netns(config):
+        command += ["ip", "netns", "exec", engine_netns(config)]
     tester = config.tester
     # The engine numbers the ports as the sides are (0 = left, 1 = right), by their device
     # names, whatever order DPDK probed them in.
@@ -232,11 +232,18 @@ def kernel_interfaces(config: dict) -> list[str]:
             if port.kind in ("af_packet", "af_xdp")]
 
 
+def engine_netns(config: dict) -> str:
+    """The network namespace the engine runs in: tester.netns, the namespace of its ports'
+    kernel interfaces; "" when no port has one (PCI, null and ring ports live in none, so the
+    lab's default namespace is not required of them)."""
+    return config.tester.netns if kernel_interfaces(config) else ""
+
+
 def check_ports_exist(config: dict, facts: remote.HostFacts | None = None) -> None:
     """Fail early, with the port's name, when a network namespace or an af_packet/af_xdp
     interface is missing (DPDK's own message for that is obscure). facts: what the probe found
     on the tester host (tester.ssh); None: look on this host."""
-    netns = config.tester.netns
+    netns = engine_netns(config)
     host = f" on {remote.where(config)}" if facts is not None else ""
     if netns and not (facts.netns_exists if facts is not None
                       else os.path.exists(f"/run/netns/{netns}")):
