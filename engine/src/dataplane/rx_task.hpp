@@ -96,24 +96,9 @@ class RxTask final : public Task {
       rte_mbuf* bufs[kMaxBurst];
       n = io_.receive(port_, queue_, bufs, kMaxBurst);
       if (n > 0) {
-        const uint64_t rx_tsc = rte_rdtsc();
-        uint16_t done = 0;
-        // The frames a few places ahead are fetched while this one is judged: each frame's
-        // headers and tag come from another core's cache or from the NIC's DMA, misses that
-        // would otherwise stall classify at its first loads.
-        for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetch); ++i) prefetch_headers(bufs[i]);
-        for (uint16_t i = 0; i < n; ++i) {
-          if (i + kRxPrefetch < n) prefetch_headers(bufs[i + kRxPrefetch]);
-          Stream* reply = nullptr;
-          if (classify(bufs[i], nic_clock_ ? nic_rx_tsc(bufs[i], rx_tsc) : rx_tsc, reply)) {
-            replies_[replying_] = bufs[i];
-            reply_streams_[replying_++] = reply;
-          } else {
-            bufs[done++] = bufs[i];
-          }
-        }
-        rte_pktmbuf_free_bulk(bufs, done);
-        if (replying_ > 0) flush_replies();
+        // Hardware timestamps or not is decided once a burst: the loop of each kind is its own.
+        if (nic_clock_) take<true>(bufs, n);
+        else take<false>(bufs, n);
       }
     }
     if (now >= ctl_.rx_deadline.load(std::memory_order_relaxed)) return finish();
@@ -127,6 +112,30 @@ class RxTask final : public Task {
 
  private:
   static constexpr uint16_t kRxPrefetch = 4;  // frames ahead (DPDK's l3fwd takes 3)
+
+  // Classifies a received burst; frees what is not held as a reply. kNicStamps: each frame is
+  // received at its hardware timestamp (use_rx_timestamps), else at the burst's TSC.
+  template <bool kNicStamps>
+  void take(rte_mbuf** bufs, uint16_t n) {
+    const uint64_t rx_tsc = rte_rdtsc();
+    uint16_t done = 0;
+    // The frames a few places ahead are fetched while this one is judged: each frame's
+    // headers and tag come from another core's cache or from the NIC's DMA, misses that
+    // would otherwise stall classify at its first loads.
+    for (uint16_t i = 0; i < std::min<uint16_t>(n, kRxPrefetch); ++i) prefetch_headers(bufs[i]);
+    for (uint16_t i = 0; i < n; ++i) {
+      if (i + kRxPrefetch < n) prefetch_headers(bufs[i + kRxPrefetch]);
+      Stream* reply = nullptr;
+      if (classify(bufs[i], kNicStamps ? nic_rx_tsc(bufs[i], rx_tsc) : rx_tsc, reply)) {
+        replies_[replying_] = bufs[i];
+        reply_streams_[replying_++] = reply;
+      } else {
+        bufs[done++] = bufs[i];
+      }
+    }
+    rte_pktmbuf_free_bulk(bufs, done);
+    if (replying_ > 0) flush_replies();
+  }
   uint64_t nic_rx_tsc(const rte_mbuf* m, uint64_t burst_tsc) const {
     if (!(m->ol_flags & nic_stamp_flag_)) return burst_tsc;
     return nic_clock_->stamp_to_tsc(*RTE_MBUF_DYNFIELD(m, nic_stamp_offset_, const uint64_t*), burst_tsc);
