@@ -34,7 +34,6 @@ KERNEL_DRIVER_NIC = "0000:00:06.0"
 SCRIPT = """\
 step() {{ name=$1; shift; echo "== $name: $*"; "$@" > "$name.log" 2>&1; echo $? > "$name.status"; \
 cat "$name.log"; }}
-echo > /tmp/empty; mount --bind /tmp/empty /sys/devices/system/cpu/nohz_full  # TEMP
 step devbind dpdk-devbind.py --status-dev net
 step doctor {python} -m xlatperf doctor -c guest.toml --json
 step doctor_kernel_driver {python} -m xlatperf doctor -c kernel-driver.toml --json
