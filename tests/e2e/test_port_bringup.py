@@ -155,6 +155,7 @@ def test_a_memif_port_without_its_peer_stays_down(netns):
     try:
         hello = engine.request("hello")
         memif, null = hello["ports"]
+        assert memif["xstats"]["offered"] >= 8 and null["xstats"]["offered"] >= 8
         assert not memif["link"]["up"] and memif["link"]["wait"] >= 1.0
         assert null["link"]["up"]
         reply, _ = trial(engine, duration=1.0)
@@ -164,3 +165,22 @@ def test_a_memif_port_without_its_peer_stays_down(netns):
         engine.close()
         if os.path.exists(MEMIF_SOCKET):
             os.unlink(MEMIF_SOCKET)
+
+
+def test_every_driver_offers_ethdevs_basic_statistics(netns):
+    """The engine reads each port's extended statistics around every trial: every driver has at
+    least ethdev's eight basic ones (rx_good_packets ... rx_mbuf_allocation_errors)."""
+    ip("link", "add", "xlp-pa", "type", "veth", "peer", "name", "xlp-pb")
+    ip("link", "add", "xlp-xa", "type", "veth", "peer", "name", "xlp-xb")
+    for name in ("xlp-pa", "xlp-pb", "xlp-xa", "xlp-xb"):
+        ip("link", "set", name, "up")
+    engine = EngineProcess(["--vdev=net_null0,no-rx=1", "--vdev=net_af_packet0,iface=xlp-pa",
+                            "--vdev=net_af_xdp0,iface=xlp-xa", f"--vdev=net_tap0,iface={TAPS[0]}"],
+                           ["--link-timeout", "2"])
+    try:
+        hello = engine.request("hello")
+        offered = {port["driver"]: port["xstats"]["offered"] for port in hello["ports"]}
+        assert set(offered) == {"net_null", "net_af_packet", "net_af_xdp", "net_tap"}, offered
+        assert all(count >= 8 for count in offered.values()), offered
+    finally:
+        engine.close()
