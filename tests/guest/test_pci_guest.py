@@ -13,6 +13,7 @@ import fcntl
 import json
 import math
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,6 +29,8 @@ TEST_LOCK = "/run/xlatperf-tests.lock"   # the lab lock of tests/conftest.py's e
 BOOT_AND_RUN_TIMEOUT = 330               # s: the whole guest, from QEMU's start to power-off
 TRIAL_RATE, TRIAL_DURATION = 1000, 3
 KERNEL_DRIVER_NIC = "0000:00:06.0"
+# The link_down step's trial: guest NIC 0's cable is pulled LINK_PULL_AT s into it for 1 s.
+LINK_TRIAL_DURATION, LINK_PULL_AT = 6, 2.0
 
 # Each step's output goes to STEP.log and its exit status to STEP.status in the share; a step
 # that fails does not stop the next.
@@ -38,6 +41,8 @@ step devbind dpdk-devbind.py --status-dev net
 step doctor {python} -m xlatperf doctor -c guest.toml --json
 step doctor_kernel_driver {python} -m xlatperf doctor -c kernel-driver.toml --json
 step trial {python} -m xlatperf trial -c guest.toml -q --rate {rate} --duration {duration} --out trial
+step link_down {python} -m xlatperf trial -c guest.toml --json --rate {rate} --duration {link_duration} \
+    --out link_down
 step throughput {python} -m xlatperf throughput -c guest.toml -q --duration 2 --repeat 1 \
     --set throughput.max_rate={max_rate} --set throughput.error={error} --out throughput
 """
@@ -66,10 +71,15 @@ def guest(tmp_path_factory) -> GuestResult:
             (share / "kernel-driver.toml").write_text(guest_config(
                 share / "lab.toml", [vm.pci_address(0), KERNEL_DRIVER_NIC], engine))
             started = time.monotonic()
+            stop = threading.Event()
+            puller = threading.Thread(target=pull_cable_mid_trial,
+                                      args=(vm, share / "link_down.log", stop), daemon=True)
+            puller.start()
             result = vm.run(SCRIPT.format(python=sys.executable, rate=TRIAL_RATE,
                                           duration=TRIAL_DURATION, max_rate=SEARCH_MAX_RATE,
-                                          error=SEARCH_ERROR),
+                                          error=SEARCH_ERROR, link_duration=LINK_TRIAL_DURATION),
                             timeout=BOOT_AND_RUN_TIMEOUT, cable=cable)
+            stop.set()
             print(f"guest: script started {result.boot_seconds} s after boot, "
                   f"{time.monotonic() - started:.1f} s in all")
         finally:
@@ -77,6 +87,23 @@ def guest(tmp_path_factory) -> GuestResult:
             lab.lab_down()
             fcntl.flock(lock, fcntl.LOCK_UN)
     return result
+
+
+def pull_cable_mid_trial(vm: Guest, log: Path, stop: threading.Event) -> None:
+    """Takes guest NIC 0's link down for 1 s once the link_down step's trial has run
+    LINK_PULL_AT s (its --json progress, read from the share as the guest writes it), as a
+    cable pulled and put back would; once."""
+    while not stop.wait(0.2):
+        for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue   # a line still being written
+            if event.get("event") == "progress" and (event.get("elapsed") or 0) >= LINK_PULL_AT:
+                vm.set_link(0, False)
+                time.sleep(1.0)
+                vm.set_link(0, True)
+                return
 
 
 def step_result(result: GuestResult, name: str) -> tuple[int, str]:
@@ -170,6 +197,19 @@ def test_a_trial_through_router4_counts_every_frame(guest):
         assert direction["received"] == direction["sent"], (name, direction)
         assert direction["loss_ratio"] == 0, (name, direction)
     assert trial["loss_ratio"] == 0
+
+
+def test_a_link_that_goes_down_mid_trial_invalidates_it_and_the_trial_is_retaken(guest):
+    step(guest, "link_down")
+    attempts = records(guest.share / "link_down")
+    pulled = [a for a in attempts
+              if (a["invalid_reason"] or "").startswith("link down during the trial on port 0")]
+    assert len(pulled) == 1 and pulled[0]["retaken"], attempts
+    # Taken again with the link back up: every frame counted.
+    final = attempts[-1]
+    assert final["valid"] and not final.get("retaken"), attempts
+    for direction in final["directions"].values():
+        assert direction["received"] == direction["sent"] == TRIAL_RATE * LINK_TRIAL_DURATION
 
 
 def test_a_throughput_search_converges(guest):
