@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """xlatperf on DPDK's real PCI drivers: two emulated e1000e NICs in a QEMU guest, bound to
 vfio-pci through a virtual IOMMU and taken by net_e1000_em, cabled to the lab's router4 DUT on
-the host (guest_lab.py). One boot runs every step (a boot costs ~45 s under TCG); each test
-asserts on what one step left in the share.
+the host (guest_lab.py), and a third left on its kernel driver. One boot runs every step (a
+guest costs 25-40 s under TCG before it runs anything long); each test asserts on what one
+step left in the share.
 
 Functional assertions only: TCG runs the guest at a fraction of native speed, so no rate
 measured here means anything; what counts is that frames are counted, links come up and the
@@ -57,6 +58,7 @@ def guest(tmp_path_factory) -> GuestResult:
     """Boots the guest once, cabled to router4, and runs SCRIPT; the lab lock held meanwhile."""
     share = tmp_path_factory.mktemp("guest")
     engine = portable_engine()
+    stop = threading.Event()   # ends the cable puller however the guest ends
     with open(TEST_LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -71,7 +73,6 @@ def guest(tmp_path_factory) -> GuestResult:
             (share / "kernel-driver.toml").write_text(guest_config(
                 share / "lab.toml", [vm.pci_address(0), KERNEL_DRIVER_NIC], engine))
             started = time.monotonic()
-            stop = threading.Event()
             puller = threading.Thread(target=pull_cable_mid_trial,
                                       args=(vm, share / "link_down.log", stop), daemon=True)
             puller.start()
@@ -79,10 +80,10 @@ def guest(tmp_path_factory) -> GuestResult:
                                           duration=TRIAL_DURATION, max_rate=SEARCH_MAX_RATE,
                                           error=SEARCH_ERROR, link_duration=LINK_TRIAL_DURATION),
                             timeout=BOOT_AND_RUN_TIMEOUT, cable=cable)
-            stop.set()
             print(f"guest: script started {result.boot_seconds} s after boot, "
                   f"{time.monotonic() - started:.1f} s in all")
         finally:
+            stop.set()
             uncable()
             lab.lab_down()
             fcntl.flock(lock, fcntl.LOCK_UN)
