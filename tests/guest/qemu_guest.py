@@ -131,10 +131,11 @@ class Guest:
         path = self.share / "run.sh"
         path.write_text(script)
         self.started_at = time.monotonic()
-        self.process = subprocess.Popen(
-            ["ip", "netns", "exec", self.netns, *self.qemu_command(path)],
-            stdin=subprocess.DEVNULL, stdout=open(self.work / "qemu.log", "w"),
-            stderr=subprocess.STDOUT, start_new_session=True)
+        with open(self.work / "qemu.log", "w") as log:   # QEMU keeps its own copy of the fd
+            self.process = subprocess.Popen(
+                ["ip", "netns", "exec", self.netns, *self.qemu_command(path)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True)
         deadline = time.monotonic() + 30
         while not all(link_exists(self.netns, tap) for tap in self.taps):
             if self.process.poll() is not None or time.monotonic() > deadline:
