@@ -117,7 +117,10 @@ def _ip_addresses(interface: str) -> list[str]:
 
 
 def cpu_list(text: str) -> set[int]:
-    """"0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11} (sysfs cpulist); "" -> {}."""
+    """"0-3,8,10-11" -> {0, 1, 2, 3, 8, 10, 11} (sysfs cpulist); "" and "(null)" (what
+    Debian 12's kernel writes in nohz_full when it is off) -> {}."""
+    if not re.fullmatch(r"[\d,\-\s]*", text):
+        return set()
     cpus: set[int] = set()
     for part in filter(None, text.strip().split(",")):
         first, _, last = part.partition("-")
@@ -328,7 +331,9 @@ def pcie_check(host: Host, label: str, address: str) -> Check:
     device = _device(address)
     width, most_width = host.read(f"{device}/current_link_width"), host.read(f"{device}/max_link_width")
     speed, most_speed = host.read(f"{device}/current_link_speed"), host.read(f"{device}/max_link_speed")
-    if not (width and most_width and speed and most_speed):
+    # Emulated devices report widths of 0 and 255 and speeds "Unknown": nothing to compare.
+    if (not (width and most_width and speed and most_speed) or width in ("0", "255") or most_width in ("0", "255")
+            or "Unknown" in speed or "Unknown" in most_speed):
         return Check(name, "ok", "not reported (a virtual or integrated device)", "")
     found = f"x{width} at {speed} (the device: x{most_width} at {most_speed})"
 
