@@ -294,15 +294,30 @@ void Ports::start_port(Setup& setup) {
 void Ports::set_flow_control(Setup& setup) {
   rte_eth_fc_conf fc{};
   if (rte_eth_dev_flow_ctrl_get(setup.ethdev, &fc) != 0) {
-    setup.flow_control_found = setup.flow_control = "unsupported";  // virtual devices: no pause frames
+    setup.flow_control_found = "unsupported";  // virtual devices: no pause frames
     return;
   }
-  setup.flow_control_found = setup.flow_control = flow_control_name(fc.mode);
+  setup.flow_control_found = flow_control_name(fc.mode);
   if (!options_.flow_control_off || fc.mode == RTE_ETH_FC_NONE) return;
-  fc.mode = RTE_ETH_FC_NONE;
-  const int rc = rte_eth_dev_flow_ctrl_set(setup.ethdev, &fc);
-  if (rc != 0) setup.flow_control_error = rte_strerror(-rc);
-  if (rte_eth_dev_flow_ctrl_get(setup.ethdev, &fc) == 0) setup.flow_control = flow_control_name(fc.mode);
+  // First as negotiated (the link partner learns that the tester sends and honours no pause
+  // frames); a driver that resolves the mode again from autonegotiation and keeps it on (the
+  // e1000 family, with a partner that advertises pause) is then told to force it off.
+  int rc = 0;
+  for (const uint8_t autoneg : {fc.autoneg, uint8_t(0)}) {
+    rte_eth_fc_conf want = fc;
+    want.mode = RTE_ETH_FC_NONE;
+    want.autoneg = autoneg;
+    rc = rte_eth_dev_flow_ctrl_set(setup.ethdev, &want);
+    rte_eth_fc_conf now{};
+    if (rc == 0 && rte_eth_dev_flow_ctrl_get(setup.ethdev, &now) == 0 && now.mode == RTE_ETH_FC_NONE) return;
+  }
+  setup.flow_control_error = rc != 0 ? std::string(rte_strerror(-rc)) : "the driver took \"none\" but still reports it on";
+}
+
+std::string Ports::flow_control_now(const Setup& setup) const {
+  if (setup.flow_control_found == "unsupported") return "unsupported";
+  rte_eth_fc_conf fc{};
+  return rte_eth_dev_flow_ctrl_get(setup.ethdev, &fc) == 0 ? flow_control_name(fc.mode) : "unknown";
 }
 
 void Ports::find_xstats(Setup& setup) {
@@ -510,8 +525,8 @@ std::vector<PortInfo> Ports::info() const {
     port.mtu = s.mtu;
     port.max_frame = options_.max_frame;
     port.flow_control_found = s.flow_control_found;
-    port.flow_control = s.flow_control;
-    port.flow_control_error = s.flow_control_error;
+    port.flow_control = flow_control_now(s);  // as the driver reports it now, after the link came up
+    port.flow_control_error = port.flow_control == "none" ? "" : s.flow_control_error;
     port.promiscuous = s.promiscuous;
     port.allmulticast = s.allmulticast;
     port.xstats_offered = s.xstats_offered;

@@ -151,7 +151,7 @@ class Ports {
     std::vector<uint32_t> reta_share;
     uint16_t rx_descriptors = 0, tx_descriptors = 0;
     uint32_t mtu = 0;
-    std::string flow_control_found, flow_control, flow_control_error;
+    std::string flow_control_found, flow_control_error;
     bool promiscuous = false, allmulticast = false;
     uint32_t xstats_offered = 0;  // how many extended statistics the driver has
     std::vector<uint64_t> drop_ids, pause_ids;  // xstats ids
@@ -166,6 +166,7 @@ class Ports {
   rte_mempool* pool_on(int socket, unsigned mbufs);
   void start_port(Setup& setup);
   void set_flow_control(Setup& setup);
+  std::string flow_control_now(const Setup& setup) const;
   void find_xstats(Setup& setup);
   void close();
 
