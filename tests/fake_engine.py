@@ -745,7 +745,7 @@ def run_trial(request):
              "elapsed": duration, "flows": replies,
              "ports": [{"index": port, "foreign": 0, "fragmented": 0, "neighbor_replies": 0,
                         "drops": {"imissed": dropped if port == flows[0]["rx_port"] else 0,
-                                  "rx_nombuf": 0, "ierrors": 0, "oerrors": 0,
+                                  "rx_nombuf": 0, "ierrors": 0, "oerrors": 0, "tx_lost": 0,
                                   "queue_errors": [0] * queues},
                         "queues": [{"queue": q, "foreign": 0,
                                     "test_frames": sum(f["received"] for f, plan in zip(replies, flows)

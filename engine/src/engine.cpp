@@ -93,21 +93,18 @@ TrialReport Engine::trial(const TrialPlan& plan, const std::function<void(const 
   TrialReport report = trial.result(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   check_links();
   const std::vector<PortCounters> after = ports_.counters();
-  for (PortReport& port : report.ports) {
-    port.drops = drops_between(before.at(port.index), after.at(port.index), ports_.queues());
-    port.pause_received = pause_between(before.at(port.index), after.at(port.index));
-  }
-  // Ports that received no test frames have no entry yet: a link that went down there counts too.
-  for (size_t i = 0; i < went_down.size(); ++i) {
-    if (went_down[i] == 0) continue;
+  // Every port's counters: a port that received no test frames has no entry yet, and gets one
+  // when it has something to say (frames it failed to send, pause frames, its link).
+  for (uint16_t i = 0; i < ports_.count(); ++i) {
     auto it = std::find_if(report.ports.begin(), report.ports.end(), [&](const PortReport& p) { return p.index == i; });
-    if (it == report.ports.end()) {
-      PortReport port;
-      port.index = uint16_t(i);
-      report.ports.push_back(port);
-      it = report.ports.end() - 1;
-    }
-    it->link_down = went_down[i];
+    PortReport port;
+    port.index = i;
+    PortReport& entry = it != report.ports.end() ? *it : port;
+    entry.drops = drops_between(before.at(i), after.at(i), ports_.queues());
+    entry.pause_received = pause_between(before.at(i), after.at(i));
+    entry.link_down = went_down.at(i);
+    if (it == report.ports.end() && (entry.drops.tester_drops() > 0 || !entry.pause_received.empty() || entry.link_down))
+      report.ports.push_back(entry);
   }
   invalidate_on_link_down(report);
   invalidate_on_tester_drops(report);
@@ -134,6 +131,8 @@ void invalidate_on_tester_drops(TrialReport& report) {
                std::to_string(port.drops.rx_nombuf) + " (rx_nombuf)";
     for (const auto& [name, count] : port.drops.xstats)
       dropped += ", its driver counted " + std::to_string(count) + " in " + name;
+    if (port.drops.tx_lost)
+      dropped += ", and " + std::to_string(port.drops.tx_lost) + " frames it took for sending failed to leave (oerrors)";
     if (!port.drops.kernel_interface.empty())
       dropped += ", its kernel interface " + port.drops.kernel_interface + " dropped " +
                  std::to_string(port.drops.kernel_rx_dropped) + " (rx_dropped)";

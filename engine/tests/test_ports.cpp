@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "harness.hpp"
+#include "engine.hpp"
 #include "ports/ports.hpp"
 
 namespace xlp {
@@ -75,6 +76,39 @@ TEST(Ports, AnUnknownNameIsRefusedWithTheNamesThereAre) {
               std::string::npos)
         << e.what();
   }
+}
+
+TEST(Ports, DropsCountTheDriversCountersOnceAndFramesThatFailedToLeave) {
+  const std::vector<std::string> drops = {"rx_discards_phy", "rx_out_of_buffer"}, pause = {"rx_xoff_packets"};
+  PortCounters before, after;
+  for (PortCounters* c : {&before, &after}) {
+    c->drop_names = &drops;
+    c->pause_names = &pause;
+  }
+  before.drop_xstats = {10, 20};
+  after.drop_xstats = {13, 27};  // 3 and 7 more: one drop may be in both, so the larger
+  before.pause_xstats = {1};
+  after.pause_xstats = {4};
+  after.eth.imissed = 5;
+  after.eth.oerrors = 2;
+  PortDrops d = drops_between(before, after, 1);
+  EXPECT_EQ(d.xstats, (std::vector<std::pair<std::string, uint64_t>>{{"rx_discards_phy", 3}, {"rx_out_of_buffer", 7}}));
+  EXPECT_EQ(d.tx_lost, 2u);
+  EXPECT_EQ(d.tester_drops(), 7u + 2u);
+  EXPECT_EQ(pause_between(before, after), (std::vector<std::pair<std::string, uint64_t>>{{"rx_xoff_packets", 3}}));
+  after.oerrors_lost = false;  // net_ring: frames it refused, offered again
+  d = drops_between(before, after, 1);
+  EXPECT_EQ(d.tx_lost, 0u);
+  EXPECT_EQ(d.tester_drops(), 7u);
+  TrialReport report;
+  report.ports.push_back(PortReport{});
+  report.ports.back().index = 1;
+  report.ports.back().drops = drops_between(before, before, 1);
+  report.ports.back().drops.tx_lost = 4;
+  invalidate_on_tester_drops(report);
+  EXPECT_FALSE(report.valid);
+  EXPECT_NE(report.invalid_reason.find("4 frames it took for sending failed to leave (oerrors)"), std::string::npos)
+      << report.invalid_reason;
 }
 
 TEST(Ports, RetaShareCountsTheEntriesOfEachQueue) {

@@ -393,9 +393,9 @@ class TrialResult:
 
 
 # The engine's per-port counters (docs/protocol.md "drops"), the kernel interface's flattened
-# into kernel_rx_dropped; frames in the first three (and the driver's `xstats`) the tester
+# into kernel_rx_dropped; frames in the first four (and the driver's `xstats`) the tester
 # itself dropped (frames_dropped_by_tester).
-TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf", "kernel_rx_dropped")
+TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf", "kernel_rx_dropped", "tx_lost")
 DROP_COUNTERS = (*TESTER_DROP_COUNTERS, "ierrors", "oerrors", "xstats")
 
 
@@ -405,8 +405,8 @@ def frames_dropped_by_tester(counts: dict) -> int:
     those DPDK's PMD counts as imissed (the socket's fill ring was empty), and a driver counts
     one drop in several of its own counters (mlx5's imissed is its rx_out_of_buffer): the
     largest of them (the engine's PortDrops::tester_drops, the same rule)."""
-    return counts.get("rx_nombuf", 0) + max(counts.get("imissed", 0), counts.get("kernel_rx_dropped", 0),
-                                            *(counts.get("xstats") or {}).values())
+    return (counts.get("rx_nombuf", 0) + counts.get("tx_lost", 0)
+            + max(counts.get("imissed", 0), counts.get("kernel_rx_dropped", 0), *(counts.get("xstats") or {}).values()))
 
 
 def _port_drops(drops: dict) -> dict:

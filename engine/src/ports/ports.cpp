@@ -434,6 +434,7 @@ std::vector<PortCounters> Ports::counters() const {
     read(setup.drop_ids, out[i].drop_xstats);
     read(setup.pause_ids, out[i].pause_xstats);
     out[i].drop_names = &setup.drop_names;
+    out[i].oerrors_lost = setup.driver != "net_ring";
     out[i].pause_names = &setup.pause_names;
     out[i].kernel_interface = setup.kernel_interface;
     if (setup.kernel_interface.empty()) continue;
@@ -475,6 +476,7 @@ PortDrops drops_between(const PortCounters& before, const PortCounters& after, u
   d.kernel_rx_dropped = grew(before.kernel_rx_dropped, after.kernel_rx_dropped);
   d.kernel_interface = after.kernel_interface;
   d.xstats = grown(after.drop_names, before.drop_xstats, after.drop_xstats);
+  if (after.oerrors_lost) d.tx_lost = d.oerrors;
   return d;
 }
 

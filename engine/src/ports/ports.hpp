@@ -75,6 +75,7 @@ struct PortCounters {
   std::vector<uint64_t> drop_xstats, pause_xstats;
   const std::vector<std::string>* drop_names = nullptr;
   const std::vector<std::string>* pause_names = nullptr;
+  bool oerrors_lost = true;  // the driver's oerrors are frames it took and lost (not net_ring's)
 };
 
 // What a port's counters say it dropped between two readings, with its first `queues` RX

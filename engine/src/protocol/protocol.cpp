@@ -1054,7 +1054,7 @@ json serialise(const TrialReport& r) {
                      {"neighbor_replies", p.neighbor_replies},
                      {"queues", queues},
                      {"drops", {{"imissed", p.drops.imissed}, {"rx_nombuf", p.drops.rx_nombuf},
-                                {"ierrors", p.drops.ierrors}, {"oerrors", p.drops.oerrors},
+                                {"ierrors", p.drops.ierrors}, {"oerrors", p.drops.oerrors}, {"tx_lost", p.drops.tx_lost},
                                 {"queue_errors", p.drops.queue_errors}}}});
     if (!p.drops.kernel_interface.empty())
       ports.back()["drops"]["kernel"] = {{"interface", p.drops.kernel_interface},

@@ -185,10 +185,13 @@ struct PortDrops {
   // Drivers count one drop in several of their counters (mlx5's imissed is its
   // rx_out_of_buffer; Intel's rx_discards feed imissed) and document no overlap: the largest
   // of them is what the tester surely dropped.
+  // Frames the driver took for sending that then failed to leave (its oerrors, where they mean
+  // that: net_ring counts frames it refused there, which the sender offers again).
+  uint64_t tx_lost = 0;
   uint64_t tester_drops() const {
     uint64_t most = std::max(imissed, kernel_rx_dropped);
     for (const auto& [name, count] : xstats) most = std::max(most, count);
-    return rx_nombuf + most;
+    return rx_nombuf + most + tx_lost;
   }
 };
 
