@@ -255,3 +255,12 @@ def test_missing_netns_and_interface(fake_env):
     config = load_config(None, FAKE_CONFIG + ["left.port=af_packet:xlpnope0"])
     with pytest.raises(EngineError, match='left.port = "af_packet:xlpnope0": no such interface'):
         Engine(config).start()
+
+
+def test_the_memory_the_engine_runs_on_is_stated():
+    from xlatperf.engine.client import memory_of
+    assert memory_of(load_config(None, ["tester.hugepages=yes"])) == "hugepages"
+    assert memory_of(load_config(None, ["tester.hugepages=no"])) == 'no hugepages (tester.hugepages = "no"): --no-huge'
+    assert memory_of(load_config(None), free_bytes=300 * 2**20) == (
+        'no hugepages (tester.hugepages = "auto": 300 MiB free, under 512 MiB): --no-huge')
+    assert memory_of(load_config(None), free_bytes=MIN_HUGEPAGE_BYTES) == "hugepages"

@@ -102,6 +102,18 @@ def use_hugepages(config: dict, free_bytes: int | None = None) -> bool:
     return False
 
 
+def memory_of(config: dict, free_bytes: int | None = None) -> str:
+    """The EAL's memory as a result states it: "hugepages", or --no-huge and why."""
+    if config.tester.hugepages == "auto" and free_bytes is None:
+        free_bytes = free_hugepage_bytes()
+    if use_hugepages(config, free_bytes):
+        return "hugepages"
+    if config.tester.hugepages == "no":
+        return 'no hugepages (tester.hugepages = "no"): --no-huge'
+    return (f'no hugepages (tester.hugepages = "auto": {free_bytes // 2**20} MiB free, under '
+            f"{MIN_HUGEPAGE_BYTES // 2**20} MiB): --no-huge")
+
+
 def device_name(side_index: int, port_spec: str) -> str:
     """The DPDK device name a port spec becomes: the PCI address, or the vdev name (which the
     engine reports as the port's `name` in hello)."""
@@ -343,6 +355,7 @@ class Engine:
         self.engine_path = engine_path
         self.check_ports = check_ports
         self.command: list[str] = []           # the command line the engine was started with
+        self.memory = ""                       # the EAL's memory (memory_of), once started
         self.info: dict | None = None          # the hello reply
         self._process: subprocess.Popen | None = None
         self._replies: queue.Queue = queue.Queue()   # stdout lines; None at end of file
@@ -368,8 +381,10 @@ class Engine:
         else:
             if self.check_ports:
                 check_ports_exist(self.config)
+            free_bytes = free_hugepage_bytes()
+            self.memory = memory_of(self.config, free_bytes)
             self.command = command = engine_command(
-                self.config, self.engine_path or find_engine(self.config),
+                self.config, self.engine_path or find_engine(self.config), free_bytes,
                 file_prefix=f"xlatperf{os.getpid()}-{next(_ENGINE_NUMBERS)}")
         log = open(self.log_path, "w", encoding="utf-8", errors="replace") if self.log_path else None
         try:
@@ -404,6 +419,7 @@ class Engine:
                               "install it there (scripts/setup.sh), or set tester.engine to its "
                               "path on that host")
         prefix = f"xlatperf{os.getpid()}-{next(_ENGINE_NUMBERS)}"
+        self.memory = memory_of(config, hugepage_bytes(facts.meminfo))
         command = engine_command(config, facts.engine, hugepage_bytes(facts.meminfo), prefix)
         runtime = (f"{DPDK_RUNTIME_DIR}/{prefix}" if "--file-prefix" in command else None)
         return remote.ssh_command(config, remote.engine_script(command, runtime))

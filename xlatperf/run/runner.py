@@ -204,7 +204,7 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                 if stateful is not None:  # RFC 9693 reporting items
                     result["settings"]["stateful"] = stateful.report()
                 result["config"] = config.to_dict()
-                result["tester"] = _tester_info(hello)
+                result["tester"] = _tester_info(hello, engine.memory)
                 result["started"], result["finished"] = started, utc_timestamp()
                 return result
 
@@ -305,8 +305,8 @@ def loss_criterion(config: dict) -> str:
     return f"global timeout {trial.timeout:g} s"
 
 
-def _tester_info(hello: dict) -> dict:
+def _tester_info(hello: dict, memory: str) -> dict:
     return {"xlatperf": __version__, "engine": hello.get("engine"), "dpdk": hello.get("dpdk"),
             "protocol": hello.get("protocol"), "tsc_hz": hello.get("tsc_hz"),
             "lcores": hello.get("lcores"), "timestamps": hello.get("timestamps"),
-            "ports": hello.get("ports")}
+            "memory": memory, "ports": hello.get("ports")}

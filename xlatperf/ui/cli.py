@@ -32,6 +32,7 @@ import threading
 from .. import __version__
 from ..config.compliance import compliance_warnings
 from ..config.schema import load_config
+from ..engine.client import memory_of
 from ..procedures import REGISTRY
 from ..util.errors import XlatperfError
 
@@ -239,6 +240,9 @@ def run_measurement(args) -> int:
     config = load_config(args.config, _overrides(args))
     for warning in compliance_warnings(config):  # before a long run, not only in its result
         print(f"xlatperf: warning: {warning}", file=sys.stderr)
+    # "auto" that falls back to --no-huge says so (results state it too: tester.memory).
+    if config.tester.hugepages == "auto" and not config.tester.ssh and (memory := memory_of(config)) != "hugepages":
+        print(f"xlatperf: note: the engine runs on {memory}", file=sys.stderr)
     rate, source = getattr(args, "rate", None), None
     if getattr(args, "rate_from", None):
         from ..procedures.delay import rate_source_of
