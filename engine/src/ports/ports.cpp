@@ -144,17 +144,17 @@ void Ports::order_ports() {
   for (uint16_t id : ports_) {
     Setup setup;
     setup.ethdev = id;
-    setup.name = device_name(id);
-    setup.socket = rte_eth_dev_socket_id(id);
+    setup.info.name = device_name(id);
+    setup.info.socket = rte_eth_dev_socket_id(id);
     setups_.push_back(setup);
   }
   // One pool per NUMA node, on that node, with enough mbufs for the descriptor rings of its
   // ports (RX + TX per queue) plus the per-lcore caches and bursts in flight.
   std::map<int, unsigned> ports_on;
-  for (const Setup& setup : setups_) ++ports_on[setup.socket];
+  for (const Setup& setup : setups_) ++ports_on[setup.info.socket];
   for (const Setup& setup : setups_) {
-    const unsigned rings = ports_on[setup.socket] * options_.queues * (options_.rx_descriptors + options_.tx_descriptors);
-    port_pools_.push_back(pool_on(setup.socket, std::max(32767u, rings + 16383u)));
+    const unsigned rings = ports_on[setup.info.socket] * options_.queues * (options_.rx_descriptors + options_.tx_descriptors);
+    port_pools_.push_back(pool_on(setup.info.socket, std::max(32767u, rings + 16383u)));
   }
 }
 
@@ -177,25 +177,25 @@ void Ports::start_port(Setup& setup) {
   const uint16_t queues = options_.queues;
   const uint32_t max_frame = options_.max_frame;
   auto fail = [&](const std::string& what, int rc) {
-    throw ExecutionFailure("port " + setup.name + ": " + what + ": " + rte_strerror(-rc));
+    throw ExecutionFailure("port " + setup.info.name + ": " + what + ": " + rte_strerror(-rc));
   };
   rte_eth_conf conf{};
   rte_eth_dev_info info{};
   int rc = rte_eth_dev_info_get(port, &info);
   if (rc < 0) fail("device info", rc);
-  setup.driver = info.driver_name ? info.driver_name : "";
-  if (info.device && rte_dev_bus(info.device)) setup.bus = rte_bus_name(rte_dev_bus(info.device));
-  setup.max_queues = std::min(info.max_rx_queues, info.max_tx_queues);
-  if (queues > setup.max_queues)
-    throw ExecutionFailure("tester.queues = " + std::to_string(queues) + ": port " + setup.name + " (" + setup.driver +
-                           ") offers at most " + std::to_string(setup.max_queues) + " RX/TX queue pairs");
+  setup.info.driver = info.driver_name ? info.driver_name : "";
+  if (info.device && rte_dev_bus(info.device)) setup.info.bus = rte_bus_name(rte_dev_bus(info.device));
+  setup.info.max_queues = std::min(info.max_rx_queues, info.max_tx_queues);
+  if (queues > setup.info.max_queues)
+    throw ExecutionFailure("tester.queues = " + std::to_string(queues) + ": port " + setup.info.name + " (" + setup.info.driver +
+                           ") offers at most " + std::to_string(setup.info.max_queues) + " RX/TX queue pairs");
   // Several RX queues: let the NIC spread the frames by RSS over addresses and ports
   // (RFC 4814 random ports and addresses then reach every queue). Drivers without RSS
   // spread by their own means (af_packet: the kernel's flow hash; af_xdp: the
   // interface's queues; ring: one ring per queue).
   const uint64_t rss = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
-  setup.rss_offered = rss_names(info.flow_type_rss_offloads);
-  setup.reta_size = info.reta_size;
+  setup.info.rss_offered = rss_names(info.flow_type_rss_offloads);
+  setup.info.reta_size = info.reta_size;
   if (queues > 1 && rss) {
     conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
     conf.rx_adv_conf.rss_conf.rss_hf = rss;
@@ -208,11 +208,11 @@ void Ports::start_port(Setup& setup) {
                                 ? info.max_rx_pktlen - info.max_mtu
                                 : RTE_ETHER_HDR_LEN + RTE_ETHER_CRC_LEN;
   const uint32_t most = std::min<uint32_t>(info.max_mtu, info.max_rx_pktlen > overhead ? info.max_rx_pktlen - overhead : 0);
-  const bool nic = setup.bus == "pci";
+  const bool nic = setup.info.bus == "pci";
   if (need >= info.min_mtu && need <= most) {
     conf.rxmode.mtu = need;
   } else if (nic) {
-    throw ExecutionFailure("port " + setup.name + " (" + setup.driver + "): frames of up to " +
+    throw ExecutionFailure("port " + setup.info.name + " (" + setup.info.driver + "): frames of up to " +
                            std::to_string(max_frame) + " bytes need an MTU of " + std::to_string(need) +
                            "; the driver allows " + std::to_string(info.min_mtu) + ".." + std::to_string(most));
   }
@@ -231,7 +231,7 @@ void Ports::start_port(Setup& setup) {
         const unsigned n = std::max(2047u, unsigned(setups_.size()) * queues * 64u + 511u);
         jumbo_rx_pool_ = rte_pktmbuf_pool_create("xlp_rx_jumbo", n, 64, 0,
                                                  uint16_t(af_packet_slot(max_frame) + RTE_PKTMBUF_HEADROOM),
-                                                 setup.socket < 0 ? int(rte_socket_id()) : setup.socket);
+                                                 setup.info.socket < 0 ? int(rte_socket_id()) : setup.info.socket);
         if (!jumbo_rx_pool_)
           throw ExecutionFailure(std::string("cannot create the jumbo frame receive pool: ") + rte_strerror(rte_errno));
       }
@@ -241,25 +241,25 @@ void Ports::start_port(Setup& setup) {
   if ((rc = rte_eth_dev_configure(port, queues, queues, &conf)) < 0) fail("configure", rc);
   uint16_t rxd = options_.rx_descriptors, txd = options_.tx_descriptors;
   if ((rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd)) < 0) fail("descriptors", rc);
-  setup.rx_descriptors = rxd;
-  setup.tx_descriptors = txd;
-  const unsigned node = setup.socket < 0 ? SOCKET_ID_ANY : unsigned(setup.socket);
+  setup.info.rx_descriptors = rxd;
+  setup.info.tx_descriptors = txd;
+  const unsigned node = setup.info.socket < 0 ? SOCKET_ID_ANY : unsigned(setup.info.socket);
   for (uint16_t q = 0; q < queues; ++q) {
     if ((rc = rte_eth_rx_queue_setup(port, q, rxd, node, nullptr, rx_pool)) < 0) fail("rx queue " + std::to_string(q), rc);
     if ((rc = rte_eth_tx_queue_setup(port, q, txd, node, nullptr)) < 0) fail("tx queue " + std::to_string(q), rc);
   }
-  setup.rx_spread = queues == 1 ? "none" : rss ? "rss" : spread_without_rss(setup.driver);
+  setup.info.rx_spread = queues == 1 ? "none" : rss ? "rss" : spread_without_rss(setup.info.driver);
   if ((rc = rte_eth_dev_start(port)) < 0) fail("start", rc);
   uint16_t mtu = 0;
-  if (rte_eth_dev_get_mtu(port, &mtu) == 0) setup.mtu = mtu;
-  if (nic && setup.mtu < need)
-    throw ExecutionFailure("port " + setup.name + ": MTU " + std::to_string(setup.mtu) + " after start, " +
+  if (rte_eth_dev_get_mtu(port, &mtu) == 0) setup.info.mtu = mtu;
+  if (nic && setup.info.mtu < need)
+    throw ExecutionFailure("port " + setup.info.name + ": MTU " + std::to_string(setup.info.mtu) + " after start, " +
                            std::to_string(need) + " needed for frames of up to " + std::to_string(max_frame) + " bytes");
   // Promiscuous: frames to other MACs too (a DUT that floods is then seen). Allmulticast: IPv6
   // neighbour solicitations go to solicited-node multicast groups. Either may fail (an SR-IOV
   // VF without trust): hello says so, and doctor judges it.
-  setup.promiscuous = rte_eth_promiscuous_enable(port) == 0 && rte_eth_promiscuous_get(port) == 1;
-  setup.allmulticast = rte_eth_allmulticast_enable(port) == 0 && rte_eth_allmulticast_get(port) == 1;
+  setup.info.promiscuous = rte_eth_promiscuous_enable(port) == 0 && rte_eth_promiscuous_get(port) == 1;
+  setup.info.allmulticast = rte_eth_allmulticast_enable(port) == 0 && rte_eth_allmulticast_get(port) == 1;
   // After start: some drivers program flow control from their defaults when they start.
   set_flow_control(setup);
   find_xstats(setup);
@@ -270,23 +270,23 @@ void Ports::start_port(Setup& setup) {
       std::vector<uint16_t> reta;
       for (uint16_t i = 0; i < info.reta_size; ++i)
         reta.push_back(groups[i / RTE_ETH_RETA_GROUP_SIZE].reta[i % RTE_ETH_RETA_GROUP_SIZE]);
-      setup.reta_share = reta_share(reta, queues);
+      setup.info.reta_share = reta_share(reta, queues);
     }
   }
   // Timestamp capabilities, for the hardware timestamps to come (docs/delay.md): probing
   // timesync turns it on, so it is turned off again.
-  setup.hw_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
+  setup.info.hw_timestamp = (info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_TIMESTAMP) != 0;
   if (rte_eth_timesync_enable(port) == 0) {
-    setup.timesync = true;
+    setup.info.timesync = true;
     rte_eth_timesync_disable(port);
   }
   uint64_t clock = 0;
-  setup.read_clock = rte_eth_read_clock(port, &clock) == 0;
+  setup.info.read_clock = rte_eth_read_clock(port, &clock) == 0;
   rte_ether_addr mac{};
   rte_eth_macaddr_get(port, &mac);
   PortIdentity id;
   std::memcpy(id.mac.data(), mac.addr_bytes, 6);
-  setup.kernel_interface = kernel_interface_of(setup.driver, id.mac);
+  setup.kernel_interface = kernel_interface_of(setup.info.driver, id.mac);
   identities_.push_back(id);
   tables_.emplace_back();
 }
@@ -294,10 +294,10 @@ void Ports::start_port(Setup& setup) {
 void Ports::set_flow_control(Setup& setup) {
   rte_eth_fc_conf fc{};
   if (rte_eth_dev_flow_ctrl_get(setup.ethdev, &fc) != 0) {
-    setup.flow_control_found = "unsupported";  // virtual devices: no pause frames
+    setup.info.flow_control_found = "unsupported";  // virtual devices: no pause frames
     return;
   }
-  setup.flow_control_found = flow_control_name(fc.mode);
+  setup.info.flow_control_found = flow_control_name(fc.mode);
   if (!options_.flow_control_off || fc.mode == RTE_ETH_FC_NONE) return;
   // First as negotiated (the link partner learns that the tester sends and honours no pause
   // frames); a driver that resolves the mode again from autonegotiation and keeps it on (the
@@ -311,11 +311,11 @@ void Ports::set_flow_control(Setup& setup) {
     rte_eth_fc_conf now{};
     if (rc == 0 && rte_eth_dev_flow_ctrl_get(setup.ethdev, &now) == 0 && now.mode == RTE_ETH_FC_NONE) return;
   }
-  setup.flow_control_error = rc != 0 ? std::string(rte_strerror(-rc)) : "the driver took \"none\" but still reports it on";
+  setup.info.flow_control_error = rc != 0 ? std::string(rte_strerror(-rc)) : "the driver took \"none\" but still reports it on";
 }
 
 std::string Ports::flow_control_now(const Setup& setup) const {
-  if (setup.flow_control_found == "unsupported") return "unsupported";
+  if (setup.info.flow_control_found == "unsupported") return "unsupported";
   rte_eth_fc_conf fc{};
   return rte_eth_dev_flow_ctrl_get(setup.ethdev, &fc) == 0 ? flow_control_name(fc.mode) : "unknown";
 }
@@ -325,17 +325,17 @@ void Ports::find_xstats(Setup& setup) {
   if (n <= 0) return;
   std::vector<rte_eth_xstat_name> names(size_t(n), rte_eth_xstat_name{});
   const int got = rte_eth_xstats_get_names(setup.ethdev, names.data(), unsigned(n));
-  setup.xstats_offered = uint32_t(std::max(got, 0));
+  setup.info.xstats_offered = uint32_t(std::max(got, 0));
   for (int i = 0; i < got && i < n; ++i) {
     const std::string name = names[size_t(i)].name;
     switch (classify_xstat(name)) {
       case XstatKind::kRxDrop:
         setup.drop_ids.push_back(uint64_t(i));
-        setup.drop_names.push_back(name);
+        setup.info.drop_counters.push_back(name);
         break;
       case XstatKind::kRxPause:
         setup.pause_ids.push_back(uint64_t(i));
-        setup.pause_names.push_back(name);
+        setup.info.pause_counters.push_back(name);
         break;
       case XstatKind::kOther:
         break;
@@ -360,7 +360,7 @@ std::vector<uint16_t> Ports::wait_for_links(double timeout) {
     const std::vector<bool> now = links_up();
     bool all = true;
     for (size_t i = 0; i < ports_.size(); ++i) {
-      if (now[i] && !up[i]) setups_[i].link_wait = elapsed;
+      if (now[i] && !up[i]) setups_[i].info.link_wait = elapsed;
       up[i] = now[i];
       all = all && now[i];
     }
@@ -368,7 +368,7 @@ std::vector<uint16_t> Ports::wait_for_links(double timeout) {
       std::vector<uint16_t> down;
       for (size_t i = 0; i < ports_.size(); ++i)
         if (!up[i]) {
-          setups_[i].link_wait = elapsed;
+          setups_[i].info.link_wait = elapsed;
           down.push_back(uint16_t(i));
         }
       return down;
@@ -433,9 +433,9 @@ std::vector<PortCounters> Ports::counters() const {
     };
     read(setup.drop_ids, out[i].drop_xstats);
     read(setup.pause_ids, out[i].pause_xstats);
-    out[i].drop_names = &setup.drop_names;
-    out[i].oerrors_lost = setup.driver != "net_ring";
-    out[i].pause_names = &setup.pause_names;
+    out[i].drop_names = &setup.info.drop_counters;
+    out[i].oerrors_lost = setup.info.driver != "net_ring";
+    out[i].pause_names = &setup.info.pause_counters;
     out[i].kernel_interface = setup.kernel_interface;
     if (setup.kernel_interface.empty()) continue;
     std::ifstream f("/sys/class/net/" + setup.kernel_interface + "/statistics/rx_dropped");
@@ -501,42 +501,21 @@ std::string kernel_interface_of(const std::string& driver, const std::array<uint
 std::vector<PortInfo> Ports::info() const {
   std::vector<PortInfo> out;
   for (size_t i = 0; i < ports_.size(); ++i) {
-    const Setup& s = setups_[i];
+    PortInfo port = setups_[i].info;
+    port.index = uint16_t(i);
+    port.mac = identities_[i].mac;
+    port.rx_queues = port.tx_queues = options_.queues;
+    port.max_frame = options_.max_frame;
     rte_eth_link link{};
     rte_eth_link_get_nowait(ports_[i], &link);
-    PortInfo port;
-    port.index = uint16_t(i);
-    port.name = s.name;
-    port.driver = s.driver;
-    port.bus = s.bus;
-    port.socket = s.socket;
-    port.mac = identities_[i].mac;
     port.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
     port.link_up = link.link_status == RTE_ETH_LINK_UP;
     port.link_full_duplex = link.link_duplex == RTE_ETH_LINK_FULL_DUPLEX;
     port.link_autoneg = link.link_autoneg == RTE_ETH_LINK_AUTONEG;
-    port.link_wait = s.link_wait;
-    port.rx_queues = port.tx_queues = options_.queues;
-    port.max_queues = s.max_queues;
-    port.rx_descriptors = s.rx_descriptors;
-    port.tx_descriptors = s.tx_descriptors;
-    port.rx_spread = s.rx_spread;
-    port.rss_offered = s.rss_offered;
-    port.reta_size = s.reta_size;
-    port.reta_share = s.reta_share;
-    port.mtu = s.mtu;
-    port.max_frame = options_.max_frame;
-    port.flow_control_found = s.flow_control_found;
-    port.flow_control = flow_control_now(s);  // as the driver reports it now, after the link came up
-    port.flow_control_error = port.flow_control == "none" ? "" : s.flow_control_error;
-    port.promiscuous = s.promiscuous;
-    port.allmulticast = s.allmulticast;
-    port.xstats_offered = s.xstats_offered;
-    port.drop_counters = s.drop_names;
-    port.pause_counters = s.pause_names;
-    port.hw_timestamp = s.hw_timestamp;
-    port.timesync = s.timesync;
-    port.read_clock = s.read_clock;
+    // Flow control as the driver reports it now, after the link came up (and autonegotiation
+    // with it); an error of the set-up that the driver no longer shows is gone.
+    port.flow_control = flow_control_now(setups_[i]);
+    if (port.flow_control == "none") port.flow_control_error.clear();
     out.push_back(port);
   }
   return out;

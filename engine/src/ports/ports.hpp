@@ -141,25 +141,12 @@ class Ports {
                                                 const std::function<bool()>& stop);
 
  private:
-  // What start_ports found and set for one port.
+  // What start_port found and set for one port: hello's facts about it (PortInfo, its link and
+  // flow control read anew by info()) and the counters' ids.
   struct Setup {
     uint16_t ethdev = 0;  // DPDK's port id
-    std::string name, driver, bus;
-    int socket = -1;
-    std::string rx_spread;
-    std::vector<std::string> rss_offered;
-    uint16_t reta_size = 0;
-    std::vector<uint32_t> reta_share;
-    uint16_t rx_descriptors = 0, tx_descriptors = 0;
-    uint32_t mtu = 0;
-    std::string flow_control_found, flow_control_error;
-    bool promiscuous = false, allmulticast = false;
-    uint32_t xstats_offered = 0;  // how many extended statistics the driver has
-    std::vector<uint64_t> drop_ids, pause_ids;  // xstats ids
-    std::vector<std::string> drop_names, pause_names;
-    bool timesync = false, read_clock = false, hw_timestamp = false;
-    double link_wait = 0;
-    uint16_t max_queues = 0;
+    PortInfo info;
+    std::vector<uint64_t> drop_ids, pause_ids;  // xstats ids of info.drop_counters, pause_counters
     std::string kernel_interface;  // "" when none
   };
 
