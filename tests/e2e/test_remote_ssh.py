@@ -107,9 +107,10 @@ def test_trial_over_ssh_and_the_tester_hosts_checks(hosts, tmp_path):
     assert wait_gone(ring) == []
 
     # The front end's checks look at the tester host, the engine's own check runs there.
+    # (the namespace of the ports' kernel interfaces: ring ports have none and need none)
     missing = xlatperf("trial", "-c", str(config), "--rate", "1000", "--duration", "0.1",
-                       "--set", "tester.netns=xlp-sshtest-none", "--out", str(tmp_path / "x"),
-                       check=False)
+                       "--set", "tester.netns=xlp-sshtest-none", "--set", "left.port=af_packet:xlp-any",
+                       "--set", "right.port=null", "--out", str(tmp_path / "x"), check=False)
     assert missing.returncode == 1
     assert ('tester.netns = "xlp-sshtest-none": no such network namespace on tester host '
             f"{host.target}") in missing.stderr
