@@ -7,25 +7,39 @@ checks read /sys and /proc below `root` (tests point it at a fake tree); the eng
 
     checks = host_checks(config)                 # the NIC, its driver, IOMMU, hugepages, CPUs
     checks += engine_checks(config, hello)       # with the engine started: links, MTU, ...
+
+What /sys and /proc do not show is read as a copy kept in the same tree below SNAPSHOT_DIR:
+`ip -j addr show dev IF` of an interface (/proc lists no IPv4 addresses), and a network
+namespace's own /sys/class/net and /proc/net (seen only from inside it). On the host itself
+(root "/") they are read when a check needs them; a fake tree (tests) holds them as files, and
+so does the copy of the tester host's files that SNAPSHOT_SCRIPT makes (tester.ssh).
 """
 
 import io
+import ipaddress
 import json
 import os
 import re
 import shlex
 import subprocess
+import sys
 import tarfile
 import tempfile
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config.schema import lcore_cpus, parse_port
+from ..config.schema import SCHEMA, lcore_cpus, parse_port
 from ..util.errors import EngineError
 from . import remote
 
 STATUSES = ("ok", "warn", "fail")
+# Where a tree keeps what is not a file of /sys or /proc: addresses/IF (`ip -j addr show dev
+# IF`), netns/NS/ (the namespace's /sys/class/net and /proc/net), netns-errors/NS (why NS could
+# not be read).
+SNAPSHOT_DIR = "xlatperf-doctor"
+KERNEL_INTERFACE_PORTS = ("af_packet", "af_xdp")
 
 
 @dataclass(frozen=True)
@@ -39,23 +53,37 @@ class Check:
         return asdict(self)
 
 
-# NIC families by PCI vendor and device ID: the driver DPDK takes each with, and how.
+# NIC families by PCI vendor and device ID: the driver DPDK takes each with.
 INTEL, MELLANOX, REDHAT, VMWARE = "0x8086", "0x15b3", "0x1af4", "0x15ad"
+MLX5 = "net_mlx5"
 _FAMILIES = [
-    (INTEL, {"0x1572", "0x1583", "0x1584", "0x1585", "0x1586", "0x1587", "0x1588", "0x1589", "0x158a", "0x158b",
-             "0x37d0", "0x37d1", "0x37d2", "0x37d3"}, "Intel 700 series (X710/XL710/XXV710)", "net_i40e"),
-    (INTEL, {"0x1591", "0x1592", "0x1593", "0x159b", "0x1599", "0x188a", "0x12d1", "0x12d2", "0x12d3"},
+    (INTEL, {"0x1572", "0x1574", "0x1580", "0x1581", "0x1583", "0x1584", "0x1585", "0x1586", "0x1587", "0x1588",
+             "0x1589", "0x158a", "0x158b", "0x15ff", "0x104e", "0x104f", "0x0cf8", "0x0d58", "0x37ce", "0x37cf",
+             "0x37d0", "0x37d1", "0x37d2", "0x37d3"}, "Intel 700 series (X710/XL710/XXV710/X722)", "net_i40e"),
+    (INTEL, {"0x1591", "0x1592", "0x1593", "0x1599", "0x159a", "0x159b", "0x188a", "0x12d1", "0x12d2", "0x12d3"},
      "Intel E810", "net_ice"),
-    (INTEL, {"0x10fb", "0x10fc", "0x1528", "0x1560", "0x15ad", "0x15ab", "0x1563", "0x15d1", "0x10f8", "0x154d"},
+    (INTEL, {"0x10f7", "0x10f8", "0x10f9", "0x10fb", "0x10fc", "0x1507", "0x1514", "0x1517", "0x151c", "0x1529",
+             "0x152a", "0x154d", "0x1557", "0x1528", "0x1560", "0x1563", "0x15d1", "0x15ab", "0x15ac", "0x15ad",
+             "0x15ae", "0x15c2", "0x15c3", "0x15c4", "0x15c6", "0x15c7", "0x15c8", "0x15ce", "0x15e4", "0x15e5"},
      "Intel 82599/X540/X550", "net_ixgbe"),
-    (INTEL, {"0x10d3", "0x10f6", "0x150c", "0x1502", "0x1503", "0x153a", "0x153b", "0x15a0", "0x15b7", "0x15b8"},
-     "Intel 82574/e1000e", "net_e1000_em"),
-    (MELLANOX, {"0x1013", "0x1015", "0x1017", "0x1019", "0x101b", "0x101d", "0x101f", "0x1021", "0xa2d6", "0x1016",
-                "0x1018"}, "NVIDIA ConnectX-4/5/6/7 or BlueField", "net_mlx5"),
+    (INTEL, {"0x105e", "0x105f", "0x107d", "0x107e", "0x107f", "0x10b9", "0x108b", "0x108c", "0x109a", "0x10d3",
+             "0x10f6", "0x150c", "0x1502", "0x1503", "0x153a", "0x153b", "0x1559", "0x155a", "0x15a0", "0x15a1",
+             "0x15a2", "0x15a3", "0x156f", "0x1570", "0x15b7", "0x15b8", "0x15b9", "0x15d6", "0x15d7", "0x15d8",
+             "0x15e3"}, "Intel 82571-82574/82583/I217-I219 (e1000e)", "net_e1000_em"),
+    (INTEL, {"0x100e", "0x100f", "0x1010", "0x1011", "0x1026", "0x1076", "0x1079"}, "Intel 8254x (e1000)",
+     "net_e1000_em"),
+    (INTEL, {"0x10c9", "0x10e6", "0x10e7", "0x10e8", "0x1526", "0x1521", "0x1522", "0x1523", "0x1524", "0x1533",
+             "0x1536", "0x1537", "0x1538", "0x1539", "0x157b", "0x157c"}, "Intel 82576/I350/I210 (igb)",
+     "net_e1000_igb"),
+    (MELLANOX, {"0x1013", "0x1015", "0x1017", "0x1019", "0x101b", "0x101d", "0x101f", "0x1021", "0x1023"},
+     "NVIDIA ConnectX-4/5/6/7", MLX5),
+    (MELLANOX, {"0x1014", "0x1016", "0x1018", "0x101a", "0x101c", "0x101e"}, "NVIDIA ConnectX virtual function",
+     MLX5),
+    (MELLANOX, {"0xa2d2", "0xa2d6", "0xa2dc"}, "NVIDIA BlueField", MLX5),
     (REDHAT, {"0x1000", "0x1041"}, "virtio-net", "net_virtio"),
     (VMWARE, {"0x07b0"}, "VMware vmxnet3", "net_vmxnet3"),
 ]
-# Drivers that keep the device on its kernel driver (bifurcated): DPDK works beside it.
+# The kernel drivers DPDK works beside (bifurcated): the device stays on them.
 BIFURCATED = {"mlx5_core", "mlx4_core"}
 VFIO = "vfio-pci"
 
@@ -73,12 +101,24 @@ def nic_family(vendor: str, device: str) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------------------------
 
 class Host:
-    """The host's /sys and /proc below `root`, and the interface addresses (`ip`), which /proc
-    lists only for IPv6: `addresses(iface)` may be replaced (tests)."""
+    """The host's /sys and /proc below `root`. `addresses(iface)` lists an interface's
+    addresses: from `addresses` where given (tests), else `ip -j addr show` on the host itself
+    or its copy in the tree, and /proc/net/if_inet6's IPv6 ones. `netns(name)` is the view
+    from inside a network namespace. A context manager: the namespaces' copies are removed at
+    its end."""
 
     def __init__(self, root: str | os.PathLike = "/", addresses: Callable[[str], list[str]] | None = None):
         self.root = Path(root)
-        self.addresses = addresses or _ip_addresses
+        self.live = self.root.resolve() == Path("/")
+        self._addresses = addresses
+        self._views: dict[str, tuple["Host | None", str]] = {}
+        self._copies = ExitStack()
+
+    def __enter__(self) -> "Host":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._copies.close()
 
     def path(self, text: str) -> Path:
         return self.root / text.lstrip("/")
@@ -105,15 +145,102 @@ class Host:
         except OSError:
             return ""
 
+    def addresses(self, interface: str) -> list[str]:
+        """Every address on the interface (IPv4 and IPv6, link-local included)."""
+        if self._addresses is not None:
+            listed = list(self._addresses(interface))
+        elif self.live:
+            listed = _ip_addresses(interface)
+        else:
+            listed = _addresses_of(self.read(f"{SNAPSHOT_DIR}/addresses/{interface}"))
+        known = {_normal(a) for a in listed}
+        for line in self.read("/proc/net/if_inet6").splitlines():
+            fields = line.split()
+            if len(fields) == 6 and fields[5] == interface and len(fields[0]) == 32:
+                address = str(ipaddress.IPv6Address(int(fields[0], 16)))
+                if address not in known:
+                    listed.append(address)
+                    known.add(address)
+        return listed
+
+    def routes(self, interface: str) -> list[str]:
+        """The routes through the interface in /proc/net/route and /proc/net/ipv6_route, as
+        prefixes; IPv6's link-local and multicast routes, which the kernel gives every
+        interface that is up, left out (as the engine's own check does)."""
+        found = []
+        for line in self.read("/proc/net/route").splitlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 8 and fields[0] == interface:
+                destination = ipaddress.IPv4Address(int(fields[1], 16).to_bytes(4, sys.byteorder))
+                found.append(f"{destination}/{bin(int(fields[7], 16)).count('1')}")
+        for line in self.read("/proc/net/ipv6_route").splitlines():
+            fields = line.split()
+            if len(fields) == 10 and fields[9] == interface and not fields[0].startswith(("fe80", "ff")):
+                found.append(f"{ipaddress.IPv6Address(int(fields[0], 16))}/{int(fields[1], 16)}")
+        return found
+
+    def netns(self, name: str) -> tuple["Host | None", str]:
+        """The view from inside network namespace `name` (its /sys/class/net and /proc/net), or
+        None and why it cannot be had: a copy in the tree, else, on the host itself, one made
+        now (entering a namespace takes root)."""
+        if name not in self._views:
+            self._views[name] = self._netns(name)
+        return self._views[name]
+
+    def _netns(self, name: str) -> tuple["Host | None", str]:
+        copy = f"{SNAPSHOT_DIR}/netns/{name}"
+        if self.path(copy).is_dir():
+            return Host(self.path(copy)), ""
+        why = self.read(f"{SNAPSHOT_DIR}/netns-errors/{name}")
+        if not self.live:
+            return None, why or "not checked here (the tree holds no copy of the namespace)"
+        tree, why = snapshot(["sh", "-c", SNAPSHOT_SCRIPT, "xlatperf-doctor", f"netns={name}"], LOCAL_SECONDS)
+        if tree is None:
+            return None, f"not checked: {why}"
+        self._copies.callback(tree.cleanup)
+        return Host(Path(tree.name)).netns(name)
+
 
 def _ip_addresses(interface: str) -> list[str]:
     """Every address `ip` shows on the interface (IPv4 and IPv6, link-local included)."""
     try:
         out = subprocess.run(["ip", "-j", "addr", "show", "dev", interface], capture_output=True, text=True,
                              timeout=10).stdout
-        return [a["local"] for entry in json.loads(out or "[]") for a in entry.get("addr_info", [])]
-    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return _addresses_of(out)
+    except (OSError, subprocess.TimeoutExpired):
         return []
+
+
+def _addresses_of(listing: str) -> list[str]:
+    """The addresses in `ip -j addr show`'s output."""
+    try:
+        return [a["local"] for entry in json.loads(listing or "[]") for a in entry.get("addr_info", []) if "local" in a]
+    except (ValueError, TypeError, AttributeError):
+        return []
+
+
+def _normal(address: str) -> str:
+    try:
+        return str(ipaddress.ip_address(address.split("%")[0]))
+    except ValueError:
+        return address
+
+
+def is_global(address: str) -> bool:
+    """An address that puts an interface in use: neither link-local (169.254/16, fe80::/10)
+    nor multicast (the engine's rule, engine/src/ports/safety.cpp)."""
+    try:
+        parsed = ipaddress.ip_address(address.split("/")[0].split("%")[0])
+    except ValueError:
+        return True
+    return not (parsed.is_link_local or parsed.is_multicast)
+
+
+def in_use(host: Host, interface: str) -> list[str]:
+    """What the interface carries that the kernel answers or routes by: its global addresses
+    and its routes ("" when none)."""
+    return ([a for a in host.addresses(interface) if is_global(a)] +
+            [f"route {route}" for route in host.routes(interface)])
 
 
 def cpu_list(text: str) -> set[int]:
@@ -126,13 +253,6 @@ def cpu_list(text: str) -> set[int]:
         first, _, last = part.partition("-")
         cpus.update(range(int(first), int(last or first) + 1))
     return cpus
-
-
-def _routes(host: Host, interface: str) -> int:
-    """Routes through `interface` in the main tables (/proc/net/route, /proc/net/ipv6_route)."""
-    ipv4 = [line.split()[0] for line in host.read("/proc/net/route").splitlines()[1:] if line.split()]
-    ipv6 = [line.split()[-1] for line in host.read("/proc/net/ipv6_route").splitlines() if line.split()]
-    return sum(1 for name in ipv4 + ipv6 if name == interface)
 
 
 # --------------------------------------------------------------------------------------------
@@ -151,18 +271,27 @@ def _node(host: Host, address: str) -> int:
         return 0
 
 
+def _family(host: Host, address: str) -> tuple[str, str] | None:
+    return nic_family(host.read(f"{_device(address)}/vendor"), host.read(f"{_device(address)}/device"))
+
+
 def device_check(host: Host, label: str, address: str) -> Check:
+    """The PCI device exists, is a network controller, and its NIC family."""
     name = f"{label}: PCI device"
+    side = label.split()[0]
+    nics = [d for d in host.listdir("/sys/bus/pci/devices") if host.read(f"{_device(d)}/class").startswith("0x02")]
+    pick = ("lspci -D | grep -i ethernet   # the host's NICs" + (f": {', '.join(nics)}" if nics else "") +
+            f"; set {side}.port = \"pci:ADDRESS\" to one")
     if not host.exists(_device(address)):
-        present = [d for d in host.listdir("/sys/bus/pci/devices")
-                   if host.read(f"{_device(d)}/class").startswith("0x0200")]
-        return Check(name, "fail", f"no PCI device {address}",
-                     "lspci -D | grep -i ethernet   # the host's NICs" +
-                     (f": {', '.join(present)}" if present else "") + f"; set {label.split()[0]}.port to one")
+        return Check(name, "fail", f"no PCI device {address}", pick)
     vendor, device = host.read(f"{_device(address)}/vendor"), host.read(f"{_device(address)}/device")
+    kind = host.read(f"{_device(address)}/class")
+    if kind and not kind.startswith("0x02"):
+        return Check(name, "fail", f"{address} {vendor}:{device} is no network controller (PCI class {kind}; "
+                     "a NIC's is 0x02....)", pick)
     family = nic_family(vendor, device)
-    found = f"{address} {vendor}:{device} " + (f"{family[0]} ({family[1]})" if family else "(a NIC family xlatperf "
-                                                                                           "does not know: DPDK may)")
+    found = f"{address} {vendor}:{device} " + (f"{family[0]} ({family[1]})" if family else
+                                               "(a NIC family xlatperf does not know: DPDK may)")
     return Check(name, "ok", found, "")
 
 
@@ -174,44 +303,57 @@ def _interfaces(host: Host, address: str) -> list[str]:
     return sorted({name for folder in (f"{device}/net", *children) for name in host.listdir(folder)})
 
 
+def _admin_up(host: Host, interface: str) -> bool:
+    """The interface is set up (IFF_UP), whether or not its link is."""
+    try:
+        return bool(int(host.read(f"/sys/class/net/{interface}/flags", "0x0"), 16) & 1)
+    except ValueError:
+        return False
+
+
 def driver_check(host: Host, label: str, address: str) -> Check:
-    """vfio-pci; or a bifurcated driver (mlx5_core) with its netdev up; anything else is to be
-    rebound to vfio-pci, never while its interface carries addresses or routes."""
+    """vfio-pci; or, for a ConnectX, mlx5_core with its netdev up (DPDK's mlx5 driver works
+    beside the kernel's and never through vfio-pci); anything else is to be rebound, never while
+    its interface carries addresses or routes."""
     name = f"{label}: driver"
     if not host.exists(_device(address)):
         return Check(name, "fail", "no such device", "")
     driver = host.link_name(f"{_device(address)}/driver")
+    family = _family(host, address)
+    interfaces = _interfaces(host, address)
+    busy = [f"{i}: {', '.join(use)}" for i in interfaces if (use := in_use(host, i))]
+    if family and family[1] == MLX5 or driver in BIFURCATED:
+        return _bifurcated_check(host, name, address, driver, interfaces, busy)
     modprobe = "" if host.exists("/sys/bus/pci/drivers/vfio-pci") else "modprobe vfio-pci && "
     bind = f"{modprobe}dpdk-devbind.py -b vfio-pci {address}"
     if driver == VFIO:
         return Check(name, "ok", "vfio-pci", "")
-    interfaces = _interfaces(host, address)
-    if driver in BIFURCATED:
-        down = [i for i in interfaces if host.read(f"/sys/class/net/{i}/operstate") not in ("up", "unknown")
-                and not int(host.read(f"/sys/class/net/{i}/flags", "0x0"), 16) & 1]
-        busy = [f"{i} ({', '.join(host.addresses(i))})" for i in interfaces
-                if [a for a in host.addresses(i) if not a.startswith("fe80:")]]
-        if busy:
-            return Check(name, "warn", f"{driver} (bifurcated), its interface carries addresses: {', '.join(busy)}",
-                         " && ".join(f"ip addr flush dev {i}" for i in interfaces) +
-                         "   # the kernel would answer ARP/ND and take test traffic")
-        if down or not interfaces:
-            return Check(name, "fail", f"{driver} (bifurcated) with its interface down: {', '.join(down) or 'none'}",
-                         " && ".join(f"ip link set {i} up" for i in (down or ["IFACE"])) +
-                         "   # mlx5's DPDK driver works beside the kernel's, which must have the port up")
-        return Check(name, "ok", f"{driver} (bifurcated: DPDK works beside it), interface {', '.join(interfaces)} up", "")
     if not driver:
         return Check(name, "fail", "no driver", bind)
-    in_use = [f"{i}: " + ", ".join([a for a in host.addresses(i) if not a.startswith("fe80:")] +
-                                   ([f"{_routes(host, i)} routes"] if _routes(host, i) else []))
-              for i in interfaces
-              if [a for a in host.addresses(i) if not a.startswith("fe80:")] or _routes(host, i)]
-    if in_use:
-        return Check(name, "fail", f"kernel driver {driver}, and its interface is in use ({'; '.join(in_use)})",
+    if busy:
+        return Check(name, "fail", f"kernel driver {driver}, and its interface is in use ({'; '.join(busy)})",
                      " && ".join(f"ip addr flush dev {i} && ip link set {i} down" for i in interfaces) +
                      f"   # first make sure this host does not depend on it; then: {bind}")
     return Check(name, "fail", f"kernel driver {driver}" + (f" (interface {', '.join(interfaces)})" if interfaces else ""),
                  (" && ".join(f"ip link set {i} down" for i in interfaces) + " && " if interfaces else "") + bind)
+
+
+def _bifurcated_check(host: Host, name: str, address: str, driver: str, interfaces: list[str],
+                      busy: list[str]) -> Check:
+    if driver not in BIFURCATED:
+        modprobe = "" if host.exists("/sys/bus/pci/drivers/mlx5_core") else "modprobe mlx5_core && "
+        return Check(name, "fail", f"{driver or 'no driver'}: DPDK's mlx5 driver takes a ConnectX beside the kernel's "
+                     "mlx5_core, never through vfio-pci", f"{modprobe}dpdk-devbind.py -b mlx5_core {address}")
+    down = [i for i in interfaces if not _admin_up(host, i)]
+    if down or not interfaces:
+        return Check(name, "fail", f"{driver} (bifurcated) with its interface down: {', '.join(down) or 'none'}",
+                     " && ".join(f"ip link set {i} up" for i in (down or ["IFACE"])) +
+                     "   # mlx5's DPDK driver works beside the kernel's, which must have the port up")
+    if busy:
+        return Check(name, "warn", f"{driver} (bifurcated), its interface carries addresses or routes: "
+                     f"{'; '.join(busy)}", " && ".join(f"ip addr flush dev {i}" for i in interfaces) +
+                     "   # the kernel would answer ARP/ND and take test traffic")
+    return Check(name, "ok", f"{driver} (bifurcated: DPDK works beside it), interface {', '.join(interfaces)} up", "")
 
 
 def iommu_check(host: Host, label: str, address: str) -> Check:
@@ -286,6 +428,60 @@ def lcores_check(host: Host, label: str, address: str, config) -> Check:
 
 
 # --------------------------------------------------------------------------------------------
+# The host checks, per af_packet / af_xdp port
+# --------------------------------------------------------------------------------------------
+
+def interface_check(host: Host, config, side: str, kind: str, interface: str) -> Check:
+    """The kernel interface exists in tester.netns (or the host's own namespace), is up, and
+    carries no global address or route, which the engine refuses unless tester.force."""
+    name = f"{side} {kind}:{interface}: interface"
+    netns = config.tester.netns
+    ip = f"ip -n {netns}" if netns else "ip"
+    where = f"in network namespace {netns}" if netns else "in the host's own namespace"
+    view = host
+    if netns:
+        if not host.exists(f"/run/netns/{netns}"):
+            lab = netns == SCHEMA["tester"]["netns"].default
+            return Check(name, "fail", f'tester.netns = "{netns}": no such network namespace',
+                         "xlatperf lab up router4 --config-out lab.toml   # the lab's namespace (any lab kind); or "
+                         'tester.netns = "" for an interface of the host\'s own namespace' if lab else
+                         f"ip netns add {netns} && ip link set {interface} netns {netns}   # or tester.netns = \"\" "
+                         "for an interface of the host's own namespace")
+        view, why = host.netns(netns)
+        if view is None:
+            return Check(name, "ok", f"{interface} {where}: {why}", "")
+    if not view.exists(f"/sys/class/net/{interface}"):
+        others = [i for i in view.listdir("/sys/class/net") if i != "lo"]
+        if netns and host.exists(f"/sys/class/net/{interface}"):
+            fix = f"ip link set {interface} netns {netns}   # it is in the host's own namespace"
+        elif others:
+            fix = f'{side}.port = "{kind}:{others[0]}"   # the interfaces {where}: {", ".join(others)}'
+        else:
+            fix = f"ip link set IFACE netns {netns}   # the namespace has no interface but lo" if netns else ""
+        return Check(name, "fail", f"no interface {interface} {where}", fix)
+    state = view.read(f"/sys/class/net/{interface}/operstate", "unknown")
+    addresses = [a for a in view.addresses(interface) if is_global(a)]
+    routes = view.routes(interface)
+    if addresses or routes:
+        flush = ([f"{ip} addr flush dev {interface} scope global"] if addresses else []) + \
+                ([f"{ip} route flush dev {interface}"] if any(":" not in r for r in routes) else []) + \
+                ([f"{ip} -6 route flush dev {interface}"] if any(":" in r for r in routes) else [])
+        use = addresses + [f"route {r}" for r in routes]
+        found = f"{interface} {where} carries {', '.join(use)}"
+        if config.tester.force:
+            return Check(name, "warn", f"{found}: tester.force = true, the engine takes it all the same",
+                         " && ".join(flush) + "   # the kernel answers and routes by them")
+        return Check(name, "fail", f"{found}: the engine refuses an interface in use", " && ".join(flush) +
+                     "   # or tester.force = true, if the kernel may answer and route beside the tester")
+    if not _admin_up(view, interface):
+        return Check(name, "warn", f"{interface} {where} is down", f"{ip} link set {interface} up")
+    if state not in ("up", "unknown"):
+        return Check(name, "warn", f"{interface} {where} is up, its link {state}",
+                     "bring up its other end: a veth's peer, the cable, the DUT's port")
+    return Check(name, "ok", f"{interface} {where}: {state}, no global address or route", "")
+
+
+# --------------------------------------------------------------------------------------------
 # The host checks, once
 # --------------------------------------------------------------------------------------------
 
@@ -348,32 +544,40 @@ def pcie_check(host: Host, label: str, address: str) -> Check:
 
 def host_checks(config, root: str | os.PathLike = "/", addresses: Callable[[str], list[str]] | None = None
                 ) -> list[Check]:
-    """The host's checks for the config's PCI ports, then the CPU checks, in a stable order. A
-    config without a PCI port gets the CPU checks only (its ports are checked by the engine)."""
-    host = Host(root, addresses)
-    checks: list[Check] = []
-    seen: set[str] = set()
-    for side in ("left", "right"):
-        port = parse_port(config.side(side).port)
-        if port.kind != "pci" or port.name in seen:
-            continue
-        seen.add(port.name)
-        label = f"{side} {port.name}"
-        checks += [device_check(host, label, port.name), driver_check(host, label, port.name),
-                   iommu_check(host, label, port.name), hugepages_check(host, label, port.name),
-                   lcores_check(host, label, port.name, config), pcie_check(host, label, port.name)]
-    return checks + [isolation_check(host, config), governor_check(host, config), tsc_check(host)]
+    """The host's checks, in a stable order: per port, left then right, a PCI port's (device,
+    driver, IOMMU, hugepages, lcores, PCIe link) or an af_packet/af_xdp port's interface; then
+    the CPUs'. null and ring ports have nothing on the host to check. `addresses` replaces the
+    reading of an interface's addresses (tests)."""
+    with Host(root, addresses) as host:
+        checks: list[Check] = []
+        seen: set[tuple[str, str]] = set()
+        for side in ("left", "right"):
+            port = parse_port(config.side(side).port)
+            if (port.kind, port.name) in seen:
+                continue
+            seen.add((port.kind, port.name))
+            label = f"{side} {port.name}"
+            if port.kind == "pci":
+                checks += [device_check(host, label, port.name), driver_check(host, label, port.name),
+                           iommu_check(host, label, port.name), hugepages_check(host, label, port.name),
+                           lcores_check(host, label, port.name, config), pcie_check(host, label, port.name)]
+            elif port.kind in KERNEL_INTERFACE_PORTS:
+                checks.append(interface_check(host, config, side, port.kind, port.name))
+        return checks + [isolation_check(host, config), governor_check(host, config), tsc_check(host)]
 
 
 # --------------------------------------------------------------------------------------------
-# The tester host over ssh (tester.ssh): the files the checks read, copied into a tree
+# Copies of what the checks read: the tester host's (tester.ssh), a namespace's
 # --------------------------------------------------------------------------------------------
 
-# Arguments: the PCI addresses. Writes a tar archive of the files the host checks read (the
-# device attributes, its driver, IOMMU group and interfaces, every PCI device's class, the NUMA
-# nodes' CPUs and hugepages, the CPUs' isolation and governors, /proc's cpuinfo, mounts and
-# routes, each interface's addresses as `ip -j` prints them) to stdout, symlinks as symlinks, so
-# that the same checks run over the copy as over /.
+# Arguments: pci=ADDRESS (a PCI port), if=NAME (an interface of the host's own namespace),
+# netns=NAME (a network namespace, seen from inside). Writes to stdout a tar archive of the
+# files the host checks read (a PCI device's attributes, its driver, IOMMU group and interfaces,
+# every PCI device's class, the NUMA nodes' CPUs and hugepages, the CPUs' isolation and
+# governors, /proc's cpuinfo, mounts and routes; each interface's state and its addresses as
+# `ip -j` prints them), symlinks as symlinks, so that the same checks run over the copy as
+# over /. A namespace goes to SNAPSHOT_DIR/netns/NAME; why one could not be entered, to
+# SNAPSHOT_DIR/netns-errors/NAME.
 SNAPSHOT_SCRIPT = r"""
 set -u
 tmp=$(mktemp -d) || exit 1
@@ -381,59 +585,101 @@ trap 'rm -rf "$tmp"' EXIT
 copy() { for f in "$@"; do [ -r "$f" ] && [ -f "$f" ] && mkdir -p "$tmp${f%/*}" && cat "$f" > "$tmp$f" 2>/dev/null; done; true; }
 link() { for f in "$@"; do [ -L "$f" ] && mkdir -p "$tmp${f%/*}" && ln -s "$(readlink "$f")" "$tmp$f"; done; true; }
 folder() { for f in "$@"; do [ -d "$f" ] && mkdir -p "$tmp$f"; done; true; }
-copy /proc/cpuinfo /proc/mounts /proc/net/route /proc/net/ipv6_route
+# A namespace's interfaces, run in it: $1 the folder of the copy, then the interfaces ("*": all).
+interfaces='
+t=$1; shift
+[ "${1:-}" = "*" ] && set -- $(ls /sys/class/net)
+for f in /proc/net/route /proc/net/ipv6_route /proc/net/if_inet6; do
+    [ -r "$f" ] && mkdir -p "$t${f%/*}" && cat "$f" > "$t$f"
+done
+for n in /sys/class/net/*; do [ -e "$n" ] && mkdir -p "$t$n"; done
+mkdir -p "$t/xlatperf-doctor/addresses"
+for i in "$@"; do
+    [ -e "/sys/class/net/$i" ] || continue
+    for f in operstate flags; do cat "/sys/class/net/$i/$f" > "$t/sys/class/net/$i/$f" 2>/dev/null; done
+    ip -j addr show dev "$i" > "$t/xlatperf-doctor/addresses/$i" 2>/dev/null
+done
+true
+'
+copy /proc/cpuinfo /proc/mounts
 copy /sys/devices/system/cpu/isolated /sys/devices/system/cpu/nohz_full /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor
 copy /sys/devices/system/node/node*/cpulist /sys/devices/system/node/node*/hugepages/*/free_hugepages
 copy /sys/kernel/mm/hugepages/*/free_hugepages /sys/module/vfio/parameters/enable_unsafe_noiommu_mode
 copy /sys/bus/pci/devices/*/class
-folder /sys/bus/pci/drivers/vfio-pci /sys/kernel/iommu_groups
-for a in "$@"; do
-    d=/sys/bus/pci/devices/$a
-    for key in vendor device numa_node current_link_width max_link_width current_link_speed max_link_speed; do copy "$d/$key"; done
-    link "$d/driver" "$d/iommu_group"
-    for i in "$d"/net/* "$d"/virtio*/net/*; do
-        [ -e "$i" ] || continue
-        n=${i##*/}
-        folder "$i"
-        copy "/sys/class/net/$n/operstate" "/sys/class/net/$n/flags"
-        mkdir -p "$tmp/addresses"
-        ip -j addr show dev "$n" > "$tmp/addresses/$n" 2>/dev/null
-    done
-    if [ -L "$d/iommu_group" ]; then
-        g=$(readlink "$d/iommu_group"); g=${g##*/}
-        folder "/sys/kernel/iommu_groups/$g"
-        link /sys/kernel/iommu_groups/$g/devices/*
-        for m in /sys/kernel/iommu_groups/$g/devices/*; do link "/sys/bus/pci/devices/${m##*/}/driver"; done
-        [ -e "/dev/vfio/$g" ] && mkdir -p "$tmp/dev/vfio" && : > "$tmp/dev/vfio/$g"
-    fi
+folder /sys/bus/pci/drivers/vfio-pci /sys/bus/pci/drivers/mlx5_core /sys/kernel/iommu_groups
+names=
+for item in "$@"; do
+    case $item in
+    pci=*)
+        d=/sys/bus/pci/devices/${item#pci=}
+        for key in vendor device numa_node current_link_width max_link_width current_link_speed max_link_speed; do copy "$d/$key"; done
+        link "$d/driver" "$d/iommu_group"
+        for i in "$d"/net/* "$d"/virtio*/net/*; do
+            [ -e "$i" ] || continue
+            folder "$i"
+            names="$names ${i##*/}"
+        done
+        if [ -L "$d/iommu_group" ]; then
+            g=$(readlink "$d/iommu_group"); g=${g##*/}
+            folder "/sys/kernel/iommu_groups/$g"
+            link /sys/kernel/iommu_groups/$g/devices/*
+            for m in /sys/kernel/iommu_groups/$g/devices/*; do link "/sys/bus/pci/devices/${m##*/}/driver"; done
+            [ -e "/dev/vfio/$g" ] && mkdir -p "$tmp/dev/vfio" && : > "$tmp/dev/vfio/$g"
+        fi ;;
+    if=*) names="$names ${item#if=}" ;;
+    netns=*)
+        ns=${item#netns=}
+        [ -e "/run/netns/$ns" ] || continue
+        mkdir -p "$tmp/run/netns" "$tmp/xlatperf-doctor/netns-errors" && : > "$tmp/run/netns/$ns"
+        ip netns exec "$ns" sh -c "$interfaces" interfaces "$tmp/xlatperf-doctor/netns/$ns" "*" \
+            2> "$tmp/xlatperf-doctor/netns-errors/$ns" || rm -rf "$tmp/xlatperf-doctor/netns/$ns"
+        [ -s "$tmp/xlatperf-doctor/netns-errors/$ns" ] || rm -f "$tmp/xlatperf-doctor/netns-errors/$ns" ;;
+    esac
 done
+sh -c "$interfaces" interfaces "$tmp" $names
 tar -C "$tmp" -cf - .
 """
+LOCAL_SECONDS = 30.0
+
+
+def snapshot(command: list[str], timeout: float) -> tuple[tempfile.TemporaryDirectory | None, str]:
+    """Runs SNAPSHOT_SCRIPT's `command` and unpacks its archive: (the folder, "") or (None,
+    why not)."""
+    try:
+        run = subprocess.run(command, capture_output=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, str(exc)
+    if run.returncode != 0 or not run.stdout:
+        why = run.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"status {run.returncode}"]
+        return None, why[0]
+    folder = tempfile.TemporaryDirectory(prefix="xlatperf-doctor-")
+    try:
+        with tarfile.open(fileobj=io.BytesIO(run.stdout)) as archive:
+            # "tar": nothing written outside the folder, symlinks kept as they are (only their
+            # last part is read: a driver's, an IOMMU group's name).
+            archive.extractall(folder.name, filter="tar")
+    except (tarfile.TarError, OSError) as exc:
+        folder.cleanup()
+        return None, f"its copy could not be read: {exc}"
+    return folder, ""
 
 
 def remote_host_checks(config) -> list[Check]:
     """host_checks on tester.ssh: its files copied here (SNAPSHOT_SCRIPT) and read as a tree."""
-    addresses = sorted({parse_port(spec).name for spec in (config.left.port, config.right.port)
-                        if parse_port(spec).kind == "pci"})
-    command = remote.ssh_command(config, shlex.join(["sh", "-c", SNAPSHOT_SCRIPT, "xlatperf-doctor", *addresses]))
-    try:
-        run = subprocess.run(command, capture_output=True, timeout=remote.PROBE_SECONDS)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        return [Check("host", "fail", f"cannot reach {remote.where(config)}: {exc}", "check tester.ssh")]
-    if run.returncode != 0 or not run.stdout:
-        why = run.stderr.decode(errors="replace").strip().splitlines()[-1:] or [f"status {run.returncode}"]
-        return [Check("host", "fail", f"cannot read {remote.where(config)}: {why[0]}", "check tester.ssh")]
-    with tempfile.TemporaryDirectory(prefix="xlatperf-doctor-") as root:
-        with tarfile.open(fileobj=io.BytesIO(run.stdout)) as archive:
-            archive.extractall(root, filter="fully_trusted")
-
-        def addresses_there(interface: str) -> list[str]:
-            try:
-                listing = json.loads((Path(root) / "addresses" / interface).read_text() or "[]")
-            except (OSError, ValueError):
-                return []
-            return [a["local"] for entry in listing for a in entry.get("addr_info", [])]
-        return host_checks(config, root, addresses_there)
+    items = []
+    for spec in (config.left.port, config.right.port):
+        port = parse_port(spec)
+        if port.kind == "pci":
+            items.append(f"pci={port.name}")
+        elif port.kind in KERNEL_INTERFACE_PORTS:
+            items.append(f"netns={config.tester.netns}" if config.tester.netns else f"if={port.name}")
+    command = remote.ssh_command(config, shlex.join(["sh", "-c", SNAPSHOT_SCRIPT, "xlatperf-doctor",
+                                                     *dict.fromkeys(items)]))
+    tree, why = snapshot(command, remote.PROBE_SECONDS)
+    if tree is None:
+        return [Check("host", "fail", f"cannot read {remote.where(config)}: {why}", "check tester.ssh")]
+    with tree:
+        return host_checks(config, tree.name)
 
 
 def failed(checks: list[Check]) -> list[Check]:
