@@ -481,3 +481,40 @@ def test_over_ssh_the_host_checks_read_the_tester_hosts_files(tmp_path, monkeypa
     monkeypatch.setenv("FAKE_SSH_FAIL", "Connection refused")
     (check,) = d.remote_host_checks(cfg)
     assert check.status == "fail" and "Connection refused" in check.found
+
+
+@pytest.mark.parametrize("filters", [True, False], ids=["extraction filters", "python 3.11.2: none"])
+def test_a_copy_writes_nothing_outside_its_folder(tmp_path, monkeypatch, filters):
+    import io
+    import tarfile
+    if not filters:
+        monkeypatch.delattr(tarfile, "tar_filter", raising=False)
+
+    def archive(*members: tuple[str, str]) -> Path:
+        """A tar of (name, symlink target or file text prefixed with '=')."""
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as tar:
+            for name, what in members:
+                info = tarfile.TarInfo(name)
+                if what.startswith("="):
+                    info.size = len(what) - 1
+                    tar.addfile(info, io.BytesIO(what[1:].encode()))
+                else:
+                    info.type, info.linkname = tarfile.SYMTYPE, what
+                    tar.addfile(info)
+        path = tmp_path / f"copy{len(list(tmp_path.iterdir()))}.tar"
+        path.write_bytes(buffer.getvalue())
+        return path
+    good = archive(("./sys/bus/pci/devices/x/vendor", "=0x8086"),
+                   ("./sys/bus/pci/devices/x/driver", "../../../bus/pci/drivers/vfio-pci"))
+    tree, why = d.snapshot(["cat", str(good)], 10)
+    assert why == "" and tree is not None
+    with tree:
+        assert d.Host(tree.name).link_name("/sys/bus/pci/devices/x/driver") == "vfio-pci"
+        assert d.Host(tree.name).read("/sys/bus/pci/devices/x/vendor") == "0x8086"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for bad in (archive(("../escaped", "=x")), archive(("./a", str(outside)), ("./a/escaped", "=x"))):
+        tree, why = d.snapshot(["cat", str(bad)], 10)
+        assert tree is None and why.startswith("its copy could not be read")
+    assert not (tmp_path / "escaped").exists() and not (outside / "escaped").exists()

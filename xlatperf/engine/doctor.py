@@ -191,9 +191,10 @@ class Host:
         copy = f"{SNAPSHOT_DIR}/netns/{name}"
         if self.path(copy).is_dir():
             return Host(self.path(copy)), ""
-        why = self.read(f"{SNAPSHOT_DIR}/netns-errors/{name}")
+        why = self.read(f"{SNAPSHOT_DIR}/netns-errors/{name}").splitlines()[-1:]
         if not self.live:
-            return None, why or "not checked here (the tree holds no copy of the namespace)"
+            return None, (f"not checked: {why[0]}" if why else
+                          "not checked here (the tree holds no copy of the namespace)")
         tree, why = snapshot(["sh", "-c", SNAPSHOT_SCRIPT, "xlatperf-doctor", f"netns={name}"], LOCAL_SECONDS)
         if tree is None:
             return None, f"not checked: {why}"
@@ -655,13 +656,28 @@ def snapshot(command: list[str], timeout: float) -> tuple[tempfile.TemporaryDire
     folder = tempfile.TemporaryDirectory(prefix="xlatperf-doctor-")
     try:
         with tarfile.open(fileobj=io.BytesIO(run.stdout)) as archive:
-            # "tar": nothing written outside the folder, symlinks kept as they are (only their
-            # last part is read: a driver's, an IOMMU group's name).
-            archive.extractall(folder.name, filter="tar")
+            _extract(archive, folder.name)
     except (tarfile.TarError, OSError) as exc:
         folder.cleanup()
         return None, f"its copy could not be read: {exc}"
     return folder, ""
+
+
+def _extract(archive: tarfile.TarFile, folder: str) -> None:
+    """Nothing written outside `folder`; symlinks kept as they are (only their last part is
+    read: a driver's, an IOMMU group's name). Python 3.11.2 (Debian 12's) has no extraction
+    filters: the same rule checked member by member there."""
+    if hasattr(tarfile, "tar_filter"):
+        archive.extractall(folder, filter="tar")
+        return
+    base = os.path.realpath(folder)
+    for member in archive.getmembers():
+        parent = os.path.realpath(os.path.join(base, os.path.dirname(member.name)))
+        if member.name.startswith("/") or ".." in Path(member.name).parts or \
+                os.path.commonpath([base, parent]) != base:
+            raise tarfile.TarError(f"{member.name}: outside the copy")
+        if member.isfile() or member.isdir() or member.issym():
+            archive.extract(member, folder, set_attrs=False)
 
 
 def remote_host_checks(config) -> list[Check]:
