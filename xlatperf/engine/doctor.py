@@ -442,12 +442,12 @@ def interface_check(host: Host, config, side: str, kind: str, interface: str) ->
     view = host
     if netns:
         if not host.exists(f"/run/netns/{netns}"):
-            lab = netns == SCHEMA["tester"]["netns"].default
+            if netns == SCHEMA["tester"]["netns"].default:
+                create = "xlatperf lab up router4 --config-out lab.toml   # the lab's namespace (any lab kind); or "
+            else:
+                create = f"ip netns add {netns} && ip link set {interface} netns {netns}   # or "
             return Check(name, "fail", f'tester.netns = "{netns}": no such network namespace',
-                         "xlatperf lab up router4 --config-out lab.toml   # the lab's namespace (any lab kind); or "
-                         'tester.netns = "" for an interface of the host\'s own namespace' if lab else
-                         f"ip netns add {netns} && ip link set {interface} netns {netns}   # or tester.netns = \"\" "
-                         "for an interface of the host's own namespace")
+                         f"{create}tester.netns = \"\" for an interface of the host's own namespace")
         view, why = host.netns(netns)
         if view is None:
             return Check(name, "ok", f"{interface} {where}: {why}", "")
