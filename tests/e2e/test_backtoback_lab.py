@@ -44,8 +44,12 @@ def test_longest_burst_matches_the_token_bucket(make_lab, tmp_path):
     out = tmp_path / "b2b"
     # Three searches (RFC 2544 asks for 50: a key); the pause (0.3 s) refills the bucket
     # (b / r = 0.1 s); bursts up to 0.2 s (12,000 frames); timeout 0.2 s after a lossy burst.
+    # A burst whose sender this shared host stole more than max_lag from (20 ms, seen on a
+    # busy day in one burst of ten) is sent again, up to 6 times: the test is of the burst
+    # arithmetic, not of an idle host.
     xlatperf("back-to-back", "-c", str(config), "--rate", str(BURST_RATE), "--repeat", "3",
              "--set", "back_to_back.max_time=0.2", "--set", f"back_to_back.step={STEP}",
+             "--set", "back_to_back.retries=6",
              "--set", f"back_to_back.throughput={RATE}", "--set", "trial.pause=0.3",
              "--set", "trial.timeout=0.2", "--out", str(out), "-q", timeout=300)
     s = summary(out)
