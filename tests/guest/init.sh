@@ -53,10 +53,10 @@ mount -t devtmpfs devtmpfs /newroot/dev
 mkdir -p /newroot/dev/pts /newroot/dev/shm /newroot/dev/hugepages
 mount -t devpts devpts /newroot/dev/pts
 mount -t tmpfs tmpfs /newroot/dev/shm
-# The host's /run and /tmp hold the host's state (DPDK runtime files, lab state, locks): the
-# guest starts with empty ones of its own.
+# The host's /run holds the host's state (DPDK runtime files, lab state, locks): the guest starts
+# with an empty one of its own. /tmp stays the host's (through the overlay: the guest's writes
+# stay in the guest): the project may be checked out there (CI's clone), and the guest runs it.
 mount -t tmpfs tmpfs /newroot/run
-mount -t tmpfs tmpfs /newroot/tmp
 
 echo "$HUGEPAGES" > /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 mount -t hugetlbfs nodev /newroot/dev/hugepages
