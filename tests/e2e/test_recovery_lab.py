@@ -43,6 +43,7 @@ LIMIT_RATE = 10_000     # r, frames/s per direction, and the given throughput T
 BUCKET = 300            # b, frames
 OVERLOAD = 0.36         # A, s: (1.1 T - r) x (A - t_e) = 1000 x 0.06 = 60 frames lost before A
 WINDOW = 0.5            # s at the reduced rate
+DUT_STALL = 0.010       # s: how long this shared host may take the DUT's CPU away (see below)
 
 
 def test_recovery_of_a_token_bucket_is_immediate(make_lab, tmp_path):
@@ -62,9 +63,13 @@ def test_recovery_of_a_token_bucket_is_immediate(make_lab, tmp_path):
     lost_before = excess * (OVERLOAD - t_empty)     # 60 frames
     # A sender that stalls (a busy shared CPU; valid up to trial.max_lag) while the bucket is
     # full sends the stalled frames bunched afterwards: the bucket missed up to lag x r tokens of
-    # refill, so it runs dry earlier and up to that many more frames are lost.
+    # refill, so it runs dry earlier and up to that many more frames are lost. The DUT's CPU
+    # stalled while the bucket is full does the same, unseen by the tester: on this shared
+    # 2-vCPU host such stalls of up to 10 ms were seen (110 frames lost before A, not 60), so
+    # 10 ms more are allowed, in that direction only (a stall never saves a frame).
     records = trials(out)
-    lag = {name: max(r["directions"][name]["max_lag_us"] for r in records) * 1e-6 for name in ("forward", "reverse")}
+    lag = {name: max(r["directions"][name]["max_lag_us"] for r in records) * 1e-6 + DUT_STALL
+           for name in ("forward", "reverse")}
     for rep in s["repetitions"]:
         assert rep["status"] == "recovered", rep
         assert 0 <= rep["recovery_time"] < 0.020, rep
@@ -72,7 +77,7 @@ def test_recovery_of_a_token_bucket_is_immediate(make_lab, tmp_path):
             # every frame of both stretches was sent: 0.36 s x 11,000 + 0.5 s x 5,500
             assert d["sent"] == 3_960 + 2_750, (name, d)
             assert d["determined"] and d["recovered"], (name, d)
-            assert abs(d["lost_before"] - lost_before) <= 25 + lag[name] * LIMIT_RATE, (name, d, lost_before, lag)
+            assert -25 <= d["lost_before"] - lost_before <= 25 + lag[name] * LIMIT_RATE, (name, d, lost_before, lag)
             assert d["lost_after"] <= 10, (name, d)
     # The first loss of each trial is where the bucket ran dry.
     for record in records:
