@@ -33,6 +33,7 @@ from typing import Callable
 from ..config.schema import SCHEMA, lcore_cpus, parse_port
 from ..util.errors import EngineError
 from . import remote
+from .client import has_pci_port
 
 STATUSES = ("ok", "warn", "fail")
 # Where a tree keeps what is not a file of /sys or /proc: addresses/IF (`ip -j addr show dev
@@ -714,7 +715,7 @@ def require_ready_host(config, root: str | os.PathLike = "/") -> None:
     """Before the engine starts on PCI ports: the device, driver, IOMMU and hugepage checks of
     the engine's host (this one, or tester.ssh's), whose failure DPDK would only report as "no
     DPDK ports"."""
-    if any(parse_port(spec).kind == "pci" for spec in (config.left.port, config.right.port)):
+    if has_pci_port(config):
         refuse(remote_host_checks(config) if config.tester.ssh else host_checks(config, root))
 
 

@@ -115,7 +115,9 @@ Ports::Ports(const PortOptions& options) : options_(options) {
     for (Setup& setup : setups_) start_port(setup);
     enlarge_af_xdp_send_buffers();
     io_.map_ports(ports_);
-    wait_for_links(options_.link_timeout);
+    std::vector<double> waited;  // hello's link.wait: how long each link took after start
+    wait_for_links(options_.link_timeout, &waited);
+    for (size_t i = 0; i < setups_.size(); ++i) setups_[i].info.link_wait = waited[i];
   } catch (...) {
     close();  // a constructor that throws gets no destructor call
     throw;
@@ -352,15 +354,16 @@ std::vector<bool> Ports::links_up() const {
   return up;
 }
 
-std::vector<uint16_t> Ports::wait_for_links(double timeout) {
+std::vector<uint16_t> Ports::wait_for_links(double timeout, std::vector<double>* waited) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<bool> up(ports_.size(), false);
+  std::vector<double> seconds(ports_.size(), 0);
   for (;;) {
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const std::vector<bool> now = links_up();
     bool all = true;
     for (size_t i = 0; i < ports_.size(); ++i) {
-      if (now[i] && !up[i]) setups_[i].info.link_wait = elapsed;
+      if (now[i] && !up[i]) seconds[i] = elapsed;
       up[i] = now[i];
       all = all && now[i];
     }
@@ -368,9 +371,10 @@ std::vector<uint16_t> Ports::wait_for_links(double timeout) {
       std::vector<uint16_t> down;
       for (size_t i = 0; i < ports_.size(); ++i)
         if (!up[i]) {
-          setups_[i].info.link_wait = elapsed;
+          seconds[i] = elapsed;
           down.push_back(uint16_t(i));
         }
+      if (waited) *waited = seconds;
       return down;
     }
     timespec ts{0, 50'000'000};

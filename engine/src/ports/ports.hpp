@@ -128,7 +128,8 @@ class Ports {
   // Whether each port's link is up now (rte_eth_link_get_nowait: no waiting).
   std::vector<bool> links_up() const;
   // Waits up to `timeout` seconds for every port's link; returns the ports still down.
-  std::vector<uint16_t> wait_for_links(double timeout);
+  // `waited`: per port, the seconds until its link was up (or the whole wait).
+  std::vector<uint16_t> wait_for_links(double timeout, std::vector<double>* waited = nullptr);
 
   // Between trials: answers ARP/ND on every port and discards everything else, so the DUT
   // keeps its neighbour entries and no stale frame waits in a queue. `inspect` sees each frame.
