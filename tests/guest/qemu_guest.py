@@ -51,6 +51,7 @@ class Nic:
     virtio-net-pci (net_virtio; `queues` > 1 gives it several queue pairs)."""
     model: str = "e1000e"
     queues: int = 1
+    speed_mbps: int = 0   # virtio-net: the link speed it announces (0: none, DPDK reads it unknown)
 
 
 @dataclass
@@ -109,9 +110,17 @@ class Guest:
             slot = f"{FIRST_NIC_SLOT + i:02x}.0"
             netdev = f"tap,id=n{i},ifname={self.taps[i]},script=no,downscript=no"
             device = f"{nic.model},netdev=n{i},addr={slot},mac={self.mac(i)}"
+            if nic.model.startswith("virtio"):
+                # Without iommu_platform the virtio device bypasses the guest's IOMMU and reads
+                # DPDK's IOVAs as guest-physical addresses: its control queue never answers.
+                device += ",disable-legacy=on,iommu_platform=on"
+                if nic.speed_mbps:
+                    device += f",speed={nic.speed_mbps},duplex=full"
             if nic.queues > 1:
+                # rss=on: QEMU spreads received frames over the queues by the Toeplitz hash the
+                # driver configures (in software, without its eBPF helper), as a NIC's RSS does.
                 netdev += f",queues={nic.queues}"
-                device += f",mq=on,vectors={2 * nic.queues + 2}"
+                device += f",mq=on,rss=on,vectors={2 * nic.queues + 2}"
             command += ["-netdev", netdev, "-device", device]
         # The host's / read-only and the share writable; multidevs=remap: both cross file
         # systems, whose inode numbers would otherwise collide in the guest.
