@@ -99,3 +99,36 @@ def test_the_warnings_go_with_the_result(fake_config, tmp_path, capsys):
     assert cli.main(["trial", "-c", str(fake_config), "--out", str(plain), "--rate", "1000", "-q"]) == 0
     assert "warning" not in capsys.readouterr().err
     assert "config_warnings" not in json.loads((plain / "summary.json").read_text())
+
+
+# A DNS64 test (RFC 8219 §9): the client on IPv6 asks the DUT's resolver for AAAA records.
+DNS64 = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84", "dns.enabled=true",
+         "traffic.direction=forward", "dns.server=2001:2::1"]
+
+
+def test_a_dns64_test_a_strict_dns64_passes_gets_no_warning():
+    # The defaults: a network-specific prefix, which may represent 198.18.0.0/15 (RFC 6052 §3.1).
+    assert warnings(DNS64) == []
+    # The Well-Known Prefix with global A records, or where nothing is synthesized.
+    assert warnings(DNS64 + ["dns.synthesis=64:ff9b::/96", "dns.a_records=8.8.0.0/16"]) == []
+    assert warnings(DNS64 + ["dns.synthesis=64:ff9b::/96", "dns.aaaa_share=1"]) == []
+
+
+def test_a_dns64_test_of_the_well_known_prefix_with_non_global_a_records():
+    assert warnings(DNS64 + ["dns.synthesis=64:ff9b::/96"]) == [
+        'dns.synthesis = "64:ff9b::/96": is the Well-Known Prefix, and dns.a_records = "198.18.0.0/15" '
+        "lies in the non-global 198.18.0.0/15 (RFC 6052 §3.1: the Well-Known Prefix MUST NOT represent "
+        "non-global IPv4 addresses; a strict DNS64 answers without a AAAA record); use a network-specific "
+        "prefix"]
+    # Any non-global range is named.
+    assert "lies in the non-global 10.0.0.0/8" in warnings(
+        DNS64 + ["dns.synthesis=64:ff9b::/96", "dns.a_records=10.0.0.0/8"])[0]
+
+
+def test_a_dns_timeout_above_a_second_and_a_loss_tolerance_are_what_rfc_8219_advises_against():
+    assert warnings(DNS64 + ["dns.timeout=1.5", "throughput.loss_tolerance=0.001"]) == [
+        "dns.timeout = 1.5: RFC 8219 §9.2: no timeout higher than 1 s SHOULD be used (a DNS64 that "
+        "queues queries gains by a longer one)",
+        "throughput.loss_tolerance = 0.001: RFC 8219 §9.2 passes a rate only when every query was answered "
+        "in time"]
+    assert warnings(["dns.timeout=1.5", "throughput.loss_tolerance=0.001"]) == []   # frames, not DNS

@@ -12,6 +12,7 @@ from xlatperf.config import load_config
 from xlatperf.config.schema import validate
 from xlatperf.engine.protocol import TrialResult
 from xlatperf.frames.stack import IPV4, IPV6, dns_query
+from xlatperf.measure.request import TrialRequest
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 from xlatperf.traffic.plan import TrafficPlan
@@ -41,6 +42,7 @@ def test_a_query_frame_is_as_long_as_its_zone_makes_it():
     ({"dns": {"zone": "under_score.test"}}, "dns.zone"),
     ({"dns": {"zone": "a" * 63 + "." + "b" * 63 + "." + "c" * 63 + "." + "d" * 63}}, "dns.zone"),
     ({"dns": {"synthesis": "64:ff9b::/72"}}, "dns.synthesis"),
+    ({"dns": {"synthesis": "64:ff9b:0:0:100::/96"}}, "dns.synthesis"),   # u octet 0x01 (RFC 6052 §2.2)
     ({"dns": {"a_records": "198.18.0.0/7"}}, "dns.a_records"),
     ({"dns": {"aaaa_records": "2001:db8::/64"}}, "dns.aaaa_records"),
     ({"dns": {"timeout": 0}}, "dns.timeout"),
@@ -70,7 +72,7 @@ def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
     # Enough ports for the queries awaiting their answers (2 x rate x timeout / 65536), more
     # than the configured 1.
     assert flow["dns"]["ports"] == 4 and flow["dns"]["qtype"] == "AAAA"
-    assert flow["dns"]["synthesis"] == "64:ff9b::/96"
+    assert flow["dns"]["synthesis"] == "2001:db8:64::/96"
     assert flow["dns"]["nonce"] != second[0]["dns"]["nonce"]   # every trial's names its own
     assert plan.dns == {"zone": "dns64perf.test", "a": "198.18.0.0/15", "aaaa": "2001:db8::/96",
                         "aaaa_share": 1.0, "ttl": 3600, "authoritative": [1]}
@@ -81,7 +83,7 @@ def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
 def test_names_asked_again_come_two_timeouts_after_their_first_query():
     plan = TrafficPlan(config(dns={"cache_share": 0.4, "timeout": 0.5}), PORTS)
     assert plan.flows(1000)[0]["dns"] | {"nonce": 0} == {
-        "qtype": "AAAA", "edns": True, "ports": 1000, "nonce": 0, "synthesis": "64:ff9b::/96",
+        "qtype": "AAAA", "edns": True, "ports": 1000, "nonce": 0, "synthesis": "2001:db8:64::/96",
         "repeat": 0.4, "repeat_after": 1.0}
     assert "repeat" not in TrafficPlan(config(), PORTS).flows(1000)[0]["dns"]
     with pytest.raises(ConfigError, match=r"^trial.duration = 2.0: must be over 2 s with dns.cache_share"):
@@ -170,3 +172,15 @@ def test_wrong_answers_fail_a_trial_and_are_said(fake, monkeypatch, capsys):
     assert forward["dns_wrong_answer"] == 500 and forward["received"] == 500
     assert record["loss_ratio"] == 0.5
     assert summary["procedure"] == "trial"
+
+
+def test_the_trial_waits_for_the_last_querys_answer_at_least_dns_timeout():
+    """A query's answer counts until dns.timeout after it was sent: a trial.timeout shorter than
+    that would count the last queries' answers in time as lost."""
+    short = config(trial={"timeout": 0.2}, dns={"timeout": 0.8})
+    assert TrialRequest.from_config(short, [], 1.0).timeout == 0.8
+    assert TrialRequest.from_config(short, [], 1.0, timeout=0.1).timeout == 0.8
+    longer = config(trial={"timeout": 2.0}, dns={"timeout": 0.8})
+    assert TrialRequest.from_config(longer, [], 1.0).timeout == 2.0
+    frames = validate({"trial": {"timeout": 0.2}})
+    assert TrialRequest.from_config(frames, [], 1.0).timeout == 0.2

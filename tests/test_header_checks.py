@@ -60,7 +60,7 @@ def error(raw: dict) -> str:
 def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     config = load_config(None, [])
     assert config.checks.to_dict() == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True,
-                                       "zero_udp_checksum_ipv6": True}
+                                       "flow_label": True, "zero_udp_checksum_ipv6": True}
     assert (config.traffic.dscp, config.dut.hops) == (0, "auto")
     # --set takes a number for dut.hops as a number (the key takes "auto" or an integer).
     assert load_config(None, ["dut.hops=2"]).dut.hops == 2
@@ -70,12 +70,13 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
 @pytest.mark.parametrize("raw, message", [
     ({"traffic": {"dscp": 64}}, "traffic.dscp = 64: must be an integer in 0..63"),
     ({"traffic": {"dscp": -1}}, "traffic.dscp = -1: must be an integer in 0..63"),
+    ({"traffic": {"flow_label": 1 << 20}}, "traffic.flow_label = 1048576: must be an integer in 0..1048575"),
     ({"dut": {"hops": 255}}, 'dut.hops = 255: must be "auto" (1 for a router, translator or NAT, 2 for a '
                              'dual DUT) or an integer in 0..254'),
     ({"dut": {"hops": "one"}}, 'dut.hops = "one": must be "auto"'),
     ({"dut": {"hops": 10}}, "dut.hops = 10: must be at most 9: the test frames are sent with TTL/hop limit 10"),
     ({"checks": {"ttl": 0}}, "checks.ttl = 0: must be true or false"),
-    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df, zero_udp_checksum_ipv6)"),
+    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df, flow_label, zero_udp_checksum_ipv6)"),
 ])
 def test_bad_values_name_key_value_and_range(raw, message):
     assert error(raw).startswith(message)
@@ -101,7 +102,8 @@ def test_a_router_forwards_the_frames_as_sent_less_one_ttl():
                     "dst_port": 7, "ttl": 9, "tos": 0, "df": True, "checksums": True}}
     assert rx(["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"])["forward"] == {
         "ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "2001:2:0:8000::2", "src_port": 49184,
-        "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True}   # no DF in IPv6
+        "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True,   # no DF in IPv6
+        "flow_label": 0x12345}   # the label sent, unchanged (RFC 6437 §3)
 
 
 def test_a_siit_translator_writes_the_senders_virtual_and_the_receivers_real_address():
@@ -110,9 +112,9 @@ def test_a_siit_translator_writes_the_senders_virtual_and_the_receivers_real_add
         # §5.1 clears it, RFC 6145 §5.1, which TAYGA follows, set it).
         "forward": {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
                     "dst_port": 7, "ttl": 9, "tos": 32, "checksums": True},
-        # IPv4 -> IPv6: the IPv4 sender as IPv6 sees it, no DF.
+        # IPv4 -> IPv6: the IPv4 sender as IPv6 sees it, no DF, flow label 0 (RFC 7915 §5.1).
         "reverse": {"ip_version": 6, "src_ip": "64:ff9b::c613:2", "dst_ip": "2001:2::2", "src_port": 49184,
-                    "dst_port": 7, "ttl": 9, "tos": 32, "checksums": True}}
+                    "dst_port": 7, "ttl": 9, "tos": 32, "checksums": True, "flow_label": 0}}
 
 
 def test_an_address_the_configuration_lacks_is_not_checked():
@@ -272,7 +274,8 @@ def test_a_dual_dut_that_tunnels_has_one_tunnel_exit_among_its_two_hops():
 def test_background_frames_are_checked_in_full_and_through_a_nat66_as_the_foreground():
     background = plan(["traffic.mix_n=2", "traffic.frame_size=84"]).flows(1000)[0]["background"]["rx"]
     assert background == {"ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "2001:2:0:8000::2",
-                          "src_port": 49184, "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True}
+                          "src_port": 49184, "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True,
+                          "flow_label": 0x12345}
     nat66 = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84", "traffic.mix_n=2",
              "stateful.connections=20000"]
     assert "src_ip" not in plan(NAT44 + nat66).flows(1000)[0]["background"]["rx"]
@@ -290,6 +293,32 @@ def test_a_check_turned_off_leaves_its_keys_out(check, gone):
     assert set(on) - set(off) == gone
 
 
+IPV6_ROUTER = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"]
+
+
+@pytest.mark.parametrize("sets, forward_label, reverse_label", [
+    # Through a router: a non-zero label as sent (RFC 6437 §3 MUST NOT change it) ...
+    (IPV6_ROUTER + ["traffic.flow_label=0xfffff"], 0xfffff, 0xfffff),
+    # ... none where the tester sent none: a forwarding node may set one (RFC 6437 §3).
+    (IPV6_ROUTER + ["traffic.flow_label=0"], None, None),
+    (IPV6_ROUTER + ["checks.flow_label=false"], None, None),
+    # SIIT: IPv6 -> IPv4 has no label; IPv4 -> IPv6 writes 0 (RFC 7915 §5.1), whatever the
+    # tester's IPv6 side sends.
+    (SIIT + ["traffic.flow_label=7"], None, 0),
+    (SIIT + ["checks.flow_label=false"], None, None),
+])
+def test_the_flow_label_is_judged_as_rfc_6437_and_rfc_7915_say(sets, forward_label, reverse_label):
+    received = rx(sets)
+    assert received["forward"].get("flow_label") == forward_label
+    assert received["reverse"].get("flow_label") == reverse_label
+    sent = {flow["foreground"]["ip_version"]: flow["foreground"].get("flow_label")
+            for flow in plan(sets).flows(1000)}
+    label = load_config(None, sets).traffic.flow_label
+    assert sent == ({6: label} if "left.ip_version=6" in sets and "right.ip_version=6" in sets
+                    else {6: label, 4: None}), sent   # the key only on IPv6 frames
+
+
+
 def test_checksums_turned_off_say_so():
     assert rx(["checks.checksum=false"])["forward"]["checksums"] is False
 
@@ -299,7 +328,7 @@ def test_on_a_cable_the_frames_arrive_as_sent():
     forward, reverse = plan(SIIT + ["traffic.dscp=1"], through_dut=False).flows(1000)
     assert forward["foreground"]["rx"] == {
         "ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "64:ff9b::c613:2", "src_port": 49184,
-        "dst_port": 7, "ttl": SENT_TTL, "tos": 4, "checksums": True}
+        "dst_port": 7, "ttl": SENT_TTL, "tos": 4, "checksums": True, "flow_label": 0x12345}
     assert reverse["foreground"]["rx"]["df"] is True and reverse["foreground"]["rx"]["ttl"] == SENT_TTL
     # An emulated CE's frames keep their CE check; the TTL and TOS are checked on a cable too.
     assert plan(MAP_E, through_dut=False).flows(1000)[1]["foreground"]["rx"] == {

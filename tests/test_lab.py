@@ -347,7 +347,7 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
     if kind in RESOLVERS:
         assert cfg["throughput"] == {"max_rate": 20000}
         assert cfg["dns"] == {"enabled": True, "server": "2001:2::1", "zone": "dns64perf.test",
-                              "synthesis": "64:ff9b::/96"}
+                              "synthesis": "2001:db8:64::/96"}
     ipv6_frames = 6 in (side["ip_version"] for side in EXPECTED_SIDES[kind])
     assert cfg.get("traffic") == (({"frame_size": 84} if ipv6_frames else {}) | EXPECTED_TRAFFIC.get(kind, {})
                                   or None)

@@ -177,8 +177,8 @@ TEST(HeaderCheck, Ipv6EveryFaultByItsVerdict) {
   f[kIp] = 0x60, f[kIp + 1] &= 0x0f;  // traffic class zeroed
   EXPECT_EQ(judge(check, f), Verdict::kBadTos);
   f = good;
-  f[kIp + 3] = 1;  // a flow label where the tester sent none
-  EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
+  f[kIp + 3] = 1;  // a flow label where the tester sent none: a forwarding node may (RFC 6437 §3)
+  EXPECT_EQ(judge(check, f), Verdict::kGood);
   f = good;
   f[kIp + 5] -= 2;  // a payload length that is not the packet's (checked against the frame)
   fix_checksums(f, kIp);
@@ -218,6 +218,59 @@ TEST(HeaderCheck, Ipv6EveryFaultByItsVerdict) {
   RxSpec accept_all = routed(s);
   accept_all.ipv6_zero_udp_checksum = true;
   EXPECT_EQ(judge(HeaderCheck(s, accept_all, s.frame_size, VlanStack{}), f), Verdict::kBadChecksum);
+}
+
+// The IPv6 flow label (RFC 6437): written into the inner header as sent, never into a tunnel
+// header; compared where rx names it (a non-zero one through a router, 0 from a translator),
+// any label accepted where it does not. The label shares its first byte with the traffic
+// class: a label check must not judge the class, nor the class check the label.
+TEST(HeaderCheck, FlowLabel) {
+  FrameSpec s = sent_spec(6);
+  s.flow_label = 0xabcde;
+  const std::vector<uint8_t> sent = frame_of(s);
+  EXPECT_EQ((sent[kIp + 1] & 0x0f) << 16 | sent[kIp + 2] << 8 | sent[kIp + 3], 0xabcde);
+  EXPECT_EQ(sent[kIp] >> 4, 6);
+  EXPECT_EQ(uint8_t(sent[kIp] << 4 | sent[kIp + 1] >> 4), s.tos) << "the traffic class beside it";
+
+  RxSpec rx = routed(s);
+  rx.flow_label = 0xabcde;
+  const HeaderCheck check(s, rx, s.frame_size, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  const std::vector<uint8_t> good = frame_of(out);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  for (const auto& [byte, bits] : {std::pair{1, 0x08}, {2, 0x40}, {3, 0x01}}) {
+    auto f = good;  // one bit of the label changed: the UDP checksum does not cover it
+    f[kIp + byte] ^= uint8_t(bits);
+    EXPECT_EQ(judge(check, f), Verdict::kBadHeader) << "label bit in byte " << byte;
+  }
+  auto zeroed = good;  // a router that clears the label
+  zeroed[kIp + 1] &= 0xf0, zeroed[kIp + 2] = zeroed[kIp + 3] = 0;
+  EXPECT_EQ(judge(check, zeroed), Verdict::kBadHeader);
+  auto reclassed = good;  // the class changed, the label kept: the TOS verdict, not the label's
+  reclassed[kIp] = 0x60, reclassed[kIp + 1] &= 0x0f;
+  EXPECT_EQ(judge(check, reclassed), Verdict::kBadTos);
+
+  // Sent without a label: any arrives (rx names none); a translator's must be 0 (rx 0).
+  FrameSpec unlabelled = out;
+  unlabelled.flow_label = 0;
+  RxSpec any = routed(s);
+  EXPECT_EQ(judge(HeaderCheck(s, any, s.frame_size, {}), good), Verdict::kGood);
+  any.flow_label = 0;
+  const HeaderCheck translator(s, any, s.frame_size, {});
+  EXPECT_EQ(judge(translator, frame_of(unlabelled)), Verdict::kGood);
+  EXPECT_EQ(judge(translator, good), Verdict::kBadHeader);
+
+  // A tunnel header carries the entry point's label, not the stream's.
+  FrameSpec tunnelled = s;
+  tunnelled.ip_version = 4;
+  tunnelled.src_ip = parse_ip("198.18.0.2", 4);
+  tunnelled.dst_ip = parse_ip("198.19.0.2", 4);
+  tunnelled.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  tunnelled.frame_size = min_frame_size(4, true);
+  const std::vector<uint8_t> t = frame_of(tunnelled);
+  EXPECT_EQ(t[kIp + 1] & 0x0f, 0);
+  EXPECT_EQ(t[kIp + 2] | t[kIp + 3], 0);
 }
 
 // SIIT (RFC 7915): an IPv6 frame arrives as IPv4. A translator that forgets to adjust the UDP

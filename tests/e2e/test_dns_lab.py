@@ -19,7 +19,7 @@ from xlatperf import lab
 from xlatperf.run.calibration import calibrate_lab
 
 FAST = ["--set", "trial.pause=0", "--set", "trial.timeout=0.5", "--set", "trial.max_lag=0.5"]
-WKP = ipaddress.IPv6Address("64:ff9b::")
+PREFIX = ipaddress.IPv6Address("2001:db8:64::")   # the lab resolvers' (dns.synthesis's default)
 
 
 def resolver_lab(make_lab, kind: str, **params) -> Path:
@@ -121,7 +121,7 @@ def test_a_capture_shows_every_answer_synthesized_from_the_authoritative_a_recor
         assert r["dns.qry.type"] == "28" and r["dns.flags.rcode"] == "0", r
         a = ipaddress.IPv4Address(a_records[name])
         assert a in ipaddress.IPv4Network("198.18.0.0/15")
-        assert ipaddress.IPv6Address(r["dns.aaaa"]) == ipaddress.IPv6Address(int(WKP) + int(a)), r
+        assert ipaddress.IPv6Address(r["dns.aaaa"]) == ipaddress.IPv6Address(int(PREFIX) + int(a)), r
 
 
 def test_a_resolver_with_another_prefix_gives_wrong_answers_not_loss(make_lab, tmp_path):

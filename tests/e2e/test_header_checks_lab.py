@@ -5,6 +5,8 @@ faulty DUT (the router's nftables rules, the reference BRs', CEs' and AFTR's tc-
 spoiling a known share of the frames) is counted by its own counter at that share; a Linux
 bridge measured as a router is reported as not decrementing the TTL."""
 
+import subprocess
+
 import pytest
 
 from e2e_util import trials, xlatperf
@@ -51,13 +53,14 @@ def test_a_correct_dut_passes_every_header_check(make_lab, tmp_path, kind):
 # TTL check accepts it), so a missing decrement is caught where the DUT enters a tunnel or
 # translates; the AFTR spoils only what it sends to the B4s (the kernel forwards the rest).
 COUNTER = {"ttl": "bad_ttl", "tos": "bad_tos", "address": "bad_address", "checksum": "bad_checksum",
-           "tunnel_tos": "bad_tos", "swap": "wrong_ce"}
+           "tunnel_tos": "bad_tos", "swap": "wrong_ce", "flow_label": "bad_header"}
 FAULTY = {
     # kind: (faults, {direction: the faults counted there})
     "router4": (("ttl", "tos", "address", "checksum"),
                 dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum"})),
-    "router6": (("ttl", "tos", "address", "checksum"),
-                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum"})),
+    # (flow_label: a non-zero label rewritten, RFC 6437 §3; the tester sends traffic.flow_label.)
+    "router6": (("ttl", "tos", "address", "checksum", "flow_label"),
+                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "flow_label"})),
     "mape-br": (("ttl", "tos", "checksum"), {"forward": {"tos", "checksum"}, "reverse": {"ttl", "tos", "checksum"}}),
     "mapt-br": (("ttl", "tos", "checksum"), dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "checksum"})),
     "lwaftr": (("ttl", "tos", "checksum", "tunnel_tos"),
@@ -92,6 +95,33 @@ def test_each_fault_of_a_faulty_dut_is_counted_by_its_counter_at_its_share(make_
             spread = 6 * (sent * SHARE / 100 * (1 - SHARE / 100)) ** 0.5 * (want > 0) + 20
             assert abs(d.get(counter, 0) - want) <= spread, (kind, name, counter, d.get(counter), want, d)
         assert d["received"] + sum(d.get(f, 0) for f in expected) >= 0.99 * sent, (kind, name, d)
+
+
+@pytest.mark.parametrize("sent_label", [0, 0x12345])
+def test_a_router_that_labels_unlabelled_packets_passes(make_lab, tmp_path, sent_label):
+    """RFC 6437 §3 lets a forwarding node set a flow label on a packet that arrives without one:
+    the router6 with set_flow_label=yes writes 0x54321 into every such packet (captured below),
+    and keeps a non-zero one. Neither is a fault."""
+    config = make_lab("router6", calibrate="no", set_flow_label="yes")
+    directions = one_trial(config, tmp_path, 2000, "--set", f"traffic.flow_label={sent_label}",
+                           "--set", "capture.enabled=true", "--set", "capture.frames=20")
+    for name, d in directions.items():
+        assert {f: d[f] for f in FAULTS} == dict.fromkeys(FAULTS, 0), (name, d)
+        assert d["sent"] > 0 and d["received"] == d["sent"], (name, d)
+    labels = captured_flow_labels(tmp_path / "out")
+    assert labels == {0x54321 if sent_label == 0 else sent_label}, labels
+
+
+def captured_flow_labels(out) -> set[int]:
+    """The IPv6 flow labels of the UDP test frames in a run's captures (tshark)."""
+    files = sorted(out.rglob("*.pcapng"))
+    assert files, list(out.rglob("*"))
+    labels = set()
+    for path in files:
+        fields = subprocess.run(["tshark", "-r", str(path), "-Y", "udp", "-T", "fields", "-e", "ipv6.flow"],
+                                capture_output=True, text=True, check=True).stdout.split()
+        labels |= {int(value, 16) for value in fields}
+    return labels
 
 
 def test_a_bridge_measured_as_a_router_is_reported_for_its_ttl(make_lab, tmp_path):

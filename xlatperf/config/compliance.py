@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Configurations whose frames a compliant DUT must drop: warnings, not errors (docs/config.md
-"Warnings"). Such a test may be meant (does the DUT drop them?), but a throughput of 0 from
-a correct DUT is more often a configuration that breaks a rule the tester does not enforce.
+"""Configurations whose frames a compliant DUT must drop, and DNS64 tests the RFC advises
+against: warnings, not errors (docs/config.md "Warnings"). Such a test may be meant (does the
+DUT drop them?), but a throughput of 0 from a correct DUT is more often a configuration that
+breaks a rule the tester does not enforce.
 Each warning names the key, its value and the rule. run_procedure keeps them in the summary
 (`config_warnings`), the console and the report show them with the result's warnings, and the
 CLI prints them before a measurement starts."""
 
 import ipaddress
 
-from ..frames.addressing import RFC6052_LENGTHS
+from ..frames.addressing import u_octet
 from ..frames.kinds import BACKGROUND, kind_of
 from ..frames.technology import CLAT, role_of, technology_of
 from ..frames.trial import active_directions, has_background, lookup
@@ -27,14 +28,11 @@ NON_GLOBAL = tuple(ipaddress.IPv4Network(net) for net in (
     "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12",
     "192.0.0.0/24", "192.0.2.0/24", "192.88.99.0/24", "192.168.0.0/16", "198.18.0.0/15",
     "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/4", "240.0.0.0/4"))
-# RFC 6052 §2.2: bits 64-71 of an IPv4-embedded IPv6 address (the "u" octet) MUST be zero; a
-# /96 prefix holds them itself.
-U_OCTET = ((1 << 8) - 1) << (128 - 72)
 
 
 def compliance_warnings(config) -> list[str]:
     """The warnings of a validated configuration, one per address and rule."""
-    return _well_known_prefix(config) + _u_octet(config) + _ds_lite_source(config)
+    return _well_known_prefix(config) + _u_octet(config) + _ds_lite_source(config) + _dns(config)
 
 
 def _frame_address_keys(config) -> list[str]:
@@ -92,8 +90,7 @@ def _u_octet(config) -> list[str]:
     found = []
     for key, _, why in _prefixes(config):
         prefix = ipaddress.IPv6Network(lookup(config, key))
-        if prefix.prefixlen == max(RFC6052_LENGTHS) and int(prefix.network_address) & U_OCTET:
-            u = int(prefix.network_address) >> (128 - 72) & 0xFF
+        if u := u_octet(prefix):
             found.append(f'{key} = "{prefix}": has {u:#04x} in the u octet (bits 64-71), which RFC 6052 '
                          f"§2.2 requires to be zero in an IPv4-embedded IPv6 address ({why}: these "
                          "addresses are RFC 6052's); a compliant translator refuses the prefix or drops "
@@ -111,3 +108,27 @@ def _ds_lite_source(config) -> list[str]:
     return [f'left.ipv4 = "{source}": the B4s\' inner IPv4 source is neither an RFC 1918 address nor '
             "in RFC 6333 §5.7's 192.0.0.0/29; RFC 6333 §11: the AFTR MUST drop packets from any "
             "other source it was not told to accept (e.g. 192.0.0.2, 10.0.0.2)"]
+
+
+def _dns(config) -> list[str]:
+    """A DNS64 test (RFC 8219 §9) that a strict DNS64 cannot pass, or that the RFC advises against."""
+    dns = config.dns
+    if not dns.enabled:
+        return []
+    found = []
+    a_records = ipaddress.IPv4Network(dns.a_records)
+    synthesizes = dns.server and dns.qtype == "AAAA" and dns.aaaa_share < 1
+    if synthesizes and ipaddress.IPv6Network(dns.synthesis) == WELL_KNOWN_PREFIX:
+        inside = [str(net) for net in NON_GLOBAL if a_records.overlaps(net)]
+        if inside:
+            found.append(f'dns.synthesis = "{dns.synthesis}": is the Well-Known Prefix, and dns.a_records = '
+                         f'"{a_records}" lies in the non-global {", ".join(inside)} (RFC 6052 §3.1: the '
+                         "Well-Known Prefix MUST NOT represent non-global IPv4 addresses; a strict DNS64 "
+                         "answers without a AAAA record); use a network-specific prefix")
+    if dns.timeout > 1:
+        found.append(f"dns.timeout = {dns.timeout:g}: RFC 8219 §9.2: no timeout higher than 1 s SHOULD be "
+                     "used (a DNS64 that queues queries gains by a longer one)")
+    if config.throughput.loss_tolerance:
+        found.append(f"throughput.loss_tolerance = {config.throughput.loss_tolerance:g}: RFC 8219 §9.2 "
+                     "passes a rate only when every query was answered in time")
+    return found

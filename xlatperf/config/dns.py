@@ -9,12 +9,12 @@ import math
 import re
 
 from ..util.errors import key_error
+from ..frames.addressing import RFC6052_LENGTHS, u_octet
 from ..frames.stack import DNS_LABEL_CHARS, zone_wire_bytes
 from ..frames.kinds import kind_of
 from ..frames.trial import active_directions, has_background
 
 _LABEL = re.compile(r"^[A-Za-z0-9-]{1,63}$")
-RFC6052_LENGTHS = (32, 40, 48, 56, 64, 96)
 MAX_NAME_BYTES = 255     # RFC 1035 §2.3.4
 ID_SPACE = 65536         # a reply's DNS ID: with its port, which query it answers
 # Source ports a query stream may use at most (from traffic.src_port to 65535).
@@ -90,6 +90,9 @@ def rfc6052_prefix(value):
     if network is None or network.prefixlen not in RFC6052_LENGTHS:
         raise ValueError("must be an IPv6 prefix of length " + ", ".join(map(str, RFC6052_LENGTHS))
                          + " (RFC 6052 §2.2), address/length with no bits set after the length")
+    if u := u_octet(network):
+        raise ValueError(f"must have bits 64-71 zero (RFC 6052 §2.2: the u octet of every address "
+                         f"synthesized with it); this /96 sets them to {u:#04x}")
     return str(network)
 
 

@@ -465,6 +465,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # The DSCP of the test frames (RFC 2474; ECN bits 0): a DUT must carry it (RFC 7915
         # §4.1, §5.1), which only a non-zero one shows.
         "dscp": Key(0, integer(0, 63)),
+        # The flow label of the IPv6 test frames, 0..0xfffff: a sending host should set one
+        # (RFC 6437 §3), and a router or NAT66 must deliver a non-zero one unchanged. 0 sends
+        # none, which a forwarding node may then set.
+        "flow_label": Key(0x12345, integer(0, 0xFFFFF)),
     },
     "ports": {**_port_variation("forward"), **_port_variation("reverse")},
     "addresses": {**_address_variation("left"), **_address_variation("right")},
@@ -509,6 +513,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "tos": Key(True, boolean),        # the TOS/traffic class arrives as sent (traffic.dscp)
         "address": Key(True, boolean),    # addresses and ports as the DUT must write them
         "df": Key(True, boolean),         # IPv4 arrivals: the DF flag (RFC 7915 §5.1 translated)
+        # IPv6 arrivals: a non-zero flow label as sent (RFC 6437 §3), 0 from a translator
+        # (RFC 7915 §5.1).
+        "flow_label": Key(True, boolean),
         # A UDP checksum of 0 over IPv6 is a fault (RFC 8200 §8.1), even where the datagram's
         # sum is right (a translator that writes a checksum of 0xffff as 0: TAYGA 0.9.2).
         "zero_udp_checksum_ipv6": Key(True, boolean),
@@ -645,7 +652,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "qtype": Key("AAAA", choice("AAAA", "A")),
         "edns": Key(True, boolean),             # EDNS(0) OPT record in the queries (RFC 6891)
         # The RFC 6052 prefix a DNS64's synthesized AAAA must use (RFC 8219 §9: the answer's check).
-        "synthesis": Key("64:ff9b::/96", rfc6052_prefix),
+        # A network-specific prefix by default: the Well-Known Prefix MUST NOT represent the
+        # non-global a_records (RFC 6052 §3.1), so a strict DNS64 would not synthesize them.
+        "synthesis": Key("2001:db8:64::/96", rfc6052_prefix),
         "timeout": Key(1.0, number(0, 60, low_open=True)),   # RFC 8219 §9.2: a later reply is none
         "aaaa_share": Key(0.0, number(0, 1)),   # names with a AAAA record of their own (§9.2's grid)
         # Queries that ask a name again (§9.2's grid: cache hits), REPEAT_TIMEOUTS x timeout after

@@ -18,6 +18,14 @@ from .trial import RFC4814_PORTS
 
 # RFC 6052 §2.2: the prefix lengths an IPv4-embedded IPv6 address may have.
 RFC6052_LENGTHS = (32, 40, 48, 56, 64, 96)
+# RFC 6052 §2.2: bits 64-71 of an IPv4-embedded IPv6 address (the "u" octet) MUST be zero; a
+# /96 prefix holds them itself.
+U_OCTET = ((1 << 8) - 1) << (128 - 72)
+
+
+def u_octet(prefix: ipaddress.IPv6Network) -> int:
+    """The u octet (bits 64-71) a prefix sets: non-zero only in a /96 that breaks RFC 6052 §2.2."""
+    return (int(prefix.network_address) & U_OCTET) >> (128 - 72)
 
 
 def embed_ipv4(prefix: ipaddress.IPv6Network, ipv4: ipaddress.IPv4Address) -> ipaddress.IPv6Address:

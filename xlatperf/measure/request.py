@@ -32,8 +32,12 @@ class TrialRequest:
         validity rule (trial.validity, trial.max_lag) and the capture ([capture])."""
         trial = config.trial
         capture = config.capture
-        return cls(flows=flows, duration=duration,
-                   timeout=trial.timeout if timeout is None else timeout,
+        timeout = trial.timeout if timeout is None else timeout
+        if config.dns.enabled:
+            # A query's answer counts until dns.timeout after it was sent: the trial waits that
+            # long for the last one's, whatever trial.timeout is (docs/dns.md).
+            timeout = max(timeout, config.dns.timeout)
+        return cls(flows=flows, duration=duration, timeout=timeout,
                    seed=config.traffic.seed, finish_early=finish_early,
                    max_lag=trial.max_lag if trial.validity == "schedule" else None,
                    capture=({"frames": capture.frames, "stride": capture.stride,

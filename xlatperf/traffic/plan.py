@@ -297,6 +297,7 @@ class TrafficPlan:
             "vary": varying_fields(config, direction, sent.inner),
             "tos": sent_tos(config),
             "ttl": SENT_TTL,
+            **({"flow_label": config.traffic.flow_label} if sent.inner == 6 else {}),
             **self._vlan_keys(tx, rx),
         }
         return {**stream, "rx": self._rx(direction, stream, sent, received, states, nat, background)}
@@ -328,6 +329,10 @@ class TrafficPlan:
                 if self.through_dut else True
             if df is not None:
                 rx["df"] = df
+        if checks.flow_label and received.inner == 6:
+            label = expected_flow_label(stream, sent.inner, self.through_dut)
+            if label is not None:
+                rx["flow_label"] = label
         rx["checksums"] = checks.checksum
         if checks.checksum and not checks.zero_udp_checksum_ipv6 and received.inner == 6:
             rx["ipv6_zero_udp_checksum"] = True  # taken as 0xffff where the sum verifies with it
@@ -382,6 +387,19 @@ class TrafficPlan:
         sent = side_vlan(self.config, tx)
         received = side_vlan(self.config, rx) if self.through_dut else sent
         return {"vlan": sent, "rx_vlan": received} if sent or received else {}
+
+
+def expected_flow_label(stream: dict, sent_version: int, through_dut: bool) -> int | None:
+    """The flow label an IPv6 arrival of `stream` must carry, or None where any may come.
+    Through the DUT: an IPv6 packet's non-zero label unchanged (RFC 6437 §3: a forwarding node
+    MUST NOT change it), any label where it was sent with none (a forwarding node may set one),
+    and 0 in a packet translated from IPv4 (RFC 7915 §5.1). On a cable: as sent."""
+    sent = stream.get("flow_label", 0) if sent_version == 6 else 0
+    if not through_dut:
+        return sent
+    if sent_version == 4:
+        return 0
+    return sent or None
 
 
 def _without_unseen_checks(stream: dict, received: Stack) -> dict:

@@ -30,8 +30,11 @@ struct Writer {
   // uniform model) and flow label 0. `layer`: which of the two it is.
   size_t ipv6(Layer layer, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
     uint8_t* h = f + at;
+    const uint32_t label = layer == Layer::kTunnel ? 0 : spec.flow_label & 0xfffff;
     h[0] = uint8_t(0x60 | spec.tos >> 4);
-    h[1] = uint8_t(spec.tos << 4);
+    h[1] = uint8_t(spec.tos << 4 | label >> 16);
+    h[2] = uint8_t(label >> 8);
+    h[3] = uint8_t(label);
     store_be16(h + 4, uint16_t(end - at - kIpv6Header));
     h[6] = next;
     h[7] = spec.ttl;
@@ -42,7 +45,9 @@ struct Writer {
     const FieldRole own = layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kFixed;
     mark(layer, FieldRole::kFixed, at, 1, 0xf0);          // version
     mark(layer, FieldRole::kTos, at, 2, 0x0f, 0xf0);      // traffic class
-    mark(layer, own, at + 1, 3, 0x0f);                    // flow label
+    // The flow label: a forwarding node may set one where none came (RFC 6437 §3), so it is
+    // compared only where the rx expectation names it.
+    mark(layer, layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kFlowLabel, at + 1, 3, 0x0f);
     // The payload length (kLength: compared for UDP, checked against the frame's length for
     // TCP, whose header a DUT may lengthen by an option: HeaderCheck); a tunnel's, its own.
     mark(layer, layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kLength, at + 4, 2);

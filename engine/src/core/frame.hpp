@@ -39,6 +39,7 @@ constexpr size_t kFcs = 4;             // counted in frame sizes, appended by th
 // Jumbo frames up to 9216 bytes (RFC 8219 §5.1.1), without VLAN tags: frames longer than one
 // mbuf segment are sent as a per-frame head segment plus a shared tail (FrameTemplate).
 constexpr size_t kMaxFrameSize = 9216;
+constexpr uint32_t kMaxFlowLabel = 0xfffff;  // IPv6's 20 bits
 // A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, an
 // IPv6 tunnel header, the IP header, UDP and the test tag or TCP with its options: 150 bytes
 // at most) lies in it.
@@ -167,6 +168,9 @@ struct FrameSpec {
   uint16_t src_port = 0xC020, dst_port = 7;    // RFC 2544 App. C
   uint8_t tos = 0;   // IPv4 TOS octet / IPv6 traffic class, of every IP header (tunnel too)
   uint8_t ttl = 10;  // IPv4 TTL / IPv6 hop limit, of every IP header (RFC 2544 App. C.2.6.4)
+  // IPv6: the flow label (20 bits) of the header that carries UDP or TCP, which a sending host
+  // should set (RFC 6437 §3); a tunnel header's is the entry point's own and written 0.
+  uint32_t flow_label = 0;
   // On the wire from the destination MAC to the FCS inclusive, without VLAN tags: the tags of
   // `vlan` come on top (4 bytes each), so a frame size names the same IP packet on tagged
   // and untagged ports.
@@ -207,9 +211,12 @@ inline LayerList layers_of(const FrameSpec& spec) {
 
 // What a header field is to a receiver that judges a frame (header_check.hpp): a field a
 // DUT must leave as sent or write as the stream's rx says (kFixed: always compared), one the
-// rx expectation names (addresses, ports, TTL, TOS, DF), or one it may write freely or that
-// another check owns (kFree: the IPv4 identification, checksums, TCP sequence numbers, the tag).
-enum class FieldRole : uint8_t { kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kDf, kLength, kFree };
+// rx expectation names (addresses, ports, TTL, TOS, DF, the IPv6 flow label), or one it may write
+// freely or that another check owns (kFree: the IPv4 identification, checksums, TCP sequence
+// numbers, the tag).
+enum class FieldRole : uint8_t {
+  kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kDf, kFlowLabel, kLength, kFree
+};
 // A field a layer writer wrote: `size` bytes from `offset` (in the frame), the first and last of
 // them under `first_mask` and `last_mask` (a field that shares a byte with another: IPv6's
 // version, traffic class and flow label; IPv4's flags).

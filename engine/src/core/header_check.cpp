@@ -37,6 +37,7 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   want.dst_port = rx.dst_port.value_or(0);
   want.tos = rx.tos.value_or(0);
   want.ttl = rx.ttl ? rx.ttl->first : 0;
+  want.flow_label = rx.flow_label.value_or(0);
   want.frame_size = rx_frame_size;
   want.vlan = rx_vlan;
   if (rx.tunnel)
@@ -63,6 +64,7 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
       case FieldRole::kDstPort: return rx.dst_port.has_value();
       case FieldRole::kTos: return rx.tos.has_value();
       case FieldRole::kDf: return rx.df.has_value();
+      case FieldRole::kFlowLabel: return rx.flow_label.has_value();
       // One value: compared with the rest; a range: checked on its own (ttl_).
       case FieldRole::kTtl: return rx.ttl && rx.ttl->first == rx.ttl->second;
       // UDP: the length is the stream's; TCP: checked against the frame (length_matches).

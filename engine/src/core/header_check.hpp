@@ -47,6 +47,9 @@ struct RxSpec {
   std::optional<std::pair<uint8_t, uint8_t>> ttl;  // the inner header's, an inclusive range
   std::optional<uint8_t> tos;
   std::optional<bool> df;  // IPv4 arrivals
+  // IPv6 arrivals: the flow label of the header that carries UDP or TCP (RFC 6437: a non-zero
+  // one arrives as sent; RFC 7915 §5.1: a translator writes 0); none: any label.
+  std::optional<uint32_t> flow_label;
   bool checksums = true;
   // A UDP checksum field of 0 over IPv6 taken as 0xffff (its one's complement twin) where the
   // datagram's sum verifies with it: a translator that adjusts a checksum to 0 and writes it as

@@ -270,7 +270,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
   known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df",
-                       "checksums", "ipv6_zero_udp_checksum", "vary"});
+                       "flow_label", "checksums", "ipv6_zero_udp_checksum", "vary"});
   RxSpec rx;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -313,6 +313,10 @@ RxSpec parse_rx(const json& j, const std::string& path) {
     rx.df = flag(j, path, "df", false);
     if (v != 4) bad(path + "df", j["df"], "only for IPv4 arrivals (ip_version 4)");
   }
+  if (j.contains("flow_label")) {
+    rx.flow_label = uint32_t(integer_in(j, path, "flow_label", 0, kMaxFlowLabel));
+    if (v != 6) bad(path + "flow_label", j["flow_label"], "only for IPv6 arrivals (ip_version 6)");
+  }
   rx.checksums = flag(j, path, "checksums", rx.checksums);
   rx.ipv6_zero_udp_checksum = flag(j, path, "ipv6_zero_udp_checksum", rx.ipv6_zero_udp_checksum);
   if (j.contains("vary")) {
@@ -331,7 +335,7 @@ RxSpec parse_rx(const json& j, const std::string& path) {
 
 StreamPlan parse_stream(const json& j, const std::string& path) {
   known_keys(j, path, {"ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",
-                       "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"});
+                       "flow_label", "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"});
   StreamPlan s;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -345,6 +349,8 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   s.spec.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535, 7));
   s.spec.tos = uint8_t(integer_in(j, path, "tos", 0, 255, 0));
   s.spec.ttl = uint8_t(integer_in(j, path, "ttl", 1, 255, 10));
+  s.spec.flow_label = uint32_t(integer_in(j, path, "flow_label", 0, kMaxFlowLabel, 0));
+  if (s.spec.flow_label && v != 6) bad(path + "flow_label", j["flow_label"], "only for IPv6 frames (ip_version 6)");
   if (j.contains("tunnel")) {
     const json& tunnel = j["tunnel"];
     const std::string tpath = path + "tunnel.";

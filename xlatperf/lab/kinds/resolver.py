@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ...config.dns import RFC6052_LENGTHS
+from ...config.schema import SCHEMA
 from .. import daemons
 from ..names import DUT_NS, DUT_PORTS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..placement import Placement, pin_process
@@ -24,11 +24,12 @@ from .common import setup_router
 from .nat import NAT64_RESPONDER_AS_6
 
 ZONE = "dns64perf.test"
-PREFIX = "64:ff9b::/96"          # the DNS64 prefix the tester config expects (RFC 6052 §2.1)
+# The DNS64 prefix: the tester config's default, a network-specific prefix (RFC 6052 §3.1 lets it
+# represent the non-global 198.18.0.0/15 of dns.a_records; the Well-Known Prefix may not).
+PREFIX = SCHEMA["dns"]["synthesis"].default
 WRONG_PREFIX = "2001:db8:6464::/96"   # a faulty DNS64's
 RESOLVER_MAX_RATE = 20_000       # queries/s: the search's first trial (throughput.max_rate)
 RESOLVER_PAUSE = 2.0             # s between trials (trial.pause)
-assert int(PREFIX.rsplit("/", 1)[1]) in RFC6052_LENGTHS
 
 RESOLVER_PARAMS = {
     "upstream": {"default": "4", "allowed": "4 or 6",

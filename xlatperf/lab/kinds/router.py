@@ -33,7 +33,14 @@ ROUTER_PARAMS = {
     "mtu": {"default": "1500", "allowed": "an integer 1280..65535",
             "help": "MTU of the DUT's and the tester's veths (jumbo frames: 9216)",
             "parse": integer(1280, 65535)},
+    "set_flow_label": {"default": "no", "allowed": "yes or no",
+                       "help": "IPv6: the router sets a flow label on packets that arrive without one, "
+                               "as RFC 6437 §3 lets a forwarding node (a correct DUT; the tester then "
+                               "sends none: traffic.flow_label = 0)",
+                       "parse": yes_no},
 }
+# The label set_flow_label writes, and the one the flow_label fault writes over a non-zero one.
+SET_FLOW_LABEL, FAULTY_FLOW_LABEL = 0x54321, 0x11111
 
 # Faulty variants of the router: an nftables postrouting rule per DUT port spoils the shares of
 # the frames it forwards after the kernel routed them correctly (common.fault_params). `numgen
@@ -43,14 +50,19 @@ FAULTS = {
     "tos": ("ip dscp set cs0", "ip6 dscp set cs0"),            # DSCP zeroed
     "address": ("ip saddr set 198.18.9.9", "ip6 saddr set 2001:2::9:9"),  # another source, sums fixed
     "checksum": ("udp checksum set 4660", "udp checksum set 4660"),        # a wrong UDP checksum
+    # A non-zero flow label rewritten (RFC 6437 §3: MUST NOT); IPv4 has none.
+    "flow_label": (None, f"ip6 flowlabel != 0 ip6 flowlabel set {FAULTY_FLOW_LABEL:#x}"),
 }
 FAULTY_PARAMS = fault_params("router", {"ttl": "no TTL decrement", "tos": "DSCP zeroed",
-                                        "address": "another source address", "checksum": "a wrong UDP checksum"})
+                                        "address": "another source address", "checksum": "a wrong UDP checksum",
+                                        "flow_label": f"IPv6 only: a non-zero flow label rewritten to "
+                                                      f"{FAULTY_FLOW_LABEL:#x}"})
 
 
-def faulty_ruleset(faults: tuple[str, ...], version: int, percent: int) -> str:
+def faulty_ruleset(faults: tuple[str, ...], version: int, percent: int, set_flow_label: bool = False) -> str:
     """nftables ruleset of a faulty router: fault i on the frames i * percent .. (i + 1) *
-    percent - 1 of every 100 of each direction's."""
+    percent - 1 of every 100 of each direction's; with `set_flow_label` (IPv6) a label on every
+    packet that arrives without one, first."""
     column = 0 if version == 4 else 1
     family = "ipv4" if version == 4 else "ipv6"
     chains = "".join(f"\tchain fault_{name} {{ {FAULTS[name][column]}; }}\n" for name in faults)
@@ -58,7 +70,10 @@ def faulty_ruleset(faults: tuple[str, ...], version: int, percent: int) -> str:
     verdicts = ", ".join(f"{low}-{high} : jump fault_{name}" if high > low else f"{low} : jump fault_{name}"
                          for (low, high), name in zip(slices, faults))
     rules = "".join(f'\t\toifname "{dev}" meta nfproto {family} meta l4proto udp numgen inc mod 100 '
-                    f'vmap {{ {verdicts} }}\n' for dev in ("xlp-dl", "xlp-dr"))
+                    f'vmap {{ {verdicts} }}\n' for dev in ("xlp-dl", "xlp-dr")) if faults else ""
+    if set_flow_label:
+        rules = (f'\t\toifname {{ "xlp-dl", "xlp-dr" }} ip6 flowlabel 0 ip6 flowlabel set {SET_FLOW_LABEL:#x}\n'
+                 + rules)
     return ("table inet xlp {\n"
             f"{chains}"
             "\tchain faults {\n"
@@ -161,8 +176,14 @@ class Router(LabKind):
                 ip(DUT_NS, f"-{version}", "route", "add", test_range, "via", next_hop)
         else:
             setup_direct_router(version, p["addresses"])
-        if p.get("faulty"):
-            load_nft(faulty_ruleset(p["faulty"], version, p["faulty_share"]))
+        if p.get("faulty") or p["set_flow_label"]:
+            load_nft(faulty_ruleset(p.get("faulty", ()), version, p.get("faulty_share", 0), p["set_flow_label"]))
+
+    def resolve(self, p: dict[str, Any]) -> None:
+        if self.ip_version(p) == 4 and (p["set_flow_label"] or "flow_label" in p.get("faulty", ())):
+            what = "set_flow_label=yes" if p["set_flow_label"] else "faulty=flow_label"
+            raise LabError(f"lab kind {self.name!r}: {what} needs IPv6 (an IPv4 header has no flow label); "
+                           "allowed: router6, or router with family=6")
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return router_sides(self.ip_version(p), p["gateway"])
