@@ -81,9 +81,36 @@ void refresh_udp_checksum(uint8_t* f, size_t len) {
   f[at.udp + 7] = uint8_t(c);
 }
 
-// What a faulty DUT does to every fourth answer on its way back to the client.
+// The answer cut to its header, no question or records, with RCODE `rcode`: a server's error
+// kept small (Unbound's REFUSED). Its lengths and IPv4 header checksum written afresh (the UDP
+// checksum: refresh_udp_checksum).
+void cut_to_header(rte_mbuf* m, uint8_t rcode) {
+  uint8_t* f = rte_pktmbuf_mtod(m, uint8_t*);
+  const Msg at = locate(f, m->data_len);
+  uint8_t* msg = f + at.dns;
+  msg[3] = uint8_t((msg[3] & 0xf0) | rcode);
+  std::fill(msg + 4, msg + dns::kHeader, 0);  // QDCOUNT, ANCOUNT, NSCOUNT, ARCOUNT
+  const size_t end = at.dns + dns::kHeader;
+  const bool v4 = f[at.ip] >> 4 == 4;
+  const size_t ip_len = end - at.ip - (v4 ? 0 : 40);
+  f[at.ip + (v4 ? 2 : 4)] = uint8_t(ip_len >> 8);
+  f[at.ip + (v4 ? 3 : 5)] = uint8_t(ip_len);
+  f[at.udp + 4] = uint8_t((end - at.udp) >> 8);
+  f[at.udp + 5] = uint8_t(end - at.udp);
+  if (v4) {
+    f[at.ip + 10] = f[at.ip + 11] = 0;
+    const uint16_t c = reference_checksum({f + at.ip, f + at.ip + 20});
+    f[at.ip + 10] = uint8_t(c >> 8), f[at.ip + 11] = uint8_t(c);
+  }
+  m->data_len = uint16_t(std::max<size_t>(end, 60));  // the Ethernet minimum, padded
+  m->pkt_len = m->data_len;
+}
+
+// What a faulty DUT does to every fourth answer on its way back to the client (kSilent: to the
+// answers of queries kSilentFrom .. kSilentTo - 1, which it drops).
 enum class Fault { kNone, kServFail, kWrongAddress, kOtherId, kTruncated, kDrop, kDuplicate, kLate, kUnanswerable,
-                   kBadChecksum, kOtherSource };
+                   kBadChecksum, kOtherSource, kRefusedHeaderOnly, kSilent };
+constexpr uint64_t kSilentFrom = 70000, kSilentTo = 104000;
 
 class FaultyPath {
  public:
@@ -105,6 +132,10 @@ class FaultyPath {
       return deliver(1, m);
     }
     ++answers_;
+    if (fault_ == Fault::kSilent) {
+      if (answers_ > kSilentFrom && answers_ <= kSilentTo) return rte_pktmbuf_free(m);
+      return deliver(0, m);
+    }
     if (fault_ == Fault::kNone || fault_ == Fault::kUnanswerable || answers_ % 4 != 0) return deliver(0, m);
     uint8_t* msg = f + at.dns;
     switch (fault_) {
@@ -127,6 +158,9 @@ class FaultyPath {
       case Fault::kLate:  // held back 0.3 s: later than the 0.25-s timeout
         io->deliver_after(std::chrono::milliseconds(300), 0, m);
         return;
+      case Fault::kRefusedHeaderOnly:
+        cut_to_header(m, 5);  // REFUSED (RFC 1035 §4.1.1)
+        break;
       default: break;
     }
     refresh_udp_checksum(f, m->data_len);
@@ -216,7 +250,8 @@ TEST_P(DnsTrials, EachFaultOfAnAnswerIsCountedApart) {
                        Case{Fault::kTruncated, dns::ReplyVerdict::kTruncated}, Case{Fault::kDrop, std::nullopt},
                        Case{Fault::kDuplicate, std::nullopt}, Case{Fault::kLate, std::nullopt},
                        Case{Fault::kUnanswerable, std::nullopt}, Case{Fault::kBadChecksum, std::nullopt},
-                       Case{Fault::kOtherSource, std::nullopt}}) {
+                       Case{Fault::kOtherSource, std::nullopt},
+                       Case{Fault::kRefusedHeaderOnly, dns::ReplyVerdict::kOtherRcode}}) {
     SCOPED_TRACE(int(c.fault));
     FaultyPath dut(c.fault);
     test::Bench bench([&dut](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { dut(port, m, d); });
@@ -237,6 +272,57 @@ TEST_P(DnsTrials, EachFaultOfAnAnswerIsCountedApart) {
     EXPECT_EQ(r.ports[1].dns->unanswered, c.fault == Fault::kUnanswerable ? quarter : 0u);
     EXPECT_EQ(r.ports[1].dns->answered, kQueries - (c.fault == Fault::kUnanswerable ? quarter : 0));
   }
+}
+
+// A reply without its question (Unbound's REFUSED, header only) is tied to its query by the
+// port it came to and its ID, and counted by its RCODE, not lost and not foreign; also where the
+// flow's queries leave from two queues (each lane its own share of the source ports), and from
+// a single port. A header-only NOERROR answers nothing that can be checked: malformed.
+TEST_P(DnsTrials, AReplyWithoutItsQuestionIsCountedByItsRcode) {
+  XLP_REQUIRE_EAL();
+  const uint64_t quarter = kQueries / 4;
+  for (const auto& [queues, ports] : {std::pair{uint16_t(1), 100u}, {uint16_t(2), 100u}, {uint16_t(2), 3u},
+                                      {uint16_t(1), 1u}}) {
+    SCOPED_TRACE("queues " + std::to_string(queues) + " ports " + std::to_string(ports));
+    FaultyPath dut(Fault::kRefusedHeaderOnly);
+    test::Bench bench([&dut](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { dut(port, m, d); },
+                      queues);
+    const TrialReport r = bench.run(protocol::parse_trial(dns_trial(GetParam(), "AAAA", 1.0, ports), 2));
+    uint64_t received = 0, refused = 0, mismatched = 0;
+    for (const StreamReport& s : r.flows.at(0).streams) {
+      received += s.received;
+      refused += s.dns_faults.value()[size_t(dns::ReplyVerdict::kOtherRcode)];
+      mismatched += s.dns_faults.value()[size_t(dns::ReplyVerdict::kMismatch)];
+    }
+    EXPECT_EQ(received, kQueries - quarter);
+    EXPECT_EQ(refused, quarter);
+    EXPECT_EQ(mismatched, 0u);
+    EXPECT_EQ(r.ports[0].foreign, 0u);
+  }
+}
+
+// A DUT silent for longer than half the key space (34,000 queries from one source port: 65,536
+// port and ID pairs) and answering again: the replies after it are named by the newest query the
+// stream sent, not by the last reply it took, so each is its own query's and received.
+TEST_P(DnsTrials, RepliesAfterALongSilenceAreStillNamedRight) {
+  XLP_REQUIRE_EAL();
+  constexpr uint64_t kMany = 120000;
+  json req = dns_trial(GetParam(), "AAAA", 1.0, 1);
+  // All sent in 0.8 s of the 1-s trial. A reply is misnamed only if its query's key came round
+  // again before it arrived, 65,536 queries (0.44 s) later: no busy host holds a worker so long.
+  req["flows"][0]["rate"] = 150000;
+  req["flows"][0]["frames"] = kMany;
+  req["delay"]["frame_timeout"] = 0.2;  // rate x timeout under half of 65,536 x 1 port
+  FaultyPath dut(Fault::kSilent);
+  test::Bench bench([&dut](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { dut(port, m, d); });
+  const TrialReport r = bench.run(protocol::parse_trial(req, 2));
+  const StreamReport& s = queries_of(r);
+  ASSERT_EQ(s.sent, kMany);
+  // Answers the test's DUT could not pass in time (a busy host) are late, never misnamed.
+  EXPECT_EQ(fault(r, dns::ReplyVerdict::kMismatch), 0u);
+  EXPECT_EQ(s.duplicates, 0u);
+  EXPECT_EQ(s.received + s.late.value_or(0), kMany - (kSilentTo - kSilentFrom));
+  EXPECT_GT(s.received, kSilentTo - kSilentFrom);  // answers after the silence were taken
 }
 
 INSTANTIATE_TEST_SUITE_P(IpVersions, DnsTrials, ::testing::Values(4, 6));

@@ -90,7 +90,7 @@ def capture_dns(during) -> list[dict]:
         dump.terminate()
         stats = dump.communicate(timeout=10)[1].decode()
     fields = ["ipv6.dst", "ip.dst", "dns.id", "dns.flags.response", "dns.flags.rcode", "dns.qry.name",
-              "dns.qry.type", "dns.a", "dns.aaaa"]
+              "dns.qry.type", "dns.a", "dns.aaaa", "dns.count.queries"]
     try:
         assert "\n0 packets dropped by kernel" in "\n" + stats, stats
         out = subprocess.run(["tshark", "-r", pcap, "-Y", "dns.flags.response == 1", "-T", "fields", "-E",
@@ -133,6 +133,26 @@ def test_a_resolver_with_another_prefix_gives_wrong_answers_not_loss(make_lab, t
     assert forward["received"] == 0 and forward["dns_wrong_answer"] == forward["sent"] == 1000
     assert forward["late"] == 0 and forward["dns_servfail"] == 0
     assert "1,000 wrong answers" in done.stdout
+
+
+def test_a_resolver_that_refuses_with_the_header_alone_is_counted_by_its_rcode(make_lab, tmp_path):
+    """Unbound's access-control refuse answers REFUSED without the question (to stay small):
+    each reply is tied to its query by its port and ID and counted as another error RCODE, none
+    lost and none foreign. A capture decoded by tshark shows the replies as Unbound sent them."""
+    config = resolver_lab(make_lab, "dns64-unbound", refuse="yes")
+    out = tmp_path / "out"
+    done = {}
+    replies = capture_dns(lambda: done.update(proc=xlatperf("trial", "-c", str(config), "--rate", "500",
+                                                            "--duration", "2", *FAST, "--out", str(out))))
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == 1000 and forward["received"] == 0, forward
+    assert forward["dns_other_rcode"] == 1000 and forward["late"] == 0, forward
+    assert forward["dns_mismatch"] == 0 and forward["dns_malformed"] == 0, forward
+    assert "foreign" not in done["proc"].stdout, done["proc"].stdout[-2000:]
+    to_client = [r for r in replies if r["ipv6.dst"] == "2001:2::2"]
+    assert len(to_client) == 1000, len(to_client)
+    assert all(r["dns.flags.rcode"] == "5" and r["dns.count.queries"] == "0" for r in to_client), to_client[:3]
 
 
 def test_names_asked_again_are_answered_from_the_resolvers_cache(make_lab, tmp_path):

@@ -127,10 +127,11 @@ def server(value):
 def query_ports(config, rate: int) -> int:
     """The source ports a query stream at `rate` uses: dns.ports, or more where the queries
     awaiting their reply (rate x dns.timeout) need them (a reply's port and ID name its query
-    among 65536 x ports, exactly while fewer than half that wait). ConfigError when traffic.src_port
+    among 65536 x ports, exactly while fewer than half that wait), and at least one per queue
+    (each queue's queries leave from ports of their own). ConfigError when traffic.src_port
     leaves too few."""
     dns = config.dns
-    needed = -(-int(2 * rate * dns.timeout) // ID_SPACE)
+    needed = max(-(-int(2 * rate * dns.timeout) // ID_SPACE), config.tester.queues)
     available = MAX_PORT + 1 - config.traffic.src_port
     if needed > available:
         raise key_error("traffic.src_port", config.traffic.src_port,

@@ -314,16 +314,32 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
 namespace {
 
 // A reply's verdict by its header alone, before its question: malformed (short, or no response),
-// a mismatch (another ID or opcode, not one question), or none yet.
-std::optional<ReplyVerdict> header_verdict(const uint8_t* msg, size_t len, uint16_t id) {
+// a mismatch (another ID or opcode, not `questions` questions), or none yet.
+std::optional<ReplyVerdict> header_verdict(const uint8_t* msg, size_t len, uint16_t id, uint16_t questions = 1) {
   if (len < kHeader) return ReplyVerdict::kMalformed;
   const uint16_t flags = load_be16(msg + 2);
   if (!(flags & kFlagQr)) return ReplyVerdict::kMalformed;
-  if (load_be16(msg) != id || (flags & kOpcodeMask) || load_be16(msg + 4) != 1) return ReplyVerdict::kMismatch;
+  if (load_be16(msg) != id || (flags & kOpcodeMask) || load_be16(msg + 4) != questions) return ReplyVerdict::kMismatch;
   return std::nullopt;
 }
 
+// The verdict of a reply's TC flag and RCODE; none for a whole NOERROR reply.
+std::optional<ReplyVerdict> outcome_verdict(uint16_t flags) {
+  if (flags & kFlagTc) return ReplyVerdict::kTruncated;
+  switch (flags & kRcodeMask) {
+    case kNoError: return std::nullopt;
+    case kServFail: return ReplyVerdict::kServFail;
+    case kNxDomain: return ReplyVerdict::kNxDomain;
+    default: return ReplyVerdict::kOtherRcode;
+  }
+}
+
 }  // namespace
+
+ReplyVerdict judge_headless_reply(const uint8_t* msg, size_t len, uint16_t id) {
+  if (const auto v = header_verdict(msg, len, id, 0)) return *v;
+  return outcome_verdict(load_be16(msg + 2)).value_or(ReplyVerdict::kMalformed);
+}
 
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
                          const Expectation& expect) {
@@ -350,13 +366,7 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
   if (!(asked == name) || load_be16(msg + at) != qtype || load_be16(msg + at + 2) != kClassIn)
     return ReplyVerdict::kMismatch;
   at += kQuestionTail;
-  if (flags & kFlagTc) return ReplyVerdict::kTruncated;
-  switch (flags & kRcodeMask) {
-    case kNoError: break;
-    case kServFail: return ReplyVerdict::kServFail;
-    case kNxDomain: return ReplyVerdict::kNxDomain;
-    default: return ReplyVerdict::kOtherRcode;
-  }
+  if (const auto v = outcome_verdict(flags)) return *v;
   const Records records = records_of(name, expect.rule);
   std::array<uint8_t, 16> want{};
   size_t want_len = 4;

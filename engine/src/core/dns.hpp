@@ -117,16 +117,17 @@ class QueryKeys {
     return {0, uint16_t(key.id + 1)};
   }
   // The sequence number a reply's key names: of those congruent to it modulo 65536 x ports, the
-  // one nearest `near` (the stream's highest so far), as SequenceTracker extends the tag's 32
-  // bits. Exact while the queries outstanding stay under half that modulus (the front end sizes
-  // `ports` for rate x timeout); a reply taken for another query fails that query's name check.
-  uint64_t seq_of(const QueryKey& key, uint64_t near) const {
+  // highest at most `newest`, the newest query the stream has sent (a reply answers a query
+  // already sent). Exact while a reply comes before the stream has sent a whole modulus of
+  // queries more (the front end sizes `ports` for twice rate x timeout), however long the DUT
+  // was silent before it: the reference moves with the sender, not with the replies. A reply
+  // taken for another query fails that query's name check.
+  uint64_t seq_of(const QueryKey& key, uint64_t newest) const {
     const uint64_t modulus = uint64_t(65536) * ports_;
     const uint64_t residue = uint64_t(key.id) * ports_ + key.port_offset;
-    const uint64_t base = near - remainder(near) + residue;  // in near's round
-    if (base > near + modulus / 2 && base >= modulus) return base - modulus;
-    if (base + modulus / 2 < near) return base + modulus;
-    return base;
+    const uint64_t base = newest - remainder(newest) + residue;  // in newest's round
+    if (base <= newest) return base;
+    return base >= modulus ? base - modulus : base;  // before the first round: none sent yet
   }
 
  private:
@@ -222,6 +223,12 @@ struct Expectation {
 };
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
                          const Expectation& expect);
+// A reply without its question (QDCOUNT 0: Unbound's REFUSED, a FORMERR or SERVFAIL that
+// leaves the question out to stay small), which its ID and the port it came to tie to query
+// `id`'s: judged by its RCODE (kServFail, kNxDomain, kOtherRcode), or kMismatch (another ID or
+// opcode, or a question after all), kTruncated, kMalformed (not a response; NOERROR without
+// the question, which answers nothing that can be checked).
+ReplyVerdict judge_headless_reply(const uint8_t* msg, size_t len, uint16_t id);
 // The same for a reply whose question's name the caller read already (read_name at kHeader:
 // `asked`, and `asked_end` where it ends): the client, which reads it to find the stream that
 // asked, judges with it and reads no name twice.

@@ -186,7 +186,8 @@ void add_receivers(Stream& st, const TrialPlan& plan, const FlowPlan& fp, uint16
 // A stream of DNS queries: what its receivers judge replies by, and the ring of its queries'
 // send times, long enough for the queries of twice the reply timeout at the flow's highest
 // rate (the lane's share of it), and no longer than the stream.
-void add_dns_client(Stream& st, const TrialPlan& plan, const FlowPlan& fp, const StreamPlan& sp, uint16_t queues) {
+void add_dns_client(Stream& st, const TrialPlan& plan, const FlowPlan& fp, const StreamPlan& sp, uint16_t q,
+                    uint16_t queues) {
   uint64_t peak = fp.rate;
   for (const FlowPlan::RateStep& step : fp.rate_steps) peak = std::max(peak, step.rate);
   const double window = double(peak / queues + 1) * plan.delay.frame_timeout * 2 + kMaxBurst;
@@ -194,8 +195,12 @@ void add_dns_client(Stream& st, const TrialPlan& plan, const FlowPlan& fp, const
   // Names asked again repeat_after seconds later at the lane's (first) rate.
   const dns::RepeatSchedule repeat{fp.dns->repeat,
                                    std::max<uint64_t>(1, uint64_t(fp.dns->repeat_after * double(fp.rate) / queues))};
+  if (fp.dns->ports < queues)
+    throw ExecutionFailure("flows: " + fp.name + "'s dns.ports = " + std::to_string(fp.dns->ports) +
+                           ": must be at least the " + std::to_string(queues) +
+                           " queues (each queue's queries leave from source ports of their own)");
   st.dns = std::make_unique<DnsClient>(expect, sp.spec, *fp.dns, std::min<uint64_t>(uint64_t(window), st.planned),
-                                       repeat);
+                                       repeat, q, queues);
 }
 
 }  // namespace
@@ -262,7 +267,7 @@ Trial::Trial(const TrialPlan& plan, uint8_t trial_tag, BurstIo& io, const PortPo
           st->block = std::make_unique<FieldBlock>(*st->layout, st->fields, st->enumerator.get(), st->enumerated,
                                                    st->ce.get());
         add_receivers(*st, plan, fp, q, queues);
-        if (fp.dns) add_dns_client(*st, plan, fp, sp, queues);
+        if (fp.dns) add_dns_client(*st, plan, fp, sp, q, queues);
         for (RxTask* task : rx) task->add_stream(id, st.get());
         for (const Learning& l : learning)
           if (sp.kind == StreamPlan::Kind::kForeground && l.flow == i)

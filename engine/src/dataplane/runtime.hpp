@@ -67,12 +67,17 @@ struct Receiver {
 // A stream of DNS queries (docs/dns.md): what its receivers need to take a reply for its query.
 // A query's send time cannot ride in it (the reply carries the query's name, ID and port, all
 // taken), so the sender keeps it in a ring by sequence number, which the receivers read.
+// The flow's lanes (one per TX queue) share its source ports out: lane q of n takes every n-th
+// from the q-th, so a reply's port alone names the lane, and its port and ID the query (a reply
+// without its question has nothing else).
 class DnsClient {
  public:
   // `window`: the queries the ring must remember, those sent within twice the reply timeout.
+  // `lane` of `lanes`: which share of the flow's ports it asks from (lane < lanes <= ports).
   DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window,
-            dns::RepeatSchedule repeat)
-      : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), keys_(flow.ports),
+            dns::RepeatSchedule repeat, uint16_t lane = 0, uint16_t lanes = 1)
+      : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce),
+        keys_(flow.ports / lanes + (lane < flow.ports % lanes)), lane_(lane), lanes_(lanes),
         first_port_(spec.src_port), repeat_(repeat), ip_version_(uint8_t(spec.ip_version)) {
     // A reply comes from where the queries went and goes to where they left from.
     const size_t n = ip_version_ == 4 ? 4 : 16;
@@ -86,7 +91,10 @@ class DnsClient {
   // the query passed through the ports (which order memory on the way).
   void sent(uint64_t seq, uint64_t tsc) {
     sent_at_[seq & mask()].store(round(seq) << 48 | tag_timestamp(tsc), std::memory_order_relaxed);
+    newest_.store(seq, std::memory_order_relaxed);
   }
+  // The newest query sent: the reference a reply's key is read against (QueryKeys::seq_of).
+  uint64_t newest() const { return newest_.load(std::memory_order_relaxed); }
   // The receivers: when query `seq` left (tag_timestamp), or none when the ring no longer holds
   // it (a query sent twice the ring's window later took its place: the reply is late).
   std::optional<uint64_t> sent_at(uint64_t seq) const {
@@ -108,6 +116,17 @@ class DnsClient {
   };
   NextKey next_key;
   uint16_t first_port() const { return first_port_; }
+  // A key of this lane's (its port among the lane's) as the query carries it: its port among
+  // the flow's, from the first.
+  dns::QueryKey on_wire(dns::QueryKey key) const {
+    return {uint16_t(uint32_t(key.port_offset) * lanes_ + lane_), key.id};
+  }
+  // The lane's port of a reply that came to `port`, or none where that is not one of this lane's.
+  std::optional<uint16_t> lane_port(uint16_t port) const {
+    const uint32_t offset = uint32_t(port) - first_port_;  // wraps below the first
+    if (offset % lanes_ != lane_ || offset / lanes_ >= keys_.ports()) return std::nullopt;
+    return uint16_t(offset / lanes_);
+  }
   const dns::Expectation& expectation() const { return expect_; }
   // Whether the IP header `ip` of a reply is of the queries' version, from the address they
   // went to (the DUT's server, or the tester's other side through the DUT) to the one they
@@ -127,12 +146,14 @@ class DnsClient {
   uint16_t qtype_;
   uint32_t nonce_;
   dns::QueryKeys keys_;
+  uint16_t lane_, lanes_;
   uint16_t first_port_;
   dns::RepeatSchedule repeat_;
   uint8_t ip_version_;
   std::array<uint8_t, 32> reply_addresses_{};  // a reply's source then destination (IPv4: 8 bytes)
   uint32_t ring_bits_ = 10;
   std::vector<std::atomic<uint64_t>> sent_at_;
+  std::atomic<uint64_t> newest_{0};
 };
 
 // One lane's frames of one of the flow's streams: a sequence space of its own.

@@ -277,13 +277,14 @@ class RxTask final : public Task {
 
   // A DNS reply: its name gives the stream that asked (and the nonce the trial), its port and
   // ID the query's sequence number, the stream's ring the query's send time; then the client's
-  // verdict (dns::judge_reply). False when it names no query of this trial (foreign).
+  // verdict (dns::judge_reply). A reply without its question (an error a server keeps small)
+  // belongs to the stream whose source ports hold the port it came to, and is judged by its
+  // RCODE (dns::judge_headless_reply). False when it names no query of this trial (foreign).
   bool take_reply(const rte_mbuf* m, const uint8_t* msg, const DnsMessage& at, const TestTag& hdrs, uint64_t rx_tsc) {
     size_t end = 0;
     const std::optional<dns::TestName> name = dns::read_name(msg, at.len, dns::kHeader, *dns_->zone, &end);
-    if (!name) return false;
-    const Sink& sink = sinks_[name->stream];
-    if (!sink.stream || !sink.stream->dns || name->nonce != sink.stream->dns->nonce()) return false;
+    const Sink sink = name ? sinks_[name->stream] : headless_reply_sink(msg, at);
+    if (!sink.stream || !sink.stream->dns || (name && name->nonce != sink.stream->dns->nonce())) return false;
     ++test_frames_;
     if (capture_) sample(m, rx_tsc);
     Stream& st = *sink.stream;
@@ -304,17 +305,18 @@ class RxTask final : public Task {
       r.dns_failed.add(1);
       return true;
     }
-    const uint32_t port_offset = uint32_t(at.dst_port) - client.first_port();  // wraps below the first
+    const std::optional<uint16_t> port = client.lane_port(at.dst_port);
     const uint16_t id = load_be16(msg);
-    if (port_offset >= client.keys().ports()) {  // to a port the stream never asked from
+    if (!port) {  // to a port the stream never asked from
       ++r.dns_faults[size_t(dns::ReplyVerdict::kMismatch)];
       return true;
     }
-    const uint64_t seq = client.keys().seq_of({uint16_t(port_offset), id}, r.seq.highest());
+    const uint64_t seq = client.keys().seq_of({*port, id}, client.newest());
     const dns::ReplyVerdict v =
-        seq < st.planned ? dns::judge_reply(msg, at.len, id, client.name_of(seq, name->stream), client.qtype(),
-                                            client.expectation(), *name, end)
-                         : dns::ReplyVerdict::kMismatch;
+        seq >= st.planned ? dns::ReplyVerdict::kMismatch
+        : name ? dns::judge_reply(msg, at.len, id, client.name_of(seq, name->stream), client.qtype(),
+                                  client.expectation(), *name, end)
+               : dns::judge_headless_reply(msg, at.len, id);
     if (v == dns::ReplyVerdict::kMismatch) {  // no reply to query `seq`: it may still come
       ++r.dns_faults[size_t(v)];
       return true;
@@ -337,6 +339,16 @@ class RxTask final : public Task {
       case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
     }
     return true;
+  }
+
+  // The stream a reply without a question belongs to: the DNS stream (a lane of a flow) whose
+  // source ports hold the port it came to. None for a reply with a question that is no test
+  // name (another name: foreign), or to no stream's port.
+  Sink headless_reply_sink(const uint8_t* msg, const DnsMessage& at) const {
+    if (at.len < dns::kHeader || load_be16(msg + 4) != 0) return {};
+    for (Stream* s : streams_)
+      if (s->dns && s->dns->lane_port(at.dst_port)) return {s, s->receivers.at(queue_).get()};
+    return {};
   }
 
   // The one's complement sum (sum_native) of a frame's bytes from `off` to its end, over

@@ -664,14 +664,15 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   query.nonce = uint32_t(integer_in(d, dpath, "nonce", 0, UINT32_MAX));
   DnsFlow dflow;
   dflow.ports = uint32_t(integer_in(d, dpath, "ports", 1, 65536 - q.spec.src_port, dflow.ports));
-  // QueryKeys::seq_of is exact while the queries awaiting their reply stay under half its modulus.
-  const double outstanding = double(flow.rate) * plan.delay.frame_timeout;
-  for (const FlowPlan::RateStep& step : flow.rate_steps)
-    if (double(step.rate) * plan.delay.frame_timeout > 2 * 32768.0 * dflow.ports)
-      bad(dpath + "ports", dflow.ports, "too few for rate_steps' rate " + std::to_string(step.rate));
+  // QueryKeys::seq_of is exact while a reply comes before 65536 x ports more queries were sent;
+  // those of a reply timeout at the highest rate stay under half of that.
+  uint64_t peak = flow.rate;
+  for (const FlowPlan::RateStep& step : flow.rate_steps) peak = std::max(peak, step.rate);
+  const double outstanding = double(peak) * plan.delay.frame_timeout;
   if (outstanding > 32768.0 * dflow.ports)
     bad(dpath + "ports", dflow.ports, "must be at least rate x delay.frame_timeout / 32768 = " +
                                           std::to_string(uint64_t(std::ceil(outstanding / 32768))) +
+                                          " at the highest rate " + std::to_string(peak) +
                                           " (a reply's port and ID name its query among 65536 x ports)");
   const auto [prefix, bits] = d.contains("synthesis") ? parse_prefix<std::array<uint8_t, 16>>(d, dpath, "synthesis", 6)
                                                       : std::make_pair(dns::Expectation{}.prefix, 96u);

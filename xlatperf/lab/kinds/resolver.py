@@ -152,6 +152,12 @@ class Unbound(Resolver):
     description = "Unbound as a DNS64 server (RFC 6147), the test zone's server the tester's right side"
     program = "unbound"
     tools = {**Resolver.tools, "unbound": "unbound"}
+    kind_params = {**RESOLVER_PARAMS,
+                   "refuse": {"default": "no", "allowed": "yes or no",
+                              "help": "a resolver that refuses every query (access-control refuse): REFUSED "
+                                      "with the header alone, no question (the tester must count each by its "
+                                      "RCODE, none lost)",
+                              "parse": yes_no}}
 
     def command(self) -> list[str]:
         return ["unbound", "-c", self.conf]
@@ -161,7 +167,7 @@ class Unbound(Resolver):
         return f"""# Unbound for the xlatperf lab (written by lab up)
 server:
     interface: {host(V6_LEFT[0])}
-    access-control: ::/0 allow
+    access-control: ::/0 {"refuse" if p["refuse"] else "allow"}
     do-ip4: yes
     do-ip6: yes
     module-config: "dns64 iterator"
