@@ -16,10 +16,11 @@
 //       to the CE side.
 //
 // Everything else (ARP, ND, packets to the DUT itself) goes to the kernel. Build parameters
-// (-D): MODE_MAP or MODE_LW (with SOFTWIRES_H, the generated table's header); BR_ADDR_HI/LO (the BR's IPv6 address as two 64-bit halves);
-// CE_IFINDEX, V4_IFINDEX (the interfaces' indexes in the DUT namespace); MAP: RULE6_HI (the
-// rule's IPv6 prefix's first 64 bits), RULE6_LEN (n, with n + EA_BITS <= 64), RULE4 (host
-// order), RULE4_LEN (r), EA_BITS (o); both: PSID_OFFSET (a), PSID_LEN (k; MAP: o - (32 - r)),
+// (-D): MODE_MAP or MODE_LW (with SOFTWIRE_COUNT, the size of the binding table map, ce.h);
+// BR_ADDR_HI/LO (the BR's IPv6 address as two 64-bit halves); CE_IFINDEX, V4_IFINDEX (the
+// interfaces' indexes in the DUT namespace); MAP: RULE6_HI (the rule's IPv6 prefix's first 64
+// bits), RULE6_LEN (n, with n + EA_BITS <= 64), RULE4 (host order), RULE4_LEN (r), EA_BITS
+// (o); both: PSID_OFFSET (a), PSID_LEN (k; MAP: o - (32 - r)),
 // MISDELIVER (0, or N: a faulty BR sends about one in N packets to the CEs into another CE's
 // tunnel, its address's last bit flipped, for the tester's wrong-CE check); the faults of
 // tunnel.h (FAULT_SHARE, FAULT_TTL, ...).

@@ -94,12 +94,14 @@ def router_sides(version: int, gateway: bool = False) -> dict[str, dict[str, Any
 BPF_DIR = Path(__file__).resolve().parent.parent / "bpf"
 
 
-def build_bpf(program: str, name: str, defines: list[str]) -> str:
-    """Compiles lab/bpf/`program` with `defines` (-D...) into LAB_DIR/`name`.o; returns its path."""
+def build_bpf(program: str, name: str, defines: list[str], maps: bool = False) -> str:
+    """Compiles lab/bpf/`program` with `defines` (-D...) into LAB_DIR/`name`.o; returns its path.
+    `maps`: the program declares maps (a `.maps` section), which tc's loader (libbpf) reads
+    from the object's BTF, so the object is built with it (-g)."""
     obj = os.path.join(LAB_DIR, f"{name}.o")
     # Debian keeps asm/types.h under the multiarch directory, which -target bpf does not search.
     multiarch = sysconfig.get_config_var("MULTIARCH") or "x86_64-linux-gnu"
-    run(["clang", "-O2", "-target", "bpf", f"-I/usr/include/{multiarch}", *defines,
+    run(["clang", "-O2", *(["-g"] if maps else []), "-target", "bpf", f"-I/usr/include/{multiarch}", *defines,
          "-c", str(BPF_DIR / program), "-o", obj])
     return obj
 

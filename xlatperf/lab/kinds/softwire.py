@@ -5,8 +5,9 @@ RFC 7599, which translates instead of encapsulating: xlatperf/lab/bpf/mapt.c). T
 (shared/docs/lab-kernel.md): tc-BPF on the DUT's interfaces (xlatperf/lab/bpf/softwire.c)
 decapsulates what the CEs send, after checking the tunnel's source against the rule or the
 binding table, and encapsulates what goes to them, forwarding with the kernel's FIB and
-neighbour table. The tester's left port emulates the CEs (docs/ipv4aas.md), the right port is
-the IPv4 Internet:
+neighbour table. The lwAFTR's binding table is a BPF hash map the lab fills once the programs
+are attached (fill_maps, lab/bpf_map.py), so that it holds the parameter's 65,536 softwires.
+The tester's left port emulates the CEs (docs/ipv4aas.md), the right port is the IPv4 Internet:
 
     CEs (left tester)  --IPv4 in IPv6-->  xlp-dl | BR (tc-BPF) | xlp-dr  --IPv4-->  right tester
     2001:2::2 (next hop of the CEs' prefix)  2001:2::1, BR 2001:db8:ffff::1     198.19.0.1   198.19.0.2
@@ -21,10 +22,12 @@ from __future__ import annotations
 import ipaddress
 import os
 import random
+import struct
 from typing import Any
 
 from ...frames import technology as ipv4aas
 from ...frames.addressing import embed_ipv4
+from ..bpf_map import fill_program_maps
 from ..names import DUT_NS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import LabError, ip
 from .base import LabKind, bpf_faults, fault_defines, fault_params, integer
@@ -32,6 +35,8 @@ from .common import attach_bpf, build_bpf, ifindex, setup_router
 
 BR_ADDRESS = "2001:db8:ffff::1"   # the BR's / lwAFTR's tunnel endpoint (RFC 7597 App. A's BR)
 CE_SIDE, V4_SIDE = "xlp-dl", "xlp-dr"
+# Where the BR's programs run: (interface, tc hook, the object's section).
+PROGRAMS = [(CE_SIDE, "ingress", "tc/from_ce"), (V4_SIDE, "ingress", "tc/to_ce")]
 BINDING_TABLE = os.path.join(LAB_DIR, "binding-table.csv")
 
 
@@ -137,12 +142,22 @@ def halves(address: str) -> tuple[int, int]:
     return value >> 64, value & (2**64 - 1)
 
 
+def binding_table_entries(table: list[tuple[str, str, int]]) -> tuple[list[bytes], list[bytes]]:
+    """The table as the lwAFTR's map holds it (lab/bpf/ce.h, binding_table): per softwire the
+    key IPv4 address << 16 | PSID (a 64-bit integer) and the lwB4's IPv6 address as two 64-bit
+    halves, first half first; integers in this host's byte order, which the program reads."""
+    keys = [struct.pack("=Q", int(ipaddress.IPv4Address(ipv4)) << 16 | psid) for _, ipv4, psid in table]
+    values = [struct.pack("=QQ", *halves(b4)) for b4, _, _ in table]
+    return keys, values
+
+
 class _SoftwireBr(LabKind):
     """What the reference BRs share: the wiring, building and attaching the BPF program, the
     tester sides."""
     technology: ipv4aas.Technology
     role: ipv4aas.Role
     program = "softwire.c"
+    program_maps = False  # whether the program has maps the lab fills (fill_maps)
     tools = {"clang": "clang", "tc": "iproute2"}
 
     @property
@@ -161,6 +176,9 @@ class _SoftwireBr(LabKind):
         """The program's -D parameters besides the BR's address and the interfaces."""
         raise NotImplementedError
 
+    def fill_maps(self, p: dict[str, Any]) -> None:
+        """Fills the maps of the attached programs (with program_maps)."""
+
     def build(self, p: dict[str, Any]) -> None:
         # Native IPv6 is routed too: RFC 8219 §5.3's background traffic beside the CEs'.
         setup_router(left=[V6_LEFT], right=[V4_RIGHT, V6_RIGHT])
@@ -171,8 +189,9 @@ class _SoftwireBr(LabKind):
         obj = build_bpf(self.program, self.name, [
             f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull", f"-DCE_IFINDEX={ifindex(CE_SIDE)}",
             f"-DV4_IFINDEX={ifindex(V4_SIDE)}", f"-DMISDELIVER={p['misdeliver']}", *fault_defines(p),
-            *self.defines(p)])
-        attach_bpf(obj, [(CE_SIDE, "ingress", "tc/from_ce"), (V4_SIDE, "ingress", "tc/to_ce")])
+            *self.defines(p)], maps=self.program_maps)
+        attach_bpf(obj, PROGRAMS)
+        self.fill_maps(p)
 
     def ipv4aas_keys(self, p: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
@@ -253,23 +272,22 @@ class LwAftr(_SoftwireBr):
                    "of lwB4s sharing IPv4 addresses by port sets")
     technology, role = ipv4aas.LW4O6, ipv4aas.LWAFTR
     kind_params = {**binding_table_params(1024), **SOFTWIRE_PARAMS, **fault_params(role.name, bpf_faults(technology))}
+    program_maps = True
 
     def ce_prefix(self, p):
         return LWB4_PREFIX
 
     def defines(self, p):
+        return ["-DMODE_LW", f"-DSOFTWIRE_COUNT={p['softwires']}", "-DPSID_OFFSET=6",
+                f"-DPSID_LEN={p['psid_length']}"]
+
+    def fill_maps(self, p):
+        # The table is a map filled here, after loading: compiled into the program, the
+        # verifier refused a search over more than about 4,096 softwires.
         table = binding_table(p["softwires"], p["psid_length"])
         write_binding_table(table, p["psid_length"])
-        header = os.path.join(LAB_DIR, "softwires.h")
-        entries = sorted((int(ipaddress.IPv4Address(ipv4)) << 16 | psid, int(ipaddress.IPv6Address(b4)))
-                         for b4, ipv4, psid in table)
-        with open(header, "w") as f:
-            f.write(f"#define SOFTWIRE_COUNT {len(entries)}\n"
-                    "static const struct softwire softwires[SOFTWIRE_COUNT] = {\n")
-            f.writelines(f"  {{{key:#x}ull, {b4 >> 64:#x}ull, {b4 & (2**64 - 1):#x}ull}},\n" for key, b4 in entries)
-            f.write("};\n")
-        return ["-DMODE_LW", f'-DSOFTWIRES_H="{header}"', "-DPSID_OFFSET=6",
-                f"-DPSID_LEN={p['psid_length']}"]
+        keys, values = binding_table_entries(table)
+        fill_program_maps(DUT_NS, [(dev, hook) for dev, hook, _ in PROGRAMS], "binding_table", keys, values)
 
     def ipv4aas_keys(self, p):
         return {"binding_table": BINDING_TABLE}
