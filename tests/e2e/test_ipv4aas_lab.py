@@ -19,6 +19,7 @@ from e2e_util import trials, xlatperf
 from ipv4aas_util import (BR, DUT_NS, EXAMPLE_CE, FAST, RULE, TESTER_NS, all_arrived_at_their_ces, capture,
                           lab_config, send, throughput_and_latency)
 from xlatperf import lab
+from xlatperf.frames.addressing import BindingTable
 
 def introduce_the_tester() -> None:
     """The tester's ports answer no ARP/ND outside the engine: the DUT gets them as neighbours."""
@@ -166,6 +167,37 @@ def test_lwaftr_looks_its_lwb4s_up_in_the_binding_table(make_lab, tmp_path):
     xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", "20000", "--duration", "1", *FAST)
     record, = trials(out)
     all_arrived_at_their_ces(record)
+
+
+def test_lwaftr_with_the_largest_binding_table_passes_every_frame(make_lab, tmp_path):
+    """softwires=65,536, the parameter's largest (the table is a BPF map the lab fills; compiled
+    into the program, more than about 4,096 were too many for the verifier): the tester's lwB4s,
+    drawn from the whole table, pass in both directions with every frame received, none at a
+    wrong CE and no header fault. On the lwAFTR's lwB4 side every frame's tunnel address is the
+    table's lwB4 for its IPv4 address and port (frames/addressing.py's lookup, not the BPF
+    map's), from thousands of lwB4s, most beyond the table's first 4,096 rows."""
+    config = lab_config(make_lab, "lwaftr", softwires=65536)
+    table = BindingTable.read(Path(lab.LAB_DIR) / "binding-table.csv")
+    assert len(table) == 65536
+    row = {softwire.b4_ipv6: index for index, softwire in enumerate(table.softwires)}
+    out = tmp_path / "trial"
+    frames = capture(DUT_NS, "xlp-dl", lambda: xlatperf(
+        "trial", "-c", str(config), "--out", str(out), "--rate", "4000", "--duration", "2", *FAST))
+    upstream = [f for f in frames if f["ipv6.dst"] == BR]
+    downstream = [f for f in frames if f["ipv6.src"] == BR]
+    assert len(upstream) == len(downstream) == 8000, (len(upstream), len(downstream), len(frames))
+    for f, b4, address, port in [(f, "ipv6.src", "ip.src", "udp.srcport") for f in upstream] + \
+            [(f, "ipv6.dst", "ip.dst", "udp.dstport") for f in downstream]:
+        softwire = table.lookup(ipaddress.IPv4Address(f[address]), int(f[port]))
+        assert softwire is not None and softwire.b4_ipv6 == ipaddress.IPv6Address(f[b4]), f
+    # 8,000 uniform draws from 65,536 lwB4s: about 7,530 distinct, 7,060 of them past row 4,095.
+    used = {row[ipaddress.IPv6Address(f["ipv6.src"])] for f in upstream}
+    assert len(used) > 7000 and len([i for i in used if i >= 4096]) > 6500, len(used)
+    record, = trials(out)
+    all_arrived_at_their_ces(record)
+    for name, d in record["directions"].items():
+        faults = {counter: d[counter] for counter in d if counter.startswith("bad_")}
+        assert faults and not any(faults.values()), (name, d)
 
 
 def test_n_to_1_scalability_over_1_16_and_256_ces(make_lab, tmp_path):
