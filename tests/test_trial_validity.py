@@ -12,7 +12,8 @@ import sys
 import time
 
 from xlatperf.config import load_config
-from xlatperf.engine.protocol import frames_dropped_by_tester
+from xlatperf.engine.protocol import TrialResult, frames_dropped_by_tester
+from xlatperf.measure.peer_drops import VethPeer, VethPeers, with_peer_drops
 from xlatperf.measure.store import read_trials
 from xlatperf.report.collect import collect
 from xlatperf.report.families.base import refused_warnings
@@ -159,3 +160,36 @@ def test_an_af_xdp_ports_overlapping_counters_are_counted_once():
     assert frames_dropped_by_tester({"imissed": 300, "kernel_rx_dropped": 300, "rx_nombuf": 0}) == 300
     assert frames_dropped_by_tester({"imissed": 0, "kernel_rx_dropped": 1662, "rx_nombuf": 2}) == 1664
     assert frames_dropped_by_tester({"imissed": 500, "rx_nombuf": 0}) == 500  # no kernel interface (a NIC)
+    # The sockets' own count (sock_diag) overlaps both; their full RX rings only it sees.
+    assert frames_dropped_by_tester({"imissed": 300, "kernel_rx_dropped": 0, "xsk_lost": 420}) == 420
+    # A veth peer's tx_dropped holds the frames the port's interface refused (rx_dropped there
+    # too, a frame above its MTU), besides those it never offered (the XDP ring full).
+    assert frames_dropped_by_tester({"kernel_rx_dropped": 500, "peer_tx_dropped": 500}) == 500
+    assert frames_dropped_by_tester({"imissed": 3, "peer_tx_dropped": 7, "rx_nombuf": 1}) == 8
+
+
+def test_what_a_ports_veth_peer_could_not_deliver_is_the_testers_drop():
+    """A DUT's veth end counts as tx_dropped the frames the tester's end would not take (its
+    XDP ring was full, the frame above its MTU): the trial is made invalid as the tester's, so
+    that it is taken again, and the count is recorded with the port's drops."""
+    peers = VethPeers([VethPeer(1, "xlp-dut", "xlp-dr")])
+    reply = {"valid": True, "ports": [{"index": 0, "drops": {"imissed": 0}}, {"index": 1, "drops": {"imissed": 0}}]}
+    unchanged = with_peer_drops(reply, peers, {1: 40}, {1: 40})
+    assert unchanged is reply
+    spoiled = with_peer_drops(reply, peers, {1: 40}, {1: 45})
+    assert spoiled["valid"] is False
+    assert spoiled["invalid_reason"] == ("tester dropped frames: port 1's veth peer xlp-dr could not hand 5 frames "
+                                         "to it (its tx_dropped: the tester's port did not take them)")
+    assert spoiled["ports"][1]["drops"] == {"imissed": 0, "peer_tx_dropped": 5, "peer_interface": "xlp-dut/xlp-dr"}
+    assert reply["valid"] is True and "peer_tx_dropped" not in reply["ports"][1]["drops"]   # not changed in place
+    result = TrialResult.from_reply(1000, {**spoiled, "flows": []})
+    assert result.dropped_by_tester and result.port_drops == {"1": spoiled["ports"][1]["drops"]}
+    # An invalid trial keeps the engine's reason, the tester's drops it found followed by these;
+    # a counter that went down (a new veth) is nothing.
+    invalid = {**reply, "valid": False, "invalid_reason": "rate not kept"}
+    assert with_peer_drops(invalid, peers, {1: 40}, {1: 45})["invalid_reason"] == "rate not kept"
+    dropped = {**reply, "valid": False, "invalid_reason": "tester dropped frames: port 1 missed 5"}
+    assert with_peer_drops(dropped, peers, {1: 40}, {1: 45})["invalid_reason"] == (
+        "tester dropped frames: port 1 missed 5; port 1's veth peer xlp-dr could not hand 5 frames to it (its "
+        "tx_dropped: the tester's port did not take them)")
+    assert with_peer_drops(reply, peers, {1: 40}, {1: 3}) is reply

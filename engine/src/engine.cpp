@@ -136,6 +136,10 @@ void invalidate_on_tester_drops(TrialReport& report) {
     if (!port.drops.kernel_interface.empty())
       dropped += ", its kernel interface " + port.drops.kernel_interface + " dropped " +
                  std::to_string(port.drops.kernel_rx_dropped) + " (rx_dropped)";
+    if (port.drops.xsk && port.drops.xsk->lost())
+      dropped += ", its AF_XDP sockets lost " + std::to_string(port.drops.xsk->lost()) + " (" +
+                 std::to_string(port.drops.xsk->rx_full) + " for a full RX ring, " +
+                 std::to_string(port.drops.xsk->rx_dropped) + " without a free buffer)";
   }
   if (dropped.empty() || !report.valid) return;
   report.valid = false;

@@ -57,3 +57,33 @@ def test_the_limit_dut_measured_while_its_testers_cpu_is_stolen(make_lab, tmp_pa
             following = records[index + 1]
             assert following["step"] == record["step"]
             assert following["attempt"] == record.get("attempt", 1) + 1
+
+
+def test_frames_the_testers_own_veth_would_not_take_make_the_trial_invalid_not_the_duts_loss(make_lab, tmp_path):
+    """Issue 42 item 7: a frame the DUT's veth end cannot hand to the tester's end is counted as
+    tx_dropped on the DUT's end only; the engine never sees it. Here the tester's right veth
+    takes no frame over 1,400 bytes of IP (its MTU set so after lab up), so every forward frame
+    of 1,518 bytes that router4 forwards correctly is dropped there. Read by the front end
+    around each trial, these are the tester's drops: the trial is invalid, taken again, and its
+    losses are not charged to the DUT."""
+    config = make_lab("router4", calibrate="no")
+    subprocess.run(["ip", "-n", "xlp-tester", "link", "set", "xlp-tr", "mtu", "1400"], check=True)
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "1", "--out", str(out), "-q",
+             "--set", "traffic.frame_size=1518", "--set", "traffic.direction=forward",
+             "--set", "trial.retakes=1", "--set", "trial.pause=0", "--set", "trial.timeout=0.5")
+    attempts = trials(out, retaken=True)
+    assert [a.get("retaken", False) for a in attempts] == [True, False], attempts
+    for attempt in attempts:
+        assert not attempt["valid"], attempt
+        forward = attempt["directions"]["forward"]
+        # The engine sees them in the interface's rx_dropped (a frame above its MTU); the front
+        # end in the DUT's end's tx_dropped, the only count of frames a full XDP ring refused.
+        reason = attempt["invalid_reason"]
+        assert reason.startswith("tester dropped frames: ") and reason.endswith(
+            f"port 1's veth peer xlp-dr could not hand {forward['sent']} frames to it (its tx_dropped: the "
+            "tester's port did not take them)"), reason
+        drops = attempt["port_drops"]["1"]
+        assert drops["peer_interface"] == "xlp-dut/xlp-dr", drops
+        # Every frame sent, routed by the DUT, refused by the tester's own port.
+        assert drops["peer_tx_dropped"] == forward["sent"] > 0 and forward["received"] == 0, (drops, forward)

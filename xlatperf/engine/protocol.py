@@ -393,9 +393,10 @@ class TrialResult:
 
 
 # The engine's per-port counters (docs/protocol.md "drops"), the kernel interface's flattened
-# into kernel_rx_dropped; frames in the first four (and the driver's `xstats`) the tester
-# itself dropped (frames_dropped_by_tester).
-TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf", "kernel_rx_dropped", "tx_lost")
+# into kernel_rx_dropped and the AF_XDP sockets' into xsk_lost, and the front end's
+# peer_tx_dropped (measure/peer_drops.py); frames in TESTER_DROP_COUNTERS (and the driver's
+# `xstats`) the tester itself dropped (frames_dropped_by_tester).
+TESTER_DROP_COUNTERS = ("imissed", "rx_nombuf", "kernel_rx_dropped", "xsk_lost", "tx_lost", "peer_tx_dropped")
 DROP_COUNTERS = (*TESTER_DROP_COUNTERS, "ierrors", "oerrors", "xstats")
 
 
@@ -403,19 +404,26 @@ def frames_dropped_by_tester(counts: dict) -> int:
     """The frames a port's counters say the tester itself dropped. Counters overlap: an af_xdp
     port's kernel interface counts every frame its AF_XDP socket could not take, including
     those DPDK's PMD counts as imissed (the socket's fill ring was empty), and a driver counts
-    one drop in several of its own counters (mlx5's imissed is its rx_out_of_buffer): the
-    largest of them (the engine's PortDrops::tester_drops, the same rule)."""
+    one drop in several of its own counters (mlx5's imissed is its rx_out_of_buffer), the AF_XDP
+    sockets' own count holds imissed's, and a veth peer's tx_dropped holds the frames the port's
+    interface refused as too long (counted in its rx_dropped too): the largest of them, what
+    the tester surely dropped (the engine's PortDrops::tester_drops, the same rule; any of them
+    makes the trial invalid)."""
     return (counts.get("rx_nombuf", 0) + counts.get("tx_lost", 0)
-            + max(counts.get("imissed", 0), counts.get("kernel_rx_dropped", 0), *(counts.get("xstats") or {}).values()))
+            + max(counts.get("imissed", 0), counts.get("kernel_rx_dropped", 0), counts.get("xsk_lost", 0),
+                  counts.get("peer_tx_dropped", 0), *(counts.get("xstats") or {}).values()))
 
 
 def _port_drops(drops: dict) -> dict:
-    """A port's `drops` for the record: the counters, its kernel interface's and its driver's."""
-    kernel = drops.get("kernel") or {}
+    """A port's `drops` for the record: the counters, its kernel interface's, its AF_XDP
+    sockets' (what they lost, and of that what their full RX rings cost) and its driver's."""
+    kernel, xsk = drops.get("kernel") or {}, drops.get("xsk") or {}
     return {**{key: value for key, value in drops.items()
-               if key not in ("queue_errors", "kernel")},
+               if key not in ("queue_errors", "kernel", "xsk")},
             **({"kernel_rx_dropped": kernel.get("rx_dropped", 0),
-                "kernel_interface": kernel.get("interface")} if kernel else {})}
+                "kernel_interface": kernel.get("interface")} if kernel else {}),
+            **({"xsk_lost": sum(xsk.get(key, 0) for key in ("rx_dropped", "rx_full", "rx_invalid")),
+                "xsk_rx_full": xsk.get("rx_full", 0)} if xsk else {})}
 
 
 def _per_size(streams: list[dict], names: dict[str, list[int]]) -> dict | None:

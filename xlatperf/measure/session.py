@@ -23,6 +23,7 @@ from ..traffic.plan import TrafficPlan, imix_size_names
 from ..util.errors import ConfigError, EngineError, MeasurementError
 from ..util.files import utc_timestamp
 from .measurer import Measurer, TrialSpec
+from .peer_drops import VethPeers, with_peer_drops
 from .request import TrialRequest
 from .stateful import window
 from .store import ResultStore
@@ -95,6 +96,7 @@ class TrialSession(Measurer):
         # resolutions of a trial's first moments cost it nothing (docs/dns.md).
         self._needs_learning = learning_needed(config) and plan.through_dut and not config.dns.enabled
         self.hooks = None  # set by run_procedure: the DUT hooks (xlatperf/measure/hooks.py)
+        self.veth_peers = VethPeers.of(config)   # read around every trial (peer_drops.py)
 
     # -- the interface procedures use ---------------------------------------------------------
     # run_trial / run_request (a trial), begin_step / end_step (what precedes and follows a
@@ -226,10 +228,12 @@ class TrialSession(Measurer):
         """Runs one trial request on the engine, keeping what abort() needs to record it."""
         self._in_flight = (rate, request.duration)
         self._in_flight_sizes = imix_size_names(self.config, request.flows)
+        peers_before = self.veth_peers.read()
         try:
             reply = self.engine.trial(request.to_json(), on_progress=self.reporter.progress)
         finally:
             self._last_trial_end = time.monotonic()
+        reply = with_peer_drops(reply, self.veth_peers, peers_before, self.veth_peers.read())
         self._in_flight = None
         return TrialResult.from_reply(rate, reply, request.duration, self._in_flight_sizes,
                                       request.max_lag)

@@ -18,6 +18,7 @@
 #include "core/errors.hpp"
 #include "core/neighbor.hpp"
 #include "ports/xstats.hpp"
+#include "ports/xsk_sockets.hpp"
 
 namespace xlp {
 
@@ -112,7 +113,13 @@ Ports::Ports(const PortOptions& options) : options_(options) {
   if (rte_eth_dev_count_avail() == 0) throw ExecutionFailure("no DPDK ports (check the port specs)");
   try {
     order_ports();
-    for (Setup& setup : setups_) start_port(setup);
+    for (Setup& setup : setups_) {
+      // The AF_XDP sockets that appear while a port starts are its own (one per queue).
+      const std::vector<int> before = af_xdp_sockets();
+      start_port(setup);
+      for (int fd : af_xdp_sockets())
+        if (!std::binary_search(before.begin(), before.end(), fd)) setup.xsk_fds.push_back(fd);
+    }
     enlarge_af_xdp_send_buffers();
     io_.map_ports(ports_);
     std::vector<double> waited;  // hello's link.wait: how long each link took after start
@@ -409,20 +416,7 @@ void Ports::close() {
 // drops them, as a DUT that cannot keep up does. Needs CAP_NET_ADMIN (SO_SNDBUFFORCE); without
 // it the sockets keep the default.
 void enlarge_af_xdp_send_buffers() {
-  constexpr int kAfXdp = 44;  // AF_XDP, which older libc headers lack
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
-    int fd = -1;
-    try {
-      fd = std::stoi(entry.path().filename().string());
-    } catch (const std::exception&) {
-      continue;
-    }
-    int domain = 0;
-    socklen_t len = sizeof domain;
-    if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != kAfXdp) continue;
-    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &kAfXdpSendBuffer, sizeof kAfXdpSendBuffer);
-  }
+  for (int fd : af_xdp_sockets()) setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &kAfXdpSendBuffer, sizeof kAfXdpSendBuffer);
 }
 
 std::vector<PortCounters> Ports::counters() const {
@@ -444,6 +438,7 @@ std::vector<PortCounters> Ports::counters() const {
     if (setup.kernel_interface.empty()) continue;
     std::ifstream f("/sys/class/net/" + setup.kernel_interface + "/statistics/rx_dropped");
     f >> out[i].kernel_rx_dropped;
+    out[i].xsk = xsk_drops(setup.xsk_fds);
   }
   return out;
 }
@@ -478,6 +473,10 @@ PortDrops drops_between(const PortCounters& before, const PortCounters& after, u
   for (uint16_t q = 0; q < queues && q < RTE_ETHDEV_QUEUE_STAT_CNTRS; ++q)
     d.queue_errors.push_back(grew(before.eth.q_errors[q], after.eth.q_errors[q]));
   d.kernel_rx_dropped = grew(before.kernel_rx_dropped, after.kernel_rx_dropped);
+  if (before.xsk && after.xsk)
+    d.xsk = XskDrops{grew(before.xsk->rx_dropped, after.xsk->rx_dropped), grew(before.xsk->rx_full, after.xsk->rx_full),
+                     grew(before.xsk->rx_invalid, after.xsk->rx_invalid),
+                     grew(before.xsk->fill_ring_empty, after.xsk->fill_ring_empty)};
   d.kernel_interface = after.kernel_interface;
   d.xstats = grown(after.drop_names, before.drop_xstats, after.drop_xstats);
   if (after.oerrors_lost) d.tx_lost = d.oerrors;

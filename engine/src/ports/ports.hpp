@@ -71,6 +71,7 @@ struct PortCounters {
   rte_eth_stats eth{};
   uint64_t kernel_rx_dropped = 0;
   std::string kernel_interface;
+  std::optional<XskDrops> xsk;  // an af_xdp port's sockets, where the kernel says
   // The driver's receive drop and pause counters (xstats.hpp), named in the same order.
   std::vector<uint64_t> drop_xstats, pause_xstats;
   const std::vector<std::string>* drop_names = nullptr;
@@ -149,6 +150,7 @@ class Ports {
     PortInfo info;
     std::vector<uint64_t> drop_ids, pause_ids;  // xstats ids of info.drop_counters, pause_counters
     std::string kernel_interface;  // "" when none
+    std::vector<int> xsk_fds;      // an af_xdp port's sockets (xsk_sockets.hpp)
   };
 
   void order_ports();

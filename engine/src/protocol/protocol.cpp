@@ -1066,6 +1066,10 @@ json serialise(const TrialReport& r) {
     if (!p.drops.kernel_interface.empty())
       ports.back()["drops"]["kernel"] = {{"interface", p.drops.kernel_interface},
                                          {"rx_dropped", p.drops.kernel_rx_dropped}};
+    if (p.drops.xsk)
+      ports.back()["drops"]["xsk"] = {{"rx_dropped", p.drops.xsk->rx_dropped}, {"rx_full", p.drops.xsk->rx_full},
+                                      {"rx_invalid", p.drops.xsk->rx_invalid},
+                                      {"fill_ring_empty", p.drops.xsk->fill_ring_empty}};
     // Only counters that grew: a NIC has dozens, and a trial report lists what happened.
     if (!p.drops.xstats.empty()) ports.back()["drops"]["xstats"] = counter_object(p.drops.xstats);
     if (!p.pause_received.empty()) ports.back()["pause_received"] = counter_object(p.pause_received);

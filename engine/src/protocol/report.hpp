@@ -164,6 +164,16 @@ struct CaptureReport {
   std::string pcapng;   // the file's bytes
 };
 
+// What the kernel counted for a port's AF_XDP sockets (ports/xsk_sockets.hpp).
+struct XskDrops {
+  uint64_t rx_dropped = 0;       // no buffer in the fill ring, or a frame too long for one
+  uint64_t rx_full = 0;          // the RX ring was full
+  uint64_t rx_invalid = 0;       // invalid descriptors
+  uint64_t fill_ring_empty = 0;  // times the fill ring was found empty (each also an rx_dropped)
+  // The frames the sockets lost: each is counted once in the first three.
+  uint64_t lost() const { return rx_dropped + rx_full + rx_invalid; }
+};
+
 // The port's own counters over the trial (rte_eth_stats, after minus before): frames the
 // tester itself dropped (imissed: its RX ring was full; rx_nombuf: no mbuf was free) or that
 // arrived damaged (ierrors) or failed to leave (oerrors; some drivers also count frames they
@@ -176,6 +186,10 @@ struct PortDrops {
   // full for; on a veth the interface counts both kinds, so the two overlap (tester_drops).
   uint64_t kernel_rx_dropped = 0;
   std::string kernel_interface;  // "" when the port has none
+  // An af_xdp port: what the kernel counted for its AF_XDP sockets (XDP_STATISTICS):
+  // their lost frames include those their RX ring was full for, which neither imissed nor
+  // the interface's rx_dropped count.
+  std::optional<XskDrops> xsk;
   // Per queue (rte_eth_stats q_errors), where kept: drivers differ in what they count there
   // (RX drops, TX failures), so it is recorded, not judged.
   std::vector<uint64_t> queue_errors;
@@ -189,7 +203,7 @@ struct PortDrops {
   // that: net_ring counts frames it refused there, which the sender offers again).
   uint64_t tx_lost = 0;
   uint64_t tester_drops() const {
-    uint64_t most = std::max(imissed, kernel_rx_dropped);
+    uint64_t most = std::max({imissed, kernel_rx_dropped, xsk ? xsk->lost() : 0});
     for (const auto& [name, count] : xstats) most = std::max(most, count);
     return rx_nombuf + most + tx_lost;
   }
