@@ -105,7 +105,7 @@ KEYS = {
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
              "background", "streams", "pattern", "from_table", "tcp", "dns"),
     "dns": ("zone", "a", "aaaa", "aaaa_share", "ttl", "authoritative"),
-    "flow_dns": ("qtype", "edns", "ports", "nonce", "synthesis", "repeat", "repeat_after"),
+    "flow_dns": ("qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "repeat", "repeat_after"),
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",

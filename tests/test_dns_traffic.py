@@ -184,3 +184,22 @@ def test_the_trial_waits_for_the_last_querys_answer_at_least_dns_timeout():
     assert TrialRequest.from_config(longer, [], 1.0).timeout == 2.0
     frames = validate({"trial": {"timeout": 0.2}})
     assert TrialRequest.from_config(frames, [], 1.0).timeout == 0.2
+
+
+def test_a_dns64s_exclusions_and_mapped_list_go_to_the_engine_only_with_a_dns64():
+    """RFC 6147 §5.1.4: AAAA records in ::ffff:0:0/96 count as none by default, so the answer is
+    the synthesis; the mapped list (BIND's) says which A records are synthesized from. Only a
+    DNS64 (dns.server) applies them: the tester's own authoritative side answers as it serves."""
+    server = {"dns": {"server": "2001:2::1"}, "left": {"ip_version": 6}, "right": {"ip_version": 6},
+              "traffic": {"frame_size": 84}}
+    flow = TrafficPlan(config(**server), PORTS).flows(1000)[0]["dns"]
+    assert (flow["exclude"], flow["mapped"]) == (["::ffff:0:0/96"], [])
+    told = config(**{**server, "dns": {**server["dns"], "exclude": ["64:ff9b::/96", "::ffff:0:0/96"],
+                                       "mapped": ["198.18.0.0/16"]}})
+    flow = TrafficPlan(told, PORTS).flows(1000)[0]["dns"]
+    assert (flow["exclude"], flow["mapped"]) == (["64:ff9b::/96", "::ffff:0:0/96"], ["198.18.0.0/16"])
+    assert "exclude" not in TrafficPlan(config(), PORTS).flows(1000)[0]["dns"]
+    with pytest.raises(ConfigError, match=r'^dns.mapped = \["198.18.0.1/16"\]: must be a list of at most 64 IPv4'):
+        config(dns={"mapped": ["198.18.0.1/16"]})
+    with pytest.raises(ConfigError, match=r"^dns.exclude = \"::ffff:0:0/96\": must be a list"):
+        config(dns={"exclude": "::ffff:0:0/96"})

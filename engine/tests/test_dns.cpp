@@ -314,6 +314,51 @@ TEST(Dns, TheClientJudgesEachKindOfReply) {
   EXPECT_EQ(judge("dns64_reply_96", real_aaaa), ReplyVerdict::kWrongAnswer);  // synthesized over a real one
 }
 
+// RFC 6147 §5.1.4: a AAAA record in an excluded prefix (::ffff:0:0/96 by default) counts as
+// none, so the right answer is the synthesis, and the record passed on is a wrong answer; a
+// name whose A record the DNS64 does not map (BIND's `mapped`) rightly gets NODATA.
+TEST(Dns, ExcludedAaaaRecordsAndUnmappedARecordsAreJudgedAsRfc6147Says) {
+  RecordRule mapped_v4_aaaa;
+  mapped_v4_aaaa.aaaa_share = 65536;
+  mapped_v4_aaaa.aaaa_base = v6({0, 0, 0, 0, 0, 0xffff});  // ::ffff:0:0/96
+  Expectation e;
+  e.zone = &kZone;
+  e.rule = mapped_v4_aaaa;
+  const Bytes passed_on = answer_to("query_aaaa_edns", mapped_v4_aaaa);  // the record as it is
+  const Bytes& synthesized = vec("dns64_reply_96");                       // from the A record
+  const auto judge = [&](const Bytes& m, const Expectation& x) {
+    return judge_reply(m.data(), m.size(), 0x1234, kName, kTypeAaaa, x);
+  };
+  // No exclusion: the record is the answer.
+  EXPECT_EQ(judge(passed_on, e), ReplyVerdict::kGood);
+  EXPECT_EQ(judge(synthesized, e), ReplyVerdict::kWrongAnswer);
+  // ::ffff:0:0/96 excluded: the synthesis is.
+  Expectation excluding = e;
+  excluding.exclude = {{v6({0, 0, 0, 0, 0, 0xffff}), 96}};
+  EXPECT_EQ(judge(passed_on, excluding), ReplyVerdict::kWrongAnswer);
+  EXPECT_EQ(judge(synthesized, excluding), ReplyVerdict::kGood);
+  // An exclusion elsewhere changes nothing; a shorter one that holds it does.
+  excluding.exclude = {{v6({0x2001, 0xdb8}), 32}};
+  EXPECT_EQ(judge(passed_on, excluding), ReplyVerdict::kGood);
+  excluding.exclude = {{v6({0x2001, 0xdb8}), 32}, {v6({}), 80}};
+  EXPECT_EQ(judge(synthesized, excluding), ReplyVerdict::kGood);
+
+  // Mapped: the name's A record (in 198.18.0.0/15) mapped, or not.
+  Expectation plain;
+  plain.zone = &kZone;
+  const Bytes& nodata = vec("dns64_reply_nodata");
+  plain.mapped = {{0xc6120000u, 15}};
+  EXPECT_EQ(judge(synthesized, plain), ReplyVerdict::kGood);
+  EXPECT_EQ(judge(nodata, plain), ReplyVerdict::kWrongAnswer);
+  plain.mapped = {{0x0a000000u, 8}};  // 10.0.0.0/8 only: this name's A record is not mapped
+  EXPECT_EQ(judge(synthesized, plain), ReplyVerdict::kWrongAnswer);
+  EXPECT_EQ(judge(nodata, plain), ReplyVerdict::kGood);
+  // A real AAAA record outside the exclusions is the answer whatever is mapped.
+  Expectation real = e;
+  real.mapped = {{0x0a000000u, 8}};
+  EXPECT_EQ(judge(passed_on, real), ReplyVerdict::kGood);
+}
+
 TEST(Dns, SequenceNumbersRoundTripThroughPortAndId) {
   for (uint32_t ports : {1u, 2u, 3u, 64u, 1000u, 64000u, 65535u, 65536u}) {
     const QueryKeys keys(ports);

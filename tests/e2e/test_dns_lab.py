@@ -155,6 +155,39 @@ def test_a_resolver_that_refuses_with_the_header_alone_is_counted_by_its_rcode(m
     assert all(r["dns.flags.rcode"] == "5" and r["dns.count.queries"] == "0" for r in to_client), to_client[:3]
 
 
+# Half the names have a AAAA record in ::ffff:0:0/96, which RFC 6147 §5.1.4 has a DNS64 exclude
+# by default (so it synthesizes from their A records); the A records lie in 198.18.0.0/15.
+MAPPED_V4_AAAA = ["--set", 'dns.aaaa_records="::ffff:0:0/96"', "--set", "dns.aaaa_share=0.5"]
+
+
+@pytest.mark.parametrize("params, sets, wrong", [
+    # BIND's default exclusion applied, as the tester's default dns.exclude expects: all good.
+    ({}, MAPPED_V4_AAAA, (0, 0)),
+    # A DNS64 that excludes nothing passes the ::ffff AAAA records on: each one caught.
+    ({"exclude": "none"}, MAPPED_V4_AAAA, (0.4, 0.6)),
+    # Only 198.18.0.0/16 mapped (half the A records), and the tester told so: NODATA is right
+    # for the other half ...
+    ({"mapped": "198.18.0.0/16"}, [], (0, 0)),
+    # ... and wrong where the tester expects every A record mapped.
+    ({"mapped": "198.18.0.0/16"}, ["--set", "dns.mapped=[]"], (0.4, 0.6)),
+    # A /40 prefix (RFC 6052 §2.2: the u octet skipped), told as it is: all good ...
+    ({"prefix": "2001:db8:6400::/40"}, [], (0, 0)),
+    # ... and told as a /96 of the same bits: every synthesis caught.
+    ({"prefix": "2001:db8:6400::/40"}, ["--set", 'dns.synthesis="2001:db8:6400::/96"'], (1, 1)),
+])
+def test_a_dns64s_exclusions_mapped_list_and_prefix_are_judged_as_rfc_6147_says(make_lab, tmp_path, params,
+                                                                                 sets, wrong):
+    config = resolver_lab(make_lab, "dns64-bind", **params)
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", *FAST, *sets, "--out", str(out), "-q")
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == 1000 and forward["late"] == 0, forward
+    low, high = wrong
+    assert low * 1000 <= forward["dns_wrong_answer"] <= high * 1000, forward
+    assert forward["received"] + forward["dns_wrong_answer"] == 1000, forward
+
+
 def test_names_asked_again_are_answered_from_the_resolvers_cache(make_lab, tmp_path):
     """RFC 8219 §9.2's cache hits: half the queries of the trial's last 2 s repeat a name asked
     2 s before; BIND answers them from its cache, so the tester's authoritative side is asked

@@ -96,6 +96,22 @@ def rfc6052_prefix(value):
     return str(network)
 
 
+def prefix_list(version: int):
+    """A checker of a list of IPv`version` prefixes (the DNS64's exclusion and mapped lists)."""
+    cls = ipaddress.IPv4Network if version == 4 else ipaddress.IPv6Network
+
+    def check(value):
+        try:
+            networks = [str(cls(item, strict=True)) for item in value] if isinstance(value, list) else None
+        except (ValueError, TypeError):
+            networks = None
+        if networks is None or len(networks) > 64:
+            raise ValueError(f"must be a list of at most 64 IPv{version} prefixes, address/length with no bits "
+                             "set after the length")
+        return networks
+    return check
+
+
 def records_prefix(version: int, lengths: range):
     """A checker of the prefix a record type's addresses lie in."""
     cls = ipaddress.IPv4Network if version == 4 else ipaddress.IPv6Network

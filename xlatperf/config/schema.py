@@ -27,7 +27,7 @@ from ..frames.imix import check_imix, mixed_length
 from .ipv4aas import TECHNOLOGY_CHOICES, check_ipv4aas
 from .limits import AF_XDP_MAX_FRAME, MAX_CAPTURE_FRAMES, MAX_PATTERN, MAX_QUEUES, STREAM_IDS, stream_ids_needed
 from .ipv4aas import prefix as ipv4aas_prefix
-from .dns import check_dns, records_prefix, rfc6052_prefix, server as dns_server, zone as dns_zone
+from .dns import check_dns, prefix_list, records_prefix, rfc6052_prefix, server as dns_server, zone as dns_zone
 from .mlrgoals import check_frame_timeouts, check_goals, check_preset
 from .stateful import check_stateful
 from .templates import BRACES_HINT, TemplateError, placeholders
@@ -655,6 +655,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # A network-specific prefix by default: the Well-Known Prefix MUST NOT represent the
         # non-global a_records (RFC 6052 §3.1), so a strict DNS64 would not synthesize them.
         "synthesis": Key("2001:db8:64::/96", rfc6052_prefix),
+        # RFC 6147 §5.1.4: AAAA records in these prefixes count as none, so a DNS64 synthesizes
+        # for their names (it SHOULD exclude ::ffff/96 by default). With dns.server only.
+        "exclude": Key(["::ffff:0:0/96"], prefix_list(6)),
+        # The IPv4 addresses the DNS64 synthesizes from (BIND's `mapped`; [] = every one): a
+        # name with only an A record outside them rightly gets NODATA. With dns.server only.
+        "mapped": Key([], prefix_list(4)),
         "timeout": Key(1.0, number(0, 60, low_open=True)),   # RFC 8219 §9.2: a later reply is none
         "aaaa_share": Key(0.0, number(0, 1)),   # names with a AAAA record of their own (§9.2's grid)
         # Queries that ask a name again (§9.2's grid: cache hits), REPEAT_TIMEOUTS x timeout after

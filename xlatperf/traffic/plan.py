@@ -205,6 +205,8 @@ class TrafficPlan:
                 "foreground": dict(plan.foreground),
                 "dns": {"qtype": dns.qtype, "edns": dns.edns, "ports": query_ports(self.config, rate),
                         "nonce": secrets.randbits(32), "synthesis": dns.synthesis,
+                        # What a DNS64 makes of the records (RFC 6147 §5.1.4): only one is asked.
+                        **({"exclude": list(dns.exclude), "mapped": list(dns.mapped)} if dns.server else {}),
                         **({"repeat": dns.cache_share, "repeat_after": repeat_after(self.config)}
                            if dns.cache_share else {})}}
 

@@ -323,6 +323,23 @@ std::optional<ReplyVerdict> header_verdict(const uint8_t* msg, size_t len, uint1
   return std::nullopt;
 }
 
+// Whether an address lies in one of `prefixes` (IPv6: the first `bits` bits alike).
+bool in_prefixes(const std::vector<std::pair<std::array<uint8_t, 16>, int>>& prefixes,
+                 const std::array<uint8_t, 16>& address) {
+  for (const auto& [net, bits] : prefixes) {
+    const int whole = bits / 8, rest = bits % 8;
+    if (std::memcmp(net.data(), address.data(), size_t(whole)) != 0) continue;
+    if (rest && ((net[size_t(whole)] ^ address[size_t(whole)]) & uint8_t(0xff << (8 - rest)))) continue;
+    return true;
+  }
+  return false;
+}
+bool in_prefixes(const std::vector<std::pair<uint32_t, int>>& prefixes, uint32_t address) {
+  for (const auto& [net, bits] : prefixes)
+    if (bits == 0 || ((net ^ address) >> (32 - bits)) == 0) return true;
+  return false;
+}
+
 // The verdict of a reply's TC flag and RCODE; none for a whole NOERROR reply.
 std::optional<ReplyVerdict> outcome_verdict(uint16_t flags) {
   if (flags & kFlagTc) return ReplyVerdict::kTruncated;
@@ -370,10 +387,13 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
   const Records records = records_of(name, expect.rule);
   std::array<uint8_t, 16> want{};
   size_t want_len = 4;
+  bool nodata = false;  // no record of the asked type is the right answer
   if (qtype == kTypeA) {
     store_be32(want.data(), records.a);
   } else {
-    want = records.has_aaaa ? records.aaaa : synthesize(expect.prefix, expect.prefix_bits, records.a);
+    const bool real = records.has_aaaa && !in_prefixes(expect.exclude, records.aaaa);
+    nodata = !real && !expect.mapped.empty() && !in_prefixes(expect.mapped, records.a);
+    want = real ? records.aaaa : synthesize(expect.prefix, expect.prefix_bits, records.a);
     want_len = 16;
   }
   // Every address record of the asked type, owned by the asked name, must be the one expected;
@@ -395,10 +415,10 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
     // (Sizes the compiler knows: two compares in place of a call.)
     const bool same = want_len == 16 ? std::memcmp(msg + rr->rdata, want.data(), 16) == 0
                                      : std::memcmp(msg + rr->rdata, want.data(), 4) == 0;
-    if (!asked_name || rr->rdlength != want_len || !same) return ReplyVerdict::kWrongAnswer;
+    if (nodata || !asked_name || rr->rdlength != want_len || !same) return ReplyVerdict::kWrongAnswer;
     ++found;
   }
-  return found ? ReplyVerdict::kGood : ReplyVerdict::kWrongAnswer;
+  return found || nodata ? ReplyVerdict::kGood : ReplyVerdict::kWrongAnswer;
 }
 
 }  // namespace xlp::dns

@@ -212,14 +212,21 @@ constexpr const char* kReplyVerdictNames[kReplyVerdicts] = {"good",     "malform
                                                              "servfail", "nxdomain",  "other_rcode", "wrong_answer"};
 
 // What the client expects of the reply to its query for `qtype` of `name`: for AAAA, the name's
-// AAAA record where it has one, else its A record synthesized with `prefix`/`prefix_bits`
-// (RFC 6147 §5.1.7); for A, its A record. Every record of the asked type in the answer section
-// must be that one, and there must be one.
+// AAAA record where it has one outside `exclude`, else its A record synthesized with
+// `prefix`/`prefix_bits` (RFC 6147 §5.1.7) where `mapped` holds it, else none (NODATA); for A,
+// its A record. Every record of the asked type in the answer section must be that one, and
+// there must be one (none for NODATA).
 struct Expectation {
   const Zone* zone = nullptr;
   RecordRule rule;
   std::array<uint8_t, 16> prefix{0x00, 0x64, 0xff, 0x9b};  // 64:ff9b::/96 (RFC 6052 §2.1)
   int prefix_bits = 96;
+  // RFC 6147 §5.1.4: AAAA records in these prefixes are treated as an empty answer (a DNS64
+  // excludes ::ffff:0:0/96 by default), so the name's answer is the synthesis.
+  std::vector<std::pair<std::array<uint8_t, 16>, int>> exclude;
+  // The IPv4 addresses the DNS64 synthesizes from (BIND's `mapped`); empty: every one. A name
+  // that has only an A record outside them gets no AAAA: NODATA is its right answer.
+  std::vector<std::pair<uint32_t, int>> mapped;
 };
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
                          const Expectation& expect);

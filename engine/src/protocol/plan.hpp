@@ -133,6 +133,8 @@ struct DnsFlow {
   uint32_t ports = 1;
   std::array<uint8_t, 16> prefix{};
   int prefix_bits = 96;
+  std::vector<std::pair<std::array<uint8_t, 16>, int>> exclude;  // dns::Expectation's
+  std::vector<std::pair<uint32_t, int>> mapped;
   // Names asked again (dns::RepeatSchedule): `repeat` of 65536 queries, `repeat_after` seconds
   // after the first (the lag in queries follows from each lane's rate).
   uint32_t repeat = 0;

@@ -135,6 +135,30 @@ std::pair<Address, unsigned> parse_prefix(const json& obj, const std::string& pa
   });
 }
 
+// A list of prefixes, ["2001:db8::/40", ...] (none when the key is absent), each with no bits set
+// after its length.
+template <class Address>
+std::vector<std::pair<Address, int>> prefix_list(const json& obj, const std::string& path, const char* key,
+                                                 int version) {
+  std::vector<std::pair<Address, int>> out;
+  if (!obj.contains(key)) return out;
+  const json& list = obj.at(key);
+  if (!list.is_array() || list.size() > 64)
+    bad(path + key, list, std::string("must be a list of at most 64 IPv") + (version == 4 ? "4" : "6") + " prefixes");
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string item = std::string(key) + "[" + std::to_string(i) + "]";
+    const auto [address, bits] = parse_prefix<Address>(json{{item, list[i]}}, path, item.c_str(), version);
+    if constexpr (std::is_same_v<Address, uint32_t>) {
+      if (bits < 32 && (address << bits) != 0) bad(path + item, list[i], "must have no bits set after its length");
+    } else {
+      for (size_t b = bits; b < 128; ++b)
+        if (address[b / 8] & (0x80 >> (b % 8))) bad(path + item, list[i], "must have no bits set after its length");
+    }
+    out.emplace_back(address, int(bits));
+  }
+  return out;
+}
+
 // A list of CE fields: "tunnel", "ipv6", "ipv4", "port" (CePlan::Field bits).
 uint8_t parse_ce_fields(const json& obj, const std::string& path, const char* key) {
   if (!obj.contains(key)) return 0;
@@ -641,7 +665,7 @@ DnsPlan parse_dns(const json& d, uint16_t port_count) {
 // queries of the trial's zone to port 53, whose replies come back to its tx_port (docs/dns.md).
 void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan, FlowPlan& flow) {
   const std::string dpath = path + "dns.";
-  known_keys(d, dpath, {"qtype", "edns", "ports", "nonce", "synthesis", "repeat", "repeat_after"});
+  known_keys(d, dpath, {"qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "repeat", "repeat_after"});
   if (!plan.dns) bad(path + "dns", d, "needs the trial's dns (its zone and records)");
   if (flow.streams.size() > 1) bad(path + "dns", d, "a flow of DNS queries has one stream (no background, no IMIX)");
   StreamPlan& q = flow.streams[0];
@@ -683,6 +707,8 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   }
   dflow.prefix = prefix;
   dflow.prefix_bits = int(bits);
+  dflow.exclude = prefix_list<std::array<uint8_t, 16>>(d, dpath, "exclude", 6);
+  dflow.mapped = prefix_list<uint32_t>(d, dpath, "mapped", 4);
   dflow.repeat = uint32_t(std::lround(number_in(d, dpath, "repeat", 0, 1, 0) * 65536));
   if (dflow.repeat)  // required then: when a name is asked again, within the trial
     dflow.repeat_after = number_in(d, dpath, "repeat_after", 1e-6, plan.duration);

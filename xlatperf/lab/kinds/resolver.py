@@ -11,9 +11,11 @@ servers) cannot leave it."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from typing import Any
 
+from ...config.dns import rfc6052_prefix
 from ...config.schema import SCHEMA
 from .. import daemons
 from ..names import DUT_NS, DUT_PORTS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
@@ -77,7 +79,7 @@ class Resolver(LabKind):
             run(["ethtool", "-K", dev, "tx", "off"], ns=DUT_NS)
         os.makedirs(os.path.join(LAB_DIR, self.program), exist_ok=True)
         with open(self.conf, "w") as f:
-            f.write(self.config_text(p, WRONG_PREFIX if p["wrong_prefix"] else PREFIX))
+            f.write(self.config_text(p, WRONG_PREFIX if p["wrong_prefix"] else self.prefix(p)))
         daemons.start(self.program, self.command(), DUT_NS, self.pidfile, self.log)
 
     def place(self, placement: Placement) -> None:
@@ -96,7 +98,8 @@ class Resolver(LabKind):
         return {"left": {"ip_version": 6, "ipv6": V6_LEFT[1], "dut_ipv6": host(V6_LEFT[0]), "dut_mac": ""},
                 "right": {**right, "dut_mac": ""},
                 "traffic": {"frame_size": 84, "direction": "forward"},
-                "dns": {"enabled": True, "server": host(V6_LEFT[0]), "zone": ZONE, "synthesis": PREFIX},
+                "dns": {"enabled": True, "server": host(V6_LEFT[0]), "zone": ZONE, "synthesis": self.prefix(p),
+                        **self.dns64_lists(p)},
                 # A resolver that was overloaded answers its backlog for seconds after (replies
                 # foreign to the next trial): the search starts within its reach on the lab's
                 # one DUT CPU (a few thousand queries/s), and the pause lets a backlog drain.
@@ -106,6 +109,15 @@ class Resolver(LabKind):
     def config_notes(self, p: dict[str, Any]) -> list[str]:
         return [f"# DUT: {self.description}; its configuration: {self.conf}."]
 
+    def prefix(self, p: dict[str, Any]) -> str:
+        """The DNS64 prefix the resolver synthesizes with (and the tester config expects)."""
+        return p.get("prefix", PREFIX)
+
+    def dns64_lists(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The tester config's [dns] keys for what the resolver maps (the tester expects RFC
+        6147's default exclusion whatever the resolver does: a DNS64 that ignores it is caught)."""
+        return {"mapped": [p["mapped"]]} if p.get("mapped", "any") != "any" else {}
+
     def config_text(self, p: dict[str, Any], prefix: str) -> str:
         raise NotImplementedError
 
@@ -113,15 +125,48 @@ class Resolver(LabKind):
         raise NotImplementedError
 
 
+def ipv4_prefix(text: str) -> str:
+    return str(ipaddress.IPv4Network(text, strict=True))
+
+
+def ipv6_prefix(text: str) -> str:
+    return str(ipaddress.IPv6Network(text, strict=True))
+
+
 class Bind(Resolver):
     name = "dns64-bind"
     description = "BIND 9 as a DNS64 server (RFC 6147), the test zone's server the tester's right side"
     program = "named"
     tools = {**Resolver.tools, "named": "bind9"}
+    kind_params = {
+        **RESOLVER_PARAMS,
+        "prefix": {"default": PREFIX, "allowed": "an RFC 6052 prefix (/32, /40, /48, /56, /64 or /96)",
+                   "help": "the DNS64 prefix; the tester config expects it (dns.synthesis)",
+                   "parse": rfc6052_prefix},
+        "exclude": {"default": "default", "allowed": "default, none, or an IPv6 prefix",
+                    "help": "the AAAA records BIND treats as none (RFC 6147 §5.1.4): default (BIND's own: "
+                            "::ffff:0:0/96), none (a DNS64 that excludes nothing, which the tester's default "
+                            "dns.exclude catches), or a prefix",
+                    "parse": lambda text: text if text in ("default", "none") else ipv6_prefix(text)},
+        "mapped": {"default": "any", "allowed": "any, or an IPv4 prefix",
+                   "help": "the IPv4 addresses BIND synthesizes from (its `mapped`): NODATA for the others; "
+                           "the tester config says the same (dns.mapped)",
+                   "parse": lambda text: text if text == "any" else ipv4_prefix(text)},
+    }
 
     def command(self) -> list[str]:
         # One worker thread (-n 1): the DUT has the CPUs no tester lcore uses; as root (no -u).
         return ["named", "-c", self.conf, "-n", "1"]
+
+    @staticmethod
+    def dns64_options(p: dict[str, Any]) -> str:
+        """The dns64 block's exclude and mapped lists, where the parameters set them."""
+        options = ""
+        if p["exclude"] != "default":
+            options += f" exclude {{ {p['exclude']}; }};"
+        if p["mapped"] != "any":
+            options += f" mapped {{ {p['mapped']}; }};"
+        return options
 
     def config_text(self, p: dict[str, Any], prefix: str) -> str:
         return f"""// BIND for the xlatperf lab (written by lab up)
@@ -134,7 +179,7 @@ options {{
     allow-query {{ any; }};
     allow-recursion {{ any; }};
     dnssec-validation no;
-    dns64 {prefix} {{ clients {{ any; }}; }};
+    dns64 {prefix} {{ clients {{ any; }};{self.dns64_options(p)} }};
     max-cache-size {p['cache']}m;
     empty-zones-enable no;
     notify no;
