@@ -236,6 +236,7 @@ def test_kinds_describe_themselves_and_their_defaults_are_valid():
     ("router4", {"mtu": "70000"}, ["mtu='70000'", "1280..65535"]),
     ("vlan", {"left_vlan": "4095"}, ["left_vlan='4095'", "1..4094"]),
     ("vlan", {"right_outer": "-1"}, ["right_outer='-1'", "0 (one tag) or a VLAN ID 1..4094"]),
+    ("bridge", {"flood": "maybe"}, ["flood='maybe'", "yes or no"]),
 ])
 def test_bad_kind_or_param_is_named_in_the_error(kind, params, named, tmp_path):
     with pytest.raises(lab.LabError) as err:
@@ -457,6 +458,30 @@ def test_limit_passes_the_burst_then_the_rate(tmp_path):
     result = probe("xlp-tl", "xlp-tr", [frame], count=600)  # back to back: far above 1000/s
     # The bucket starts full (100 frames) and refills at 1000/s while the probe sends.
     assert 100 <= result["received"] < 400
+
+
+def test_a_flooding_bridges_tester_sends_to_a_mac_nobody_has():
+    nobody = "02:78:6c:00:ff:ff"
+    sides = lab.tester_config("bridge", lab.resolve_params("bridge", {"flood": "yes"}))
+    assert (sides["left"]["dut_mac"], sides["right"]["dut_mac"]) == (nobody, nobody)
+    assert nobody not in {TL, TR, DL, DR, CL, CR, *TESTER_LINKS.values(), *LOOPBACK_LINKS.values()}
+    sides = lab.tester_config("bridge", lab.resolve_params("bridge", {}))
+    assert (sides["left"]["dut_mac"], sides["right"]["dut_mac"]) == (TR, TL)
+
+
+@needs_root
+def test_a_flooding_bridge_hands_frames_to_a_mac_nobody_has_to_the_other_tester_port(tmp_path):
+    """flood=yes: the bridge never learns the destination, so each frame leaves by every other
+    port, as sent (the tester's receiving port takes it in promiscuously)."""
+    lab.lab_up("bridge", {"flood": "yes"}, str(tmp_path / "lab.toml"))
+    nobody = "02:78:6c:00:ff:ff"
+    for send, recv, src, addresses in (("xlp-tl", "xlp-tr", TL, (L4, R4)), ("xlp-tr", "xlp-tl", TR, (R4, L4))):
+        result = probe(send, recv, [Ether(src=src, dst=nobody) / IP(src=addresses[0], dst=addresses[1]) / udp()],
+                       count=20)
+        assert result["received"] == 20, (send, result)
+        got = Ether(bytes.fromhex(result["frames"][0]))
+        assert (got.src, got.dst) == (src, nobody)
+        assert got[IP].ttl == 64  # as sent: no router on the way
 
 
 @needs_root

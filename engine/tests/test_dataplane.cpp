@@ -218,6 +218,52 @@ TEST(Dataplane, WrongLengthsAndOtherFramesAreNotCounted) {
   EXPECT_EQ(r.ports[0].neighbor_replies, 0u);  // port 1 owns no address
 }
 
+// The tester's ports run promiscuous, so frames a DUT floods reach them: a test frame whose
+// Ethernet destination is not the receiving port's MAC (a MAC nobody has, broadcast, multicast)
+// is bad_address, not received, on either port. A stream without rx has no header checks at
+// all, this one included (docs/protocol.md "Header checks").
+TEST(Dataplane, TestFramesToAnotherMacAreBadAddress) {
+  XLP_REQUIRE_EAL();
+  const std::array<std::array<uint8_t, 6>, 3> elsewhere = {
+      parse_mac("02:00:00:00:00:09"), parse_mac("ff:ff:ff:ff:ff:ff"), parse_mac("33:33:00:00:00:01")};
+  test::Bench* at = nullptr;
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    const uint16_t to = uint16_t(1 - port);
+    const uint32_t k = tag_of(m).seq % 5;  // 0, 1: to the receiving port; 2..4: elsewhere
+    const std::array<uint8_t, 6>& mac = k < 2 ? at->identities[to].mac : elsewhere[k - 2];
+    std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), mac.data(), 6);
+    deliver(to, m);
+  });
+  at = &bench;
+  json forward = stream(4, 64);
+  forward["rx"] = {{"ip_version", 4}, {"src_ip", forward["src_ip"]}, {"dst_ip", forward["dst_ip"]}};
+  json reverse = forward;
+  std::swap(reverse["src_mac"], reverse["dst_mac"]);
+  const json req = {
+      {"duration", 1.0}, {"timeout", 0.05}, {"finish_early", true},
+      {"flows",
+       {{{"name", "forward"}, {"tx_port", 0}, {"rx_port", 1}, {"rate", 10000}, {"frames", 100},
+         {"foreground", forward}},
+        {{"name", "reverse"}, {"tx_port", 1}, {"rx_port", 0}, {"rate", 10000}, {"frames", 100},
+         {"foreground", reverse}},
+        {{"name", "unchecked"}, {"tx_port", 0}, {"rx_port", 1}, {"rate", 10000}, {"frames", 100},
+         {"foreground", stream(4, 64)}}}}};
+  const TrialReport r = bench.run(plan_of(req));
+  ASSERT_EQ(r.flows.size(), 3u);
+  for (size_t f = 0; f < 2; ++f) {
+    const StreamReport& s = r.flows[f].streams[0];
+    EXPECT_EQ(s.sent, 100u) << r.flows[f].name;
+    EXPECT_EQ(s.received, 40u) << r.flows[f].name;
+    ASSERT_TRUE(s.header_faults.has_value());
+    for (size_t v = 1; v < kVerdicts; ++v)
+      EXPECT_EQ((*s.header_faults)[v], v == size_t(Verdict::kBadAddress) ? 60u : 0u)
+          << r.flows[f].name << " " << kVerdictNames[v];
+  }
+  EXPECT_EQ(r.flows[2].streams[0].received, 100u);
+  EXPECT_FALSE(r.flows[2].streams[0].header_faults.has_value());
+  for (const auto& p : r.ports) EXPECT_EQ(p.foreign, 0u) << p.index;  // test frames all, not foreign
+}
+
 TEST(Dataplane, PerFrameTimeoutHistogramIpdvAndTaggedFrames) {
   XLP_REQUIRE_EAL();
   // seq % 4 == 1 arrive with a send timestamp one second old: later than frame_timeout.

@@ -41,8 +41,15 @@ RxSpec routed(const FrameSpec& s) {
   return rx;
 }
 
-// The frame as a DUT would write it: `spec`'s frame with a tag stamped in.
-std::vector<uint8_t> frame_of(const FrameSpec& spec) {
+// The receiving tester port's MAC, and the DUT's on that side.
+const std::array<uint8_t, 6> kTesterMac = parse_mac("02:78:6c:00:00:02");
+const std::array<uint8_t, 6> kDutMac = parse_mac("02:78:6c:00:01:02");
+
+// The frame as a DUT would write it: `spec`'s frame from the DUT's MAC to the receiving tester
+// port's, with a tag stamped in.
+std::vector<uint8_t> frame_of(FrameSpec spec) {
+  spec.src_mac = kDutMac;
+  spec.dst_mac = kTesterMac;
   FrameTemplate t = build_template(spec, 3, 7);
   std::vector<uint8_t> f = t.bytes;
   stamp_frame(f.data(), t, 12345, 0x123456789abcull);
@@ -72,11 +79,13 @@ void fix_checksums(std::vector<uint8_t>& f, size_t ip) {
   f[at] = uint8_t(c >> 8), f[at + 1] = uint8_t(c);
 }
 
-Verdict judge(const HeaderCheck& check, const std::vector<uint8_t>& f) {
+// The verdict on `f` as it arrives at the tester port whose MAC is `port` (kTesterMac's).
+Verdict judge(const HeaderCheck& check, const std::vector<uint8_t>& f,
+              const std::array<uint8_t, 6>& port = kTesterMac) {
   TestTag tag;
   if (!parse_test_frame(f.data(), uint32_t(f.size()), tag)) return Verdict(255);
   const uint32_t l4_len = uint32_t(f.size() - tag.l4_offset);
-  return check.judge(f.data(), tag, l4_len, sum_native(f.data() + tag.l4_offset, l4_len));
+  return check.judge(f.data(), tag, l4_len, sum_native(f.data() + tag.l4_offset, l4_len), PortMac(port));
 }
 
 constexpr size_t kIp = 14;  // untagged, no tunnel
@@ -105,6 +114,73 @@ TEST(HeaderCheck, ExpectationsAreTheLayerWritersFields) {
         ASSERT_LT(next, layers.count) << "a field of a layer out of the list's order";
       }
     }
+}
+
+// The tester's ports run promiscuous: a frame the DUT did not address to the receiving port
+// (flooded by a bridge that has not learned its destination, or sent to a group) arrives all
+// the same, and is the DUT's fault, whatever its other headers hold.
+TEST(HeaderCheck, TheEthernetDestinationIsTheReceivingPorts) {
+  for (int v : {4, 6})
+    for (uint8_t l4 : {kProtoUdp, kProtoTcp}) {
+      const FrameSpec s = sent_spec(v, 0, l4);
+      const HeaderCheck check(s, routed(s), s.frame_size, {});
+      FrameSpec out = s;
+      out.ttl = 9;
+      const std::vector<uint8_t> good = frame_of(out);
+      EXPECT_EQ(judge(check, good), Verdict::kGood) << v << " " << int(l4);
+      const auto to = [&](const char* mac) {
+        auto f = good;
+        const std::array<uint8_t, 6> m = parse_mac(mac);
+        std::copy(m.begin(), m.end(), f.begin());
+        return judge(check, f);
+      };
+      EXPECT_EQ(to("02:78:6c:00:01:01"), Verdict::kBadAddress) << "to the MAC the tester sent it to (flooded)";
+      EXPECT_EQ(to("02:78:6c:00:00:01"), Verdict::kBadAddress) << "to the other tester port";
+      EXPECT_EQ(to("ff:ff:ff:ff:ff:ff"), Verdict::kBadAddress) << "broadcast";
+      EXPECT_EQ(to("01:00:5e:00:00:01"), Verdict::kBadAddress) << "IPv4 multicast";
+      EXPECT_EQ(to("33:33:00:00:00:01"), Verdict::kBadAddress) << "IPv6 multicast";
+      EXPECT_EQ(to("03:78:6c:00:00:02"), Verdict::kBadAddress) << "the group bit set";
+      EXPECT_EQ(to("02:78:6c:00:00:03"), Verdict::kBadAddress) << "another last byte";
+      EXPECT_EQ(to("02:78:6c:00:01:02"), Verdict::kBadAddress) << "another fifth byte";
+      EXPECT_EQ(to("02:78:6c:01:00:02"), Verdict::kBadAddress) << "another fourth byte";
+      // The same frame judged at another port: addressed to the one it was meant for.
+      EXPECT_EQ(judge(check, good, parse_mac("02:78:6c:00:00:01")), Verdict::kBadAddress);
+      // The destination comes first: a flooded frame that is faulty otherwise too.
+      auto f = frame_of(s);  // no TTL decrement
+      ASSERT_EQ(judge(check, f), Verdict::kBadTtl);
+      f[0] = 0xff;
+      EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+      // The source MAC is not checked (the receiver does not know the DUT's).
+      f = good;
+      f[6 + 5] ^= 0x40;
+      EXPECT_EQ(judge(check, f), Verdict::kGood);
+    }
+  // A port without a MAC of its own (a ring pair's, 00:00:00:00:00:00) takes any destination:
+  // the pair is wired inside the engine.
+  {
+    const FrameSpec s = sent_spec(4);
+    const HeaderCheck check(s, routed(s), s.frame_size, {});
+    FrameSpec out = s;
+    out.ttl = 9;
+    auto f = frame_of(out);
+    for (const char* mac : {"02:78:6c:00:00:02", "ff:ff:ff:ff:ff:ff", "33:33:00:00:00:01", "00:00:00:00:00:00"}) {
+      const std::array<uint8_t, 6> m = parse_mac(mac);
+      std::copy(m.begin(), m.end(), f.begin());
+      EXPECT_EQ(judge(check, f, std::array<uint8_t, 6>{}), Verdict::kGood) << mac;
+    }
+    EXPECT_EQ(judge(check, f), Verdict::kBadAddress) << "00:00:00:00:00:00 to a port with a MAC";
+  }
+  // Behind VLAN tags the destination is still the frame's first six bytes.
+  FrameSpec s = sent_spec(4);
+  s.vlan.count = 1;
+  s.vlan.ids[0] = 100;
+  const HeaderCheck check(s, routed(s), s.frame_size, s.vlan);
+  FrameSpec out = s;
+  out.ttl = 9;
+  auto f = frame_of(out);
+  EXPECT_EQ(judge(check, f), Verdict::kGood);
+  f[5] ^= 1;
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
 }
 
 TEST(HeaderCheck, Ipv4RouterEveryFaultByItsVerdict) {

@@ -3,7 +3,8 @@
 correct DUT of each lab kind passes every header check with a non-zero DSCP; each fault of each
 faulty DUT (the router's nftables rules, the reference BRs', CEs' and AFTR's tc-BPF, each
 spoiling a known share of the frames) is counted by its own counter at that share; a Linux
-bridge measured as a router is reported as not decrementing the TTL."""
+bridge measured as a router is reported as not decrementing the TTL, and one that floods the
+frames to the receiving tester port, not addressed to it, for their destination MAC."""
 
 import subprocess
 
@@ -140,6 +141,25 @@ def test_a_bridge_measured_as_a_router_is_reported_for_its_ttl(make_lab, tmp_pat
     [record] = trials(out2)
     for d in record["directions"].values():
         assert d["received"] == d["sent"] > 0 and d["bad_ttl"] == 0, d
+
+
+def test_a_bridge_that_floods_is_reported_for_the_destination_mac(make_lab, tmp_path):
+    """Issue 42: the tester sends to a MAC nobody has (flood=yes), so the bridge floods every
+    frame as unknown unicast; the receiving tester port runs promiscuous and gets them, not
+    addressed to it. Each is bad_address, not received: the trial loses them all, whatever the
+    TTL check says."""
+    config = make_lab("bridge", calibrate="no", flood="yes")
+    for run, extra in (("out", ()), ("out_ttl_off", ("--set", "checks.ttl=false"))):
+        out = tmp_path / run
+        xlatperf("trial", "-c", str(config), "--rate", "2000", "--duration", "1", "--out", str(out), *FAST,
+                 *extra)
+        [record] = trials(out)
+        assert set(record["directions"]) == {"forward", "reverse"}, record
+        for name, d in record["directions"].items():
+            assert d["bad_address"] == d["sent"] > 0, (run, name, d)
+            assert d["received"] == 0, (run, name, d)
+            assert {f: d[f] for f in FAULTS if f != "bad_address"} == dict.fromkeys(FAULTS[1:], 0), (run, name, d)
+        assert record["loss_ratio"] == 1.0, record
 
 
 @pytest.mark.parametrize("kind", ["mape-br", "mapt-br"])

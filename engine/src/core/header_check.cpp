@@ -96,7 +96,9 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   }
 
   for (const FieldMark& m : expected_.fields) {
-    // The parser's checks; a DNS message is the DNS verdict's (dns::judge_reply).
+    // Ethernet: the destination is the receiving port's (judge's PortMac), the type and VLAN
+    // tags the parser's and the VLAN check's; the source is not checked (the receiver does not
+    // know the DUT's MAC on its side). A DNS message is the DNS verdict's (dns::judge_reply).
     if (m.layer == Layer::kEthernet || m.layer == Layer::kTag || m.layer == Layer::kDns) continue;
     if (m.role == FieldRole::kTtl && m.layer != Layer::kTunnel) ttl_at_ = uint16_t(m.offset - expected_.ip_offset);
     if (!named(m.layer, m.role)) continue;

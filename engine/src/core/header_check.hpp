@@ -2,11 +2,13 @@
 // "Header checks"): a stream's expectations (HeaderCheck) are derived once, before the trial,
 // from the frame the DUT should deliver, built by the same layer writers as the frames the
 // tester sends (build_template); per frame the receiver compares each layer's bytes under a
-// mask, checks TTL and varying words against their ranges and verifies the checksums. Pure:
+// mask, checks TTL and varying words against their ranges and verifies the checksums; first of
+// all, the frame's Ethernet destination must be the receiving port's own MAC (PortMac). Pure:
 // no DPDK.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -24,6 +26,34 @@ constexpr size_t kVerdicts = 6;
 // The reply's names of the counts (docs/protocol.md), by Verdict.
 constexpr std::array<const char*, kVerdicts> kVerdictNames = {"received", "bad_address", "bad_ttl",
                                                               "bad_tos", "bad_header", "bad_checksum"};
+
+// The receiving port's own MAC address: the one Ethernet destination a test frame may arrive
+// with. The tester's ports run promiscuous (ports.cpp), so a frame a DUT floods (a bridge's
+// unknown unicast, a hub) or sends to a broadcast, multicast or another host's MAC arrives too;
+// it is the DUT's fault (bad_address), not a received frame. A port without a MAC of its own
+// (00:00:00:00:00:00: the ring PMD's, a pair wired inside the engine, where nothing floods and
+// the front end addresses frames to whatever dut_mac says) takes any destination. Compared as a
+// 32-bit and a 16-bit word in memory order, under a mask that is zero for such a port: the
+// frame's first six bytes, in the cache line the parser read first.
+class PortMac {
+ public:
+  explicit PortMac(const std::array<uint8_t, 6>& mac) {
+    std::memcpy(&head_, mac.data(), 4);
+    std::memcpy(&tail_, mac.data() + 4, 2);
+    if (head_ == 0 && tail_ == 0) head_mask_ = tail_mask_ = 0;
+  }
+  [[gnu::always_inline]] bool is_destination_of(const uint8_t* frame) const {
+    uint32_t head;
+    uint16_t tail;
+    std::memcpy(&head, frame, 4);
+    std::memcpy(&tail, frame + 4, 2);
+    return (((head ^ head_) & head_mask_) | uint32_t((tail ^ tail_) & tail_mask_)) == 0;
+  }
+
+ private:
+  uint32_t head_ = 0, head_mask_ = ~uint32_t(0);
+  uint16_t tail_ = 0, tail_mask_ = uint16_t(~0u);
+};
 
 // A header word that changes from frame to frame as the frame arrives: checked against its range.
 struct RxWord {
@@ -73,11 +103,14 @@ class HeaderCheck {
   HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
               const std::vector<OwnedField>& owned = {});
 
-  // The frame's verdict. `tag`: what the parser found (its layers' offsets); `l4_len`: the
-  // transport header and payload's bytes; `l4_sum`: their one's complement sum in the machine's
-  // byte order (sum_native), needed only when checksums() is true.
-  [[gnu::always_inline]] Verdict judge(const uint8_t* frame, const TestTag& tag, uint32_t l4_len,
-                                       uint64_t l4_sum) const {
+  // The verdict on a frame that arrived at the port whose MAC is `port`. `tag`: what the parser
+  // found (its layers' offsets); `l4_len`: the transport header and payload's bytes; `l4_sum`:
+  // their one's complement sum in the machine's byte order (sum_native), needed only when
+  // checksums() is true. A frame to another MAC is bad_address whatever else it holds: the
+  // first check of Verdict's order, and the outermost header.
+  [[gnu::always_inline]] Verdict judge(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum,
+                                       const PortMac& port) const {
+    if (!port.is_destination_of(frame)) return Verdict::kBadAddress;
     if (passes(frame, tag, l4_len, l4_sum)) return Verdict::kGood;
     return classify(frame, tag, l4_len, l4_sum);
   }

@@ -15,6 +15,7 @@
 
 #include "core/dns_frame.hpp"
 #include "core/errors.hpp"
+#include "core/header_check.hpp"
 #include "core/nic_clock.hpp"
 
 namespace xlp {
@@ -27,7 +28,7 @@ class RxTask final : public Task {
  public:
   RxTask(uint16_t port, uint16_t queue, uint8_t trial_tag, TrialControl& ctl, BurstIo& io,
          const PortIdentity& id, rte_mempool* pool)
-      : port_(port), queue_(queue), tag_(trial_tag), ctl_(ctl), io_(io), identity_(id), pool_(pool) {
+      : port_(port), queue_(queue), tag_(trial_tag), ctl_(ctl), io_(io), identity_(id), own_mac_(id.mac), pool_(pool) {
     sinks_.fill({});
   }
   void add_stream(uint8_t id, Stream* s) {
@@ -201,7 +202,7 @@ class RxTask final : public Task {
     }
     if (const auto& check = st.rx_check) {  // the headers the DUT wrote (header_check.hpp)
       const uint32_t l4_len = m->pkt_len - tag.l4_offset;
-      const Verdict v = check->judge(data, tag, l4_len, check->checksums() ? l4_sum(m, tag.l4_offset) : 0);
+      const Verdict v = check->judge(data, tag, l4_len, check->checksums() ? l4_sum(m, tag.l4_offset) : 0, own_mac_);
       if (v != Verdict::kGood) {
         ++r.header_faults[size_t(v)];
         return false;
@@ -300,7 +301,9 @@ class RxTask final : public Task {
       r.dns_failed.add(1);
       return true;
     }
-    if (!client.addressed_back(frame + hdrs.l3_offset)) {  // from elsewhere, or to another host
+    // From elsewhere, or to another host: its IP addresses, or an Ethernet destination not this
+    // port's (a DUT that floods it), as a test frame's (HeaderCheck::judge).
+    if (!own_mac_.is_destination_of(frame) || !client.addressed_back(frame + hdrs.l3_offset)) {
       ++r.header_faults[size_t(Verdict::kBadAddress)];
       r.dns_failed.add(1);
       return true;
@@ -450,6 +453,7 @@ class RxTask final : public Task {
   TrialControl& ctl_;
   BurstIo& io_;
   const PortIdentity& identity_;
+  const PortMac own_mac_;  // the destination every judged frame must have (the port's MAC)
   rte_mempool* pool_;
   const DeviceClockMap* nic_clock_ = nullptr;  // hardware receive timestamps, when used
   int nic_stamp_offset_ = 0;

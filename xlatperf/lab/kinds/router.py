@@ -207,19 +207,34 @@ def _forwarding(dev: str) -> bool:
                for line in run(["bridge", "link", "show"], ns=DUT_NS).splitlines() if line.strip())
 
 
+# The destination a flooding bridge's tester sends to (flood=yes): no interface of the lab has it
+# and no frame comes from it, so the bridge never learns where it is.
+NOBODYS_MAC = "02:78:6c:00:ff:ff"
+
+
 class Bridge(LabKind):
     """A reference DUT that is no router: a Linux bridge between the sides forwards each frame
     as it came, TTL and all. Measured as a router it must be reported as faulty (`bad_ttl`,
     issue 29); the tester addresses its frames to the other tester port's MAC, which the bridge
-    learns and forwards to."""
+    learns and forwards to. With flood=yes the tester addresses them to a MAC nobody has
+    (NOBODYS_MAC): the bridge floods them as unknown unicast, and the other tester port, which
+    runs promiscuous, gets frames that are not addressed to it (`bad_address`, issue 42)."""
     name = "bridge"
     description = "a Linux bridge measured as a router: forwards without a TTL decrement (faulty)"
-    kind_params = {"family": FAMILY}
+    kind_params = {
+        "family": FAMILY,
+        "flood": {"default": "no", "allowed": "yes or no",
+                  "help": f"the tester sends to {NOBODYS_MAC}, a MAC nobody has: the bridge floods "
+                          "every frame to the other tester port, not addressed to it (faulty)",
+                  "parse": yes_no},
+    }
 
     def build(self, p: dict[str, Any]) -> None:
         ip(DUT_NS, "link", "add", "xlp-br", "type", "bridge")
         for dev in ("xlp-dl", "xlp-dr"):
             ip(DUT_NS, "link", "set", dev, "master", "xlp-br")
+            if p["flood"]:  # the kernel's default, stated: unknown unicast goes out of every port
+                ip(DUT_NS, "link", "set", dev, "type", "bridge_slave", "flood", "on")
             ip(DUT_NS, "link", "set", dev, "up")
         ip(DUT_NS, "link", "set", "xlp-br", "up")
         # A new port forwards only once its carrier is seen (a fraction of a second): frames
@@ -233,7 +248,7 @@ class Bridge(LabKind):
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         sides = router_sides(p["family"])
         for side, other in (("left", "xlp-tr"), ("right", "xlp-tl")):
-            sides[side]["dut_mac"] = MACS[other]
+            sides[side]["dut_mac"] = NOBODYS_MAC if p["flood"] else MACS[other]
             sides[side].pop(f"dut_ipv{p['family']}", None)
         return sides
 
