@@ -113,7 +113,7 @@ KEYS = {
     "tunnel": ("src_ip", "dst_ip"),
     "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
     "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "flow_label",
-           "checksums", "ipv6_zero_udp_checksum", "vary"),
+           "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts", "tag"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),

@@ -500,3 +500,11 @@ def test_frames_with_a_sequence_number_never_sent_are_counted_said_and_kept():
     record = json.loads(json.dumps(result.to_dict()))
     assert record["directions"]["forward"]["out_of_range"] == 5
     assert trial_from_record(record).directions == result.directions
+
+
+def test_the_mac_a_side_sends_from_is_a_destination_its_frames_may_arrive_with():
+    """The engine takes a test frame only when it is addressed to the receiving port's MAC; a
+    side that sends from another MAC (left/right.mac) may get frames addressed to that one."""
+    assert "dst_mac" not in rx([])["forward"]
+    received = rx(["right.mac=02:00:00:00:aa:01"])
+    assert received["forward"]["dst_mac"] == "02:00:00:00:aa:01" and "dst_mac" not in received["reverse"]

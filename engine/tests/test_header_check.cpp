@@ -154,6 +154,18 @@ TEST(HeaderCheck, TheEthernetDestinationIsTheReceivingPorts) {
       f = good;
       f[6 + 5] ^= 0x40;
       EXPECT_EQ(judge(check, f), Verdict::kGood);
+      // A side that sends from another MAC (rx.dst_mac): frames to it pass too, to the port's
+      // own still, to any third one not.
+      RxSpec also = routed(s);
+      also.dst_mac = parse_mac("02:00:00:00:aa:01");
+      const HeaderCheck aliased(s, also, s.frame_size, {});
+      auto to_alias = good;
+      std::copy(also.dst_mac->begin(), also.dst_mac->end(), to_alias.begin());
+      EXPECT_EQ(judge(aliased, to_alias), Verdict::kGood);
+      EXPECT_EQ(judge(aliased, good), Verdict::kGood);
+      EXPECT_EQ(judge(check, to_alias), Verdict::kBadAddress);
+      to_alias[5] ^= 1;
+      EXPECT_EQ(judge(aliased, to_alias), Verdict::kBadAddress);
     }
   // A port without a MAC of its own (a ring pair's, 00:00:00:00:00:00) takes any destination:
   // the pair is wired inside the engine.

@@ -336,6 +336,12 @@ class TrafficPlan:
             if label is not None:
                 rx["flow_label"] = label
         rx["checksums"] = checks.checksum
+        # A frame must be addressed to the receiving port (the engine's Ethernet check), or to
+        # the MAC the tester sends from on that side where the config sets one: the DUT (or
+        # the other tester port, on a cable) sends to it.
+        own_mac = self.config.side(direction_sides(direction)[1]).mac
+        if own_mac:
+            rx["dst_mac"] = own_mac
         if checks.checksum and not checks.zero_udp_checksum_ipv6 and received.inner == 6:
             rx["ipv6_zero_udp_checksum"] = True  # taken as 0xffff where the sum verifies with it
         if vary:

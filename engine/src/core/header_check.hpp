@@ -80,6 +80,9 @@ struct RxSpec {
   // IPv6 arrivals: the flow label of the header that carries UDP or TCP (RFC 6437: a non-zero
   // one arrives as sent; RFC 7915 §5.1: a translator writes 0); none: any label.
   std::optional<uint32_t> flow_label;
+  // A MAC the frames may be addressed to besides the receiving port's own: the source MAC the
+  // tester sends from on that side where it is not the port's (the DUT answers to it).
+  std::optional<std::array<uint8_t, 6>> dst_mac;
   bool checksums = true;
   // A UDP checksum field of 0 over IPv6 taken as 0xffff (its one's complement twin) where the
   // datagram's sum verifies with it: a translator that adjusts a checksum to 0 and writes it as
@@ -110,7 +113,8 @@ class HeaderCheck {
   // first check of Verdict's order, and the outermost header.
   [[gnu::always_inline]] Verdict judge(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum,
                                        const PortMac& port) const {
-    if (!port.is_destination_of(frame)) return Verdict::kBadAddress;
+    if (!port.is_destination_of(frame) && !(also_to_ && also_to_->is_destination_of(frame)))
+      return Verdict::kBadAddress;
     if (passes(frame, tag, l4_len, l4_sum)) return Verdict::kGood;
     return classify(frame, tag, l4_len, l4_sum);
   }
@@ -239,6 +243,7 @@ class HeaderCheck {
   int ip_version_ = 4;
   uint8_t l4_ = kProtoUdp;
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)
+  std::optional<PortMac> also_to_;  // rx.dst_mac: a destination besides the port's own
   uint16_t ttl_at_ = 0;  // from the IP header's start
   // UDP to compared addresses: the pseudo header's sum, the same for every frame.
   std::optional<uint64_t> pseudo_sum_;
