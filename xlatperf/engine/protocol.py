@@ -45,7 +45,8 @@ REFUSED = (
     ("wrong_ce", "to the wrong CE", "went to the wrong CE or were mapped wrongly (the CE fields "
                                     "they arrived with name another CE, or none)"),
     ("bad_address", "with a wrong address or port",
-     "arrived with another address or port than the DUT must write"),
+     "arrived with another address or port than the DUT must write, or to another Ethernet "
+     "destination than the receiving port's MAC (a DUT that floods, broadcast, multicast)"),
     ("bad_ttl", "with a wrong TTL/hop limit",
      "arrived with another TTL/hop limit than the one sent less the DUT's hops (dut.hops)"),
     ("bad_tos", "with a wrong TOS/traffic class",
@@ -59,7 +60,8 @@ REFUSED = (
     # DNS replies by the client's verdict (docs/dns.md "The client's verdict on a reply").
     ("dns_wrong_answer", "wrong answers",
      "were DNS replies without the expected address record (another synthesis, prefix or "
-     "address, NODATA where a record is due)"),
+     "address, an excluded AAAA record passed on (dns.exclude), NODATA where a record is due, "
+     "a record where NODATA is due (dns.mapped))"),
     ("dns_servfail", "SERVFAIL replies", "were DNS replies with RCODE SERVFAIL"),
     ("dns_nxdomain", "NXDOMAIN replies", "were DNS replies with RCODE NXDOMAIN"),
     ("dns_other_rcode", "replies with another error RCODE",
