@@ -78,7 +78,7 @@ class DnsClient {
             dns::RepeatSchedule repeat, uint16_t lane = 0, uint16_t lanes = 1)
       : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce),
         keys_(flow.ports / lanes + (lane < flow.ports % lanes)), lane_(lane), lanes_(lanes),
-        first_port_(spec.src_port), repeat_(repeat), ip_version_(uint8_t(spec.ip_version)) {
+        first_port_(spec.src_port), repeat_(repeat), ip_version_(uint8_t(spec.ip_version)), queries_from_(spec.src_mac) {
     // A reply comes from where the queries went and goes to where they left from.
     const size_t n = ip_version_ == 4 ? 4 : 16;
     std::memcpy(reply_addresses_.data(), spec.dst_ip.data(), n);
@@ -116,6 +116,9 @@ class DnsClient {
   };
   NextKey next_key;
   uint16_t first_port() const { return first_port_; }
+  // The MAC the queries left from (left/right.mac where the config sets one): a resolver may
+  // answer to it as well as to the port's own.
+  const PortMac& queries_from() const { return queries_from_; }
   // A key of this lane's (its port among the lane's) as the query carries it: its port among
   // the flow's, from the first.
   dns::QueryKey on_wire(dns::QueryKey key) const {
@@ -154,6 +157,7 @@ class DnsClient {
   uint32_t ring_bits_ = 10;
   std::vector<std::atomic<uint64_t>> sent_at_;
   std::atomic<uint64_t> newest_{0};
+  PortMac queries_from_;
 };
 
 // One lane's frames of one of the flow's streams: a sequence space of its own.

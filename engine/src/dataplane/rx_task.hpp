@@ -301,9 +301,11 @@ class RxTask final : public Task {
       r.dns_failed.add(1);
       return true;
     }
-    // From elsewhere, or to another host: its IP addresses, or an Ethernet destination not this
-    // port's (a DUT that floods it), as a test frame's (HeaderCheck::judge).
-    if (!own_mac_.is_destination_of(frame) || !client.addressed_back(frame + hdrs.l3_offset)) {
+    // From elsewhere, or to another host: its IP addresses, or an Ethernet destination neither
+    // this port's nor the one its queries left from (a DUT that floods it), as a test frame's
+    // (HeaderCheck::judge).
+    const bool to_us = own_mac_.is_destination_of(frame) || client.queries_from().is_destination_of(frame);
+    if (!to_us || !client.addressed_back(frame + hdrs.l3_offset)) {
       ++r.header_faults[size_t(Verdict::kBadAddress)];
       r.dns_failed.add(1);
       return true;
