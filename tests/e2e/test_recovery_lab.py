@@ -17,8 +17,9 @@ memory beyond its bucket: the recovery time B - A is 0. What can blur it is the 
 DUT: a frame sent just before A that reaches the DUT late, bunched with the first frames after
 A, takes their tokens; on this shared 2-vCPU machine such bunching lasts a few ms, so B - A
 is checked to be below 20 ms (a DUT that kept losing after A would show the whole window).
-The overload is kept short (0.36 s) so that the loss before A stays in the engine's listed
-loss periods (the first 100 of a trial).
+The overload is kept short (0.36 s) so that the loss before A mostly stays in the engine's
+listed loss periods (the first 100 of a trial); when a stall makes more, the last 100 listed
+give the result.
 
 Reset, against the kernel router (`router4`): the DUT hook (dut.during_trial) turns the DUT's
 IPv4 forwarding off, 0.4 s later on again, 0.5 s into each trial; it writes the sysctl through
@@ -36,6 +37,8 @@ import json
 
 import pytest
 from e2e_util import summary, trials, xlatperf
+
+from xlatperf.procedures.lossperiods import LISTED
 
 # -- system recovery against the limit DUT --------------------------------------------------------
 
@@ -85,7 +88,11 @@ def test_recovery_of_a_token_bucket_is_immediate(make_lab, tmp_path):
         for name, losses in record["losses"].items():
             first = losses["first"][0]
             assert abs(first["first_lost_s"] - t_empty) < 0.03 + lag[name] * LIMIT_RATE / excess, (name, first)
-            assert losses["periods"] == len(losses["first"]) <= 100
+            # The engine lists the first and the last LISTED periods: a stall that empties the
+            # bucket earlier makes more than LISTED single-frame periods (116 seen), and the
+            # result must then come from the `last` list, which the assertions above cover.
+            assert len(losses["first"]) == len(losses["last"]) == min(losses["periods"], LISTED)
+            assert losses["periods"] <= losses["lost"]
     xlatperf("report", str(out))
     markdown = (out / "report" / "report.md").read_text()
     assert "RFC 2544 §26.5 reporting format" in markdown
