@@ -104,8 +104,9 @@ KEYS = {
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
              "background", "streams", "pattern", "from_table", "tcp", "dns"),
-    "dns": ("zone", "a", "aaaa", "aaaa_share", "ttl", "authoritative"),
-    "flow_dns": ("qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "repeat", "repeat_after"),
+    "dns": ("zone", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"),
+    "flow_dns": ("qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "checks", "repeat",
+                 "repeat_after"),
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",
@@ -126,7 +127,9 @@ KEYS = {
     "shutdown": ("id", "op"),
 }
 MISSING = object()
-DNS_VERDICTS = ("malformed", "mismatch", "truncated", "servfail", "nxdomain", "other_rcode", "wrong_answer")
+DNS_VERDICTS = ("malformed", "mismatch", "truncated", "servfail", "nxdomain", "other_rcode", "wrong_answer",
+                "duplicate_record", "bad_ttl", "no_edns", "no_ra", "question_case", "duplicate_reply")
+DNS_CHECKS = ("ttl", "edns", "ra", "question", "duplicates")
 
 
 class RequestError(Exception):
@@ -406,6 +409,9 @@ def validate_dns_flow(request, flow, path):
     if dns.get("qtype", "AAAA") not in ("AAAA", "A"):
         bad(path + "dns.qtype", dns["qtype"], "must be AAAA or A")
     integer_in(dns, path + "dns.", "nonce", 0, 2**32 - 1)
+    for i, check in enumerate(dns.get("checks", [])):
+        if check not in DNS_CHECKS:
+            bad(f"{path}dns.checks[{i}]", check, "must be one of " + ", ".join(DNS_CHECKS))
     ports = integer_in(dns, path + "dns.", "ports", 1, 65536 - flow["foreground"].get("src_port", 0xC020), 1)
     if flow["rate"] * timeout > 32768 * ports:
         bad(path + "dns.ports", ports, "must be at least rate x delay.frame_timeout / 32768 = "

@@ -75,7 +75,9 @@ def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
     assert flow["dns"]["synthesis"] == "2001:db8:64::/96"
     assert flow["dns"]["nonce"] != second[0]["dns"]["nonce"]   # every trial's names its own
     assert plan.dns == {"zone": "dns64perf.test", "a": "198.18.0.0/15", "aaaa": "2001:db8::/96",
-                        "aaaa_share": 1.0, "ttl": 3600, "authoritative": [1]}
+                        "aaaa_share": 1.0, "ttl": 3600, "soa_ttl": 300, "soa_minimum": 900, "authoritative": [1]}
+    # Every reply check on (RA too: a DUT's resolver answers).
+    assert flow["dns"]["checks"] == ["ttl", "edns", "ra", "question", "duplicates"]
     # The medium's maximum is for the answers (one AAAA record, 28 bytes more than the query).
     assert plan.max_rate == 10**10 // ((128 + 28 + 20) * 8)
 
@@ -84,12 +86,20 @@ def test_names_asked_again_come_two_timeouts_after_their_first_query():
     plan = TrafficPlan(config(dns={"cache_share": 0.4, "timeout": 0.5}), PORTS)
     assert plan.flows(1000)[0]["dns"] | {"nonce": 0} == {
         "qtype": "AAAA", "edns": True, "ports": 1000, "nonce": 0, "synthesis": "2001:db8:64::/96",
+        "checks": ["ttl", "edns", "question", "duplicates"],   # no RA: the tester's side answers
         "repeat": 0.4, "repeat_after": 1.0}
     assert "repeat" not in TrafficPlan(config(), PORTS).flows(1000)[0]["dns"]
     with pytest.raises(ConfigError, match=r"^trial.duration = 2.0: must be over 2 s with dns.cache_share"):
         config(dns={"cache_share": 0.4}, trial={"duration": 2.0})
     with pytest.raises(ConfigError, match=r"^dns.ttl = 1: must be over 2 s"):
         config(dns={"cache_share": 0.4, "ttl": 1})
+    # A synthesis (a name without a AAAA record) lives as long as the negative answer.
+    with pytest.raises(ConfigError, match=r"^dns.soa_ttl = 2: must be over 2 s .*RFC 6147 §5.1.7"):
+        config(dns={"cache_share": 0.4, "soa_ttl": 2, "server": "198.18.0.1", "aaaa_share": 0.5})
+    # Each reply check off alone.
+    for key, name in (("dns_ttl", "ttl"), ("dns_question", "question")):
+        checks = TrafficPlan(config(checks={key: False}), PORTS).flows(1000)[0]["dns"]["checks"]
+        assert name not in checks and len(checks) == 3
 
 
 def test_too_few_source_ports_for_the_rate_is_an_error_naming_the_key():

@@ -15,13 +15,16 @@ import sys
 
 import dns.flags
 import dns.message
+import dns.name
 import dns.rdata
 import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
 ZONE = "dns64perf.test."
-TTL = 3600
+TTL = 3600          # the A and AAAA records' (RecordRule::ttl)
+SOA_TTL = 300       # the SOA record's, below its MINIMUM: the negative TTL (RFC 2308 §3)
+SOA_MINIMUM = 900
 MASK64 = (1 << 64) - 1
 
 
@@ -69,19 +72,29 @@ def answer(q: dns.message.Message, rdtype: str | None, address=None) -> dns.mess
     if rdtype:
         r.answer.append(dns.rrset.from_text(qname, TTL, "IN", rdtype, str(address)))
     else:
-        r.authority.append(dns.rrset.from_text(ZONE, TTL, "IN", "SOA", f"{ZONE} {ZONE} 1 3600 600 86400 {TTL}"))
+        r.authority.append(dns.rrset.from_text(ZONE, min(SOA_TTL, SOA_MINIMUM), "IN", "SOA",
+                                               f"{ZONE} {ZONE} 1 3600 600 86400 {SOA_MINIMUM}"))
     return r
 
 
-def resolver_reply(q: dns.message.Message, rdtype: str, addresses, rcode=0, tc=False) -> dns.message.Message:
-    """What a DNS64 resolver sends the client: RA, not AA."""
+def resolver_reply(q: dns.message.Message, rdtype: str, addresses, rcode=0, tc=False, ttl=60, ra=True,
+                   edns=True, soa_ttl=None) -> dns.message.Message:
+    """What a DNS64 resolver sends the client: RA, not AA; EDNS(0) when the query had it; a
+    synthesis's TTL (60 s) below the negative AAAA answer's (SOA_TTL). Each keyword makes one
+    fault: a TTL, RA clear, no OPT record, a NODATA answer's SOA of that TTL."""
     r = dns.message.make_response(q)
-    r.flags |= dns.flags.RA
+    if ra:
+        r.flags |= dns.flags.RA
     if tc:
         r.flags |= dns.flags.TC
+    if not edns:
+        r.use_edns(False)
     r.set_rcode(rcode)
     for address in addresses:
-        r.answer.append(dns.rrset.from_text(q.question[0].name, 60, "IN", rdtype, str(address)))
+        r.answer.append(dns.rrset.from_text(q.question[0].name, ttl, "IN", rdtype, str(address)))
+    if soa_ttl is not None:
+        r.authority.append(dns.rrset.from_text(ZONE, soa_ttl, "IN", "SOA",
+                                               f"{ZONE} {ZONE} 1 3600 600 86400 {SOA_MINIMUM}"))
     return r
 
 
@@ -115,6 +128,23 @@ def vectors() -> list[tuple[str, bytes]]:
     out.append(("dns64_reply_nxdomain", resolver_reply(q_aaaa, "AAAA", [], rcode=3).to_wire()))
     out.append(("dns64_reply_refused", resolver_reply(q_aaaa, "AAAA", [], rcode=5).to_wire()))
     out.append(("dns64_reply_truncated", resolver_reply(q_aaaa, "AAAA", [], tc=True).to_wire()))
+    # The checks of a right answer (Expectation::checks), a fault each.
+    synthesized = embed("64:ff9b::/96", a)
+    out.append(("dns64_reply_ttl_of_a", resolver_reply(q_aaaa, "AAAA", [synthesized], ttl=TTL).to_wire()))
+    out.append(("dns64_reply_no_ra", resolver_reply(q_aaaa, "AAAA", [synthesized], ra=False).to_wire()))
+    out.append(("dns64_reply_no_edns", resolver_reply(q_aaaa, "AAAA", [synthesized], edns=False).to_wire()))
+    # The record twice: dnspython's rrsets keep one of each, so its record is written again
+    # after itself (a pointer to the question, TYPE .. RDLENGTH, 16 bytes), ANCOUNT 2.
+    once = resolver_reply(q_aaaa, "AAAA", [synthesized]).to_wire()
+    start = 12 + len(dns.name.from_text(name(*n)).to_wire()) + 4
+    record = once[start:start + 2 + 10 + 16]
+    twice = once[:6] + (2).to_bytes(2, "big") + once[8:start] + record + once[start:]
+    out.append(("dns64_reply_duplicate_record", twice))
+    out.append(("dns64_reply_nodata_soa", resolver_reply(q_aaaa, "AAAA", [], soa_ttl=SOA_TTL).to_wire()))
+    out.append(("dns64_reply_nodata_soa_minimum",
+                resolver_reply(q_aaaa, "AAAA", [], soa_ttl=SOA_MINIMUM).to_wire()))
+    q_upper = query(name(*n).upper(), "AAAA", 0x1234, edns=True)
+    out.append(("dns64_reply_upper_case", resolver_reply(q_upper, "AAAA", [synthesized]).to_wire()))
     other = query(name(n[0], n[1], n[2] + 1), "AAAA", 0x1234, edns=True)
     out.append(("dns64_reply_other_name", resolver_reply(other, "AAAA", [embed("64:ff9b::/96", a)]).to_wire()))
     return out

@@ -314,6 +314,94 @@ TEST(Dns, TheClientJudgesEachKindOfReply) {
   EXPECT_EQ(judge("dns64_reply_96", real_aaaa), ReplyVerdict::kWrongAnswer);  // synthesized over a real one
 }
 
+// The checks of a right answer, each catching its own fault and passing a right reply; each
+// off, the fault passes (Expectation::checks).
+TEST(Dns, EachCheckOfARightAnswerCatchesItsFault) {
+  Expectation e;
+  e.zone = &kZone;
+  e.edns = true;
+  e.checks = kCheckTtl | kCheckEdns | kCheckRa | kCheckQuestion | kCheckDuplicates;
+  const auto judge = [&](const std::string& name, const Expectation& x) {
+    const Bytes& m = vec(name);
+    return judge_reply(m.data(), m.size(), 0x1234, kName, kTypeAaaa, x);
+  };
+  const auto without = [&](uint8_t check) {
+    Expectation x = e;
+    x.checks &= uint8_t(~check);
+    return x;
+  };
+  EXPECT_EQ(judge("dns64_reply_96", e), ReplyVerdict::kGood);
+  const std::pair<const char*, std::pair<ReplyVerdict, uint8_t>> faults[] = {
+      {"dns64_reply_ttl_of_a", {ReplyVerdict::kBadTtl, kCheckTtl}},  // 3600 > min(3600, 300)
+      {"dns64_reply_no_ra", {ReplyVerdict::kNoRa, kCheckRa}},
+      {"dns64_reply_no_edns", {ReplyVerdict::kNoEdns, kCheckEdns}},
+      {"dns64_reply_duplicate_record", {ReplyVerdict::kDuplicateRecord, kCheckDuplicates}},
+      {"dns64_reply_upper_case", {ReplyVerdict::kQuestionCase, kCheckQuestion}},
+  };
+  for (const auto& [name, fault] : faults) {
+    EXPECT_EQ(judge(name, e), fault.first) << name;
+    EXPECT_EQ(judge(name, without(fault.second)), ReplyVerdict::kGood) << name;
+  }
+  Expectation no_edns_asked = e;
+  no_edns_asked.edns = false;  // a query without OPT: a reply without is right
+  EXPECT_EQ(judge("dns64_reply_no_edns", no_edns_asked), ReplyVerdict::kGood);
+  // A synthesis's TTL may reach the negative answer's (RFC 2308 §3: min(SOA TTL, MINIMUM)), no
+  // further; with a longer-lived SOA the A record's 3600 s bound it.
+  RecordRule long_soa;
+  long_soa.soa_ttl = long_soa.soa_minimum = 7200;
+  Expectation x = e;
+  x.rule = long_soa;
+  EXPECT_EQ(judge("dns64_reply_ttl_of_a", x), ReplyVerdict::kGood);
+  // NODATA where the A record is not mapped: its SOA's TTL at most the negative TTL (300 s, not
+  // the MINIMUM's 900 s); the authoritative side's own NODATA passes.
+  Expectation unmapped = e;
+  unmapped.mapped = {{0x0a000000, 8}};  // 10.0.0.0/8: the name's 198.18.x.y is not in it
+  EXPECT_EQ(judge("dns64_reply_nodata_soa", unmapped), ReplyVerdict::kGood);
+  EXPECT_EQ(judge("dns64_reply_nodata_soa_minimum", unmapped), ReplyVerdict::kBadTtl);
+  EXPECT_EQ(judge("dns64_reply_nodata_soa_minimum", without(kCheckTtl)), ReplyVerdict::kWrongAnswer);
+  unmapped.checks = kCheckTtl;
+  const Bytes nodata = answer_to("query_aaaa_edns");
+  EXPECT_EQ(judge_reply(nodata.data(), nodata.size(), 0x1234, kName, kTypeAaaa, unmapped), ReplyVerdict::kGood);
+  // A query sent in a random case, answered by the authoritative side (which echoes it): right
+  // with the flips it was sent with, caught with another query's.
+  Expectation direct = e;
+  direct.checks = kCheckQuestion;
+  const auto flips_of = [](uint64_t seq) {
+    return case_flips(seq, hex_digits(kName.nonce), hex_digits(kName.index), kZone.first_word_letters());
+  };
+  Bytes msg(512);
+  const size_t len = write_query(msg.data(), kName, kZone, 0x1234, kTypeAaaa, true);
+  write_name(msg.data() + kHeader, kName, kZone, flips_of(5));
+  const size_t answered = answer_in_place(msg.data(), len, msg.size(), kZone, {});
+  ASSERT_GT(answered, 0u);
+  EXPECT_EQ(judge_reply(msg.data(), answered, 0x1234, kName, kTypeAaaa, direct, flips_of(5)), ReplyVerdict::kWrongAnswer);
+  Expectation any_answer = direct;  // the authoritative side's NODATA is right where nothing is mapped
+  any_answer.mapped = {{0x0a000000, 8}};
+  EXPECT_EQ(judge_reply(msg.data(), answered, 0x1234, kName, kTypeAaaa, any_answer, flips_of(5)), ReplyVerdict::kGood);
+  int caught = 0;
+  for (uint64_t other = 6; other < 22; ++other)
+    caught += judge_reply(msg.data(), answered, 0x1234, kName, kTypeAaaa, any_answer, flips_of(other)) ==
+              ReplyVerdict::kQuestionCase;
+  EXPECT_EQ(caught, 16);  // ten letters: another query's case is the same one time in 1,024
+}
+
+// Case flips touch letters only, in the three words, and differ from query to query.
+TEST(Dns, CaseFlipsTurnLettersOnly) {
+  const uint64_t nonce = hex_digits(0x5be2a7c0), index = hex_digits(0xabcdef01);
+  uint64_t seen = 0;
+  for (uint64_t seq = 0; seq < 64; ++seq) {
+    const CaseFlips f = case_flips(seq, nonce, index, kZone.first_word_letters());
+    EXPECT_EQ(f.nonce & ~hex_letters(nonce), 0u);
+    EXPECT_EQ(f.index & ~hex_letters(index), 0u);
+    EXPECT_EQ(f.zone & ~kZone.first_word_letters(), 0u);
+    seen |= f.nonce | f.index | f.zone;
+  }
+  EXPECT_EQ(hex_letters(hex_digits(0x0000a00f)), 0x0000000020000020u);
+  EXPECT_EQ(kZone.first_word_letters(), 0x0020202000002020u);  // 9 d n s 6 4 p e
+  EXPECT_EQ(Zone("a.b").first_word_letters(), 0u);              // under 8 bytes: left alone
+  EXPECT_NE(seen, 0u);
+}
+
 // RFC 6147 §5.1.4: a AAAA record in an excluded prefix (::ffff:0:0/96 by default) counts as
 // none, so the right answer is the synthesis, and the record passed on is a wrong answer; a
 // name whose A record the DNS64 does not map (BIND's `mapped`) rightly gets NODATA.
@@ -425,11 +513,19 @@ TEST(DnsFrames, EachQueryIsItsSequenceNumbersAndItsChecksumVerifies) {
       const uint32_t index = uint32_t(seq * 7 + 1);
       const QueryKeys keys(ports);
       const QueryKey key = keys.key_of(seq);
-      xlp::stamp_dns(f.data(), t, key, index);
-      // The query: the stream's name with this index, the key's ID and source port.
+      // Every other query's letters in a case of its own (as with the question's check).
+      const CaseFlips flips =
+          seq % 2 ? case_flips(seq, hex_digits(0x5be2a7c0), hex_digits(index), kZone.first_word_letters()) : CaseFlips{};
+      xlp::stamp_dns(f.data(), t, key, index, flips);
+      // The query: the stream's name with this index, the key's ID and source port, its
+      // letters in the case flipped.
       size_t end = 0;
       EXPECT_EQ(read_name(f.data() + t.dns_offset, f.size() - t.dns_offset, kHeader, kZone, &end),
                 (TestName{0x5be2a7c0, 3, index}));
+      uint8_t name[255];
+      write_name(name, TestName{0x5be2a7c0, 3, index}, kZone, flips);
+      EXPECT_EQ(Bytes(name, name + kZone.name_size()),
+                Bytes(f.begin() + t.dns_offset + kHeader, f.begin() + t.dns_offset + kHeader + kZone.name_size()));
       EXPECT_EQ(f[t.dns_offset] << 8 | f[t.dns_offset + 1], key.id);
       EXPECT_EQ(f[t.l4_offset] << 8 | f[t.l4_offset + 1], 40000 + key.port_offset);
       EXPECT_EQ(keys.seq_of(QueryKey{uint16_t((f[t.l4_offset] << 8 | f[t.l4_offset + 1]) - 40000),

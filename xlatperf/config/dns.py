@@ -25,6 +25,19 @@ MAX_PORT = 65535
 REPEAT_TIMEOUTS = 2
 
 
+# The checks of a right answer (docs/dns.md "The client's verdict on a reply"), by the [checks]
+# key that turns each off and the engine's name (a flow's dns.checks). RA only where a DUT's
+# resolver answers (dns.server): the tester's authoritative side does not recurse.
+REPLY_CHECKS = {"dns_ttl": "ttl", "dns_edns": "edns", "dns_ra": "ra", "dns_question": "question",
+                "dns_duplicates": "duplicates"}
+
+
+def reply_checks(config) -> list[str]:
+    """The engine's names of the reply checks a configuration has on."""
+    return [name for key, name in REPLY_CHECKS.items()
+            if getattr(config.checks, key) and (name != "ra" or config.dns.server)]
+
+
 def repeat_after(config) -> float:
     """Seconds between a name's first query and its repetition (dns.cache_share)."""
     return REPEAT_TIMEOUTS * config.dns.timeout
@@ -198,8 +211,15 @@ def check_dns(config) -> None:
             raise key_error("trial.duration", config.trial.duration,
                             f"must be over {after:g} s with dns.cache_share: a name is asked again "
                             f"{REPEAT_TIMEOUTS} x dns.timeout after its first query")
-        if dns.ttl <= after:
-            raise key_error("dns.ttl", dns.ttl, f"must be over {after:g} s with dns.cache_share: a name asked "
-                                                "again must still be in the DUT's cache")
+        # A synthesis lives no longer than the negative AAAA answer (RFC 6147 §5.1.7).
+        lives = {"dns.ttl": dns.ttl}
+        if dns.qtype == "AAAA" and dns.aaaa_share < 1:
+            lives |= {"dns.soa_ttl": dns.soa_ttl, "dns.soa_minimum": dns.soa_minimum}
+        key = min(lives, key=lives.get)
+        if lives[key] <= after:
+            raise key_error(key, lives[key], f"must be over {after:g} s with dns.cache_share: a name asked "
+                                             "again must still be in the DUT's cache"
+                                             + (" (a synthesized AAAA record lives min(dns.ttl, dns.soa_ttl, "
+                                                "dns.soa_minimum), RFC 6147 §5.1.7)" if len(lives) > 1 else ""))
     if dns.qtype == "A" and dns.aaaa_share:
         raise key_error("dns.aaaa_share", dns.aaaa_share, "takes effect only with dns.qtype = \"AAAA\"")

@@ -519,6 +519,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # A UDP checksum of 0 over IPv6 is a fault (RFC 8200 §8.1), even where the datagram's
         # sum is right (a translator that writes a checksum of 0xffff as 0: TAYGA 0.9.2).
         "zero_udp_checksum_ipv6": Key(True, boolean),
+        # DNS replies (docs/dns.md "The client's verdict on a reply"), beyond their records:
+        "dns_ttl": Key(True, boolean),         # TTLs at most the records' (RFC 6147 §5.1.7, RFC 2308)
+        "dns_edns": Key(True, boolean),        # an OPT record to a query with one (RFC 6891 §7)
+        "dns_ra": Key(True, boolean),          # RA set by a DUT's resolver (RFC 1035 §4.1.1)
+        "dns_question": Key(True, boolean),    # the question's letters as asked, in random case
+        "dns_duplicates": Key(True, boolean),  # no record twice (RFC 2181 §5), no query answered twice
     },
     "throughput": {
         "min_rate": Key(0, integer(0)),
@@ -666,7 +672,13 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # Queries that ask a name again (§9.2's grid: cache hits), REPEAT_TIMEOUTS x timeout after
         # its first query (config/dns.py).
         "cache_share": Key(0.0, number(0, 1)),
-        "ttl": Key(3600, integer(0, 2**31 - 1)),   # of every record the authoritative side serves
+        "ttl": Key(3600, integer(0, 2**31 - 1)),   # of the A and AAAA records the authoritative side serves
+        # Its zone's SOA, served with NODATA: the record's own TTL and its MINIMUM field, each
+        # apart from the others so that an answer's TTL tells which one a resolver took; a
+        # NODATA answer lives min(soa_ttl, soa_minimum) (RFC 2308 §3), a synthesis at most that
+        # and the A record's ttl (RFC 6147 §5.1.7).
+        "soa_ttl": Key(300, integer(0, 2**31 - 1)),
+        "soa_minimum": Key(900, integer(0, 2**31 - 1)),
         "a_records": Key("198.18.0.0/15", records_prefix(4, range(8, 33))),
         "aaaa_records": Key("2001:db8::/96", records_prefix(6, range(96, 97))),
         # Consecutive queries leave from consecutive source ports from traffic.src_port (seed 003

@@ -71,10 +71,30 @@ REFUSED = (
     ("dns_mismatch", "replies to no query asked",
      "were DNS replies whose ID, name, type or opcode matched no query the port and ID name (not "
      "counted against a query)"),
+    # A right answer, held to what else the RFCs ask of it ([checks] dns_*).
+    ("dns_duplicate_record", "replies with a record twice",
+     "were DNS replies with the answer's record twice (RFC 2181 §5: a server suppresses duplicates)"),
+    ("dns_bad_ttl", "replies with a TTL too long",
+     "were DNS replies whose record or NODATA's SOA had a longer TTL than the authoritative side "
+     "served (dns.ttl; a synthesis at most min(dns.ttl, dns.soa_ttl, dns.soa_minimum), RFC 6147 "
+     "§5.1.7; NODATA at most min(dns.soa_ttl, dns.soa_minimum), RFC 2308 §3; a cache counts TTLs "
+     "down, never up, RFC 2181 §8)"),
+    ("dns_no_edns", "replies without EDNS(0)",
+     "were DNS replies without the OPT record their query had (RFC 6891 §7: MUST)"),
+    ("dns_no_ra", "replies without RA", "were DNS replies from the resolver with RA clear (RFC 1035 §4.1.1)"),
+    ("dns_question_case", "replies with the question's case changed",
+     "were DNS replies whose question's letters were in another case than the query's (the query's "
+     "random case, which clients relying on draft-vixie-dnsext-dns0x20 check)"),
+    ("dns_duplicate_reply", "second replies to a query",
+     "were second DNS replies to a query already answered (its first reply counted)"),
 )
+# The refused kinds that are no loss: the query they answer again counted once as received;
+# the trial fails on them all the same (DirectionCounts.passes).
+NOT_LOST = frozenset({"dns_duplicate_reply"})
 # The engine's names of a DNS stream's verdicts (its `dns` object), by count key.
 DNS_VERDICTS = {f"dns_{verdict}": verdict for verdict in
-                ("wrong_answer", "servfail", "nxdomain", "other_rcode", "truncated", "malformed", "mismatch")}
+                ("wrong_answer", "servfail", "nxdomain", "other_rcode", "truncated", "malformed", "mismatch",
+                 "duplicate_record", "bad_ttl", "no_edns", "no_ra", "question_case", "duplicate_reply")}
 # A port's foreign frames (not test frames of the trial's flows) beyond what a link carries
 # anyway (ARP/ND, router solicitations, MLD: a few per trial) suggest test frames the DUT
 # damaged beyond recognition: more than this many, and more than this share of the frames sent
@@ -135,6 +155,12 @@ class DirectionCounts:
     dns_truncated: int | None = None
     dns_malformed: int | None = None
     dns_mismatch: int | None = None
+    dns_duplicate_record: int | None = None
+    dns_bad_ttl: int | None = None
+    dns_no_edns: int | None = None
+    dns_no_ra: int | None = None
+    dns_question_case: int | None = None
+    dns_duplicate_reply: int | None = None    # second replies: no loss, but a failed trial
     # TCP SYNs or SYN-ACKs: the smallest MSS they arrived with (a DUT that clamps the MSS lowers
     # it): the most data a segment to their sender may carry (docs/tcp.md); None otherwise.
     mss_min: int | None = None
@@ -161,7 +187,8 @@ class DirectionCounts:
     def passes(self, loss_tolerance: float) -> bool:
         # received > sent cannot happen with deduplicated counting; if it does it is an
         # anomaly, never a pass (duplicates must not mask losses, RFC 2544 §10).
-        return self.sent > 0 and self.received <= self.sent and self.loss_ratio <= loss_tolerance
+        return self.sent > 0 and self.received <= self.sent and self.loss_ratio <= loss_tolerance \
+            and not self.dns_duplicate_reply
 
     def refused(self) -> list[tuple[int, str]]:
         """(count, how the console line says it) of every kind of refused test frame this
@@ -447,7 +474,7 @@ def _sum_reported(streams: list[dict], key: str) -> int | None:
     """A count over the streams that report it (a DNS verdict's in their `dns` object); None when
     none does."""
     if key in DNS_VERDICTS:
-        counts = [s["dns"][DNS_VERDICTS[key]] for s in streams if "dns" in s]
+        counts = [s["dns"].get(DNS_VERDICTS[key], 0) for s in streams if "dns" in s]
     else:
         counts = [s[key] for s in streams if key in s]
     return sum(counts) if counts else None

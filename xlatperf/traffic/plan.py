@@ -9,7 +9,7 @@ import secrets
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from ..config.dns import query_ports, repeat_after
+from ..config.dns import query_ports, repeat_after, reply_checks
 from ..config.stateful import roles
 from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
@@ -175,7 +175,8 @@ class TrafficPlan:
             return None
         answering = [PORT_INDEX[self.directions[0].rx_side]] if dns.authoritative else []
         return {"zone": dns.zone, "a": dns.a_records, "aaaa": dns.aaaa_records, "aaaa_share": dns.aaaa_share,
-                "ttl": dns.ttl, "authoritative": answering}
+                "ttl": dns.ttl, "soa_ttl": dns.soa_ttl, "soa_minimum": dns.soa_minimum,
+                "authoritative": answering}
 
     def _dns_plan(self, plan: DirectionPlan) -> DirectionPlan:
         """A direction whose frames are DNS queries: its foreground with the query in place of
@@ -205,6 +206,7 @@ class TrafficPlan:
                 "foreground": dict(plan.foreground),
                 "dns": {"qtype": dns.qtype, "edns": dns.edns, "ports": query_ports(self.config, rate),
                         "nonce": secrets.randbits(32), "synthesis": dns.synthesis,
+                        "checks": reply_checks(self.config),
                         # What a DNS64 makes of the records (RFC 6147 §5.1.4): only one is asked.
                         **({"exclude": list(dns.exclude), "mapped": list(dns.mapped)} if dns.server else {}),
                         **({"repeat": dns.cache_share, "repeat_after": repeat_after(self.config)}

@@ -164,13 +164,27 @@ bool Zone::matches(const uint8_t* p) const {
   return true;
 }
 
-void write_name(uint8_t* p, const TestName& name, const Zone& zone) {
-  static_assert(kIndexAt == kHeader + 11 && kIndexDigits == 8);  // the name's index, as written here
+uint64_t Zone::first_word_letters() const {
+  if (wire_.size() < 8) return 0;
+  uint64_t letters = 0;
+  for (size_t i = 0; i < 8; ++i) letters = letters << 8 | case_mask_[i];
+  return letters;
+}
+
+CaseFlips case_flips(uint64_t seq, uint64_t nonce_hex, uint64_t index_hex, uint64_t zone_letters) {
+  // One random bit per lane and word: bits 5, 4 and 3 of each byte of the hash, moved to 0x20.
+  const uint64_t r = mix64(seq ^ 0x6a09e667f3bcc909);
+  return {r & hex_letters(nonce_hex), (r << 1) & hex_letters(index_hex), (r << 2) & zone_letters};
+}
+
+void write_name(uint8_t* p, const TestName& name, const Zone& zone, const CaseFlips& flips) {
+  static_assert(kIndexAt == kHeader + kIndexInName && kIndexDigits == 8);  // the name's index, as written here
   p[0] = uint8_t(kLabelChars);
-  store_be64(p + 1, hex_digits(name.nonce));
+  std::memcpy(p + kZoneInName, zone.wire().data(), zone.wire().size());
+  store_be64(p + kNonceInName, hex_digits(name.nonce) ^ flips.nonce);
   store_be16(p + 9, uint16_t(hex_digits(name.stream)));  // its last 2 digits
-  store_be64(p + 11, hex_digits(name.index));
-  std::memcpy(p + 1 + kLabelChars, zone.wire().data(), zone.wire().size());
+  store_be64(p + kIndexInName, hex_digits(name.index) ^ flips.index);
+  if (flips.zone) store_be64(p + kZoneInName, load_be64(p + kZoneInName) ^ flips.zone);
 }
 
 namespace {
@@ -294,9 +308,9 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
     p += 12 + rdlength;
   } else {
     store_be16(p, zone_pointer);
-    store_be16(p + 2, 6);  // SOA
+    store_be16(p + 2, kTypeSoa);
     store_be16(p + 4, kClassIn);
-    store_be32(p + 6, rule.ttl);
+    store_be32(p + 6, rule.negative_ttl());  // RFC 2308 §3: the lesser of its TTL and MINIMUM
     store_be16(p + 10, uint16_t(kSoaData));
     store_be16(p + 12, zone_pointer);  // MNAME
     store_be16(p + 14, zone_pointer);  // RNAME
@@ -304,7 +318,7 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
     store_be32(p + 20, 3600);          // REFRESH
     store_be32(p + 24, 600);           // RETRY
     store_be32(p + 28, 86400);         // EXPIRE
-    store_be32(p + 32, rule.ttl);      // MINIMUM: how long NODATA is cached
+    store_be32(p + 32, rule.soa_minimum);  // MINIMUM: how long NODATA is cached, at most
     p += 12 + kSoaData;
   }
   if (edns) p = write_opt(p);
@@ -359,7 +373,7 @@ ReplyVerdict judge_headless_reply(const uint8_t* msg, size_t len, uint16_t id) {
 }
 
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
-                         const Expectation& expect) {
+                         const Expectation& expect, const CaseFlips& flips) {
   if (const auto v = header_verdict(msg, len, id)) return *v;
   // The question, as asked (names compare without regard to case).
   size_t at = 0;
@@ -371,11 +385,11 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
                ? ReplyVerdict::kMismatch
                : ReplyVerdict::kMalformed;
   }
-  return judge_reply(msg, len, id, name, qtype, expect, *asked, at);
+  return judge_reply(msg, len, id, name, qtype, expect, *asked, at, flips);
 }
 
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
-                         const Expectation& expect, const TestName& asked, size_t asked_end) {
+                         const Expectation& expect, const TestName& asked, size_t asked_end, const CaseFlips& flips) {
   if (const auto v = header_verdict(msg, len, id)) return *v;
   const uint16_t flags = load_be16(msg + 2);
   size_t at = asked_end;
@@ -388,19 +402,25 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
   std::array<uint8_t, 16> want{};
   size_t want_len = 4;
   bool nodata = false;  // no record of the asked type is the right answer
-  if (qtype == kTypeA) {
-    store_be32(want.data(), records.a);
-  } else {
-    const bool real = records.has_aaaa && !in_prefixes(expect.exclude, records.aaaa);
+  uint32_t max_ttl = expect.rule.ttl;  // of the answer's record
+  if (qtype == kTypeAaaa) {
+    const bool has = records.has_aaaa, excluded = has && in_prefixes(expect.exclude, records.aaaa);
+    const bool real = has && !excluded;
     nodata = !real && !expect.mapped.empty() && !in_prefixes(expect.mapped, records.a);
     want = real ? records.aaaa : synthesize(expect.prefix, expect.prefix_bits, records.a);
     want_len = 16;
+    // A synthesis lives no longer than the A record and the negative AAAA answer it replaces
+    // (RFC 6147 §5.1.7); an excluded AAAA record brings no SOA: 600 s then.
+    if (!real) max_ttl = std::min(max_ttl, excluded ? 600 : expect.rule.negative_ttl());
+  } else {
+    store_be32(want.data(), records.a);
   }
   // Every address record of the asked type, owned by the asked name, must be the one expected;
   // there must be one. Records of other types (a CNAME, an RRSIG) are not judged.
   uint8_t question[kMaxName];
   size_t question_len = 0;  // read when an owner is written out
   int found = 0;
+  bool ttl_over = false;
   for (uint16_t i = 0, n = load_be16(msg + 6); i < n; ++i) {
     uint8_t owner[kMaxName];
     size_t owner_len = 0;
@@ -417,8 +437,30 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
                                      : std::memcmp(msg + rr->rdata, want.data(), 4) == 0;
     if (nodata || !asked_name || rr->rdlength != want_len || !same) return ReplyVerdict::kWrongAnswer;
     ++found;
+    ttl_over |= rr->ttl > max_ttl;
   }
-  return found || nodata ? ReplyVerdict::kGood : ReplyVerdict::kWrongAnswer;
+  if (!found && !nodata) return ReplyVerdict::kWrongAnswer;
+  const uint8_t checks = expect.checks;
+  if (!checks) return ReplyVerdict::kGood;
+  if ((checks & kCheckDuplicates) && found > 1) return ReplyVerdict::kDuplicateRecord;
+  // The authority and additional sections: a NODATA answer's SOA, the OPT record.
+  bool soa_over = false, opt = false;
+  for (uint32_t i = 0, n = uint32_t(load_be16(msg + 8)) + load_be16(msg + 10); i < n; ++i) {
+    const bool authority = i < load_be16(msg + 8);
+    const auto rr = read_record(msg, len, at, &at);
+    if (!rr) return ReplyVerdict::kMalformed;
+    soa_over |= authority && rr->type == kTypeSoa && rr->ttl > expect.rule.negative_ttl();
+    opt |= !authority && rr->type == kTypeOpt;
+  }
+  if ((checks & kCheckTtl) && (ttl_over || (nodata && soa_over))) return ReplyVerdict::kBadTtl;
+  if ((checks & kCheckEdns) && expect.edns && !opt) return ReplyVerdict::kNoEdns;
+  if ((checks & kCheckRa) && !(flags & kFlagRa)) return ReplyVerdict::kNoRa;
+  if (checks & kCheckQuestion) {
+    uint8_t sent[kMaxName];
+    write_name(sent, name, *expect.zone, flips);
+    if (std::memcmp(sent, msg + kHeader, expect.zone->name_size()) != 0) return ReplyVerdict::kQuestionCase;
+  }
+  return ReplyVerdict::kGood;
 }
 
 }  // namespace xlp::dns

@@ -20,7 +20,7 @@
 
 namespace xlp::dns {
 
-constexpr uint16_t kTypeA = 1, kTypeAaaa = 28, kTypeOpt = 41, kClassIn = 1;
+constexpr uint16_t kTypeA = 1, kTypeSoa = 6, kTypeAaaa = 28, kTypeOpt = 41, kClassIn = 1;
 constexpr size_t kHeader = 12;
 constexpr size_t kQuestionTail = 4;  // QTYPE, QCLASS
 constexpr size_t kOptRecord = 11;    // root name, TYPE, CLASS (payload size), TTL, RDLENGTH 0
@@ -56,6 +56,27 @@ inline uint64_t hex_digits(uint32_t v) {
   return n + '0' * kOnes + ((n + 0x76 * kOnes) >> 7 & kOnes) * ('a' - '0' - 10);
 }
 
+// Letter case in a query's name (draft-vixie-dnsext-dns0x20): a resolver copies the question
+// into its reply letter for letter, and clients that randomise the case of their names rely on
+// it. So each query's name has a case of its own, from its sequence number (case_flips), which
+// the client holds the reply's question to. Three 8-byte words of the name change case: the
+// nonce's digits, the index's, and the zone's first 8 bytes (a zone of at least that many); a
+// word's flips are 0x20 in lanes that hold a lower-case letter (big-endian, as load_be64 reads
+// it), and word ^ flips is that word with those letters upper case.
+constexpr size_t kNonceInName = 1, kIndexInName = 1 + 10, kZoneInName = 1 + kLabelChars;
+struct CaseFlips {
+  uint64_t nonce = 0, index = 0, zone = 0;
+};
+// The lanes of 8 hex digits (hex_digits) that hold a letter ('a'..'f': from 0x61, which adding
+// 0x1f takes to the lane's top bit; digits stay below it), 0x20 each.
+inline uint64_t hex_letters(uint64_t hex) {
+  constexpr uint64_t kOnes = 0x0101010101010101;
+  return ((hex + 0x1f * kOnes) & 0x80 * kOnes) >> 2;
+}
+// Query `seq`'s flips, for a name of nonce digits `nonce_hex` and index digits `index_hex` in a
+// zone whose first word has the letters `zone_letters` (Zone::first_word_letters).
+CaseFlips case_flips(uint64_t seq, uint64_t nonce_hex, uint64_t index_hex, uint64_t zone_letters);
+
 // A zone in wire form: its labels, each after its length, then the root's 0 (RFC 1035 §3.1).
 class Zone {
  public:
@@ -68,6 +89,9 @@ class Zone {
   size_t name_size() const { return 1 + kLabelChars + wire_.size(); }
   // Whether the wire().size() bytes at `p` are the zone but for the case of its letters.
   bool matches(const uint8_t* p) const;
+  // The letters of the zone's first 8 wire bytes (0x20 each, CaseFlips), or 0 for a zone of
+  // fewer bytes (its case is left as it is).
+  uint64_t first_word_letters() const;
 
  private:
   std::vector<uint8_t> wire_;       // lower case
@@ -77,8 +101,9 @@ class Zone {
   std::vector<uint8_t> case_mask_;
 };
 
-// Writes the test name's wire form at `p` (name_size() bytes).
-void write_name(uint8_t* p, const TestName& name, const Zone& zone);
+// Writes the test name's wire form at `p` (name_size() bytes), in lower case but where `flips`
+// says.
+void write_name(uint8_t* p, const TestName& name, const Zone& zone, const CaseFlips& flips = {});
 
 // A name in a message, read from `offset` (following compression pointers, RFC 1035 §4.1.4):
 // the test name it is, or nullopt when it is not one of this zone. `end`: where the name ends
@@ -173,7 +198,12 @@ struct RecordRule {
   uint8_t a_bits = 15;           // the prefix's length (198.18.0.0/15: RFC 2544's range)
   std::array<uint8_t, 16> aaaa_base{0x20, 0x01, 0x0d, 0xb8};  // 2001:db8::/96
   uint32_t aaaa_share = 0;       // 0..65536: the names (of 65536) with a AAAA record
-  uint32_t ttl = 3600;           // of every record served
+  uint32_t ttl = 3600;           // of the A and AAAA records
+  // The zone's SOA, served with NODATA (RFC 2308 §3): its own TTL and its MINIMUM field. Each
+  // apart from the others, so that an answer's TTL tells which one a resolver took.
+  uint32_t soa_ttl = 300, soa_minimum = 900;
+  // How long a NODATA answer may be cached: the SOA record's TTL in it (RFC 2308 §3, §5).
+  uint32_t negative_ttl() const { return soa_ttl < soa_minimum ? soa_ttl : soa_minimum; }
 };
 struct Records {
   uint32_t a = 0;                // host order
@@ -206,16 +236,38 @@ enum class ReplyVerdict : uint8_t {
   kNxDomain,
   kOtherRcode,   // REFUSED, FORMERR, NOTIMP, ...
   kWrongAnswer,  // no address record, or one other than expected (a DNS64's synthesis, an A)
+  // The checks of a right answer (Expectation::checks), in this order:
+  kDuplicateRecord,  // the expected record twice (RFC 2181 §5: a server suppresses duplicates)
+  kBadTtl,           // a TTL above the records' (RFC 6147 §5.1.7, RFC 2308 §5, RFC 2181 §8)
+  kNoEdns,           // no OPT record, to a query with one (RFC 6891 §7: MUST)
+  kNoRa,             // RA clear from a recursive server (RFC 1035 §4.1.1)
+  kQuestionCase,     // the question's letters in another case than asked (dns0x20)
+  // A second reply to an answered query (the receiver's, not judge_reply's).
+  kDuplicateReply,
 };
-constexpr size_t kReplyVerdicts = 8;
-constexpr const char* kReplyVerdictNames[kReplyVerdicts] = {"good",     "malformed", "mismatch",    "truncated",
-                                                             "servfail", "nxdomain",  "other_rcode", "wrong_answer"};
+constexpr size_t kReplyVerdicts = 14;
+constexpr const char* kReplyVerdictNames[kReplyVerdicts] = {
+    "good",         "malformed",        "mismatch", "truncated", "servfail", "nxdomain",      "other_rcode",
+    "wrong_answer", "duplicate_record", "bad_ttl",  "no_edns",   "no_ra",    "question_case", "duplicate_reply"};
+// The checks beyond the records (Expectation::checks, the flow's dns.checks), a bit each.
+enum ReplyCheck : uint8_t {
+  kCheckTtl = 1,         // kBadTtl
+  kCheckEdns = 2,        // kNoEdns (with EDNS(0) queries)
+  kCheckRa = 4,          // kNoRa (a recursive DNS64, not the tester's authoritative side)
+  kCheckQuestion = 8,    // kQuestionCase; the queries' letters then take random cases
+  kCheckDuplicates = 16  // kDuplicateRecord, kDuplicateReply
+};
 
 // What the client expects of the reply to its query for `qtype` of `name`: for AAAA, the name's
 // AAAA record where it has one outside `exclude`, else its A record synthesized with
 // `prefix`/`prefix_bits` (RFC 6147 §5.1.7) where `mapped` holds it, else none (NODATA); for A,
 // its A record. Every record of the asked type in the answer section must be that one, and
-// there must be one (none for NODATA).
+// there must be one (none for NODATA). Then, as `checks` says: that one only once; its TTL at
+// most the records' (rule.ttl; a synthesis's at most the A record's and the negative AAAA
+// answer's, RFC 6147 §5.1.7: min(ttl, negative_ttl()), or 600 s where an excluded AAAA record
+// gave no SOA), a NODATA answer's SOA at most negative_ttl() (a cache counts TTLs down, never
+// up: RFC 2181 §8); an OPT record when the query had one (`edns`); RA set; the question's
+// letters as asked.
 struct Expectation {
   const Zone* zone = nullptr;
   RecordRule rule;
@@ -227,9 +279,12 @@ struct Expectation {
   // The IPv4 addresses the DNS64 synthesizes from (BIND's `mapped`); empty: every one. A name
   // that has only an A record outside them gets no AAAA: NODATA is its right answer.
   std::vector<std::pair<uint32_t, int>> mapped;
+  uint8_t checks = 0;  // ReplyCheck bits
+  bool edns = false;   // the queries carry an OPT record
 };
+// `flips`: the case the query's name was sent in.
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
-                         const Expectation& expect);
+                         const Expectation& expect, const CaseFlips& flips = {});
 // A reply without its question (QDCOUNT 0: Unbound's REFUSED, a FORMERR or SERVFAIL that
 // leaves the question out to stay small), which its ID and the port it came to tie to query
 // `id`'s: judged by its RCODE (kServFail, kNxDomain, kOtherRcode), or kMismatch (another ID or
@@ -240,6 +295,7 @@ ReplyVerdict judge_headless_reply(const uint8_t* msg, size_t len, uint16_t id);
 // `asked`, and `asked_end` where it ends): the client, which reads it to find the stream that
 // asked, judges with it and reads no name twice.
 ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const TestName& name, uint16_t qtype,
-                         const Expectation& expect, const TestName& asked, size_t asked_end);
+                         const Expectation& expect, const TestName& asked, size_t asked_end,
+                         const CaseFlips& flips = {});
 
 }  // namespace xlp::dns

@@ -191,8 +191,8 @@ void add_dns_client(Stream& st, const TrialPlan& plan, const FlowPlan& fp, const
   uint64_t peak = fp.rate;
   for (const FlowPlan::RateStep& step : fp.rate_steps) peak = std::max(peak, step.rate);
   const double window = double(peak / queues + 1) * plan.delay.frame_timeout * 2 + kMaxBurst;
-  const dns::Expectation expect{plan.dns->zone.get(), plan.dns->records, fp.dns->prefix, fp.dns->prefix_bits,
-                                fp.dns->exclude, fp.dns->mapped};
+  const dns::Expectation expect{plan.dns->zone.get(), plan.dns->records, fp.dns->prefix,     fp.dns->prefix_bits,
+                                fp.dns->exclude,        fp.dns->mapped,      fp.dns->checks, sp.spec.dns->edns};
   // Names asked again repeat_after seconds later at the lane's (first) rate.
   const dns::RepeatSchedule repeat{fp.dns->repeat,
                                    std::max<uint64_t>(1, uint64_t(fp.dns->repeat_after * double(fp.rate) / queues))};

@@ -77,6 +77,7 @@ class DnsClient {
   DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window,
             dns::RepeatSchedule repeat, uint16_t lane = 0, uint16_t lanes = 1)
       : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce),
+        zone_letters_(expect.zone->first_word_letters()),
         keys_(flow.ports / lanes + (lane < flow.ports % lanes)), lane_(lane), lanes_(lanes),
         first_port_(spec.src_port), repeat_(repeat), ip_version_(uint8_t(spec.ip_version)), queries_from_(spec.src_mac) {
     // A reply comes from where the queries went and goes to where they left from.
@@ -105,6 +106,12 @@ class DnsClient {
   // The index of the name query `seq` asks (that of the query that first asked it), and the name.
   uint32_t index_of(uint64_t seq) const { return uint32_t(repeat_.first_ask(seq)); }
   dns::TestName name_of(uint64_t seq, uint8_t stream) const { return {nonce_, stream, index_of(seq)}; }
+  // The case of the letters of query `seq`'s name, of `index` (dns::case_flips): random where
+  // the reply's question is held to it, else lower case.
+  dns::CaseFlips flips(uint64_t seq, uint32_t index) const {
+    if (!(expect_.checks & dns::kCheckQuestion)) return {};
+    return dns::case_flips(seq, dns::hex_digits(nonce_), dns::hex_digits(index), zone_letters_);
+  }
   uint32_t nonce() const { return nonce_; }
   uint16_t qtype() const { return qtype_; }
   const dns::QueryKeys& keys() const { return keys_; }
@@ -148,6 +155,7 @@ class DnsClient {
   dns::Expectation expect_;
   uint16_t qtype_;
   uint32_t nonce_;
+  uint64_t zone_letters_;  // dns::Zone::first_word_letters
   dns::QueryKeys keys_;
   uint16_t lane_, lanes_;
   uint16_t first_port_;

@@ -317,10 +317,11 @@ class RxTask final : public Task {
       return true;
     }
     const uint64_t seq = client.keys().seq_of({*port, id}, client.newest());
+    const dns::TestName asked = name ? client.name_of(seq, name->stream) : dns::TestName{};
     const dns::ReplyVerdict v =
         seq >= st.planned ? dns::ReplyVerdict::kMismatch
-        : name ? dns::judge_reply(msg, at.len, id, client.name_of(seq, name->stream), client.qtype(),
-                                  client.expectation(), *name, end)
+        : name ? dns::judge_reply(msg, at.len, id, asked, client.qtype(), client.expectation(), *name, end,
+                                  client.flips(seq, asked.index))
                : dns::judge_headless_reply(msg, at.len, id);
     if (v == dns::ReplyVerdict::kMismatch) {  // no reply to query `seq`: it may still come
       ++r.dns_faults[size_t(v)];
@@ -340,7 +341,12 @@ class RxTask final : public Task {
         }
         break;
       }
-      case SequenceTracker::Result::kDuplicate: ++r.duplicates; break;
+      case SequenceTracker::Result::kDuplicate:
+        ++r.duplicates;
+        // A query answered twice: a fault of the DUT's where duplicates are checked (it has
+        // counted as answered once; the front end fails the trial on these).
+        if (client.expectation().checks & dns::kCheckDuplicates) ++r.dns_faults[size_t(dns::ReplyVerdict::kDuplicateReply)];
+        break;
       case SequenceTracker::Result::kOutOfRange: ++r.out_of_range; break;
     }
     return true;

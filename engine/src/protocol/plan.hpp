@@ -135,6 +135,7 @@ struct DnsFlow {
   int prefix_bits = 96;
   std::vector<std::pair<std::array<uint8_t, 16>, int>> exclude;  // dns::Expectation's
   std::vector<std::pair<uint32_t, int>> mapped;
+  uint8_t checks = 0;  // dns::ReplyCheck bits: what a right answer is held to besides its records
   // Names asked again (dns::RepeatSchedule): `repeat` of 65536 queries, `repeat_after` seconds
   // after the first (the lag in queries follows from each lane's rate).
   uint32_t repeat = 0;

@@ -622,10 +622,11 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
 
 namespace {
 
-// "dns": {"zone", "a", "aaaa", "aaaa_share", "ttl", "authoritative"}: the trial's test zone, the
-// records of its names (dns::RecordRule) and the ports that answer for it (docs/protocol.md, DNS).
+// "dns": {"zone", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"}:
+// the trial's test zone, the records of its names (dns::RecordRule) and the ports that answer
+// for it (docs/protocol.md, DNS).
 DnsPlan parse_dns(const json& d, uint16_t port_count) {
-  known_keys(d, "dns.", {"zone", "a", "aaaa", "aaaa_share", "ttl", "authoritative"});
+  known_keys(d, "dns.", {"zone", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"});
   DnsPlan plan;
   const std::string zone = d.contains("zone") ? text(d, "dns.", "zone") : "dns64perf.test";
   try {
@@ -646,6 +647,8 @@ DnsPlan parse_dns(const json& d, uint16_t port_count) {
   }
   plan.records.aaaa_share = uint32_t(std::lround(number_in(d, "dns.", "aaaa_share", 0, 1, 0) * 65536));
   plan.records.ttl = uint32_t(integer_in(d, "dns.", "ttl", 0, INT32_MAX, plan.records.ttl));
+  plan.records.soa_ttl = uint32_t(integer_in(d, "dns.", "soa_ttl", 0, INT32_MAX, plan.records.soa_ttl));
+  plan.records.soa_minimum = uint32_t(integer_in(d, "dns.", "soa_minimum", 0, INT32_MAX, plan.records.soa_minimum));
   const json& ports = require(d, "dns.", "authoritative");
   if (!ports.is_array() || ports.size() > port_count)
     bad("dns.authoritative", ports, "must be a list of the ports that answer queries (0.." +
@@ -662,11 +665,25 @@ DnsPlan parse_dns(const json& d, uint16_t port_count) {
   return plan;
 }
 
-// A flow's "dns": {"qtype", "edns", "ports", "nonce", "synthesis"}: its foreground sends DNS
-// queries of the trial's zone to port 53, whose replies come back to its tx_port (docs/dns.md).
+// A reply check's name in a flow's dns.checks (dns::ReplyCheck).
+uint8_t reply_check(const json& name, const std::string& key) {
+  static const std::map<std::string, uint8_t> kChecks{{"ttl", dns::kCheckTtl},
+                                                      {"edns", dns::kCheckEdns},
+                                                      {"ra", dns::kCheckRa},
+                                                      {"question", dns::kCheckQuestion},
+                                                      {"duplicates", dns::kCheckDuplicates}};
+  const auto it = name.is_string() ? kChecks.find(name.get<std::string>()) : kChecks.end();
+  if (it == kChecks.end()) bad(key, name, "must be one of ttl, edns, ra, question, duplicates");
+  return it->second;
+}
+
+// A flow's "dns": {"qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped",
+// "checks", "repeat", "repeat_after"}: its foreground sends DNS queries of the trial's zone to
+// port 53, whose replies come back to its tx_port (docs/dns.md).
 void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan, FlowPlan& flow) {
   const std::string dpath = path + "dns.";
-  known_keys(d, dpath, {"qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "repeat", "repeat_after"});
+  known_keys(d, dpath,
+             {"qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "checks", "repeat", "repeat_after"});
   if (!plan.dns) bad(path + "dns", d, "needs the trial's dns (its zone and records)");
   if (flow.streams.size() > 1) bad(path + "dns", d, "a flow of DNS queries has one stream (no background, no IMIX)");
   StreamPlan& q = flow.streams[0];
@@ -710,6 +727,12 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   dflow.prefix_bits = int(bits);
   dflow.exclude = prefix_list<std::array<uint8_t, 16>>(d, dpath, "exclude", 6);
   dflow.mapped = prefix_list<uint32_t>(d, dpath, "mapped", 4);
+  if (d.contains("checks")) {
+    const json& checks = d["checks"];
+    if (!checks.is_array()) bad(dpath + "checks", checks, "must be a list of ttl, edns, ra, question, duplicates");
+    for (size_t i = 0; i < checks.size(); ++i)
+      dflow.checks |= reply_check(checks[i], dpath + "checks[" + std::to_string(i) + "]");
+  }
   dflow.repeat = uint32_t(std::lround(number_in(d, dpath, "repeat", 0, 1, 0) * 65536));
   if (dflow.repeat)  // required then: when a name is asked again, within the trial
     dflow.repeat_after = number_in(d, dpath, "repeat_after", 1e-6, plan.duration);

@@ -5,7 +5,7 @@ cell helpers its tables are written with."""
 
 from typing import Callable
 
-from ...engine.protocol import REFUSED, foreign_beyond_noise
+from ...engine.protocol import NOT_LOST, REFUSED, foreign_beyond_noise
 from ...traffic.plan import PORT_INDEX
 from ..collect import Entry
 from ..figure import Plotter
@@ -98,7 +98,9 @@ def refused_warnings(entry: Entry) -> list[str]:
             foreign[port] = foreign.get(port, 0) + count
         for port, counters in (record.get("pause_received") or {}).items():
             pause[port] = pause.get(port, 0) + sum(counters.values())
-    return [f"{count:,} {name} frames {why}: counted as lost, not received"
+    lost = {why: key not in NOT_LOST for key, _, why in REFUSED}
+    return [f"{count:,} {name} frames {why}: "
+            + ("counted as lost, not received" if lost[why] else "the trial fails on them")
             for (name, why), count in refused.items() if count] + \
         [f"{count:,} IP fragments arrived on the {PORT_SIDES.get(port, 'port ' + port)} port: test frames "
          "the DUT fragmented are no test frames (counted as lost)" for port, count in fragments.items() if count] + \
