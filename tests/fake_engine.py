@@ -113,7 +113,7 @@ KEYS = {
                "flow_label", "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"),
     "tunnel": ("src_ip", "dst_ip"),
     "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
-    "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "flow_label",
+    "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "count_df", "flow_label",
            "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts", "tag"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
@@ -129,7 +129,7 @@ KEYS = {
 MISSING = object()
 DNS_VERDICTS = ("malformed", "mismatch", "truncated", "servfail", "nxdomain", "other_rcode", "wrong_answer",
                 "duplicate_record", "bad_ttl", "no_edns", "no_ra", "question_case", "duplicate_reply")
-DNS_CHECKS = ("ttl", "edns", "ra", "question", "duplicates")
+DNS_CHECKS = ("ttl", "ttl_a_record", "edns", "ra", "question", "duplicates")
 
 
 class RequestError(Exception):
@@ -277,11 +277,13 @@ def validate_rx(rx, path, rx_frame_size):
         if ends[0] > ends[-1]:
             bad(path + "ttl", ttl, allowed + " (low <= high)")
     integer_in(rx, path, "tos", 0, 255, None)
-    for key in ("df", "checksums", "ipv6_zero_udp_checksum"):
+    for key in ("df", "count_df", "checksums", "ipv6_zero_udp_checksum"):
         if not isinstance(rx.get(key, True), bool):
             bad(path + key, rx[key], "must be true or false")
     if "df" in rx and version != 4:
         bad(path + "df", rx["df"], "only for IPv4 arrivals (ip_version 4)")
+    if rx.get("count_df") and (version != 4 or rx.get("df")):
+        bad(path + "count_df", rx["count_df"], "only for IPv4 arrivals (ip_version 4) without df")
     for index, vary in enumerate(rx.get("vary", [])):
         known(vary, f"{path}vary[{index}].", "vary")
     # The frame the DUT should deliver must exist: its headers fit rx_frame_size.
@@ -870,6 +872,12 @@ def make_stream(kind, spec, sent, received, dns=False):
         stream["wrong_ce"] = 0
     if "rx" in spec or dns:  # the header checks' counts (docs/protocol.md; a DNS stream's: its replies')
         stream |= dict.fromkeys(("bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum"), 0)
+    if spec.get("rx", {}).get("count_df"):
+        # The fake translator clears DF on small packets (RFC 7915 §5.1); FAKE_DF = "set" sets
+        # it (RFC 6145 §5.1), "mixed" on every other frame (neither).
+        behaviour = os.environ.get("FAKE_DF", "clear")
+        stream["df_set"] = {"clear": 0, "set": received, "mixed": received // 2}[behaviour]
+        stream["df_clear"] = received - stream["df_set"]
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
         stream["delay_ns"] = {"min": base, "mean": 1.5 * base, "max": 2 * base}

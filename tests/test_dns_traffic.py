@@ -97,9 +97,13 @@ def test_names_asked_again_come_two_timeouts_after_their_first_query():
     with pytest.raises(ConfigError, match=r"^dns.soa_ttl = 2: must be over 2 s .*RFC 6147 §5.1.7"):
         config(dns={"cache_share": 0.4, "soa_ttl": 2, "server": "198.18.0.1", "aaaa_share": 0.5})
     # Each reply check off alone.
-    for key, name in (("dns_ttl", "ttl"), ("dns_question", "question")):
-        checks = TrafficPlan(config(checks={key: False}), PORTS).flows(1000)[0]["dns"]["checks"]
+    for key, off, name in (("dns_ttl", "off", "ttl"), ("dns_question", False, "question")):
+        checks = TrafficPlan(config(checks={key: off}), PORTS).flows(1000)[0]["dns"]["checks"]
         assert name not in checks and len(checks) == 3
+    of_a = TrafficPlan(config(checks={"dns_ttl": "a_record"}), PORTS).flows(1000)[0]["dns"]["checks"]
+    assert of_a[0] == "ttl_a_record"
+    with pytest.raises(ConfigError, match=r'^checks.dns_ttl = "yes": must be one of "rfc6147" \| "a_record" \| "off"'):
+        config(checks={"dns_ttl": "yes"})
 
 
 def test_too_few_source_ports_for_the_rate_is_an_error_naming_the_key():

@@ -352,6 +352,12 @@ TEST(Dns, EachCheckOfARightAnswerCatchesItsFault) {
   Expectation x = e;
   x.rule = long_soa;
   EXPECT_EQ(judge("dns64_reply_ttl_of_a", x), ReplyVerdict::kGood);
+  // Unbound's and PowerDNS Recursor's way: the A record's TTL bounds a synthesis, no more.
+  Expectation of_a = e;
+  of_a.checks |= kSynthesisTtlOfA;
+  EXPECT_EQ(judge("dns64_reply_ttl_of_a", of_a), ReplyVerdict::kGood);
+  of_a.rule.ttl = 3599;
+  EXPECT_EQ(judge("dns64_reply_ttl_of_a", of_a), ReplyVerdict::kBadTtl);
   // NODATA where the A record is not mapped: its SOA's TTL at most the negative TTL (300 s, not
   // the MINIMUM's 900 s); the authoritative side's own NODATA passes.
   Expectation unmapped = e;

@@ -22,6 +22,11 @@ FAST = ["--set", "trial.pause=0", "--set", "trial.timeout=0.5", "--set", "trial.
 PREFIX = ipaddress.IPv6Address("2001:db8:64::")   # the lab resolvers' (dns.synthesis's default)
 
 
+# The counters of a right answer's checks ([checks] dns_*).
+NEW_COUNTERS = ("dns_duplicate_record", "dns_bad_ttl", "dns_no_edns", "dns_no_ra", "dns_question_case",
+                "dns_duplicate_reply")
+
+
 def resolver_lab(make_lab, kind: str, **params) -> Path:
     return make_lab(kind, calibrate="no", **params)
 
@@ -46,9 +51,16 @@ def test_dns64_throughput_converges_with_every_answer_valid(make_lab, tmp_path, 
     assert s["median"] > 0 and s["median"] in {r["rate"] for r in passing}
     # A passing trial: every query answered with the right synthesis in time; the resolver
     # asked the tester's authoritative side (AAAA, then A: NODATA for every name) for them.
+    # Every reply check on (the TTL's as the resolver sets it: RFC 6147's for BIND, the A
+    # record's for Unbound and PowerDNS Recursor, which give a synthesis that one's TTL): none
+    # caught a thing.
+    checks = s["config"]["checks"]
+    assert checks["dns_ttl"] == ("rfc6147" if kind == "dns64-bind" else "a_record"), checks
+    assert all(checks[key] for key in ("dns_edns", "dns_ra", "dns_question", "dns_duplicates")), checks
     for r in passing:
         forward = r["directions"]["forward"]
         assert forward["received"] == forward["sent"] and forward["dns_wrong_answer"] == 0
+        assert all(forward[key] == 0 for key in NEW_COUNTERS), forward
         assert r["dns_answers"]["1"]["answered"] >= forward["sent"]
     assert s["settings"]["dns"]["server"] == "2001:2::1"
     if kind == "dns64-bind":

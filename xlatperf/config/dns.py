@@ -28,14 +28,16 @@ REPEAT_TIMEOUTS = 2
 # The checks of a right answer (docs/dns.md "The client's verdict on a reply"), by the [checks]
 # key that turns each off and the engine's name (a flow's dns.checks). RA only where a DUT's
 # resolver answers (dns.server): the tester's authoritative side does not recurse.
-REPLY_CHECKS = {"dns_ttl": "ttl", "dns_edns": "edns", "dns_ra": "ra", "dns_question": "question",
-                "dns_duplicates": "duplicates"}
+REPLY_CHECKS = {"dns_edns": "edns", "dns_ra": "ra", "dns_question": "question", "dns_duplicates": "duplicates"}
+# checks.dns_ttl's values, as the engine names them.
+TTL_CHECKS = {"rfc6147": "ttl", "a_record": "ttl_a_record", "off": None}
 
 
 def reply_checks(config) -> list[str]:
     """The engine's names of the reply checks a configuration has on."""
-    return [name for key, name in REPLY_CHECKS.items()
-            if getattr(config.checks, key) and (name != "ra" or config.dns.server)]
+    ttl = TTL_CHECKS[config.checks.dns_ttl]
+    return ([ttl] if ttl else []) + [name for key, name in REPLY_CHECKS.items()
+                                     if getattr(config.checks, key) and (name != "ra" or config.dns.server)]
 
 
 def repeat_after(config) -> float:

@@ -513,6 +513,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "tos": Key(True, boolean),        # the TOS/traffic class arrives as sent (traffic.dscp)
         "address": Key(True, boolean),    # addresses and ports as the DUT must write them
         "df": Key(True, boolean),         # IPv4 arrivals: the DF flag (RFC 7915 §5.1 translated)
+        # Translated IPv4 packets of at most 1,260 bytes: DF clear (RFC 7915 §5.1, the standard
+        # in force), set (the obsoleted RFC 6145 §5.1, as TAYGA does) or either one, kept to;
+        # a DUT that mixes the two fails whichever is chosen.
+        "df_small": Key("rfc7915", choice("rfc7915", "rfc6145", "either")),
         # IPv6 arrivals: a non-zero flow label as sent (RFC 6437 §3), 0 from a translator
         # (RFC 7915 §5.1).
         "flow_label": Key(True, boolean),
@@ -520,7 +524,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # sum is right (a translator that writes a checksum of 0xffff as 0: TAYGA 0.9.2).
         "zero_udp_checksum_ipv6": Key(True, boolean),
         # DNS replies (docs/dns.md "The client's verdict on a reply"), beyond their records:
-        "dns_ttl": Key(True, boolean),         # TTLs at most the records' (RFC 6147 §5.1.7, RFC 2308)
+        # TTLs at most the records' (RFC 2308 §3, RFC 2181 §8), a synthesis's at most the A
+        # record's and the negative answer's (RFC 6147 §5.1.7: "rfc6147") or the A record's
+        # alone ("a_record": Unbound's and PowerDNS Recursor's way), or "off".
+        "dns_ttl": Key("rfc6147", choice("rfc6147", "a_record", "off")),
         "dns_edns": Key(True, boolean),        # an OPT record to a query with one (RFC 6891 §7)
         "dns_ra": Key(True, boolean),          # RA set by a DUT's resolver (RFC 1035 §4.1.1)
         "dns_question": Key(True, boolean),    # the question's letters as asked, in random case

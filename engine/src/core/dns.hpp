@@ -255,7 +255,10 @@ enum ReplyCheck : uint8_t {
   kCheckEdns = 2,        // kNoEdns (with EDNS(0) queries)
   kCheckRa = 4,          // kNoRa (a recursive DNS64, not the tester's authoritative side)
   kCheckQuestion = 8,    // kQuestionCase; the queries' letters then take random cases
-  kCheckDuplicates = 16  // kDuplicateRecord, kDuplicateReply
+  kCheckDuplicates = 16,  // kDuplicateRecord, kDuplicateReply
+  // With kCheckTtl: a synthesis may live as long as its A record, not only as long as the
+  // negative AAAA answer (Unbound's and PowerDNS Recursor's way, not RFC 6147 §5.1.7's).
+  kSynthesisTtlOfA = 32
 };
 
 // What the client expects of the reply to its query for `qtype` of `name`: for AAAA, the name's
@@ -264,8 +267,8 @@ enum ReplyCheck : uint8_t {
 // its A record. Every record of the asked type in the answer section must be that one, and
 // there must be one (none for NODATA). Then, as `checks` says: that one only once; its TTL at
 // most the records' (rule.ttl; a synthesis's at most the A record's and the negative AAAA
-// answer's, RFC 6147 §5.1.7: min(ttl, negative_ttl()), or 600 s where an excluded AAAA record
-// gave no SOA), a NODATA answer's SOA at most negative_ttl() (a cache counts TTLs down, never
+// answer's, RFC 6147 §5.1.7: min(ttl, negative_ttl()); where an excluded AAAA record gave no SOA
+// the A record's), a NODATA answer's SOA at most negative_ttl() (a cache counts TTLs down, never
 // up: RFC 2181 §8); an OPT record when the query had one (`edns`); RA set; the question's
 // letters as asked.
 struct Expectation {

@@ -294,7 +294,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
   known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df",
-                       "flow_label", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"});
+                       "count_df", "flow_label", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"});
   RxSpec rx;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -337,6 +337,9 @@ RxSpec parse_rx(const json& j, const std::string& path) {
     rx.df = flag(j, path, "df", false);
     if (v != 4) bad(path + "df", j["df"], "only for IPv4 arrivals (ip_version 4)");
   }
+  rx.count_df = flag(j, path, "count_df", false);
+  if (rx.count_df && (v != 4 || rx.df))
+    bad(path + "count_df", j["count_df"], "only for IPv4 arrivals (ip_version 4) without df");
   if (j.contains("dst_mac")) rx.dst_mac = parsed(j, path, "dst_mac", parse_mac);
   if (j.contains("flow_label")) {
     rx.flow_label = uint32_t(integer_in(j, path, "flow_label", 0, kMaxFlowLabel));
@@ -671,9 +674,10 @@ uint8_t reply_check(const json& name, const std::string& key) {
                                                       {"edns", dns::kCheckEdns},
                                                       {"ra", dns::kCheckRa},
                                                       {"question", dns::kCheckQuestion},
-                                                      {"duplicates", dns::kCheckDuplicates}};
+                                                      {"duplicates", dns::kCheckDuplicates},
+                                                      {"ttl_a_record", dns::kCheckTtl | dns::kSynthesisTtlOfA}};
   const auto it = name.is_string() ? kChecks.find(name.get<std::string>()) : kChecks.end();
-  if (it == kChecks.end()) bad(key, name, "must be one of ttl, edns, ra, question, duplicates");
+  if (it == kChecks.end()) bad(key, name, "must be one of ttl, ttl_a_record, edns, ra, question, duplicates");
   return it->second;
 }
 
@@ -729,7 +733,8 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   dflow.mapped = prefix_list<uint32_t>(d, dpath, "mapped", 4);
   if (d.contains("checks")) {
     const json& checks = d["checks"];
-    if (!checks.is_array()) bad(dpath + "checks", checks, "must be a list of ttl, edns, ra, question, duplicates");
+    if (!checks.is_array())
+      bad(dpath + "checks", checks, "must be a list of ttl, ttl_a_record, edns, ra, question, duplicates");
     for (size_t i = 0; i < checks.size(); ++i)
       dflow.checks |= reply_check(checks[i], dpath + "checks[" + std::to_string(i) + "]");
   }
@@ -1040,6 +1045,10 @@ json serialise(const StreamReport& s) {
   if (s.mss_min) out["mss_min"] = *s.mss_min;
   if (s.header_faults)
     for (size_t v = 1; v < kVerdicts; ++v) out[kVerdictNames[v]] = (*s.header_faults)[v];
+  if (s.df) {
+    out["df_set"] = s.df->set;
+    out["df_clear"] = s.df->clear;
+  }
   if (s.dns_faults) {
     json faults;
     for (size_t v = 1; v < dns::kReplyVerdicts; ++v) faults[dns::kReplyVerdictNames[v]] = (*s.dns_faults)[v];
