@@ -217,3 +217,17 @@ def test_a_dns64s_exclusions_and_mapped_list_go_to_the_engine_only_with_a_dns64(
         config(dns={"mapped": ["198.18.0.1/16"]})
     with pytest.raises(ConfigError, match=r"^dns.exclude = \"::ffff:0:0/96\": must be a list"):
         config(dns={"exclude": "::ffff:0:0/96"})
+
+
+def test_a_query_answered_twice_fails_the_trial_without_loss():
+    """A second reply to a query is no loss (the query was answered) but a DUT's fault: the
+    trial fails on it where checks.dns_duplicates has the engine count it."""
+    reply = {"valid": True, "flows": [{"name": "forward", "sent": 100, "received": 100, "planned": 100, "streams": [
+        {"kind": "foreground", "sent": 100, "received": 100, "duplicates": 3,
+         "dns": {"wrong_answer": 0, "duplicate_reply": 3}}]}], "ports": []}
+    counts = TrialResult.from_reply(100, reply).directions["forward"]
+    assert counts.loss_ratio == 0 and counts.dns_duplicate_reply == 3
+    assert not counts.passes(0.0)
+    assert (3, "second replies to a query") in counts.refused()
+    reply["flows"][0]["streams"][0]["dns"]["duplicate_reply"] = 0   # the check off: counted nowhere
+    assert TrialResult.from_reply(100, reply).directions["forward"].passes(0.0)

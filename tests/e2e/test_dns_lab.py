@@ -16,6 +16,7 @@ import pytest
 from e2e_util import summary, trials, xlatperf
 
 from xlatperf import lab
+from xlatperf.lab.dns_relay import FAULTS as RELAY_FAULTS
 from xlatperf.run.calibration import calibrate_lab
 
 FAST = ["--set", "trial.pause=0", "--set", "trial.timeout=0.5", "--set", "trial.max_lag=0.5"]
@@ -233,3 +234,45 @@ def test_resolved_queries_through_a_dut_that_knows_no_dns(make_lab, tmp_path, ki
     assert s["median"] in {r["rate"] for r in passing}
     for r in passing:   # each query's answer crossed the DUT twice, every one valid
         assert r["dns_answers"]["1"]["answered"] == r["directions"]["forward"]["sent"]
+
+
+def test_a_dns64_that_spoils_its_replies_is_caught_at_the_share_of_each_fault(make_lab, tmp_path):
+    """The lab's faulty DNS64 (lab/dns_relay.py, in front of BIND) spoils 10 % of the replies
+    each way no resolver can be configured to: each counted apart, exactly at its share, each
+    failing the trial; with the reply checks off every reply counts as the right answer it is
+    otherwise."""
+    config = resolver_lab(make_lab, "dns64-bind", faulty=",".join(RELAY_FAULTS), faulty_share=10)
+    out = tmp_path / "out"
+    done = xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", *FAST, "--out", str(out))
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == 1000 and forward["late"] == 0, forward
+    assert all(forward[f"dns_{fault}"] == 100 for fault in RELAY_FAULTS), forward
+    assert forward["received"] == 600 and forward["dns_bad_ttl"] == 0, forward   # a reply sent twice is answered
+    assert "100 second replies to a query" in done.stdout and "100 replies without EDNS(0)" in done.stdout
+    off = tmp_path / "off"
+    checks_off = [x for key in ("dns_edns", "dns_ra", "dns_question", "dns_duplicates")
+                  for x in ("--set", f"checks.{key}=false")]
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", *FAST, *checks_off, "--out", str(off),
+             "-q")
+    [record] = trials(off)
+    forward = record["directions"]["forward"]
+    assert forward["received"] == forward["sent"] == 1000, forward
+    assert all(forward[f"dns_{fault}"] == 0 for fault in RELAY_FAULTS), forward
+    assert record["valid"] and record["loss_ratio"] == 0, record
+
+
+@pytest.mark.parametrize("params, sets", [
+    # cache-min-ttl above the records' 3600 s: every answer outlives its record.
+    ({"min_ttl": 7200}, []),
+    # Unbound as it is, held to RFC 6147 §5.1.7: its synthesis lives as long as the A record
+    # (3600 s), not min(A, the negative AAAA answer's 300 s).
+    ({}, ["--set", 'checks.dns_ttl="rfc6147"']),
+])
+def test_a_resolver_whose_answers_outlive_their_records_is_caught(make_lab, tmp_path, params, sets):
+    config = resolver_lab(make_lab, "dns64-unbound", **params)
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", *FAST, *sets, "--out", str(out), "-q")
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == 1000 and forward["dns_bad_ttl"] == 1000 and forward["received"] == 0, forward

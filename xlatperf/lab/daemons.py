@@ -13,11 +13,13 @@ import signal
 import subprocess
 import time
 
+from . import dns_relay
 from .names import LAB_DIR
 from .shell import LabError, run
 
-# The programs the lab runs as daemons (each a Debian package's).
-PROGRAMS = ("tayga", "named", "unbound", "pdns_recursor")
+# The programs the lab runs as daemons (each a Debian package's, and the lab's faulty DNS64
+# relay, lab/dns_relay.py, under its own name).
+PROGRAMS = ("tayga", "named", "unbound", "pdns_recursor", dns_relay.PROGRAM)
 STOP_SECONDS = 3.0
 
 

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import sys
 from typing import Any
 
 from ...config.dns import rfc6052_prefix
 from ...config.schema import SCHEMA
 from .. import daemons
+from ..dns_relay import FAULTS, PROGRAM
 from ..names import DUT_NS, DUT_PORTS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..placement import Placement, pin_process
 from ..shell import LabError, run
-from .base import LabKind, choice, integer, yes_no
+from .base import LabKind, choice, fault_params, integer, resolve_faults, yes_no
 from .common import setup_router
 from .nat import NAT64_RESPONDER_AS_6
 
@@ -160,7 +162,26 @@ class Bind(Resolver):
                    "help": "the IPv4 addresses BIND synthesizes from (its `mapped`): NODATA for the others; "
                            "the tester config says the same (dns.mapped)",
                    "parse": lambda text: text if text == "any" else ipv4_prefix(text)},
+        # Faults no resolver can be configured to have: a relay in front of BIND (lab/dns_relay.py).
+        **fault_params("DNS64 (a relay in front of BIND that spoils its replies)", FAULTS),
     }
+    relay_pidfile = os.path.join(LAB_DIR, "dns-relay.pid")
+    RESOLVER_PORT = 5300   # BIND's, behind the relay
+
+    def build(self, p: dict[str, Any]) -> None:
+        resolve_faults(self.name, p)
+        super().build(p)
+        if p["faulty"]:
+            daemons.start(PROGRAM, ["bash", "-c", f"exec -a {PROGRAM} {sys.executable} -m xlatperf.lab.dns_relay "
+                                  f"--listen {host(V6_LEFT[0])} --resolver-port {self.RESOLVER_PORT} "
+                                  f"--faults {','.join(p['faulty'])} --share {p['faulty_share']} "
+                                  f"--pidfile {self.relay_pidfile}"],
+                          DUT_NS, self.relay_pidfile, os.path.join(LAB_DIR, "dns-relay.log"))
+
+    def place(self, placement: Placement) -> None:
+        super().place(placement)
+        if (pid := daemons.read_pid(self.relay_pidfile)) is not None and daemons.is_ours(pid, PROGRAM):
+            pin_process(pid, placement.dut_cpus)
 
     def command(self) -> list[str]:
         # One worker thread (-n 1): the DUT has the CPUs no tester lcore uses; as root (no -u).
@@ -181,7 +202,7 @@ class Bind(Resolver):
 options {{
     directory "{LAB_DIR}/named";
     pid-file "{self.pidfile}";
-    listen-on-v6 {{ {host(V6_LEFT[0])}; }};
+    listen-on-v6 port {self.RESOLVER_PORT if p["faulty"] else 53} {{ {host(V6_LEFT[0])}; }};
     listen-on {{ none; }};
     recursion yes;
     allow-query {{ any; }};
