@@ -59,8 +59,9 @@ def error(raw: dict) -> str:
 
 def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     config = load_config(None, [])
-    assert config.checks.to_dict() == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True,
-                                       "flow_label": True, "zero_udp_checksum_ipv6": True}
+    headers = {key: value for key, value in config.checks.to_dict().items() if not key.startswith("dns_")}
+    assert headers == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True,
+                       "df_small": "rfc7915", "flow_label": True, "zero_udp_checksum_ipv6": True}
     assert (config.traffic.dscp, config.dut.hops) == (0, "auto")
     # --set takes a number for dut.hops as a number (the key takes "auto" or an integer).
     assert load_config(None, ["dut.hops=2"]).dut.hops == 2
@@ -76,7 +77,9 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     ({"dut": {"hops": "one"}}, 'dut.hops = "one": must be "auto"'),
     ({"dut": {"hops": 10}}, "dut.hops = 10: must be at most 9: the test frames are sent with TTL/hop limit 10"),
     ({"checks": {"ttl": 0}}, "checks.ttl = 0: must be true or false"),
-    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df, flow_label, zero_udp_checksum_ipv6)"),
+    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df, "
+                                 "df_small, flow_label, zero_udp_checksum_ipv6"),
+    ({"checks": {"df_small": "rfc791"}}, 'checks.df_small = "rfc791": must be one of "rfc7915" | "rfc6145" | "either"'),
 ])
 def test_bad_values_name_key_value_and_range(raw, message):
     assert error(raw).startswith(message)
@@ -108,10 +111,10 @@ def test_a_router_forwards_the_frames_as_sent_less_one_ttl():
 
 def test_a_siit_translator_writes_the_senders_virtual_and_the_receivers_real_address():
     assert rx(SIIT + ["traffic.dscp=8"]) == {
-        # IPv6 -> IPv4: a 64-byte IPv4 frame, far below 1260 bytes: DF not checked (RFC 7915
-        # §5.1 clears it, RFC 6145 §5.1, which TAYGA follows, set it).
+        # IPv6 -> IPv4: a 64-byte IPv4 frame, far below 1260 bytes: DF counted by its value (RFC
+        # 7915 §5.1 clears it, RFC 6145 §5.1, which TAYGA follows, set it: checks.df_small).
         "forward": {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
-                    "dst_port": 7, "ttl": 9, "tos": 32, "checksums": True},
+                    "dst_port": 7, "ttl": 9, "tos": 32, "count_df": True, "checksums": True},
         # IPv4 -> IPv6: the IPv4 sender as IPv6 sees it, no DF, flow label 0 (RFC 7915 §5.1).
         "reverse": {"ip_version": 6, "src_ip": "64:ff9b::c613:2", "dst_ip": "2001:2::2", "src_port": 49184,
                     "dst_port": 7, "ttl": 9, "tos": 32, "checksums": True, "flow_label": 0}}
@@ -124,14 +127,77 @@ def test_an_address_the_configuration_lacks_is_not_checked():
     assert "src_ip" not in forward and forward["dst_ip"] == "198.19.0.2"
 
 
-@pytest.mark.parametrize("frame_size, df", [(1298, None), (1299, True)])
-def test_a_translation_into_ipv4_sets_df_above_1260_bytes(frame_size, df):
+@pytest.mark.parametrize("frame_size, df, counted", [(1298, None, True), (1299, True, None)])
+def test_a_translation_into_ipv4_sets_df_above_1260_bytes(frame_size, df, counted):
     """RFC 7915 §5.1: the IPv4 packet of a 1278-byte frame is 1260 bytes (DF clear, but set by
-    RFC 6145's translators: not checked); one more byte sets DF (both RFCs). The configured size
-    names the IPv6 frame, 20 bytes longer."""
+    RFC 6145's translators: counted by its value, checks.df_small judges); one more byte sets DF
+    (both RFCs). The configured size names the IPv6 frame, 20 bytes longer."""
     forward = plan(SIIT + [f"traffic.frame_size={frame_size}"]).flows(1000)[0]["foreground"]
     assert forward["rx_frame_size"] == frame_size - 20
-    assert forward["rx"].get("df") is df
+    assert forward["rx"].get("df") is df and forward["rx"].get("count_df") is counted
+    assert "count_df" not in plan(SIIT + [f"traffic.frame_size={frame_size}", "checks.df=false"]).flows(1000)[0][
+        "foreground"]["rx"]
+
+
+def df_reply(df_set: int, df_clear: int) -> dict:
+    """A trial reply whose forward frames (translated, at most 1,260 bytes) arrived 1,000 of
+    1,000, `df_set` with DF set and `df_clear` with it clear."""
+    return {"valid": True, "flows": [{"name": "forward", "rate": 1000, "planned": 1000, "sent": 1000,
+                                      "received": 1000, "streams": [{"kind": "foreground", "sent": 1000,
+                                                                     "received": 1000, "df_set": df_set,
+                                                                     "df_clear": df_clear}]}]}
+
+
+@pytest.mark.parametrize("rule, df_set, df_clear, wrong", [
+    ("rfc7915", 0, 1000, 0), ("rfc7915", 1000, 0, 1000), ("rfc7915", 10, 990, 10),
+    ("rfc6145", 1000, 0, 0), ("rfc6145", 0, 1000, 1000), ("rfc6145", 990, 10, 10),
+    ("either", 1000, 0, 0), ("either", 0, 1000, 0), ("either", 10, 990, 10), ("either", 600, 400, 400),
+])
+def test_df_small_judges_the_direction_and_a_mix_fails_whatever_the_rule(rule, df_set, df_clear, wrong):
+    result = TrialResult.from_reply(1000, df_reply(df_set, df_clear), df_small=rule)
+    forward = result.directions["forward"]
+    assert (forward.df_set, forward.df_clear, forward.df_wrong) == (df_set, df_clear, wrong)
+    # No loss (every packet arrived whole), but the trial fails on a broken rule.
+    assert forward.loss_ratio == 0 and result.passes() is (wrong == 0)
+    record = json.loads(json.dumps(result.to_dict()))
+    assert trial_from_record(record).directions == result.directions
+    if df_set and df_clear:
+        assert "neither RFC 7915 §5.1 (clear) nor RFC 6145 §5.1 (set)" in record["directions"]["forward"]["df_small"]
+
+
+def test_the_df_behaviour_seen_is_named_in_the_record_the_console_line_and_the_report(tmp_path):
+    result = TrialResult.from_reply(1000, df_reply(1000, 0))  # the default rule: RFC 7915
+    assert result.to_dict()["directions"]["forward"]["df_small"] == \
+        "DF set on translated packets ≤ 1,260 bytes: RFC 6145 §5.1 behaviour, RFC 7915 §5.1 clears it"
+    line = ConsoleReporter(console=Console(record=True))._trial_line({"repetition": 1, "step": 1}, result)
+    assert "1,000 with DF against checks.df_small" in line
+    entry = Entry("tp", tmp_path, {"procedure": "throughput"})
+    entry.trials = [result.to_dict()]
+    assert any(w.startswith("1,000 forward frames were IPv4 packets of at most 1,260 bytes translated")
+               and w.endswith("the trial fails on them") for w in Family().warnings(entry))
+
+
+def test_the_fake_translator_clears_df_and_the_lab_holds_tayga_to_rfc_6145(fake_config, tmp_path, monkeypatch):
+    from xlatperf.lab.kinds import KINDS
+    from xlatperf.measure.store import read_trials
+    from xlatperf.ui import cli
+    assert {KINDS[kind].checks().get("df_small") for kind in ("siit", "nat64", "clat", "464xlat")} == {"rfc6145"}
+    assert "df_small" not in KINDS["mapt-br"].checks()  # the reference BPF translator: RFC 7915
+    for behaviour, rule, wrong in (("clear", "rfc7915", 0), ("set", "rfc6145", 0), ("set", "rfc7915", 1),
+                                   ("mixed", "either", 0.5)):
+        monkeypatch.setenv("FAKE_DF", behaviour)
+        out = tmp_path / f"{behaviour}-{rule}"
+        sets = SIIT + [f"checks.df_small={rule}"]
+        assert cli.main(["trial", "-c", str(fake_config), "--out", str(out), "--rate", "1000", "-q",
+                         *[arg for a in sets for arg in ("--set", a)]]) == 0
+        record, = read_trials(out)
+        forward = record["directions"]["forward"]
+        assert forward["df_wrong"] == int(forward["received"] * wrong) > 0 or not wrong, (behaviour, rule, record)
+        assert "df_set" not in record["directions"]["reverse"]  # arrives as IPv6: no DF
+    assert cli.main(["report", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    assert 'DF of translated IPv4 packets ≤ 1,260 bytes by checks.df_small = "either"' in report
+    assert "forward: DF set on" in report and "a mix" in report
 
 
 def test_a_dual_dut_takes_two_hops_and_a_translating_one_sets_df_by_size():

@@ -264,6 +264,35 @@ TEST(Dataplane, TestFramesToAnotherMacAreBadAddress) {
   for (const auto& p : r.ports) EXPECT_EQ(p.foreign, 0u) << p.index;  // test frames all, not foreign
 }
 
+// rx.count_df: a "translator" that clears DF on every third frame (the mixed behaviour RFC
+// 7915 and RFC 6145 each call wrong) has its frames received and counted by their DF flag;
+// the verdict on the mix is the front end's.
+TEST(Dataplane, DfCounted) {
+  XLP_REQUIRE_EAL();
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    uint8_t* ip = rte_pktmbuf_mtod(m, uint8_t*) + 14;
+    if (tag_of(m).seq % 3 == 0) {
+      ip[6] &= uint8_t(~0x40);
+      ip[10] = ip[11] = 0;
+      const uint16_t c = internet_checksum(ip, 20);
+      ip[10] = uint8_t(c >> 8), ip[11] = uint8_t(c);
+    }
+    deliver(uint16_t(1 - port), m);
+  });
+  json forward = stream(4, 64);
+  forward["rx"] = {{"ip_version", 4}, {"src_ip", forward["src_ip"]}, {"count_df", true}};
+  const json req = {{"duration", 1.0}, {"timeout", 0.05}, {"finish_early", true},
+                    {"flows",
+                     {{{"name", "forward"}, {"tx_port", 0}, {"rx_port", 1}, {"rate", 10000}, {"frames", 99},
+                       {"foreground", forward}}}}};
+  const TrialReport r = bench.run(plan_of(req));
+  const StreamReport& s = r.flows[0].streams[0];
+  EXPECT_EQ(s.received, 99u);
+  ASSERT_TRUE(s.df.has_value());
+  EXPECT_EQ(s.df->set, 66u);
+  EXPECT_EQ(s.df->clear, 33u);
+}
+
 TEST(Dataplane, PerFrameTimeoutHistogramIpdvAndTaggedFrames) {
   XLP_REQUIRE_EAL();
   // seq % 4 == 1 arrive with a send timestamp one second old: later than frame_timeout.

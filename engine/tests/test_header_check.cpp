@@ -400,6 +400,34 @@ TEST(HeaderCheck, TranslatedFramesAndTheChecksumAdjustment) {
   EXPECT_EQ(judge(check, f), Verdict::kBadHeader);
 }
 
+// An IPv4 packet of at most 1,260 bytes translated from IPv6, where RFC 7915 §5.1 (DF 0) and
+// the obsoleted RFC 6145 §5.1 (DF 1) differ: with count_df either flag passes and the receiver
+// is told which one the frame carried; without it nothing is counted.
+TEST(HeaderCheck, DfCountedWhereTheRfcsDiffer) {
+  const FrameSpec s = sent_spec(6, 84);
+  RxSpec rx;
+  rx.ip_version = 4;
+  rx.src_ip = parse_ip("198.18.0.2", 4);
+  rx.dst_ip = parse_ip("198.19.0.2", 4);
+  rx.count_df = true;
+  const HeaderCheck check(s, rx, 64, {});
+  EXPECT_TRUE(check.counts_df());
+  auto f = frame_of(sent_spec(4, 64));
+  for (const uint8_t flags : {uint8_t(0x40), uint8_t(0)}) {
+    f[kIp + 6] = flags;
+    fix_checksums(f, kIp);
+    EXPECT_EQ(judge(check, f), Verdict::kGood);
+    TestTag tag;
+    ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+    EXPECT_EQ(check.counted_df(f.data(), tag), std::optional<bool>(flags != 0));
+  }
+  rx.count_df = false;
+  const HeaderCheck plain(s, rx, 64, {});
+  TestTag tag;
+  ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+  EXPECT_FALSE(plain.counted_df(f.data(), tag).has_value());
+}
+
 // RFC 2473 tunnels: the tunnel's addresses are checked where given, its hop limit must not be
 // 0 and is otherwise the entry point's choice, as are its flow label and traffic class; a frame
 // without the tunnel, or with one where none is expected, is a header fault.

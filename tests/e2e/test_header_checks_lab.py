@@ -43,6 +43,9 @@ def test_a_correct_dut_passes_every_header_check(make_lab, tmp_path, kind):
         # checks.zero_udp_checksum_ipv6 = false, lab/kinds/tayga.py.)
         assert {f: d[f] for f in FAULTS} == dict.fromkeys(FAULTS, 0), (kind, name, d)
         assert d.get("wrong_ce", 0) == 0, (kind, name, d)
+        # Translated IPv4 packets of at most 1,260 bytes keep to checks.df_small: RFC 7915 §5.1
+        # (the BPF translators) or, as the lab sets for TAYGA, RFC 6145 §5.1.
+        assert d.get("df_wrong", 0) == 0, (kind, name, d)
         # What arrives is received; a user-space DUT (TAYGA) on a loaded 2-CPU machine may
         # drop the odd frame, which is loss, not a header fault.
         assert d["sent"] > 0 and d["received"] >= 0.99 * d["sent"], (kind, name, d)
@@ -54,7 +57,7 @@ def test_a_correct_dut_passes_every_header_check(make_lab, tmp_path, kind):
 # TTL check accepts it), so a missing decrement is caught where the DUT enters a tunnel or
 # translates; the AFTR spoils only what it sends to the B4s (the kernel forwards the rest).
 COUNTER = {"ttl": "bad_ttl", "tos": "bad_tos", "address": "bad_address", "checksum": "bad_checksum",
-           "tunnel_tos": "bad_tos", "swap": "wrong_ce", "flow_label": "bad_header"}
+           "tunnel_tos": "bad_tos", "swap": "wrong_ce", "flow_label": "bad_header", "df": "df_wrong"}
 FAULTY = {
     # kind: (faults, {direction: the faults counted there})
     "router4": (("ttl", "tos", "address", "checksum"),
@@ -63,7 +66,10 @@ FAULTY = {
     "router6": (("ttl", "tos", "address", "checksum", "flow_label"),
                 dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "flow_label"})),
     "mape-br": (("ttl", "tos", "checksum"), {"forward": {"tos", "checksum"}, "reverse": {"ttl", "tos", "checksum"}}),
-    "mapt-br": (("ttl", "tos", "checksum"), dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "checksum"})),
+    # (df: DF set on small packets translated into IPv4, a mix with RFC 7915's clear ones: no
+    # loss, but df_wrong, where the BR translates towards IPv4 and the CE towards its LAN.)
+    "mapt-br": (("ttl", "tos", "checksum", "df"),
+                {"forward": {"ttl", "tos", "checksum", "df"}, "reverse": {"ttl", "tos", "checksum"}}),
     "lwaftr": (("ttl", "tos", "checksum", "tunnel_tos"),
                {"forward": {"tos", "checksum"}, "reverse": {"ttl", "tos", "checksum", "tunnel_tos"}}),
     # (B4s 0 and 1 share one IPv4 address: only the test tag tells a swapped softwire.)
@@ -74,7 +80,8 @@ FAULTY = {
     "lwb4": (("ttl", "tos", "checksum", "tunnel_tos"),
              {"forward": {"ttl", "tos", "checksum", "tunnel_tos"}, "reverse": {"tos", "checksum"}}),
     "mape-ce": (("ttl", "tos", "checksum"), {"forward": {"ttl", "tos", "checksum"}, "reverse": {"tos", "checksum"}}),
-    "mapt-ce": (("ttl", "tos", "checksum"), dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "checksum"})),
+    "mapt-ce": (("ttl", "tos", "checksum", "df"),
+                {"forward": {"ttl", "tos", "checksum"}, "reverse": {"ttl", "tos", "checksum", "df"}}),
 }
 SHARE = 20  # percent of each direction's frames per fault
 
@@ -87,7 +94,7 @@ def test_each_fault_of_a_faulty_dut_is_counted_by_its_counter_at_its_share(make_
     assert set(directions) == set(counted), directions
     for name, d in directions.items():
         sent = d["sent"]
-        expected = {counter: 0 for counter in (*FAULTS, "wrong_ce")}
+        expected = {counter: 0 for counter in (*FAULTS, "wrong_ce", "df_wrong")}
         for fault in counted[name]:
             expected[COUNTER[fault]] += SHARE / 100 * sent
         for counter, want in expected.items():
@@ -177,3 +184,39 @@ def test_ces_with_an_ipv4_prefix_and_a_br_that_puts_the_whole_address_into_their
     assert abs(reverse["wrong_ce"] - share * reverse["sent"]) <= spread, reverse
     assert {f: reverse[f] for f in FAULTS} == dict.fromkeys(FAULTS, 0), reverse
     assert reverse["received"] + reverse["wrong_ce"] >= 0.99 * reverse["sent"], reverse
+
+
+def test_tayga_sets_df_as_rfc_6145_did_and_fails_rfc_7915s_rule(make_lab, tmp_path):
+    """TAYGA sets DF on every packet it translates into IPv4: the lab holds it to RFC 6145 §5.1
+    (checks.df_small, lab/kinds/tayga.py), under which it passes every header check above;
+    held to RFC 7915 §5.1, each of its small translated packets breaks the rule, the trial
+    fails (no loss) and the behaviour is named."""
+    config = make_lab("siit", calibrate="no")
+    out = tmp_path / "out"
+    proc = xlatperf("trial", "-c", str(config), "--rate", "2000", "--duration", "1", "--out", str(out), *FAST,
+                    "--set", "checks.df_small=rfc7915")
+    [record] = trials(out)
+    forward = record["directions"]["forward"]  # IPv6 -> IPv4: 64-byte frames
+    assert forward["df_wrong"] == forward["df_set"] == forward["received"] > 0 and forward["df_clear"] == 0, forward
+    assert forward["df_small"].startswith("DF set on translated packets ≤ 1,260 bytes: RFC 6145 §5.1 behaviour")
+    assert "df_set" not in record["directions"]["reverse"]  # IPv4 -> IPv6: no DF to count
+    assert "with DF against checks.df_small" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_a_translator_that_mixes_the_df_rules_fails_whatever_the_rule(make_lab, tmp_path):
+    """The reference MAP-T BR with faulty=df sets DF on its share of the small IPv4 packets it
+    translates and clears it on the rest (RFC 7915): neither RFC's behaviour, caught under
+    "either" (the fewer kind counted) as under RFC 6145's rule (the clear ones); the RFC 7915
+    rule's count is the fault test's above."""
+    config = make_lab("mapt-br", calibrate="no", faulty="df", faulty_share=SHARE)
+    for rule in ("either", "rfc6145"):
+        out = tmp_path / rule
+        xlatperf("trial", "-c", str(config), "--rate", "2000", "--duration", "1", "--out", str(out), *FAST,
+                 "--set", f"checks.df_small={rule}")
+        [record] = trials(out)
+        forward = record["directions"]["forward"]
+        sent, share = forward["sent"], SHARE / 100
+        spread = 6 * (sent * share * (1 - share)) ** 0.5 + 20
+        assert abs(forward["df_set"] - share * sent) <= spread, (rule, forward)
+        assert forward["df_wrong"] == (forward["df_set"] if rule == "either" else forward["df_clear"]) > 0, forward
+        assert "a mix" in forward["df_small"], forward

@@ -4,7 +4,7 @@ TrialResult with counters per direction and the delay data it carries, and a tri
 record becomes the same TrialResult again, so every summary can be derived from the records."""
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..util.errors import EngineBadParameter, EngineError, EngineExecutionFailure
 
@@ -87,10 +87,15 @@ REFUSED = (
      "random case, which clients relying on draft-vixie-dnsext-dns0x20 check)"),
     ("dns_duplicate_reply", "second replies to a query",
      "were second DNS replies to a query already answered (its first reply counted)"),
+    ("df_wrong", "with DF against checks.df_small",
+     "were IPv4 packets of at most 1,260 bytes translated from IPv6 whose DF flag broke "
+     "checks.df_small (RFC 7915 §5.1 clears it, the obsoleted RFC 6145 §5.1 set it; a DUT that "
+     "does both follows neither)"),
 )
-# The refused kinds that are no loss: the query they answer again counted once as received;
-# the trial fails on them all the same (DirectionCounts.passes).
-NOT_LOST = frozenset({"dns_duplicate_reply"})
+# The refused kinds that are no loss: the query they answer again counted once as received, the
+# packet delivered whole whatever its DF flag; the trial fails on them all the same
+# (DirectionCounts.passes).
+NOT_LOST = frozenset({"dns_duplicate_reply", "df_wrong"})
 # The engine's names of a DNS stream's verdicts (its `dns` object), by count key.
 DNS_VERDICTS = {f"dns_{verdict}": verdict for verdict in
                 ("wrong_answer", "servfail", "nxdomain", "other_rcode", "truncated", "malformed", "mismatch",
@@ -118,7 +123,27 @@ def foreign_beyond_noise(record: dict) -> dict[str, int]:
 
 # The counts a direction has only where the engine reported them (None otherwise).
 OPTIONAL_COUNTS = ("wrong_ce", "bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
-                   "tcp_unexpected", *DNS_VERDICTS)
+                   "tcp_unexpected", *DNS_VERDICTS, "df_set", "df_clear", "df_wrong")
+
+
+def df_wrong(rule: str, df_set: int, df_clear: int) -> int:
+    """The translated IPv4 packets of at most 1,260 bytes whose DF flag breaks checks.df_small's
+    `rule`: DF set where RFC 7915 §5.1 clears it, clear where RFC 6145 §5.1 set it, and with
+    "either" the fewer of the two kinds where a DUT did both (one behaviour, kept to)."""
+    return {"rfc7915": df_set, "rfc6145": df_clear, "either": min(df_set, df_clear)}[rule]
+
+
+def df_behaviour(df_set: int, df_clear: int) -> str | None:
+    """Which RFC's DF rule a DUT followed on the translated IPv4 packets of at most 1,260 bytes
+    it delivered; None when none was counted."""
+    if df_set and df_clear:
+        return (f"DF set on {df_set:,} and clear on {df_clear:,} translated packets ≤ 1,260 bytes: "
+                "neither RFC 7915 §5.1 (clear) nor RFC 6145 §5.1 (set), a mix")
+    if df_set:
+        return "DF set on translated packets ≤ 1,260 bytes: RFC 6145 §5.1 behaviour, RFC 7915 §5.1 clears it"
+    if df_clear:
+        return "DF clear on translated packets ≤ 1,260 bytes: RFC 7915 §5.1 behaviour (RFC 6145 §5.1 set it)"
+    return None
 
 
 @dataclass(frozen=True)
@@ -161,6 +186,11 @@ class DirectionCounts:
     dns_no_ra: int | None = None
     dns_question_case: int | None = None
     dns_duplicate_reply: int | None = None    # second replies: no loss, but a failed trial
+    # Translated IPv4 packets of at most 1,260 bytes by their DF flag, and those of them that
+    # broke checks.df_small (df_wrong: no loss, but a failed trial); None where none is counted.
+    df_set: int | None = None
+    df_clear: int | None = None
+    df_wrong: int | None = None
     # TCP SYNs or SYN-ACKs: the smallest MSS they arrived with (a DUT that clamps the MSS lowers
     # it): the most data a segment to their sender may carry (docs/tcp.md); None otherwise.
     mss_min: int | None = None
@@ -188,7 +218,7 @@ class DirectionCounts:
         # received > sent cannot happen with deduplicated counting; if it does it is an
         # anomaly, never a pass (duplicates must not mask losses, RFC 2544 §10).
         return self.sent > 0 and self.received <= self.sent and self.loss_ratio <= loss_tolerance \
-            and not self.dns_duplicate_reply
+            and not any(getattr(self, key) for key in NOT_LOST)
 
     def refused(self) -> list[tuple[int, str]]:
         """(count, how the console line says it) of every kind of refused test frame this
@@ -203,6 +233,8 @@ class DirectionCounts:
                 **({"bad_vlan": self.bad_vlan} if self.bad_vlan else {}),
                 **({"out_of_range": self.out_of_range} if self.out_of_range else {}),
                 **{key: getattr(self, key) for key in OPTIONAL_COUNTS if getattr(self, key) is not None},
+                **({"df_small": behaviour} if (behaviour := df_behaviour(self.df_set or 0, self.df_clear or 0))
+                   else {}),
                 **({"mss_min": self.mss_min} if self.mss_min is not None else {}),
                 **({"sizes": self.sizes} if self.sizes else {}),
                 **({"flows": self.flows} if self.flows else {}),
@@ -252,11 +284,11 @@ class TrialResult:
     @classmethod
     def from_reply(cls, rate: int, reply: dict, duration: float | None = None,
                    size_names: dict | None = None,
-                   max_lag: float | None = None) -> "TrialResult":
+                   max_lag: float | None = None, df_small: str = "rfc7915") -> "TrialResult":
         """Build from the engine's final `trial` reply (docs/protocol.md). size_names: the
         configured size of each stream of the request's IMIX flows, {flow: {kind: [size, ...]}}
         in the streams' order (traffic.plan.imix_size_names); without it a size is named by the
-        frames as sent."""
+        frames as sent. df_small: checks.df_small, the rule the DF counts are judged by."""
         groups: dict[str, list[dict]] = {}
         for flow in reply.get("flows", []):
             groups.setdefault(flow["name"], []).append(flow)
@@ -283,11 +315,14 @@ class TrialResult:
                 lagged=(sum(flow["lagged"] for flow in flows if "lagged" in flow)
                         if any("lagged" in flow for flow in flows) else None),
                 late=sum(late) if late else None,
-                **{key: _sum_reported(streams, key) for key in OPTIONAL_COUNTS},
+                **{key: _sum_reported(streams, key) for key in OPTIONAL_COUNTS if key != "df_wrong"},
                 mss_min=min((s["mss_min"] for s in streams if "mss_min" in s), default=None),
                 flows=[{"rate": flow.get("rate"), "planned": flow.get("planned"),
                         "sent": int(flow["sent"]), "received": int(flow["received"])}
                        for flow in flows] if len(flows) > 1 else None)
+            seen = directions[name]
+            if seen.df_set is not None:  # the whole direction judged: one behaviour, kept to
+                directions[name] = replace(seen, df_wrong=df_wrong(df_small, seen.df_set, seen.df_clear))
             tx[name] = [sum(counts) for counts in
                         zip(*([q["sent"] for q in flow.get("queues", [])] for flow in flows))]
             if len(flows) > 1:

@@ -236,7 +236,7 @@ class TrialSession(Measurer):
         reply = with_peer_drops(reply, self.veth_peers, peers_before, self.veth_peers.read())
         self._in_flight = None
         return TrialResult.from_reply(rate, reply, request.duration, self._in_flight_sizes,
-                                      request.max_lag)
+                                      request.max_lag, df_small=self.config.checks.df_small)
 
     def begin_step(self) -> None:
         """What precedes every step: trial.pause, the step count, the learning trial before the
@@ -300,7 +300,8 @@ class TrialSession(Measurer):
         if reply is not None and self._in_flight is not None:
             rate, duration = self._in_flight   # the running request's, not trial.duration
             self._record(TrialResult.from_reply(rate, reply, duration,
-                                                size_names=self._in_flight_sizes),
+                                                size_names=self._in_flight_sizes,
+                                                df_small=self.config.checks.df_small),
                          duration, aborted=True)
 
     def _pause(self, seconds: float) -> None:

@@ -5,6 +5,7 @@
 
 import json
 
+from ..engine.protocol import df_behaviour
 from ..frames.imix import imix_period
 from ..frames.stack import IPV4, IPV6, TCP_ACK, TCP_SYN
 from ..frames.technology import CE_SOURCES, DS_LITE, TECHNOLOGIES, Part
@@ -164,6 +165,20 @@ def _ce_ports(entry: Entry) -> bool:
                if "ces" in d)
 
 
+def _df_seen(entry: Entry) -> dict[str, str]:
+    """Per direction, which RFC's DF rule the DUT followed on the translated IPv4 packets of at
+    most 1,260 bytes over the measurement's trials (engine/protocol.py df_behaviour)."""
+    counts: dict[str, list[int]] = {}
+    for record in entry.trials:
+        for name, d in record.get("directions", {}).items():
+            if d.get("df_set") is not None:
+                seen = counts.setdefault(name, [0, 0])
+                seen[0] += d["df_set"]
+                seen[1] += d.get("df_clear") or 0
+    return {name: behaviour for name, (df_set, df_clear) in counts.items()
+            if (behaviour := df_behaviour(df_set, df_clear))}
+
+
 def _header_checks(entry: Entry) -> str:
     """What the receiver checked of the headers the DUT wrote (the foreground streams' `rx`,
     docs/protocol.md "Header checks"): the TTL rule applied, and the checks turned off."""
@@ -187,7 +202,11 @@ def _header_checks(entry: Entry) -> str:
         parts.append(f"TOS/traffic class {', '.join(map(str, tos))} as sent (traffic.dscp = "
                      f"{config.get('traffic.dscp')})")
     if any("df" in rx for rx in received):
-        parts.append("DF (set; where translated into IPv4, set above 1260 bytes and either below: RFC 7915 §5.1 and RFC 6145 §5.1 differ there)")
+        parts.append("DF (set; where translated into IPv4, set above 1260 bytes)")
+    if any(rx.get("count_df") for rx in received):
+        parts.append(f"DF of translated IPv4 packets ≤ 1,260 bytes by checks.df_small = "
+                     f"\"{config.get('checks.df_small')}\" (RFC 7915 §5.1 clears it, RFC 6145 §5.1 set it)"
+                     + "".join(f"; {name}: {seen}" for name, seen in _df_seen(entry).items()))
     cable = entry.spec is not None and not entry.spec.through_dut
     ttls: dict[tuple, list[str]] = {}  # (sent, low, high) -> the directions
     for name, d in entry.summary.get("directions", {}).items():

@@ -13,7 +13,7 @@ from ..config.dns import query_ports, repeat_after, reply_checks
 from ..config.stateful import roles
 from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
-from ..frames.kinds import BACKGROUND, Received, dut_hops, frame_size_of, kind_of, size_name_of
+from ..frames.kinds import BACKGROUND, SMALL_TRANSLATED, Received, dut_hops, frame_size_of, kind_of, size_name_of
 from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack, dns_answer, dns_query
 from ..frames.trial import (active_directions, direction_sides, has_background, lookup, sent_tos, side_vlan,
                             size_period)
@@ -331,7 +331,9 @@ class TrafficPlan:
             # arrivals are foreground frames: the background is IPv6).
             df = kind_of(self.config).df(self.config, direction, stream["rx_frame_size"]) \
                 if self.through_dut else True
-            if df is not None:
+            if df == SMALL_TRANSLATED:  # counted by its value, the direction judged (df_small)
+                rx["count_df"] = True
+            elif df is not None:
                 rx["df"] = df
         if checks.flow_label and received.inner == 6:
             label = expected_flow_label(stream, sent.inner, self.through_dut)

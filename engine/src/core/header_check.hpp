@@ -77,6 +77,11 @@ struct RxSpec {
   std::optional<std::pair<uint8_t, uint8_t>> ttl;  // the inner header's, an inclusive range
   std::optional<uint8_t> tos;
   std::optional<bool> df;  // IPv4 arrivals
+  // IPv4 arrivals without `df`: the receiver counts the frames that pass with DF set and with
+  // DF clear (an IPv4 packet of at most 1,260 bytes translated from IPv6: RFC 7915 §5.1 clears
+  // DF, the obsoleted RFC 6145 §5.1 set it; which one a DUT follows, and whether it follows one
+  // consistently, is a verdict over all of a direction's frames, the front end's).
+  bool count_df = false;
   // IPv6 arrivals: the flow label of the header that carries UDP or TCP (RFC 6437: a non-zero
   // one arrives as sent; RFC 7915 §5.1: a translator writes 0); none: any label.
   std::optional<uint32_t> flow_label;
@@ -119,6 +124,13 @@ class HeaderCheck {
     return classify(frame, tag, l4_len, l4_sum);
   }
   bool checksums() const { return checksums_; }
+  bool counts_df() const { return count_df_; }
+  // The DF flag of a frame judged good, when rx.count_df asks for it counted (the IPv4
+  // header's flags byte: bit 0x40); none otherwise.
+  [[gnu::always_inline]] std::optional<bool> counted_df(const uint8_t* frame, const TestTag& tag) const {
+    if (!count_df_) return std::nullopt;
+    return (frame[tag.l3_offset + 6] & 0x40) != 0;
+  }
 
   // The frame the DUT should deliver, as its layer writers built it (zero where rx leaves a
   // value out), and its fields: what the expectations were derived from (tests).
@@ -239,7 +251,7 @@ class HeaderCheck {
   uint16_t run_start_ = 0, run_l3_ = 0, run_l4_ = 0;
   std::array<Chunk, kMaxChunks> run_want_{}, run_mask_{};
   uint8_t run_chunks_ = 2;
-  bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false;
+  bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false, count_df_ = false;
   int ip_version_ = 4;
   uint8_t l4_ = kProtoUdp;
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)

@@ -52,6 +52,7 @@ struct Receiver {
   uint64_t tcp_unexpected = 0;  // TCP segments other than the step expects (tcp.hpp expected_segment)
   uint32_t mss_min = UINT32_MAX;  // SYNs and SYN-ACKs: the smallest MSS announced (announced_mss)
   std::array<uint64_t, kVerdicts> header_faults{};  // by the header check's verdict (index 0 unused)
+  uint64_t df_set = 0, df_clear = 0;  // frames that passed, by their DF flag (rx.count_df)
   // DNS replies (docs/dns.md) by the client's verdict (index 0, good, unused); those that
   // answered a query (every verdict but kMismatch; and a reply with a bad checksum, counted in
   // header_faults) are also `dns_failed`, which arrived() adds.

@@ -207,6 +207,7 @@ class RxTask final : public Task {
         ++r.header_faults[size_t(v)];
         return false;
       }
+      if (const std::optional<bool> df = check->counted_df(data, tag)) ++(*df ? r.df_set : r.df_clear);
     }
     if (st.tcp && (tag.l4 != kProtoTcp || !expected_segment(st.tcp->step, st.tcp->key, tcp_view(data, tag)))) {
       ++r.tcp_unexpected;

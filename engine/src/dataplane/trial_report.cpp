@@ -78,6 +78,11 @@ StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_t
           if (!st.header_faults) st.header_faults.emplace();
           for (size_t v = 1; v < kVerdicts; ++v) (*st.header_faults)[v] += r->header_faults[v];
         }
+        if (s.rx_check && s.rx_check->counts_df()) {
+          if (!st.df) st.df.emplace();
+          st.df->set += r->df_set;
+          st.df->clear += r->df_clear;
+        }
         if (s.dns) {
           if (!st.dns_faults) st.dns_faults.emplace();
           for (size_t v = 1; v < dns::kReplyVerdicts; ++v) (*st.dns_faults)[v] += r->dns_faults[v];

@@ -103,6 +103,11 @@ struct StreamReport {
   // With rx (header checks): test frames counted by their verdict (index Verdict; the good
   // ones, index 0, are the received), not counted as received.
   std::optional<std::array<uint64_t, kVerdicts>> header_faults;
+  // With rx.count_df: the frames counted as received by their IPv4 DF flag.
+  struct DfCounts {
+    uint64_t set = 0, clear = 0;
+  };
+  std::optional<DfCounts> df;
   // DNS queries: replies counted by the client's verdict (dns::ReplyVerdict; index 0 unused:
   // the good ones in time are the received), not counted as received.
   std::optional<std::array<uint64_t, dns::kReplyVerdicts>> dns_faults;

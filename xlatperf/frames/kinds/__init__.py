@@ -7,7 +7,7 @@ with a TrafficKind subclass, listed in KINDS, whose `applies` excludes the other
 
 from ..stack import IPV6, VLAN_TAG_BYTES, Stack, Transport, frame_size, named_stack, size_name
 from ..trial import active_directions, has_background, side_vlan, size_period
-from .base import Received, TrafficKind
+from .base import SMALL_TRANSLATED, Received, TrafficKind
 from .ipv4aas import EncapsulationTraffic, EncapsulatingCeTraffic, MapTTraffic, MapTCeTraffic, dual_dut
 from .native import NativeTraffic
 from .siit import SiitTraffic
@@ -18,7 +18,7 @@ KINDS: list[TrafficKind] = [EncapsulationTraffic(), MapTTraffic(), Encapsulating
 # real IPv6 addresses: the DUT forwards them untranslated.
 BACKGROUND = IPV6
 
-__all__ = ["KINDS", "BACKGROUND", "TrafficKind", "Received", "kind_of", "trial_stacks", "frame_size_of",
+__all__ = ["KINDS", "BACKGROUND", "TrafficKind", "Received", "SMALL_TRANSLATED", "kind_of", "trial_stacks", "frame_size_of",
            "size_name_of", "sizes_name", "min_frame_size", "largest_frame", "foreground_addresses",
            "wire_version", "dut_hops"]
 

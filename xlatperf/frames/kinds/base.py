@@ -9,15 +9,18 @@ from ..stack import Stack, ip_packet_bytes
 
 # RFC 7915 §5.1: an IPv4 packet translated from IPv6 (without a Fragment header) has DF clear
 # up to this size and set above it. RFC 6145, which it obsoleted and which translators in use
-# still follow (TAYGA among them), set DF always: up to this size either is correct.
+# still follow (TAYGA among them), set DF always: up to this size checks.df_small says which.
 DF_ABOVE = 1260
+# What df() says of a translated IPv4 packet of at most DF_ABOVE bytes: its DF flag is counted,
+# frame by frame, and the direction judged by checks.df_small (traffic/plan.py, engine/protocol.py).
+SMALL_TRANSLATED = "small translated"
 
 
-def translated_df(rx_frame_size: int) -> bool | None:
+def translated_df(rx_frame_size: int) -> bool | str:
     """The DF flag an IPv4 frame of `rx_frame_size` bytes translated from IPv6 must carry: set
-    above 1260 bytes (RFC 7915 §5.1 and RFC 6145 §5.1 agree); None (not checked) below, where
-    the two RFCs differ."""
-    return True if ip_packet_bytes(rx_frame_size) > DF_ABOVE else None
+    above 1260 bytes (RFC 7915 §5.1 and RFC 6145 §5.1 agree); SMALL_TRANSLATED below, where the
+    two RFCs differ."""
+    return True if ip_packet_bytes(rx_frame_size) > DF_ABOVE else SMALL_TRANSLATED
 
 
 @dataclass(frozen=True)
@@ -71,9 +74,10 @@ class TrafficKind:
         """What the direction's foreground frames arrive with through the DUT."""
         raise NotImplementedError
 
-    def df(self, config, direction: str, rx_frame_size: int) -> bool | None:
+    def df(self, config, direction: str, rx_frame_size: int) -> bool | str | None:
         """The Don't Fragment flag the direction's foreground frames of `rx_frame_size` bytes
-        must arrive with (IPv4 arrivals); None: not checked."""
+        must arrive with (IPv4 arrivals); SMALL_TRANSLATED: as checks.df_small rules; None: not
+        checked."""
         return None
 
     def middle_stack(self, config, direction: str) -> Stack | None:

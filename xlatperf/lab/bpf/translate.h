@@ -55,7 +55,8 @@ static __always_inline struct ipv6_address in_dmr(__u32 ipv4) {
 // IPv6 -> IPv4 (RFC 7915 §5.1: TTL = hop limit - 1, DF set above 1260 bytes, identification
 // random) of the packet whose IPv6 header is `ip6` (UDP or TCP: checksum_offset), from `src4` to
 // `dst4`, forwarded out of `ifindex`; a faulty translator's packet (tunnel.h: its `fault`)
-// keeps the hop limit, loses the traffic class or keeps its transport checksum unadjusted.
+// keeps the hop limit, loses the traffic class, keeps its transport checksum unadjusted or has
+// DF set however small.
 static __always_inline int to_ipv4(struct __sk_buff *skb, const __u8 *ip6, __u32 src4, __u32 dst4, __u32 ifindex,
                                    int fault) {
   const __u8 proto = ip6[6];
@@ -68,7 +69,7 @@ static __always_inline int to_ipv4(struct __sk_buff *skb, const __u8 *ip6, __u32
   ip4[2] = total >> 8, ip4[3] = total & 0xff;
   const __u16 id = (__u16)bpf_get_prandom_u32();
   ip4[4] = id >> 8, ip4[5] = id & 0xff;
-  ip4[6] = total > 1260 ? 0x40 : 0;  // DF (RFC 7915 §5.1)
+  ip4[6] = total > 1260 || FAULTY(fault, DF) ? 0x40 : 0;  // DF (RFC 7915 §5.1)
   ip4[8] = FAULTY(fault, TTL) ? ip6[7] : ip6[7] - 1, ip4[9] = proto;
   ip4[12] = src4 >> 24, ip4[13] = src4 >> 16, ip4[14] = src4 >> 8, ip4[15] = src4;
   ip4[16] = dst4 >> 24, ip4[17] = dst4 >> 16, ip4[18] = dst4 >> 8, ip4[19] = dst4;

@@ -50,7 +50,9 @@ static __always_inline void store_u64(__u8 *p, __u64 v) {
 // zeroed, FAULT_CHECKSUM a checksum not adjusted, FAULT_TUNNEL_TOS a tunnel header's traffic
 // class 0 while the inner TOS is kept (RFC 6333 §7.1 wants it carried over), FAULT_SWAP the
 // packet into another CE's tunnel (the AFTR's: B4 i's into B4 i ^ 1's), FAULT_IID a MAP BR's
-// CE address with the whole IPv4 destination where the CE owns a prefix (RFC 7597 §6 pads it).
+// CE address with the whole IPv4 destination where the CE owns a prefix (RFC 7597 §6 pads it),
+// FAULT_DF a translated IPv4 packet of at most 1,260 bytes with DF set (RFC 6145 §5.1's rule
+// on some packets, RFC 7915 §5.1's on the rest: a translator that follows neither).
 #ifndef FAULT_SHARE
 #define FAULT_SHARE 0
 #endif
@@ -71,6 +73,9 @@ static __always_inline void store_u64(__u8 *p, __u64 v) {
 #endif
 #ifndef FAULT_IID
 #define FAULT_IID 0
+#endif
+#ifndef FAULT_DF
+#define FAULT_DF 0
 #endif
 #define FAULTY(fault, name) (FAULT_##name && (fault) == FAULT_##name)
 

@@ -102,11 +102,15 @@ def fault_defines(p: dict[str, Any]) -> list[str]:
 BPF_FAULTS = {"ttl": "no TTL/hop limit decrement", "tos": "the TOS/traffic class zeroed",
               "checksum": "a checksum not adjusted"}
 TUNNEL_TOS_FAULT = {"tunnel_tos": "the tunnel's traffic class 0, the inner TOS kept"}
+# ... and of those that translate IPv6 into IPv4 (MAP-T): on its share of the packets RFC 6145
+# §5.1's DF rule where the rest follow RFC 7915 §5.1's, a mix that checks.df_small always fails.
+TRANSLATOR_DF_FAULT = {"df": "DF set on a translated IPv4 packet of at most 1,260 bytes"}
 
 
 def bpf_faults(technology: Technology) -> dict[str, str]:
     """The faults of a reference BPF DUT of `technology`."""
-    return BPF_FAULTS | (TUNNEL_TOS_FAULT if technology.tunnel_carries_tos else {})
+    return BPF_FAULTS | (TUNNEL_TOS_FAULT if technology.tunnel_carries_tos else {}) | \
+        (TRANSLATOR_DF_FAULT if technology.translates else {})
 
 
 # Every kind: how the tester is set up against it (lab/__init__.py, "CPUs, ports, ceiling").

@@ -251,7 +251,8 @@ class MapTCe(MapECe):
     program = "mapt_ce.c"
     kind_params = {**MapECe.kind_params, "dmr": DMR_PARAM,
                    "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more "
-                           "for the translated IPv6 header"}}
+                           "for the translated IPv6 header"},
+                   **fault_params(MapECe.role.name, bpf_faults(technology))}  # a translator's too (df)
 
     def wan_route(self, p, place):
         return p["dmr"]

@@ -210,15 +210,17 @@ class _SoftwireBr(LabKind):
         }
 
 
+# A MAP BR's own fault (MAP-E's and MAP-T's).
+IID_FAULT = {"iid": "a CE's address with the whole IPv4 destination where the CE owns a prefix (RFC 7597 §6 pads it)"}
+
+
 class MapEBr(_SoftwireBr):
     name = "mape-br"
     description = ("reference MAP-E Border Relay (RFC 7597) in tc-BPF: CEs of a MAP rule on the "
                    "left in IPv4-in-IPv6 tunnels, IPv4 on the right")
     technology, role = ipv4aas.MAP_E, ipv4aas.BR
     kind_params = {**RULE_PARAMS, **SOFTWIRE_PARAMS,
-                   **fault_params(role.name, bpf_faults(technology) | {
-                       "iid": "a CE's address with the whole IPv4 destination where the CE owns a prefix (RFC 7597 "
-                              "§6 pads it)"})}
+                   **fault_params(role.name, bpf_faults(technology) | IID_FAULT)}
 
     def resolve(self, p: dict[str, Any]) -> None:
         check_rule(self.name, p)
@@ -249,6 +251,7 @@ class MapTBr(MapEBr):
         "dmr": DMR_PARAM,
         "mtu": {**SOFTWIRE_PARAMS["mtu"], "help": "IPv4 MTU; the veths carry 20 bytes more for "
                 "the translated IPv6 header"},
+        **fault_params(MapEBr.role.name, bpf_faults(technology) | IID_FAULT),  # a translator's too (df)
     }
 
     def defines(self, p):

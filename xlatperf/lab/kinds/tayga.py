@@ -78,8 +78,10 @@ class TaygaDut(LabKind):
     def checks(self) -> dict[str, Any]:
         """TAYGA (0.9.2, Debian's) writes a UDP checksum it adjusted to 0xffff as 0 into an IPv6
         datagram, about once in 65,536 frames: RFC 8200 §8.1 receivers drop it, and so would the
-        tester's checks; the lab accepts it where the datagram's sum is right, and says so."""
-        return {"zero_udp_checksum_ipv6": False}
+        tester's checks; the lab accepts it where the datagram's sum is right, and says so. It
+        sets DF on every IPv4 packet it translates, as the obsoleted RFC 6145 §5.1 did (RFC 7915
+        §5.1 clears it up to 1,260 bytes): the lab holds it to that rule."""
+        return {"zero_udp_checksum_ipv6": False, "df_small": "rfc6145"}
 
     def hops(self, p: dict[str, Any]) -> int | None:
         # The kernel routes a frame into each TAYGA's tun device and out again, and TAYGA
