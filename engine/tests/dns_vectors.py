@@ -115,6 +115,13 @@ def vectors() -> list[tuple[str, bytes]]:
     q_mixed = query(mixed, "A", 7, edns=False)
     out.append(("query_a_mixed_case", q_mixed.to_wire()))
     out.append(("answer_a_mixed_case", answer(q_mixed, "A", a).to_wire()))
+    # dns64perf++'s names ({000..255}-{000..255}-{000..255}-{000..255}.<zone>): A the four
+    # numbers, AAAA none (NODATA), as a zone of theirs would serve them; the resolver's case.
+    q_perf_a = query("010-000-002-255.DNS64perf.test.", "A", 0x4242, edns=True)
+    q_perf_aaaa = query("010-000-002-255.dns64perf.test.", "AAAA", 0x4243, edns=False)
+    out += [("query_dns64perf_a", q_perf_a.to_wire()), ("query_dns64perf_aaaa", q_perf_aaaa.to_wire())]
+    out.append(("answer_dns64perf_a", answer(q_perf_a, "A", "10.0.2.255").to_wire()))
+    out.append(("answer_dns64perf_aaaa", answer(q_perf_aaaa, None).to_wire()))
     # A DNS64's replies to the client's AAAA query: synthesized with each RFC 6052 prefix length.
     for prefix in ("64:ff9b::/96", "2001:db8::/32", "2001:db8:100::/40", "2001:db8:122::/48",
                    "2001:db8:122:300::/56", "2001:db8:122:344::/64"):

@@ -204,6 +204,24 @@ TEST(Dns, TheAuthoritativeSideAnswersAsDnspythonEncodes) {
   EXPECT_EQ(answer_to("query_a_mixed_case"), vec("answer_a_mixed_case"));
 }
 
+// dns64perf++'s names: the A record the four numbers, NODATA for AAAA, as a zone of theirs.
+TEST(Dns, TheAuthoritativeSideAnswersDns64perfNames) {
+  EXPECT_EQ(answer_to("query_dns64perf_a"), vec("answer_dns64perf_a"));
+  EXPECT_EQ(answer_to("query_dns64perf_aaaa"), vec("answer_dns64perf_aaaa"));
+  size_t end = 0;
+  const Bytes& q = vec("query_dns64perf_a");
+  EXPECT_EQ(read_dns64perf_name(q.data(), q.size(), kHeader, kZone, &end), 0x0a0002ffu);
+  EXPECT_EQ(end, kHeader + 1 + 15 + kZone.wire().size());
+  // Not one of them: a number over 255, a letter, another separator, another zone.
+  for (const auto& [at, byte] : std::vector<std::pair<size_t, uint8_t>>{{13, '3'}, {14, 'a'}, {16, '.'}, {29, 'x'}}) {
+    Bytes bad = q;
+    bad[at] = byte;
+    EXPECT_FALSE(read_dns64perf_name(bad.data(), bad.size(), kHeader, kZone, &end)) << at;
+    bad.resize(512);
+    EXPECT_EQ(answer_in_place(bad.data(), q.size(), bad.size(), kZone, {}), 0u) << at;
+  }
+}
+
 TEST(Dns, TheAuthoritativeSideLeavesWhatItCannotAnswer) {
   Bytes msg = vec("query_a");
   const size_t len = msg.size();

@@ -9,6 +9,7 @@ authoritative side gave the resolver for that name, as both appear on the wire."
 
 import ipaddress
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -276,3 +277,36 @@ def test_a_resolver_whose_answers_outlive_their_records_is_caught(make_lab, tmp_
     [record] = trials(out)
     forward = record["directions"]["forward"]
     assert forward["sent"] == 1000 and forward["dns_bad_ttl"] == 1000 and forward["received"] == 0, forward
+
+
+# A client of dns64perf++'s names, run in the DUT namespace against its resolver: each name's
+# AAAA and A answers, as dnspython reads them.
+DNS64PERF_CLIENT = """
+import sys, dns.message, dns.query
+for name in sys.argv[1:]:
+    for rdtype in ("AAAA", "A"):
+        reply = dns.query.udp(dns.message.make_query(name, rdtype), "2001:2::1", timeout=2)
+        print(name, rdtype, reply.rcode(), " ".join(r.to_text() for rrset in reply.answer for r in rrset))
+"""
+
+
+def test_dns64perf_names_are_answered_by_the_authoritative_side(make_lab, tmp_path):
+    """dns64perf++'s names ({000..255}-{000..255}-{000..255}-{000..255}.dns64perf.test: A the
+    four numbers, no AAAA), which the tester's authoritative side answers while a trial runs:
+    BIND synthesizes each one's AAAA from that A record (dns64perf++ 1.0, built from its source,
+    got 256 valid answers of 256 so; docs/dns.md)."""
+    config = resolver_lab(make_lab, "dns64-bind")
+    trial = subprocess.Popen([sys.executable, "-m", "xlatperf", "trial", "-c", str(config), "--rate", "100",
+                              "--duration", "6", *FAST, "--out", str(tmp_path / "out"), "-q"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(3)   # the engine started and the trial runs: its right port answers
+        names = ["010-000-002-255.dns64perf.test.", "192-000-002-033.DNS64perf.test."]
+        out = subprocess.run(["ip", "netns", "exec", lab.DUT_NS, sys.executable, "-c", DNS64PERF_CLIENT, *names],
+                             capture_output=True, text=True, timeout=30, check=True).stdout
+    finally:
+        assert trial.wait(timeout=60) == 0
+    answers = {tuple(line.split()[:2]): line.split()[2:] for line in out.splitlines()}
+    assert answers[names[0], "A"] == ["0", "10.0.2.255"], out
+    assert answers[names[0], "AAAA"] == ["0", "2001:db8:64::a00:2ff"], out
+    assert answers[names[1], "AAAA"] == ["0", "2001:db8:64::c000:221"], out   # RFC 6052's 192.0.2.33

@@ -264,14 +264,43 @@ std::array<uint8_t, 16> synthesize(const std::array<uint8_t, 16>& prefix, int pr
   return out;
 }
 
+std::optional<uint32_t> read_dns64perf_name(const uint8_t* msg, size_t len, size_t offset, const Zone& zone,
+                                            size_t* end) {
+  // Written out where it starts (a question's name): the label's length, 4 x 3 digits with a
+  // hyphen between, then the zone (any case).
+  constexpr size_t kLabel = 15;
+  if (offset + 1 + kLabel + zone.wire().size() > len || msg[offset] != kLabel ||
+      !zone.matches(msg + offset + 1 + kLabel))
+    return std::nullopt;
+  uint32_t address = 0;
+  for (size_t part = 0; part < 4; ++part) {
+    const uint8_t* d = msg + offset + 1 + part * 4;
+    if (part < 3 && d[3] != '-') return std::nullopt;
+    uint32_t value = 0;
+    for (size_t i = 0; i < 3; ++i) {
+      if (d[i] < '0' || d[i] > '9') return std::nullopt;
+      value = value * 10 + uint32_t(d[i] - '0');
+    }
+    if (value > 255) return std::nullopt;
+    address = address << 8 | value;
+  }
+  *end = offset + 1 + kLabel + zone.wire().size();
+  return address;
+}
+
 size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, const RecordRule& rule) {
   if (len < kHeader) return 0;
   const uint16_t flags = load_be16(msg + 2);
   if ((flags & kFlagQr) || (flags & kOpcodeMask) || load_be16(msg + 4) != 1 || load_be16(msg + 6) || load_be16(msg + 8))
     return 0;
   size_t q_end = 0;
-  const auto name = read_name(msg, len, kHeader, zone, &q_end);
-  if (!name || q_end != kHeader + zone.name_size() || q_end + kQuestionTail > len) return 0;
+  std::optional<Records> found;
+  if (const auto name = read_name(msg, len, kHeader, zone, &q_end); name && q_end == kHeader + zone.name_size())
+    found = records_of(*name, rule);
+  else if (const auto a = read_dns64perf_name(msg, len, kHeader, zone, &q_end))
+    found = Records{*a, false, {}};
+  if (!found || q_end + kQuestionTail > len) return 0;
+  const Records& records = *found;
   const uint16_t qtype = load_be16(msg + q_end), qclass = load_be16(msg + q_end + 2);
   if (qclass != kClassIn || (qtype != kTypeA && qtype != kTypeAaaa)) return 0;
   // The additional section: an OPT record says the asker speaks EDNS(0); the rest is skipped.
@@ -282,7 +311,6 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
     if (!rr) return 0;
     edns |= rr->type == kTypeOpt;
   }
-  const Records records = records_of(*name, rule);
   const bool has = qtype == kTypeA || records.has_aaaa;
   const size_t rdlength = qtype == kTypeA ? 4 : 16;
   // NODATA carries the zone's SOA for negative caching (RFC 2308 §2.2): owner, MNAME and RNAME
@@ -296,7 +324,7 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
   store_be16(msg + 8, has ? 0 : 1);
   store_be16(msg + 10, edns ? 1 : 0);
   uint8_t* p = msg + q_end + kQuestionTail;
-  const uint16_t zone_pointer = uint16_t(0xc000 | (kHeader + 1 + kLabelChars));
+  const uint16_t zone_pointer = uint16_t(0xc000 | (q_end - zone.wire().size()));
   if (has) {
     store_be16(p, 0xc000 | kHeader);  // the question's name
     store_be16(p + 2, qtype);

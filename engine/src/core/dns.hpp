@@ -217,10 +217,18 @@ Records records_of(const TestName& name, const RecordRule& rule);
 // zero. Throws std::invalid_argument for another length.
 std::array<uint8_t, 16> synthesize(const std::array<uint8_t, 16>& prefix, int prefix_bits, uint32_t ipv4);
 
+// dns64perf++'s names (Lencse and Bakai's DNS64 tester): {000..255}-{000..255}-{000..255}-
+// {000..255}.<zone>, the A record the four numbers, no AAAA record. The IPv4 address a
+// question's name at `offset` names, or none; `end`: where the name ends.
+std::optional<uint32_t> read_dns64perf_name(const uint8_t* msg, size_t len, size_t offset, const Zone& zone,
+                                            size_t* end);
+
 // The authoritative side: writes its answer over the query of `len` bytes at `msg` (room for
 // `cap`): QR and AA set, RD and the ID copied, the question as received (the case of its
 // letters too), then the record of the query's type if the name has one (A always; AAAA where
 // records_of says: else NODATA, an empty answer), and an OPT record when the query had one.
+// dns64perf++'s names are answered too (read_dns64perf_name), so that tool gets a line-rate
+// authoritative server (the one RFC 8219 §9.2.1's note wishes for).
 // Returns the answer's length, or 0 for a query it does not answer (not a standard query of
 // one question, not a test name of `zone`, not A or AAAA in class IN, a malformed message, no
 // room): the caller counts those.
