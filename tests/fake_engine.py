@@ -113,7 +113,7 @@ KEYS = {
                "flow_label", "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"),
     "tunnel": ("src_ip", "dst_ip"),
     "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
-    "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df", "count_df", "flow_label",
+    "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "ecn", "df", "count_df", "flow_label",
            "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts", "tag"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
@@ -277,6 +277,10 @@ def validate_rx(rx, path, rx_frame_size):
         if ends[0] > ends[-1]:
             bad(path + "ttl", ttl, allowed + " (low <= high)")
     integer_in(rx, path, "tos", 0, 255, None)
+    ecn = rx.get("ecn", [0])
+    if not isinstance(ecn, list) or not ecn or len(set(map(str, ecn))) != len(ecn) or not all(
+            isinstance(e, int) and not isinstance(e, bool) and 0 <= e <= 3 for e in ecn):
+        bad(path + "ecn", ecn, "must be a list of ECN codepoints 0..3 (Not-ECT, ECT(1), ECT(0), CE), each once")
     for key in ("df", "count_df", "checksums", "ipv6_zero_udp_checksum"):
         if not isinstance(rx.get(key, True), bool):
             bad(path + key, rx[key], "must be true or false")

@@ -61,7 +61,7 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     config = load_config(None, [])
     headers = {key: value for key, value in config.checks.to_dict().items() if not key.startswith("dns_")}
     assert headers == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True,
-                       "df_small": "rfc7915", "flow_label": True, "zero_udp_checksum_ipv6": True}
+                       "df_small": "rfc7915", "ecn": True, "flow_label": True, "zero_udp_checksum_ipv6": True}
     assert (config.traffic.dscp, config.dut.hops) == (0, "auto")
     # --set takes a number for dut.hops as a number (the key takes "auto" or an integer).
     assert load_config(None, ["dut.hops=2"]).dut.hops == 2
@@ -77,7 +77,7 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     ({"dut": {"hops": "one"}}, 'dut.hops = "one": must be "auto"'),
     ({"dut": {"hops": 10}}, "dut.hops = 10: must be at most 9: the test frames are sent with TTL/hop limit 10"),
     ({"checks": {"ttl": 0}}, "checks.ttl = 0: must be true or false"),
-    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, address, df, "
+    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, ecn, address, df, "
                                  "df_small, flow_label, zero_udp_checksum_ipv6"),
     ({"checks": {"df_small": "rfc791"}}, 'checks.df_small = "rfc791": must be one of "rfc7915" | "rfc6145" | "either"'),
 ])
@@ -100,12 +100,12 @@ def test_every_stream_is_sent_with_the_dscp_and_ttl_10():
 def test_a_router_forwards_the_frames_as_sent_less_one_ttl():
     assert rx([]) == {
         "forward": {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
-                    "dst_port": 7, "ttl": 9, "tos": 0, "df": True, "checksums": True},
+                    "dst_port": 7, "ttl": 9, "tos": 0, "ecn": [0], "df": True, "checksums": True},
         "reverse": {"ip_version": 4, "src_ip": "198.19.0.2", "dst_ip": "198.18.0.2", "src_port": 49184,
-                    "dst_port": 7, "ttl": 9, "tos": 0, "df": True, "checksums": True}}
+                    "dst_port": 7, "ttl": 9, "tos": 0, "ecn": [0], "df": True, "checksums": True}}
     assert rx(["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"])["forward"] == {
         "ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "2001:2:0:8000::2", "src_port": 49184,
-        "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True,   # no DF in IPv6
+        "dst_port": 7, "ttl": 9, "tos": 0, "ecn": [0], "checksums": True,   # no DF in IPv6
         "flow_label": 0x12345}   # the label sent, unchanged (RFC 6437 §3)
 
 
@@ -114,10 +114,10 @@ def test_a_siit_translator_writes_the_senders_virtual_and_the_receivers_real_add
         # IPv6 -> IPv4: a 64-byte IPv4 frame, far below 1260 bytes: DF counted by its value (RFC
         # 7915 §5.1 clears it, RFC 6145 §5.1, which TAYGA follows, set it: checks.df_small).
         "forward": {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
-                    "dst_port": 7, "ttl": 9, "tos": 32, "count_df": True, "checksums": True},
+                    "dst_port": 7, "ttl": 9, "tos": 32, "ecn": [0], "count_df": True, "checksums": True},
         # IPv4 -> IPv6: the IPv4 sender as IPv6 sees it, no DF, flow label 0 (RFC 7915 §5.1).
         "reverse": {"ip_version": 6, "src_ip": "64:ff9b::c613:2", "dst_ip": "2001:2::2", "src_port": 49184,
-                    "dst_port": 7, "ttl": 9, "tos": 32, "checksums": True, "flow_label": 0}}
+                    "dst_port": 7, "ttl": 9, "tos": 32, "ecn": [0], "checksums": True, "flow_label": 0}}
 
 
 def test_an_address_the_configuration_lacks_is_not_checked():
@@ -212,9 +212,9 @@ def test_a_stateful_nat_leaves_the_initiators_source_and_the_responders_destinat
     """RFC 9693: the NAT chooses the source address and port of the Initiator's frames and maps
     the Responder's back; what it chooses is not checked."""
     assert rx(NAT44) == {
-        "forward": {"ip_version": 4, "dst_ip": "198.19.0.2", "dst_port": 7, "ttl": 9, "tos": 0, "df": True,
-                    "checksums": True, "vary": [{"field": "dst_port", "min": 1, "max": 100}]},
-        "reverse": {"ip_version": 4, "src_ip": "198.19.0.2", "src_port": 49184, "ttl": 9, "tos": 0,
+        "forward": {"ip_version": 4, "dst_ip": "198.19.0.2", "dst_port": 7, "ttl": 9, "tos": 0, "ecn": [0],
+                    "df": True, "checksums": True, "vary": [{"field": "dst_port", "min": 1, "max": 100}]},
+        "reverse": {"ip_version": 4, "src_ip": "198.19.0.2", "src_port": 49184, "ttl": 9, "tos": 0, "ecn": [0],
                     "df": True, "checksums": True}}
     # The Initiator as the Responder sees it: the NAT's public address, when the config names it.
     assert rx(NAT44 + ["left.virtual_ipv4=198.19.0.1"])["forward"]["src_ip"] == "198.19.0.1"
@@ -229,7 +229,7 @@ def test_the_responders_frames_from_its_state_table_leave_their_source_port_unch
     test = StatefulTest(plan(NAT44))
     forward, reverse = test.phase2_flows(plan(NAT44).flows(1000))
     assert reverse["from_table"] and reverse["foreground"]["rx"] == {
-        "ip_version": 4, "src_ip": "198.19.0.2", "ttl": 9, "tos": 0, "df": True, "checksums": True}
+        "ip_version": 4, "src_ip": "198.19.0.2", "ttl": 9, "tos": 0, "ecn": [0], "df": True, "checksums": True}
     assert forward["foreground"]["rx"]["dst_ip"] == "198.19.0.2"
     # Phase 1: the Initiator's enumerated ports arrive in the same ranges.
     phase1 = test.phase1_request(1000, 1000, 1000).flows[0]["foreground"]
@@ -280,9 +280,9 @@ def test_a_br_alone_is_checked_for_what_it_writes_and_may_leave_a_tunnels_exit_u
     tunnel carry it)."""
     forward, reverse = rx(MAP_E + ["traffic.dscp=10"]).values()
     assert forward == {"ip_version": 4, "src_ip": "198.18.0.2", "dst_ip": "198.19.0.2", "src_port": 49184,
-                       "dst_port": 7, "ttl": [9, 10], "tos": 40, "df": True, "checksums": True}
+                       "dst_port": 7, "ttl": [9, 10], "tos": 40, "ecn": [0], "df": True, "checksums": True}
     assert reverse == {"ip_version": 4, "src_ip": "198.19.0.2", "dst_ip": "198.18.0.2", "src_port": 49184,
-                       "dst_port": 7, "ttl": 9, "tos": 40, "df": True, "checksums": True,
+                       "dst_port": 7, "ttl": 9, "tos": 40, "ecn": [0], "df": True, "checksums": True,
                        "tunnel": {"src_ip": "2001:db8:ffff::1"}}
 
 
@@ -340,7 +340,7 @@ def test_a_dual_dut_that_tunnels_has_one_tunnel_exit_among_its_two_hops():
 def test_background_frames_are_checked_in_full_and_through_a_nat66_as_the_foreground():
     background = plan(["traffic.mix_n=2", "traffic.frame_size=84"]).flows(1000)[0]["background"]["rx"]
     assert background == {"ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "2001:2:0:8000::2",
-                          "src_port": 49184, "dst_port": 7, "ttl": 9, "tos": 0, "checksums": True,
+                          "src_port": 49184, "dst_port": 7, "ttl": 9, "tos": 0, "ecn": [0], "checksums": True,
                           "flow_label": 0x12345}
     nat66 = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84", "traffic.mix_n=2",
              "stateful.connections=20000"]
@@ -357,6 +357,25 @@ def test_a_check_turned_off_leaves_its_keys_out(check, gone):
     on = rx(["ports.forward_dst=random"])["forward"]
     off = rx(["ports.forward_dst=random", f"checks.{check}=false"])["forward"]
     assert set(on) - set(off) == gone
+
+
+@pytest.mark.parametrize("ecn, tos, arriving", [
+    ("not-ect", 40, [0]), ("ect1", 41, [1, 3]), ("ect0", 42, [2, 3]), ("ce", 43, [3])])
+def test_the_ecn_field_is_sent_with_the_dscp_and_may_arrive_ce_where_ect(ecn, tos, arriving):
+    """RFC 3168 §5: a congested router marks an ECT packet CE, never a Not-ECT one; a translator
+    copies the whole class (RFC 7915 §4.1, §5.1) and a tunnel's exit hands it on (RFC 6040
+    §4.2): the same rule through every kind. On a cable the frames arrive as sent."""
+    for kind in ([], SIIT, MAP_E):
+        flows = plan(kind + ["traffic.dscp=10", f"traffic.ecn={ecn}"]).flows(1000)
+        for flow in flows:
+            assert flow["foreground"]["tos"] == tos
+            assert flow["foreground"]["rx"]["tos"] == tos and flow["foreground"]["rx"]["ecn"] == arriving, (kind, flow)
+    cable = plan(["traffic.dscp=10", f"traffic.ecn={ecn}"], through_dut=False).flows(1000)
+    assert {tuple(f["foreground"]["rx"]["ecn"]) for f in cable} == {(tos & 3,)}
+    # checks.ecn off: any codepoint, the DSCP still compared; checks.tos off: the ECN field alone.
+    assert rx([f"traffic.ecn={ecn}", "checks.ecn=false"])["forward"]["ecn"] == [0, 1, 2, 3]
+    alone = rx([f"traffic.ecn={ecn}", "checks.tos=false"])["forward"]
+    assert "tos" not in alone and alone["ecn"] == arriving
 
 
 IPV6_ROUTER = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"]
@@ -394,12 +413,12 @@ def test_on_a_cable_the_frames_arrive_as_sent():
     forward, reverse = plan(SIIT + ["traffic.dscp=1"], through_dut=False).flows(1000)
     assert forward["foreground"]["rx"] == {
         "ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "64:ff9b::c613:2", "src_port": 49184,
-        "dst_port": 7, "ttl": SENT_TTL, "tos": 4, "checksums": True, "flow_label": 0x12345}
+        "dst_port": 7, "ttl": SENT_TTL, "tos": 4, "ecn": [0], "checksums": True, "flow_label": 0x12345}
     assert reverse["foreground"]["rx"]["df"] is True and reverse["foreground"]["rx"]["ttl"] == SENT_TTL
     # An emulated CE's frames keep their CE check; the TTL and TOS are checked on a cable too.
     assert plan(MAP_E, through_dut=False).flows(1000)[1]["foreground"]["rx"] == {
         "ip_version": 4, "src_ip": "198.19.0.2", "dst_ip": "198.18.0.2", "src_port": 49184, "dst_port": 7,
-        "ttl": SENT_TTL, "tos": 0, "df": True, "checksums": True}
+        "ttl": SENT_TTL, "tos": 0, "ecn": [0], "df": True, "checksums": True}
 
 
 def test_the_fake_engine_takes_the_streams_rx_and_reports_the_counts():

@@ -405,10 +405,9 @@ TEST(HeaderCheck, TranslatedFramesAndTheChecksumAdjustment) {
 // is told which one the frame carried; without it nothing is counted.
 TEST(HeaderCheck, DfCountedWhereTheRfcsDiffer) {
   const FrameSpec s = sent_spec(6, 84);
-  RxSpec rx;
-  rx.ip_version = 4;
-  rx.src_ip = parse_ip("198.18.0.2", 4);
-  rx.dst_ip = parse_ip("198.19.0.2", 4);
+  RxSpec rx = routed(sent_spec(4, 64));  // as a translator writes it, but for the TTL and DF
+  rx.ttl.reset();
+  rx.df.reset();
   rx.count_df = true;
   const HeaderCheck check(s, rx, 64, {});
   EXPECT_TRUE(check.counts_df());
@@ -426,6 +425,55 @@ TEST(HeaderCheck, DfCountedWhereTheRfcsDiffer) {
   TestTag tag;
   ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
   EXPECT_FALSE(plain.counted_df(f.data(), tag).has_value());
+}
+
+// The ECN field (RFC 3168 §5) apart from the DSCP: an ECT packet may arrive CE (a congested
+// router marks it), nothing else; Not-ECT and CE arrive as sent; all four codepoints: not
+// checked. A wrong ECN field is bad_tos, as a wrong DSCP is.
+void set_ecn(std::vector<uint8_t>& f, int version, uint8_t ecn, size_t ip = kIp) {
+  if (version == 4) f[ip + 1] = uint8_t((f[ip + 1] & 0xfc) | ecn);
+  else f[ip + 1] = uint8_t((f[ip + 1] & 0xcf) | ecn << 4);
+  fix_checksums(f, ip);
+}
+
+TEST(HeaderCheck, EcnFieldWithTheCeAllowance) {
+  constexpr uint8_t kNotEct = 0, kEct1 = 1, kEct0 = 2, kCe = 3;
+  for (const int version : {4, 6}) {
+    FrameSpec s = sent_spec(version, version == 4 ? 64 : 84);
+    s.tos = uint8_t(0x28 | kEct0);
+    RxSpec rx = routed(s);
+    rx.ecn = uint8_t(1u << kEct0 | 1u << kCe);
+    const HeaderCheck check(s, rx, s.frame_size, {});
+    FrameSpec out = s;
+    out.ttl = 9;
+    const auto good = frame_of(out);
+    EXPECT_EQ(judge(check, good), Verdict::kGood) << version;
+    for (const uint8_t ecn : {kNotEct, kEct1, kEct0, kCe}) {
+      auto f = good;
+      set_ecn(f, version, ecn);
+      EXPECT_EQ(judge(check, f), ecn == kEct0 || ecn == kCe ? Verdict::kGood : Verdict::kBadTos)
+          << version << " ECN " << int(ecn);
+    }
+    auto f = good;
+    f[kIp + (version == 4 ? 1 : 0)] ^= version == 4 ? 0x20 : 0x02;  // the DSCP changed, the ECN kept
+    fix_checksums(f, kIp);
+    EXPECT_EQ(judge(check, f), Verdict::kBadTos) << version;
+    // Not-ECT sent must stay Not-ECT (RFC 3168 §5: a router drops, never marks it).
+    rx.ecn = uint8_t(1u << kNotEct);
+    const HeaderCheck exact(s, rx, s.frame_size, {});
+    f = good;
+    set_ecn(f, version, kNotEct);
+    EXPECT_EQ(judge(exact, f), Verdict::kGood) << version;
+    set_ecn(f, version, kCe);
+    EXPECT_EQ(judge(exact, f), Verdict::kBadTos) << version;
+    // The ECN check off: any codepoint, the DSCP still compared.
+    rx.ecn = uint8_t(0x0f);
+    const HeaderCheck off(s, rx, s.frame_size, {});
+    EXPECT_EQ(judge(off, f), Verdict::kGood) << version;
+    f[kIp + (version == 4 ? 1 : 0)] ^= version == 4 ? 0x20 : 0x02;
+    fix_checksums(f, kIp);
+    EXPECT_EQ(judge(off, f), Verdict::kBadTos) << version;
+  }
 }
 
 // RFC 2473 tunnels: the tunnel's addresses are checked where given, its hop limit must not be
@@ -483,7 +531,13 @@ TEST(HeaderCheck, TunnelCarriesTos) {
   auto f = good;
   f[kIp] = 0x60, f[kIp + 1] &= 0x0f;  // traffic class 0, flow label kept
   EXPECT_EQ(judge(check, f), Verdict::kBadTos);
+  // The tunnel's ECN field is the encapsulator's (RFC 6040 §4.1): copied in normal mode,
+  // Not-ECT in compatibility mode; either passes, the DSCP still carried.
+  f = good;
+  f[kIp + 1] = uint8_t((f[kIp + 1] & 0xcf) | 0x30);  // CE in the tunnel alone
+  EXPECT_EQ(judge(check, f), Verdict::kGood);
   rx.tos.reset();  // no TOS to carry: the class is the entry point's again
+  f[kIp] = 0x60, f[kIp + 1] &= 0x0f;
   EXPECT_EQ(judge(HeaderCheck(s, rx, 104, {}), f), Verdict::kGood);
 }
 

@@ -57,14 +57,16 @@ def test_a_correct_dut_passes_every_header_check(make_lab, tmp_path, kind):
 # TTL check accepts it), so a missing decrement is caught where the DUT enters a tunnel or
 # translates; the AFTR spoils only what it sends to the B4s (the kernel forwards the rest).
 COUNTER = {"ttl": "bad_ttl", "tos": "bad_tos", "address": "bad_address", "checksum": "bad_checksum",
-           "tunnel_tos": "bad_tos", "swap": "wrong_ce", "flow_label": "bad_header", "df": "df_wrong"}
+           "tunnel_tos": "bad_tos", "swap": "wrong_ce", "flow_label": "bad_header", "df": "df_wrong",
+           "ecn": "bad_tos"}
 FAULTY = {
     # kind: (faults, {direction: the faults counted there})
-    "router4": (("ttl", "tos", "address", "checksum"),
-                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum"})),
+    # (ecn: the Not-ECT frames the tester sends by default marked CE, RFC 3168 §5.)
+    "router4": (("ttl", "tos", "address", "checksum", "ecn"),
+                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "ecn"})),
     # (flow_label: a non-zero label rewritten, RFC 6437 §3; the tester sends traffic.flow_label.)
-    "router6": (("ttl", "tos", "address", "checksum", "flow_label"),
-                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "flow_label"})),
+    "router6": (("ttl", "tos", "address", "checksum", "flow_label", "ecn"),
+                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "flow_label", "ecn"})),
     "mape-br": (("ttl", "tos", "checksum"), {"forward": {"tos", "checksum"}, "reverse": {"ttl", "tos", "checksum"}}),
     # (df: DF set on small packets translated into IPv4, a mix with RFC 7915's clear ones: no
     # loss, but df_wrong, where the BR translates towards IPv4 and the CE towards its LAN.)
@@ -83,7 +85,7 @@ FAULTY = {
     "mapt-ce": (("ttl", "tos", "checksum", "df"),
                 {"forward": {"ttl", "tos", "checksum"}, "reverse": {"ttl", "tos", "checksum", "df"}}),
 }
-SHARE = 20  # percent of each direction's frames per fault
+SHARE = 15  # percent of each direction's frames per fault (router6: six of them)
 
 
 @pytest.mark.parametrize("kind", FAULTY)
@@ -220,3 +222,21 @@ def test_a_translator_that_mixes_the_df_rules_fails_whatever_the_rule(make_lab, 
         assert abs(forward["df_set"] - share * sent) <= spread, (rule, forward)
         assert forward["df_wrong"] == (forward["df_set"] if rule == "either" else forward["df_clear"]) > 0, forward
         assert "a mix" in forward["df_small"], forward
+
+
+@pytest.mark.parametrize("kind, params", [
+    ("router4", {}), ("siit", {}), ("b4", {}), ("mapt-br", {}),
+    ("router4", {"faulty": "ecn", "faulty_share": SHARE})])
+def test_ect_frames_pass_a_router_translator_and_tunnel_and_a_router_that_bleaches_ecn_is_caught(
+        make_lab, tmp_path, kind, params):
+    """ECT(0) sent (traffic.ecn): a router, a translator (TAYGA copies the whole class, RFC 7915
+    §4.1, §5.1) and a tunnel's ends (RFC 6040: the B4 encapsulates, the tester's outer header
+    decapsulated by it) deliver it as sent, or CE where congested; the faulty router bleaches
+    ECT to Not-ECT on its share, each such frame bad_tos."""
+    directions = one_trial(make_lab(kind, calibrate="no", **params), tmp_path, 2000, "--set", "traffic.ecn=ect0")
+    for name, d in directions.items():
+        want = SHARE / 100 * d["sent"] if params else 0
+        spread = 6 * (d["sent"] * SHARE / 100) ** 0.5 + 20 if params else 0
+        assert abs(d["bad_tos"] - want) <= spread, (kind, name, d)
+        assert {f: d[f] for f in FAULTS if f != "bad_tos"} == dict.fromkeys(set(FAULTS) - {"bad_tos"}, 0), (kind, d)
+        assert d["received"] + d["bad_tos"] >= 0.99 * d["sent"] > 0, (kind, name, d)

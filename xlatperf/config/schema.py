@@ -462,9 +462,12 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "mix_m": Key(1, integer(1, 1000)),
         # Pseudorandom fields: the same seed gives the same frames (RFC 4814 §4.2.1).
         "seed": Key(1, integer(0, 2**63 - 1)),
-        # The DSCP of the test frames (RFC 2474; ECN bits 0): a DUT must carry it (RFC 7915
-        # §4.1, §5.1), which only a non-zero one shows.
+        # The DSCP of the test frames (RFC 2474): a DUT must carry it (RFC 7915 §4.1, §5.1),
+        # which only a non-zero one shows.
         "dscp": Key(0, integer(0, 63)),
+        # Their ECN field (RFC 3168 §5): Not-ECT, ECT(0), ECT(1) or CE; an ECT packet may arrive
+        # CE (a congested router marks it), nothing else changes it (checks.ecn).
+        "ecn": Key("not-ect", choice("not-ect", "ect0", "ect1", "ce")),
         # The flow label of the IPv6 test frames, 0..0xfffff: a sending host should set one
         # (RFC 6437 §3), and a router or NAT66 must deliver a non-zero one unchanged. 0 sends
         # none, which a forwarding node may then set.
@@ -510,7 +513,8 @@ SCHEMA: dict[str, dict[str, Key]] = {
     "checks": {
         "checksum": Key(True, boolean),   # the IPv4 header and UDP/TCP checksums verify
         "ttl": Key(True, boolean),        # the TTL/hop limit is the sent one less dut.hops
-        "tos": Key(True, boolean),        # the TOS/traffic class arrives as sent (traffic.dscp)
+        "tos": Key(True, boolean),        # the DSCP arrives as sent (traffic.dscp)
+        "ecn": Key(True, boolean),        # the ECN field as sent (traffic.ecn), or CE where ECT was sent
         "address": Key(True, boolean),    # addresses and ports as the DUT must write them
         "df": Key(True, boolean),         # IPv4 arrivals: the DF flag (RFC 7915 §5.1 translated)
         # Translated IPv4 packets of at most 1,260 bytes: DF clear (RFC 7915 §5.1, the standard

@@ -26,10 +26,23 @@ def has_background(config) -> bool:
     return config.traffic.mix_m < config.traffic.mix_n
 
 
+# The ECN field's codepoints (RFC 3168 §5), by traffic.ecn's names.
+ECN_CODEPOINTS = {"not-ect": 0, "ect1": 1, "ect0": 2, "ce": 3}
+ECN_CE = ECN_CODEPOINTS["ce"]
+
+
 def sent_tos(config) -> int:
     """The IPv4 TOS octet and IPv6 traffic class of the test frames: traffic.dscp in the six
-    DSCP bits (RFC 2474), the ECN bits 0 (Not-ECT, RFC 3168)."""
-    return config.traffic.dscp << 2
+    DSCP bits (RFC 2474), traffic.ecn in the two ECN bits (RFC 3168 §5)."""
+    return config.traffic.dscp << 2 | ECN_CODEPOINTS[config.traffic.ecn]
+
+
+def arriving_ecn(sent: int) -> list[int]:
+    """The ECN codepoints a packet sent with ECN field `sent` may arrive with through a router,
+    NAT, translator or tunnel: as sent, or CE where it was ECT (RFC 3168 §5: a congested router
+    marks an ECT packet, never a Not-ECT one; RFC 6040 §4.2: a decapsulator hands the inner on as
+    it came where the outer is the same, CE where the outer was marked)."""
+    return [sent, ECN_CE] if sent in (ECN_CODEPOINTS["ect0"], ECN_CODEPOINTS["ect1"]) else [sent]
 
 
 def side_vlan(config, side: str) -> list[int]:

@@ -199,8 +199,11 @@ def _header_checks(entry: Entry) -> str:
                      + (" (not the ones a stateful NAT chooses)" if config.get("stateful.enabled") else ""))
     tos = sorted({rx["tos"] for rx in received if "tos" in rx})
     if tos:
-        parts.append(f"TOS/traffic class {', '.join(map(str, tos))} as sent (traffic.dscp = "
+        parts.append(f"DSCP of the TOS/traffic class {', '.join(map(str, tos))} as sent (traffic.dscp = "
                      f"{config.get('traffic.dscp')})")
+    if any(len(rx.get("ecn", [0, 1, 2, 3])) < 4 for rx in received):
+        parts.append(f"ECN field as sent (traffic.ecn = \"{config.get('traffic.ecn')}\"), or CE where sent ECT "
+                     "(RFC 3168 §5: a congested router marks it; RFC 6040 §4.2 at a tunnel's exit)")
     if any("df" in rx for rx in received):
         parts.append("DF (set; where translated into IPv4, set above 1260 bytes)")
     if any(rx.get("count_df") for rx in received):

@@ -15,8 +15,8 @@ from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
 from ..frames.kinds import BACKGROUND, SMALL_TRANSLATED, Received, dut_hops, frame_size_of, kind_of, size_name_of
 from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack, dns_answer, dns_query
-from ..frames.trial import (active_directions, direction_sides, has_background, lookup, sent_tos, side_vlan,
-                            size_period)
+from ..frames.trial import (active_directions, arriving_ecn, direction_sides, has_background, lookup, sent_tos,
+                            side_vlan, size_period)
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
 
@@ -326,6 +326,13 @@ class TrafficPlan:
                 rx["ttl"] = [low, low + exits] if exits else low
             if checks.tos:
                 rx["tos"] = stream["tos"]
+            # The ECN field apart from the DSCP: as sent, or CE where sent ECT (on a cable: as
+            # sent); not checked, it leaves `tos` the DSCP alone.
+            if checks.ecn:
+                ecn = stream["tos"] & 3
+                rx["ecn"] = arriving_ecn(ecn) if self.through_dut else [ecn]
+            elif checks.tos:
+                rx["ecn"] = [0, 1, 2, 3]
         if checks.df and received.inner == 4:
             # The tester sends DF set; through the DUT the kind says what it becomes (IPv4
             # arrivals are foreground frames: the background is IPv6).

@@ -44,7 +44,8 @@ struct Writer {
     // option (RFC 2473 §4.1.1: another next header, a longer payload): its own choices.
     const FieldRole own = layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kFixed;
     mark(layer, FieldRole::kFixed, at, 1, 0xf0);          // version
-    mark(layer, FieldRole::kTos, at, 2, 0x0f, 0xf0);      // traffic class
+    mark(layer, FieldRole::kTos, at, 2, 0x0f, 0xc0);      // traffic class: DSCP
+    mark(layer, FieldRole::kEcn, at + 1, 1, 0x30);        // ... and ECN
     // The flow label: a forwarding node may set one where none came (RFC 6437 §3), so it is
     // compared only where the rx expectation names it.
     mark(layer, layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kFlowLabel, at + 1, 3, 0x0f);
@@ -72,7 +73,8 @@ struct Writer {
     std::memcpy(h + 16, spec.dst_ip.data(), 4);
     store_be16(h + 10, uint16_t(~fold(sum_words(h, 20))));
     mark(Layer::kIpv4, FieldRole::kFixed, at, 1);         // version, header length
-    mark(Layer::kIpv4, FieldRole::kTos, at + 1, 1);
+    mark(Layer::kIpv4, FieldRole::kTos, at + 1, 1, 0xfc);  // DSCP
+    mark(Layer::kIpv4, FieldRole::kEcn, at + 1, 1, 0x03);
     mark(Layer::kIpv4, FieldRole::kLength, at + 2, 2);    // total length: as IPv6's payload length
     mark(Layer::kIpv4, FieldRole::kFree, at + 4, 2);      // identification (RFC 7915 §5.1)
     mark(Layer::kIpv4, FieldRole::kFixed, at + 6, 2, 0xbf);  // reserved bit, MF, fragment offset

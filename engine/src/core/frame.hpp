@@ -213,9 +213,11 @@ inline LayerList layers_of(const FrameSpec& spec) {
 // DUT must leave as sent or write as the stream's rx says (kFixed: always compared), one the
 // rx expectation names (addresses, ports, TTL, TOS, DF, the IPv6 flow label), or one it may write
 // freely or that another check owns (kFree: the IPv4 identification, checksums, TCP sequence
-// numbers, the tag).
+// numbers, the tag). The TOS octet or traffic class is two fields: its DSCP (kTos, the upper six
+// bits) and its ECN field (kEcn, the lower two: RFC 3168 §5), which a congested router may
+// change from ECT to CE.
 enum class FieldRole : uint8_t {
-  kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kDf, kFlowLabel, kLength, kFree
+  kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kEcn, kDf, kFlowLabel, kLength, kFree
 };
 // A field a layer writer wrote: `size` bytes from `offset` (in the frame), the first and last of
 // them under `first_mask` and `last_mask` (a field that shares a byte with another: IPv6's

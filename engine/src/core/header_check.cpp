@@ -1,6 +1,7 @@
 #include "core/header_check.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace xlp {
@@ -14,7 +15,7 @@ bool is_port(FieldRole r) { return r == FieldRole::kSrcPort || r == FieldRole::k
 Verdict verdict_of(FieldRole r) {
   if (is_address(r) || is_port(r)) return Verdict::kBadAddress;
   if (r == FieldRole::kTtl) return Verdict::kBadTtl;
-  if (r == FieldRole::kTos) return Verdict::kBadTos;
+  if (r == FieldRole::kTos || r == FieldRole::kEcn) return Verdict::kBadTos;
   return Verdict::kBadHeader;
 }
 
@@ -36,7 +37,11 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   want.dst_ip = rx.dst_ip.value_or(std::array<uint8_t, 16>{});
   want.src_port = rx.src_port.value_or(0);
   want.dst_port = rx.dst_port.value_or(0);
-  want.tos = rx.tos.value_or(0);
+  // One ECN codepoint: compared with the rest; a set of them (not all four): ecn_allowed.
+  const bool one_ecn = rx.ecn && std::has_single_bit(*rx.ecn);
+  if (rx.ecn && !one_ecn && *rx.ecn != 0x0f) ecn_set_ = *rx.ecn;
+  want.tos = uint8_t(rx.tos.value_or(0) & (rx.ecn ? 0xfc : 0xff));
+  if (one_ecn) want.tos = uint8_t(want.tos | std::countr_zero(*rx.ecn));
   want.ttl = rx.ttl ? rx.ttl->first : 0;
   want.flow_label = rx.flow_label.value_or(0);
   want.frame_size = rx_frame_size;
@@ -54,6 +59,8 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     if (layer == Layer::kTunnel) {  // the encapsulating node's own choices, but its addresses
       if (role == FieldRole::kSrcAddress) return rx.tunnel_src.has_value();
       if (role == FieldRole::kDstAddress) return rx.tunnel_dst.has_value();
+      // Its ECN field is the encapsulator's: RFC 6040 §4.1's normal mode copies the inner one,
+      // its compatibility mode writes Not-ECT; either is right.
       if (role == FieldRole::kTos) return rx.tunnel_carries_tos && rx.tos.has_value();
       return role == FieldRole::kFixed;
     }
@@ -64,6 +71,7 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
       case FieldRole::kSrcPort: return rx.src_port.has_value();
       case FieldRole::kDstPort: return rx.dst_port.has_value();
       case FieldRole::kTos: return rx.tos.has_value();
+      case FieldRole::kEcn: return rx.ecn ? one_ecn : rx.tos.has_value();
       case FieldRole::kDf: return rx.df.has_value();
       case FieldRole::kFlowLabel: return rx.flow_label.has_value();
       // One value: compared with the rest; a range: checked on its own (ttl_).
@@ -185,6 +193,7 @@ Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t
   if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
     fail(Verdict::kBadTtl);
   if (tunnel_ && frame[tag.outer_offset + 7] == 0) fail(Verdict::kBadTtl);
+  if (!ecn_allowed(frame, tag)) fail(Verdict::kBadTos);
   for (uint8_t i = 0; i < words_; ++i)
     if (!word_in_range(word_[i], frame, tag)) fail(Verdict::kBadAddress);
   if (checksums_ && !checksums_verify(frame, tag, l4_len, l4_sum)) fail(Verdict::kBadChecksum);

@@ -76,6 +76,11 @@ struct RxSpec {
   bool tunnel_carries_tos = false;
   std::optional<std::pair<uint8_t, uint8_t>> ttl;  // the inner header's, an inclusive range
   std::optional<uint8_t> tos;
+  // The ECN codepoints (bit e for codepoint e: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE) the inner
+  // header's ECN field may arrive with, apart from `tos`, which then holds the DSCP alone; none:
+  // the ECN field is `tos`'s (the whole octet compared). An ECT packet may arrive CE (RFC 3168
+  // §5: a congested router marks it), so {ECT(0), CE} is a rule; all four: not checked.
+  std::optional<uint8_t> ecn;
   std::optional<bool> df;  // IPv4 arrivals
   // IPv4 arrivals without `df`: the receiver counts the frames that pass with DF set and with
   // DF clear (an IPv4 packet of at most 1,260 bytes translated from IPv6: RFC 7915 §5.1 clears
@@ -196,6 +201,7 @@ class HeaderCheck {
     if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
       return false;
     if (tunnel_ && frame[tag.outer_offset + 7] == 0) return false;  // hop limit 0 (RFC 2473 §6.3)
+    if (!ecn_allowed(frame, tag)) return false;
     for (uint8_t i = 0; i < words_; ++i)
       if (!word_in_range(word_[i], frame, tag)) return false;
     return !checksums_ || checksums_verify(frame, tag, l4_len, l4_sum);
@@ -209,6 +215,14 @@ class HeaderCheck {
     const uint32_t below_l4 = uint32_t(tag.l4_offset - tag.l3_offset);
     return ip_version_ == 4 ? uint32_t(ip[2] << 8 | ip[3]) == below_l4 + l4_len
                             : uint32_t(ip[4] << 8 | ip[5]) == below_l4 - uint32_t(kIpv6Header) + l4_len;
+  }
+
+  // The ECN field of the inner IP header among the codepoints allowed (ecn_set_: more than one
+  // but not all, so not compared with the rest).
+  [[gnu::always_inline]] bool ecn_allowed(const uint8_t* frame, const TestTag& tag) const {
+    if (!ecn_set_) return true;
+    const uint8_t at = frame[tag.l3_offset + 1];
+    return (ecn_set_ >> (ip_version_ == 4 ? at & 3 : at >> 4 & 3)) & 1;
   }
 
   [[gnu::always_inline]] static bool word_in_range(const Word& w, const uint8_t* frame, const TestTag& tag) {
@@ -257,6 +271,7 @@ class HeaderCheck {
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)
   std::optional<PortMac> also_to_;  // rx.dst_mac: a destination besides the port's own
   uint16_t ttl_at_ = 0;  // from the IP header's start
+  uint8_t ecn_set_ = 0;  // rx.ecn where it is a set of codepoints, not one (ecn_allowed)
   // UDP to compared addresses: the pseudo header's sum, the same for every frame.
   std::optional<uint64_t> pseudo_sum_;
   static constexpr size_t kMaxWords = 16;

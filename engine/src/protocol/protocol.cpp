@@ -293,7 +293,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 // A stream's `rx` (docs/protocol.md "Header checks"): what the DUT must have written.
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
-  known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "df",
+  known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "ecn", "df",
                        "count_df", "flow_label", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"});
   RxSpec rx;
   const json& version = require(j, path, "ip_version");
@@ -333,6 +333,18 @@ RxSpec parse_rx(const json& j, const std::string& path) {
     }
   }
   if (j.contains("tos")) rx.tos = uint8_t(integer_in(j, path, "tos", 0, 255));
+  if (j.contains("ecn")) {
+    const json& ecn = j["ecn"];
+    const std::string allowed = "must be a list of ECN codepoints 0..3 (Not-ECT, ECT(1), ECT(0), CE), each once";
+    if (!ecn.is_array() || ecn.empty()) bad(path + "ecn", ecn, allowed);
+    uint8_t set = 0;
+    for (const json& e : ecn) {
+      if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() > 3 || (set >> e.get<int64_t>() & 1))
+        bad(path + "ecn", ecn, allowed);
+      set = uint8_t(set | 1u << e.get<int64_t>());
+    }
+    rx.ecn = set;
+  }
   if (j.contains("df")) {
     rx.df = flag(j, path, "df", false);
     if (v != 4) bad(path + "df", j["df"], "only for IPv4 arrivals (ip_version 4)");

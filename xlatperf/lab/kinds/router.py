@@ -50,10 +50,15 @@ FAULTS = {
     "tos": ("ip dscp set cs0", "ip6 dscp set cs0"),            # DSCP zeroed
     "address": ("ip saddr set 198.18.9.9", "ip6 saddr set 2001:2::9:9"),  # another source, sums fixed
     "checksum": ("udp checksum set 4660", "udp checksum set 4660"),        # a wrong UDP checksum
+    # The ECN field spoilt both ways (RFC 3168 §5): a Not-ECT packet marked CE (a router drops
+    # it instead), an ECT or CE one bleached to Not-ECT.
+    "ecn": ("ip ecn not-ect ip ecn set ce accept; ip ecn set not-ect",
+            "ip6 ecn not-ect ip6 ecn set ce accept; ip6 ecn set not-ect"),
     # A non-zero flow label rewritten (RFC 6437 §3: MUST NOT); IPv4 has none.
     "flow_label": (None, f"ip6 flowlabel != 0 ip6 flowlabel set {FAULTY_FLOW_LABEL:#x}"),
 }
 FAULTY_PARAMS = fault_params("router", {"ttl": "no TTL decrement", "tos": "DSCP zeroed",
+                                        "ecn": "Not-ECT marked CE, ECT bleached to Not-ECT",
                                         "address": "another source address", "checksum": "a wrong UDP checksum",
                                         "flow_label": f"IPv6 only: a non-zero flow label rewritten to "
                                                       f"{FAULTY_FLOW_LABEL:#x}"})
