@@ -129,7 +129,7 @@ KEYS = {
 MISSING = object()
 DNS_VERDICTS = ("malformed", "mismatch", "truncated", "servfail", "nxdomain", "other_rcode", "wrong_answer",
                 "duplicate_record", "bad_ttl", "no_edns", "no_ra", "question_case", "duplicate_reply")
-DNS_CHECKS = ("ttl", "ttl_a_record", "edns", "ra", "question", "duplicates")
+DNS_CHECKS = ("ttl", "ttl_a_record", "edns", "ra", "question", "duplicates", "upstream", "upstream_expired")
 
 
 class RequestError(Exception):

@@ -76,8 +76,9 @@ def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
     assert flow["dns"]["nonce"] != second[0]["dns"]["nonce"]   # every trial's names its own
     assert plan.dns == {"zone": "dns64perf.test", "a": "198.18.0.0/15", "aaaa": "2001:db8::/96",
                         "aaaa_share": 1.0, "ttl": 3600, "soa_ttl": 300, "soa_minimum": 900, "authoritative": [1]}
-    # Every reply check on (RA too: a DUT's resolver answers).
-    assert flow["dns"]["checks"] == ["ttl", "edns", "ra", "question", "duplicates"]
+    # Every reply check on (RA and the upstream count too: a DUT's resolver answers, asking
+    # the tester's authoritative side).
+    assert flow["dns"]["checks"] == ["ttl", "edns", "ra", "question", "duplicates", "upstream"]
     # The medium's maximum is for the answers (one AAAA record, 28 bytes more than the query).
     assert plan.max_rate == 10**10 // ((128 + 28 + 20) * 8)
 
@@ -231,3 +232,34 @@ def test_a_query_answered_twice_fails_the_trial_without_loss():
     assert (3, "second replies to a query") in counts.refused()
     reply["flows"][0]["streams"][0]["dns"]["duplicate_reply"] = 0   # the check off: counted nowhere
     assert TrialResult.from_reply(100, reply).directions["forward"].passes(0.0)
+
+
+def test_names_asked_again_after_their_records_expired():
+    """dns.cache_expired: a name is asked again a second after the longest of its TTLs, and its
+    resolver must ask the authoritative side again (the engine counts those asks too)."""
+    short = {"server": "198.18.0.1", "cache_share": 0.5, "ttl": 2, "soa_ttl": 1, "soa_minimum": 1,
+             "cache_expired": True}
+    dns = TrafficPlan(config(dns=short, trial={"duration": 5}), PORTS).flows(1000)[0]["dns"]
+    assert dns["repeat_after"] == 3.0 and dns["checks"][-1] == "upstream_expired"
+    with pytest.raises(ConfigError, match=r"^trial.duration = 3.0: must be over 3 s .*after its records expired"):
+        config(dns=short, trial={"duration": 3})
+    with pytest.raises(ConfigError, match=r"^dns.cache_expired = true: needs dns.cache_share > 0"):
+        config(dns={**short, "cache_share": 0})
+    with pytest.raises(ConfigError, match=r"^dns.cache_expired = true: needs dns.server"):
+        config(dns={**short, "server": ""})
+    assert "upstream" not in TrafficPlan(config(dns={"server": "198.18.0.1"}, checks={"dns_upstream": False}),
+                                         PORTS).flows(1000)[0]["dns"]["checks"]
+
+
+def test_answers_beyond_what_the_resolver_asked_upstream_fail_the_trial():
+    """The engine's upstream_due (the asks the right answers needed) against the authoritative
+    ports' answers: a shortfall is dns_unasked, no loss but a failed trial."""
+    def reply(due, answered):
+        return {"valid": True, "ports": [{"index": 1, "dns": {"answered": answered, "unanswered": 0, "unsent": 0}}],
+                "flows": [{"name": "forward", "sent": 100, "received": 100, "planned": 100, "streams": [
+                    {"kind": "foreground", "sent": 100, "received": 100, "dns": {"upstream_due": due}}]}]}
+    stale = TrialResult.from_reply(100, reply(200, 150)).directions["forward"]
+    assert stale.dns_unasked == 50 and stale.loss_ratio == 0 and not stale.passes(0.0)
+    assert (50, "answers without asking upstream") in stale.refused()
+    assert TrialResult.from_reply(100, reply(200, 205)).directions["forward"].passes(0.0)   # retries: fine
+    assert TrialResult.from_reply(100, reply(0, 0)).directions["forward"].dns_unasked is None

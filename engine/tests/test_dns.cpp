@@ -409,6 +409,18 @@ TEST(Dns, EachCheckOfARightAnswerCatchesItsFault) {
   EXPECT_EQ(caught, 16);  // ten letters: another query's case is the same one time in 1,024
 }
 
+// What a DNS64 must ask the authoritative side for a name it has not cached: AAAA, and A where
+// no AAAA record (outside the exclusions) answers; A alone for an A query.
+TEST(Dns, UpstreamAsksAreWhatADns64CannotAnswerWithout) {
+  RecordRule rule;
+  EXPECT_EQ(upstream_asks(records_of(kName, rule), kTypeA, {}), 1u);
+  EXPECT_EQ(upstream_asks(records_of(kName, rule), kTypeAaaa, {}), 2u);  // no AAAA record: then A
+  rule.aaaa_share = 65536;
+  EXPECT_EQ(upstream_asks(records_of(kName, rule), kTypeAaaa, {}), 1u);
+  rule.aaaa_base = v6({0, 0, 0, 0, 0, 0xffff});  // ::ffff:0:0/96, excluded: synthesized after all
+  EXPECT_EQ(upstream_asks(records_of(kName, rule), kTypeAaaa, {{v6({0, 0, 0, 0, 0, 0xffff}), 96}}), 2u);
+}
+
 // Case flips touch letters only, in the three words, and differ from query to query.
 TEST(Dns, CaseFlipsTurnLettersOnly) {
   const uint64_t nonce = hex_digits(0x5be2a7c0), index = hex_digits(0xabcdef01);

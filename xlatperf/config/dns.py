@@ -34,15 +34,25 @@ TTL_CHECKS = {"rfc6147": "ttl", "a_record": "ttl_a_record", "off": None}
 
 
 def reply_checks(config) -> list[str]:
-    """The engine's names of the reply checks a configuration has on."""
+    """The engine's names of the reply checks a configuration has on. The upstream count
+    (checks.dns_upstream) where a DUT's resolver asks the tester's authoritative side."""
     ttl = TTL_CHECKS[config.checks.dns_ttl]
+    dns = config.dns
+    upstream = config.checks.dns_upstream and dns.server and dns.authoritative
     return ([ttl] if ttl else []) + [name for key, name in REPLY_CHECKS.items()
-                                     if getattr(config.checks, key) and (name != "ra" or config.dns.server)]
+                                     if getattr(config.checks, key) and (name != "ra" or dns.server)] \
+        + ([("upstream_expired" if dns.cache_expired else "upstream")] if upstream else [])
 
 
 def repeat_after(config) -> float:
-    """Seconds between a name's first query and its repetition (dns.cache_share)."""
-    return REPEAT_TIMEOUTS * config.dns.timeout
+    """Seconds between a name's first query and its repetition (dns.cache_share): with
+    dns.cache_expired, a second after every record of the name expired in a DUT's cache (the
+    longest of its TTLs: a resolver may keep a synthesis as long as the A record)."""
+    live = REPEAT_TIMEOUTS * config.dns.timeout
+    if not config.dns.cache_expired:
+        return live
+    dns = config.dns
+    return max(live, max(dns.ttl, min(dns.soa_ttl, dns.soa_minimum)) + 1.0)
 
 
 # RFC 8219 §9.2.1: before testing a DNS64 at r queries/s with a timeout of t seconds, the tester,
@@ -207,12 +217,19 @@ def check_dns(config) -> None:
                         'must be 1 with dns.qtype = "AAAA" and dns.server = "" (the tester\'s other side '
                         "answers without a DNS64 between to synthesize: every name needs a AAAA record); "
                         'or ask dns.qtype = "A"')
+    if dns.cache_expired and not dns.cache_share:
+        raise key_error("dns.cache_expired", True, "needs dns.cache_share > 0 (the queries that ask a name again)")
+    if dns.cache_expired and not (dns.server and dns.authoritative):
+        raise key_error("dns.cache_expired", True, "needs dns.server and dns.authoritative: the DUT's resolver "
+                                                   "must ask the tester's authoritative side again")
     if dns.cache_share:
         after = repeat_after(config)
         if config.trial.duration <= after:
             raise key_error("trial.duration", config.trial.duration,
                             f"must be over {after:g} s with dns.cache_share: a name is asked again "
-                            f"{REPEAT_TIMEOUTS} x dns.timeout after its first query")
+                            + ("a second after its records expired" if dns.cache_expired else
+                               f"{REPEAT_TIMEOUTS} x dns.timeout after its first query"))
+    if dns.cache_share and not dns.cache_expired:
         # A synthesis lives no longer than the negative AAAA answer (RFC 6147 §5.1.7).
         lives = {"dns.ttl": dns.ttl}
         if dns.qtype == "AAAA" and dns.aaaa_share < 1:

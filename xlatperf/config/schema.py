@@ -536,6 +536,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "dns_ra": Key(True, boolean),          # RA set by a DUT's resolver (RFC 1035 §4.1.1)
         "dns_question": Key(True, boolean),    # the question's letters as asked, in random case
         "dns_duplicates": Key(True, boolean),  # no record twice (RFC 2181 §5), no query answered twice
+        # A DUT's resolver asked the tester's authoritative side for every name it could not
+        # have cached (new, or expired: dns.cache_expired), none answered from nowhere or stale.
+        "dns_upstream": Key(True, boolean),
     },
     "throughput": {
         "min_rate": Key(0, integer(0)),
@@ -683,6 +686,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # Queries that ask a name again (§9.2's grid: cache hits), REPEAT_TIMEOUTS x timeout after
         # its first query (config/dns.py).
         "cache_share": Key(0.0, number(0, 1)),
+        # The names asked again are asked a second after their records expired (the grid's third
+        # axis): a correct DNS64 asks the authoritative side again (RFC 2181 §8: an expired
+        # record is not served), which checks.dns_upstream counts; needs short TTLs.
+        "cache_expired": Key(False, boolean),
         "ttl": Key(3600, integer(0, 2**31 - 1)),   # of the A and AAAA records the authoritative side serves
         # Its zone's SOA, served with NODATA: the record's own TTL and its MINIMUM field, each
         # apart from the others so that an answer's TTL tells which one a resolver took; a

@@ -91,11 +91,15 @@ REFUSED = (
      "were IPv4 packets of at most 1,260 bytes translated from IPv6 whose DF flag broke "
      "checks.df_small (RFC 7915 §5.1 clears it, the obsoleted RFC 6145 §5.1 set it; a DUT that "
      "does both follows neither)"),
+    ("dns_unasked", "answers without asking upstream",
+     "were right DNS answers beyond what the DUT's resolver asked the tester's authoritative side "
+     "for (new names, and names whose records expired: dns.cache_expired): served stale or from "
+     "nowhere (RFC 2181 §8)"),
 )
 # The refused kinds that are no loss: the query they answer again counted once as received, the
 # packet delivered whole whatever its DF flag; the trial fails on them all the same
 # (DirectionCounts.passes).
-NOT_LOST = frozenset({"dns_duplicate_reply", "df_wrong"})
+NOT_LOST = frozenset({"dns_duplicate_reply", "df_wrong", "dns_unasked"})
 # The engine's names of a DNS stream's verdicts (its `dns` object), by count key.
 DNS_VERDICTS = {f"dns_{verdict}": verdict for verdict in
                 ("wrong_answer", "servfail", "nxdomain", "other_rcode", "truncated", "malformed", "mismatch",
@@ -123,7 +127,9 @@ def foreign_beyond_noise(record: dict) -> dict[str, int]:
 
 # The counts a direction has only where the engine reported them (None otherwise).
 OPTIONAL_COUNTS = ("wrong_ce", "bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
-                   "tcp_unexpected", *DNS_VERDICTS, "df_set", "df_clear", "df_wrong")
+                   "tcp_unexpected", *DNS_VERDICTS, "df_set", "df_clear", "df_wrong", "dns_unasked")
+# The counts the front end derives (from_reply), not summed from the streams.
+DERIVED_COUNTS = ("df_wrong", "dns_unasked")
 
 
 def df_wrong(rule: str, df_set: int, df_clear: int) -> int:
@@ -186,6 +192,9 @@ class DirectionCounts:
     dns_no_ra: int | None = None
     dns_question_case: int | None = None
     dns_duplicate_reply: int | None = None    # second replies: no loss, but a failed trial
+    # The upstream queries the right answers needed (the streams' dns.upstream_due) beyond those
+    # the tester's authoritative side answered (checks.dns_upstream): no loss, a failed trial.
+    dns_unasked: int | None = None
     # Translated IPv4 packets of at most 1,260 bytes by their DF flag, and those of them that
     # broke checks.df_small (df_wrong: no loss, but a failed trial); None where none is counted.
     df_set: int | None = None
@@ -315,7 +324,7 @@ class TrialResult:
                 lagged=(sum(flow["lagged"] for flow in flows if "lagged" in flow)
                         if any("lagged" in flow for flow in flows) else None),
                 late=sum(late) if late else None,
-                **{key: _sum_reported(streams, key) for key in OPTIONAL_COUNTS if key != "df_wrong"},
+                **{key: _sum_reported(streams, key) for key in OPTIONAL_COUNTS if key not in DERIVED_COUNTS},
                 mss_min=min((s["mss_min"] for s in streams if "mss_min" in s), default=None),
                 flows=[{"rate": flow.get("rate"), "planned": flow.get("planned"),
                         "sent": int(flow["sent"]), "received": int(flow["received"])}
@@ -323,6 +332,10 @@ class TrialResult:
             seen = directions[name]
             if seen.df_set is not None:  # the whole direction judged: one behaviour, kept to
                 directions[name] = replace(seen, df_wrong=df_wrong(df_small, seen.df_set, seen.df_clear))
+            due = sum(s["dns"].get("upstream_due", 0) for s in streams if "dns" in s)
+            if due:  # what the DUT's resolver asked the authoritative ports, against what it had to
+                asked = sum(p.get("dns", {}).get("answered", 0) for p in reply.get("ports", []))
+                directions[name] = replace(directions[name], dns_unasked=max(0, due - asked))
             tx[name] = [sum(counts) for counts in
                         zip(*([q["sent"] for q in flow.get("queues", [])] for flow in flows))]
             if len(flows) > 1:

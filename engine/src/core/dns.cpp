@@ -395,6 +395,12 @@ std::optional<ReplyVerdict> outcome_verdict(uint16_t flags) {
 
 }  // namespace
 
+uint32_t upstream_asks(const Records& records, uint16_t qtype,
+                       const std::vector<std::pair<std::array<uint8_t, 16>, int>>& exclude) {
+  if (qtype == kTypeA) return 1;
+  return records.has_aaaa && !in_prefixes(exclude, records.aaaa) ? 1 : 2;
+}
+
 ReplyVerdict judge_headless_reply(const uint8_t* msg, size_t len, uint16_t id) {
   if (const auto v = header_verdict(msg, len, id, 0)) return *v;
   return outcome_verdict(load_be16(msg + 2)).value_or(ReplyVerdict::kMalformed);

@@ -266,8 +266,19 @@ enum ReplyCheck : uint8_t {
   kCheckDuplicates = 16,  // kDuplicateRecord, kDuplicateReply
   // With kCheckTtl: a synthesis may live as long as its A record, not only as long as the
   // negative AAAA answer (Unbound's and PowerDNS Recursor's way, not RFC 6147 §5.1.7's).
-  kSynthesisTtlOfA = 32
+  kSynthesisTtlOfA = 32,
+  // The queries the DUT's resolver must have asked the authoritative side for the answers it
+  // gave (upstream_asks): for new names, and (kCheckUpstreamExpired) for names asked again
+  // after their records expired. Counted, for the front end to hold the authoritative side's
+  // answer count to.
+  kCheckUpstream = 64,
+  kCheckUpstreamExpired = 128
 };
+// The queries a DNS64 asks the authoritative side to answer a query for `qtype` of a name with
+// `records` (what it cannot have cached): AAAA, and A where no AAAA record outside `exclude` is
+// there to pass on (RFC 6147 §5.1.1, §5.1.4); A alone for A.
+uint32_t upstream_asks(const Records& records, uint16_t qtype,
+                       const std::vector<std::pair<std::array<uint8_t, 16>, int>>& exclude);
 
 // What the client expects of the reply to its query for `qtype` of `name`: for AAAA, the name's
 // AAAA record where it has one outside `exclude`, else its A record synthesized with

@@ -57,6 +57,8 @@ struct Receiver {
   // answered a query (every verdict but kMismatch; and a reply with a bad checksum, counted in
   // header_faults) are also `dns_failed`, which arrived() adds.
   std::array<uint64_t, dns::kReplyVerdicts> dns_faults{};
+  // The upstream queries the good replies needed (DnsClient::upstream_due), where counted.
+  uint64_t dns_upstream_due = 0;
   Counter dns_failed;
   uint64_t delay_min = UINT64_MAX, delay_max = 0, delay_sum = 0;  // TSC ticks
   std::unique_ptr<Histogram> delays;       // every frame's delay, when asked for
@@ -107,6 +109,14 @@ class DnsClient {
   // The index of the name query `seq` asks (that of the query that first asked it), and the name.
   uint32_t index_of(uint64_t seq) const { return uint32_t(repeat_.first_ask(seq)); }
   dns::TestName name_of(uint64_t seq, uint8_t stream) const { return {nonce_, stream, index_of(seq)}; }
+  // The queries the DUT's resolver must have asked the authoritative side to answer query
+  // `seq` (of `name`) as it did: a new name's, and a name's asked again after its records
+  // expired (kCheckUpstreamExpired); none for one asked again from a live cache.
+  uint32_t upstream_due(uint64_t seq, const dns::TestName& name) const {
+    if (!(expect_.checks & dns::kCheckUpstream)) return 0;
+    if (repeat_.repeats(seq) && !(expect_.checks & dns::kCheckUpstreamExpired)) return 0;
+    return dns::upstream_asks(dns::records_of(name, expect_.rule), qtype_, expect_.exclude);
+  }
   // The case of the letters of query `seq`'s name, of `index` (dns::case_flips): random where
   // the reply's question is held to it, else lower case.
   dns::CaseFlips flips(uint64_t seq, uint32_t index) const {

@@ -339,6 +339,7 @@ class RxTask final : public Task {
           r.dns_failed.add(1);
         } else {
           count_received(r, seq, delay);
+          r.dns_upstream_due += client.upstream_due(seq, asked);
         }
         break;
       }

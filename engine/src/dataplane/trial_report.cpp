@@ -86,6 +86,7 @@ StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_t
         if (s.dns) {
           if (!st.dns_faults) st.dns_faults.emplace();
           for (size_t v = 1; v < dns::kReplyVerdicts; ++v) (*st.dns_faults)[v] += r->dns_faults[v];
+          st.dns_upstream_due += r->dns_upstream_due;
         }
         st.out_of_range += r->out_of_range;
         if (r->delays) {

@@ -687,9 +687,12 @@ uint8_t reply_check(const json& name, const std::string& key) {
                                                       {"ra", dns::kCheckRa},
                                                       {"question", dns::kCheckQuestion},
                                                       {"duplicates", dns::kCheckDuplicates},
-                                                      {"ttl_a_record", dns::kCheckTtl | dns::kSynthesisTtlOfA}};
+                                                      {"ttl_a_record", dns::kCheckTtl | dns::kSynthesisTtlOfA},
+                                                      {"upstream", dns::kCheckUpstream},
+                                                      {"upstream_expired", dns::kCheckUpstream | dns::kCheckUpstreamExpired}};
   const auto it = name.is_string() ? kChecks.find(name.get<std::string>()) : kChecks.end();
-  if (it == kChecks.end()) bad(key, name, "must be one of ttl, ttl_a_record, edns, ra, question, duplicates");
+  if (it == kChecks.end())
+    bad(key, name, "must be one of ttl, ttl_a_record, edns, ra, question, duplicates, upstream, upstream_expired");
   return it->second;
 }
 
@@ -746,7 +749,8 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   if (d.contains("checks")) {
     const json& checks = d["checks"];
     if (!checks.is_array())
-      bad(dpath + "checks", checks, "must be a list of ttl, ttl_a_record, edns, ra, question, duplicates");
+      bad(dpath + "checks", checks,
+          "must be a list of ttl, ttl_a_record, edns, ra, question, duplicates, upstream, upstream_expired");
     for (size_t i = 0; i < checks.size(); ++i)
       dflow.checks |= reply_check(checks[i], dpath + "checks[" + std::to_string(i) + "]");
   }
@@ -1064,6 +1068,7 @@ json serialise(const StreamReport& s) {
   if (s.dns_faults) {
     json faults;
     for (size_t v = 1; v < dns::kReplyVerdicts; ++v) faults[dns::kReplyVerdictNames[v]] = (*s.dns_faults)[v];
+    faults["upstream_due"] = s.dns_upstream_due;
     out["dns"] = faults;
   }
   if (s.delay) {

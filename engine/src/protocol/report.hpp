@@ -111,6 +111,7 @@ struct StreamReport {
   // DNS queries: replies counted by the client's verdict (dns::ReplyVerdict; index 0 unused:
   // the good ones in time are the received), not counted as received.
   std::optional<std::array<uint64_t, dns::kReplyVerdicts>> dns_faults;
+  uint64_t dns_upstream_due = 0;  // the upstream queries its good replies needed (kCheckUpstream)
   uint32_t frame_size = 0, rx_frame_size = 0;
   std::optional<DelayRange> delay_ns;      // when a frame was received
   std::optional<uint64_t> late;            // with a per-frame timeout
