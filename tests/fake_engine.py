@@ -701,7 +701,7 @@ def run_trial(request):
                 stream["sizes"] = sizes
             if "dns" in flow:  # FAKE_DNS_WRONG_ANSWERS: that share of the replies is wrong
                 wrong = round(stream["received"] * float(os.environ.get("FAKE_DNS_WRONG_ANSWERS", "0")))
-                stream["dns"] = {verdict: 0 for verdict in DNS_VERDICTS} | {"wrong_answer": wrong}
+                stream["dns"] = {verdict: 0 for verdict in DNS_VERDICTS} | {"wrong_answer": wrong, "upstream_due": 0}
                 stream["received"] -= wrong
             if "tcp" in flow:
                 stream["tcp_unexpected"] = 0
