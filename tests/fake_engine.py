@@ -60,6 +60,7 @@ import ipaddress
 import json
 import math
 import os
+import re
 import signal
 import struct
 import sys
@@ -114,7 +115,7 @@ KEYS = {
     "tunnel": ("src_ip", "dst_ip"),
     "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
     "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "ecn", "df", "count_df", "flow_label",
-           "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
+           "src_mac", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts", "tag"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
@@ -277,6 +278,9 @@ def validate_rx(rx, path, rx_frame_size):
         if ends[0] > ends[-1]:
             bad(path + "ttl", ttl, allowed + " (low <= high)")
     integer_in(rx, path, "tos", 0, 255, None)
+    for key in ("src_mac", "dst_mac"):
+        if key in rx and not re.fullmatch(r"[0-9a-fA-F]{1,2}(:[0-9a-fA-F]{1,2}){5}", str(rx[key])):
+            bad(path + key, rx[key], f"'{rx[key]}' is not a MAC address (xx:xx:xx:xx:xx:xx)")
     ecn = rx.get("ecn", [0])
     if not isinstance(ecn, list) or not ecn or len(set(map(str, ecn))) != len(ecn) or not all(
             isinstance(e, int) and not isinstance(e, bool) and 0 <= e <= 3 for e in ecn):

@@ -45,8 +45,16 @@ def plan(assignments, **kwargs) -> TrafficPlan:
 
 
 def rx(assignments, **kwargs) -> dict[str, dict]:
-    """Each direction's foreground `rx`."""
-    return {flow["name"]: flow["foreground"]["rx"] for flow in plan(assignments, **kwargs).flows(1000)}
+    """Each direction's foreground `rx`, without its `src_mac`, which must be the DUT's MAC on
+    the receiving side (the tests below have their own for it)."""
+    flows = plan(assignments, **kwargs).flows(1000)
+    config = load_config(None, assignments)
+    for flow in flows:
+        assert flow["foreground"]["rx"]["src_mac"] == config.side(RECEIVER[flow["name"]]).dut_mac
+    return {flow["name"]: {k: v for k, v in flow["foreground"]["rx"].items() if k != "src_mac"} for flow in flows}
+
+
+RECEIVER = {"forward": "right", "reverse": "left"}
 
 
 def error(raw: dict) -> str:
@@ -61,7 +69,8 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     config = load_config(None, [])
     headers = {key: value for key, value in config.checks.to_dict().items() if not key.startswith("dns_")}
     assert headers == {"checksum": True, "ttl": True, "tos": True, "address": True, "df": True,
-                       "df_small": "rfc7915", "ecn": True, "flow_label": True, "zero_udp_checksum_ipv6": True}
+                       "df_small": "rfc7915", "ecn": True, "flow_label": True, "zero_udp_checksum_ipv6": True,
+                       "src_mac": True}
     assert (config.traffic.dscp, config.dut.hops) == (0, "auto")
     # --set takes a number for dut.hops as a number (the key takes "auto" or an integer).
     assert load_config(None, ["dut.hops=2"]).dut.hops == 2
@@ -77,8 +86,8 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     ({"dut": {"hops": "one"}}, 'dut.hops = "one": must be "auto"'),
     ({"dut": {"hops": 10}}, "dut.hops = 10: must be at most 9: the test frames are sent with TTL/hop limit 10"),
     ({"checks": {"ttl": 0}}, "checks.ttl = 0: must be true or false"),
-    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, ecn, address, df, "
-                                 "df_small, flow_label, zero_udp_checksum_ipv6"),
+    ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, ecn, address, src_mac, "
+                                 "df, df_small, flow_label, zero_udp_checksum_ipv6"),
     ({"checks": {"df_small": "rfc791"}}, 'checks.df_small = "rfc791": must be one of "rfc7915" | "rfc6145" | "either"'),
 ])
 def test_bad_values_name_key_value_and_range(raw, message):
@@ -229,7 +238,8 @@ def test_the_responders_frames_from_its_state_table_leave_their_source_port_unch
     test = StatefulTest(plan(NAT44))
     forward, reverse = test.phase2_flows(plan(NAT44).flows(1000))
     assert reverse["from_table"] and reverse["foreground"]["rx"] == {
-        "ip_version": 4, "src_ip": "198.19.0.2", "ttl": 9, "tos": 0, "ecn": [0], "df": True, "checksums": True}
+        "ip_version": 4, "src_ip": "198.19.0.2", "ttl": 9, "tos": 0, "ecn": [0], "df": True, "checksums": True,
+        "src_mac": "02:00:00:00:01:01"}  # left.dut_mac
     assert forward["foreground"]["rx"]["dst_ip"] == "198.19.0.2"
     # Phase 1: the Initiator's enumerated ports arrive in the same ranges.
     phase1 = test.phase1_request(1000, 1000, 1000).flows[0]["foreground"]
@@ -341,7 +351,7 @@ def test_background_frames_are_checked_in_full_and_through_a_nat66_as_the_foregr
     background = plan(["traffic.mix_n=2", "traffic.frame_size=84"]).flows(1000)[0]["background"]["rx"]
     assert background == {"ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "2001:2:0:8000::2",
                           "src_port": 49184, "dst_port": 7, "ttl": 9, "tos": 0, "ecn": [0], "checksums": True,
-                          "flow_label": 0x12345}
+                          "flow_label": 0x12345, "src_mac": "02:00:00:00:01:02"}
     nat66 = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84", "traffic.mix_n=2",
              "stateful.connections=20000"]
     assert "src_ip" not in plan(NAT44 + nat66).flows(1000)[0]["background"]["rx"]
@@ -413,12 +423,24 @@ def test_on_a_cable_the_frames_arrive_as_sent():
     forward, reverse = plan(SIIT + ["traffic.dscp=1"], through_dut=False).flows(1000)
     assert forward["foreground"]["rx"] == {
         "ip_version": 6, "src_ip": "2001:2::2", "dst_ip": "64:ff9b::c613:2", "src_port": 49184,
-        "dst_port": 7, "ttl": SENT_TTL, "tos": 4, "ecn": [0], "checksums": True, "flow_label": 0x12345}
+        "dst_port": 7, "ttl": SENT_TTL, "tos": 4, "ecn": [0], "checksums": True, "flow_label": 0x12345,
+        "src_mac": PORTS[0]["mac"]}  # from the other tester port
     assert reverse["foreground"]["rx"]["df"] is True and reverse["foreground"]["rx"]["ttl"] == SENT_TTL
     # An emulated CE's frames keep their CE check; the TTL and TOS are checked on a cable too.
     assert plan(MAP_E, through_dut=False).flows(1000)[1]["foreground"]["rx"] == {
         "ip_version": 4, "src_ip": "198.19.0.2", "dst_ip": "198.18.0.2", "src_port": 49184, "dst_port": 7,
-        "ttl": SENT_TTL, "tos": 0, "ecn": [0], "df": True, "checksums": True}
+        "ttl": SENT_TTL, "tos": 0, "ecn": [0], "df": True, "checksums": True, "src_mac": PORTS[1]["mac"]}
+    # A side that sends from a MAC of its own: the frames come from it.
+    assert plan(["left.mac=02:00:00:00:aa:01"], through_dut=False).flows(1000)[0]["foreground"]["rx"][
+        "src_mac"] == "02:00:00:00:aa:01"
+
+
+def test_a_ring_pair_has_no_source_mac_to_check_and_the_check_turns_off():
+    ring = [{**port, "mac": "00:00:00:00:00:00"} for port in PORTS]
+    flows = TrafficPlan(load_config(None, []), ring).flows(1000)
+    assert not any("src_mac" in flow["foreground"]["rx"] for flow in flows)
+    flows = plan(["checks.src_mac=false"]).flows(1000)
+    assert not any("src_mac" in flow["foreground"]["rx"] for flow in flows)
 
 
 def test_the_fake_engine_takes_the_streams_rx_and_reports_the_counts():

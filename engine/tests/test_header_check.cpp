@@ -150,10 +150,22 @@ TEST(HeaderCheck, TheEthernetDestinationIsTheReceivingPorts) {
       ASSERT_EQ(judge(check, f), Verdict::kBadTtl);
       f[0] = 0xff;
       EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
-      // The source MAC is not checked (the receiver does not know the DUT's).
+      // The source MAC: not checked where rx names none; where it does (the DUT's MAC on the
+      // receiving side), a frame from any other MAC is bad_address, whatever else it holds.
       f = good;
       f[6 + 5] ^= 0x40;
       EXPECT_EQ(judge(check, f), Verdict::kGood);
+      RxSpec from = routed(s);
+      from.src_mac = kDutMac;
+      const HeaderCheck sourced(s, from, s.frame_size, {});
+      EXPECT_EQ(judge(sourced, good), Verdict::kGood);
+      EXPECT_EQ(judge(sourced, f), Verdict::kBadAddress) << "another last byte";
+      f = good;
+      f[6] ^= 0x01;
+      EXPECT_EQ(judge(sourced, f), Verdict::kBadAddress) << "another first byte";
+      f = frame_of(s);  // no TTL decrement either: the source comes first
+      f[6 + 2] ^= 0x10;
+      EXPECT_EQ(judge(sourced, f), Verdict::kBadAddress);
       // A side that sends from another MAC (rx.dst_mac): frames to it pass too, to the port's
       // own still, to any third one not.
       RxSpec also = routed(s);

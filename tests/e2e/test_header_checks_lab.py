@@ -58,12 +58,13 @@ def test_a_correct_dut_passes_every_header_check(make_lab, tmp_path, kind):
 # translates; the AFTR spoils only what it sends to the B4s (the kernel forwards the rest).
 COUNTER = {"ttl": "bad_ttl", "tos": "bad_tos", "address": "bad_address", "checksum": "bad_checksum",
            "tunnel_tos": "bad_tos", "swap": "wrong_ce", "flow_label": "bad_header", "df": "df_wrong",
-           "ecn": "bad_tos"}
+           "ecn": "bad_tos", "src_mac": "bad_address"}
 FAULTY = {
     # kind: (faults, {direction: the faults counted there})
-    # (ecn: the Not-ECT frames the tester sends by default marked CE, RFC 3168 §5.)
-    "router4": (("ttl", "tos", "address", "checksum", "ecn"),
-                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "ecn"})),
+    # (ecn: the Not-ECT frames the tester sends by default marked CE, RFC 3168 §5; src_mac: sent
+    # from another MAC than the one the tester resolved.)
+    "router4": (("ttl", "tos", "address", "checksum", "ecn", "src_mac"),
+                dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "ecn", "src_mac"})),
     # (flow_label: a non-zero label rewritten, RFC 6437 §3; the tester sends traffic.flow_label.)
     "router6": (("ttl", "tos", "address", "checksum", "flow_label", "ecn"),
                 dict.fromkeys(("forward", "reverse"), {"ttl", "tos", "address", "checksum", "flow_label", "ecn"})),

@@ -516,6 +516,9 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "tos": Key(True, boolean),        # the DSCP arrives as sent (traffic.dscp)
         "ecn": Key(True, boolean),        # the ECN field as sent (traffic.ecn), or CE where ECT was sent
         "address": Key(True, boolean),    # addresses and ports as the DUT must write them
+        # The Ethernet source is the DUT's MAC on the receiving side (dut_mac, set or resolved);
+        # false for a DUT that sends from another MAC by design (a VRRP group's, a bond's).
+        "src_mac": Key(True, boolean),
         "df": Key(True, boolean),         # IPv4 arrivals: the DF flag (RFC 7915 §5.1 translated)
         # Translated IPv4 packets of at most 1,260 bytes: DF clear (RFC 7915 §5.1, the standard
         # in force), set (the obsoleted RFC 6145 §5.1, as TAYGA does) or either one, kept to;

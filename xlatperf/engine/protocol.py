@@ -45,8 +45,9 @@ REFUSED = (
     ("wrong_ce", "to the wrong CE", "went to the wrong CE or were mapped wrongly (the CE fields "
                                     "they arrived with name another CE, or none)"),
     ("bad_address", "with a wrong address or port",
-     "arrived with another address or port than the DUT must write, or to another Ethernet "
-     "destination than the receiving port's MAC (a DUT that floods, broadcast, multicast)"),
+     "arrived with another address or port than the DUT must write, to another Ethernet "
+     "destination than the receiving port's MAC (a DUT that floods, broadcast, multicast), or from "
+     "another Ethernet source than the DUT's MAC on that side (checks.src_mac)"),
     ("bad_ttl", "with a wrong TTL/hop limit",
      "arrived with another TTL/hop limit than the one sent less the DUT's hops (dut.hops)"),
     ("bad_tos", "with a wrong TOS/traffic class",

@@ -21,6 +21,8 @@ from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
 
 PORT_INDEX = {"left": 0, "right": 1}
+# The MAC of a port that has none of its own (a ring pair's: docs/protocol.md "Header checks").
+NO_MAC = "00:00:00:00:00:00"
 DNS_PORT = 53
 
 
@@ -350,9 +352,17 @@ class TrafficPlan:
         # A frame must be addressed to the receiving port (the engine's Ethernet check), or to
         # the MAC the tester sends from on that side where the config sets one: the DUT (or
         # the other tester port, on a cable) sends to it.
-        own_mac = self.config.side(direction_sides(direction)[1]).mac
+        tx_side, rx_side = direction_sides(direction)
+        own_mac = self.config.side(rx_side).mac
         if own_mac:
             rx["dst_mac"] = own_mac
+        # ... and come from the DUT's MAC on that side (dut_mac: set, or resolved before the
+        # first trial), on a cable from the other tester port's; a port without a MAC (a ring
+        # pair's, wired inside the engine) has no neighbour to come from.
+        sender = self.config.side(rx_side).dut_mac if self.through_dut else \
+            self.config.side(tx_side).mac or self.ports[tx_side]["mac"]
+        if checks.src_mac and sender and self.ports[rx_side]["mac"] != NO_MAC:
+            rx["src_mac"] = sender
         if checks.checksum and not checks.zero_udp_checksum_ipv6 and received.inner == 6:
             rx["ipv6_zero_udp_checksum"] = True  # taken as 0xffff where the sum verifies with it
         if vary:

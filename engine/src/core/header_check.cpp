@@ -27,6 +27,7 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
       count_df_(rx.count_df), ip_version_(rx.ip_version), l4_(sent.l4) {
   if (rx.ttl && rx.ttl->first != rx.ttl->second) ttl_ = rx.ttl;  // one value: compared
   if (rx.dst_mac) also_to_ = PortMac(*rx.dst_mac);
+  if (rx.src_mac) from_ = PortMac(*rx.src_mac);
   // The frame the DUT should deliver, written by the same layer writers as the sent frames:
   // the values rx names, zero where it names none (those are not compared).
   FrameSpec want;
@@ -105,9 +106,9 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   }
 
   for (const FieldMark& m : expected_.fields) {
-    // Ethernet: the destination is the receiving port's (judge's PortMac), the type and VLAN
-    // tags the parser's and the VLAN check's; the source is not checked (the receiver does not
-    // know the DUT's MAC on its side). A DNS message is the DNS verdict's (dns::judge_reply).
+    // Ethernet: the destination is the receiving port's and the source rx.src_mac (judge's
+    // PortMacs), the type and VLAN tags the parser's and the VLAN check's. A DNS message is the
+    // DNS verdict's (dns::judge_reply).
     if (m.layer == Layer::kEthernet || m.layer == Layer::kTag || m.layer == Layer::kDns) continue;
     if (m.role == FieldRole::kTtl && m.layer != Layer::kTunnel) ttl_at_ = uint16_t(m.offset - expected_.ip_offset);
     if (!named(m.layer, m.role)) continue;

@@ -3,8 +3,8 @@
 // from the frame the DUT should deliver, built by the same layer writers as the frames the
 // tester sends (build_template); per frame the receiver compares each layer's bytes under a
 // mask, checks TTL and varying words against their ranges and verifies the checksums; first of
-// all, the frame's Ethernet destination must be the receiving port's own MAC (PortMac). Pure:
-// no DPDK.
+// all, the frame's Ethernet destination must be the receiving port's own MAC (PortMac), and its
+// source the DUT's where rx names it. Pure: no DPDK.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -42,15 +42,20 @@ class PortMac {
     std::memcpy(&tail_, mac.data() + 4, 2);
     if (head_ == 0 && tail_ == 0) head_mask_ = tail_mask_ = 0;
   }
-  [[gnu::always_inline]] bool is_destination_of(const uint8_t* frame) const {
+  [[gnu::always_inline]] bool is_destination_of(const uint8_t* frame) const { return is(frame); }
+  // The same compare on the frame's Ethernet source (rx.src_mac: the DUT's MAC on the receiving
+  // side, which its frames must come from).
+  [[gnu::always_inline]] bool is_source_of(const uint8_t* frame) const { return is(frame + 6); }
+
+ private:
+  [[gnu::always_inline]] bool is(const uint8_t* mac) const {
     uint32_t head;
     uint16_t tail;
-    std::memcpy(&head, frame, 4);
-    std::memcpy(&tail, frame + 4, 2);
+    std::memcpy(&head, mac, 4);
+    std::memcpy(&tail, mac + 4, 2);
     return (((head ^ head_) & head_mask_) | uint32_t((tail ^ tail_) & tail_mask_)) == 0;
   }
 
- private:
   uint32_t head_ = 0, head_mask_ = ~uint32_t(0);
   uint16_t tail_ = 0, tail_mask_ = uint16_t(~0u);
 };
@@ -93,6 +98,9 @@ struct RxSpec {
   // A MAC the frames may be addressed to besides the receiving port's own: the source MAC the
   // tester sends from on that side where it is not the port's (the DUT answers to it).
   std::optional<std::array<uint8_t, 6>> dst_mac;
+  // The MAC the frames must come from: the DUT's on the receiving side, where the front end
+  // knows it (a frame from another MAC went through another box, or left by another interface).
+  std::optional<std::array<uint8_t, 6>> src_mac;
   bool checksums = true;
   // A UDP checksum field of 0 over IPv6 taken as 0xffff (its one's complement twin) where the
   // datagram's sum verifies with it: a translator that adjusts a checksum to 0 and writes it as
@@ -123,7 +131,8 @@ class HeaderCheck {
   // first check of Verdict's order, and the outermost header.
   [[gnu::always_inline]] Verdict judge(const uint8_t* frame, const TestTag& tag, uint32_t l4_len, uint64_t l4_sum,
                                        const PortMac& port) const {
-    if (!port.is_destination_of(frame) && !(also_to_ && also_to_->is_destination_of(frame)))
+    if ((!port.is_destination_of(frame) && !(also_to_ && also_to_->is_destination_of(frame))) ||
+        (from_ && !from_->is_source_of(frame)))
       return Verdict::kBadAddress;
     if (passes(frame, tag, l4_len, l4_sum)) return Verdict::kGood;
     return classify(frame, tag, l4_len, l4_sum);
@@ -270,6 +279,7 @@ class HeaderCheck {
   uint8_t l4_ = kProtoUdp;
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)
   std::optional<PortMac> also_to_;  // rx.dst_mac: a destination besides the port's own
+  std::optional<PortMac> from_;     // rx.src_mac: the one source
   uint16_t ttl_at_ = 0;  // from the IP header's start
   uint8_t ecn_set_ = 0;  // rx.ecn where it is a set of codepoints, not one (ecn_allowed)
   // UDP to compared addresses: the pseudo header's sum, the same for every frame.

@@ -294,7 +294,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
   known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "ecn", "df",
-                       "count_df", "flow_label", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"});
+                       "count_df", "flow_label", "dst_mac", "src_mac", "checksums", "ipv6_zero_udp_checksum", "vary"});
   RxSpec rx;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -353,6 +353,7 @@ RxSpec parse_rx(const json& j, const std::string& path) {
   if (rx.count_df && (v != 4 || rx.df))
     bad(path + "count_df", j["count_df"], "only for IPv4 arrivals (ip_version 4) without df");
   if (j.contains("dst_mac")) rx.dst_mac = parsed(j, path, "dst_mac", parse_mac);
+  if (j.contains("src_mac")) rx.src_mac = parsed(j, path, "src_mac", parse_mac);
   if (j.contains("flow_label")) {
     rx.flow_label = uint32_t(integer_in(j, path, "flow_label", 0, kMaxFlowLabel));
     if (v != 6) bad(path + "flow_label", j["flow_label"], "only for IPv6 arrivals (ip_version 6)");

@@ -57,8 +57,13 @@ FAULTS = {
     # A non-zero flow label rewritten (RFC 6437 §3: MUST NOT); IPv4 has none.
     "flow_label": (None, f"ip6 flowlabel != 0 ip6 flowlabel set {FAULTY_FLOW_LABEL:#x}"),
 }
+# A fault below IP: the frame leaves with another Ethernet source than the DUT port's MAC, the
+# one the tester resolved (as from another box, or another interface of the DUT). Written at the
+# ports' egress hook (netdev), where the Ethernet header is there to change.
+LINK_FAULTS = {"src_mac": "ether saddr set 02:78:6c:00:ee:ee"}
 FAULTY_PARAMS = fault_params("router", {"ttl": "no TTL decrement", "tos": "DSCP zeroed",
                                         "ecn": "Not-ECT marked CE, ECT bleached to Not-ECT",
+                                        "src_mac": "frames sent from another MAC than the resolved one",
                                         "address": "another source address", "checksum": "a wrong UDP checksum",
                                         "flow_label": f"IPv6 only: a non-zero flow label rewritten to "
                                                       f"{FAULTY_FLOW_LABEL:#x}"})
@@ -70,12 +75,17 @@ def faulty_ruleset(faults: tuple[str, ...], version: int, percent: int, set_flow
     packet that arrives without one, first."""
     column = 0 if version == 4 else 1
     family = "ipv4" if version == 4 else "ipv6"
-    chains = "".join(f"\tchain fault_{name} {{ {FAULTS[name][column]}; }}\n" for name in faults)
-    slices = [(i * percent, (i + 1) * percent - 1) for i in range(len(faults))]
-    verdicts = ", ".join(f"{low}-{high} : jump fault_{name}" if high > low else f"{low} : jump fault_{name}"
-                         for (low, high), name in zip(slices, faults))
+    slices = {name: f"{i * percent}-{(i + 1) * percent - 1}" if percent > 1 else f"{i}"
+              for i, name in enumerate(faults)}
+    ip_faults = [name for name in faults if name not in LINK_FAULTS]
+    chains = "".join(f"\tchain fault_{name} {{ {FAULTS[name][column]}; }}\n" for name in ip_faults)
+    verdicts = ", ".join(f"{slices[name]} : jump fault_{name}" for name in ip_faults)
     rules = "".join(f'\t\toifname "{dev}" meta nfproto {family} meta l4proto udp numgen inc mod 100 '
-                    f'vmap {{ {verdicts} }}\n' for dev in ("xlp-dl", "xlp-dr")) if faults else ""
+                    f'vmap {{ {verdicts} }}\n' for dev in ("xlp-dl", "xlp-dr")) if ip_faults else ""
+    # The link faults' slices of the same frames, counted alike at each port's egress.
+    link = "".join(f'\tchain {name}_{dev} {{ type filter hook egress device "{dev}" priority filter; '
+                   f'meta l4proto udp numgen inc mod 100 {slices[name]} {LINK_FAULTS[name]}; }}\n'
+                   for name in faults if name in LINK_FAULTS for dev in ("xlp-dl", "xlp-dr"))
     if set_flow_label:
         rules = (f'\t\toifname {{ "xlp-dl", "xlp-dr" }} ip6 flowlabel 0 ip6 flowlabel set {SET_FLOW_LABEL:#x}\n'
                  + rules)
@@ -85,7 +95,7 @@ def faulty_ruleset(faults: tuple[str, ...], version: int, percent: int, set_flow
             "\t\ttype filter hook postrouting priority mangle; policy accept;\n"
             f"{rules}"
             "\t}\n"
-            "}\n")
+            "}\n" + (f"table netdev xlp_link {{\n{link}}}\n" if link else ""))
 
 
 # limit: the token bucket holds BURST_SECONDS of frames at the limit rate, at least BURST_MIN.
