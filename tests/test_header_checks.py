@@ -88,6 +88,10 @@ def test_the_keys_default_to_every_check_on_dscp_0_and_the_set_ups_hops():
     ({"checks": {"ttl": 0}}, "checks.ttl = 0: must be true or false"),
     ({"checks": {"tls": False}}, "checks.tls: unknown key in [checks] (keys: checksum, ttl, tos, ecn, address, src_mac, "
                                  "df, df_small, flow_label, zero_udp_checksum_ipv6"),
+    ({"stateful": {"public_ports": "2000-1000"}},
+     'stateful.public_ports = "2000-1000": must be "" (not stated) or a port range "LOW-HIGH" with 1 <= LOW <= '
+     'HIGH <= 65535'),
+    ({"stateful": {"public_ports": 1024}}, 'stateful.public_ports = 1024: must be "" (not stated) or a port range'),
     ({"checks": {"df_small": "rfc791"}}, 'checks.df_small = "rfc791": must be one of "rfc7915" | "rfc6145" | "either"'),
 ])
 def test_bad_values_name_key_value_and_range(raw, message):
@@ -232,6 +236,24 @@ def test_a_stateful_nat_leaves_the_initiators_source_and_the_responders_destinat
                 "ports.reverse_src=random", "ports.reverse_src_max=1123"])
     assert "src_port" not in right["reverse"] and right["reverse"]["dst_ip"] == "198.18.0.2"
     assert "dst_ip" not in right["forward"] and right["forward"]["src_ip"] == "198.18.0.2"
+
+
+def test_a_stated_public_port_range_is_where_the_initiators_frames_must_come_from():
+    """RFC 9693 §3.2: the NAT replaces the Initiator's source port with one of its own; where
+    stateful.public_ports states them, the Responder's side checks the port lies among them."""
+    forward, reverse = rx(NAT44 + ['stateful.public_ports="20000-29999"']).values()
+    assert {"field": "src_port", "min": 20000, "max": 29999} in forward["vary"] and "src_port" not in forward
+    assert "vary" not in reverse
+    assert not any(v["field"] == "src_port" for v in rx(NAT44)["forward"]["vary"])  # not stated
+    assert "vary" not in rx(NAT44 + ['stateful.public_ports="20000-29999"', "checks.address=false"])["forward"]
+    from xlatperf.lab.kinds import KINDS
+    from xlatperf.lab.kinds.nat import nat_ruleset
+    for kind in ("nat44", "nat66", "nat64", "464xlat"):
+        params = KINDS[kind].parse({})
+        assert KINDS[kind].tester_sections(params)["stateful"]["public_ports"] == "20000-29999"
+        assert "masquerade to :20000-29999" in KINDS[kind].ruleset(params)
+        assert "masquerade to :1024-65535" in KINDS[kind].ruleset({**params, "wide_ports": True})
+    assert "masquerade to" not in nat_ruleset("ip")
 
 
 def test_the_responders_frames_from_its_state_table_leave_their_source_port_unchecked():

@@ -241,3 +241,19 @@ def test_ect_frames_pass_a_router_translator_and_tunnel_and_a_router_that_bleach
         assert abs(d["bad_tos"] - want) <= spread, (kind, name, d)
         assert {f: d[f] for f in FAULTS if f != "bad_tos"} == dict.fromkeys(set(FAULTS) - {"bad_tos"}, 0), (kind, d)
         assert d["received"] + d["bad_tos"] >= 0.99 * d["sent"] > 0, (kind, name, d)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_nat_sends_from_the_public_ports_it_is_stated_to_use(make_lab, tmp_path, wide):
+    """The lab's NAT44 masquerades to the source ports 20000-29999 and states them
+    (stateful.public_ports): the Initiator's frames arrive from one of them, phase 1 and 2 alike.
+    Configured wider than stated (wide_ports=yes: 1024-65535, where Linux keeps the tester's own
+    ports 1024-1123), every one of them is bad_address."""
+    config = make_lab("nat44", calibrate="no", **({"wide_ports": "yes"} if wide else {}))
+    directions = one_trial(config, tmp_path)
+    for name, d in directions.items():
+        initiators = name.endswith("forward")  # the left opens the connections
+        if wide and initiators:
+            assert d["bad_address"] == d["sent"] > 0 and d["received"] == 0, (name, d)
+        else:
+            assert d["bad_address"] == 0 and d["received"] >= 0.99 * d["sent"] > 0, (name, d)

@@ -103,6 +103,17 @@ def string(value):
     return value
 
 
+def port_range(value):
+    """"" (none), or "LOW-HIGH": the ports LOW..HIGH, 1 <= LOW <= HIGH <= 65535."""
+    allowed = 'must be "" (not stated) or a port range "LOW-HIGH" with 1 <= LOW <= HIGH <= 65535'
+    if value == "":
+        return value
+    low, dash, high = value.partition("-") if isinstance(value, str) else ("", "", "")
+    if not (dash and low.isdigit() and high.isdigit() and 1 <= int(low) <= int(high) <= 65535):
+        raise ValueError(allowed)
+    return value
+
+
 def _address(version: int, optional: bool) -> Checker:
     cls = ipaddress.IPv4Address if version == 4 else ipaddress.IPv6Address
 
@@ -634,6 +645,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # Phase-2 procedures and teardown-rate's loading: how often a phase 1 whose state table
         # did not fill is taken again (siitperf's scripts retake it) before the step is invalid.
         "retakes": Key(2, integer(0, 100)),
+        # The source ports the NAT sends the Initiator's frames on from (RFC 9693 §3.2: the
+        # ports it replaces the Initiator's with; e.g. an nftables masquerade's "to :20000-29999"):
+        # "LOW-HIGH", or "" for not stated (not checked).
+        "public_ports": Key("", port_range),
     },
     # IPv4-as-a-Service (docs/ipv4aas.md, xlatperf/config/ipv4aas.py): the technology, what the
     # DUT is in it, and the technology's parameters. The left port is the customer side.

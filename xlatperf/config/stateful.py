@@ -34,6 +34,16 @@ def roles(config: dict) -> tuple[str, str, str, str]:
     return initiator, responder, forward, backward
 
 
+def public_ports(config: dict) -> tuple[int, int] | None:
+    """stateful.public_ports as (low, high): the source ports the NAT sends the Initiator's
+    frames on from; None when not stated."""
+    text = config.stateful.public_ports
+    if not text:
+        return None
+    low, _, high = text.partition("-")
+    return int(low), int(high)
+
+
 def foreground_frames(frames: int, mix_n: int, mix_m: int) -> int:
     """How many of `frames` frames are foreground: frame k is when k % n < m."""
     return (frames // mix_n) * mix_m + min(frames % mix_n, mix_m)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from ..config.dns import query_ports, repeat_after, reply_checks
-from ..config.stateful import roles
+from ..config.stateful import public_ports, roles
 from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
 from ..frames.kinds import BACKGROUND, SMALL_TRANSLATED, Received, dut_hops, frame_size_of, kind_of, size_name_of
@@ -392,6 +392,7 @@ class TrafficPlan:
             src, dst = (stream[key] if stated else None for key, stated in
                         (("src_ip", states.src), ("dst_ip", states.dst)))
         ports = (stream["src_port"], stream["dst_port"]) if states.ports else (None, None)
+        nat_port: list[dict] = []
         expected = dict(zip(("src_ip", "dst_ip", "src_port", "dst_port"), (src, dst, *ports)))
         if (config.stateful.enabled or states.nat) and nat and self.through_dut:
             # RFC 9693: a stateful NAT between the sides sends the Initiator's frames on from a
@@ -403,11 +404,14 @@ class TrafficPlan:
                 expected |= {"src_ip": getattr(config.side(tx), f"virtual_ipv{received.inner}") or None,
                              "src_port": None}
                 vary = [entry for entry in vary if entry["field"] not in ("src_ip", "src_port")]
+                # ... a port of its public range, where the config states it.
+                if public := public_ports(config):
+                    nat_port = [{"field": "src_port", "min": public[0], "max": public[1]}]
             else:
                 expected |= {"dst_ip": None, "dst_port": None}
         checked = {key: value for key, value in expected.items()
                    if value is not None and key not in unstated}
-        return checked, tunnel, [entry for entry in vary if entry["field"] in checked]
+        return checked, tunnel, [entry for entry in vary if entry["field"] in checked] + nat_port
 
     def _vlan_keys(self, tx: str, rx: str) -> dict:
         """`vlan` and `rx_vlan` of a stream from `tx` to `rx` (none when neither side is tagged):

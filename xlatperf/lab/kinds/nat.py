@@ -21,7 +21,7 @@ from ...frames import technology as ipv4aas
 from ..names import DUT_NS, DUT_PORTS, V4_LEFT, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..shell import ip, run, sysctl
 from ..state import set_global_sysctls
-from .base import LabKind, auto_or, bpf_faults, choice, fault_defines, fault_params, integer
+from .base import LabKind, auto_or, bpf_faults, choice, fault_defines, fault_params, integer, yes_no
 from .common import attach_bpf, build_bpf, load_nft, router_sides, setup_direct_router, setup_router
 from .router import ADDRESSES
 from .tayga import TAYGA_IPV6, TaygaDut, TaygaInstance, start_tayga
@@ -68,14 +68,23 @@ CONNTRACK_PARAMS = {
 }
 NAT_ADDRESSES = {**ADDRESSES, "help": "tester addresses per side, enumerated with the ports "
                                       "(1 = a single pair)"}
+# The masquerade's public source ports, stated as stateful.public_ports: apart from the tester's
+# own (NAT_PORTS), so that a NAT that kept them, or chose outside the range, is seen.
+PUBLIC_PORTS = "20000-29999"
+PUBLIC_PORT_PARAMS = {
+    "wide_ports": {"default": "no", "allowed": "yes or no",
+                   "help": f"a faulty NAT: stateful.public_ports states {PUBLIC_PORTS}, the masquerade "
+                           "uses 1024-65535 (and so keeps the tester's own source ports)",
+                   "parse": yes_no}}
 
 
 class Nat(LabKind):
-    """Masquerading what leaves on the right (nftables table family `nft_family`), behind what
-    forwards the frames (`build_forwarding`): the kernel router of IP version `version`."""
+    """Masquerading what leaves on the right (nftables table family `nft_family`) to the source
+    ports PUBLIC_PORTS, behind what forwards the frames (`build_forwarding`): the kernel router of
+    IP version `version`."""
     version: int
     nft_family = "ip"
-    kind_params = {**CONNTRACK_PARAMS, "addresses": NAT_ADDRESSES}
+    kind_params = {**CONNTRACK_PARAMS, "addresses": NAT_ADDRESSES, **PUBLIC_PORT_PARAMS}
     tools = {"nft": "nftables", "conntrack": "conntrack"}
 
     def resolve(self, p: dict[str, Any]) -> None:
@@ -94,7 +103,7 @@ class Nat(LabKind):
         setup_direct_router(self.version, p["addresses"])
 
     def ruleset(self, p: dict[str, Any]) -> str:
-        return nat_ruleset(self.nft_family)
+        return nat_ruleset(self.nft_family, "1024-65535" if p["wide_ports"] else PUBLIC_PORTS)
 
     def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         sides = router_sides(self.version)
@@ -110,7 +119,9 @@ class Nat(LabKind):
                        f"{os.uname().release} netfilter: nf_conntrack_max {p['table_size']}, "
                        f"nf_conntrack_buckets {p['buckets']}, UDP and TCP established timeouts "
                        f"{p['timeout']} s, tcp_be_liberal 0, tcp_loose 0")
-        return {**self.sides(p), **stateful_sections(description, p.get("addresses", 1) > 1)}
+        sections = {**self.sides(p), **stateful_sections(description, p.get("addresses", 1) > 1)}
+        sections["stateful"]["public_ports"] = PUBLIC_PORTS
+        return sections
 
 
 def mss(text: str) -> int:
@@ -177,7 +188,7 @@ class Nat64(Nat, TaygaDut):
     name = "nat64"
     description = ("stateful NAT64: TAYGA (dynamic pool, prefix 2001:2:0:6464::/96) plus "
                    "nftables NAT44 to 198.19.0.1, IPv6 left, IPv4 right")
-    kind_params = CONNTRACK_PARAMS
+    kind_params = {**CONNTRACK_PARAMS, **PUBLIC_PORT_PARAMS}
     tools = {**Nat.tools, **TaygaDut.tools}
 
     def build_forwarding(self, p: dict[str, Any]) -> None:
@@ -210,15 +221,17 @@ def stateful_sections(description: str, many_addresses: bool = False) -> dict[st
                     "counters": COUNT}}
 
 
-def nat_ruleset(family: str) -> str:
-    """Masquerade what leaves on the right; from the right, only replies to connections that
-    the left opened pass (as on a NAT gateway); in both directions, what conntrack finds
-    invalid (a TCP segment outside the windows it tracks: be_liberal 0) is dropped, as a
-    firewall does, and counted (`nft list chain ... forward`; `conntrack -S` counts it too)."""
+def nat_ruleset(family: str, ports: str = "") -> str:
+    """Masquerade what leaves on the right (to the source ports `ports`, "LOW-HIGH", where given);
+    from the right, only replies to connections that the left opened pass (as on a NAT gateway);
+    in both directions, what conntrack finds invalid (a TCP segment outside the windows it
+    tracks: be_liberal 0) is dropped, as a firewall does, and counted (`nft list chain ...
+    forward`; `conntrack -S` counts it too)."""
     return (f"table {family} xlp_nat {{\n"
             "\tchain postrouting {\n"
             "\t\ttype nat hook postrouting priority srcnat; policy accept;\n"
-            '\t\toifname "xlp-dr" masquerade\n'
+            + (f'\t\toifname "xlp-dr" meta l4proto {{ tcp, udp }} masquerade to :{ports}\n' if ports else "")
+            + '\t\toifname "xlp-dr" masquerade\n'
             "\t}\n"
             "\tchain forward {\n"
             "\t\ttype filter hook forward priority filter; policy accept;\n"
