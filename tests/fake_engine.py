@@ -115,7 +115,7 @@ KEYS = {
     "tunnel": ("src_ip", "dst_ip"),
     "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
     "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "ecn", "df", "count_df", "flow_label",
-           "src_mac", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
+           "count_tunnel_ecn", "src_mac", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts", "tag"),
     "vary": ("field", "mode", "min", "max", "offset", "bits"),
     "from_table": ("port", "selection"),
@@ -285,13 +285,15 @@ def validate_rx(rx, path, rx_frame_size):
     if not isinstance(ecn, list) or not ecn or len(set(map(str, ecn))) != len(ecn) or not all(
             isinstance(e, int) and not isinstance(e, bool) and 0 <= e <= 3 for e in ecn):
         bad(path + "ecn", ecn, "must be a list of ECN codepoints 0..3 (Not-ECT, ECT(1), ECT(0), CE), each once")
-    for key in ("df", "count_df", "checksums", "ipv6_zero_udp_checksum"):
+    for key in ("df", "count_df", "count_tunnel_ecn", "checksums", "ipv6_zero_udp_checksum"):
         if not isinstance(rx.get(key, True), bool):
             bad(path + key, rx[key], "must be true or false")
     if "df" in rx and version != 4:
         bad(path + "df", rx["df"], "only for IPv4 arrivals (ip_version 4)")
     if rx.get("count_df") and (version != 4 or rx.get("df")):
         bad(path + "count_df", rx["count_df"], "only for IPv4 arrivals (ip_version 4) without df")
+    if rx.get("count_tunnel_ecn") and tunnel is None:
+        bad(path + "count_tunnel_ecn", rx["count_tunnel_ecn"], "only for frames that arrive in a tunnel (rx.tunnel)")
     for index, vary in enumerate(rx.get("vary", [])):
         known(vary, f"{path}vary[{index}].", "vary")
     # The frame the DUT should deliver must exist: its headers fit rx_frame_size.
@@ -886,6 +888,8 @@ def make_stream(kind, spec, sent, received, dns=False):
         behaviour = os.environ.get("FAKE_DF", "clear")
         stream["df_set"] = {"clear": 0, "set": received, "mixed": received // 2}[behaviour]
         stream["df_clear"] = received - stream["df_set"]
+    if spec.get("rx", {}).get("count_tunnel_ecn"):  # the fake tunnel entry copies it (RFC 6040 normal mode)
+        stream |= {"tunnel_ecn_copied": received, "tunnel_ecn_not_ect": 0}
     if received:
         base = float(os.environ.get("FAKE_DELAY_NS", "10000"))
         stream["delay_ns"] = {"min": base, "mean": 1.5 * base, "max": 2 * base}

@@ -248,7 +248,7 @@ def test_a_stated_public_port_range_is_where_the_initiators_frames_must_come_fro
     assert "vary" not in rx(NAT44 + ['stateful.public_ports="20000-29999"', "checks.address=false"])["forward"]
     from xlatperf.lab.kinds import KINDS
     from xlatperf.lab.kinds.nat import nat_ruleset
-    for kind in ("nat44", "nat66", "nat64", "464xlat"):
+    for kind in ("nat44", "nat66", "nat64", "464xlat", "dslite-aftr"):
         params = KINDS[kind].parse({})
         assert KINDS[kind].tester_sections(params)["stateful"]["public_ports"] == "20000-29999"
         assert "masquerade to :20000-29999" in KINDS[kind].ruleset(params)
@@ -408,6 +408,23 @@ def test_the_ecn_field_is_sent_with_the_dscp_and_may_arrive_ce_where_ect(ecn, to
     assert rx([f"traffic.ecn={ecn}", "checks.ecn=false"])["forward"]["ecn"] == [0, 1, 2, 3]
     alone = rx([f"traffic.ecn={ecn}", "checks.tos=false"])["forward"]
     assert "tos" not in alone and alone["ecn"] == arriving
+
+
+def test_a_tunnel_entrys_ecn_mode_is_counted_and_named():
+    """RFC 6040 §4.1: the DUT entering a tunnel copies the inner ECN field (normal mode) or writes
+    Not-ECT (compatibility mode); both are right, which one shows only with ECT sent."""
+    assert rx(MAP_E_CE + ["traffic.ecn=ect0"])["forward"]["count_tunnel_ecn"] is True
+    assert "count_tunnel_ecn" not in rx(MAP_E_CE)["forward"]                       # Not-ECT: they agree
+    assert "count_tunnel_ecn" not in rx(MAP_E_CE + ["traffic.ecn=ect0"])["reverse"]  # the tester's tunnel
+    assert "count_tunnel_ecn" not in rx(MAP_E_CE + ["traffic.ecn=ect0", "checks.ecn=false"])["forward"]
+    reply = {"valid": True, "flows": [{"name": "forward", "rate": 1000, "planned": 1000, "sent": 1000,
+                                       "received": 1000, "streams": [{"kind": "foreground", "sent": 1000,
+                                                                      "received": 1000, "tunnel_ecn_copied": 0,
+                                                                      "tunnel_ecn_not_ect": 1000}]}]}
+    record = TrialResult.from_reply(1000, reply).to_dict()
+    assert record["directions"]["forward"]["tunnel_ecn"] == \
+        "tunnel entry's ECN: RFC 6040 §4.1 compatibility mode (Not-ECT: 1,000)"
+    assert trial_from_record(record).passes()
 
 
 IPV6_ROUTER = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"]

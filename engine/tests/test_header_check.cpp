@@ -531,6 +531,12 @@ TEST(HeaderCheck, TunnelLayer) {
 
 // DS-Lite and lw4o6 tunnels carry the TOS over (RFC 6333 §7.1): with carries_tos the tunnel's
 // traffic class must be the inner TOS; an entry point that writes 0 is caught.
+TestTag tunnel_tag(const std::vector<uint8_t>& f) {
+  TestTag tag;
+  EXPECT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+  return tag;
+}
+
 TEST(HeaderCheck, TunnelCarriesTos) {
   FrameSpec s = sent_spec(4, 64);
   RxSpec rx = routed(s);
@@ -548,6 +554,23 @@ TEST(HeaderCheck, TunnelCarriesTos) {
   f = good;
   f[kIp + 1] = uint8_t((f[kIp + 1] & 0xcf) | 0x30);  // CE in the tunnel alone
   EXPECT_EQ(judge(check, f), Verdict::kGood);
+  // ... and which mode it was, counted where asked: with an ECT(0) inner field, copied, Not-ECT
+  // or (marked on the way) CE.
+  RxSpec counting = rx;
+  counting.count_tunnel_ecn = true;
+  counting.ecn = uint8_t(1u << 2 | 1u << 3);  // the inner ECT(0), or CE
+  const HeaderCheck modes(s, counting, 104, {});
+  EXPECT_FALSE(check.counted_tunnel_ecn(good.data(), tunnel_tag(good)).has_value());
+  auto ect = good;
+  set_ecn(ect, 4, 2, kIp + 40);  // the inner ECT(0)
+  for (const auto& [outer, mode] : {std::pair{0, std::optional<bool>(false)}, std::pair{2, std::optional<bool>(true)},
+                                    std::pair{3, std::optional<bool>()}}) {
+    f = ect;
+    f[kIp + 1] = uint8_t((f[kIp + 1] & 0xcf) | outer << 4);
+    EXPECT_EQ(judge(modes, f), Verdict::kGood) << outer;
+    EXPECT_EQ(modes.counted_tunnel_ecn(f.data(), tunnel_tag(f)), mode) << outer;
+  }
+  EXPECT_FALSE(modes.counted_tunnel_ecn(good.data(), tunnel_tag(good)).has_value()) << "Not-ECT: the modes agree";
   rx.tos.reset();  // no TOS to carry: the class is the entry point's again
   f[kIp] = 0x60, f[kIp + 1] &= 0x0f;
   EXPECT_EQ(judge(HeaderCheck(s, rx, 104, {}), f), Verdict::kGood);

@@ -241,6 +241,10 @@ def test_ect_frames_pass_a_router_translator_and_tunnel_and_a_router_that_bleach
         assert abs(d["bad_tos"] - want) <= spread, (kind, name, d)
         assert {f: d[f] for f in FAULTS if f != "bad_tos"} == dict.fromkeys(set(FAULTS) - {"bad_tos"}, 0), (kind, d)
         assert d["received"] + d["bad_tos"] >= 0.99 * d["sent"] > 0, (kind, name, d)
+    if kind == "b4":  # its tunnel entry (tc-BPF) copies the inner ECN field: RFC 6040 §4.1 normal mode
+        forward = directions["forward"]
+        assert forward["tunnel_ecn_copied"] == forward["received"] > 0 == forward["tunnel_ecn_not_ect"], forward
+        assert forward["tunnel_ecn"].startswith("tunnel entry's ECN: RFC 6040 §4.1 normal mode"), forward
 
 
 @pytest.mark.parametrize("wide", [False, True])

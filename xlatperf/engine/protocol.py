@@ -128,7 +128,8 @@ def foreign_beyond_noise(record: dict) -> dict[str, int]:
 
 # The counts a direction has only where the engine reported them (None otherwise).
 OPTIONAL_COUNTS = ("wrong_ce", "bad_address", "bad_ttl", "bad_tos", "bad_header", "bad_checksum",
-                   "tcp_unexpected", *DNS_VERDICTS, "df_set", "df_clear", "df_wrong", "dns_unasked")
+                   "tcp_unexpected", *DNS_VERDICTS, "df_set", "df_clear", "df_wrong", "dns_unasked",
+                   "tunnel_ecn_copied", "tunnel_ecn_not_ect")
 # The counts the front end derives (from_reply), not summed from the streams.
 DERIVED_COUNTS = ("df_wrong", "dns_unasked")
 
@@ -138,6 +139,14 @@ def df_wrong(rule: str, df_set: int, df_clear: int) -> int:
     `rule`: DF set where RFC 7915 §5.1 clears it, clear where RFC 6145 §5.1 set it, and with
     "either" the fewer of the two kinds where a DUT did both (one behaviour, kept to)."""
     return {"rfc7915": df_set, "rfc6145": df_clear, "either": min(df_set, df_clear)}[rule]
+
+
+def tunnel_ecn_mode(copied: int, not_ect: int) -> str | None:
+    """Which of RFC 6040 §4.1's modes a DUT's tunnel entry wrote the outer ECN field in (both
+    are right); None when no frame told (sent Not-ECT)."""
+    modes = [f"normal mode (the inner ECN field copied: {copied:,})" if copied else "",
+             f"compatibility mode (Not-ECT: {not_ect:,})" if not_ect else ""]
+    return "tunnel entry's ECN: RFC 6040 §4.1 " + " and ".join(filter(None, modes)) if copied or not_ect else None
 
 
 def df_behaviour(df_set: int, df_clear: int) -> str | None:
@@ -201,6 +210,10 @@ class DirectionCounts:
     df_set: int | None = None
     df_clear: int | None = None
     df_wrong: int | None = None
+    # Frames in a tunnel the DUT entered, by how it wrote the outer ECN field (RFC 6040 §4.1):
+    # copied, or Not-ECT; None where not counted.
+    tunnel_ecn_copied: int | None = None
+    tunnel_ecn_not_ect: int | None = None
     # TCP SYNs or SYN-ACKs: the smallest MSS they arrived with (a DUT that clamps the MSS lowers
     # it): the most data a segment to their sender may carry (docs/tcp.md); None otherwise.
     mss_min: int | None = None
@@ -245,6 +258,8 @@ class DirectionCounts:
                 **{key: getattr(self, key) for key in OPTIONAL_COUNTS if getattr(self, key) is not None},
                 **({"df_small": behaviour} if (behaviour := df_behaviour(self.df_set or 0, self.df_clear or 0))
                    else {}),
+                **({"tunnel_ecn": mode} if (mode := tunnel_ecn_mode(self.tunnel_ecn_copied or 0,
+                                                                   self.tunnel_ecn_not_ect or 0)) else {}),
                 **({"mss_min": self.mss_min} if self.mss_min is not None else {}),
                 **({"sizes": self.sizes} if self.sizes else {}),
                 **({"flows": self.flows} if self.flows else {}),

@@ -5,7 +5,7 @@
 
 import json
 
-from ..engine.protocol import df_behaviour
+from ..engine.protocol import df_behaviour, tunnel_ecn_mode
 from ..frames.imix import imix_period
 from ..frames.stack import IPV4, IPV6, TCP_ACK, TCP_SYN
 from ..frames.technology import CE_SOURCES, DS_LITE, TECHNOLOGIES, Part
@@ -165,18 +165,18 @@ def _ce_ports(entry: Entry) -> bool:
                if "ces" in d)
 
 
-def _df_seen(entry: Entry) -> dict[str, str]:
-    """Per direction, which RFC's DF rule the DUT followed on the translated IPv4 packets of at
-    most 1,260 bytes over the measurement's trials (engine/protocol.py df_behaviour)."""
+def _seen(entry: Entry, keys: tuple[str, str], name_of) -> dict[str, str]:
+    """Per direction, what a pair of the engine's counts (e.g. df_set, df_clear) says over the
+    measurement's trials, in `name_of`'s words (engine/protocol.py df_behaviour, tunnel_ecn_mode);
+    directions without them left out."""
     counts: dict[str, list[int]] = {}
     for record in entry.trials:
         for name, d in record.get("directions", {}).items():
-            if d.get("df_set") is not None:
+            if d.get(keys[0]) is not None:
                 seen = counts.setdefault(name, [0, 0])
-                seen[0] += d["df_set"]
-                seen[1] += d.get("df_clear") or 0
-    return {name: behaviour for name, (df_set, df_clear) in counts.items()
-            if (behaviour := df_behaviour(df_set, df_clear))}
+                for i, key in enumerate(keys):
+                    seen[i] += d.get(key) or 0
+    return {name: text for name, pair in counts.items() if (text := name_of(*pair))}
 
 
 def _header_checks(entry: Entry) -> str:
@@ -203,13 +203,16 @@ def _header_checks(entry: Entry) -> str:
                      f"{config.get('traffic.dscp')})")
     if any(len(rx.get("ecn", [0, 1, 2, 3])) < 4 for rx in received):
         parts.append(f"ECN field as sent (traffic.ecn = \"{config.get('traffic.ecn')}\"), or CE where sent ECT "
-                     "(RFC 3168 §5: a congested router marks it; RFC 6040 §4.2 at a tunnel's exit)")
+                     "(RFC 3168 §5: a congested router marks it; RFC 6040 §4.2 at a tunnel's exit)"
+                     + "".join(f"; {name}: the {mode}" for name, mode in
+                             _seen(entry, ("tunnel_ecn_copied", "tunnel_ecn_not_ect"), tunnel_ecn_mode).items()))
     if any("df" in rx for rx in received):
         parts.append("DF (set; where translated into IPv4, set above 1260 bytes)")
     if any(rx.get("count_df") for rx in received):
         parts.append(f"DF of translated IPv4 packets ≤ 1,260 bytes by checks.df_small = "
                      f"\"{config.get('checks.df_small')}\" (RFC 7915 §5.1 clears it, RFC 6145 §5.1 set it)"
-                     + "".join(f"; {name}: {seen}" for name, seen in _df_seen(entry).items()))
+                     + "".join(f"; {name}: {seen}" for name, seen in
+                             _seen(entry, ("df_set", "df_clear"), df_behaviour).items()))
     cable = entry.spec is not None and not entry.spec.through_dut
     ttls: dict[tuple, list[str]] = {}  # (sent, low, high) -> the directions
     for name, d in entry.summary.get("directions", {}).items():

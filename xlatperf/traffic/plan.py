@@ -371,6 +371,10 @@ class TrafficPlan:
             rx["tunnel"] = tunnel
             if states.tunnel_carries_tos and "tos" in rx and self.through_dut:
                 rx["tunnel"]["carries_tos"] = True
+            # The DUT's tunnel entry writes the outer ECN field by RFC 6040 §4.1: which mode, the
+            # frames tell where they were sent ECT or CE (from Not-ECT both write Not-ECT).
+            if checks.ecn and self.through_dut and stream["tos"] & 3:
+                rx["count_tunnel_ecn"] = True
         return rx
 
     def _addresses(self, direction: str, stream: dict, sent: Stack, received: Stack,

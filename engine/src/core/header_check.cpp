@@ -24,7 +24,7 @@ Verdict verdict_of(FieldRole r) {
 HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
                          const std::vector<OwnedField>& owned)
     : tunnel_(rx.tunnel), checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum),
-      count_df_(rx.count_df), ip_version_(rx.ip_version), l4_(sent.l4) {
+      count_df_(rx.count_df), count_tunnel_ecn_(rx.count_tunnel_ecn), ip_version_(rx.ip_version), l4_(sent.l4) {
   if (rx.ttl && rx.ttl->first != rx.ttl->second) ttl_ = rx.ttl;  // one value: compared
   if (rx.dst_mac) also_to_ = PortMac(*rx.dst_mac);
   if (rx.src_mac) from_ = PortMac(*rx.src_mac);

@@ -92,6 +92,10 @@ struct RxSpec {
   // DF, the obsoleted RFC 6145 §5.1 set it; which one a DUT follows, and whether it follows one
   // consistently, is a verdict over all of a direction's frames, the front end's).
   bool count_df = false;
+  // With `tunnel`: the frames that pass counted by the tunnel header's ECN field against the
+  // inner one's, which its entry point (the DUT) wrote by RFC 6040 §4.1: copied (normal mode)
+  // or Not-ECT (compatibility mode); both are right, the report names which.
+  bool count_tunnel_ecn = false;
   // IPv6 arrivals: the flow label of the header that carries UDP or TCP (RFC 6437: a non-zero
   // one arrives as sent; RFC 7915 §5.1: a translator writes 0); none: any label.
   std::optional<uint32_t> flow_label;
@@ -139,6 +143,17 @@ class HeaderCheck {
   }
   bool checksums() const { return checksums_; }
   bool counts_df() const { return count_df_; }
+  bool counts_tunnel_ecn() const { return count_tunnel_ecn_; }
+  // With rx.count_tunnel_ecn, of a frame judged good: whether the tunnel header's ECN field is
+  // the inner one's (true: RFC 6040 normal mode) or Not-ECT over an ECT or CE inner field (false:
+  // compatibility mode); none otherwise (not asked; an inner Not-ECT, where the modes agree; an
+  // outer CE over an ECT inner, marked on the way).
+  [[gnu::always_inline]] std::optional<bool> counted_tunnel_ecn(const uint8_t* frame, const TestTag& tag) const {
+    if (!count_tunnel_ecn_) return std::nullopt;
+    const uint8_t outer = frame[tag.outer_offset + 1] >> 4 & 3, inner = ecn_of(frame, tag);
+    if (inner == 0 || (outer != inner && outer != 0)) return std::nullopt;
+    return outer == inner;
+  }
   // The DF flag of a frame judged good, when rx.count_df asks for it counted (the IPv4
   // header's flags byte: bit 0x40); none otherwise.
   [[gnu::always_inline]] std::optional<bool> counted_df(const uint8_t* frame, const TestTag& tag) const {
@@ -229,9 +244,12 @@ class HeaderCheck {
   // The ECN field of the inner IP header among the codepoints allowed (ecn_set_: more than one
   // but not all, so not compared with the rest).
   [[gnu::always_inline]] bool ecn_allowed(const uint8_t* frame, const TestTag& tag) const {
-    if (!ecn_set_) return true;
+    return !ecn_set_ || (ecn_set_ >> ecn_of(frame, tag)) & 1;
+  }
+  // The inner IP header's ECN field: the TOS octet's low bits, the traffic class's.
+  [[gnu::always_inline]] uint8_t ecn_of(const uint8_t* frame, const TestTag& tag) const {
     const uint8_t at = frame[tag.l3_offset + 1];
-    return (ecn_set_ >> (ip_version_ == 4 ? at & 3 : at >> 4 & 3)) & 1;
+    return ip_version_ == 4 ? at & 3 : at >> 4 & 3;
   }
 
   [[gnu::always_inline]] static bool word_in_range(const Word& w, const uint8_t* frame, const TestTag& tag) {
@@ -274,7 +292,8 @@ class HeaderCheck {
   uint16_t run_start_ = 0, run_l3_ = 0, run_l4_ = 0;
   std::array<Chunk, kMaxChunks> run_want_{}, run_mask_{};
   uint8_t run_chunks_ = 2;
-  bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false, count_df_ = false;
+  bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false, count_df_ = false,
+       count_tunnel_ecn_ = false;
   int ip_version_ = 4;
   uint8_t l4_ = kProtoUdp;
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)

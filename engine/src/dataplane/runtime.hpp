@@ -53,6 +53,7 @@ struct Receiver {
   uint32_t mss_min = UINT32_MAX;  // SYNs and SYN-ACKs: the smallest MSS announced (announced_mss)
   std::array<uint64_t, kVerdicts> header_faults{};  // by the header check's verdict (index 0 unused)
   uint64_t df_set = 0, df_clear = 0;  // frames that passed, by their DF flag (rx.count_df)
+  uint64_t tunnel_ecn_copied = 0, tunnel_ecn_not_ect = 0;  // ... by their tunnel's ECN (rx.count_tunnel_ecn)
   // DNS replies (docs/dns.md) by the client's verdict (index 0, good, unused); those that
   // answered a query (every verdict but kMismatch; and a reply with a bad checksum, counted in
   // header_faults) are also `dns_failed`, which arrived() adds.

@@ -208,6 +208,8 @@ class RxTask final : public Task {
         return false;
       }
       if (const std::optional<bool> df = check->counted_df(data, tag)) ++(*df ? r.df_set : r.df_clear);
+      if (const std::optional<bool> copied = check->counted_tunnel_ecn(data, tag))
+        ++(*copied ? r.tunnel_ecn_copied : r.tunnel_ecn_not_ect);
     }
     if (st.tcp && (tag.l4 != kProtoTcp || !expected_segment(st.tcp->step, st.tcp->key, tcp_view(data, tag)))) {
       ++r.tcp_unexpected;

@@ -83,6 +83,11 @@ StreamReport stream_report(const Flow& f, StreamPlan::Kind kind, double ns_per_t
           st.df->set += r->df_set;
           st.df->clear += r->df_clear;
         }
+        if (s.rx_check && s.rx_check->counts_tunnel_ecn()) {
+          if (!st.tunnel_ecn) st.tunnel_ecn.emplace();
+          st.tunnel_ecn->copied += r->tunnel_ecn_copied;
+          st.tunnel_ecn->not_ect += r->tunnel_ecn_not_ect;
+        }
         if (s.dns) {
           if (!st.dns_faults) st.dns_faults.emplace();
           for (size_t v = 1; v < dns::kReplyVerdicts; ++v) (*st.dns_faults)[v] += r->dns_faults[v];

@@ -294,7 +294,7 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
   known_keys(j, path, {"ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "ecn", "df",
-                       "count_df", "flow_label", "dst_mac", "src_mac", "checksums", "ipv6_zero_udp_checksum", "vary"});
+                       "count_df", "count_tunnel_ecn", "flow_label", "dst_mac", "src_mac", "checksums", "ipv6_zero_udp_checksum", "vary"});
   RxSpec rx;
   const json& version = require(j, path, "ip_version");
   if (version != 4 && version != 6) bad(path + "ip_version", version, "must be 4 or 6");
@@ -349,6 +349,9 @@ RxSpec parse_rx(const json& j, const std::string& path) {
     rx.df = flag(j, path, "df", false);
     if (v != 4) bad(path + "df", j["df"], "only for IPv4 arrivals (ip_version 4)");
   }
+  rx.count_tunnel_ecn = flag(j, path, "count_tunnel_ecn", false);
+  if (rx.count_tunnel_ecn && !rx.tunnel)
+    bad(path + "count_tunnel_ecn", j["count_tunnel_ecn"], "only for frames that arrive in a tunnel (rx.tunnel)");
   rx.count_df = flag(j, path, "count_df", false);
   if (rx.count_df && (v != 4 || rx.df))
     bad(path + "count_df", j["count_df"], "only for IPv4 arrivals (ip_version 4) without df");
@@ -1065,6 +1068,10 @@ json serialise(const StreamReport& s) {
   if (s.df) {
     out["df_set"] = s.df->set;
     out["df_clear"] = s.df->clear;
+  }
+  if (s.tunnel_ecn) {
+    out["tunnel_ecn_copied"] = s.tunnel_ecn->copied;
+    out["tunnel_ecn_not_ect"] = s.tunnel_ecn->not_ect;
   }
   if (s.dns_faults) {
     json faults;

@@ -108,6 +108,12 @@ struct StreamReport {
     uint64_t set = 0, clear = 0;
   };
   std::optional<DfCounts> df;
+  // With rx.count_tunnel_ecn: the frames counted as received by their tunnel header's ECN field
+  // against the inner one's (RFC 6040 §4.1: copied, or Not-ECT).
+  struct TunnelEcnCounts {
+    uint64_t copied = 0, not_ect = 0;
+  };
+  std::optional<TunnelEcnCounts> tunnel_ecn;
   // DNS queries: replies counted by the client's verdict (dns::ReplyVerdict; index 0 unused:
   // the good ones in time are the received), not counted as received.
   std::optional<std::array<uint64_t, dns::kReplyVerdicts>> dns_faults;

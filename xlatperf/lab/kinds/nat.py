@@ -103,7 +103,7 @@ class Nat(LabKind):
         setup_direct_router(self.version, p["addresses"])
 
     def ruleset(self, p: dict[str, Any]) -> str:
-        return nat_ruleset(self.nft_family, "1024-65535" if p["wide_ports"] else PUBLIC_PORTS)
+        return nat_ruleset(self.nft_family, "1024-65535" if p.get("wide_ports") else PUBLIC_PORTS)
 
     def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         sides = router_sides(self.version)
@@ -345,7 +345,8 @@ class DsLiteAftr(Nat):
                            "parse": integer(1, 65535)},
                    # towards the B4s only: the kernel forwards and translates the other way
                    **fault_params(role.name, bpf_faults(technology) |
-                                  {"swap": "replies into another B4's softwire (B4 i's into B4 i ^ 1's)"})}
+                                  {"swap": "replies into another B4's softwire (B4 i's into B4 i ^ 1's)"}),
+                   **PUBLIC_PORT_PARAMS}
     tools = {**Nat.tools, "clang": "clang", "tc": "iproute2"}
 
     def veth_mtu(self, p: dict[str, Any]) -> int:
@@ -377,7 +378,7 @@ class DsLiteAftr(Nat):
                 '\t\tiifname "xlp-dl" ct mark set meta mark\n'
                 '\t\tiifname "xlp-dr" meta mark set ct mark\n'
                 "\t}\n"
-                "}\n" + nat_ruleset("ip"))
+                "}\n" + super().ruleset(p))
 
     def sides(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         return {"left": {"ip_version": 4, "ipv4": B4_SUBNET[1], "ipv6": B4_BASE, "next_hop_ipv6": NEXT_HOP,
