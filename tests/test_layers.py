@@ -156,7 +156,7 @@ def test_the_checks_see_a_cycle_and_an_upward_import(tmp_path, monkeypatch):
 def test_test_modules_have_unique_names():
     """pytest imports test modules by basename (rootdir-relative, no packages), so two
     test_x.py in tests/ and tests/e2e/ stop the whole collection — which a unit run that
-    ignores tests/e2e never notices. Session 4's CI failed that way."""
+    ignores tests/e2e never notices. CI failed that way on 2026-11-23 (fixed in 61f75ef)."""
     tests = Path(__file__).resolve().parent
     seen: dict[str, Path] = {}
     clashes = []

@@ -132,7 +132,7 @@ LAB_MAX_LAG = 0.02
 # queue RPS puts every frame the DUT receives into) holds such a bunch at the lab's rates: both
 # directions at up to 400,000 frames/s for LAB_MAX_LAG. The kernel's default, 1000 frames, is 5
 # ms at 100,000 frames/s each way: with the worker's CPU stolen in bursts, the `limit` DUT lost
-# frames in valid trials at 92 % of its limit (tests/e2e/test_trust_lab.py, session 20).
+# frames in valid trials at 92 % of its limit (tests/e2e/test_trust_lab.py, 2026-11-27).
 LAB_BACKLOG = 16_384
 
 
