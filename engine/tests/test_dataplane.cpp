@@ -471,6 +471,19 @@ TEST(Validity, SiitperfsRuleLooksOnlyAtTheEndAndPassesAStallInTheMiddle) {
   EXPECT_FALSE(r.flows[0].lagged.has_value());
 }
 
+TEST(Validity, SiitperfsRuleFailsAStallAtTheEndAndSaysWhenSendingEnded) {
+  XLP_REQUIRE_EAL();
+  // The last of 2000 frames at 20 kfps (0.1 s) held up 30 ms: every frame left, sending ended
+  // past duration x (1 + 1e-5). The reason states the send time (no max_lag to speak of).
+  test::Bench bench(stalling(1999, std::chrono::milliseconds(30)));
+  const TrialReport r = bench.run(plan_of(request(2000, 20000, 0.1)));
+  EXPECT_FALSE(r.valid);
+  EXPECT_EQ(r.invalid_reason.rfind("tester could not keep the rate: flow forward sent 2000 of 2000 frames in ", 0),
+            0u)
+      << r.invalid_reason;
+  EXPECT_EQ(r.flows[0].sent, 2000u);
+}
+
 TEST(Validity, FramesTheTesterItselfDroppedMakeTheTrialInvalid) {
   TrialReport r;
   r.ports.resize(2);

@@ -139,12 +139,17 @@ def test_selftest_over_an_in_engine_ring_pair(exclusive_lab, tmp_path):
                       '[left]\nport = "ring:pair"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:02"\n'
                       '[right]\nport = "ring:pair"\nspeed = "100G"\ndut_mac = "02:00:00:00:00:01"\n')
     out = tmp_path / "out"
+    # trial.max_lag: room for a busy shared CPU (the wiring is judged here, not the schedule).
     xlatperf("selftest", "-c", str(config), "--duration", "0.5", "--set", "trial.pause=0",
-             "--set", "throughput.max_rate=2000000", "--set", "throughput.error=200000",
-             "--out", str(out), "-q")
+             "--set", "trial.max_lag=0.5", "--set", "throughput.max_rate=2000000",
+             "--set", "throughput.error=200000", "--out", str(out), "-q")
     s = summary(out)
     assert s["check"]["valid"] and s["check"]["loss_ratio"] == 0
-    assert s["median"] >= 1_000_000  # frames between two in-process rings: far above veth
+    assert s["median"] > 0
+    # A ring refuses what it cannot hold (the sender's count): no valid trial loses a frame.
+    valid = [r for r in trials(out) if r["valid"]]
+    assert len(valid) >= 2
+    assert all(d["received"] == d["sent"] > 0 for r in valid for d in r["directions"].values())
 
 
 def test_af_xdp_ports_on_the_loopback_lab(make_lab, tmp_path):

@@ -296,7 +296,8 @@ TrialReport Trial::result(double elapsed_s) const {
       uint64_t sent = 0;
       for (const auto& q : flow.queues) sent += q.sent;
       char buf[384];
-      int n = late_lane->cut_off || sent < f->planned
+      // Without the schedule rule (no max_lag) lateness is only the send time over the limit.
+      int n = late_lane->cut_off || sent < f->planned || !plan_.max_lag
                   ? std::snprintf(buf, sizeof buf,
                                   "tester could not keep the rate: flow %s sent %llu of %llu frames in %.6f s "
                                   "(limit %.6f s)",
