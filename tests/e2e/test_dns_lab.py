@@ -340,3 +340,18 @@ def test_names_asked_after_their_records_expired_must_be_asked_upstream_again(ma
     assert forward["sent"] == 2500 and forward["received"] == 2500, forward
     low, high = unasked
     assert low <= forward.get("dns_unasked", 0) <= high, (forward, record["dns_answers"])
+
+
+def test_a_resolver_serving_expired_records_is_caught_by_their_ttl(make_lab, tmp_path):
+    """Unbound with serve-expired answers each of the 500 names asked after their records
+    expired at once from its cache, with serve-expired-reply-ttl's 30 s (more than the A
+    record's 2 s), and refreshes them upstream only after (none unasked): each such answer is
+    bad_ttl, every other one right."""
+    config = resolver_lab(make_lab, "dns64-unbound", serve_expired="yes")
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "5", *FAST, *EXPIRED, "--out", str(out),
+             "-q")
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == 2500 and forward["dns_bad_ttl"] == 500 and forward["received"] == 2000, forward
+    assert forward.get("dns_unasked", 0) == 0, (forward, record["dns_answers"])

@@ -235,7 +235,12 @@ class Unbound(Resolver):
                    "min_ttl": {"default": "0", "allowed": "an integer 0..86400 (seconds)",
                                "help": "cache-min-ttl: a faulty resolver that answers with at least this TTL "
                                        "(above the records' dns.ttl: every answer bad_ttl)",
-                               "parse": integer(0, 86400)}}
+                               "parse": integer(0, 86400)},
+                   "serve_expired": {"default": "no", "allowed": "yes or no",
+                                     "help": "serve-expired: a faulty resolver that answers a name whose "
+                                             "records expired from its cache at once, with a TTL of 30 s "
+                                             "(serve-expired-reply-ttl), and asks upstream only after",
+                                     "parse": yes_no}}
     synthesis_ttl_of_a = True   # Unbound 1.17's dns64 module copies the A RRset's TTL
 
     def command(self) -> list[str]:
@@ -258,6 +263,7 @@ server:
     do-not-query-localhost: no
     edns-buffer-size: 1232
     cache-min-ttl: {p["min_ttl"]}
+    serve-expired: {"yes" if p["serve_expired"] else "no"}
     # Unbound answers the special-use TLDs (RFC 6761: test.) itself with NXDOMAIN by default.
     local-zone: "{ZONE.rsplit('.', 1)[-1]}." nodefault
     chroot: ""
