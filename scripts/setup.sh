@@ -35,7 +35,8 @@ apt-get install -y "${APT_WAIT[@]}" -o Dpkg::Options::=--force-confdef \
 # neither started nor enabled: this host's services stay as they were. sshd: for
 # tests/e2e/test_remote_ssh.py (the engine on other tester hosts, docs/testers.md); BIND,
 # Unbound and PowerDNS Recursor: the lab's DNS64 resolvers (lab kinds dns64-bind, dns64-unbound,
-# dns64-pdns, docs/dns.md).
+# dns64-pdns, docs/dns.md); NSD: their test zone's authoritative server with zone_server=nsd
+# (it would otherwise listen on port 53 of every address of this host).
 install_quietly() {   # BINARY PACKAGE SERVICE
     [ -x "$1" ] && return 0
     if [ ! -e /usr/sbin/policy-rc.d ]; then   # invoke-rc.d: start no service while installing
@@ -53,6 +54,7 @@ install_quietly /usr/sbin/sshd openssh-server ssh.service
 install_quietly /usr/sbin/named bind9 named.service
 install_quietly /usr/sbin/unbound unbound unbound.service
 install_quietly /usr/sbin/pdns_recursor pdns-recursor pdns-recursor.service
+install_quietly /usr/sbin/nsd nsd nsd.service
 
 # Hugepages for DPDK, where the kernel lets us: 512 x 2 MiB. Never lower a larger reservation;
 # on failure the engine runs with --no-huge.

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """The lab's daemons: DUT software that runs as a process in a lab namespace (TAYGA, BIND,
-Unbound, PowerDNS Recursor), started with its files under LAB_DIR and stopped by `lab down`. A process counts as
+Unbound, PowerDNS Recursor, and NSD serving a resolver's test zone), started with its files under LAB_DIR and stopped by `lab down`. A process counts as
 the lab's only when it runs one of the lab's programs with a file of LAB_DIR on its command
 line, so a stale pid file never has another process killed."""
 
@@ -18,8 +18,8 @@ from .names import LAB_DIR
 from .shell import LabError, run
 
 # The programs the lab runs as daemons (each a Debian package's, and the lab's faulty DNS64
-# relay, lab/dns_relay.py, under its own name).
-PROGRAMS = ("tayga", "named", "unbound", "pdns_recursor", dns_relay.PROGRAM)
+# relay, lab/dns_relay.py, under its own name). "nsd": lab/nsd.py's (which imports this module).
+PROGRAMS = ("tayga", "named", "unbound", "pdns_recursor", "nsd", dns_relay.PROGRAM)
 STOP_SECONDS = 3.0
 
 

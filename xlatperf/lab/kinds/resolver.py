@@ -6,6 +6,11 @@ address), the right side the authoritative server of the test zone, which the re
 over IPv4 (or IPv6: `upstream`) as the zone's only server (BIND's static-stub zone, Unbound's
 stub zone, PowerDNS's forward zone). The written config runs `xlatperf dns64` against it.
 
+With `zone_server=nsd` the zone's server is NSD instead (lab/nsd.py), in the DUT namespace on a
+loopback address of the `upstream` IP version, serving dns64perf++'s names of 198.18.0.0/16:
+a DNS64 whose authoritative server is not xlatperf's. The tester's right side then answers
+nothing (dns.authoritative = false) and the queries ask those names (dns.names = "dns64perf").
+
 The DUT namespace has no default route: whatever else a resolver would ask (the root's
 servers) cannot leave it."""
 
@@ -18,7 +23,7 @@ from typing import Any
 
 from ...config.dns import rfc6052_prefix
 from ...config.schema import SCHEMA
-from .. import daemons
+from .. import daemons, nsd
 from ..dns_relay import FAULTS, PROGRAM
 from ..names import DUT_NS, DUT_PORTS, LAB_DIR, V4_RIGHT, V6_LEFT, V6_RIGHT, host
 from ..placement import Placement, pin_process
@@ -37,8 +42,14 @@ RESOLVER_PAUSE = 2.0             # s between trials (trial.pause)
 
 RESOLVER_PARAMS = {
     "upstream": {"default": "4", "allowed": "4 or 6",
-                 "help": "IP version over which the resolver asks the tester's authoritative side",
+                 "help": "IP version over which the resolver asks the test zone's server (zone_server)",
                  "parse": lambda text: int(choice("4", "6")(text))},
+    "zone_server": {"default": "tester", "allowed": "tester or nsd",
+                    "help": "the test zone's authoritative server: the tester's right side, or NSD in the "
+                            f"DUT namespace ({nsd.ADDRESSES[4]} or {nsd.ADDRESSES[6]} by upstream) serving "
+                            f"dns64perf++'s names of {nsd.A_RECORDS} (A records only; the tester config "
+                            "then asks them: dns.names = \"dns64perf\")",
+                    "parse": choice("tester", "nsd")},
     "cache": {"default": "64", "allowed": "an integer 1..4096",
               "help": "the resolver's cache size in MiB (the cache-hit grid's: RFC 8219 §9.2)",
               "parse": integer(1, 4096)},
@@ -77,7 +88,9 @@ class Resolver(LabKind):
         return os.path.join(LAB_DIR, f"{self.program}.log")
 
     def authoritative(self, p: dict[str, Any]) -> str:
-        """The address the resolver asks: the tester's right side."""
+        """The address the resolver asks: the tester's right side, or NSD's."""
+        if p["zone_server"] == "nsd":
+            return nsd.ADDRESSES[p["upstream"]]
         return V4_RIGHT[1] if p["upstream"] == 4 else V6_RIGHT[1]
 
     def build(self, p: dict[str, Any]) -> None:
@@ -90,6 +103,8 @@ class Resolver(LabKind):
         os.makedirs(os.path.join(LAB_DIR, self.program), exist_ok=True)
         with open(self.conf, "w") as f:
             f.write(self.config_text(p, WRONG_PREFIX if p["wrong_prefix"] else self.prefix(p)))
+        if p["zone_server"] == "nsd":   # the zone's server first: the resolver may ask at once
+            nsd.start(ZONE, self.authoritative(p), DUT_NS)
         daemons.start(self.program, self.command(), DUT_NS, self.pidfile, self.log)
 
     def place(self, placement: Placement) -> None:
@@ -98,6 +113,9 @@ class Resolver(LabKind):
         if pid is None or not daemons.is_ours(pid, self.program):
             raise LabError(f"{self.program} is not running: cannot pin it to the DUT CPUs")
         pin_process(pid, placement.dut_cpus)
+        # NSD, where build started it (zone_server=nsd; a lab up removed any earlier one's files).
+        if os.path.exists(nsd.PIDFILE) and not nsd.pin(DUT_NS, placement.dut_cpus):
+            raise LabError(f"{nsd.PROGRAM} is not running: cannot pin it to the DUT CPUs")
 
     def tester_sections(self, p: dict[str, Any]) -> dict[str, dict[str, Any]]:
         right = ({"ip_version": 4, "ipv4": V4_RIGHT[1], "dut_ipv4": host(V4_RIGHT[0]),
@@ -109,15 +127,29 @@ class Resolver(LabKind):
                 "right": {**right, "dut_mac": ""},
                 "traffic": {"frame_size": 84, "direction": "forward"},
                 "dns": {"enabled": True, "server": host(V6_LEFT[0]), "zone": ZONE, "synthesis": self.prefix(p),
-                        **self.dns64_lists(p)},
+                        **self.dns64_lists(p), **self.zone_keys(p)},
                 # A resolver that was overloaded answers its backlog for seconds after (replies
                 # foreign to the next trial): the search starts within its reach on the lab's
                 # one DUT CPU (a few thousand queries/s), and the pause lets a backlog drain.
                 "trial": {"pause": RESOLVER_PAUSE},
                 "throughput": {"max_rate": RESOLVER_MAX_RATE}}
 
+    @staticmethod
+    def zone_keys(p: dict[str, Any]) -> dict[str, Any]:
+        """The tester config's [dns] keys for the zone's server: none for the tester's own; NSD's
+        serves dns64perf++'s names of its prefix, and the tester's right side answers nothing."""
+        if p["zone_server"] != "nsd":
+            return {}
+        return {"authoritative": False, "names": "dns64perf", "a_records": nsd.A_RECORDS}
+
     def config_notes(self, p: dict[str, Any]) -> list[str]:
-        return [f"# DUT: {self.description}; its configuration: {self.conf}."]
+        notes = [f"# DUT: {self.description}; its configuration: {self.conf}."]
+        if p["zone_server"] == "nsd":
+            notes.append(f"# The test zone's server is not the tester's right side but NSD in the DUT namespace, "
+                         f"at {self.authoritative(p)} port 53")
+            notes.append(f"# (its configuration {nsd.CONF}, its zone file {nsd.zone_file(ZONE)}: "
+                         f"dns64perf++'s names of {nsd.A_RECORDS}).")
+        return notes
 
     def prefix(self, p: dict[str, Any]) -> str:
         """The DNS64 prefix the resolver synthesizes with (and the tester config expects)."""
@@ -306,6 +338,14 @@ class PowerDns(Resolver):
     def conf(self) -> str:
         return os.path.join(LAB_DIR, "pdns", "recursor.conf")
 
+    @staticmethod
+    def query_source(p: dict[str, Any]) -> str:
+        """The address it asks the zone's server from: the DUT's right side's towards the tester,
+        the namespace's loopback towards NSD."""
+        if p["zone_server"] == "nsd":
+            return "127.0.0.1" if p["upstream"] == 4 else "::1"
+        return host(V4_RIGHT[0]) if p["upstream"] == 4 else host(V6_RIGHT[0])
+
     def config_text(self, p: dict[str, Any], prefix: str) -> str:
         entries = p["cache"] * self.ENTRIES_PER_MIB
         return f"""# PowerDNS Recursor for the xlatperf lab (written by lab up)
@@ -315,7 +355,7 @@ dns64-prefix={prefix}
 forward-zones={ZONE}={self.authoritative(p)}
 # Its default list refuses to ask the documentation and private ranges, the lab's among them.
 dont-query=
-query-local-address={host(V4_RIGHT[0]) if p["upstream"] == 4 else host(V6_RIGHT[0])}
+query-local-address={self.query_source(p)}
 threads=1
 # It stops asking a server that missed this many answers in a row (for 60 s, answering SERVFAIL
 # itself): an overloaded trial would fail the next ones. 0: never (each trial stands alone).
