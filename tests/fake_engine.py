@@ -80,7 +80,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.18"
+PROTOCOL = "2.19"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -105,9 +105,9 @@ KEYS = {
     "delay": ("frame_timeout", "histogram", "ipdv", "tagged", "tagged_start"),
     "flow": ("name", "tx_port", "rx_port", "rate", "rate_steps", "frames", "mix", "foreground",
              "background", "streams", "pattern", "from_table", "tcp", "dns"),
-    "dns": ("zone", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"),
-    "flow_dns": ("qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "checks", "repeat",
-                 "repeat_after"),
+    "dns": ("zone", "names", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"),
+    "flow_dns": ("qtype", "edns", "ports", "nonce", "names_from", "synthesis", "exclude", "mapped", "checks",
+                 "repeat", "repeat_after"),
     "rate_step": ("at", "rate"),
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",

@@ -32,9 +32,10 @@ def config(**sections):
 
 def test_a_query_frame_is_as_long_as_its_zone_makes_it():
     # 14 + 40 + 8 + 12 + (1 + 18 + 16) + 4 + 11 + 4: the engine's dns_frame_size (docs/dns.md).
-    assert IPV6.carrying(dns_query("dns64perf.test", True)).min_frame == 128
-    assert IPV4.carrying(dns_query("dns64perf.test", True)).min_frame == 108
-    assert IPV6.carrying(dns_query("example.org.", False)).min_frame == 128 - 11 - 3
+    assert IPV6.carrying(dns_query("dns64perf.test", "xlatperf", True)).min_frame == 128
+    assert IPV6.carrying(dns_query("dns64perf.test", "dns64perf", True)).min_frame == 125
+    assert IPV4.carrying(dns_query("dns64perf.test", "xlatperf", True)).min_frame == 108
+    assert IPV6.carrying(dns_query("example.org.", "xlatperf", False)).min_frame == 128 - 11 - 3
 
 
 @pytest.mark.parametrize("sections, key", [
@@ -50,6 +51,8 @@ def test_a_query_frame_is_as_long_as_its_zone_makes_it():
     ({"dns": {"authoritative": False}}, "dns.authoritative"),
     ({"dns": {"qtype": "A", "aaaa_share": 0.5}}, "dns.aaaa_share"),
     ({"dns": {"aaaa_share": 0.5}}, "dns.aaaa_share"),      # no DNS64 to synthesize the others
+    ({"dns": {"names": "dns64perf", "server": "198.18.0.1", "aaaa_share": 0.5}}, "dns.aaaa_share"),  # none has AAAA
+    ({"dns": {"names": "nsd"}}, "dns.names"),
     ({"traffic": {"imix": "simple"}}, "traffic.imix"),
     ({"traffic": {"mix_n": 2, "frame_size": 84}}, "traffic.mix_m"),
 ])
@@ -74,13 +77,37 @@ def test_the_plan_asks_from_the_sending_side_and_the_other_side_answers():
     assert flow["dns"]["ports"] == 4 and flow["dns"]["qtype"] == "AAAA"
     assert flow["dns"]["synthesis"] == "2001:db8:64::/96"
     assert flow["dns"]["nonce"] != second[0]["dns"]["nonce"]   # every trial's names its own
-    assert plan.dns == {"zone": "dns64perf.test", "a": "198.18.0.0/15", "aaaa": "2001:db8::/96",
+    assert plan.dns == {"zone": "dns64perf.test", "names": "xlatperf", "a": "198.18.0.0/15", "aaaa": "2001:db8::/96",
                         "aaaa_share": 1.0, "ttl": 3600, "soa_ttl": 300, "soa_minimum": 900, "authoritative": [1]}
     # Every reply check on (RA and the upstream count too: a DUT's resolver answers, asking
     # the tester's authoritative side).
     assert flow["dns"]["checks"] == ["ttl", "edns", "ra", "question", "duplicates", "upstream"]
     # The medium's maximum is for the answers (one AAAA record, 28 bytes more than the query).
     assert plan.max_rate == 10**10 // ((128 + 28 + 20) * 8)
+
+
+def test_dns64perf_names_go_on_from_trial_to_trial_round_their_prefix():
+    """dns64perf++'s names carry no nonce: each trial asks the names after the last trial's (the
+    run's first at random), its queries shorter by 3 bytes (15 label characters); once the run
+    has asked more names than dns.a_records has addresses, its trials' records say their names
+    were asked before."""
+    c = config(left={"ip_version": 6}, right={"ip_version": 6}, traffic={"frame_size": 84},
+               dns={"server": "2001:2::1", "names": "dns64perf", "aaaa_share": 0, "authoritative": False,
+                    "a_records": "10.0.0.0/16"})
+    plan = TrafficPlan(c, PORTS)
+    assert plan.dns["names"] == "dns64perf" and plan.dns["a"] == "10.0.0.0/16" and plan.dns["authoritative"] == []
+    (flow,) = plan.flows(1000)
+    first = flow["dns"]["names_from"]
+    assert flow["foreground"]["frame_size"] == 125 and 0 <= first < 65_536
+    assert "upstream" not in flow["dns"]["checks"]   # no authoritative side of the tester's to count
+    assert plan.names_sent(40_000) == {"from": first, "count": 40_000, "asked_before": False}
+    assert plan.flows(1000)[0]["dns"]["names_from"] == (first + 40_000) % 65_536
+    assert plan.names_sent(40_000) == {"from": (first + 40_000) % 65_536, "count": 40_000, "asked_before": True}
+    assert plan.flows(1000)[0]["dns"]["names_from"] == (first + 80_000) % 65_536
+    assert TrafficPlan(c, PORTS).names_from != first or TrafficPlan(c, PORTS).names_from != first
+    # xlatperf's names: a nonce each trial, no names_from, nothing to say.
+    xlatperf = TrafficPlan(config(), PORTS)
+    assert "names_from" not in xlatperf.flows(1000)[0]["dns"] and xlatperf.names_sent(10) is None
 
 
 def test_names_asked_again_come_two_timeouts_after_their_first_query():

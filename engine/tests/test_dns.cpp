@@ -528,18 +528,23 @@ TEST(Dns, AReplyNamesTheNewestSequenceNumberOfItsKeySent) {
   }
 }
 
-// The frame model's DNS layer (frame.hpp): a query in place of the test tag, stamped per query.
+// The frame model's DNS layer (frame.hpp): a query in place of the test tag, stamped per query,
+// with xlatperf's names and with dns64perf++'s (3 bytes shorter: 15 label characters, not 18).
 TEST(DnsFrames, EachQueryIsItsSequenceNumbersAndItsChecksumVerifies) {
+  for (const NameStyle style : {NameStyle::kXlatperf, NameStyle::kDns64perf})
   for (int ip_version : {4, 6}) {
+    const auto zone = std::make_shared<Zone>("dns64perf.test", style);
+    const bool dns64perf = style == NameStyle::kDns64perf;
     xlp::FrameSpec spec;
     spec.ip_version = ip_version;
     spec.src_ip[0] = spec.dst_ip[0] = 0x20;
     spec.src_port = 40000;
     spec.dst_port = 53;
-    spec.dns = xlp::FrameSpec::DnsQuery{std::make_shared<Zone>("dns64perf.test"), kTypeAaaa, true, 0x5be2a7c0};
+    spec.dns = xlp::FrameSpec::DnsQuery{zone, kTypeAaaa, true, 0x5be2a7c0};
     EXPECT_THROW(xlp::build_template(spec, 3, 9), std::invalid_argument);  // 64 bytes: not a query's size
     spec.frame_size = xlp::dns_frame_size(spec);
-    EXPECT_EQ(spec.frame_size, (ip_version == 4 ? 108u : 128u));  // docs/dns.md: 62 bytes of DNS with EDNS(0)
+    // docs/dns.md: 62 bytes of DNS with EDNS(0) (59 with dns64perf++'s names)
+    EXPECT_EQ(spec.frame_size, (ip_version == 4 ? 108u : 128u) - (dns64perf ? 3 : 0));
     const xlp::FrameTemplate t = xlp::build_template(spec, 3, 9);
     EXPECT_EQ(t.tag_offset, 0);
     EXPECT_EQ(t.dns_offset, t.l4_offset + 8);
@@ -547,21 +552,29 @@ TEST(DnsFrames, EachQueryIsItsSequenceNumbersAndItsChecksumVerifies) {
     for (uint64_t seq : {uint64_t(0), uint64_t(1), uint64_t(999), uint64_t(123456789)}) {
       Bytes f = t.bytes;
       const uint32_t index = uint32_t(seq * 7 + 1);
+      // dns64perf++'s names carry an address: 10.0.x.y, and one with every digit (198.18.255.100).
+      const TestName asked = dns64perf ? TestName{0, 0, seq == 999 ? 0xc612ff64 : 0x0a000000 + index}
+                                       : TestName{0x5be2a7c0, 3, index};
       const QueryKeys keys(ports);
       const QueryKey key = keys.key_of(seq);
       // Every other query's letters in a case of its own (as with the question's check).
       const CaseFlips flips =
-          seq % 2 ? case_flips(seq, hex_digits(0x5be2a7c0), hex_digits(index), kZone.first_word_letters()) : CaseFlips{};
-      xlp::stamp_dns(f.data(), t, key, index, flips);
+          seq % 2 ? case_flips(seq, dns64perf ? 0 : hex_digits(0x5be2a7c0), dns64perf ? 0 : hex_digits(index),
+                               zone->first_word_letters())
+                  : CaseFlips{};
+      xlp::stamp_dns(f.data(), t, key, zone->stamp(asked, flips));
       // The query: the stream's name with this index, the key's ID and source port, its
       // letters in the case flipped.
       size_t end = 0;
-      EXPECT_EQ(read_name(f.data() + t.dns_offset, f.size() - t.dns_offset, kHeader, kZone, &end),
-                (TestName{0x5be2a7c0, 3, index}));
+      EXPECT_EQ(read_name(f.data() + t.dns_offset, f.size() - t.dns_offset, kHeader, *zone, &end), asked);
       uint8_t name[255];
-      write_name(name, TestName{0x5be2a7c0, 3, index}, kZone, flips);
-      EXPECT_EQ(Bytes(name, name + kZone.name_size()),
-                Bytes(f.begin() + t.dns_offset + kHeader, f.begin() + t.dns_offset + kHeader + kZone.name_size()));
+      write_name(name, asked, *zone, flips);
+      EXPECT_EQ(Bytes(name, name + zone->name_size()),
+                Bytes(f.begin() + t.dns_offset + kHeader, f.begin() + t.dns_offset + kHeader + zone->name_size()));
+      if (dns64perf && seq == 999) {
+        const std::string label(reinterpret_cast<const char*>(name) + 1, kDns64perfLabelChars);
+        EXPECT_EQ(label, "198-018-255-100");
+      }
       EXPECT_EQ(f[t.dns_offset] << 8 | f[t.dns_offset + 1], key.id);
       EXPECT_EQ(f[t.l4_offset] << 8 | f[t.l4_offset + 1], 40000 + key.port_offset);
       EXPECT_EQ(keys.seq_of(QueryKey{uint16_t((f[t.l4_offset] << 8 | f[t.l4_offset + 1]) - 40000),
@@ -578,7 +591,7 @@ TEST(DnsFrames, EachQueryIsItsSequenceNumbersAndItsChecksumVerifies) {
       // The authoritative side answers it: it is a query of the zone.
       Bytes msg(f.begin() + t.dns_offset, f.end());
       msg.resize(512);
-      EXPECT_GT(answer_in_place(msg.data(), f.size() - t.dns_offset, msg.size(), kZone, {}), 0u);
+      EXPECT_GT(answer_in_place(msg.data(), f.size() - t.dns_offset, msg.size(), *zone, {}), 0u);
     }
   }
 }

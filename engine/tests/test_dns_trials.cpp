@@ -109,7 +109,7 @@ void cut_to_header(rte_mbuf* m, uint8_t rcode) {
 // What a faulty DUT does to every fourth answer on its way back to the client (kSilent: to the
 // answers of queries kSilentFrom .. kSilentTo - 1, which it drops).
 enum class Fault { kNone, kServFail, kWrongAddress, kOtherId, kTruncated, kDrop, kDuplicate, kLate, kUnanswerable,
-                   kBadChecksum, kOtherSource, kRefusedHeaderOnly, kSilent };
+                   kBadChecksum, kOtherSource, kRefusedHeaderOnly, kSilent, kOtherName };
 constexpr uint64_t kSilentFrom = 70000, kSilentTo = 104000;
 
 class FaultyPath {
@@ -160,6 +160,9 @@ class FaultyPath {
         return;
       case Fault::kRefusedHeaderOnly:
         cut_to_header(m, 5);  // REFUSED (RFC 1035 §4.1.1)
+        break;
+      case Fault::kOtherName:  // the question's last digit another (a decimal digit: still a name)
+        msg[dns::kHeader + msg[dns::kHeader]] ^= 1;
         break;
       default: break;
     }
@@ -325,7 +328,83 @@ TEST_P(DnsTrials, RepliesAfterALongSilenceAreStillNamedRight) {
   EXPECT_GT(s.received, kSilentTo - kSilentFrom);  // answers after the silence were taken
 }
 
+// dns64perf++'s names (dns.names = dns64perf), 3 bytes shorter than xlatperf's: the trial's
+// first name the `names_from`-th address of dns.a; the tester's authoritative side answers them
+// as any server of such a zone does.
+json dns64perf_trial(int v, const std::string& qtype, const std::string& a, uint64_t names_from) {
+  json req = dns_trial(v, qtype, 0.0);
+  req["flows"][0]["foreground"]["frame_size"] = req["flows"][0]["foreground"]["frame_size"].get<uint32_t>() - 3;
+  req["dns"]["names"] = "dns64perf";
+  req["dns"]["a"] = a;
+  req["flows"][0]["dns"]["names_from"] = names_from;
+  return req;
+}
+
+// From two queues each asking its own names, round the end of the prefix and on from its start:
+// every name asked once, every A answer judged good; an answer with another name, another
+// address or REFUSED without its question counted as such on exactly the quarter of the answers
+// spoiled; a AAAA query answered NODATA (no DNS64 between) a wrong answer.
+TEST_P(DnsTrials, Dns64perfNamesAreEachAskedOnceAndTheirAnswersJudged) {
+  XLP_REQUIRE_EAL();
+  const int v = GetParam();
+  const uint64_t quarter = kQueries / 4;
+  {
+    FaultyPath dut(Fault::kNone);
+    test::Bench bench([&dut](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& d) { dut(port, m, d); }, 2);
+    const TrialReport r = bench.run(protocol::parse_trial(dns64perf_trial(v, "A", "198.18.0.0/16", 65000), 2));
+    uint64_t sent = 0, received = 0;
+    for (const StreamReport& s : r.flows.at(0).streams) {
+      sent += s.sent;
+      received += s.received;
+      for (size_t k = 1; k < dns::kReplyVerdicts; ++k) EXPECT_EQ(s.dns_faults.value()[k], 0u) << dns::kReplyVerdictNames[k];
+    }
+    EXPECT_EQ(sent, kQueries);
+    EXPECT_EQ(received, kQueries);
+    EXPECT_EQ(dut.names.size(), kQueries);  // no name twice
+    // The first (queue 0's first), the prefix's last and, past it, its first.
+    for (const char* label : {"198-018-253-232", "198-018-255-255", "198-018-000-000"})
+      EXPECT_TRUE(dut.names.count(char(15) + std::string(label) + char(9) + "dns64perf" + char(4) + "test")) << label;
+    EXPECT_EQ(r.ports[0].foreign, 0u);
+  }
+  struct Case {
+    Fault fault;
+    dns::ReplyVerdict verdict;
+  };
+  for (const Case c : {Case{Fault::kOtherName, dns::ReplyVerdict::kMismatch},
+                       Case{Fault::kWrongAddress, dns::ReplyVerdict::kWrongAnswer},
+                       Case{Fault::kRefusedHeaderOnly, dns::ReplyVerdict::kOtherRcode}}) {
+    SCOPED_TRACE(int(c.fault));
+    test::Bench bench(FaultyPath(c.fault));
+    const TrialReport r = bench.run(protocol::parse_trial(dns64perf_trial(v, "A", "10.0.0.0/8", 7), 2));
+    const StreamReport& s = queries_of(r);
+    EXPECT_EQ(s.received, kQueries - quarter);
+    for (size_t k = 1; k < dns::kReplyVerdicts; ++k)
+      EXPECT_EQ(s.dns_faults.value()[k], size_t(c.verdict) == k ? quarter : 0u) << dns::kReplyVerdictNames[k];
+  }
+  test::Bench bench(FaultyPath(Fault::kNone));
+  const TrialReport r = bench.run(protocol::parse_trial(dns64perf_trial(v, "AAAA", "10.0.0.0/8", 0), 2));
+  EXPECT_EQ(queries_of(r).received, 0u);
+  EXPECT_EQ(fault(r, dns::ReplyVerdict::kWrongAnswer), kQueries);
+}
+
 INSTANTIATE_TEST_SUITE_P(IpVersions, DnsTrials, ::testing::Values(4, 6));
+
+// A trial that would ask more dns64perf++ names than dns.a holds addresses asks none: it would
+// ask a name twice, which a cache answers.
+TEST(DnsTrialRequests, Dns64perfNamesMustFitTheirPrefix) {
+  XLP_REQUIRE_EAL();
+  test::Bench bench;
+  try {
+    bench.run(protocol::parse_trial(dns64perf_trial(4, "A", "198.18.0.0/22", 0), 2));
+    FAIL() << "no error";
+  } catch (const ExecutionFailure& e) {
+    EXPECT_STREQ(e.what(), "flows: queries asks up to 2000 dns64perf names, more than the 1024 addresses of dns.a "
+                           "(/22): a name would be asked again (use a shorter prefix, or fewer queries)");
+  }
+  json aaaa = dns64perf_trial(4, "A", "198.18.0.0/16", 0);
+  aaaa["dns"]["aaaa_share"] = 0.5;
+  EXPECT_THROW(protocol::parse_trial(aaaa, 2), BadParameter);
+}
 
 // A flow of DNS queries is refused where it could not be judged: with no trial zone, replies
 // expected on another port, no reply timeout, too few ports for the queries outstanding, a

@@ -355,3 +355,40 @@ def test_a_resolver_serving_expired_records_is_caught_by_their_ttl(make_lab, tmp
     forward = record["directions"]["forward"]
     assert forward["sent"] == 2500 and forward["dns_bad_ttl"] == 500 and forward["received"] == 2000, forward
     assert forward.get("dns_unasked", 0) == 0, (forward, record["dns_answers"])
+
+
+def dns64perf_names(a_records: str) -> list[str]:
+    return ["--set", 'dns.names="dns64perf"', "--set", f'dns.a_records="{a_records}"']
+
+
+def test_dns64perf_names_through_bind_each_trial_its_own(make_lab, tmp_path):
+    """dns64perf++'s names (dns.names = "dns64perf": 198-018-002-033.dns64perf.test, A the four
+    numbers), answered by the tester's authoritative side through BIND: every answer judged
+    right, and BIND asks the authoritative side for every name (AAAA, then A) in each of the
+    two trials, the second asking the 1,000 names after the first's."""
+    config = resolver_lab(make_lab, "dns64-bind")
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", "--repeat", "2", *FAST,
+             *dns64perf_names("10.0.0.0/16"), "--out", str(out), "-q")
+    first, second = trials(out)
+    for record in (first, second):
+        forward = record["directions"]["forward"]
+        assert forward["sent"] == forward["received"] == 1000, forward
+        assert forward.get("dns_unasked", 0) == 0 and record["dns_answers"]["1"]["answered"] == 2000, record
+        assert not record["dns_names"]["asked_before"]
+    assert second["dns_names"]["from"] == (first["dns_names"]["from"] + 1000) % 65536
+
+
+def test_dns64perf_names_asked_again_are_answered_from_the_cache_and_said(make_lab, tmp_path):
+    """Three trials of 500 names in a /22 (1,024 names): the third comes round to the first's
+    names, which BIND answers from its cache without asking (about 2 x 476 asks unasked); its
+    record and console line say that its names were asked before."""
+    config = resolver_lab(make_lab, "dns64-bind")
+    out = tmp_path / "out"
+    proc = xlatperf("trial", "-c", str(config), "--rate", "250", "--duration", "2", "--repeat", "3", *FAST,
+                    *dns64perf_names("10.0.0.0/22"), "--out", str(out), check=False)
+    records = trials(out)
+    assert [r["dns_names"]["asked_before"] for r in records] == [False, False, True]
+    assert [r["directions"]["forward"].get("dns_unasked", 0) for r in records[:2]] == [0, 0]
+    assert 2 * 476 * 0.9 <= records[2]["directions"]["forward"]["dns_unasked"] <= 2 * 476, records[2]
+    assert "names of earlier trials asked again" in proc.stdout

@@ -687,6 +687,10 @@ SCHEMA: dict[str, dict[str, Key]] = {
         "server": Key("", dns_server),          # "" = the tester's other side; else the DUT's resolver
         "authoritative": Key(True, boolean),    # the other side answers queries for the zone
         "zone": Key("dns64perf.test", dns_zone),
+        # The names the queries ask: xlatperf's (the records a function of the name, a fresh
+        # nonce each trial) or dns64perf++'s (a-b-c-d.<zone>, A = a.b.c.d, no AAAA: the zone any
+        # authoritative server can serve, e.g. BIND's $GENERATE), in a_records (docs/dns.md).
+        "names": Key("xlatperf", choice("xlatperf", "dns64perf")),
         "qtype": Key("AAAA", choice("AAAA", "A")),
         "edns": Key(True, boolean),             # EDNS(0) OPT record in the queries (RFC 6891)
         # The RFC 6052 prefix a DNS64's synthesized AAAA must use (RFC 8219 §9: the answer's check).

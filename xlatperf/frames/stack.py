@@ -63,7 +63,9 @@ TCP_DATA = Transport("TCP", TCP_HEADER_BYTES + TCP_TAG_OPTION_BYTES, min_payload
 # class) and with EDNS(0) an OPT record. Its size follows from the zone (the engine's
 # dns::query_size).
 DNS_HEADER_BYTES = 12
-DNS_LABEL_CHARS = 18
+# A test name's first label (docs/dns.md "Test names"), by dns.names: xlatperf's 18 hex digits
+# (nonce, stream, index), dns64perf++'s ddd-ddd-ddd-ddd (an IPv4 address).
+DNS_LABEL_CHARS = {"xlatperf": 18, "dns64perf": 15}
 DNS_QUESTION_TAIL_BYTES = 4   # QTYPE, QCLASS
 DNS_OPT_BYTES = 11
 DNS_ANSWER_BYTES = {"A": 2 + 10 + 4, "AAAA": 2 + 10 + 16}  # a compressed name, the fixed part, RDATA
@@ -74,17 +76,18 @@ def zone_wire_bytes(zone: str) -> int:
     return sum(1 + len(label) for label in zone.rstrip(".").split(".")) + 1
 
 
-def dns_query(zone: str, edns: bool) -> Transport:
-    """The transport of a DNS query of the zone: UDP and the message."""
-    message = (DNS_HEADER_BYTES + 1 + DNS_LABEL_CHARS + zone_wire_bytes(zone) + DNS_QUESTION_TAIL_BYTES
+def dns_query(zone: str, names: str, edns: bool) -> Transport:
+    """The transport of a DNS query of the zone, of a name in the style `names`: UDP and the
+    message."""
+    message = (DNS_HEADER_BYTES + 1 + DNS_LABEL_CHARS[names] + zone_wire_bytes(zone) + DNS_QUESTION_TAIL_BYTES
                + (DNS_OPT_BYTES if edns else 0))
     return Transport("DNS", UDP_BYTES + message, segments="queries")
 
 
-def dns_answer(zone: str, edns: bool, qtype: str) -> Transport:
+def dns_answer(zone: str, names: str, edns: bool, qtype: str) -> Transport:
     """The transport of the answer to such a query with one address record (the reply a DUT's
     medium carries the other way)."""
-    query = dns_query(zone, edns)
+    query = dns_query(zone, names, edns)
     return replace(query, header_bytes=query.header_bytes + DNS_ANSWER_BYTES[qtype], segments="answers")
 
 

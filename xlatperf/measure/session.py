@@ -195,6 +195,10 @@ class TrialSession(Measurer):
         result = replace(result, attempt=attempt,
                          earlier_attempts=tuple(e.attempt_summary() for e in earlier))
         extra = during.finish(time.perf_counter() - sent) if during is not None else {}
+        # Frame k of a flow asks the k-th name from the trial's first (docs/dns.md).
+        names = self.plan.names_sent(sum(d.planned or d.sent for d in result.directions.values())) if dns else None
+        if names is not None:
+            extra["dns_names"] = names
         if retake:
             extra["retaken"] = True
         elif annotate is not None:

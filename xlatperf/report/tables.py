@@ -27,10 +27,15 @@ def dns_queries(dns: dict) -> str:
     to = f"the DUT's resolver {dns['server']}" if dns.get("server") else "the tester's other side"
     answered = "the tester's other side answering for the zone" if dns.get("authoritative") else \
         "no answers from the tester"
-    return (f"DNS {dns.get('qtype')} queries for names of {dns.get('zone')} to {to} "
+    if dns.get("names") == "dns64perf":
+        names = f"dns64perf++'s names of {dns.get('zone')} (A records in {dns.get('a_records')}, no AAAA)"
+        records = ""
+    else:
+        names = f"names of {dns.get('zone')}"
+        records = f"; {100 * float(dns.get('aaaa_share', 0)):g} % of the names with a AAAA record"
+    return (f"DNS {dns.get('qtype')} queries for {names} to {to} "
             f"({dns.get('query_frame_size')}-byte frames{', EDNS(0)' if dns.get('edns') else ''}; "
-            f"{answered}; {100 * float(dns.get('aaaa_share', 0)):g} % of the names with a AAAA record; "
-            f"expected synthesis {dns.get('synthesis')})")
+            f"{answered}{records}; expected synthesis {dns.get('synthesis')})")
 
 
 def point_label(entry: Entry, axes: list[str]) -> str:

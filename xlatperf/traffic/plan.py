@@ -5,6 +5,7 @@ Port 0 is the left tester port, port 1 the right one (xlatperf/engine/client.py 
 Forward frames go left -> right, reverse frames right -> left.
 """
 
+import ipaddress
 import secrets
 from dataclasses import dataclass, replace
 from fractions import Fraction
@@ -126,6 +127,11 @@ class TrafficPlan:
         self.directions = [self._plan(name) for name in active_directions(config)]
         if config.dns.enabled:
             self.directions = [self._dns_plan(plan) for plan in self.directions]
+        # dns64perf++'s names carry no nonce: each trial asks the ones after its predecessor's
+        # (the number of its first among dns.a_records' addresses), the run's first at random
+        # (another run's names are not this one's, but by chance), and the run's names so far.
+        self.names_from = secrets.randbelow(self._name_space()) if self._name_space() else 0
+        self.names_asked = 0
 
     # -- rates ---------------------------------------------------------------------------------
 
@@ -176,7 +182,7 @@ class TrafficPlan:
         if not dns.enabled:
             return None
         answering = [PORT_INDEX[self.directions[0].rx_side]] if dns.authoritative else []
-        return {"zone": dns.zone, "a": dns.a_records, "aaaa": dns.aaaa_records, "aaaa_share": dns.aaaa_share,
+        return {"zone": dns.zone, "names": dns.names, "a": dns.a_records, "aaaa": dns.aaaa_records, "aaaa_share": dns.aaaa_share,
                 "ttl": dns.ttl, "soa_ttl": dns.soa_ttl, "soa_minimum": dns.soa_minimum,
                 "authoritative": answering}
 
@@ -186,9 +192,9 @@ class TrafficPlan:
         maximum for the queries one way and their answers (one address record) the other."""
         dns = self.config.dns
         sent, received = plan.stacks
-        query = sent.carrying(dns_query(dns.zone, dns.edns)).min_frame
-        answer = max(sent.carrying(dns_answer(dns.zone, dns.edns, dns.qtype)).min_frame,
-                     received.carrying(dns_answer(dns.zone, dns.edns, dns.qtype)).min_frame)
+        query = sent.carrying(dns_query(dns.zone, dns.names, dns.edns)).min_frame
+        answer = max(sent.carrying(dns_answer(dns.zone, dns.names, dns.edns, dns.qtype)).min_frame,
+                     received.carrying(dns_answer(dns.zone, dns.names, dns.edns, dns.qtype)).min_frame)
         foreground = {key: value for key, value in plan.foreground.items() if key not in ("vary", "rx")}
         foreground |= {"dst_port": DNS_PORT, "frame_size": query, "rx_frame_size": query,
                        **({"dst_ip": dns.server} if dns.server else {})}
@@ -208,11 +214,31 @@ class TrafficPlan:
                 "foreground": dict(plan.foreground),
                 "dns": {"qtype": dns.qtype, "edns": dns.edns, "ports": query_ports(self.config, rate),
                         "nonce": secrets.randbits(32), "synthesis": dns.synthesis,
+                        **({"names_from": self.names_from} if dns.names == "dns64perf" else {}),
                         "checks": reply_checks(self.config),
                         # What a DNS64 makes of the records (RFC 6147 §5.1.4): only one is asked.
                         **({"exclude": list(dns.exclude), "mapped": list(dns.mapped)} if dns.server else {}),
                         **({"repeat": dns.cache_share, "repeat_after": repeat_after(self.config)}
                            if dns.cache_share else {})}}
+
+    def names_sent(self, queries: int) -> dict | None:
+        """After a trial of `queries` queries of dns64perf++'s names: the next trial's names
+        follow its names, round dns.a_records' addresses. What its record says of its names:
+        the first's number, and whether the run had asked more names than there are (then the
+        trial asked names of earlier trials again, which a DNS64 may answer from its cache)."""
+        space = self._name_space()
+        if not space:
+            return None
+        first = self.names_from
+        self.names_asked += queries
+        self.names_from = (first + queries) % space
+        return {"from": first, "count": queries, "asked_before": self.names_asked > space}
+
+    def _name_space(self) -> int:
+        """How many dns64perf++ names the queries may ask (dns.a_records' addresses), or 0
+        where they ask xlatperf's."""
+        dns = self.config.dns
+        return ipaddress.ip_network(dns.a_records).num_addresses if dns.enabled and dns.names == "dns64perf" else 0
 
     def _plan(self, name: str) -> DirectionPlan:
         """A direction's streams, its frame pattern (one mechanism for the foreground/background

@@ -191,6 +191,8 @@ class ConsoleReporter(Reporter):
                                for port, counters in (record.get("pause_received") or {}).items()])
         if fragments:  # test frames a DUT fragmented: no test frames (docs/protocol.md)
             losses += f" ({fragments})"
+        if record.get("dns_names", {}).get("asked_before"):   # dns64perf++'s names, round dns.a_records
+            losses += " (names of earlier trials asked again: a DNS64 may answer them from its cache)"
         sizes = "; ".join(f"{name} per size " + ", ".join(
             f"{size} B {c['received']:,}/{c['sent']:,}" for size, c in d.sizes.items())
             for name, d in result.directions.items() if d.sizes)  # IMIX (RFC 6985)

@@ -119,7 +119,7 @@ uint8_t* write_opt(uint8_t* p) {
 
 }  // namespace
 
-Zone::Zone(std::string_view text) {
+Zone::Zone(std::string_view text, NameStyle style) : style_(style) {
   if (!text.empty() && text.back() == '.') text.remove_suffix(1);
   if (text.empty()) throw std::invalid_argument("zone: empty");
   size_t start = 0;
@@ -177,14 +177,46 @@ CaseFlips case_flips(uint64_t seq, uint64_t nonce_hex, uint64_t index_hex, uint6
   return {r & hex_letters(nonce_hex), (r << 1) & hex_letters(index_hex), (r << 2) & zone_letters};
 }
 
+std::array<uint64_t, 2> dns64perf_label(uint32_t address) {
+  // Each byte's 3 digits, from a table of 256 (built once).
+  static const std::array<uint32_t, 256> kDigits = [] {
+    std::array<uint32_t, 256> t{};
+    for (uint32_t v = 0; v < 256; ++v) t[v] = ('0' + v / 100) << 16 | ('0' + v / 10 % 10) << 8 | ('0' + v % 10);
+    return t;
+  }();
+  const auto d = [&](int shift) { return uint64_t(kDigits[(address >> shift) & 0xff]); };
+  return {uint64_t(kDns64perfLabelChars) << 56 | d(24) << 32 | uint64_t('-') << 24 | d(16),
+          uint64_t('-') << 56 | d(8) << 32 | uint64_t('-') << 24 | d(0)};
+}
+
+NameStamp Zone::stamp(const TestName& name, const CaseFlips& flips) const {
+  static_assert(kIndexAt == kHeader + kIndexInName && kIndexDigits == 8);  // the name's index, as stamped here
+  NameStamp s;
+  s.zone_at = uint8_t(zone_in_name());
+  s.zone_flips = flips.zone;
+  if (style_ == NameStyle::kDns64perf) {
+    s.at = 0;
+    s.words = 2;
+    s.word = dns64perf_label(name.index);
+  } else {
+    s.at = kIndexInName;
+    s.word[0] = hex_digits(name.index) ^ flips.index;
+    s.nonce_flips = flips.nonce;
+  }
+  return s;
+}
+
 void write_name(uint8_t* p, const TestName& name, const Zone& zone, const CaseFlips& flips) {
-  static_assert(kIndexAt == kHeader + kIndexInName && kIndexDigits == 8);  // the name's index, as written here
-  p[0] = uint8_t(kLabelChars);
-  std::memcpy(p + kZoneInName, zone.wire().data(), zone.wire().size());
-  store_be64(p + kNonceInName, hex_digits(name.nonce) ^ flips.nonce);
-  store_be16(p + 9, uint16_t(hex_digits(name.stream)));  // its last 2 digits
-  store_be64(p + kIndexInName, hex_digits(name.index) ^ flips.index);
-  if (flips.zone) store_be64(p + kZoneInName, load_be64(p + kZoneInName) ^ flips.zone);
+  std::memcpy(p + zone.zone_in_name(), zone.wire().data(), zone.wire().size());
+  if (zone.style() == NameStyle::kXlatperf) {
+    p[0] = uint8_t(kLabelChars);
+    store_be64(p + kNonceInName, hex_digits(name.nonce));
+    store_be16(p + 9, uint16_t(hex_digits(name.stream)));  // its last 2 digits
+  }
+  const NameStamp s = zone.stamp(name, flips);
+  for (size_t i = 0; i < s.words; ++i) store_be64(p + s.at + 8 * i, s.word[i]);
+  if (s.nonce_flips) store_be64(p + kNonceInName, load_be64(p + kNonceInName) ^ s.nonce_flips);
+  if (s.zone_flips) store_be64(p + s.zone_at, load_be64(p + s.zone_at) ^ s.zone_flips);
 }
 
 namespace {
@@ -202,6 +234,11 @@ std::optional<TestName> parse_label(const uint8_t* label) {
 }  // namespace
 
 std::optional<TestName> read_name(const uint8_t* msg, size_t len, size_t offset, const Zone& zone, size_t* end) {
+  if (zone.style() == NameStyle::kDns64perf) {
+    const auto address = read_dns64perf_name(msg, len, offset, zone, end);
+    if (!address) return std::nullopt;
+    return TestName{0, 0, *address};
+  }
   // The usual case, the name written out where it starts (a question's): read in place.
   const size_t size = zone.name_size();
   if (offset + size <= len && msg[offset] == kLabelChars &&
@@ -235,7 +272,8 @@ size_t write_query(uint8_t* p, const TestName& name, const Zone& zone, uint16_t 
   return size_t(q - p);
 }
 
-Records records_of(const TestName& name, const RecordRule& rule) {
+Records records_of(const TestName& name, const RecordRule& rule, NameStyle style) {
+  if (style == NameStyle::kDns64perf) return Records{name.index, false, {}};
   const uint64_t h = mix64(uint64_t(name.nonce) << 40 ^ uint64_t(name.stream) << 32 ^ name.index);
   Records r;
   const uint32_t host_mask = rule.a_bits >= 32 ? 0 : uint32_t(~0u) >> rule.a_bits;
@@ -296,7 +334,7 @@ size_t answer_in_place(uint8_t* msg, size_t len, size_t cap, const Zone& zone, c
   size_t q_end = 0;
   std::optional<Records> found;
   if (const auto name = read_name(msg, len, kHeader, zone, &q_end); name && q_end == kHeader + zone.name_size())
-    found = records_of(*name, rule);
+    found = records_of(*name, rule, zone.style());
   else if (const auto a = read_dns64perf_name(msg, len, kHeader, zone, &q_end))
     found = Records{*a, false, {}};
   if (!found || q_end + kQuestionTail > len) return 0;
@@ -432,7 +470,7 @@ ReplyVerdict judge_reply(const uint8_t* msg, size_t len, uint16_t id, const Test
     return ReplyVerdict::kMismatch;
   at += kQuestionTail;
   if (const auto v = outcome_verdict(flags)) return *v;
-  const Records records = records_of(name, expect.rule);
+  const Records records = records_of(name, expect.rule, expect.zone->style());
   std::array<uint8_t, 16> want{};
   size_t want_len = 4;
   bool nodata = false;  // no record of the asked type is the right answer

@@ -10,6 +10,12 @@
 // follow from the name alone (records_of), so the client recomputes what the authoritative side
 // answered without asking it. Hex digits are read in either case: a resolver may randomise the
 // case of the names it sends (draft-vixie-dnsext-dns0x20).
+//
+// A zone may instead have dns64perf++'s names (NameStyle::kDns64perf): <a>-<b>-<c>-<d>.<zone>
+// in 3 digits each, whose A record is a.b.c.d and which have no AAAA record, as a zone a user
+// writes for any authoritative server serves them (BIND's $GENERATE, NSD): the client asks them
+// of a server that is not the tester's. They carry no stream and no nonce: a reply's port names
+// the stream and its port and ID the query, as for a reply without its question.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -31,13 +37,16 @@ constexpr uint16_t kFlagQr = 0x8000, kFlagAa = 0x0400, kFlagTc = 0x0200, kFlagRd
 constexpr uint16_t kOpcodeMask = 0x7800, kRcodeMask = 0x000f;
 enum Rcode : uint8_t { kNoError = 0, kFormErr = 1, kServFail = 2, kNxDomain = 3, kNotImp = 4, kRefused = 5 };
 
-// What a test name carries.
+// What a test name carries. A dns64perf++ name carries its IPv4 address alone: in `index`,
+// nonce and stream 0.
 struct TestName {
   uint32_t nonce = 0;  // the trial's, from its seed
   uint8_t stream = 0;  // the stream that asked
   uint32_t index = 0;  // the name's number in the trial
   bool operator==(const TestName&) const = default;
 };
+enum class NameStyle : uint8_t { kXlatperf, kDns64perf };
+constexpr size_t kDns64perfLabelChars = 15;  // ddd-ddd-ddd-ddd
 constexpr size_t kLabelChars = 18;  // nonce 8, stream 2, index 8 hex digits
 // Where the index's digits lie in a query (from its start: the header, the label's length, the
 // nonce and the stream), and how many.
@@ -77,16 +86,33 @@ inline uint64_t hex_letters(uint64_t hex) {
 // zone whose first word has the letters `zone_letters` (Zone::first_word_letters).
 CaseFlips case_flips(uint64_t seq, uint64_t nonce_hex, uint64_t index_hex, uint64_t zone_letters);
 
-// A zone in wire form: its labels, each after its length, then the root's 0 (RFC 1035 §3.1).
+// What stamp_dns writes into a query's name (Zone::stamp): `words` 8-byte words from `at` (from
+// the name's start; its template holds zeros there), and the case flips of the nonce's digits
+// (at kNonceInName) and of the zone's first word (at `zone_at`).
+struct NameStamp {
+  uint8_t at = 0, words = 1, zone_at = 0;
+  std::array<uint64_t, 2> word{};
+  uint64_t nonce_flips = 0, zone_flips = 0;
+};
+
+// A zone in wire form: its labels, each after its length, then the root's 0 (RFC 1035 §3.1),
+// and the style of the test names asked in it.
 class Zone {
  public:
   // From its text ("dns64perf.test", a trailing dot allowed). Throws std::invalid_argument
   // naming the problem: an empty label, a label over 63 bytes, a test name over 255 bytes, a
   // character other than a letter, digit or hyphen (RFC 1123 §2.1).
-  explicit Zone(std::string_view text);
+  explicit Zone(std::string_view text, NameStyle style = NameStyle::kXlatperf);
   const std::vector<uint8_t>& wire() const { return wire_; }
+  NameStyle style() const { return style_; }
+  // The characters of a test name's first label, and where the zone starts in the name.
+  size_t label_chars() const { return style_ == NameStyle::kXlatperf ? kLabelChars : kDns64perfLabelChars; }
+  size_t zone_in_name() const { return 1 + label_chars(); }
   // The wire size of a test name in this zone.
-  size_t name_size() const { return 1 + kLabelChars + wire_.size(); }
+  size_t name_size() const { return 1 + label_chars() + wire_.size(); }
+  // Where a query's name varies from one query to the next, and how: its index's digits (or a
+  // dns64perf++ name's length and label), in letters of the case `flips` says.
+  NameStamp stamp(const TestName& name, const CaseFlips& flips = {}) const;
   // Whether the wire().size() bytes at `p` are the zone but for the case of its letters.
   bool matches(const uint8_t* p) const;
   // The letters of the zone's first 8 wire bytes (0x20 each, CaseFlips), or 0 for a zone of
@@ -99,6 +125,7 @@ class Zone {
   // the byte is that letter in either case (0x20 is the one bit the cases differ in), and any
   // other byte must be as it is. Compared 8 bytes at a time.
   std::vector<uint8_t> case_mask_;
+  NameStyle style_;
 };
 
 // Writes the test name's wire form at `p` (name_size() bytes), in lower case but where `flips`
@@ -106,8 +133,8 @@ class Zone {
 void write_name(uint8_t* p, const TestName& name, const Zone& zone, const CaseFlips& flips = {});
 
 // A name in a message, read from `offset` (following compression pointers, RFC 1035 §4.1.4):
-// the test name it is, or nullopt when it is not one of this zone. `end`: where the name ends
-// at `offset` (past its pointer, if it has one).
+// the test name it is (of the zone's style), or nullopt when it is not one of this zone. `end`:
+// where the name ends at `offset` (past its pointer, if it has one).
 std::optional<TestName> read_name(const uint8_t* msg, size_t len, size_t offset, const Zone& zone, size_t* end);
 
 // A query for `qtype` (A or AAAA) of `name`, recursion desired, with an EDNS(0) OPT record when
@@ -192,7 +219,8 @@ struct RepeatSchedule {
 // The records of the test zone's names, as the authoritative side serves them and the client
 // expects them: an A record in `a_base`/`a_bits` (the low bits from a hash of the name), and a
 // AAAA record in `aaaa_base`/96 for a share of the names (`aaaa_share` of 2^16; the rest have
-// none: the authoritative side answers NODATA).
+// none: the authoritative side answers NODATA). A dns64perf++ name's A record is its address,
+// and it has no AAAA record.
 struct RecordRule {
   uint32_t a_base = 0xC6120000;  // 198.18.0.0
   uint8_t a_bits = 15;           // the prefix's length (198.18.0.0/15: RFC 2544's range)
@@ -210,7 +238,10 @@ struct Records {
   bool has_aaaa = false;
   std::array<uint8_t, 16> aaaa{};
 };
-Records records_of(const TestName& name, const RecordRule& rule);
+Records records_of(const TestName& name, const RecordRule& rule, NameStyle style = NameStyle::kXlatperf);
+// The 16 bytes a dns64perf++ name of `address` starts with, its label's length and the label
+// (ddd-ddd-ddd-ddd), as two words (load_be64 order).
+std::array<uint64_t, 2> dns64perf_label(uint32_t address);
 
 // An IPv4 address embedded in an IPv6 prefix as RFC 6052 §2.2 says: after `prefix_bits` (32,
 // 40, 48, 56, 64 or 96) bits of `prefix`, skipping bits 64..71 (the u octet, zero), the suffix

@@ -139,12 +139,13 @@ struct Writer {
     return at + kTcpHeader + 2;
   }
 
-  // A DNS query of the stream's first name, ID 0, its index's digits zero (not '0': stamp_dns
-  // adds what it writes to the checksum), in place of the tag: the DNS verdict's, not compared
-  // by the header check (a resolver's reply is another message).
+  // A DNS query of the stream's first name, ID 0, what stamp_dns writes into its name zero (not
+  // '0': stamp_dns adds what it writes to the checksum), in place of the tag: the DNS verdict's,
+  // not compared by the header check (a resolver's reply is another message).
   void dns(size_t at, const FrameSpec::DnsQuery& q, uint8_t stream_id) {
     dns::write_query(f + at, dns::TestName{q.nonce, stream_id, 0}, *q.zone, 0, q.qtype, q.edns);
-    std::memset(f + at + dns::kIndexAt, 0, dns::kIndexDigits);
+    const dns::NameStamp stamp = q.zone->stamp({});
+    std::memset(f + at + dns::kHeader + stamp.at, 0, 8 * size_t(stamp.words));
     for (size_t o = at; o < end; o += 255) mark(Layer::kDns, FieldRole::kFree, o, std::min<size_t>(end - o, 255));
   }
 

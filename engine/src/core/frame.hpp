@@ -310,12 +310,11 @@ inline void stamp_frame(uint8_t* frame, const FrameTemplate& t, uint32_t seq, ui
   std::memcpy(frame + t.checksum_offset, &csum_be, 2);
 }
 
-// Writes a query of a DNS stream (docs/dns.md) into a copy of its template: the name's `index`,
-// the case of its letters (`flips`: dns::case_flips, none when the question's case is not
-// checked), the source port (the template's, the stream's first, plus the key's offset) and the
-// key's ID, and fixes the UDP checksum.
-inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, dns::QueryKey key, uint32_t index,
-                      const dns::CaseFlips& flips = {}) {
+// Writes a query of a DNS stream (docs/dns.md) into a copy of its template: what varies in its
+// name (`name`: dns::Zone::stamp, the index's digits or a dns64perf++ label, and the case of
+// its letters where the question's case is checked), the source port (the template's, the
+// stream's first, plus the key's offset) and the key's ID, and fixes the UDP checksum.
+inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, dns::QueryKey key, const dns::NameStamp& name) {
   uint8_t* udp = frame + t.l4_offset;
   const uint16_t port = uint16_t((udp[0] << 8 | udp[1]) + key.port_offset);
   udp[0] = uint8_t(port >> 8);
@@ -323,25 +322,28 @@ inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, dns::QueryKey key,
   uint8_t* msg = frame + t.dns_offset;
   msg[0] = uint8_t(key.id >> 8);
   msg[1] = uint8_t(key.id);
-  uint8_t* name = msg + dns::kHeader;
-  const uint64_t hex = dns::hex_digits(index) ^ flips.index;
-  store_be64(name + dns::kIndexInName, hex);
+  uint8_t* at = msg + dns::kHeader;
   // The words as the checksum takes them, from the UDP header's start: at an even distance 4
   // words; at an odd one the first byte ends a word and the last begins one, which adds up as
-  // the bytes turned one byte round (the last ahead of the first). The index's are new; a flip
-  // takes 0x20 from a letter of the template's nonce or zone: its words are subtracted (added
-  // as their one's complement, 0xffff - w each).
-  const auto words = [&](uint64_t w, const uint8_t* at) {
-    if (size_t(at - udp) % 2) w = w >> 8 | w << 56;
+  // the bytes turned one byte round (the last ahead of the first). The stamped words are new
+  // (the template holds zeros there); a flip takes 0x20 from a letter of the template's nonce
+  // or zone: its words are subtracted (added as their one's complement, 0xffff - w each).
+  const auto words = [&](uint64_t w, const uint8_t* p) {
+    if (size_t(p - udp) % 2) w = w >> 8 | w << 56;
     return (w & 0xffff) + (w >> 16 & 0xffff) + (w >> 32 & 0xffff) + (w >> 48);
   };
-  uint64_t sum = uint64_t(t.base_sum) + key.port_offset + key.id + words(hex, name + dns::kIndexInName);
-  if (flips.nonce | flips.zone) {
-    uint8_t* nonce = name + dns::kNonceInName;
-    uint8_t* zone = name + dns::kZoneInName;
-    store_be64(nonce, load_be64(nonce) ^ flips.nonce);
-    if (flips.zone) store_be64(zone, load_be64(zone) ^ flips.zone);
-    sum += 8 * 0xffff - words(flips.nonce, nonce) - words(flips.zone, zone);
+  uint64_t sum = uint64_t(t.base_sum) + key.port_offset + key.id;
+  for (size_t i = 0; i < name.words; ++i) {
+    uint8_t* p = at + name.at + 8 * i;
+    store_be64(p, name.word[i]);
+    sum += words(name.word[i], p);
+  }
+  if (name.nonce_flips | name.zone_flips) {
+    uint8_t* nonce = at + dns::kNonceInName;
+    uint8_t* zone = at + name.zone_at;
+    if (name.nonce_flips) store_be64(nonce, load_be64(nonce) ^ name.nonce_flips);
+    if (name.zone_flips) store_be64(zone, load_be64(zone) ^ name.zone_flips);
+    sum += 8 * 0xffff - words(name.nonce_flips, nonce) - words(name.zone_flips, zone);
   }
   const uint16_t csum = udp_checksum_field(sum);
   udp[6] = uint8_t(csum >> 8);

@@ -200,6 +200,14 @@ void add_dns_client(Stream& st, const TrialPlan& plan, const FlowPlan& fp, const
     throw ExecutionFailure("flows: " + fp.name + "'s dns.ports = " + std::to_string(fp.dns->ports) +
                            ": must be at least the " + std::to_string(queues) +
                            " queues (each queue's queries leave from source ports of their own)");
+  // dns64perf++ names: the lanes' names one apart (DnsClient::name_of), none asked twice but
+  // the repeats; the A records' prefix must hold them all.
+  const uint64_t names = uint64_t(1) << (32 - plan.dns->records.a_bits);
+  if (plan.dns->zone->style() == dns::NameStyle::kDns64perf && st.planned * queues > names)
+    throw ExecutionFailure("flows: " + fp.name + " asks up to " + std::to_string(st.planned * queues) +
+                           " dns64perf names, more than the " + std::to_string(names) +
+                           " addresses of dns.a (/" + std::to_string(plan.dns->records.a_bits) +
+                           "): a name would be asked again (use a shorter prefix, or fewer queries)");
   st.dns = std::make_unique<DnsClient>(expect, sp.spec, *fp.dns, std::min<uint64_t>(uint64_t(window), st.planned),
                                        repeat, q, queues);
 }

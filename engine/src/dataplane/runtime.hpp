@@ -80,8 +80,9 @@ class DnsClient {
   // `lane` of `lanes`: which share of the flow's ports it asks from (lane < lanes <= ports).
   DnsClient(const dns::Expectation& expect, const FrameSpec& spec, const DnsFlow& flow, uint64_t window,
             dns::RepeatSchedule repeat, uint16_t lane = 0, uint16_t lanes = 1)
-      : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce),
-        zone_letters_(expect.zone->first_word_letters()),
+      : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), nonce_hex_(dns::hex_digits(nonce_)),
+        zone_letters_(expect.zone->first_word_letters()), names_from_(flow.names_from),
+        host_mask_(expect.rule.a_bits >= 32 ? 0 : ~uint32_t(0) >> expect.rule.a_bits),
         keys_(flow.ports / lanes + (lane < flow.ports % lanes)), lane_(lane), lanes_(lanes),
         first_port_(spec.src_port), repeat_(repeat), ip_version_(uint8_t(spec.ip_version)), queries_from_(spec.src_mac) {
     // A reply comes from where the queries went and goes to where they left from.
@@ -107,22 +108,35 @@ class DnsClient {
     if (e >> 48 != round(seq)) return std::nullopt;
     return e & kTimestampMask;
   }
-  // The index of the name query `seq` asks (that of the query that first asked it), and the name.
+  // The index of the name query `seq` asks (that of the query that first asked it), and the
+  // name: of the trial's nonce and the stream, or a dns64perf++ name's address (the lanes take
+  // the zone's addresses in turn from the flow's names_from on, the range's low bits wrapping).
   uint32_t index_of(uint64_t seq) const { return uint32_t(repeat_.first_ask(seq)); }
-  dns::TestName name_of(uint64_t seq, uint8_t stream) const { return {nonce_, stream, index_of(seq)}; }
+  dns::TestName name_of(uint64_t seq, uint8_t stream) const {
+    const uint32_t index = index_of(seq);
+    if (expect_.zone->style() == dns::NameStyle::kXlatperf) return {nonce_, stream, index};
+    const uint32_t host = uint32_t(names_from_ + uint64_t(index) * lanes_ + lane_) & host_mask_;
+    return {0, 0, (expect_.rule.a_base & ~host_mask_) | host};
+  }
   // The queries the DUT's resolver must have asked the authoritative side to answer query
   // `seq` (of `name`) as it did: a new name's, and a name's asked again after its records
   // expired (kCheckUpstreamExpired); none for one asked again from a live cache.
   uint32_t upstream_due(uint64_t seq, const dns::TestName& name) const {
     if (!(expect_.checks & dns::kCheckUpstream)) return 0;
     if (repeat_.repeats(seq) && !(expect_.checks & dns::kCheckUpstreamExpired)) return 0;
-    return dns::upstream_asks(dns::records_of(name, expect_.rule), qtype_, expect_.exclude);
+    return dns::upstream_asks(dns::records_of(name, expect_.rule, expect_.zone->style()), qtype_, expect_.exclude);
   }
-  // The case of the letters of query `seq`'s name, of `index` (dns::case_flips): random where
-  // the reply's question is held to it, else lower case.
-  dns::CaseFlips flips(uint64_t seq, uint32_t index) const {
+  // The case of the letters of query `seq`'s name `name` (dns::case_flips): random where the
+  // reply's question is held to it, else lower case. A dns64perf++ name's label has no letter.
+  dns::CaseFlips flips(uint64_t seq, const dns::TestName& name) const {
     if (!(expect_.checks & dns::kCheckQuestion)) return {};
-    return dns::case_flips(seq, dns::hex_digits(nonce_), dns::hex_digits(index), zone_letters_);
+    if (expect_.zone->style() == dns::NameStyle::kDns64perf) return dns::case_flips(seq, 0, 0, zone_letters_);
+    return dns::case_flips(seq, nonce_hex_, dns::hex_digits(name.index), zone_letters_);
+  }
+  // What the sender writes into query `seq`'s name (dns::Zone::stamp).
+  dns::NameStamp stamp(uint64_t seq) const {
+    const dns::TestName name = name_of(seq, 0);
+    return expect_.zone->stamp(name, flips(seq, name));
   }
   uint32_t nonce() const { return nonce_; }
   uint16_t qtype() const { return qtype_; }
@@ -167,7 +181,10 @@ class DnsClient {
   dns::Expectation expect_;
   uint16_t qtype_;
   uint32_t nonce_;
+  uint64_t nonce_hex_;     // its digits (dns::hex_digits), for the case flips
   uint64_t zone_letters_;  // dns::Zone::first_word_letters
+  uint64_t names_from_;    // a dns64perf++ zone's first name (DnsFlow::names_from)
+  uint32_t host_mask_;     // the host bits of the zone's A records' prefix
   dns::QueryKeys keys_;
   uint16_t lane_, lanes_;
   uint16_t first_port_;

@@ -281,14 +281,16 @@ class RxTask final : public Task {
 
   // A DNS reply: its name gives the stream that asked (and the nonce the trial), its port and
   // ID the query's sequence number, the stream's ring the query's send time; then the client's
-  // verdict (dns::judge_reply). A reply without its question (an error a server keeps small)
-  // belongs to the stream whose source ports hold the port it came to, and is judged by its
-  // RCODE (dns::judge_headless_reply). False when it names no query of this trial (foreign).
+  // verdict (dns::judge_reply). A reply without its question (an error a server keeps small),
+  // or with a dns64perf++ name (which names no stream), belongs to the stream whose source
+  // ports hold the port it came to; the former is judged by its RCODE
+  // (dns::judge_headless_reply). False when it names no query of this trial (foreign).
   bool take_reply(const rte_mbuf* m, const uint8_t* msg, const DnsMessage& at, const TestTag& hdrs, uint64_t rx_tsc) {
     size_t end = 0;
     const std::optional<dns::TestName> name = dns::read_name(msg, at.len, dns::kHeader, *dns_->zone, &end);
-    const Sink sink = name ? sinks_[name->stream] : headless_reply_sink(msg, at);
-    if (!sink.stream || !sink.stream->dns || (name && name->nonce != sink.stream->dns->nonce())) return false;
+    const bool named_stream = name && dns_->zone->style() == dns::NameStyle::kXlatperf;
+    const Sink sink = named_stream ? sinks_[name->stream] : port_sink(msg, at, name.has_value());
+    if (!sink.stream || !sink.stream->dns || (named_stream && name->nonce != sink.stream->dns->nonce())) return false;
     ++test_frames_;
     if (capture_) sample(m, rx_tsc);
     Stream& st = *sink.stream;
@@ -324,7 +326,7 @@ class RxTask final : public Task {
     const dns::ReplyVerdict v =
         seq >= st.planned ? dns::ReplyVerdict::kMismatch
         : name ? dns::judge_reply(msg, at.len, id, asked, client.qtype(), client.expectation(), *name, end,
-                                  client.flips(seq, asked.index))
+                                  client.flips(seq, asked))
                : dns::judge_headless_reply(msg, at.len, id);
     if (v == dns::ReplyVerdict::kMismatch) {  // no reply to query `seq`: it may still come
       ++r.dns_faults[size_t(v)];
@@ -356,11 +358,12 @@ class RxTask final : public Task {
     return true;
   }
 
-  // The stream a reply without a question belongs to: the DNS stream (a lane of a flow) whose
-  // source ports hold the port it came to. None for a reply with a question that is no test
-  // name (another name: foreign), or to no stream's port.
-  Sink headless_reply_sink(const uint8_t* msg, const DnsMessage& at) const {
-    if (at.len < dns::kHeader || load_be16(msg + 4) != 0) return {};
+  // The stream a reply belongs to by the port it came to: the DNS stream (a lane of a flow)
+  // whose source ports hold it. For a reply without a question, or one whose question is a test
+  // name that names no stream (`named`: dns64perf++'s). None for a reply with a question that is
+  // no test name (another name: foreign), or to no stream's port.
+  Sink port_sink(const uint8_t* msg, const DnsMessage& at, bool named) const {
+    if (!named && (at.len < dns::kHeader || load_be16(msg + 4) != 0)) return {};
     for (Stream* s : streams_)
       if (s->dns && s->dns->lane_port(at.dst_port)) return {s, s->receivers.at(queue_).get()};
     return {};

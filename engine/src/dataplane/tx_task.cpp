@@ -210,8 +210,7 @@ class TxTask final : public Task {
     void stamp(uint8_t* frame, const FrameTemplate& t, uint64_t seq, uint64_t tsc) {
       const dns::QueryKey key = seq == next.seq ? next.key : client->keys().key_of(seq);
       next = {seq + 1, client->keys().next(key)};
-      const uint32_t index = client->index_of(seq);
-      stamp_dns(frame, t, client->on_wire(key), index, client->flips(seq, index));
+      stamp_dns(frame, t, client->on_wire(key), client->stamp(seq));
       client->sent(seq, tsc);
     }
     void save() const { client->next_key = next; }

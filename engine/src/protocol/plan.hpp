@@ -140,6 +140,10 @@ struct DnsFlow {
   // after the first (the lag in queries follows from each lane's rate).
   uint32_t repeat = 0;
   double repeat_after = 0;
+  // In a zone of dns64perf++ names: the number of the trial's first name among the A records'
+  // prefix's addresses (the front end moves it on from trial to trial, so that no trial asks a
+  // name an earlier one asked).
+  uint64_t names_from = 0;
 };
 
 struct FlowPlan {

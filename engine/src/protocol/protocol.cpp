@@ -641,15 +641,19 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
 
 namespace {
 
-// "dns": {"zone", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"}:
-// the trial's test zone, the records of its names (dns::RecordRule) and the ports that answer
-// for it (docs/protocol.md, DNS).
+// "dns": {"zone", "names", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum",
+// "authoritative"}: the trial's test zone, the style of the names the clients ask in it, the
+// records of its names (dns::RecordRule) and the ports that answer for it (docs/protocol.md, DNS).
 DnsPlan parse_dns(const json& d, uint16_t port_count) {
-  known_keys(d, "dns.", {"zone", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"});
+  known_keys(d, "dns.",
+             {"zone", "names", "a", "aaaa", "aaaa_share", "ttl", "soa_ttl", "soa_minimum", "authoritative"});
   DnsPlan plan;
   const std::string zone = d.contains("zone") ? text(d, "dns.", "zone") : "dns64perf.test";
+  const std::string names = d.contains("names") ? text(d, "dns.", "names") : "xlatperf";
+  if (names != "xlatperf" && names != "dns64perf") bad("dns.names", names, "must be xlatperf or dns64perf");
+  const dns::NameStyle style = names == "xlatperf" ? dns::NameStyle::kXlatperf : dns::NameStyle::kDns64perf;
   try {
-    plan.zone = std::make_shared<const dns::Zone>(zone);
+    plan.zone = std::make_shared<const dns::Zone>(zone, style);
   } catch (const std::invalid_argument& e) {
     bad("dns.zone", zone, e.what());
   }
@@ -665,6 +669,8 @@ DnsPlan parse_dns(const json& d, uint16_t port_count) {
     plan.records.aaaa_base = aaaa;
   }
   plan.records.aaaa_share = uint32_t(std::lround(number_in(d, "dns.", "aaaa_share", 0, 1, 0) * 65536));
+  if (style == dns::NameStyle::kDns64perf && plan.records.aaaa_share)
+    bad("dns.aaaa_share", d["aaaa_share"], "must be 0 with dns.names = dns64perf (its names have no AAAA record)");
   plan.records.ttl = uint32_t(integer_in(d, "dns.", "ttl", 0, INT32_MAX, plan.records.ttl));
   plan.records.soa_ttl = uint32_t(integer_in(d, "dns.", "soa_ttl", 0, INT32_MAX, plan.records.soa_ttl));
   plan.records.soa_minimum = uint32_t(integer_in(d, "dns.", "soa_minimum", 0, INT32_MAX, plan.records.soa_minimum));
@@ -700,13 +706,14 @@ uint8_t reply_check(const json& name, const std::string& key) {
   return it->second;
 }
 
-// A flow's "dns": {"qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped",
-// "checks", "repeat", "repeat_after"}: its foreground sends DNS queries of the trial's zone to
-// port 53, whose replies come back to its tx_port (docs/dns.md).
+// A flow's "dns": {"qtype", "edns", "ports", "nonce", "names_from", "synthesis", "exclude",
+// "mapped", "checks", "repeat", "repeat_after"}: its foreground sends DNS queries of the trial's
+// zone to port 53, whose replies come back to its tx_port (docs/dns.md).
 void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan, FlowPlan& flow) {
   const std::string dpath = path + "dns.";
   known_keys(d, dpath,
-             {"qtype", "edns", "ports", "nonce", "synthesis", "exclude", "mapped", "checks", "repeat", "repeat_after"});
+             {"qtype", "edns", "ports", "nonce", "names_from", "synthesis", "exclude", "mapped", "checks", "repeat",
+              "repeat_after"});
   if (!plan.dns) bad(path + "dns", d, "needs the trial's dns (its zone and records)");
   if (flow.streams.size() > 1) bad(path + "dns", d, "a flow of DNS queries has one stream (no background, no IMIX)");
   StreamPlan& q = flow.streams[0];
@@ -728,6 +735,7 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   query.edns = flag(d, dpath, "edns", query.edns);
   query.nonce = uint32_t(integer_in(d, dpath, "nonce", 0, UINT32_MAX));
   DnsFlow dflow;
+  dflow.names_from = uint64_t(integer_in(d, dpath, "names_from", 0, UINT32_MAX, 0));
   dflow.ports = uint32_t(integer_in(d, dpath, "ports", 1, 65536 - q.spec.src_port, dflow.ports));
   // QueryKeys::seq_of is exact while a reply comes before 65536 x ports more queries were sent;
   // those of a reply timeout at the highest rate stay under half of that.
