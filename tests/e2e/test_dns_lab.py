@@ -392,3 +392,34 @@ def test_dns64perf_names_asked_again_are_answered_from_the_cache_and_said(make_l
     assert [r["directions"]["forward"].get("dns_unasked", 0) for r in records[:2]] == [0, 0]
     assert 2 * 476 * 0.9 <= records[2]["directions"]["forward"]["dns_unasked"] <= 2 * 476, records[2]
     assert "names of earlier trials asked again" in proc.stdout
+
+
+@pytest.mark.parametrize("kind", ["dns64-bind", "dns64-unbound", "dns64-pdns"])
+def test_a_dns64_whose_zone_nsd_serves_has_every_answer_judged(make_lab, tmp_path, kind):
+    """The test zone served by NSD (real authoritative software, `zone_server=nsd`: dns64perf++'s
+    names of 198.18.0.0/15), not by the tester: each resolver's 1,000 answers are judged right,
+    with every reply check on and none of their faults counted."""
+    config = resolver_lab(make_lab, kind, zone_server="nsd")
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", *FAST, "--out", str(out), "-q")
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == forward["received"] == 1000, forward
+    assert all(forward[counter] == 0 for counter in NEW_COUNTERS), forward
+    assert record["valid"] and record["dns_names"]["count"] == 1000
+    assert not record.get("dns_answers")   # the tester answered nothing
+
+
+@pytest.mark.parametrize("params, counter, count", [
+    ({"wrong_prefix": "yes"}, "dns_wrong_answer", 1000),
+    ({"faulty": "duplicate_record,question_case", "faulty_share": "10"}, "dns_duplicate_record", 100),
+])
+def test_a_faulty_dns64_whose_zone_nsd_serves_is_caught(make_lab, tmp_path, params, counter, count):
+    config = resolver_lab(make_lab, "dns64-bind", zone_server="nsd", **params)
+    out = tmp_path / "out"
+    xlatperf("trial", "-c", str(config), "--rate", "500", "--duration", "2", *FAST, "--out", str(out), "-q",
+             check=False)
+    [record] = trials(out)
+    forward = record["directions"]["forward"]
+    assert forward["sent"] == 1000 and forward[counter] == count, forward
+    assert forward["received"] == 1000 - count - forward["dns_question_case"], forward

@@ -7,7 +7,7 @@ authoritative server that is not xlatperf's.
 It serves dns64perf++'s names, `a-b-c-d.<zone>` with the four numbers of an IPv4 address, three
 digits each: the name's A record is that address (`198-018-002-033.<zone>. A 198.18.2.33`), and
 no name has a AAAA record. NSD has no $GENERATE: the zone file lists every name of one IPv4
-prefix (A_RECORDS, 65,536 names), written here. The TTLs are the tester config's defaults
+prefix (A_RECORDS: 131,072 names, the default dns.a_records), written here. The TTLs are the tester config's defaults
 (dns.ttl, dns.soa_ttl, dns.soa_minimum), so the tester's TTL checks hold for its answers.
 
 NSD listens on port 53 of a loopback address of the namespace (ADDRESSES, one per IP version:
@@ -29,8 +29,8 @@ from .shell import LabError, run
 PROGRAM = "nsd"
 # Where NSD listens, by the IP version over which the resolver asks (the kinds' `upstream`).
 ADDRESSES = {4: "127.0.0.53", 6: "::1"}
-A_RECORDS = "198.18.0.0/16"            # the names NSD serves (dns.a_records of the tester config)
-MIN_PREFIX = 16                        # at most 65,536 names in the zone file
+A_RECORDS = "198.18.0.0/15"            # the names NSD serves: dns.a_records' default, RFC 2544's range
+MIN_PREFIX = 15                        # at most 131,072 names in the zone file
 TTL = SCHEMA["dns"]["ttl"].default     # of the A records
 SOA_TTL = SCHEMA["dns"]["soa_ttl"].default
 SOA_MINIMUM = SCHEMA["dns"]["soa_minimum"].default
@@ -56,7 +56,7 @@ def zone_text(zone: str, a_records: str = A_RECORDS, address: str = ADDRESSES[4]
     """The zone file of `zone`: its SOA (its own TTL `soa_ttl`, MINIMUM `soa_minimum`, which a
     NODATA answer's TTL is the lesser of: RFC 2308 §3), its name server at `address`, and an A
     record of TTL `ttl` for the name of every address of `a_records` (an IPv4 prefix of at most
-    2^16 addresses, its first and last included)."""
+    2^17 addresses, its first and last included)."""
     network = ipaddress.IPv4Network(a_records, strict=True)
     if network.prefixlen < MIN_PREFIX:
         raise ValueError(f"{a_records}: at most a /{MIN_PREFIX} of names in a zone file")

@@ -26,7 +26,7 @@ def dns_queries(dns: dict) -> str:
     """What a run's DNS queries were (its settings' `dns`, docs/dns.md), in one line."""
     to = f"the DUT's resolver {dns['server']}" if dns.get("server") else "the tester's other side"
     answered = "the tester's other side answering for the zone" if dns.get("authoritative") else \
-        "no answers from the tester"
+        "the zone served by another server"
     if dns.get("names") == "dns64perf":
         names = f"dns64perf++'s names of {dns.get('zone')} (A records in {dns.get('a_records')}, no AAAA)"
         records = ""

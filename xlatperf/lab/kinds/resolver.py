@@ -7,7 +7,7 @@ over IPv4 (or IPv6: `upstream`) as the zone's only server (BIND's static-stub zo
 stub zone, PowerDNS's forward zone). The written config runs `xlatperf dns64` against it.
 
 With `zone_server=nsd` the zone's server is NSD instead (lab/nsd.py), in the DUT namespace on a
-loopback address of the `upstream` IP version, serving dns64perf++'s names of 198.18.0.0/16:
+loopback address of the `upstream` IP version, serving dns64perf++'s names of 198.18.0.0/15:
 a DNS64 whose authoritative server is not xlatperf's. The tester's right side then answers
 nothing (dns.authoritative = false) and the queries ask those names (dns.names = "dns64perf").
 
