@@ -41,7 +41,7 @@ def spread(stats: dict) -> dict:
 
 def run_lab(kind: str, args, tmp: Path) -> dict:
     from xlatperf import lab
-    from xlatperf.config.schema import load_config
+    from xlatperf.config.loading import load_config
     from xlatperf.run.runner import run_procedure
 
     config_path = str(tmp / f"{kind}.toml")

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine_rate import LOOPBACK, NULL, cpu_model  # noqa: E402
-from xlatperf.config.schema import load_config  # noqa: E402
+from xlatperf.config.loading import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.measure.request import TrialRequest  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402

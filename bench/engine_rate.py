@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from xlatperf.config.schema import load_config  # noqa: E402
+from xlatperf.config.loading import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
 

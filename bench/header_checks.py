@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine_rate import LOOPBACK, NULL, cpu_model, paired_rounds  # noqa: E402
 from ipv4aas_rate import FORWARD, MAP_E, OFFERED  # noqa: E402
-from xlatperf.config.schema import load_config  # noqa: E402
+from xlatperf.config.loading import load_config  # noqa: E402
 from xlatperf.engine.client import Engine  # noqa: E402
 from xlatperf.traffic.plan import TrafficPlan  # noqa: E402
 

@@ -75,7 +75,7 @@ def lab_lock():
 
 def lab_runs(args) -> dict:
     from xlatperf import lab
-    from xlatperf.config.schema import load_config
+    from xlatperf.config.loading import load_config
     from xlatperf.run.runner import run_procedure
 
     common = [f"trial.duration={args.duration}", f"throughput.error={args.width}",

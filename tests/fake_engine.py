@@ -69,7 +69,8 @@ from collections import Counter
 
 from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES,
                                     STREAM_IDS, stream_ids_needed)
-from xlatperf.config.schema import MAX_FRAME_SIZE, MIN_FRAME_SIZE
+from xlatperf.frames.stack import MAX_FRAME_SIZE
+from xlatperf.config.schema import MIN_FRAME_SIZE
 from xlatperf.engine.client import MAX_FRAME_DEFAULT
 from xlatperf.frames.stack import ETHERNET_BYTES, IP_STACKS, UDP_BYTES, Stack
 

@@ -6,7 +6,7 @@ from math import comb
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.run.adaptive import decide, median_interval, minimum_for_interval
 from xlatperf.util.errors import ConfigError
 

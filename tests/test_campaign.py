@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.measure.session import Reporter
 from xlatperf.measure.store import ResultStore, read_trials
 from xlatperf.run.campaign import (campaign_status, format_status, load_campaign, parse_campaign,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.measure.store import read_trials
 from xlatperf.report.report import write_report
 from xlatperf.run.campaign import (SKIPPED_FILE, SUPERSEDED_DIR, campaign_status,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.measure.session import capture_files
 from xlatperf.util.errors import ConfigError, EngineError
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import default_config, load_config
+from xlatperf.config.loading import default_config, load_config
 from xlatperf.util.errors import ConfigError
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -7,7 +7,7 @@ non-global IPv4 addresses (RFC 6052 §3.1), an RFC 6052 /96 prefix with a non-ze
 import pytest
 
 from xlatperf.config.compliance import compliance_warnings
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 
 # SIIT: IPv4 on the left, IPv6 on the right, each side's virtual address in the other's version.
 SIIT = ["right.ip_version=6", "traffic.frame_size=84", "right.virtual_ipv4=198.19.0.9"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult, trial_from_record
 from xlatperf.measure.store import read_trials
 from xlatperf.procedures.delay import (INF, bucket_of_rank, check_latency_setup, foreground_frames,

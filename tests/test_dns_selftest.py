@@ -11,7 +11,7 @@ from fakes import FAKE_CONFIG, console_text
 from xlatperf import lab
 from xlatperf.config import load_config
 from xlatperf.config.dns import selftest_rate_limit
-from xlatperf.config.schema import validate
+from xlatperf.config.loading import validate
 from xlatperf.measure.store import read_trials
 from xlatperf.procedures.search import calibrated_ceiling, ceiling_conditions
 from xlatperf.report import write_report

@@ -9,7 +9,7 @@ import pytest
 
 from fakes import FAKE_CONFIG
 from xlatperf.config import load_config
-from xlatperf.config.schema import validate
+from xlatperf.config.loading import validate
 from xlatperf.engine.protocol import TrialResult
 from xlatperf.frames.stack import IPV4, IPV6, dns_query
 from xlatperf.measure.request import TrialRequest

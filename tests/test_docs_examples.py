@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from xlatperf import lab
-from xlatperf.config.schema import load_config, validate
+from xlatperf.config.loading import load_config, validate
 from xlatperf.procedures import REGISTRY
 from xlatperf.run.campaign import parse_campaign
 from xlatperf.ui import cli

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
+from xlatperf.config.ports import af_packet_ring_args
 from xlatperf.engine import client as engine_module
-from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, af_packet_ring_args, check_ports_exist, eal_args,
+from xlatperf.engine.client import (MIN_HUGEPAGE_BYTES, Engine, check_ports_exist, eal_args,
                                     engine_command, find_engine, free_hugepage_bytes)
 from xlatperf.engine.protocol import PROTOCOL_VERSION
 from xlatperf.util.errors import EngineError, EngineExited

@@ -4,7 +4,7 @@ registry."""
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.frames.kinds import (KINDS, frame_size_of, kind_of, largest_frame, min_frame_size,
                                    size_name_of, trial_stacks)
 from xlatperf.frames.stack import (IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_DATA, TCP_SYN, UDP, frame_size,

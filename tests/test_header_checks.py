@@ -12,7 +12,7 @@ import pytest
 from rich.console import Console
 
 from fakes import FAKE_ENGINE
-from xlatperf.config.schema import load_config, validate
+from xlatperf.config.loading import load_config, validate
 from xlatperf.engine.protocol import TrialResult, trial_from_record
 from xlatperf.frames.stack import SENT_TTL
 from xlatperf.measure.stateful import StatefulTest

@@ -5,7 +5,8 @@ stop a measurement or a campaign before its first trial."""
 
 import pytest
 
-from xlatperf.config.schema import load_config, template_value, validate
+from xlatperf.config.loading import load_config, validate
+from xlatperf.config.templates import template_value
 from xlatperf.config.templates import TemplateError, format_value, parse, placeholders, render
 from xlatperf.measure.hooks import DutHooks, parse_counters
 from xlatperf.run.campaign import parse_campaign

@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.frames.addressing import MapRule, embed_ipv4
 from xlatperf.frames.kinds import kind_of, largest_frame
 from xlatperf.traffic.plan import TrafficPlan

@@ -22,7 +22,7 @@ from scapy.layers.l2 import Ether
 from scapy.packet import Raw
 
 from xlatperf import lab
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.procedures.search import ceiling_conditions
 from xlatperf.lab import placement as placement_module
 from xlatperf.lab import daemons
@@ -563,7 +563,7 @@ def test_nat_kinds_size_conntrack_write_stateful_configs_and_down_restores(kind,
     flush = "ip netns exec xlp-dut conntrack -F"
     assert config["dut"]["before_trial"] == config["dut"]["teardown"] == flush
     assert "nf_conntrack_max 5000" in config["dut"]["description"]
-    from xlatperf.config.schema import load_config
+    from xlatperf.config.loading import load_config
     load_config(str(config_path))  # the stateful rules accept what the lab wrote
     subprocess.run(flush, shell=True, check=True, capture_output=True)  # the hook works
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
 from xlatperf.procedures.mlrgoals import deviations, goals_from_config
 from xlatperf.procedures.mlrsearch import (LOWER, UNDECIDED, UPPER, Goal, Search, Trial, classify,

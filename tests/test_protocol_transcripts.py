@@ -17,7 +17,8 @@ import pytest
 
 from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES,
                                     STREAM_IDS)
-from xlatperf.config.schema import MAX_FRAME_SIZE, MIN_FRAME_SIZE
+from xlatperf.frames.stack import MAX_FRAME_SIZE
+from xlatperf.config.schema import MIN_FRAME_SIZE
 from xlatperf.config.stateful import foreground_frames
 from xlatperf.engine.protocol import PROTOCOL_VERSION, check_version, error_from_reply
 from xlatperf.util.errors import (EngineBadParameter, EngineError, EngineExecutionFailure)

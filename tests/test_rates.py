@@ -4,7 +4,7 @@ the medium's maximum per direction)."""
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.frames.kinds import frame_size_of
 from xlatperf.frames.stack import IPV4, IPV6
 from xlatperf.traffic.plan import TrafficPlan, build_flows, owned_addresses

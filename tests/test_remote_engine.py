@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.engine import remote
 from xlatperf.engine.client import Engine, Interruption, check_ports_exist, hugepage_bytes
 from xlatperf.util.errors import ConfigError, EngineError

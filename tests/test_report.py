@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.report import write_report
 from xlatperf.report.units import format_value
 from xlatperf.run.campaign import load_campaign, run_campaign

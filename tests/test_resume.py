@@ -178,7 +178,7 @@ repeat = 2
 def test_chained_campaign_resumed_after_any_trial(tmp_path, monkeypatch):
     import tomllib
 
-    from xlatperf.config.schema import parse_override_value
+    from xlatperf.config.loading import parse_override_value
     from xlatperf.run.campaign import parse_campaign, run_campaign
     for name in list(os.environ):
         if name.startswith("FAKE_"):

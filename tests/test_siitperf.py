@@ -10,7 +10,7 @@ import pytest
 
 from xlatperf.frames.kinds import frame_size_of
 from xlatperf.frames.stack import IP_STACKS, IPV4, IPV6
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.config.siitperf import import_siitperf, parse_siitperf
 from xlatperf.util.errors import ConfigError
 

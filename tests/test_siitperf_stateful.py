@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.config.siitperf import import_siitperf
 from xlatperf.config.stateful import check_stateful, enumeration, gap_seconds, table_size
 from xlatperf.util.errors import ConfigError

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.config.stateful import (check_stateful, enumeration, foreground_frames, gap_seconds,
                                       table_size)
 from xlatperf.measure.hooks import DutHooks

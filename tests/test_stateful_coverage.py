@@ -11,7 +11,7 @@ import re
 import pytest
 from test_stateful import NAT44, PORTS, fake_config
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.config.stateful import check_phase2, foreground_frames
 from xlatperf.measure.stateful import StatefulTest
 from xlatperf.measure.store import read_trials

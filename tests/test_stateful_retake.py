@@ -77,7 +77,7 @@ def test_no_retakes_when_set_to_zero(fake, monkeypatch):
 
 
 def test_retakes_key_range_is_checked():
-    from xlatperf.config.schema import load_config
+    from xlatperf.config.loading import load_config
     from xlatperf.util.errors import ConfigError
     with pytest.raises(ConfigError) as err:
         load_config(None, ["stateful.retakes=-1"])

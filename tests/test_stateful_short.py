@@ -12,7 +12,7 @@ from pathlib import Path
 
 from test_stateful import NAT44, PORTS, fake_config
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
 from xlatperf.measure.stateful import ENGINE_MIN_DURATION, EstablishmentStep, StatefulTest
 from xlatperf.run.runner import run_procedure

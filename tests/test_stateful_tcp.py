@@ -5,7 +5,7 @@ handshakes passes or fails."""
 
 import pytest
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
 from xlatperf.frames.stack import IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_SYN
 from xlatperf.measure.stateful import EstablishmentStep, StatefulTest

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 
 from xlatperf import lab
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.frames.kinds import kind_of
 from xlatperf.frames.stack import IPV4_IN_IPV6, IPV6
 from xlatperf.frames.technology import (AFTR, BR, FROM_BINDING_TABLE, FROM_MAP_RULE, FROM_NUMBERED_B4S, MAP_E,

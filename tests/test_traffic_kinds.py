@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fakes import FAKE_ENGINE
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.frames.imix import imix_period, interleave, mixed_length, mixed_pattern
 from xlatperf.engine.protocol import TrialResult, trial_from_record
 from xlatperf.frames.kinds import largest_frame

@@ -33,7 +33,7 @@ layers below it (tests/test_layers.py).
 __version__ = "0.1.0"
 
 _EXPORTS = {
-    "load_config": "config.schema", "validate": "config.schema",
+    "load_config": "config.loading", "validate": "config.loading",
     "run_procedure": "run.runner", "Reporter": "measure.session", "REGISTRY": "procedures",
     "load_campaign": "run.campaign", "parse_campaign": "run.campaign",
     "run_campaign": "run.campaign", "campaign_status": "run.campaign",

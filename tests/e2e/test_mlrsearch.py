@@ -10,7 +10,7 @@ import time
 import pytest
 
 from xlatperf import lab
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.measure.store import read_trials
 from xlatperf.run.runner import run_procedure
 

@@ -7,7 +7,7 @@ Responder learns on two queues."""
 import pytest
 
 from e2e_util import COUNTS_NOT_PACING, summary, trials, xlatperf
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.engine.client import Engine
 
 # The main lcore sleeps through a trial, so on a 2-CPU host it can share CPU 0 with a second

@@ -5,7 +5,7 @@ Responder's state table, and phase-2 frames built from it (swapped tuples)."""
 
 import subprocess
 
-from xlatperf.config.schema import load_config
+from xlatperf.config.loading import load_config
 from xlatperf.engine.client import Engine
 
 SPORTS, DPORTS, SRC_IPS = range(1024, 1034), range(80, 84), range(2, 7)  # 10 x 4 x 5 = 200

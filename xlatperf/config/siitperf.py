@@ -29,7 +29,8 @@ from ..util.errors import ConfigError
 from ..util.files import toml_value
 from ..frames.kinds import sizes_name
 from ..frames.stack import IPV6
-from .schema import SCHEMA, load_config, partial_config, validate
+from .schema import SCHEMA
+from .loading import load_config, partial_config, validate
 from .stateful import enumeration, foreground_frames
 
 VARY = {0: "fixed", 1: "increasing", 2: "decreasing", 3: "random"}  # siitperf's 0..3

@@ -7,13 +7,15 @@ str.format. Anything else in braces is an error, so a shell command's own braces
 
     render("taskset -c 0-{dut.last_core} ...", lookup)
 
-The configuration's validation (schema.py) parses every hook command, so an unknown
+The configuration's validation (crosscheck.py) parses every hook command, so an unknown
 placeholder stops a measurement or a campaign before its first trial; rendering happens when
 the hook runs (xlatperf/measure/hooks.py)."""
 
 import json
 import re
 from typing import Any, Callable
+
+from .schema import SCHEMA, VARIABLE_SECTION
 
 # section.key: the names of docs/config.md (lower case, digits, '_').
 NAME = re.compile(r"[a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*")
@@ -88,3 +90,14 @@ def render(template: str, lookup: Callable[[str], Any]) -> str:
     raises KeyError for a name it does not know."""
     return "".join(value if kind == "text" else format_value(lookup(value))
                    for kind, value in parse(template))
+
+
+def template_value(config, name: str):
+    """The value of a hook placeholder: a configuration key or a DUT variable {dut.NAME};
+    KeyError otherwise."""
+    section, _, key = name.partition(".")
+    if section == VARIABLE_SECTION and key in config.dut.variables:
+        return config.dut.variables[key]
+    if section in SCHEMA and key in SCHEMA[section] and (section, key) != ("dut", "variables"):
+        return config.value(name)
+    raise KeyError(name)

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Typed, read-only views of a validated configuration.
 
-validate() (xlatperf/config/schema.py) returns a Config: one frozen dataclass per section,
+validate() (xlatperf/config/loading.py) returns a Config: one frozen dataclass per section,
 generated from SCHEMA, so every consumer reads `config.trial.duration` or
 `config.side("left").dut_mac`, and a misspelt key is an AttributeError at the line that reads
 it, not a silent default. Lists become tuples and tables read-only mappings, so nothing

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..frames.kinds import largest_frame
-from ..config.schema import parse_port
+from ..config.ports import parse_port
 from ..util.errors import EngineError, EngineExited
 from . import remote
 from .protocol import check_version, error_from_reply
@@ -79,7 +79,8 @@ def hugepage_bytes(meminfo: str) -> int:
 
 
 def has_pci_port(config: dict) -> bool:
-    return any(parse_port(spec).kind == "pci" for spec in (config.left.port, config.right.port))
+    """Whether a port is a NIC that reaches the mbufs by DMA (hugepages; DPDK's PCI bus)."""
+    return any(parse_port(spec).port_kind.dma for spec in (config.left.port, config.right.port))
 
 
 def use_hugepages(config: dict, free_bytes: int | None = None) -> bool:
@@ -114,64 +115,6 @@ def memory_of(config: dict, free_bytes: int | None = None) -> str:
             f"{MIN_HUGEPAGE_BYTES // 2**20} MiB): --no-huge")
 
 
-def device_name(side_index: int, port_spec: str) -> str:
-    """The DPDK device name a port spec becomes: the PCI address, or the vdev name (which the
-    engine reports as the port's `name` in hello)."""
-    port = parse_port(port_spec)
-    if port.kind == "pci":
-        return port.name
-    if port.kind == "ring":  # the engine names its ring pair's ports so
-        return f"net_ring_{port.name}{side_index}"
-    return f"net_{port.kind}{side_index}"
-
-
-# af_packet's ring slots hold frames of up to about 1968 bytes by default (2048-byte slots
-# less the kernel's header); above 1920 bytes the slots are made larger, and the engine
-# receives into mbufs that hold a whole slot (engine/src/ports/ports.hpp: the same rule).
-AF_PACKET_DEFAULT_MAX_FRAME = 1920
-PAGE_SIZE = 4096
-
-
-def af_packet_ring_args(max_frame: int) -> str:
-    """The af_packet PMD's ring geometry for frames up to `max_frame` bytes (jumbo frames):
-    slots with room for the frame and the kernel's tpacket header, page-aligned, one per block
-    (framesz = blocksz: DPDK 22.11's PMD addresses slot i at i x framesz, so a block must not
-    end in padding); "" when the defaults hold the frame."""
-    if max_frame <= AF_PACKET_DEFAULT_MAX_FRAME:
-        return ""
-    slot = -(-(max_frame + 96) // PAGE_SIZE) * PAGE_SIZE
-    return f",framesz={slot},blocksz={slot}"
-
-
-def port_eal_args(side_index: int, port_spec: str, queues: int = 1,
-                  max_frame: int = MAX_FRAME_DEFAULT) -> list[str]:
-    """EAL arguments that create one tester port (side 0 = left, 1 = right) with `queues`
-    RX/TX queue pairs (tester.queues) for frames up to `max_frame` bytes on the wire."""
-    port = parse_port(port_spec)
-    name = device_name(side_index, port_spec)
-    if port.kind == "pci":
-        return ["-a", f"{port.name},{port.devargs}" if port.devargs else port.name]
-    if port.kind == "af_packet":
-        # One socket per queue pair; the PMD joins them in a PACKET_FANOUT_HASH group, so the
-        # kernel spreads received frames over the queues by flow hash.
-        return ["--vdev", f"{name},iface={port.name},qpairs={queues}{af_packet_ring_args(max_frame)}"]
-    if port.kind == "af_xdp":
-        # busy_budget=0: no preferred busy polling. With it (DPDK's default), every empty poll
-        # of a queue is a recvfrom() that runs the interface's NAPI on the worker's CPU; a
-        # worker polling a lab veth at 150,000 frames/s spent 60 % of its CPU in those
-        # syscalls, stalled up to 20 ms and its kernel ring overflowed (BENCHMARKS.md, "4
-        # million connections"). The worker polls its queues itself anyway.
-        return ["--vdev", f"{name},iface={port.name},busy_budget=0"
-                + (f",start_queue=0,queue_count={queues}" if queues > 1 else "")]
-    if port.kind == "null":
-        # no-rx=1: otherwise net_null's rx returns empty mbufs at CPU speed, and the receive
-        # loop would spend the worker's time on "foreign" frames instead of on generation.
-        return ["--vdev", f"{name},no-rx=1"]
-    if port.kind == "ring":
-        return []  # created by the engine itself (--ring-pair), not by EAL arguments
-    raise AssertionError(f"unhandled port kind {port.kind}")  # parse_port admits no other
-
-
 def eal_args(config: dict, free_bytes: int | None = None,
              file_prefix: str | None = None) -> list[str]:
     """EAL arguments for the tester ports of `config`, then tester.eal_args. The engine numbers
@@ -192,7 +135,7 @@ def eal_args(config: dict, free_bytes: int | None = None,
     if not has_pci_port(config):
         args.append("--no-pci")
     for index, spec in enumerate([config.left.port, config.right.port]):
-        args += port_eal_args(index, spec, config.tester.queues, largest_frame(config))
+        args += parse_port(spec).eal_args(index, config.tester.queues, largest_frame(config))
     return args + list(config.tester.eal_args)
 
 
@@ -223,7 +166,8 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
     tester = config.tester
     # The engine numbers the ports as the sides are (0 = left, 1 = right), by their device
     # names, whatever order DPDK probed them in.
-    names = ",".join(device_name(index, config.side(side).port) for index, side in enumerate(("left", "right")))
+    names = ",".join(parse_port(config.side(side).port).device_name(index)
+                     for index, side in enumerate(("left", "right")))
     command += [engine_path, *eal_args(config, free_bytes, file_prefix),
                 "--", "--queues", str(tester.queues), "--ports", names,
                 "--link-timeout", f"{tester.link_timeout:g}", "--flow-control", tester.flow_control,
@@ -233,7 +177,7 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
     if config.tester.force:
         command.append("--force")
     left = parse_port(config.left.port)
-    if left.kind == "ring":
+    if left.port_kind.paired:   # the engine creates the pair itself
         command += ["--ring-pair", left.name]
     return command
 
@@ -241,7 +185,7 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
 def kernel_interfaces(config: dict) -> list[str]:
     """The kernel interfaces the tester ports use (af_packet, af_xdp)."""
     return [port.name for port in map(parse_port, (config.left.port, config.right.port))
-            if port.kind in ("af_packet", "af_xdp")]
+            if port.port_kind.kernel_interface]
 
 
 def engine_netns(config: dict) -> str:
@@ -263,7 +207,7 @@ def check_ports_exist(config: dict, facts: remote.HostFacts | None = None) -> No
                           '(create it, e.g. with "xlatperf lab up", or set tester.netns = "")')
     for side in ("left", "right"):
         port = parse_port(config.side(side).port)
-        if port.kind not in ("af_packet", "af_xdp"):
+        if not port.port_kind.kernel_interface:
             continue
         where = (f" in network namespace {netns}" if netns else "") + host
         if facts is not None:
@@ -643,7 +587,7 @@ class Engine:
             raise EngineError(f"engine reports {len(ports)} port(s), expected 2 (left, right)",
                               self.stderr_tail)
         for index, side in enumerate(("left", "right")):
-            expected = device_name(index, self.config.side(side).port)
+            expected = parse_port(self.config.side(side).port).device_name(index)
             reported = str(ports[index].get("name", ""))
             if reported and not (reported == expected or reported.endswith(expected)
                                  or expected.endswith(reported)):

@@ -30,7 +30,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config.schema import SCHEMA, lcore_cpus, parse_port
+from ..config.schema import SCHEMA
+from ..config.checkers import lcore_cpus
+from ..config.ports import parse_port
 from ..util.errors import EngineError
 from . import remote
 from .client import has_pci_port
@@ -40,7 +42,6 @@ STATUSES = ("ok", "warn", "fail")
 # IF`), netns/NS/ (the namespace's /sys/class/net and /proc/net), netns-errors/NS (why NS could
 # not be read).
 SNAPSHOT_DIR = "xlatperf-doctor"
-KERNEL_INTERFACE_PORTS = ("af_packet", "af_xdp")
 
 
 @dataclass(frozen=True)
@@ -559,11 +560,11 @@ def host_checks(config, root: str | os.PathLike = "/", addresses: Callable[[str]
                 continue
             seen.add((port.kind, port.name))
             label = f"{side} {port.name}"
-            if port.kind == "pci":
+            if port.port_kind.dma:
                 checks += [device_check(host, label, port.name), driver_check(host, label, port.name),
                            iommu_check(host, label, port.name), hugepages_check(host, label, port.name),
                            lcores_check(host, label, port.name, config), pcie_check(host, label, port.name)]
-            elif port.kind in KERNEL_INTERFACE_PORTS:
+            elif port.port_kind.kernel_interface:
                 checks.append(interface_check(host, config, side, port.kind, port.name))
         return checks + [isolation_check(host, config), governor_check(host, config), tsc_check(host)]
 
@@ -686,9 +687,9 @@ def remote_host_checks(config) -> list[Check]:
     items = []
     for spec in (config.left.port, config.right.port):
         port = parse_port(spec)
-        if port.kind == "pci":
+        if port.port_kind.dma:
             items.append(f"pci={port.name}")
-        elif port.kind in KERNEL_INTERFACE_PORTS:
+        elif port.port_kind.kernel_interface:
             items.append(f"netns={config.tester.netns}" if config.tester.netns else f"if={port.name}")
     command = remote.ssh_command(config, shlex.join(["sh", "-c", SNAPSHOT_SCRIPT, "xlatperf-doctor",
                                                      *dict.fromkeys(items)]))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ..config.schema import expand_lcores, lcores as check_lcores
+from ..config.checkers import expand_lcores, lcores as check_lcores
 from .shell import LabError, read_sys, run, write_sys
 
 ONLINE_CPUS = "/sys/devices/system/cpu/online"

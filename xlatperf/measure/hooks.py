@@ -44,7 +44,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..config.schema import HOOK_KEYS, template_value
+from ..config.schema import HOOK_KEYS
+from ..config.templates import template_value
 from ..config.templates import render
 from ..util.errors import ConfigError, MeasurementError
 from ..util.files import utc_timestamp

@@ -19,7 +19,7 @@ import json
 import subprocess
 from dataclasses import dataclass
 
-from ..config.schema import parse_port
+from ..config.ports import parse_port
 from ..engine.protocol import TESTER_DROPPED
 
 
@@ -70,7 +70,7 @@ class VethPeers:
             return cls(peers)
         for index, side in enumerate(("left", "right")):
             spec = parse_port(config.side(side).port)
-            if spec.kind in ("af_packet", "af_xdp"):
+            if spec.port_kind.kernel_interface:
                 found = veth_peer(config.tester.netns, spec.name)
                 if found:
                     peers.append(VethPeer(index, *found))

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, TypeVar
 
 from ..frames.trial import side_vlan
 from ..config.dns import DNS_QUERIES, ceiling_unit
-from ..config.schema import parse_port
+from ..config.ports import parse_port
 from ..engine.protocol import TrialResult
 from ..util.stats import summarize
 

@@ -2,7 +2,7 @@
 """RFC 2544 §26.1 throughput by binary search, and `selftest` (the tester's own capacity)."""
 
 from ..config.dns import SELFTEST_DELTA, SELFTEST_TIMEOUT_SHARE, selftest_overrides, selftest_rate_limit
-from ..config.schema import validate
+from ..config.loading import validate
 from ..util.errors import MeasurementError
 from ..util.stats import summarize
 from ..measure.measurer import TrialSpec

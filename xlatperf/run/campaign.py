@@ -55,7 +55,8 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config.schema import SCHEMA, is_key, validate
+from ..config.schema import SCHEMA
+from ..config.loading import is_key, validate
 from ..measure.session import AUXILIARY_PHASES
 from ..measure.store import REPETITIONS_FILE, SUMMARY_FILE, TRIALS_FILE, read_trials, rows_to_csv
 from ..procedures import REGISTRY

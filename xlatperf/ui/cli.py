@@ -31,7 +31,7 @@ import threading
 
 from .. import __version__
 from ..config.compliance import compliance_warnings
-from ..config.schema import load_config
+from ..config.loading import load_config
 from ..engine.client import memory_of
 from ..procedures import REGISTRY
 from ..util.errors import XlatperfError
