@@ -13,7 +13,7 @@ from xlatperf.config import load_config
 from xlatperf.config.dns import selftest_rate_limit
 from xlatperf.config.loading import validate
 from xlatperf.measure.store import read_trials
-from xlatperf.procedures.search import calibrated_ceiling, ceiling_conditions
+from xlatperf.procedures.ceiling import calibrated_ceiling, ceiling_conditions
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 from xlatperf.util.errors import MeasurementError

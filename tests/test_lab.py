@@ -23,7 +23,7 @@ from scapy.packet import Raw
 
 from xlatperf import lab
 from xlatperf.config.loading import load_config
-from xlatperf.procedures.search import ceiling_conditions
+from xlatperf.procedures.ceiling import ceiling_conditions
 from xlatperf.lab import placement as placement_module
 from xlatperf.lab import daemons
 

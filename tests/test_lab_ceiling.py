@@ -10,7 +10,7 @@ from fakes import console_text
 
 from xlatperf.config import load_config
 from xlatperf.measure.store import read_trials
-from xlatperf.procedures.search import calibrated_ceiling, ceiling_conditions, search_range_top
+from xlatperf.procedures.ceiling import calibrated_ceiling, ceiling_conditions, search_range_top
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 from xlatperf.util.errors import ConfigError

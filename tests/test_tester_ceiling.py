@@ -9,8 +9,8 @@ from xlatperf.config import load_config
 from xlatperf.engine.protocol import RATE_NOT_KEPT, DirectionCounts, TrialResult
 from xlatperf.measure.session import retakeable
 from xlatperf.measure.store import read_trials
-from xlatperf.procedures.search import (SearchResult, binary_search, lower_bound, summarize_throughput,
-                                        unreachable_from)
+from xlatperf.procedures.search import SearchResult, binary_search, summarize_throughput
+from xlatperf.procedures.ceiling import lower_bound, unreachable_from
 from xlatperf.report import write_report
 from xlatperf.run import run_procedure
 

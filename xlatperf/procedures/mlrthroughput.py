@@ -7,7 +7,8 @@ relevant bounds after it."""
 
 from ..util.stats import summarize
 from ..measure.measurer import TrialSpec
-from .search import SearchResult, tester_bound
+from .search import SearchResult
+from .ceiling import tester_bound
 from .throughputsearch import ThroughputSearch
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
 from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,

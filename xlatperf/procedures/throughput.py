@@ -9,7 +9,8 @@ from ..measure.measurer import TrialSpec
 from .base import Procedure, ProcedureSpec
 from .mlrgoals import deviations
 from .mlrthroughput import MlrThroughput
-from .search import SearchResult, binary_search, ceiling_conditions
+from .search import SearchResult, binary_search
+from .ceiling import ceiling_conditions
 from .throughputsearch import ThroughputSearch
 
 # selftest check: a short trial at a low rate that any working tester passes without loss.

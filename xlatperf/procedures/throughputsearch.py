@@ -10,8 +10,8 @@ Trials invalid by the tester's doing are retaken by the measurer (TrialSession.r
 
 from ..util.errors import ConfigError
 from .base import Procedure, Repetition
-from .search import (SearchResult, configured_top, search_range_top, summarize_throughput,
-                     tester_ceiling)
+from .search import SearchResult, summarize_throughput
+from .ceiling import configured_top, search_range_top, tester_ceiling
 
 
 class ThroughputSearch(Procedure):

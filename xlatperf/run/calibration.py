@@ -27,7 +27,7 @@ import shutil
 from .. import lab
 from ..config.dns import ceiling_unit
 from ..config.loading import load_config
-from ..procedures.search import ceiling_conditions
+from ..procedures.ceiling import ceiling_conditions
 from ..util.errors import XlatperfError
 from .runner import run_procedure
 

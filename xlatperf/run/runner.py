@@ -29,7 +29,7 @@ from ..measure.stateful import Phase2Measurer, StatefulTest
 from ..measure.store import SUMMARY_FILE, ResultStore, read_trials
 from ..procedures import procedure_spec
 from ..procedures.base import Procedure, Repetition
-from ..procedures.search import ceiling_setting
+from ..procedures.ceiling import ceiling_setting
 from ..traffic.plan import TrafficPlan, owned_addresses
 from ..util.errors import ConfigError
 from ..util.files import utc_timestamp
