@@ -1,4 +1,4 @@
-// A trial request, parsed and validated (docs/protocol.md, op "trial"; parsed by protocol.cpp).
+// A trial request, parsed and validated (docs/protocol.md, op "trial"; parsed by trial.cpp).
 // Pure: no DPDK.
 #pragma once
 #include <cstdint>
