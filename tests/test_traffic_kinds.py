@@ -14,7 +14,7 @@ from fakes import FAKE_ENGINE
 from xlatperf.config.loading import load_config
 from xlatperf.frames.imix import imix_period, interleave, mixed_length, mixed_pattern
 from xlatperf.engine.protocol import TrialResult, trial_from_record
-from xlatperf.frames.kinds import largest_frame
+from xlatperf.frames.kinds import largest_frame, sizes_name
 from xlatperf.frames.trial import side_vlan
 from xlatperf.traffic.plan import TrafficPlan, imix_size_names
 from xlatperf.util.errors import ConfigError
@@ -246,7 +246,7 @@ def test_per_size_counts_name_the_configured_size_on_both_sides_of_a_translator(
     assert [(s["kind"], s["ip_version"], s["frame_size"], s["rx_frame_size"]) for s in flows[1]["streams"]][:4] \
         == [("foreground", 4, 64, 84), ("foreground", 4, 594, 614), ("foreground", 4, 1498, 1518),
             ("background", 6, 84, 84)]
-    names = imix_size_names(config, flows)
+    names = imix_size_names(sizes_name(config), flows)
     assert names["forward"] == names["reverse"] == {"foreground": [84, 614, 1518], "background": [84, 614, 1518]}
     request = {"id": 1, "op": "trial", "duration": 0.144, "flows": flows}
     done = subprocess.run([sys.executable, str(FAKE_ENGINE), "--vdev", "net_null0", "--vdev", "net_null1", "--"],

@@ -14,8 +14,8 @@ from ..config.dns import query_ports, repeat_after, reply_checks
 from ..config.stateful import public_ports, roles
 from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
-from ..frames.kinds import BACKGROUND, SMALL_TRANSLATED, Received, dut_hops, frame_size_of, kind_of, size_name_of
-from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack, dns_answer, dns_query
+from ..frames.kinds import BACKGROUND, SMALL_TRANSLATED, Received, dut_hops, frame_size_of, kind_of
+from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack, dns_answer, dns_query, size_name
 from ..frames.trial import (active_directions, arriving_ecn, direction_sides, has_background, lookup, sent_tos,
                             side_vlan, size_period)
 from ..util.errors import ConfigError
@@ -27,16 +27,18 @@ NO_MAC = "00:00:00:00:00:00"
 DNS_PORT = 53
 
 
-def imix_size_names(config: dict, flows: list[dict]) -> dict[str, dict[str, list[int]]]:
+def imix_size_names(named: Stack, flows: list[dict]) -> dict[str, dict[str, list[int]]]:
     """The configured size of each stream of a trial request's IMIX flows (those with
     `streams`), per flow name and kind in the streams' order: the order of the engine's
-    per-stream `sizes` in its reply (docs/protocol.md), which TrialResult names with them."""
+    per-stream `sizes` in its reply (docs/protocol.md), which TrialResult names with them.
+    named: the stack whose frames the configured sizes name (frames.kinds.sizes_name, a fact
+    of the configuration, computed once per run)."""
     names: dict[str, dict[str, list[int]]] = {}
     for flow in flows:
         for stream in flow.get("streams", []):
             kinds = names.setdefault(flow["name"], {})
             kinds.setdefault(stream.get("kind", "foreground"), []).append(
-                size_name_of(config, IP_STACKS[stream["ip_version"]], stream["frame_size"]))
+                size_name(stream["frame_size"], IP_STACKS[stream["ip_version"]], named))
     return names
 
 
