@@ -96,7 +96,7 @@ LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6
 
 
 # --------------------------------------------------------------------------------------------
-# Validation with the engine's messages (engine/src/protocol/protocol.cpp)
+# Validation with the engine's messages (engine/src/protocol/: trial.cpp and the parsers it calls)
 # --------------------------------------------------------------------------------------------
 
 KEYS = {
@@ -250,7 +250,7 @@ def validate_stream(stream, path):
 
 def validate_rx(rx, path, rx_frame_size):
     """A stream's header checks (docs/protocol.md "Header checks"), with the engine's messages
-    (engine/src/protocol/protocol.cpp parse_rx); the fake DUT writes every header right, so none fails."""
+    (engine/src/protocol/streams.cpp parse_rx); the fake DUT writes every header right, so none fails."""
     if not isinstance(rx, dict):
         bad(path[:-1], rx, "must be an object {ip_version, ...}")
     known(rx, path, "rx")

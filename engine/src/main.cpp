@@ -1,6 +1,6 @@
 // xlatperf-engine: initialises DPDK once, then answers requests of the JSON-lines protocol
 // on stdin/stdout (docs/protocol.md) until shutdown, end of input or a signal. Parsing and
-// replies: protocol.cpp; carrying requests out: engine.cpp.
+// replies: protocol/ (protocol.cpp dispatches); carrying requests out: engine.cpp.
 #include <poll.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
