@@ -258,13 +258,13 @@ def test_a_stated_public_port_range_is_where_the_initiators_frames_must_come_fro
 
 def test_the_responders_frames_from_its_state_table_leave_their_source_port_unchecked():
     test = StatefulTest(plan(NAT44))
-    forward, reverse = test.phase2_flows(plan(NAT44).flows(1000))
+    forward, reverse = test.requests.phase2_flows(plan(NAT44).flows(1000))
     assert reverse["from_table"] and reverse["foreground"]["rx"] == {
         "ip_version": 4, "src_ip": "198.19.0.2", "ttl": 9, "tos": 0, "ecn": [0], "df": True, "checksums": True,
         "src_mac": "02:00:00:00:01:01"}  # left.dut_mac
     assert forward["foreground"]["rx"]["dst_ip"] == "198.19.0.2"
     # Phase 1: the Initiator's enumerated ports arrive in the same ranges.
-    phase1 = test.phase1_request(1000, 1000, 1000).flows[0]["foreground"]
+    phase1 = test.requests.phase1_request(1000, 1000, 1000).flows[0]["foreground"]
     assert phase1["rx"]["vary"] == [{"field": "dst_port", "min": 1, "max": 100}]
 
 
@@ -274,11 +274,11 @@ def test_tcp_segments_are_checked_as_udp_datagrams_are():
     segments from the tables as UDP's frames from the table."""
     tcp = NAT44 + ["stateful.transport=tcp", "traffic.frame_size=100", "traffic.dscp=10"]
     test = StatefulTest(plan(tcp))
-    flow = test.phase1_request(1000, 1000, 1000).flows[0]
+    flow = test.requests.phase1_request(1000, 1000, 1000).flows[0]
     rx = flow["foreground"]["rx"]
     assert flow["tcp"] and rx["dst_ip"] == "198.19.0.2" and "src_port" not in rx and "src_ip" not in rx
     assert (rx["ttl"], rx["tos"], rx["checksums"]) == (9, 40, True)
-    phase2 = test.phase2_flows(plan(tcp).flows(1000))
+    phase2 = test.requests.phase2_flows(plan(tcp).flows(1000))
     assert all(f["foreground"]["rx"]["checksums"] and "src_port" not in f["foreground"]["rx"] for f in phase2)
 
 

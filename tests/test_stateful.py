@@ -120,7 +120,7 @@ def test_phase1_validation_and_phase2_requests():
     config = cfg("addresses.right=random", "addresses.right_min=2", "addresses.right_max=3",
                  "stateful.enumerate=both", "stateful.connections=20000", "traffic.mix_n=1")
     test = StatefulTest(TrafficPlan(config, PORTS))
-    phase1 = test.phase1_request(20000, 50000, 20000).to_json()
+    phase1 = test.requests.phase1_request(20000, 50000, 20000).to_json()
     assert phase1["duration"] == 0.4 and phase1["timeout"] == 0.5
     (flow,) = phase1["flows"]
     assert (flow["name"], flow["tx_port"], flow["rx_port"], flow["frames"]) == ("forward", 0, 1,
@@ -132,13 +132,13 @@ def test_phase1_validation_and_phase2_requests():
         ("dst_ip", "enumerate", 2, 3)]
     assert phase1["learn"] == {"port": 1, "flow": 0, "table_size": 20000, "ip_version": 4}
 
-    validation = test.validation_request(20000, 50000).to_json()
+    validation = test.requests.validation_request(20000, 50000).to_json()
     (back,) = validation["flows"]
     assert (back["name"], back["tx_port"], back["frames"]) == ("reverse", 1, 20000)
     assert back["from_table"] == {"port": 1, "selection": "increasing"}
     assert back["foreground"]["vary"] == [] and "background" not in back
 
-    phase2 = test.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
+    phase2 = test.requests.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
     forward, reverse = phase2
     assert "from_table" not in forward and forward["foreground"]["vary"][0]["mode"] == "random"
     assert reverse["from_table"] == {"port": 1, "selection": "random"}
@@ -149,9 +149,9 @@ def test_initiator_on_the_right_swaps_the_roles():
                  "ports.reverse_src_min=2000", "ports.reverse_src_max=2099",
                  "stateful.connections=100")
     test = StatefulTest(TrafficPlan(config, PORTS))
-    (flow,) = test.phase1_request(100, 1000, 100).to_json()["flows"]
+    (flow,) = test.requests.phase1_request(100, 1000, 100).to_json()["flows"]
     assert (flow["name"], flow["tx_port"]) == ("reverse", 1)
-    assert test.phase1_request(100, 1000, 100).to_json()["learn"]["port"] == 0
+    assert test.requests.phase1_request(100, 1000, 100).to_json()["learn"]["port"] == 0
     assert test.report()["initiator"] == "right"
     assert test.report()["source_ports"] == "2000..2099 (100), random, enumerated in phase 1"
 

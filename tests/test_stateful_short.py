@@ -39,16 +39,16 @@ def test_the_minimum_window_is_the_engines():
 def test_short_phase1_and_validation_requests_keep_count_and_rate():
     config = load_config(None, [*NAT44, *TEN])
     test = StatefulTest(TrafficPlan(config, PORTS))
-    phase1 = test.phase1_request(10, MEDIUM_MAX, 10).to_json()
+    phase1 = test.requests.phase1_request(10, MEDIUM_MAX, 10).to_json()
     (flow,) = phase1["flows"]
     assert phase1["duration"] == ENGINE_MIN_DURATION
     assert (flow["frames"], flow["rate"]) == (10, MEDIUM_MAX)
-    validation = test.validation_request(10, MEDIUM_MAX).to_json()
+    validation = test.requests.validation_request(10, MEDIUM_MAX).to_json()
     (back,) = validation["flows"]
     assert validation["duration"] == ENGINE_MIN_DURATION
     assert (back["frames"], back["rate"]) == (10, MEDIUM_MAX)
     # A long phase 1 keeps N/R exactly.
-    assert test.phase1_request(10, 1000, 10).to_json()["duration"] == 0.01
+    assert test.requests.phase1_request(10, 1000, 10).to_json()["duration"] == 0.01
 
 
 def phase1_result(rate: int, frames: int) -> TrialResult:

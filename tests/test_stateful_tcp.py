@@ -37,7 +37,7 @@ def test_segment_sizes_follow_the_engines_layout():
 def test_phase1_request_sends_syns_and_describes_the_replies():
     config = cfg("traffic.mix_n=1")
     test = StatefulTest(TrafficPlan(config, PORTS), phase2=False)
-    request = test.phase1_request(10000, 50000, 10000).to_json()
+    request = test.requests.phase1_request(10000, 50000, 10000).to_json()
     (flow,) = request["flows"]
     assert (flow["name"], flow["tx_port"], flow["rx_port"], flow["frames"]) == ("forward", 0, 1,
                                                                                 10000)
@@ -51,9 +51,9 @@ def test_phase1_request_sends_syns_and_describes_the_replies():
     key = flow["tcp"]["key"]
     assert 0 <= key < 2**63
     # The key follows the seed: the same test sends the same segments.
-    assert StatefulTest(TrafficPlan(cfg("traffic.mix_n=1"), PORTS), phase2=False).tcp_key == key
+    assert StatefulTest(TrafficPlan(cfg("traffic.mix_n=1"), PORTS), phase2=False).requests.tcp_key == key
     other = StatefulTest(TrafficPlan(cfg("traffic.mix_n=1", "traffic.seed=2"), PORTS), phase2=False)
-    assert other.tcp_key != key
+    assert other.requests.tcp_key != key
     assert request["learn"] == {"port": 1, "flow": 0, "table_size": 10000, "ip_version": 4}
     assert test.report()["transport"] == "tcp" and "data segment" in test.report()["validation_segments"]
 
@@ -75,7 +75,7 @@ def test_tcp_on_several_queues_shares_the_handshakes_out_over_them():
     # up to the stream ids of a handshake's four flows.
     for queues in (2, 32):
         test = StatefulTest(TrafficPlan(cfg(f"tester.queues={queues}"), PORTS), phase2=False)
-        assert test.phase1_request(100, 1000, 100).to_json()["flows"][0]["tcp"]["segments"] == "open"
+        assert test.requests.phase1_request(100, 1000, 100).to_json()["flows"][0]["tcp"]["segments"] == "open"
 
 
 DS_LITE_AFTR = ["ipv4aas.technology=ds-lite", "ipv4aas.role=aftr", "ipv4aas.endpoint_ipv6=2001:db8:af::1",
@@ -90,13 +90,13 @@ def test_through_a_ds_lite_aftr_the_initiators_segments_travel_in_softwires():
     SYN's flow, tunnel and CEs included (docs/tcp.md)."""
     config = cfg(*DS_LITE_AFTR, "stateful.teardown=fin")
     test = StatefulTest(TrafficPlan(config, PORTS), phase2=False)
-    (flow,) = test.phase1_request(198, 1000, 198).to_json()["flows"]
+    (flow,) = test.requests.phase1_request(198, 1000, 198).to_json()["flows"]
     syn = flow["foreground"]
     assert (syn["frame_size"], syn["rx_frame_size"]) == (126, 86)
     assert syn["tunnel"] == {"src_ip": "2001:db8:b4::1", "dst_ip": "2001:db8:af::1"}
     assert syn["ce"]["count"] == 2 and syn["ce"]["fields"] == ["tunnel", "ipv4"]
     assert flow["tcp"]["reply"]["rx_frame_size"] == 126 and "tunnel" not in flow["tcp"]["reply"]
-    (fin,) = test.close_request(198, 1000).to_json()["flows"]
+    (fin,) = test.requests.close_request(198, 1000).to_json()["flows"]
     assert (fin["foreground"]["frame_size"], fin["tcp"]["reply"]["rx_frame_size"]) == (118, 118)
 
 
@@ -118,7 +118,7 @@ def test_phase2_through_a_ds_lite_aftr_sends_the_b4s_data_in_their_softwires():
     Responder's come back through the AFTR to the B4s, checked as CE traffic is."""
     config = cfg(*DS_LITE_AFTR, "traffic.frame_size=128")
     test = StatefulTest(TrafficPlan(config, PORTS))
-    forward, reverse = test.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
+    forward, reverse = test.requests.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
     assert forward["from_table"]["port"] == 0 and reverse["from_table"]["port"] == 1
     assert forward["foreground"]["tunnel"] == {"src_ip": "2001:db8:b4::1", "dst_ip": "2001:db8:af::1"}
     assert "ce" not in forward["foreground"] and forward["foreground"]["frame_size"] == 168
@@ -129,11 +129,11 @@ def test_phase2_through_a_ds_lite_aftr_sends_the_b4s_data_in_their_softwires():
 def test_phase2_sends_data_from_both_sides_tables():
     config = cfg("traffic.mix_n=1", "traffic.frame_size=128")
     test = StatefulTest(TrafficPlan(config, PORTS))
-    forward, reverse = test.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
+    forward, reverse = test.requests.phase2_flows(TrafficPlan(config, PORTS).flows(1000))
     assert forward["from_table"] == {"port": 0, "selection": "random"}   # the Initiator's table
     assert reverse["from_table"] == {"port": 1, "selection": "random"}   # the Responder's
     for flow in (forward, reverse):
-        assert flow["tcp"] == {"key": test.tcp_key, "segments": "data"}
+        assert flow["tcp"] == {"key": test.requests.tcp_key, "segments": "data"}
         assert flow["foreground"]["vary"] == [] and "background" not in flow
         assert flow["foreground"]["frame_size"] == 128
 
@@ -178,8 +178,8 @@ def test_udp_steps_keep_their_message():
 def test_close_requests_end_the_connections_phase1_opened(teardown, segments, size):
     config = cfg("traffic.mix_n=1", f"stateful.teardown={teardown}")
     test = StatefulTest(TrafficPlan(config, PORTS), phase2=False)
-    opening = test.phase1_request(10000, 50000, 10000).to_json()["flows"][0]
-    request = test.close_request(10000, 20000).to_json()
+    opening = test.requests.phase1_request(10000, 50000, 10000).to_json()["flows"][0]
+    request = test.requests.close_request(10000, 20000).to_json()
     (flow,) = request["flows"]
     assert "learn" not in request
     # The connections the load opened, from the Initiator's table (the numbers it learned, issue

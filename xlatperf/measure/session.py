@@ -25,7 +25,7 @@ from ..util.files import utc_timestamp
 from .measurer import Measurer, TrialSpec
 from .peer_drops import VethPeers, with_peer_drops
 from .request import TrialRequest
-from .stateful import window
+from .stateful_requests import window
 from .store import ResultStore
 
 # Records that are not a procedure's steps: the learning trial, RFC 9693 phase 1 and validation.

@@ -41,8 +41,8 @@ class _Stateful(Procedure):
             raise ConfigError(f"stateful.validation = false: every probe of {self.name} is "
                               "validated (RFC 9693 §4.9); set it to true")
         self.test = StatefulTest(plan, phase2=False)  # phase 1 and validation only
-        self.hi = self.s.max_rate or self.test.max_rate
-        self.test.initiator_plan.check_rate(self.hi, "stateful.max_rate")
+        self.hi = self.s.max_rate or self.test.requests.max_rate
+        self.test.requests.initiator_plan.check_rate(self.hi, "stateful.max_rate")
 
     def establish(self, session, connections: int, rate: int) -> EstablishmentStep:
         return self.test.establish(session, connections, rate, self.s.validation)
@@ -283,8 +283,8 @@ class TableCapacity(_Stateful):
     def _search(self, max_rate, result: CapacityResult | None = None) -> CapacityResult:
         s = self.s
         return capacity_search(max_rate, s.connections, self.hi, s.capacity_error,
-                               s.beta, s.gamma, limit=self.test.enumeration.combinations
-                               if self.test.enumeration.enumerated else None, result=result)
+                               s.beta, s.gamma, limit=self.test.requests.enumeration.combinations
+                               if self.test.requests.enumeration.enumerated else None, result=result)
 
     def run(self, session, steps):
         def max_rate(connections, lo, hi):
