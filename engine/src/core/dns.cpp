@@ -276,7 +276,7 @@ Records records_of(const TestName& name, const RecordRule& rule, NameStyle style
   if (style == NameStyle::kDns64perf) return Records{name.index, false, {}};
   const uint64_t h = mix64(uint64_t(name.nonce) << 40 ^ uint64_t(name.stream) << 32 ^ name.index);
   Records r;
-  const uint32_t host_mask = rule.a_bits >= 32 ? 0 : uint32_t(~0u) >> rule.a_bits;
+  const uint32_t host_mask = rule.host_mask();
   r.a = (rule.a_base & ~host_mask) | (uint32_t(h) & host_mask);
   r.has_aaaa = (h >> 48) < rule.aaaa_share;  // 16 other bits of the hash against the share
   if (r.has_aaaa) {

@@ -230,6 +230,8 @@ struct RecordRule {
   // The zone's SOA, served with NODATA (RFC 2308 §3): its own TTL and its MINIMUM field. Each
   // apart from the others, so that an answer's TTL tells which one a resolver took.
   uint32_t soa_ttl = 300, soa_minimum = 900;
+  // The host bits of the A records' prefix: a name's A record is a_base's network and these.
+  uint32_t host_mask() const { return a_bits >= 32 ? 0 : ~uint32_t(0) >> a_bits; }
   // How long a NODATA answer may be cached: the SOA record's TTL in it (RFC 2308 §3, §5).
   uint32_t negative_ttl() const { return soa_ttl < soa_minimum ? soa_ttl : soa_minimum; }
 };

@@ -82,7 +82,6 @@ class DnsClient {
             dns::RepeatSchedule repeat, uint16_t lane = 0, uint16_t lanes = 1)
       : expect_(expect), qtype_(spec.dns->qtype), nonce_(spec.dns->nonce), nonce_hex_(dns::hex_digits(nonce_)),
         zone_letters_(expect.zone->first_word_letters()), names_from_(flow.names_from),
-        host_mask_(expect.rule.a_bits >= 32 ? 0 : ~uint32_t(0) >> expect.rule.a_bits),
         keys_(flow.ports / lanes + (lane < flow.ports % lanes)), lane_(lane), lanes_(lanes),
         first_port_(spec.src_port), repeat_(repeat), ip_version_(uint8_t(spec.ip_version)), queries_from_(spec.src_mac) {
     // A reply comes from where the queries went and goes to where they left from.
@@ -115,8 +114,8 @@ class DnsClient {
   dns::TestName name_of(uint64_t seq, uint8_t stream) const {
     const uint32_t index = index_of(seq);
     if (expect_.zone->style() == dns::NameStyle::kXlatperf) return {nonce_, stream, index};
-    const uint32_t host = uint32_t(names_from_ + uint64_t(index) * lanes_ + lane_) & host_mask_;
-    return {0, 0, (expect_.rule.a_base & ~host_mask_) | host};
+    const uint32_t mask = expect_.rule.host_mask();
+    return {0, 0, (expect_.rule.a_base & ~mask) | (uint32_t(names_from_ + uint64_t(index) * lanes_ + lane_) & mask)};
   }
   // The queries the DUT's resolver must have asked the authoritative side to answer query
   // `seq` (of `name`) as it did: a new name's, and a name's asked again after its records
@@ -184,7 +183,6 @@ class DnsClient {
   uint64_t nonce_hex_;     // its digits (dns::hex_digits), for the case flips
   uint64_t zone_letters_;  // dns::Zone::first_word_letters
   uint64_t names_from_;    // a dns64perf++ zone's first name (DnsFlow::names_from)
-  uint32_t host_mask_;     // the host bits of the zone's A records' prefix
   dns::QueryKeys keys_;
   uint16_t lane_, lanes_;
   uint16_t first_port_;
