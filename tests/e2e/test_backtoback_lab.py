@@ -23,6 +23,7 @@ corrected = N*/R x (1 - r/R) = (b - 1)/R + (1 - r/R)/R, so corrected x R is b wi
 """
 
 import math
+import statistics
 
 import pytest
 from e2e_util import summary, trials, xlatperf
@@ -42,31 +43,45 @@ def test_longest_burst_matches_the_token_bucket(make_lab, tmp_path):
     assert longest_burst(BUCKET, RATE, BURST_RATE) == 2999   # the docstring's example
     config = make_lab("limit", rate=RATE, burst=BUCKET)
     out = tmp_path / "b2b"
-    # Three searches (RFC 2544 asks for 50: a key); the pause (0.3 s) refills the bucket
+    # Five searches (RFC 2544 asks for 50: a key); the pause (0.3 s) refills the bucket
     # (b / r = 0.1 s); bursts up to 0.2 s (12,000 frames); timeout 0.2 s after a lossy burst.
     # A burst whose sender this shared host stole more than max_lag from (20 ms, seen on a
     # busy day in one burst of ten) is sent again, up to 6 times: the test is of the burst
     # arithmetic, not of an idle host.
-    xlatperf("back-to-back", "-c", str(config), "--rate", str(BURST_RATE), "--repeat", "3",
+    xlatperf("back-to-back", "-c", str(config), "--rate", str(BURST_RATE), "--repeat", "5",
              "--set", "back_to_back.max_time=0.2", "--set", f"back_to_back.step={STEP}",
              "--set", "back_to_back.retries=6",
              "--set", f"back_to_back.throughput={RATE}", "--set", "trial.pause=0.3",
-             "--set", "trial.timeout=0.2", "--out", str(out), "-q", timeout=300)
+             "--set", "trial.timeout=0.2", "--out", str(out), "-q", timeout=400)
     s = summary(out)
-    assert s["complete"] and s["procedure"] == "back-to-back" and s["n"] == 3
-    assert not s["tester_limited"] and not s["at_limit"], s
-    for rep in s["repetitions"]:
-        measured = rep["sending_rate"]
-        # the tester kept the requested rate (a valid burst), and the result is measured
-        assert measured == pytest.approx(BURST_RATE, rel=0.01), rep
-        expected = longest_burst(BUCKET, RATE, measured)
-        assert abs(rep["longest_burst"] - expected) <= 0.10 * expected, (rep["longest_burst"],
-                                                                          expected)
+    assert s["complete"] and s["procedure"] == "back-to-back" and s["n"] == 5
+    # The bucket is judged by the searches the tester bounded neither way, by their median:
+    # the DUT is the kernel on a CPU this host shares, and a DUT CPU taken away mid-burst
+    # moves one search's answer either way (frames it processes late in a bunch find fewer
+    # tokens; a stall that ends the burst later finds more: CI saw one search end at 1,494 of
+    # 2,999 while the others agreed). On a host so busy that a burst stays invalid through
+    # its retries, the tester says so (tester_limited) and that search is left out.
+    judged = [rep for rep in s["repetitions"]
+              if rep["found"] and not rep["tester_limited"] and not rep["at_limit"]]
+    assert len(judged) >= 3, s["repetitions"]
+    for rep in judged:
+        # a tester never sends a burst faster than asked (its pace may only fall behind)
+        assert rep["sending_rate"] <= 1.01 * BURST_RATE, rep
+    # each search against the bucket's N* at its own longest burst's measured rate
+    ratios = [rep["longest_burst"] / longest_burst(BUCKET, RATE, rep["sending_rate"])
+              for rep in judged]
+    assert statistics.median(ratios) == pytest.approx(1.0, abs=0.10), ratios
     # Without the refill the bucket would pass only b frames: the measurement shows it.
-    assert s["average"] > 1.3 * BUCKET
+    assert statistics.median(rep["longest_burst"] for rep in judged) > 1.3 * BUCKET
+    # RFC 9004's corrected buffer time recovers the bucket (each search's own, by the median)
+    recovered = [rep["buffer"]["corrected_seconds"] * rep["sending_rate"] for rep in judged]
+    assert statistics.median(recovered) == pytest.approx(BUCKET, rel=0.10), recovered
+    # ... and the summary's buffer times are RFC 9004's arithmetic on the average burst
     buffer = s["buffer"]
-    assert buffer["corrected_seconds"] * buffer["ingress_rate"] == pytest.approx(BUCKET, rel=0.10)
-    assert buffer["implied_seconds"] == pytest.approx(s["average"] / buffer["ingress_rate"])
+    implied = s["average"] / buffer["ingress_rate"]
+    assert buffer["implied_seconds"] == pytest.approx(implied)
+    assert buffer["corrected_seconds"] == pytest.approx(
+        implied * (1 - RATE / buffer["ingress_rate"]))
     # Every burst asked for exactly N frames and sent them all, or was flagged invalid.
     for record in trials(out):
         if record.get("phase") == "learning":
