@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from engine_rate import cpu_model  # noqa: E402 (bench/, this script's directory)
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
-from xlatperf.procedures.mlrsearch import Goal, mlrsearch  # noqa: E402
+from xlatperf.procedures.mlrclassify import Goal  # noqa: E402
+from xlatperf.procedures.mlrsearch import mlrsearch  # noqa: E402
 from xlatperf.procedures.search import binary_search  # noqa: E402
 
 LOCK = "/run/xlatperf-tests.lock"   # tests/conftest.py: one lab user at a time

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""MLRsearch (xlatperf/procedures/mlrsearch.py): the RFC 9971 classification against the worked examples
+"""MLRsearch (xlatperf/procedures/mlr*.py): the RFC 9971 classification against the worked examples
 of methodology.md §13/§14 (items 33-36), conditional throughput, stopping by width, and whole
 searches on deterministic simulated DUTs compared with the classic binary search."""
 
@@ -10,9 +10,11 @@ import pytest
 from xlatperf.config.loading import load_config
 from xlatperf.engine.protocol import DirectionCounts, TrialResult
 from xlatperf.procedures.mlrgoals import deviations, goals_from_config
-from xlatperf.procedures.mlrsearch import (LOWER, UNDECIDED, UPPER, Goal, Search, Trial, classify,
-                                           conditional_throughput, mlrsearch, relevant_bounds,
-                                           targets_for, trial_from_result)
+from xlatperf.procedures.mlrclassify import (LOWER, UNDECIDED, UPPER, Goal, Trial, classify,
+                                             conditional_throughput, relevant_bounds,
+                                             trial_from_result)
+from xlatperf.procedures.mlrsearch import Search, mlrsearch
+from xlatperf.procedures.mlrtargets import targets_for
 from xlatperf.procedures.search import binary_search
 from xlatperf.util.errors import ConfigError
 

@@ -6,7 +6,8 @@ Goals, and the report's list of deviations from the RFC 2544 trial procedure
 from dataclasses import replace
 
 from ..config.mlrgoals import frame_timeout
-from .mlrsearch import Goal, targets_for
+from .mlrclassify import Goal
+from .mlrtargets import targets_for
 
 PDR_LOSS_RATIO = 0.005      # CSIT's PDR: 0.5 %
 

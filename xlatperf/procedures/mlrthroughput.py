@@ -11,8 +11,8 @@ from .search import SearchResult
 from .ceiling import tester_bound
 from .throughputsearch import ThroughputSearch
 from .mlrgoals import deviations, goals_from_config, search_frame_timeout
-from .mlrsearch import (DEFAULT_MAX_TRIALS, Search, classify, mlrsearch, relevant_bounds,
-                        trial_from_result)
+from .mlrclassify import classify, relevant_bounds, trial_from_result
+from .mlrsearch import DEFAULT_MAX_TRIALS, Search, mlrsearch
 
 LOSS_DEFINITION = ("RFC 9971's: (sent - received) / sent over all directions together; an "
                    "invalid trial (the tester could not keep the rate) counts as 1")
