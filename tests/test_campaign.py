@@ -15,8 +15,9 @@ import pytest
 from xlatperf.config.loading import load_config
 from xlatperf.measure.session import Reporter
 from xlatperf.measure.store import ResultStore, read_trials
-from xlatperf.run.campaign import (campaign_status, format_status, load_campaign, parse_campaign,
-                                   point_id, run_campaign)
+from xlatperf.run.campaign import run_campaign
+from xlatperf.run.campaignfile import load_campaign, parse_campaign, point_id
+from xlatperf.run.campaignstatus import campaign_status, format_status
 from xlatperf.run.runner import run_procedure
 from xlatperf.util.errors import ConfigError, EngineError, MeasurementError
 

@@ -11,8 +11,9 @@ import pytest
 from xlatperf.config.loading import load_config
 from xlatperf.measure.store import read_trials
 from xlatperf.report.report import write_report
-from xlatperf.run.campaign import (SKIPPED_FILE, SUPERSEDED_DIR, campaign_status,
-                                   format_status, load_campaign, run_campaign)
+from xlatperf.run.campaign import SUPERSEDED_DIR, run_campaign
+from xlatperf.run.campaignfile import load_campaign
+from xlatperf.run.campaignstatus import SKIPPED_FILE, campaign_status, format_status
 from xlatperf.run.runner import run_procedure
 from xlatperf.util.errors import ConfigError, MeasurementError
 

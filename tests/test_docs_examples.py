@@ -28,7 +28,7 @@ import pytest
 from xlatperf import lab
 from xlatperf.config.loading import load_config, validate
 from xlatperf.procedures import REGISTRY
-from xlatperf.run.campaign import parse_campaign
+from xlatperf.run.campaignfile import parse_campaign
 from xlatperf.ui import cli
 from xlatperf.util.files import toml_value
 

@@ -9,7 +9,7 @@ from xlatperf.config.loading import load_config, validate
 from xlatperf.config.templates import template_value
 from xlatperf.config.templates import TemplateError, format_value, parse, placeholders, render
 from xlatperf.measure.hooks import DutHooks, parse_counters
-from xlatperf.run.campaign import parse_campaign
+from xlatperf.run.campaignfile import parse_campaign
 from xlatperf.util.errors import ConfigError
 
 
@@ -108,7 +108,7 @@ procedures = ["trial"]
 [axes]
 "dut.cores" = [1, 2]
 ''')
-    from xlatperf.run.campaign import load_campaign
+    from xlatperf.run.campaignfile import load_campaign
     with pytest.raises(ConfigError) as error:
         load_campaign(tmp_path / "c.toml")
     text = str(error.value)

@@ -353,7 +353,8 @@ def test_both_need_a_rate_and_take_it_from_a_throughput_result(fake, fake_dut, c
 
 
 def test_a_campaign_chains_recovery_and_reset_to_the_throughput(fake, fake_dut):
-    from xlatperf.run.campaign import load_campaign, run_campaign
+    from xlatperf.run.campaign import run_campaign
+    from xlatperf.run.campaignfile import load_campaign
     fake_dut(DUT_LIMIT=300_000)
     (fake / "c.toml").write_text(f"""
 [campaign]

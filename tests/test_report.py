@@ -11,7 +11,8 @@ import pytest
 from xlatperf.config.loading import load_config
 from xlatperf.report import write_report
 from xlatperf.report.units import format_value
-from xlatperf.run.campaign import load_campaign, run_campaign
+from xlatperf.run.campaign import run_campaign
+from xlatperf.run.campaignfile import load_campaign
 from xlatperf.run.runner import run_procedure
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +156,8 @@ repeat = 1
 
 
 def test_stateful_campaign_report(fake_config, tmp_path, monkeypatch):
-    from xlatperf.run.campaign import PROCEDURE_NAMES, campaign_status, format_status
+    from xlatperf.run.campaignfile import PROCEDURE_NAMES
+    from xlatperf.run.campaignstatus import campaign_status, format_status
     monkeypatch.setenv("FAKE_CONN_RATE", "200000")
     monkeypatch.setenv("FAKE_TABLE_CAPACITY", "9000")
     assert {"connection-rate", "teardown-rate", "table-capacity"} <= set(PROCEDURE_NAMES)

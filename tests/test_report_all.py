@@ -22,7 +22,8 @@ from xlatperf.procedures import REGISTRY
 from xlatperf.report import write_report
 from xlatperf.report.families import FAMILIES
 from xlatperf.run import run_procedure
-from xlatperf.run.campaign import load_campaign, run_campaign
+from xlatperf.run.campaign import run_campaign
+from xlatperf.run.campaignfile import load_campaign
 from xlatperf.report.collect import collect
 from xlatperf.ui.console import render_summary
 

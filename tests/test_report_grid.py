@@ -17,7 +17,8 @@ from xlatperf.report import write_report
 from xlatperf.report.collect import collect, varying_keys
 from xlatperf.report.grid import grid_tables
 from xlatperf.report.units import format_value
-from xlatperf.run.campaign import load_campaign, run_campaign
+from xlatperf.run.campaign import run_campaign
+from xlatperf.run.campaignfile import load_campaign
 
 CORNER = "repeated (cached) names ↓ / names with a AAAA record →"
 # The fake DUT's limit (FAKE_DUT_LIMIT_FILE), written before each repetition: higher with more

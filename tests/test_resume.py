@@ -179,7 +179,8 @@ def test_chained_campaign_resumed_after_any_trial(tmp_path, monkeypatch):
     import tomllib
 
     from xlatperf.config.loading import parse_override_value
-    from xlatperf.run.campaign import parse_campaign, run_campaign
+    from xlatperf.run.campaign import run_campaign
+    from xlatperf.run.campaignfile import parse_campaign
     for name in list(os.environ):
         if name.startswith("FAKE_"):
             monkeypatch.delenv(name)

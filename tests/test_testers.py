@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.run.campaign import campaign_status, format_status, load_campaign, run_campaign
+from xlatperf.run.campaign import run_campaign
+from xlatperf.run.campaignfile import load_campaign
+from xlatperf.run.campaignstatus import campaign_status, format_status
 from xlatperf.run.testers import Dispatcher, parse_testers, work_units
 from xlatperf.util.errors import ConfigError, EngineError, EngineExited, MeasurementError
 

@@ -18,7 +18,8 @@ Names (imported on first use, so `import xlatperf` stays light):
     load_config, validate             configuration (xlatperf.config)
     run_procedure, Reporter           measurements (xlatperf.run, xlatperf.measure)
     REGISTRY                          the procedures (xlatperf.procedures)
-    load_campaign, parse_campaign, run_campaign, campaign_status  (xlatperf.run.campaign)
+    load_campaign, parse_campaign     the campaign file (xlatperf.run.campaignfile)
+    run_campaign, campaign_status     resumable sweeps (xlatperf.run.campaign, .campaignstatus)
     write_report                      Markdown/HTML reports and plots (xlatperf.report)
     import_siitperf                   siitperf.conf conversion (xlatperf.config.siitperf)
     decide, median_interval           adaptive repetitions (xlatperf.run.adaptive)
@@ -35,8 +36,8 @@ __version__ = "0.1.0"
 _EXPORTS = {
     "load_config": "config.loading", "validate": "config.loading",
     "run_procedure": "run.runner", "Reporter": "measure.session", "REGISTRY": "procedures",
-    "load_campaign": "run.campaign", "parse_campaign": "run.campaign",
-    "run_campaign": "run.campaign", "campaign_status": "run.campaign",
+    "load_campaign": "run.campaignfile", "parse_campaign": "run.campaignfile",
+    "run_campaign": "run.campaign", "campaign_status": "run.campaignstatus",
     "write_report": "report.report",
     "import_siitperf": "config.siitperf",
     "decide": "run.adaptive", "median_interval": "run.adaptive",

@@ -263,24 +263,26 @@ def run_measurement(args) -> int:
 
 
 def run_campaign_command(args) -> int:
-    from ..run import campaign
+    from ..run.campaign import run_campaign
+    from ..run.campaignfile import load_campaign
+    from ..run.campaignstatus import campaign_status, format_status
 
     if args.campaign_command == "status":
-        status = campaign.campaign_status(args.directory)
+        status = campaign_status(args.directory)
         if args.json:
             print(json.dumps(status, indent=2, default=str))
         else:
-            print(campaign.format_status(status))
+            print(format_status(status))
         return EXIT_OK
-    loaded = campaign.load_campaign(args.file)
+    loaded = load_campaign(args.file)
     reporter = _reporter(args)
     try:
-        status = campaign.run_campaign(loaded, args.out, reporter=reporter)
+        status = run_campaign(loaded, args.out, reporter=reporter)
     finally:
         if reporter is not None:
             reporter.close()
     if not args.quiet and not args.json:
-        print(campaign.format_status(status))
+        print(format_status(status))
     return EXIT_OK
 
 
