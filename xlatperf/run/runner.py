@@ -15,6 +15,7 @@ import contextlib
 import json
 import signal
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import __version__
@@ -157,9 +158,8 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
             # where the measurement is stateful.
             stateful = StatefulTest(plan) if config.stateful.enabled and spec.stateful_phase2 else None
             measurer = Phase2Measurer(session, stateful) if stateful is not None else session
-            output = config.output
             count = config.value(spec.repeat_key)   # output.repeat, or the procedure's own
-            maximum = max(output.repeat_max, count)
+            maximum = max(config.output.repeat_max, count)
             reporter.started({"procedure": procedure, "repetitions": maximum,
                               "repeat_min": count,
                               "max_rate": plan.max_rate, "directions": _direction_info(plan),
@@ -168,93 +168,137 @@ def run_procedure(procedure: str, config: dict, out_dir, *, rate: int | None = N
                               "step": None if procedure != "frame-loss" or config.frame_loss.rates else config.frame_loss.step,
                               "duration": config.trial.duration,
                               "hello": hello})
-            repetitions: list[Repetition] = [
-                Repetition(number, proc.steps_from_records(records), complete=True)
-                for number, records in sorted(store.finished.items())]
-            resumed = {"repetitions": len(repetitions),
-                       "incomplete_trials": store.moved_to_incomplete} if resume else None
-            extra: dict = {}
-            decision = None
-
-            def decide_now():
-                return adaptive.decide(proc.values(repetitions), len(repetitions),
-                                       count, maximum, output.repeat_tolerance,
-                                       output.repeat_confidence)
-
-            def summary(complete: bool) -> dict:
-                result = {"procedure": procedure, "complete": complete,
-                          **proc.summarize(repetitions)}
-                if output.repeat_max:
-                    result["repetition_rule"] = {
-                        "minimum": count, "maximum": maximum,
-                        "tolerance": output.repeat_tolerance,
-                        "confidence": output.repeat_confidence,
-                        **(decision or decide_now()).to_dict()}
-                if resumed:
-                    result["resumed"] = resumed
-                if rate_source is not None:
-                    result["rate_source"] = rate_source
-                if config_warnings:
-                    result["config_warnings"] = config_warnings
-                stats_by_direction = result.pop("directions", {})
-                result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
-                                        for name, info in _direction_info(plan).items()}
-                result |= extra
-                result["settings"] = _settings(config, proc)
-                if stateful is not None:  # RFC 9693 reporting items
-                    result["settings"]["stateful"] = stateful.report()
-                result["config"] = config.to_dict()
-                result["tester"] = _tester_info(hello, engine.memory)
-                result["started"], result["finished"] = started, utc_timestamp()
-                return result
-
-            def write(complete: bool, final: bool = True) -> dict:
-                result = summary(complete)
-                store.write_summary(result, proc.csv_rows(repetitions))
-                if final:
-                    reporter.finished(result)
-                return result
-
+            repetitions = _finished_repetitions(proc, store)
+            resumed = ({"repetitions": len(repetitions),
+                        "incomplete_trials": store.moved_to_incomplete} if resume else None)
+            run = _Run(procedure=procedure, proc=proc, config=config, plan=plan, store=store,
+                       reporter=reporter, engine=engine, hello=hello, stateful=stateful,
+                       count=count, maximum=maximum, started=started, rate_source=rate_source,
+                       config_warnings=config_warnings, repetitions=repetitions,
+                       resumed=resumed)
             try:
-                extra = proc.prepare(measurer)
-                while True:
-                    if output.repeat_max:
-                        decision = decide_now()
-                        if decision.stop:
-                            break
-                    elif len(repetitions) >= count:
-                        break
-                    number = len(repetitions) + 1
-                    repetition = Repetition(number)
-                    repetitions.append(repetition)
-                    session.start_repetition(number)
-                    reporter.repetition(number, maximum)
-                    recorded_before = store.trials_recorded
-                    context = {"procedure": procedure, "repetition": number}
-                    hooks.before("repetition", context)
-                    proc.begin_repetition(repetitions[:-1])
-                    proc.run(measurer, repetition.steps)
-                    repetition.complete = True
-                    store.finish_repetition(number, store.trials_recorded - recorded_before)
-                    hooks.after("repetition", context)
-                    if number < maximum:  # results so far, readable while the run goes on
-                        write(complete=False, final=False)
+                run.extra = proc.prepare(measurer)
+                _repeat(run, measurer, session, hooks)
             except KeyboardInterrupt:
                 with _sigint_ignored():
                     session.abort()
-                    if repetitions and not repetitions[-1].complete:
-                        _steps_as_recorded(proc, store, repetitions[-1])
-                    if store.trials_recorded or repetitions:
-                        write(complete=False)
+                    if run.repetitions and not run.repetitions[-1].complete:
+                        _steps_as_recorded(proc, store, run.repetitions[-1])
+                    if store.trials_recorded or run.repetitions:
+                        run.write(complete=False)
                 raise
             except BaseException:
-                if store.trials_recorded or repetitions:  # e.g. the engine died: keep them
+                if store.trials_recorded or run.repetitions:  # e.g. the engine died: keep them
                     with contextlib.suppress(Exception):
-                        write(complete=False)
+                        run.write(complete=False)
                 raise
-            result = write(complete=True)
+            result = run.write(complete=True)
         hooks.after("point", {"procedure": procedure})
         return result
+
+
+def _finished_repetitions(proc: Procedure, store: ResultStore) -> list[Repetition]:
+    """The repetitions an earlier, interrupted run into the store finished (none unless it
+    resumes), rebuilt from their records."""
+    return [Repetition(number, proc.steps_from_records(records), complete=True)
+            for number, records in sorted(store.finished.items())]
+
+
+@dataclass
+class _Run:
+    """One run of a procedure as its summary tells it: the repetitions so far, what the
+    procedure prepared, the repetition rule's last decision, and what the summary says besides
+    (settings, tester, warnings, where a resumed run and a chained rate came from). The
+    summary is written after every repetition and at the end, from these alone."""
+    procedure: str
+    proc: Procedure
+    config: dict
+    plan: TrafficPlan
+    store: ResultStore
+    reporter: Reporter
+    engine: Engine
+    hello: dict
+    stateful: StatefulTest | None         # RFC 9693 phase 1 before each trial, if any
+    count: int                            # repetitions: the rule's minimum
+    maximum: int                          # the rule's maximum (count without repeat_max)
+    started: str
+    rate_source: dict | None
+    config_warnings: list
+    repetitions: list[Repetition] = field(default_factory=list)
+    resumed: dict | None = None
+    extra: dict = field(default_factory=dict)          # what proc.prepare() returned
+    decision: adaptive.Decision | None = None          # the last one, with output.repeat_max
+
+    def decide(self) -> adaptive.Decision:
+        output = self.config.output
+        return adaptive.decide(self.proc.values(self.repetitions), len(self.repetitions),
+                               self.count, self.maximum, output.repeat_tolerance,
+                               output.repeat_confidence)
+
+    def summary(self, complete: bool) -> dict:
+        config, output = self.config, self.config.output
+        result = {"procedure": self.procedure, "complete": complete,
+                  **self.proc.summarize(self.repetitions)}
+        if output.repeat_max:
+            result["repetition_rule"] = {
+                "minimum": self.count, "maximum": self.maximum,
+                "tolerance": output.repeat_tolerance,
+                "confidence": output.repeat_confidence,
+                **(self.decision or self.decide()).to_dict()}
+        if self.resumed:
+            result["resumed"] = self.resumed
+        if self.rate_source is not None:
+            result["rate_source"] = self.rate_source
+        if self.config_warnings:
+            result["config_warnings"] = self.config_warnings
+        stats_by_direction = result.pop("directions", {})
+        result["directions"] = {name: {**info, **stats_by_direction.get(name, {})}
+                                for name, info in _direction_info(self.plan).items()}
+        result |= self.extra
+        result["settings"] = _settings(config, self.proc)
+        if self.stateful is not None:  # RFC 9693 reporting items
+            result["settings"]["stateful"] = self.stateful.report()
+        result["config"] = config.to_dict()
+        result["tester"] = _tester_info(self.hello, self.engine.memory)
+        result["started"], result["finished"] = self.started, utc_timestamp()
+        return result
+
+    def write(self, complete: bool, final: bool = True) -> dict:
+        """The summary into summary.json (and summary.csv); a final one to the reporter too."""
+        result = self.summary(complete)
+        self.store.write_summary(result, self.proc.csv_rows(self.repetitions))
+        if final:
+            self.reporter.finished(result)
+        return result
+
+
+def _repeat(run: _Run, measurer, session: TrialSession, hooks: DutHooks) -> None:
+    """The repetitions the rule asks for (`count` of them, or adaptively up to `maximum`),
+    each between the DUT's repetition hooks; the summary so far is written after each but
+    the last possible one, so that it is readable while the run goes on."""
+    proc, store, output = run.proc, run.store, run.config.output
+    while True:
+        if output.repeat_max:
+            run.decision = run.decide()
+            if run.decision.stop:
+                break
+        elif len(run.repetitions) >= run.count:
+            break
+        number = len(run.repetitions) + 1
+        repetition = Repetition(number)
+        run.repetitions.append(repetition)
+        session.start_repetition(number)
+        run.reporter.repetition(number, run.maximum)
+        recorded_before = store.trials_recorded
+        context = {"procedure": run.procedure, "repetition": number}
+        hooks.before("repetition", context)
+        proc.begin_repetition(run.repetitions[:-1])
+        proc.run(measurer, repetition.steps)
+        repetition.complete = True
+        store.finish_repetition(number, store.trials_recorded - recorded_before)
+        hooks.after("repetition", context)
+        if number < run.maximum:
+            run.write(complete=False, final=False)
 
 
 def _steps_as_recorded(proc: Procedure, store: ResultStore, repetition: Repetition) -> None:
