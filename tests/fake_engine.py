@@ -81,7 +81,7 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.19"
+PROTOCOL = "2.20"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
@@ -113,8 +113,8 @@ KEYS = {
     "mix": ("n", "m"),
     "stream": ("ip_version", "src_mac", "dst_mac", "src_ip", "dst_ip", "src_port", "dst_port", "tos", "ttl",
                "flow_label", "frame_size", "rx_frame_size", "vlan", "rx_vlan", "vary", "enumerate", "tunnel", "ce", "rx"),
-    "tunnel": ("src_ip", "dst_ip"),
-    "rx_tunnel": ("src_ip", "dst_ip", "carries_tos"),
+    "tunnel": ("version", "src_ip", "dst_ip"),
+    "rx_tunnel": ("version", "src_ip", "dst_ip", "carries_tos"),
     "rx": ("ip_version", "src_ip", "dst_ip", "src_port", "dst_port", "tunnel", "ttl", "tos", "ecn", "df", "count_df", "flow_label",
            "count_tunnel_ecn", "src_mac", "dst_mac", "checksums", "ipv6_zero_udp_checksum", "vary"),
     "ce": ("map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields", "prefix_hosts", "tag"),
@@ -227,14 +227,24 @@ def vlan_of(obj, path, key):
     return value
 
 
+def tunnel_version(tunnel, path):
+    """A `tunnel` object's header version (stream and rx alike): 6 unless it says 4."""
+    version = integer_in(tunnel, path, "version", 4, 6, 6)
+    if version not in (4, 6):
+        bad(path + "version", version, "must be 4 or 6")
+    return version
+
+
 def validate_stream(stream, path):
     known(stream, path, "stream")
     version = ip_version_of(stream, path)
+    outer = None
     if "tunnel" in stream:
         known(stream["tunnel"], path + "tunnel.", "tunnel")
+        outer = tunnel_version(stream["tunnel"], path + "tunnel.")
         for key in ("src_ip", "dst_ip"):
-            address(stream["tunnel"], path + "tunnel.", key, 6)
-    stack = Stack((6, version) if "tunnel" in stream else (version,))
+            address(stream["tunnel"], path + "tunnel.", key, outer)
+    stack = Stack((outer, version) if outer else (version,))
     integer_in(stream, path, "frame_size", stack.min_frame, MAX_FRAME_SIZE)
     vlan_of(stream, path, "vlan")
     vlan_of(stream, path, "rx_vlan")
@@ -265,9 +275,10 @@ def validate_rx(rx, path, rx_frame_size):
         if not isinstance(tunnel, dict):
             bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip, carries_tos} (each optional)")
         known(tunnel, path + "tunnel.", "rx_tunnel")
+        rx_outer = tunnel_version(tunnel, path + "tunnel.")
         for key in ("src_ip", "dst_ip"):
             if key in tunnel:
-                address(tunnel, path + "tunnel.", key, 6)
+                address(tunnel, path + "tunnel.", key, rx_outer)
         if not isinstance(tunnel.get("carries_tos", False), bool):
             bad(path + "tunnel.carries_tos", tunnel["carries_tos"], "must be true or false")
     if "ttl" in rx:  # a number or an inclusive range [low, high]
@@ -298,11 +309,11 @@ def validate_rx(rx, path, rx_frame_size):
     for index, vary in enumerate(rx.get("vary", [])):
         known(vary, f"{path}vary[{index}].", "vary")
     # The frame the DUT should deliver must exist: its headers fit rx_frame_size.
-    stack = Stack((6, version) if tunnel is not None else (version,))
+    stack = Stack((rx_outer, version) if tunnel is not None else (version,))
     if not stack.min_frame <= rx_frame_size <= MAX_FRAME_SIZE:
         bad(path[:-1], rx, f"no such frame of rx_frame_size {rx_frame_size} bytes: frame_size = "
             f"{rx_frame_size}: must be in {stack.min_frame}..{MAX_FRAME_SIZE} for IPv{version}"
-            + (" in an IPv6 tunnel" if tunnel is not None else ""))
+            + (f" in an IPv{rx_outer} tunnel" if tunnel is not None else ""))
 
 
 def validate_trial(request):

@@ -108,7 +108,7 @@ TEST(Frame, ParserRejectsNonTestFrames) {
 TEST(Frame, TunnelledFramesCarryTheInnerPacketAsPayload) {
   for (int v : {4, 6}) {
     for (uint32_t size : kSizes) {
-      if (size < min_frame_size(v, true)) continue;
+      if (size < min_frame_size(v, Tunnel{})) continue;
       FrameSpec s = spec_for(v, size);
       s.tunnel = Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6)};
       FrameTemplate t = build_template(s, 3, 7);
@@ -140,8 +140,8 @@ TEST(Frame, TunnelledFramesCarryTheInnerPacketAsPayload) {
       EXPECT_EQ(tag.seq, 0x01020304u);
     }
   }
-  EXPECT_EQ(min_frame_size(4, true), 104u);
-  EXPECT_EQ(min_frame_size(6, true), 124u);
+  EXPECT_EQ(min_frame_size(4, Tunnel{}), 104u);
+  EXPECT_EQ(min_frame_size(6, Tunnel{}), 124u);
   FrameSpec small = spec_for(4, 103);
   small.tunnel = Tunnel{};
   EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
@@ -179,10 +179,76 @@ TEST(Frame, ParserWalksEveryStackAndRefusesMangledOnes) {
   ASSERT_TRUE(parse_test_frame(h.data(), uint32_t(h.size()), tag));
   h[54 + 6] = 41;
   refused(h, "a second tunnel header");
-  // An IPv4 packet never carries a tunnel here (IPv6 in IPv4 is not a stack this tester sends).
+  // An IPv4 header of protocol 41 carries an IPv6 packet (RFC 4213): a UDP header is none.
   std::vector<uint8_t> v4 = build_template(spec_for(4, 64), 0, 1).bytes;
   v4[14 + 9] = 41;
-  refused(v4, "IPv4 next protocol 41");
+  refused(v4, "IPv4 protocol 41 before a UDP header");
+  // IPv6 in IPv4 in IPv4: one tunnel at most.
+  FrameSpec sixin4 = spec_for(6, 104);
+  sixin4.tunnel = Tunnel{{}, {}, 4};
+  std::vector<uint8_t> k = build_template(sixin4, 0, 1).bytes;
+  ASSERT_TRUE(parse_test_frame(k.data(), uint32_t(k.size()), tag));
+  k[34 + 6] = 4;
+  refused(k, "an IPv6 header of next header 4 inside an IPv4 tunnel");
+}
+
+// RFC 4213 §3.5 (which 6rd uses, RFC 5969 §7): an IPv4 header of protocol 41 whose payload is
+// the IPv6 packet, 20 bytes more than the packet; RFC 2003's IPv4 in IPv4 (protocol 4) alike.
+// The tunnel header's checksum is right, its DF clear (RFC 4213 §3.2's static MTU), its TTL the
+// stream's; the parser walks it as it walks an IPv6 tunnel; a fragmented tunnel packet is a
+// fragment.
+TEST(Frame, Ipv4TunnelHeaderCarriesTheInnerPacketAsPayload) {
+  for (int v : {6, 4}) {
+    for (uint32_t size : kSizes) {
+      const Tunnel ipv4_tunnel{parse_ip("192.0.2.1", 4), parse_ip("203.0.113.1", 4), 4};
+      if (size < min_frame_size(v, ipv4_tunnel)) continue;
+      FrameSpec s = spec_for(v, size);
+      s.tunnel = ipv4_tunnel;
+      FrameTemplate t = build_template(s, 3, 7);
+      ASSERT_EQ(t.size(), size - 4);
+      const std::vector<uint8_t>& f = t.bytes;
+      EXPECT_EQ(f[12] << 8 | f[13], 0x0800);
+      EXPECT_EQ(t.outer_offset, 14);
+      EXPECT_EQ(t.ip_offset, 34);
+      const uint8_t* outer = f.data() + 14;
+      EXPECT_EQ(outer[0], 0x45);
+      EXPECT_EQ(outer[2] << 8 | outer[3], int(size - 4 - 14));  // the whole tunnel packet
+      EXPECT_EQ(outer[6], 0) << "DF clear, not a fragment";
+      EXPECT_EQ(outer[8], s.ttl);
+      EXPECT_EQ(outer[9], v == 6 ? 41 : 4);
+      EXPECT_EQ(std::vector<uint8_t>(outer + 12, outer + 16), std::vector<uint8_t>({192, 0, 2, 1}));
+      EXPECT_EQ(std::vector<uint8_t>(outer + 16, outer + 20), std::vector<uint8_t>({203, 0, 113, 1}));
+      EXPECT_EQ(reference_checksum({f.data() + 14, f.data() + 34}), 0);
+      // The inner packet is the untunnelled frame's, byte for byte.
+      FrameTemplate plain = build_template(spec_for(v, size - 20), 3, 7);
+      EXPECT_EQ(std::vector<uint8_t>(f.begin() + 34, f.end()),
+                std::vector<uint8_t>(plain.bytes.begin() + 14, plain.bytes.end()));
+      std::vector<uint8_t> g = f;
+      stamp_frame(g.data(), t, 0x01020304, 0x0000aabbccddeeffull);
+      EXPECT_TRUE(udp_checksum_ok(g.data(), g.size(), 34)) << "IPv" << v << " in IPv4, size " << size;
+      TestTag tag;
+      ASSERT_TRUE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+      EXPECT_EQ(tag.outer_offset, 14);
+      EXPECT_EQ(tag.l3_offset, 34);
+      EXPECT_EQ(tag.l4_offset, v == 6 ? 74 : 54);
+      EXPECT_EQ(tag.seq, 0x01020304u);
+      EXPECT_EQ(tunnel_extra_bytes(g.data(), tag), 0u);
+      EXPECT_EQ(ipv6_tunnel_header(g.data(), tag), nullptr) << "no softwire of the stateful emulation's";
+      EXPECT_FALSE(is_ip_fragment(g.data(), uint32_t(g.size())));
+      g[14 + 6] = 0x20;  // the tunnel packet's first fragment (MF)
+      EXPECT_TRUE(is_ip_fragment(g.data(), uint32_t(g.size())));
+      EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+    }
+  }
+  EXPECT_EQ(min_frame_size(6, Tunnel{{}, {}, 4}), 104u);  // RFC 8219 App. A: 20 bytes of 6in4
+  EXPECT_EQ(min_frame_size(4, Tunnel{{}, {}, 4}), 84u);
+  EXPECT_EQ(ethernet_mss(6, Tunnel{{}, {}, 4}), 1420);
+  FrameSpec small = spec_for(6, 103);
+  small.tunnel = Tunnel{{}, {}, 4};
+  EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
+  small.frame_size = 104;
+  small.tunnel->version = 5;
+  EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
 }
 
 TEST(Frame, ParsesFramesWithNoneOneOrTwoVlanTagsOfAnyTpid) {

@@ -23,7 +23,7 @@ FrameSpec sent_spec(int version, uint32_t size = 0, uint8_t l4 = kProtoUdp) {
   s.src_ip = parse_ip(version == 4 ? "198.18.0.2" : "2001:2::2", version);
   s.dst_ip = parse_ip(version == 4 ? "198.19.0.2" : "2001:2:0:8000::2", version);
   s.tos = 0x28;  // DSCP 10 (AF11): a DUT that zeroes it is caught
-  s.frame_size = size ? size : min_frame_size(version, false, l4, s.tcp_flags);
+  s.frame_size = size ? size : min_frame_size(version, std::nullopt, l4, s.tcp_flags);
   return s;
 }
 
@@ -367,7 +367,7 @@ TEST(HeaderCheck, FlowLabel) {
   tunnelled.src_ip = parse_ip("198.18.0.2", 4);
   tunnelled.dst_ip = parse_ip("198.19.0.2", 4);
   tunnelled.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
-  tunnelled.frame_size = min_frame_size(4, true);
+  tunnelled.frame_size = min_frame_size(4, Tunnel{});
   const std::vector<uint8_t> t = frame_of(tunnelled);
   EXPECT_EQ(t[kIp + 1] & 0x0f, 0);
   EXPECT_EQ(t[kIp + 2] | t[kIp + 3], 0);
@@ -529,6 +529,86 @@ TEST(HeaderCheck, TunnelLayer) {
   EXPECT_EQ(judge(untunnelled, good), Verdict::kBadHeader) << "a tunnel where none is expected";
 }
 
+// RFC 4213 tunnels (6rd's, RFC 5969 §7): an IPv6 packet in an IPv4 header of protocol 41. The
+// tunnel's addresses are checked where given; its TTL must not be 0 and is otherwise the entry
+// point's, as are its identification, DF and class; its header checksum must verify. A frame in
+// the other kind of tunnel, or in none, is a header fault.
+void fix_ipv4_header(std::vector<uint8_t>& f, size_t at) {
+  f[at + 10] = f[at + 11] = 0;
+  const uint16_t c = reference_checksum({f.data() + at, f.data() + at + 20});
+  f[at + 10] = uint8_t(c >> 8), f[at + 11] = uint8_t(c);
+}
+
+TEST(HeaderCheck, Ipv4TunnelLayer) {
+  const FrameSpec s = sent_spec(6, 84);
+  RxSpec rx = routed(s);
+  rx.tunnel = true;
+  rx.tunnel_version = 4;
+  rx.tunnel_src = parse_ip("192.0.2.1", 4);
+  rx.tunnel_dst = parse_ip("203.0.113.1", 4);
+  const HeaderCheck check(s, rx, 104, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  out.frame_size = 104;
+  out.tunnel = Tunnel{*rx.tunnel_src, *rx.tunnel_dst, 4};
+  const auto good = frame_of(out);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  const size_t inner = kIp + 20;
+  auto f = good;
+  f[kIp + 8] = 64, f[kIp + 4] = 0x12, f[kIp + 6] = 0x40, f[kIp + 1] = 0xb8;  // TTL, ID, DF, class: its own
+  fix_ipv4_header(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kGood);
+  f[kIp + 8] = 0;
+  fix_ipv4_header(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadTtl);
+  f = good;
+  f[kIp + 15] = 2;  // another tunnel source (the wrong CE or BR)
+  fix_ipv4_header(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+  f = good;
+  f[kIp + 10] ^= 0x01;  // the tunnel header's checksum
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+  f = good;
+  f[kIp + 6] = 0x20;  // MF: the tunnel packet fragmented, its first fragment
+  fix_ipv4_header(f, kIp);
+  EXPECT_EQ(judge(check, f), Verdict(255)) << "a fragment is no test frame";
+  f = good;
+  f[inner + 7] = 10;  // the inner hop limit not decremented
+  EXPECT_EQ(judge(check, f), Verdict::kBadTtl);
+  // The other tunnel, or none.
+  FrameSpec in_ipv6 = out;
+  in_ipv6.frame_size = 124;
+  in_ipv6.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  EXPECT_EQ(judge(HeaderCheck(s, rx, 124, {}), frame_of(in_ipv6)), Verdict::kBadHeader) << "an IPv6 tunnel";
+  RxSpec ipv6_tunnel = rx;
+  ipv6_tunnel.tunnel_version = 6;
+  ipv6_tunnel.tunnel_src.reset();
+  ipv6_tunnel.tunnel_dst.reset();
+  EXPECT_EQ(judge(HeaderCheck(s, ipv6_tunnel, 124, {}), good), Verdict::kBadHeader) << "expected in IPv6";
+  FrameSpec plain = s;
+  plain.ttl = 9;
+  plain.frame_size = 104;  // as long as the tunnelled frame
+  EXPECT_EQ(judge(check, frame_of(plain)), Verdict::kBadHeader) << "no tunnel where one is expected";
+  EXPECT_EQ(judge(HeaderCheck(s, routed(s), 84, {}), good), Verdict::kBadHeader) << "a tunnel where none is";
+  // The tunnel's ECN field (the TOS octet's low bits) counted against the inner one's.
+  RxSpec counting = rx;
+  counting.count_tunnel_ecn = true;
+  counting.ecn = uint8_t(1u << 2 | 1u << 3);  // the inner ECT(0), or CE
+  const HeaderCheck modes(s, counting, 104, {});
+  auto ect = good;
+  set_ecn(ect, 6, 2, inner);
+  for (const auto& [outer, mode] : {std::pair{0, std::optional<bool>(false)}, std::pair{2, std::optional<bool>(true)},
+                                    std::pair{3, std::optional<bool>()}}) {
+    f = ect;
+    f[kIp + 1] = uint8_t((f[kIp + 1] & 0xfc) | outer);
+    fix_ipv4_header(f, kIp);
+    EXPECT_EQ(judge(modes, f), Verdict::kGood) << outer;
+    TestTag tag;
+    ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
+    EXPECT_EQ(modes.counted_tunnel_ecn(f.data(), tag), mode) << outer;
+  }
+}
+
 // DS-Lite and lw4o6 tunnels carry the TOS over (RFC 6333 §7.1): with carries_tos the tunnel's
 // traffic class must be the inner TOS; an entry point that writes 0 is caught.
 TestTag tunnel_tag(const std::vector<uint8_t>& f) {
@@ -616,7 +696,7 @@ TEST(HeaderCheck, VaryingOwnedAndUncheckedFields) {
 TEST(HeaderCheck, TcpLayer) {
   FrameSpec s = sent_spec(4, 0, kProtoTcp);
   s.tcp_flags = kTcpSyn;
-  s.frame_size = min_frame_size(4, false, kProtoTcp, kTcpSyn);
+  s.frame_size = min_frame_size(4, std::nullopt, kProtoTcp, kTcpSyn);
   const HeaderCheck check(s, routed(s), s.frame_size, {});
   FrameSpec out = s;
   out.ttl = 9;

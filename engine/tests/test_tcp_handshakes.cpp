@@ -225,7 +225,7 @@ class ReferenceNat {
 };
 
 json handshakes(int v, uint32_t connections, TcpStep first = TcpStep::kSyn) {
-  json fg = test::stream(v, min_frame_size(v, false, kProtoTcp, tcp_flags_of(first)));
+  json fg = test::stream(v, min_frame_size(v, std::nullopt, kProtoTcp, tcp_flags_of(first)));
   fg["vary"] = {{{"field", "src_port"}, {"mode", "enumerate"}, {"min", 1024}, {"max", 1024 + connections - 1}}};
   fg["enumerate"] = "random";
   json tcp = {{"key", 99},

@@ -21,8 +21,8 @@ struct Writer {
   }
 
   size_t ethernet(const FrameSpec& spec) {
-    return put_ethernet(f, spec.dst_mac.data(), spec.src_mac.data(), spec.vlan,
-                        spec.ip_version == 4 && !spec.tunnel ? 0x0800 : 0x86DD);
+    const int outermost = spec.tunnel ? spec.tunnel->version : spec.ip_version;
+    return put_ethernet(f, spec.dst_mac.data(), spec.src_mac.data(), spec.vlan, ip_layout(outermost).ethertype);
   }
 
   // An IPv6 header: also RFC 2473 §3's tunnel header, whose payload is the original packet
@@ -59,31 +59,40 @@ struct Writer {
     return at + kIpv6Header;
   }
 
-  size_t ipv4(size_t at, const FrameSpec& spec) {
+  // An IPv4 header: also a tunnel header (RFC 4213 §3.5: protocol 41 for IPv6 inside; RFC 2003
+  // §3.1: 4 for IPv4), whose TTL is the entry point's (RFC 4213 §3.3; the stream's, as sent)
+  // and whose traffic class follows the inner one as an IPv6 tunnel's does. `layer`: which of
+  // the two it is.
+  size_t ipv4(Layer layer, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
+    const bool tunnel = layer == Layer::kTunnel;
     uint8_t* h = f + at;
     h[0] = 0x45;                             // version 4, 20-byte header
     h[1] = spec.tos;
     store_be16(h + 2, uint16_t(end - at));
     // Don't Fragment: a translator may otherwise split a large IPv4 packet into 1280-byte
-    // IPv6 fragments (RFC 7915 §4), and the frame would no longer arrive as it was sent.
-    h[6] = 0x40;
+    // IPv6 fragments (RFC 7915 §4), and the frame would no longer arrive as it was sent. A
+    // tunnel header leaves it clear: RFC 4213 §3.2's static tunnel MTU lets the IPv4 path
+    // fragment the tunnel packet (a receiver counts such frames as fragmented).
+    h[6] = tunnel ? 0 : 0x40;
     h[8] = spec.ttl;
-    h[9] = spec.l4;
-    std::memcpy(h + 12, spec.src_ip.data(), 4);
-    std::memcpy(h + 16, spec.dst_ip.data(), 4);
+    h[9] = next;
+    std::memcpy(h + 12, src, 4);
+    std::memcpy(h + 16, dst, 4);
     store_be16(h + 10, uint16_t(~fold(sum_words(h, 20))));
-    mark(Layer::kIpv4, FieldRole::kFixed, at, 1);         // version, header length
-    mark(Layer::kIpv4, FieldRole::kTos, at + 1, 1, 0xfc);  // DSCP
-    mark(Layer::kIpv4, FieldRole::kEcn, at + 1, 1, 0x03);
-    mark(Layer::kIpv4, FieldRole::kLength, at + 2, 2);    // total length: as IPv6's payload length
-    mark(Layer::kIpv4, FieldRole::kFree, at + 4, 2);      // identification (RFC 7915 §5.1)
-    mark(Layer::kIpv4, FieldRole::kFixed, at + 6, 2, 0xbf);  // reserved bit, MF, fragment offset
-    mark(Layer::kIpv4, FieldRole::kDf, at + 6, 1, 0x40);
-    mark(Layer::kIpv4, FieldRole::kTtl, at + 8, 1);
-    mark(Layer::kIpv4, FieldRole::kFixed, at + 9, 1);     // protocol
-    mark(Layer::kIpv4, FieldRole::kFree, at + 10, 2);     // header checksum: verified, not compared
-    mark(Layer::kIpv4, FieldRole::kSrcAddress, at + 12, 4);
-    mark(Layer::kIpv4, FieldRole::kDstAddress, at + 16, 4);
+    // A tunnel's length and DF are its entry point's own.
+    mark(layer, FieldRole::kFixed, at, 1);         // version, header length
+    mark(layer, FieldRole::kTos, at + 1, 1, 0xfc);  // DSCP
+    mark(layer, FieldRole::kEcn, at + 1, 1, 0x03);
+    // total length: as IPv6's payload length
+    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kLength, at + 2, 2);
+    mark(layer, FieldRole::kFree, at + 4, 2);      // identification (RFC 7915 §5.1)
+    mark(layer, FieldRole::kFixed, at + 6, 2, 0xbf);  // reserved bit, MF, fragment offset
+    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kDf, at + 6, 1, 0x40);
+    mark(layer, FieldRole::kTtl, at + 8, 1);
+    mark(layer, FieldRole::kFixed, at + 9, 1);     // protocol
+    mark(layer, FieldRole::kFree, at + 10, 2);     // header checksum: verified, not compared
+    mark(layer, FieldRole::kSrcAddress, at + 12, 4);
+    mark(layer, FieldRole::kDstAddress, at + 16, 4);
     return at + 20;
   }
 
@@ -124,7 +133,7 @@ struct Writer {
       uint8_t* mss = ws + kWindowScaleOption;
       mss[0] = kMssOptionKind;               // MSS: kind 2, length 4, the value
       mss[1] = uint8_t(kMssOption);
-      store_be16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnel.has_value()));
+      store_be16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnel));
     }
     mark(Layer::kTcp, FieldRole::kFree, at + 4, 8);       // sequence and acknowledgement numbers
     // The data offset, and with it where the options lie, is the DUT's to change: a gateway that
@@ -178,12 +187,14 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
       throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": a DNS query's frame is " +
                                   std::to_string(dns_frame_size(spec)) + " bytes (its name's zone and EDNS(0))");
   }
-  const uint32_t min = min_frame_size(spec.ip_version, spec.tunnel.has_value(), spec.l4, spec.tcp_flags);
+  if (spec.tunnel && spec.tunnel->version != 4 && spec.tunnel->version != 6)
+    throw std::invalid_argument("tunnel.version = " + std::to_string(spec.tunnel->version) + ": must be 4 or 6");
+  const uint32_t min = min_frame_size(spec.ip_version, spec.tunnel, spec.l4, spec.tcp_flags);
   if (spec.frame_size < min || spec.frame_size > kMaxFrameSize)
     throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": must be in " +
                                 std::to_string(min) + ".." + std::to_string(kMaxFrameSize) +
                                 " for IPv" + std::to_string(spec.ip_version) + (tcp ? " TCP" : "") +
-                                (spec.tunnel ? " in an IPv6 tunnel" : ""));
+                                (spec.tunnel ? " in an IPv" + std::to_string(spec.tunnel->version) + " tunnel" : ""));
   if (spec.vlan.count > kMaxVlanTags)
     throw std::invalid_argument("vlan: at most " + std::to_string(kMaxVlanTags) + " tags");
   FrameTemplate t;
@@ -194,11 +205,17 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   for (const Layer layer : layers_of(spec)) {
     switch (layer) {
       case Layer::kEthernet: at = t.outer_offset = t.ip_offset = uint16_t(w.ethernet(spec)); break;
-      case Layer::kTunnel:
-        at = t.ip_offset = uint16_t(w.ipv6(Layer::kTunnel, at, spec.ip_version == 4 ? kProtoIpv4 : kProtoIpv6,
-                                           spec.tunnel->src.data(), spec.tunnel->dst.data(), spec));
+      case Layer::kTunnel: {
+        const uint8_t inner = ip_layout(spec.ip_version).protocol;
+        const uint8_t* src = spec.tunnel->src.data();
+        const uint8_t* dst = spec.tunnel->dst.data();
+        at = t.ip_offset = uint16_t(spec.tunnel->version == 4 ? w.ipv4(Layer::kTunnel, at, inner, src, dst, spec)
+                                                              : w.ipv6(Layer::kTunnel, at, inner, src, dst, spec));
         break;
-      case Layer::kIpv4: at = t.l4_offset = uint16_t(w.ipv4(at, spec)); break;
+      }
+      case Layer::kIpv4:
+        at = t.l4_offset = uint16_t(w.ipv4(Layer::kIpv4, at, spec.l4, spec.src_ip.data(), spec.dst_ip.data(), spec));
+        break;
       case Layer::kIpv6:
         at = t.l4_offset = uint16_t(w.ipv6(Layer::kIpv6, at, spec.l4, spec.src_ip.data(), spec.dst_ip.data(), spec));
         break;

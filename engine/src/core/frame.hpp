@@ -122,6 +122,24 @@ constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoTcp = 6
 constexpr size_t kIpv6Header = 40;
 constexpr size_t kIpv6Src = 8, kIpv6Dst = 24;  // the addresses' offsets in an IPv6 header
 
+// An IP header as a stack's layers see it, declared once per version: its size without options
+// or extension headers, what names it from outside (the EtherType after Ethernet, the protocol
+// number inside another IP header: RFC 2003 and RFC 2473 IPv4 in IP, RFC 4213 and RFC 2473
+// IPv6 in IP), and where its fields lie. The writers, the parser, the size arithmetic and the
+// receiver's checks read it, whichever header of the stack (inner or a tunnel's) it is.
+struct IpLayout {
+  int version;
+  uint8_t size;
+  uint16_t ethertype;
+  uint8_t protocol;  // as another IP header's payload
+  uint8_t src, dst, address_size;
+  uint8_t ttl;       // IPv4 TTL, IPv6 hop limit
+  uint8_t next;      // IPv4 protocol, IPv6 next header
+};
+inline constexpr IpLayout kIpv4Layout{4, 20, 0x0800, kProtoIpv4, 12, 16, 4, 8, 9};
+inline constexpr IpLayout kIpv6Layout{6, 40, 0x86DD, kProtoIpv6, 8, 24, 16, 7, 6};
+inline constexpr const IpLayout& ip_layout(int version) { return version == 4 ? kIpv4Layout : kIpv6Layout; }
+
 // TCP (RFC 9293 §3.1). A test segment carries the test tag in its first option, an
 // experimental option (RFC 6994: kind 254, then a 16-bit ExID) whose ExID is the tag's first
 // two magic bytes "XL": the tag's place does not depend on the payload, so handshake segments
@@ -141,20 +159,27 @@ constexpr size_t kMssOption = 4;  // kind 2, length 4, the MSS
 inline size_t tcp_header_size(uint8_t flags) {
   return kTcpHeader + kTagOption + ((flags & kTcpSyn) ? kWindowScaleOption + kMssOption : 0);
 }
+// A tunnel header around a frame's IP packet: an RFC 2473 IPv6 header (`version` 6: IPv4 in
+// IPv6 for DS-Lite, lw4o6 and MAP-E; IPv6 in IPv6 too) or an IPv4 header of protocol 41 or 4
+// (`version` 4: RFC 4213's IPv6 in IPv4, which 6rd uses, RFC 5969 §7; RFC 2003's IPv4 in
+// IPv4): the tunnel entry and exit point addresses (IPv4 in the first 4 bytes).
+struct Tunnel {
+  std::array<uint8_t, 16> src{}, dst{};
+  int version = 6;
+};
+// The bytes a tunnel header adds (its fixed part): 0 without one.
+inline size_t tunnel_header_size(const std::optional<Tunnel>& tunnel) {
+  return tunnel ? ip_layout(tunnel->version).size : 0;
+}
+
 // The MSS a SYN announces unless the request names one: what a host on Ethernet (IP MTU 1500)
 // takes in a segment, less the IP headers (a tunnel's as well) and TCP's fixed 20 bytes
 // (RFC 9293 §3.7.1): 1460 over IPv4, 1440 over IPv6, 1420 for IPv4 in a softwire.
-inline uint16_t ethernet_mss(int ip_version, bool tunnel) {
-  return uint16_t(1500 - (tunnel ? kIpv6Header : 0) - (ip_version == 4 ? 20 : kIpv6Header) - kTcpHeader);
+inline uint16_t ethernet_mss(int ip_version, const std::optional<Tunnel>& tunnel) {
+  return uint16_t(1500 - tunnel_header_size(tunnel) - ip_layout(ip_version).size - kTcpHeader);
 }
 
-// An RFC 2473 IPv6 tunnel header around a frame's IP packet (IPv4 in IPv6 for DS-Lite, lw4o6
-// and MAP-E; IPv6 in IPv6 too): the tunnel entry and exit point addresses.
-struct Tunnel {
-  std::array<uint8_t, 16> src{}, dst{};
-};
-
-// A frame: Ethernet (with `vlan`), an optional IPv6 tunnel header, one IPv4 or IPv6 header
+// A frame: Ethernet (with `vlan`), an optional tunnel header (IPv6 or IPv4), one IPv4 or IPv6 header
 // (`ip_version`, the addresses), UDP or TCP (`l4`) and the test tag. The stack is data: its
 // layers (layers_of) are written by one writer each (build_template), a stream's received
 // frames are judged against the same layers (header_check.hpp), and the parser walks them.
@@ -188,7 +213,7 @@ struct FrameSpec {
   std::optional<DnsQuery> dns;
 };
 
-inline size_t ip_header_size(int ip_version) { return ip_version == 4 ? 20 : 40; }
+inline size_t ip_header_size(int ip_version) { return ip_layout(ip_version).size; }
 
 // The header layers of a test frame, outermost first. Each has one writer (frame.cpp) and one
 // checker (header_check.hpp); a frame's list follows from its FrameSpec (layers_of).
@@ -237,16 +262,17 @@ inline size_t l4_header_size(uint8_t l4, uint8_t tcp_flags) {
 }
 
 // Smallest frame that holds the test tag: 64 bytes for IPv4 UDP, 84 for IPv6 UDP, 40 more in
-// an IPv6 tunnel; a TCP segment without payload (78 and 98 bytes, 4 more for a SYN).
-inline uint32_t min_frame_size(int ip_version, bool tunnel = false, uint8_t l4 = kProtoUdp,
-                               uint8_t tcp_flags = kTcpAck) {
-  return uint32_t(kEthHeader + (tunnel ? kIpv6Header : 0) + ip_header_size(ip_version) +
+// an IPv6 tunnel, 20 more in an IPv4 one; a TCP segment without payload (78 and 98 bytes, 4
+// more for a SYN).
+inline uint32_t min_frame_size(int ip_version, const std::optional<Tunnel>& tunnel = std::nullopt,
+                               uint8_t l4 = kProtoUdp, uint8_t tcp_flags = kTcpAck) {
+  return uint32_t(kEthHeader + tunnel_header_size(tunnel) + ip_header_size(ip_version) +
                   l4_header_size(l4, tcp_flags) + kFcs);
 }
 
 // The size of a frame that carries a DNS query (FrameSpec::dns), FCS included, VLAN tags not.
 inline uint32_t dns_frame_size(const FrameSpec& spec) {
-  return uint32_t(kEthHeader + (spec.tunnel ? kIpv6Header : 0) + ip_header_size(spec.ip_version) + kUdpHeader +
+  return uint32_t(kEthHeader + tunnel_header_size(spec.tunnel) + ip_header_size(spec.ip_version) + kUdpHeader +
                   dns::query_size(*spec.dns->zone, spec.dns->edns) + kFcs);
 }
 
@@ -426,9 +452,9 @@ inline uint16_t announced_mss(const uint8_t* p, uint32_t len, uint32_t off, bool
   return at ? uint16_t(p[at + 2] << 8 | p[at + 3]) : (ipv4 ? 536 : 1220);
 }
 
-// Walks a frame's headers to its transport: Ethernet with up to two VLAN tags, at most one IPv6
-// tunnel header (RFC 2473: IPv4 or IPv6 in IPv6), IPv4 without fragmentation or IPv6 without
-// extension headers, then UDP or TCP. Fills `out`'s offsets, `l4` and `vlan`; false for any
+// Walks a frame's headers to its transport: Ethernet with up to two VLAN tags, at most one
+// tunnel header (IPv6, RFC 2473: IPv4 or IPv6 in IPv6; IPv4, RFC 4213 and RFC 2003: IPv6 or
+// IPv4 in IPv4), IPv4 without fragmentation or IPv6 without extension headers, then UDP or TCP. Fills `out`'s offsets, `l4` and `vlan`; false for any
 // other frame. `len`: the bytes at `p` (the first segment of a multi-segment frame holds all
 // of these).
 inline bool parse_headers(const uint8_t* p, uint32_t len, TestTag& out) {
@@ -436,7 +462,7 @@ inline bool parse_headers(const uint8_t* p, uint32_t len, TestTag& out) {
   if (off == 0) return false;
   const uint16_t ethertype = load_be16(p + off);
   off += 2;
-  uint8_t proto = ethertype == 0x0800 ? kProtoIpv4 : ethertype == 0x86DD ? kProtoIpv6 : 0;
+  uint8_t proto = ethertype == kIpv4Layout.ethertype ? kProtoIpv4 : ethertype == kIpv6Layout.ethertype ? kProtoIpv6 : 0;
   out.outer_offset = uint16_t(off);
   for (int layer = 0;; ++layer) {
     out.l3_offset = uint16_t(off);
@@ -445,8 +471,8 @@ inline bool parse_headers(const uint8_t* p, uint32_t len, TestTag& out) {
       out.l4 = next;
       break;
     }
-    // An IP header inside a tunnel's IPv6 header; nothing deeper.
-    if (layer == 1 || proto != kProtoIpv6 || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
+    // An IP header inside a tunnel's header; nothing deeper.
+    if (layer == 1 || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
     proto = next;
   }
   out.l4_offset = uint16_t(off);
@@ -476,8 +502,9 @@ inline bool parse_test_frame(const uint8_t* p, uint32_t len, TestTag& out) {
 }
 
 // Whether a frame that is no test frame is a fragment of an IP packet (IPv4 with MF or a
-// fragment offset; IPv6 with a fragment header first), plain or inside one IPv6 tunnel: a test
-// frame that a DUT fragmented (counted apart from foreign frames, docs/protocol.md).
+// fragment offset; IPv6 with a fragment header first), plain or inside one tunnel header: a
+// test frame that a DUT fragmented, or whose tunnel packet it fragmented (counted apart from
+// foreign frames, docs/protocol.md).
 inline bool is_ip_fragment(const uint8_t* p, uint32_t len) {
   VlanStack vlan;
   uint32_t off = uint32_t(read_vlan_tags(p, len, vlan));
@@ -485,18 +512,40 @@ inline bool is_ip_fragment(const uint8_t* p, uint32_t len) {
   uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
   off += 2;
   for (int layer = 0; layer < 2; ++layer) {
-    if (ethertype == 0x0800) return len >= off + 20 && ((p[off + 6] & 0x3f) | p[off + 7]) != 0;
-    if (ethertype != 0x86DD || len < off + kIpv6Header) return false;
-    uint8_t next = p[off + 6];
-    off += kIpv6Header;
-    if (next == kProtoDestOptions && len >= off + 8) {  // an encapsulation limit (RFC 2473 §5.1)
-      next = p[off];
-      off += (p[off + 1] + 1u) * 8u;
+    uint8_t next = 0;
+    if (ethertype == kIpv4Layout.ethertype) {
+      if (len < off + 20) return false;
+      if ((p[off + 6] & 0x3f) | p[off + 7]) return true;
+      next = p[off + kIpv4Layout.next];
+      off += (p[off] & 0x0f) * 4u;
+    } else {
+      if (ethertype != kIpv6Layout.ethertype || len < off + kIpv6Header) return false;
+      next = p[off + kIpv6Layout.next];
+      off += kIpv6Header;
+      if (next == kProtoDestOptions && len >= off + 8) {  // an encapsulation limit (RFC 2473 §5.1)
+        next = p[off];
+        off += (p[off + 1] + 1u) * 8u;
+      }
+      if (next == kProtoFragment) return true;
     }
-    if (next == kProtoFragment) return true;
-    ethertype = next == kProtoIpv4 ? 0x0800 : next == kProtoIpv6 ? 0x86DD : 0;
+    ethertype = next == kProtoIpv4 ? kIpv4Layout.ethertype : next == kProtoIpv6 ? kIpv6Layout.ethertype : 0;
   }
   return false;
+}
+
+// The IPv6 tunnel header a parsed frame arrived in (a softwire, whose addresses the stateful
+// emulation answers through: DS-Lite's B4s), or none (no tunnel, or an IPv4 one).
+inline const uint8_t* ipv6_tunnel_header(const uint8_t* p, const TestTag& tag) {
+  return tag.l3_offset != tag.outer_offset && (p[tag.outer_offset] >> 4) == 6 ? p + tag.outer_offset : nullptr;
+}
+
+// What a tunnel entry point put between its header's fixed part and the packet it carries (an
+// encapsulation limit option, RFC 2473 §4.1.1, which Linux ip6tnl adds; IPv4 options), in a
+// frame parse_headers walked: 0 without a tunnel.
+inline uint32_t tunnel_extra_bytes(const uint8_t* p, const TestTag& tag) {
+  if (tag.l3_offset == tag.outer_offset) return 0;
+  const IpLayout& outer = ip_layout(p[tag.outer_offset] >> 4);
+  return uint32_t(tag.l3_offset - tag.outer_offset) - outer.size;
 }
 
 // "02:00:00:00:00:01" -> bytes; throws std::invalid_argument.

@@ -23,7 +23,7 @@ Verdict verdict_of(FieldRole r) {
 
 HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
                          const std::vector<OwnedField>& owned)
-    : tunnel_(rx.tunnel), checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum),
+    : tunnel_(rx.tunnel), ipv4_tunnel_(rx.tunnel && rx.tunnel_version == 4), checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum),
       count_df_(rx.count_df), count_tunnel_ecn_(rx.count_tunnel_ecn), ip_version_(rx.ip_version), l4_(sent.l4) {
   if (rx.ttl && rx.ttl->first != rx.ttl->second) ttl_ = rx.ttl;  // one value: compared
   if (rx.dst_mac) also_to_ = PortMac(*rx.dst_mac);
@@ -49,7 +49,7 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   want.vlan = rx_vlan;
   if (rx.tunnel)
     want.tunnel = Tunnel{rx.tunnel_src.value_or(std::array<uint8_t, 16>{}),
-                         rx.tunnel_dst.value_or(std::array<uint8_t, 16>{})};
+                         rx.tunnel_dst.value_or(std::array<uint8_t, 16>{}), rx.tunnel_version};
   expected_ = build_template(want, 0, 0);
   if (rx.ip_version == 4 && rx.df == false) expected_.bytes[expected_.ip_offset + 6] &= uint8_t(~0x40);
 
@@ -111,6 +111,8 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     // DNS verdict's (dns::judge_reply).
     if (m.layer == Layer::kEthernet || m.layer == Layer::kTag || m.layer == Layer::kDns) continue;
     if (m.role == FieldRole::kTtl && m.layer != Layer::kTunnel) ttl_at_ = uint16_t(m.offset - expected_.ip_offset);
+    if (m.role == FieldRole::kTtl && m.layer == Layer::kTunnel) tunnel_ttl_at_ = uint8_t(m.offset - expected_.outer_offset);
+    if (m.role == FieldRole::kEcn && m.layer == Layer::kTunnel) tunnel_ecn_shift_ = uint8_t(std::countr_zero(m.first_mask));
     if (!named(m.layer, m.role)) continue;
     const Where where = where_of(m.layer);
     const uint16_t rel = uint16_t(m.offset - base_of(where));
@@ -173,6 +175,7 @@ Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t
     if (worst == Verdict::kGood || v < worst) worst = v;
   };
   if ((tag.outer_offset != tag.l3_offset) != tunnel_) return Verdict::kBadHeader;  // layers differ
+  if (tunnel_ && (frame[tag.outer_offset] >> 4) != (ipv4_tunnel_ ? 4 : 6)) return Verdict::kBadHeader;  // ... in kind
   for (const Compared& c : compared_) {
     const uint8_t* p = frame + start(c.where, tag) + c.offset;
     const uint8_t* want = expected_.bytes.data() + (c.where == kOuter ? expected_.outer_offset
@@ -193,7 +196,7 @@ Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t
   if (!length_matches(frame, tag, l4_len)) fail(Verdict::kBadHeader);
   if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
     fail(Verdict::kBadTtl);
-  if (tunnel_ && frame[tag.outer_offset + 7] == 0) fail(Verdict::kBadTtl);
+  if (tunnel_ && frame[tag.outer_offset + tunnel_ttl_at_] == 0) fail(Verdict::kBadTtl);
   if (!ecn_allowed(frame, tag)) fail(Verdict::kBadTos);
   for (uint8_t i = 0; i < words_; ++i)
     if (!word_in_range(word_[i], frame, tag)) fail(Verdict::kBadAddress);

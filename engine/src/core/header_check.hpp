@@ -74,7 +74,8 @@ struct RxSpec {
   int ip_version = 4;
   std::optional<std::array<uint8_t, 16>> src_ip, dst_ip;  // IPv4 in the first 4 bytes
   std::optional<uint16_t> src_port, dst_port;
-  bool tunnel = false;  // the frame arrives in an RFC 2473 IPv6 tunnel
+  bool tunnel = false;  // the frame arrives in a tunnel (frame.hpp's Tunnel) ...
+  int tunnel_version = 6;  // ... whose header is IPv6 (RFC 2473) or IPv4 (RFC 4213, RFC 2003)
   std::optional<std::array<uint8_t, 16>> tunnel_src, tunnel_dst;
   // The tunnel header's traffic class is the inner header's TOS as `tos` says (RFC 6333 §7.1:
   // DS-Lite and lw4o6 carry it over; RFC 2473 §6.4 leaves it to the entry point otherwise).
@@ -150,7 +151,7 @@ class HeaderCheck {
   // outer CE over an ECT inner, marked on the way).
   [[gnu::always_inline]] std::optional<bool> counted_tunnel_ecn(const uint8_t* frame, const TestTag& tag) const {
     if (!count_tunnel_ecn_) return std::nullopt;
-    const uint8_t outer = frame[tag.outer_offset + 1] >> 4 & 3, inner = ecn_of(frame, tag);
+    const uint8_t outer = frame[tag.outer_offset + 1] >> tunnel_ecn_shift_ & 3, inner = ecn_of(frame, tag);
     if (inner == 0 || (outer != inner && outer != 0)) return std::nullopt;
     return outer == inner;
   }
@@ -224,7 +225,7 @@ class HeaderCheck {
     if (l4_ == kProtoTcp && !length_matches(frame, tag, l4_len)) return false;  // UDP's: compared
     if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
       return false;
-    if (tunnel_ && frame[tag.outer_offset + 7] == 0) return false;  // hop limit 0 (RFC 2473 §6.3)
+    if (tunnel_ && frame[tag.outer_offset + tunnel_ttl_at_] == 0) return false;  // RFC 2473 §6.3, RFC 4213 §3.3
     if (!ecn_allowed(frame, tag)) return false;
     for (uint8_t i = 0; i < words_; ++i)
       if (!word_in_range(word_[i], frame, tag)) return false;
@@ -263,6 +264,7 @@ class HeaderCheck {
     const uint8_t* ip = frame + tag.l3_offset;
     const bool v4 = ip_version_ == 4;
     if (v4 && !sums_to_ones(sum_native(ip, 20))) return false;
+    if (ipv4_tunnel_ && !sums_to_ones(sum_native(frame + tag.outer_offset, 20))) return false;
     const uint8_t* l4 = frame + tag.l4_offset;
     // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1), or
     // as RxSpec::ipv6_zero_udp_checksum says (then its sum below must verify).
@@ -292,8 +294,11 @@ class HeaderCheck {
   uint16_t run_start_ = 0, run_l3_ = 0, run_l4_ = 0;
   std::array<Chunk, kMaxChunks> run_want_{}, run_mask_{};
   uint8_t run_chunks_ = 2;
-  bool tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false, count_df_ = false,
-       count_tunnel_ecn_ = false;
+  bool tunnel_ = false, ipv4_tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false,
+       count_df_ = false, count_tunnel_ecn_ = false;
+  // Where the tunnel header's TTL or hop limit lies, and its ECN field's bits in the byte after
+  // the first: as its writer marked them.
+  uint8_t tunnel_ttl_at_ = 0, tunnel_ecn_shift_ = 0;
   int ip_version_ = 4;
   uint8_t l4_ = kProtoUdp;
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)

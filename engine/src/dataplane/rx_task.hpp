@@ -181,9 +181,9 @@ class RxTask final : public Task {
     Receiver& r = *sink->rx;
     Stream& st = *sink->stream;
     // The length as expected, less what a tunnel entry point may add between its header and
-    // the packet (an encapsulation limit option: RFC 2473 §4.1.1; Linux ip6tnl adds one) and a
-    // DUT may add to a TCP header's options (an MSS clamp's MSS option).
-    uint32_t added = tag.l3_offset > tag.outer_offset ? tag.l3_offset - tag.outer_offset - uint32_t(kIpv6Header) : 0;
+    // the packet (tunnel_extra_bytes) and a DUT may add to a TCP header's options (an MSS
+    // clamp's MSS option).
+    uint32_t added = tunnel_extra_bytes(data, tag);
     if (st.rx_tcp_header && tag.l4 == kProtoTcp) {
       const uint32_t header = (data[tag.l4_offset + 12] >> 4) * 4u;
       if (header > st.rx_tcp_header) added += header - st.rx_tcp_header;
@@ -226,8 +226,7 @@ class RxTask final : public Task {
           break;
         }
         if (learn_[tag.stream] && !learned_->full())
-          learned_->learn(data + tag.l3_offset, tag.outer_offset != tag.l3_offset ? data + tag.outer_offset : nullptr,
-                          tag.ce);
+          learned_->learn(data + tag.l3_offset, ipv6_tunnel_header(data, tag), tag.ce);
         if (st.reply) reply = answer_in_place(m, st, tag);
         count_received(r, seq, delay);
         break;

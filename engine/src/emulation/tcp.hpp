@@ -93,8 +93,7 @@ struct TcpView {
 // A parsed test frame's TCP fields (TestTag from parse_test_frame, l4 == kProtoTcp).
 inline TcpView tcp_view(const uint8_t* frame, const TestTag& tag) {
   const bool v4 = (frame[tag.l3_offset] >> 4) == 4;
-  return {frame + tag.l3_offset, frame + tag.l4_offset, size_t(v4 ? 4 : 16),
-          tag.outer_offset != tag.l3_offset ? frame + tag.outer_offset : nullptr};
+  return {frame + tag.l3_offset, frame + tag.l4_offset, size_t(v4 ? 4 : 16), ipv6_tunnel_header(frame, tag)};
 }
 
 // One segment to send: the four-tuple as it goes out (addresses of the template's IP version;

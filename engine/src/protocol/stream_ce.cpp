@@ -102,6 +102,8 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   ce.rx = parse_ce_fields(j, path, "rx_fields");
   if (!ce.tx && !ce.rx) bad(path + "fields", j.value("fields", json::array()), "the sender or the receiver needs some");
   if ((ce.tx & CePlan::kTunnel) && !s.spec.tunnel) bad(path + "fields", j["fields"], "tunnel: the stream has none");
+  if ((ce.tx & CePlan::kTunnel) && s.spec.tunnel->version != 6)
+    bad(path + "fields", j["fields"], "tunnel: the CEs' tunnels are IPv6 ones (tunnel.version 6)");
   if ((ce.tx & CePlan::kIpv6) && s.spec.ip_version != 6) bad(path + "fields", j["fields"], "ipv6: the stream's IP is IPv4");
   if ((ce.tx & CePlan::kIpv4) && s.spec.ip_version != 4) bad(path + "fields", j["fields"], "ipv4: the stream's IP is IPv6");
   if (((ce.tx | ce.rx) & CePlan::kPort) && !ce.source->ports())

@@ -64,6 +64,13 @@ VlanStack parse_vlan(const json& obj, const std::string& path, const char* key, 
 
 namespace {
 
+// A `tunnel` object's header version (stream and rx alike): 6 (RFC 2473) unless it says 4.
+int tunnel_version(const json& tunnel, const std::string& path) {
+  const int version = int(integer_in(tunnel, path, "version", 4, 6, 6));
+  if (version != 4 && version != 6) bad(path + "version", version, "must be 4 or 6");
+  return version;
+}
+
 // A stream's `rx` (docs/protocol.md "Header checks"): what the DUT must have written.
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
@@ -84,11 +91,12 @@ RxSpec parse_rx(const json& j, const std::string& path) {
   if (j.contains("tunnel")) {
     const json& tunnel = j["tunnel"];
     if (!tunnel.is_object())
-      bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip, carries_tos} (each optional)");
-    known_keys(tunnel, path + "tunnel.", {"src_ip", "dst_ip", "carries_tos"});
+      bad(path + "tunnel", tunnel, "must be an object {version, src_ip, dst_ip, carries_tos} (each optional)");
+    known_keys(tunnel, path + "tunnel.", {"version", "src_ip", "dst_ip", "carries_tos"});
     rx.tunnel = true;
-    rx.tunnel_src = address(tunnel, path + "tunnel.", "src_ip", 6);
-    rx.tunnel_dst = address(tunnel, path + "tunnel.", "dst_ip", 6);
+    rx.tunnel_version = tunnel_version(tunnel, path + "tunnel.");
+    rx.tunnel_src = address(tunnel, path + "tunnel.", "src_ip", rx.tunnel_version);
+    rx.tunnel_dst = address(tunnel, path + "tunnel.", "dst_ip", rx.tunnel_version);
     rx.tunnel_carries_tos = flag(tunnel, path + "tunnel.", "carries_tos", false);
   }
   if (j.contains("ttl")) {
@@ -172,12 +180,14 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   if (j.contains("tunnel")) {
     const json& tunnel = j["tunnel"];
     const std::string tpath = path + "tunnel.";
-    if (!tunnel.is_object()) bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip} (IPv6 addresses)");
-    known_keys(tunnel, tpath, {"src_ip", "dst_ip"});
-    const auto ipv6 = [](const std::string& t) { return parse_ip(t, 6); };
-    s.spec.tunnel = Tunnel{parsed(tunnel, tpath, "src_ip", ipv6), parsed(tunnel, tpath, "dst_ip", ipv6)};
+    if (!tunnel.is_object())
+      bad(path + "tunnel", tunnel, "must be an object {version, src_ip, dst_ip} (addresses of the version)");
+    known_keys(tunnel, tpath, {"version", "src_ip", "dst_ip"});
+    const int tv = tunnel_version(tunnel, tpath);
+    const auto ip = [tv](const std::string& t) { return parse_ip(t, tv); };
+    s.spec.tunnel = Tunnel{parsed(tunnel, tpath, "src_ip", ip), parsed(tunnel, tpath, "dst_ip", ip), tv};
   }
-  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v, s.spec.tunnel.has_value()),
+  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v, s.spec.tunnel),
                                           kMaxFrameSize));
   s.rx_frame_size = uint32_t(integer_in(j, path, "rx_frame_size", 64, kMaxFrameSize, s.spec.frame_size));
   s.spec.vlan = parse_vlan(j, path, "vlan", {});
@@ -207,6 +217,9 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
       bad(path + "rx", j["rx"], std::string("no such frame of rx_frame_size ") + std::to_string(s.rx_frame_size) +
                                     " bytes: " + e.what());
     }
+    // A CE's tunnel address is an IPv6 one (its softwire's B4 or CE address).
+    if (s.ce && (s.ce->rx & CePlan::kTunnel) && s.rx->tunnel_version != 6)
+      bad(path + "ce.rx_fields", j["ce"].value("rx_fields", json::array()), "tunnel: the CEs' tunnels are IPv6 ones (rx.tunnel.version 6)");
   }
   const bool enumerated = std::any_of(s.vary.begin(), s.vary.end(),
                                       [](const VarySpec& v) { return v.mode == VaryMode::kEnumerate; });
