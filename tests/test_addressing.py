@@ -74,6 +74,22 @@ def test_rfc7597_examples_2_and_3_the_forwarding_rule_finds_the_ce():
     assert EXAMPLE_1.ce_of(V4("198.18.0.1"), 1232) is None     # outside the rule
 
 
+def test_a_6rd_domain_is_a_map_rule_without_port_sharing():
+    """RFC 5969 §4: a CE's 6rd delegated prefix is the 6rd prefix (n bits) followed by its IPv4
+    address less the IPv4MaskLen bits the domain's addresses share: a MAP rule with 32 -
+    IPv4MaskLen EA bits and no PSID (RFC 7597 §1 builds on 6rd so). Checked against ipv6calc
+    (`ipv6calc --action 6rd_local_prefix --6rd_prefix 2a01:79c::/30 --6rd_relay_prefix
+    213.167.115.92/0 81.167.4.214` prints 2a01:79d:469c:1358::/62), software nobody here wrote."""
+    domain = MapRule(Net6("2a01:79c::/30"), Net4("0.0.0.0/0"), 32)
+    ce = domain.ce_of(V4("81.167.4.214"), 1234)
+    assert (domain.k, domain.end_user_prefix_length) == (0, 62)
+    assert Net6(f"{ce.ipv6}/62", strict=False) == Net6("2a01:79d:469c:1358::/62")
+    # IPv4MaskLen 8: the domain's 192/8 in common, 24 bits embedded, a /56 for a /32 6rd prefix.
+    masked = MapRule(Net6("2001:db8::/32"), Net4("192.0.0.0/8"), 24)
+    assert Net6(f"{masked.ce_of(V4('192.0.2.1'), 1234).ipv6}/56", strict=False) == Net6("2001:db8:2:100::/56")
+    assert masked.ce_of(V4("198.51.100.1"), 1234) is None   # outside the domain's IPv4 addresses
+
+
 def test_rfc7597_examples_4_and_5_rules_without_ea_bits():
     # Example 4: BMR {2001:db8:0012:3400::/56, 192.0.2.18/32, 0}: one CE, no sharing.
     rule = MapRule(Net6("2001:db8:0012:3400::/56"), Net4("192.0.2.18/32"), 0)

@@ -2,7 +2,8 @@
 """Address mappings of the IPv4-as-a-Service technologies, as pure functions of their rules:
 
   * RFC 6052 IPv4-embedded IPv6 addresses (464XLAT's PLAT prefix, MAP-T's Default Mapping Rule);
-  * the MAP algorithm of RFC 7597 §5-6 (MAP-E, and verbatim MAP-T, RFC 7599 §5-6): a Mapping
+  * the MAP algorithm of RFC 7597 §5-6 (MAP-E, and verbatim MAP-T, RFC 7599 §5-6; and 6rd, RFC
+    5969 §4, as a rule of 32 - IPv4MaskLen EA bits and no PSID): a Mapping
     Rule's CEs, each with its IPv4 address (or prefix), its PSID and port set, and its MAP IPv6
     address; the Forwarding Mapping Rule's way back from an IPv4 address and port to the CE.
 
