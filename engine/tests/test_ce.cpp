@@ -122,6 +122,65 @@ TEST(Ce, MapEFramesFromAMillionCesCarryOneCesFieldsEach) {
   EXPECT_GT(ces.size(), 1990u);  // 2,000 draws among 2^20 CEs: about 2 repeats
 }
 
+// 6rd upstream (RFC 5969 §7, RFC 4213): IPv6 in IPv4 from 131,072 CEs of a domain with
+// IPv4MaskLen 15 (198.18.0.0/15) and 6rd prefix 2001:db8::/32, a MAP rule of 17 EA bits and no
+// PSID. Every frame's IPv4 tunnel source is a CE's address and its IPv6 source lies in that
+// CE's delegated prefix (the 6rd prefix, then the address's 17 low bits: checked here by that
+// arithmetic, not the rule's), the tunnel header's checksum and the inner UDP checksum verify;
+// a DUT that puts every tenth frame into another CE's tunnel has those counted as wrong_ce.
+TEST(Ce, SixRdCesSendIpv6InTheirOwnIpv4Tunnels) {
+  XLP_REQUIRE_EAL();
+  std::set<uint32_t> ces;
+  uint64_t checked = 0;
+  const auto put_v4 = [](uint8_t* p, uint32_t a) {
+    for (int b = 0; b < 4; ++b) p[b] = uint8_t(a >> (24 - 8 * b));
+  };
+  test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
+    uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
+    TestTag tag;
+    EXPECT_TRUE(parse_test_frame(p, m->data_len, tag));
+    EXPECT_EQ(be16(p + 12), 0x0800);
+    EXPECT_EQ(p[14 + 9], kProtoIpv6);                       // protocol 41 (RFC 4213 §3.5)
+    EXPECT_EQ(be16(p + 14 + 2), m->data_len - 14);          // total length: the whole packet
+    EXPECT_EQ(reference_checksum({p + 14, p + 34}), 0);     // the tunnel header
+    EXPECT_EQ(be32(p + 14 + 16), v4("203.0.113.1"));        // to the BR
+    EXPECT_TRUE(udp_checksum_ok(p, m->data_len, 34));
+    const uint32_t ce = be32(p + 14 + 12);
+    const Ipv6Bits inner = ipv6_at(p + 34 + 8);
+    EXPECT_EQ(ce >> 17, v4("198.18.0.0") >> 17) << "a tunnel source outside the domain";
+    EXPECT_EQ(uint32_t(inner >> 96), 0x20010db8u) << "an IPv6 source outside the 6rd prefix";
+    EXPECT_EQ(uint32_t(inner >> (128 - 49)) & 0x1ffff, ce & 0x1ffff)
+        << "IPv6 source " << format_ipv6(inner) << " outside the delegated prefix of CE " << ce;
+    ces.insert(ce);
+    if (tag.seq % 10 == 4) {  // into the next CE's tunnel, its header's checksum made right
+      put_v4(p + 14 + 12, v4("198.18.0.0") | ((ce + 1) & 0x1ffff));
+      p[14 + 10] = p[14 + 11] = 0;
+      const uint16_t c = reference_checksum({p + 14, p + 34});
+      p[14 + 10] = uint8_t(c >> 8), p[14 + 11] = uint8_t(c);
+    }
+    ++checked;
+    deliver(uint16_t(1 - port), m);
+  });
+  json fg = stream(6, 104);
+  fg["tunnel"] = {{"version", 4}, {"src_ip", "192.0.2.1"}, {"dst_ip", "203.0.113.1"}};
+  fg["ce"] = {{"map", {{"ipv6_prefix", "2001:db8::/32"}, {"ipv4_prefix", "198.18.0.0/15"}, {"ea_bits", 17}}},
+              {"fields", {"tunnel", "ipv6"}}, {"rx_fields", {"tunnel", "ipv6"}}};
+  const TrialReport r = bench.run(plan_of(request(2000, fg)));
+  const StreamReport& s = r.flows[0].streams[0];
+  EXPECT_EQ(checked, 2000u);
+  EXPECT_EQ(s.sent, 2000u);
+  ASSERT_TRUE(s.wrong_ce.has_value());
+  EXPECT_EQ(*s.wrong_ce, 200u);
+  EXPECT_EQ(s.received, 1800u);
+  EXPECT_GT(ces.size(), 1950u);  // 2,000 draws among 2^17 CEs: about 15 repeats
+  // A CE names its IPv4 address once: in the tunnel or in the packet.
+  json both = stream(4, 84);
+  both["tunnel"] = fg["tunnel"];
+  both["ce"] = {{"map", {{"ipv6_prefix", "2001:db8::/32"}, {"ipv4_prefix", "198.18.0.0/15"}, {"ea_bits", 17}}},
+                {"fields", {"tunnel", "ipv4"}}};
+  EXPECT_THROW(plan_of(request(10, both)), BadParameter);
+}
+
 // CEs that own an IPv4 prefix (RFC 7597 §5.2: 192.0.2.0/24 and 4 EA bits, 16 CEs of a /28
 // each, no sharing): their packets come from several addresses of the prefix, while the MAP
 // address holds the prefix padded with zeros (§6); a BR that builds a CE's address from the

@@ -231,8 +231,10 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   }
   uint8_t* f = t.bytes.data();
   t.checksum_offset = uint16_t(t.l4_offset + (tcp ? 16 : 6));
-  if (spec.ip_version == 4) {  // the header's sum with the checksum field taken as zero
-    const uint16_t field = uint16_t(f[t.ip_offset + 10] << 8 | f[t.ip_offset + 11]);
+  const bool ipv4_tunnel = spec.tunnel && spec.tunnel->version == 4;
+  if (spec.ip_version == 4 || ipv4_tunnel) {  // the header's sum with the checksum field taken as zero
+    t.ipv4_checksum_at = uint16_t((spec.ip_version == 4 ? t.ip_offset : t.outer_offset) + 10);
+    const uint16_t field = uint16_t(f[t.ipv4_checksum_at] << 8 | f[t.ipv4_checksum_at + 1]);
     t.ipv4_header_sum = uint16_t(~field);
   }
   // Pseudo header (RFC 768, RFC 9293 §3.1, RFC 8200 §8.1) + UDP or TCP header and payload.

@@ -289,7 +289,11 @@ struct FrameTemplate {
   uint8_t l4 = kProtoUdp;      // kProtoUdp or kProtoTcp
   uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
   uint16_t ip_offset = 0;      // start of the IP header that carries UDP
-  uint16_t ipv4_header_sum = 0;  // IPv4 only: folded sum of the header, checksum field zero
+  // The IPv4 header whose checksum the words a sender varies per frame update (the inner one,
+  // or over IPv6 an IPv4 tunnel's: a 6rd CE's address): its checksum's offset (0: none) and its
+  // folded sum with the checksum field zero.
+  uint16_t ipv4_checksum_at = 0;
+  uint16_t ipv4_header_sum = 0;
   // A DNS query's start (0: none; then tag_offset is 0): its ID and its name's index are zero
   // here, and its source port the stream's first (stamp_dns writes them).
   uint16_t dns_offset = 0;

@@ -139,8 +139,9 @@ void add_fields(Stream& st, const std::vector<FieldSpec>& fields, uint64_t seed,
 // word (UDP only: a TCP segment's tag lies beyond the words a sender varies).
 void add_ce(Stream& st, const StreamPlan& sp, uint64_t seed, size_t flow, uint16_t q, uint16_t queues) {
   if (!sp.ce || !sp.ce->tx) return;
-  const CeLayout layout = ce_layout(*sp.ce, sp.ce->tx, st.tmpl.outer_offset, st.tmpl.ip_offset, sp.spec.ip_version,
-                                    st.tmpl.l4_offset, sp.spec.l4 == kProtoUdp ? st.tmpl.tag_offset : 0);
+  const CeLayout layout = ce_layout(*sp.ce, sp.ce->tx, st.tmpl.outer_offset, sp.spec.tunnel ? sp.spec.tunnel->version : 0,
+                                    st.tmpl.ip_offset, sp.spec.ip_version, st.tmpl.l4_offset,
+                                    sp.spec.l4 == kProtoUdp ? st.tmpl.tag_offset : 0);
   st.ce = std::make_unique<CeGenerator>(*sp.ce->source, layout, sp.ce->random,
                                         field_seed(seed, flow, q, st.index, kMaxFields), q, queues);
 }

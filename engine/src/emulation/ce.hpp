@@ -72,7 +72,9 @@ SoftwireTable read_softwires(const std::string& path);
 // the IP header's), not a tunnel's.
 struct CeLayout {
   uint16_t ipv6 = 0, ipv4 = 0, port = 0, tag = 0;
-  bool ipv6_in_udp = false;
+  // Whether the address is in the transport checksum's pseudo header (the inner header's; not
+  // a tunnel header's).
+  bool ipv6_in_udp = false, ipv4_in_udp = true;
 };
 
 class CeSource {
@@ -259,7 +261,7 @@ class CeGenerator {
     for (unsigned w = 0; w < 2 && layout.ipv4; ++w)
       if (uint16_t(v4 >> (16 - 16 * w))) {
         ipv4_shift_[ipv4_words_++] = uint8_t(16 - 16 * w);
-        rows_.push_back({uint16_t(layout.ipv4 + 2 * w), true, true});
+        rows_.push_back({uint16_t(layout.ipv4 + 2 * w), layout.ipv4_in_udp, true});
       }
     tag_row_ = layout.tag != 0;
     if (tag_row_) rows_.push_back({layout.tag, true, false});

@@ -59,7 +59,7 @@ class FieldLayout {
         add_row(row.offset, uint16_t(~(w[0] << 8 | w[1])), row.in_udp, row.in_ipv4);
       }
     uint32_t rows = sums_.rows;
-    if (sums_.ipv4_checksum) offset[rows++] = uint16_t(t.ip_offset + 10);
+    if (sums_.ipv4_checksum) offset[rows++] = t.ipv4_checksum_at;
     uint16_t sorted[BlockWords::kRows];
     std::copy(offset, offset + rows, sorted);
     std::sort(sorted, sorted + rows);
@@ -286,7 +286,7 @@ inline void apply_field(const FieldGenerator& g, const uint16_t* __restrict valu
 // The IPv4 header checksum after address fields changed the header by `ip_delta`.
 inline void finish_ipv4_header(uint8_t* frame, const FrameTemplate& t, uint64_t ip_delta) {
   const uint16_t csum = __builtin_bswap16(uint16_t(~fold(t.ipv4_header_sum + ip_delta)));
-  std::memcpy(frame + t.ip_offset + 10, &csum, 2);
+  std::memcpy(frame + t.ipv4_checksum_at, &csum, 2);
 }
 
 }  // namespace xlp

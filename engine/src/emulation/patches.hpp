@@ -45,7 +45,7 @@ class FramePatches {
       lo = std::min<uint32_t>(lo, f.spec().word_offset);
       hi = std::max<uint32_t>(hi, f.spec().word_offset + 2u);
     }
-    const uint32_t checksum = t.ip_offset + 10;
+    const uint32_t checksum = t.ipv4_checksum_at;
     if (in_ipv4_header) lo = std::min(lo, checksum), hi = std::max(hi, checksum + 2);
     if (hi - lo > kMaxSpan) return nullptr;
 

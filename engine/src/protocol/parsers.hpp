@@ -27,6 +27,9 @@ void parse_streams(const json& f, const std::string& path, FlowPlan& flow);
 
 // "ce": a stream's emulated CEs (docs/protocol.md).
 CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s);
+// A CE's fields (CePlan bits) name its address once: in a tunnel of `tunnel_version` or in the
+// packet's header of that version, not both.
+void check_ce_tunnel(uint8_t fields, int tunnel_version, const std::string& key, const json& value);
 
 // -- flows_tcp.cpp
 

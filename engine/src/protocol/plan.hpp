@@ -45,8 +45,8 @@ struct CePlan {
 // with the test tag's CE word (the CE's index) beside them where the plan has `tag`, in a UDP
 // datagram (`tag_offset` 0: a TCP segment's tag option lies too far from the headers for the
 // words a sender varies).
-CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, uint16_t ip_offset, int ip_version,
-                   uint16_t l4_offset, uint16_t tag_offset);
+CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, int tunnel_version, uint16_t ip_offset,
+                   int ip_version, uint16_t l4_offset, uint16_t tag_offset);
 
 // The receiver's check of a test frame's CE fields (ce.rx), their layers found by the parser
 // (`tag`): false when the frame lacks one of them, or they name no CE in use, or two, or

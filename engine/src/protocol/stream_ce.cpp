@@ -23,12 +23,18 @@ uint8_t parse_ce_fields(const json& obj, const std::string& path, const char* ke
     if (!bit) bad(path + key, v, allowed);
     bits |= bit;
   }
-  if ((bits & CePlan::kTunnel) && (bits & CePlan::kIpv6))
-    bad(path + key, v, "tunnel and ipv6 both name the CE's IPv6 address: one of them");
   return bits;
 }
 
 }  // namespace
+
+void check_ce_tunnel(uint8_t fields, int tunnel_version, const std::string& key, const json& value) {
+  if (!(fields & CePlan::kTunnel)) return;
+  if (tunnel_version == 6 && (fields & CePlan::kIpv6))
+    bad(key, value, "tunnel and ipv6 both name the CE's IPv6 address (an IPv6 tunnel's): one of them");
+  if (tunnel_version == 4 && (fields & CePlan::kIpv4))
+    bad(key, value, "tunnel and ipv4 both name the CE's IPv4 address (an IPv4 tunnel's): one of them");
+}
 
 CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   known_keys(j, path, {"map", "b4", "softwires", "count", "first", "side", "mode", "fields", "rx_fields",
@@ -102,8 +108,7 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   ce.rx = parse_ce_fields(j, path, "rx_fields");
   if (!ce.tx && !ce.rx) bad(path + "fields", j.value("fields", json::array()), "the sender or the receiver needs some");
   if ((ce.tx & CePlan::kTunnel) && !s.spec.tunnel) bad(path + "fields", j["fields"], "tunnel: the stream has none");
-  if ((ce.tx & CePlan::kTunnel) && s.spec.tunnel->version != 6)
-    bad(path + "fields", j["fields"], "tunnel: the CEs' tunnels are IPv6 ones (tunnel.version 6)");
+  check_ce_tunnel(ce.tx, s.spec.tunnel ? s.spec.tunnel->version : 6, path + "fields", j.value("fields", json::array()));
   if ((ce.tx & CePlan::kIpv6) && s.spec.ip_version != 6) bad(path + "fields", j["fields"], "ipv6: the stream's IP is IPv4");
   if ((ce.tx & CePlan::kIpv4) && s.spec.ip_version != 4) bad(path + "fields", j["fields"], "ipv4: the stream's IP is IPv6");
   if (((ce.tx | ce.rx) & CePlan::kPort) && !ce.source->ports())
@@ -121,7 +126,12 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   // sender writes the others per frame.
   const CeFields one = ce.source->at(0);
   const auto v6 = ipv6_bytes(one.ipv6);
-  if (ce.tx & CePlan::kTunnel) (ce.src ? s.spec.tunnel->src : s.spec.tunnel->dst) = v6;
+  if (ce.tx & CePlan::kTunnel) {
+    auto& address = ce.src ? s.spec.tunnel->src : s.spec.tunnel->dst;
+    if (s.spec.tunnel->version == 6) address = v6;
+    else
+      for (int b = 0; b < 4; ++b) address[size_t(b)] = uint8_t(one.ipv4 >> (24 - 8 * b));
+  }
   if (ce.tx & CePlan::kIpv6) (ce.src ? s.spec.src_ip : s.spec.dst_ip) = v6;
   if (ce.tx & CePlan::kIpv4)
     for (int b = 0; b < 4; ++b) (ce.src ? s.spec.src_ip : s.spec.dst_ip)[size_t(b)] = uint8_t(one.ipv4 >> (24 - 8 * b));

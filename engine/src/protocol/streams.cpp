@@ -217,9 +217,10 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
       bad(path + "rx", j["rx"], std::string("no such frame of rx_frame_size ") + std::to_string(s.rx_frame_size) +
                                     " bytes: " + e.what());
     }
-    // A CE's tunnel address is an IPv6 one (its softwire's B4 or CE address).
-    if (s.ce && (s.ce->rx & CePlan::kTunnel) && s.rx->tunnel_version != 6)
-      bad(path + "ce.rx_fields", j["ce"].value("rx_fields", json::array()), "tunnel: the CEs' tunnels are IPv6 ones (rx.tunnel.version 6)");
+  }
+  if (s.ce) {  // the tunnel the CEs' frames arrive in: rx's, else the one they are sent in
+    const int arrives_in = s.rx && s.rx->tunnel ? s.rx->tunnel_version : s.spec.tunnel ? s.spec.tunnel->version : 6;
+    check_ce_tunnel(s.ce->rx, arrives_in, path + "ce.rx_fields", j["ce"].value("rx_fields", json::array()));
   }
   const bool enumerated = std::any_of(s.vary.begin(), s.vary.end(),
                                       [](const VarySpec& v) { return v.mode == VaryMode::kEnumerate; });
