@@ -12,6 +12,7 @@ import pytest
 
 from e2e_util import trials, xlatperf
 from xlatperf.lab.kinds import KINDS
+from xlatperf.lab.kinds.resolver import Resolver
 
 # Counts, not pacing, are asserted: a sender may fall behind on the shared CPUs (max_lag).
 FAST = ["--set", "trial.pause=0", "--set", "trial.timeout=0.5", "--set", "trial.max_lag=0.5",
@@ -37,7 +38,11 @@ CORRECT = sorted(set(KINDS) - {"bridge"})
 @pytest.mark.parametrize("kind", CORRECT)
 def test_a_correct_dut_passes_every_header_check(make_lab, tmp_path, kind):
     params = {"loss": 0} if kind == "lossy" else {}
-    directions = one_trial(make_lab(kind, calibrate="no", **params), tmp_path)
+    # A resolver asks upstream for each query in user space: at 2,000 queries/s with a busy loop
+    # on a CPU, BIND answered 222 of 2,000 SERVFAIL (it gave up upstream). The checks need no
+    # speed: 300 queries/s.
+    rate = 300 if isinstance(KINDS[kind], Resolver) else 2000
+    directions = one_trial(make_lab(kind, calibrate="no", **params), tmp_path, rate)
     for name, d in directions.items():
         # (The TAYGA kinds accept a zero UDP checksum over IPv6 where the sum is right:
         # checks.zero_udp_checksum_ipv6 = false, lab/kinds/tayga.py.)

@@ -139,8 +139,10 @@ def test_reset_time_matches_the_outage_the_hook_caused(make_lab, tmp_path):
             assert d["timestamp_method"] == pytest.approx(outage, abs=TOLERANCE), (name, d)
             assert d["frame_loss_method"] == pytest.approx(outage, abs=TOLERANCE), (name, d)
             longest = d["longest"]
-            # the outage began after the hook was started, within the trial
-            assert AT <= longest["first_lost_s"] < AT + 0.2, (name, longest)
+            # the outage began after the hook was started, within the trial; a frame sent a
+            # little before may still wait in the DUT CPU's backlog when forwarding stops (sent
+            # 3 ms before the hook and lost, with a busy loop on each CPU)
+            assert AT - 0.02 <= longest["first_lost_s"] < AT + 0.2, (name, longest)
             assert d["other_lost"] == 0, (name, d)
     for record in trials(out):
         assert record["during_trial"]["within_trial"] and record["valid"], record
