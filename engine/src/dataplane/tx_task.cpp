@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <type_traits>
 
 #include "emulation/fields.hpp"
@@ -13,23 +14,49 @@ namespace xlp {
 
 namespace {
 
+// How a lane's frames are built, chosen once per lane (make_tx_task), each mode its own task
+// class as testpmd gives each forwarding mode its own engine: a burst's building is one call
+// resolved at compile time, not a chain of tests per burst.
+enum class TxMode : uint8_t {
+  kFixed,         // one stream, every frame the template's (but its tag)
+  kDns,           // one stream of DNS queries (DnsQueries)
+  kEnumerated,    // one stream whose enumerated fields are precomputed (FramePatches)
+  kVarying,       // one stream with varying fields or CEs, or a state table's tuples
+  kMixed,         // several streams in a pattern (foreground and background), fixed
+  kMixedVarying,  // ... and varying
+};
+
+// Whether any frame of the lane varies (fields, CEs, a state table's tuples).
+bool lane_varies(const Flow& flow, const Lane& lane) {
+  bool varying = flow.table != nullptr;
+  for (const auto& st : lane.streams) varying = varying || !st->fields.empty() || st->ce;
+  return varying;
+}
+
+TxMode tx_mode_of(const Flow& flow, const Lane& lane) {
+  const bool varying = lane_varies(flow, lane);
+  if (lane.pattern.size() > 1) return varying ? TxMode::kMixedVarying : TxMode::kMixed;
+  if (!flow.table && lane.streams[0]->patches) return TxMode::kEnumerated;
+  if (varying) return TxMode::kVarying;
+  return lane.streams[0]->dns ? TxMode::kDns : TxMode::kFixed;
+}
+
 // Sends one lane of a flow at its share of the flow's constant rate: every poll hands the
 // frames that are due (at least a minimum burst, at most kMaxBurst) to the lane's TX queue.
 // Frames the port does not accept are kept and offered again first, so none is skipped and
 // the sequence stays in order.
+template <TxMode kMode>
 class TxTask final : public Task {
+  static constexpr bool kMixedStreams = kMode == TxMode::kMixed || kMode == TxMode::kMixedVarying;
+
  public:
   TxTask(Flow& flow, Lane& lane, TrialControl& ctl, BurstIo& io, rte_mempool* pool)
       : flow_(flow), lane_(lane), ctl_(ctl), io_(io), pool_(pool), port_(flow.plan.tx_port), queue_(lane.queue),
-        schedule_(ctl.tsc_hz, flow.segments, lane.planned, 0) {
-    for (const auto& st : lane.streams) varying_ = varying_ || !st->fields.empty() || st->ce;
-    varying_ = varying_ || flow.table != nullptr;
-    mixed_ = lane.pattern.size() > 1;
+        schedule_(ctl.tsc_hz, flow.segments, lane.planned, 0), varying_(lane_varies(flow, lane)),
+        dns_(lane.streams[0]->dns.get()) {
     // The Initiator's SYNs, FINs and RSTs get their numbers from their tuples; data segments
     // (phase 2) from the state table.
     if (flow.plan.tcp && !flow.table) isn_key_ = &flow.plan.tcp->key, step_ = flow.plan.tcp->step;
-    enumerated_ = !mixed_ && !flow.table && lane.streams[0]->patches;
-    dns_ = lane.streams[0]->dns.get();
   }
 
   bool poll(uint64_t now) override {
@@ -55,14 +82,16 @@ class TxTask final : public Task {
       lane_.lagged += std::min<uint64_t>(schedule_.due_count(now - ctl_.max_lag_tsc) - built_, count);
     if (rte_pktmbuf_alloc_bulk(pool_, burst_, count) != 0) return true;  // pool empty: retry
     const uint64_t tsc = rte_rdtsc();
-    if (enumerated_) {
+    if constexpr (kMode == TxMode::kEnumerated) {
       Stream& st = *lane_.streams[0];
       st.patches->with_length([&](auto length) { build_single(count, tsc, FramePatches::Cursor<length>(*st.patches)); });
-    } else if (mixed_) {
-      varying_ ? build<true, true>(count, tsc) : build<false, true>(count, tsc);
-    } else if (varying_) {
+    } else if constexpr (kMode == TxMode::kMixedVarying) {
+      build<true, true>(count, tsc);
+    } else if constexpr (kMode == TxMode::kMixed) {
+      build<false, true>(count, tsc);
+    } else if constexpr (kMode == TxMode::kVarying) {
       build<true, false>(count, tsc);
-    } else if (dns_) {
+    } else if constexpr (kMode == TxMode::kDns) {
       build_single(count, tsc, DnsQueries{dns_});
     } else {
       build_single(count, tsc, FixedFrames{});
@@ -251,7 +280,7 @@ class TxTask final : public Task {
     if (cut_off) {
       // Frames built but never accepted were not sent: take them back from the counts.
       for (uint32_t i = first_pending_; i < first_pending_ + pending_; ++i)
-        --lane_.streams[mixed_ ? burst_stream_[i] : 0]->sent;
+        --lane_.streams[kMixedStreams ? burst_stream_[i] : 0]->sent;
       rte_pktmbuf_free_bulk(burst_ + first_pending_, pending_);
       pending_ = 0;
       lane_.cut_off = true;
@@ -272,9 +301,9 @@ class TxTask final : public Task {
   uint64_t next_tsc_ = 0;
   uint64_t built_ = 0;
   uint32_t cycle_ = 0;
-  bool varying_ = false, mixed_ = false, enumerated_ = false;
+  const bool varying_;      // some frame varies: a burst fits the streams' blocks of varying words
+  DnsClient* const dns_;    // kDns
   const TcpKey* isn_key_ = nullptr;
-  DnsClient* dns_ = nullptr;
   TcpStep step_ = TcpStep::kSyn;
   rte_mbuf* burst_[kMaxBurst];
   uint8_t burst_stream_[kMaxBurst];  // the stream of each frame of the burst, in mixed flows
@@ -284,7 +313,15 @@ class TxTask final : public Task {
 }  // namespace
 
 std::unique_ptr<Task> make_tx_task(Flow& flow, Lane& lane, TrialControl& ctl, BurstIo& io, rte_mempool* pool) {
-  return std::make_unique<TxTask>(flow, lane, ctl, io, pool);
+  switch (tx_mode_of(flow, lane)) {
+    case TxMode::kFixed: return std::make_unique<TxTask<TxMode::kFixed>>(flow, lane, ctl, io, pool);
+    case TxMode::kDns: return std::make_unique<TxTask<TxMode::kDns>>(flow, lane, ctl, io, pool);
+    case TxMode::kEnumerated: return std::make_unique<TxTask<TxMode::kEnumerated>>(flow, lane, ctl, io, pool);
+    case TxMode::kVarying: return std::make_unique<TxTask<TxMode::kVarying>>(flow, lane, ctl, io, pool);
+    case TxMode::kMixed: return std::make_unique<TxTask<TxMode::kMixed>>(flow, lane, ctl, io, pool);
+    case TxMode::kMixedVarying: return std::make_unique<TxTask<TxMode::kMixedVarying>>(flow, lane, ctl, io, pool);
+  }
+  throw std::logic_error("make_tx_task: no such TX mode");
 }
 
 }  // namespace xlp
