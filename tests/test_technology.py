@@ -10,18 +10,20 @@ import pytest
 from xlatperf import lab
 from xlatperf.config.loading import load_config
 from xlatperf.frames.kinds import kind_of
-from xlatperf.frames.stack import IPV4_IN_IPV6, IPV6
+from xlatperf.frames.stack import IPV4_IN_IPV6, IPV6, IPV6_IN_IPV4
 from xlatperf.frames.technology import (AFTR, BR, FROM_BINDING_TABLE, FROM_MAP_RULE, FROM_NUMBERED_B4S, MAP_E,
                                         TECHNOLOGIES, Part, role_of, technology_of)
 
 # The IP versions (left, right) the tester's ports send and receive around each role, inside
-# any tunnel (docs/ipv4aas.md): the CEs' side is IPv6 where it is translated.
+# any tunnel (docs/ipv4aas.md): the CEs' side is IPv6 where it is translated; 6rd's customers'
+# traffic is IPv6 on both.
 SIDE_VERSIONS = {
     "464xlat": {"dual": (4, 4), "clat": (4, 6), "plat": (6, 4)},
     "ds-lite": {"dual": (4, 4), "aftr": (4, 4), "b4": (4, 4)},
     "lw4o6": {"lwaftr": (4, 4), "lwb4": (4, 4)},
     "map-e": {"dual": (4, 4), "br": (4, 4), "ce": (4, 4)},
     "map-t": {"dual": (4, 4), "br": (6, 4), "ce": (4, 6)},
+    "6rd": {"dual": (6, 6), "br": (6, 6), "ce": (6, 6)},
 }
 # The traffic kind of each role (frames/kinds/): the tester emulates the CEs of an operator's
 # side, plays the operator's side of one CE, or sends plain IPv4 or translated traffic.
@@ -31,6 +33,7 @@ KIND = {
     "lw4o6": {"lwaftr": "encapsulation", "lwb4": "encapsulating-ce"},
     "map-e": {"dual": "native", "br": "encapsulation", "ce": "encapsulating-ce"},
     "map-t": {"dual": "native", "br": "map-t", "ce": "map-t-ce"},
+    "6rd": {"dual": "native", "br": "encapsulation", "ce": "encapsulating-ce"},
 }
 
 
@@ -47,21 +50,26 @@ def test_the_wire_says_how_ipv4_crosses_the_operators_network():
     wires = {key: (t.wire, t.translates, t.wire_growth) for key, t in TECHNOLOGIES.items()}
     assert wires == {"464xlat": (IPV6, True, 20), "ds-lite": (IPV4_IN_IPV6, False, 40),
                      "lw4o6": (IPV4_IN_IPV6, False, 40), "map-e": (IPV4_IN_IPV6, False, 40),
-                     "map-t": (IPV6, True, 20)}
+                     "map-t": (IPV6, True, 20), "6rd": (IPV6_IN_IPV4, False, 20)}
     # RFC 6333 §7.1 and RFC 7596 make the tunnels carry the traffic class; DS-Lite's AFTR is a
     # NAT44 (RFC 6333 §6.6); MAP-T's DMR and 464XLAT's PLAT prefix are RFC 6052 prefixes.
     assert [k for k, t in TECHNOLOGIES.items() if t.tunnel_carries_tos] == ["ds-lite", "lw4o6"]
     assert [k for k, t in TECHNOLOGIES.items() if t.operator_nat44] == ["ds-lite"]
-    # A CE owns its address and port set, but DS-Lite's B4s, which share one private address.
-    assert {k: t.ce_fields for k, t in TECHNOLOGIES.items() if t.ce_source} == {
-        "ds-lite": [], "lw4o6": ["ipv4", "port"], "map-e": ["ipv4", "port"], "map-t": ["ipv4", "port"]}
+    # A CE owns its address and port set, but DS-Lite's B4s, which share one private address, and
+    # 6rd's CEs, which own a prefix: the tester writes the shared address, or the CE's MAP address.
+    assert {k: (t.ce_fields, t.emulated_ce_fields) for k, t in TECHNOLOGIES.items() if t.ce_source} == {
+        "ds-lite": ([], ["ipv4"]), "lw4o6": (["ipv4", "port"],) * 2, "map-e": (["ipv4", "port"],) * 2,
+        "map-t": (["ipv4", "port"],) * 2, "6rd": ([], ["ipv6"])}
+    # A tunnel's end and a CE are named by their address of the wire's outer IP version.
+    assert {k: (t.endpoint_key, t.ce_key) for k, t in TECHNOLOGIES.items() if k in ("map-e", "6rd")} == {
+        "map-e": ("ipv4aas.endpoint_ipv6", "ipv4aas.ce_ipv6"), "6rd": ("ipv4aas.endpoint_ipv4", "ipv4aas.ce_ipv4")}
     assert {k: t.prefix_key for k, t in TECHNOLOGIES.items() if t.prefix_key} == {"464xlat": "pref64", "map-t": "dmr"}
 
 
 def test_names_as_the_rfcs_write_them():
     assert {k: (t.name, t.operator.name) for k, t in TECHNOLOGIES.items()} == {
         "464xlat": ("464XLAT", "PLAT"), "ds-lite": ("DS-Lite", "AFTR"), "lw4o6": ("lw4o6", "lwAFTR"),
-        "map-e": ("MAP-E", "BR"), "map-t": ("MAP-T", "BR")}
+        "map-e": ("MAP-E", "BR"), "map-t": ("MAP-T", "BR"), "6rd": ("6rd", "BR")}
     names = {role.key: role.name for t in TECHNOLOGIES.values() for role in t.roles}
     assert names == {"dual": "dual DUT", "clat": "CLAT", "plat": "PLAT", "aftr": "AFTR", "b4": "B4",
                      "lwaftr": "lwAFTR", "lwb4": "lwB4", "br": "BR", "ce": "CE"}
@@ -70,13 +78,13 @@ def test_names_as_the_rfcs_write_them():
 def test_what_the_tester_plays_follows_from_the_part_and_the_ce_source():
     sources = {k: t.ce_source for k, t in TECHNOLOGIES.items()}
     assert sources == {"464xlat": None, "ds-lite": FROM_NUMBERED_B4S, "lw4o6": FROM_BINDING_TABLE,
-                       "map-e": FROM_MAP_RULE, "map-t": FROM_MAP_RULE}
+                       "map-e": FROM_MAP_RULE, "map-t": FROM_MAP_RULE, "6rd": FROM_MAP_RULE}
     plays = {(k, role.key): ("ces" if t.emulates_ces(role) else "operator" if t.plays_operator(role) else "")
              for k, t in TECHNOLOGIES.items() for role in t.roles}
     assert {key for key, what in plays.items() if what == "ces"} == \
-        {("ds-lite", "aftr"), ("lw4o6", "lwaftr"), ("map-e", "br"), ("map-t", "br")}
+        {("ds-lite", "aftr"), ("lw4o6", "lwaftr"), ("map-e", "br"), ("map-t", "br"), ("6rd", "br")}
     assert {key for key, what in plays.items() if what == "operator"} == \
-        {("ds-lite", "b4"), ("lw4o6", "lwb4"), ("map-e", "ce"), ("map-t", "ce")}
+        {("ds-lite", "b4"), ("lw4o6", "lwb4"), ("map-e", "ce"), ("map-t", "ce"), ("6rd", "ce")}
     # The CEs' wire is on the port that plays their side: left around the operator's side.
     assert [MAP_E.wire_side(role) for role in MAP_E.roles] == [None, "left", "right"]
 
@@ -113,7 +121,7 @@ def test_reference_duts_write_the_technology_and_role_they_hold(name):
     # A tunnel's end where there is a tunnel; the tunnel_tos fault where the RFCs say the
     # tunnels carry the traffic class.
     if kind.role.part is not Part.DUAL:
-        assert ("endpoint_ipv6" in ipv4aas) == kind.technology.wire.encapsulated
+        assert (kind.technology.endpoint_key.split(".")[1] in ipv4aas) == kind.technology.wire.encapsulated
     if "faulty" in kind.params:
         assert ("tunnel_tos" in kind.params["faulty"]["allowed"]) == kind.technology.tunnel_carries_tos
     if kind.role is BR:

@@ -8,14 +8,18 @@ IPv4 Internet (RFC 8219 §4.2's set-ups drawn with the CE on the left). In the B
 AFTR, lwAFTR or BR alone) the left port emulates the CEs: every frame may come from another
 one, their fields from the MAP rule, the binding table or DS-Lite's numbering. In the CE roles
 (a B4, lwB4 or MAP CE alone) the left port is the CE's LAN and the right port plays the AFTR or
-BR: the CE is the one ipv4aas.ce_ipv6 names."""
+BR: the CE is the one ipv4aas.ce_ipv6 names.
+
+6rd (RFC 5969) is built the same way around IPv6: the customers' traffic is IPv6, the CEs' wire
+IPv6 in IPv4, the BR at ipv4aas.endpoint_ipv4 and a CE named by ipv4aas.ce_ipv4."""
 
 import ipaddress
 
 from ..frames.addressing import embed_ipv4
 from ..frames.kinds.ipv4aas import available_ces, binding_table, ce_count, map_rule, the_ce
-from ..frames.technology import (CLAT, FROM_BINDING_TABLE, FROM_MAP_RULE, FROM_NUMBERED_B4S, MAP_T, Part,
+from ..frames.technology import (CLAT, FROM_BINDING_TABLE, FROM_MAP_RULE, FROM_NUMBERED_B4S, MAP_T, SIX_RD, Part,
                                  TECHNOLOGIES, role_of, technology_of)
+from ..frames.trial import has_background
 from ..util.errors import key_error
 
 TECHNOLOGY_CHOICES = ("",) + tuple(TECHNOLOGIES)
@@ -43,7 +47,7 @@ def check_ipv4aas(config) -> None:
     a = config.ipv4aas
     if not a.technology:
         for key in ("role", "rule_ipv6_prefix", "rule_ipv4_prefix", "dmr", "binding_table", "endpoint_ipv6",
-                    "ce_ipv6"):
+                    "endpoint_ipv4", "ce_ipv6", "ce_ipv4"):
             if getattr(a, key):
                 raise key_error(f"ipv4aas.{key}", getattr(a, key),
                                 f"takes effect only with ipv4aas.technology set ({', '.join(TECHNOLOGIES)})")
@@ -88,8 +92,8 @@ def check_ipv4aas(config) -> None:
         except (OSError, ValueError) as exc:
             raise key_error("ipv4aas.binding_table", a.binding_table, str(exc)) from None
     if technology.emulates_ces(role):
-        if technology.wire.encapsulated and not a.endpoint_ipv6:
-            raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {role.name}'s IPv6 "
+        if technology.wire.encapsulated and not config.value(technology.endpoint_key):
+            raise key_error(technology.endpoint_key, "", f"must be the {role.name}'s IPv{technology.wire.outer} "
                             "address: the emulated CEs' tunnels end there")
         if technology.ce_source is FROM_NUMBERED_B4S and not config.left.ipv6:
             raise key_error("left.ipv6", "", "must be the first B4's IPv6 address (B4 i has "
@@ -109,6 +113,8 @@ def check_ipv4aas(config) -> None:
                             "9693 phase 1)")
     if technology.plays_operator(role):
         _check_ce_role(config)
+    if technology is SIX_RD:
+        _check_6rd(config)
     if role is CLAT and config.right.virtual_ipv4:
         _check_embedded("right.ipv6", config, "pref64", "the CLAT sends the IPv4 server "
                         "right.virtual_ipv4 to its address in the PLAT's prefix (RFC 6052, RFC 6877)",
@@ -122,28 +128,56 @@ def _tunnelled(config, side: str) -> bool:
 
 
 def _check_ce_role(config) -> None:
-    """A B4, lwB4 or MAP CE alone: the CE it is, the AFTR or BR the right port plays."""
-    a, technology = config.ipv4aas, technology_of(config)
-    if not a.ce_ipv6:
-        raise key_error("ipv4aas.ce_ipv6", "", f"must be the IPv6 address of the {role_of(config).name} "
-                        "the DUT is (its softwire's, or its MAP address): the right port checks "
-                        "that every frame comes from it and sends to it")
+    """A B4, lwB4, MAP CE or 6rd CE alone: the CE it is, the AFTR or BR the right port plays."""
+    technology = technology_of(config)
+    outer = technology.wire.outer
+    ce = config.value(technology.ce_key)
+    if not ce:
+        raise key_error(technology.ce_key, "", f"must be the IPv{outer} address of the {role_of(config).name} "
+                        "the DUT is (its softwire's, its MAP address, a 6rd CE's IPv4 address): the "
+                        "right port checks that every frame comes from it and sends to it")
     try:
         _, ipv4, ports = the_ce(config)
     except ValueError as exc:
-        raise key_error("ipv4aas.ce_ipv6", a.ce_ipv6, str(exc)) from None
-    if technology.wire.encapsulated and not a.endpoint_ipv6:
-        raise key_error("ipv4aas.endpoint_ipv6", "", f"must be the {technology.operator.name}'s "
-                        "IPv6 address, the tunnel's end the right port plays")
-    if not config.right.ipv6:
-        raise key_error("right.ipv6", "", "must be the right port's IPv6 address: the DUT's next hop "
-                        "towards the AFTR or BR the port plays (it answers ND for it)")
+        raise key_error(technology.ce_key, ce, str(exc)) from None
+    if technology.wire.encapsulated and not config.value(technology.endpoint_key):
+        raise key_error(technology.endpoint_key, "", f"must be the {technology.operator.name}'s "
+                        f"IPv{outer} address, the tunnel's end the right port plays")
+    if not config.value(f"right.ipv{outer}"):
+        raise key_error(f"right.ipv{outer}", "", f"must be the right port's IPv{outer} address: the DUT's next "
+                        "hop towards the AFTR or BR the port plays (it answers ARP or ND for it)")
     if ipv4 is not None and not config.stateful.enabled and config.left.ipv4 != str(ipv4):
         raise key_error("left.ipv4", config.left.ipv4,
                         f"must be {ipv4}, the CE's IPv4 address, when stateful.enabled = false: the "
                         f"LAN port sends from it and from the CE's ports ({_ranges(ports)}); for a "
                         "CE that translates its LAN's private addresses (NAPT44) set "
                         "stateful.enabled = true")
+
+
+def _check_6rd(config) -> None:
+    """6rd's domain (RFC 5969 §4, §7.1.1): every CE's IPv4 address after the IPv4MaskLen bits
+    they share is embedded in its delegated prefix, no port sharing; IPv6 end to end, which the
+    CEs and BRs forward untranslated; a CE's LAN in its delegated prefix."""
+    a, role = config.ipv4aas, role_of(config)
+    embedded = 32 - ipaddress.IPv4Network(a.rule_ipv4_prefix).prefixlen
+    if a.ea_bits != embedded:
+        raise key_error("ipv4aas.ea_bits", a.ea_bits, f"must be {embedded} with 6rd: 32 - IPv4MaskLen, the "
+                        f"length of ipv4aas.rule_ipv4_prefix = {a.rule_ipv4_prefix} (RFC 5969 §4: the CE's "
+                        "IPv4 bits after the common prefix follow the 6rd prefix)")
+    if config.stateful.enabled:
+        raise key_error("stateful.enabled", True, "must be false with 6rd: its CEs and BRs forward the "
+                        "customers' IPv6 untranslated (RFC 5969)")
+    if has_background(config):
+        raise key_error("traffic.mix_m", config.traffic.mix_m, f"must be traffic.mix_n = {config.traffic.mix_n} "
+                        "with 6rd: the customers' traffic is IPv6 already, RFC 8219 §5.3's native IPv6 "
+                        "background has no IPv6 link of its own to take")
+    if role.part is Part.CUSTOMER and config.left.ipv6:
+        rule = map_rule(config)
+        prefix = ipaddress.IPv6Network(f"{rule.ce(the_ce(config)[0]).ipv6}/{rule.end_user_prefix_length}",
+                                       strict=False)
+        if ipaddress.IPv6Address(config.left.ipv6) not in prefix:
+            raise key_error("left.ipv6", config.left.ipv6, f"must be in {prefix}, the delegated prefix of "
+                            f"the CE ipv4aas.ce_ipv4 = {a.ce_ipv4} (RFC 5969 §4): the CE's LAN sends from it")
 
 
 def _ranges(ports: list[tuple[int, int]]) -> str:

@@ -322,10 +322,16 @@ SCHEMA: dict[str, dict[str, Key]] = {
         # The AFTR's, lwAFTR's or MAP-E BR's IPv6 address, the tunnels' end: the DUT's in a BR
         # role, the one the right port plays in a CE role.
         "endpoint_ipv6": Key("", address(6, optional=True)),
+        # 6rd: the BR's IPv4 address (RFC 5969 §7.1.1's 6rdBRIPv4Address), the tunnels' end.
+        "endpoint_ipv4": Key("", address(4, optional=True)),
         # CE roles: the IPv6 address of the CE the DUT is (a B4's softwire address, an lwB4's in
         # the binding table, a MAP CE's MAP address); its IPv4 address and ports follow.
         "ce_ipv6": Key("", address(6, optional=True)),
-        # MAP-E / MAP-T Basic Mapping Rule (RFC 7597 §5) and MAP-T's Default Mapping Rule prefix.
+        # 6rd's CE role: the CE's IPv4 address; its delegated prefix follows (RFC 5969 §4).
+        "ce_ipv4": Key("", address(4, optional=True)),
+        # MAP-E / MAP-T Basic Mapping Rule (RFC 7597 §5) and MAP-T's Default Mapping Rule prefix;
+        # 6rd's domain (RFC 5969 §4): the 6rd prefix, the CEs' common IPv4 prefix (its length
+        # is IPv4MaskLen) and ea_bits = 32 - IPv4MaskLen.
         "rule_ipv6_prefix": Key("", ipv4aas_prefix(6)),
         "rule_ipv4_prefix": Key("", ipv4aas_prefix(4)),
         "ea_bits": Key(16, integer(0, 48)),

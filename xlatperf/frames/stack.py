@@ -4,7 +4,8 @@
 A test frame is Ethernet (with the VLAN tags of its side), a stack of IP headers and a
 transport: UDP with the test tag in its payload, or TCP with the tag in its first option
 (docs/protocol.md "Test frame payload", docs/tcp.md). The IP headers are what differs between
-traffic kinds: one IPv4 or IPv6 header, or IPv4 encapsulated in IPv6 (RFC 2473); the transport
+traffic kinds: one IPv4 or IPv6 header, IPv4 encapsulated in IPv6 (RFC 2473) or IPv6 in IPv4
+(6in4, RFC 4213 §3.5: 6rd's, RFC 5969); the transport
 is UDP unless a stateful test opens TCP connections.
 
 Frame size rule (docs/config.md "Frame size"): `traffic.frame_size` (and each IMIX size) names
@@ -12,7 +13,8 @@ the trial's largest frame *before encapsulation*: the IPv6 frame whenever a tran
 native IPv6 frame is part of the trial (siitperf's convention, RFC 8219 §5.1.1: 84-byte IPv6
 frames are 64-byte IPv4 frames), else the IPv4 frame. Every frame of the trial carries the same
 transport and payload, so a frame's size follows from its IP headers; encapsulation adds its
-outer headers on top (RFC 8219 Appendix A: X + O, O = 40 bytes for IPv4 in IPv6). A TCP
+outer headers on top (RFC 8219 Appendix A: X + O, O = 40 bytes for IPv4 in IPv6, 20 for IPv6
+in IPv4). A TCP
 segment without payload (a handshake's, a FIN, a RST) is as small as its stack allows."""
 
 from dataclasses import dataclass, replace
@@ -93,8 +95,8 @@ def dns_answer(zone: str, names: str, edns: bool, qtype: str) -> Transport:
 
 @dataclass(frozen=True)
 class Stack:
-    """A frame's IP headers, outermost first: (4,), (6,), or (6, 4) for IPv4 in IPv6; and the
-    transport in the innermost one."""
+    """A frame's IP headers, outermost first: (4,), (6,), (6, 4) for IPv4 in IPv6 or (4, 6) for
+    IPv6 in IPv4; and the transport in the innermost one."""
     versions: tuple[int, ...]
     transport: Transport = UDP
 
@@ -127,10 +129,17 @@ class Stack:
     @property
     def min_frame(self) -> int:
         """The smallest frame that holds the test tag: with UDP 64 bytes for IPv4, 84 for IPv6,
-        104 for IPv4 in IPv6; a TCP segment without payload 78 bytes for IPv4, 98 for IPv6, 4
+        104 for IPv4 in IPv6 and for IPv6 in IPv4; a TCP segment without payload 78 bytes for IPv4, 98 for IPv6, 4
         more for a SYN or SYN-ACK; a TCP data segment one byte more."""
         return (ETHERNET_BYTES + self.ip_bytes + self.transport.header_bytes + self.transport.min_payload
                 + FCS_BYTES)
+
+    @property
+    def tunnel_keys(self) -> dict:
+        """What the protocol's `tunnel` and `rx.tunnel` objects of frames of this stack say of
+        its outer header besides its addresses: its IP version where it is not 6, the default
+        (docs/protocol.md)."""
+        return {"version": self.outer} if self.encapsulated and self.outer != 6 else {}
 
     def __str__(self) -> str:
         # The IP headers alone: what the reports name a stack by (the transport is UDP but
@@ -138,7 +147,7 @@ class Stack:
         return " in ".join(f"IPv{v}" for v in reversed(self.versions))
 
 
-IPV4, IPV6, IPV4_IN_IPV6 = Stack((4,)), Stack((6,)), Stack((6, 4))
+IPV4, IPV6, IPV4_IN_IPV6, IPV6_IN_IPV4 = Stack((4,)), Stack((6,)), Stack((6, 4)), Stack((4, 6))
 
 
 def ip_packet_bytes(frame_size: int) -> int:

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""The IPv4-as-a-Service technologies (docs/ipv4aas.md), each declared once: the roles a DUT
-may play in it and the IP versions the tester's ports send and receive around each, how the
-CEs' IPv4 crosses the operator's IPv6 network (encapsulated, RFC 2473, or translated, RFC 7915),
+"""The IPv4-as-a-Service technologies (docs/ipv4aas.md), and 6rd, the IPv6 service over an
+IPv4 network built the same way (RFC 5969), each declared once: the roles a DUT may play in it
+and the IP versions the tester's ports send and receive around each, how the customers' traffic
+crosses the operator's network (encapsulated, RFC 2473 and RFC 4213, or translated, RFC 7915),
 where the CEs' fields come from, what the operator's side does to them, and the names the RFCs
 give it all.
 
@@ -12,12 +13,12 @@ kinds look the objects up (technology_of, role_of) and read the facts from them.
 from dataclasses import dataclass
 from enum import Enum
 
-from .stack import IPV4, IPV4_IN_IPV6, IPV6, Stack
+from .stack import IP_STACKS, IPV4_IN_IPV6, IPV6, IPV6_IN_IPV4, Stack
 
 
 class Part(Enum):
     """Which part of its technology a DUT is."""
-    DUAL = "a CE and the operator's side in line"  # RFC 8219 §4.2 Figure 2: IPv4 on both ports
+    DUAL = "a CE and the operator's side in line"  # RFC 8219 §4.2 Figure 2: the customers' IP on both ports
     OPERATOR = "the operator's side"    # AFTR, lwAFTR, BR, PLAT: the CEs' wire on the left port
     CUSTOMER = "a CE"                   # B4, lwB4, MAP CE, CLAT: its wire on the right port
 
@@ -58,8 +59,8 @@ class Technology:
     key: str                    # the value of ipv4aas.technology
     name: str                   # as the RFCs write it
     roles: tuple[Role, ...]     # in the order messages list them
-    # The header stack of the CEs' IPv4 between a CE and the operator's side: IPv4 in IPv6
-    # (RFC 2473) or translated IPv6 (RFC 7915).
+    # The header stack of the customers' packets between a CE and the operator's side: IPv4 in
+    # IPv6 (RFC 2473), translated IPv6 (RFC 7915) or IPv6 in IPv4 (6rd, RFC 5969 §3).
     wire: Stack
     # Where the CEs' fields come from; None: the tester emulates no CE and plays no operator's
     # side (464XLAT's CLAT or PLAT alone is a translator between plain hosts, RFC 6877).
@@ -76,6 +77,9 @@ class Technology:
     # side, and the rule that makes its addresses RFC 6052's (MAP-T's DMR, 464XLAT's PLAT prefix).
     prefix_key: str = ""
     prefix_rule: str = ""
+    # The IP version of the customers' traffic (the CE's LAN, the Internet behind the operator's
+    # side): IPv4 as a service, or IPv6 (6rd).
+    customer: int = 4
 
     @property
     def translates(self) -> bool:
@@ -84,10 +88,31 @@ class Technology:
 
     @property
     def ce_fields(self) -> list[str]:
-        """The fields of its IPv4 traffic each CE owns (the protocol's `ce` fields): its address
-        and its port set (RFC 7597 §5.1, RFC 7596 §5.1); none where the CEs share one private
-        address that the operator's NAT44 translates (DS-Lite's B4s)."""
-        return [] if self.operator_nat44 else ["ipv4", "port"]
+        """The fields of its customers' traffic each CE owns (the protocol's `ce` fields): its
+        IPv4 address and its port set (RFC 7597 §5.1, RFC 7596 §5.1); none where the CEs share
+        one private address that the operator's NAT44 translates (DS-Lite's B4s), nor where a CE
+        owns an IPv6 prefix whose addresses its LAN's hosts choose (6rd's delegated prefix, RFC
+        5969 §4): only the tunnel names the CE then."""
+        return [] if self.operator_nat44 or self.customer == 6 else ["ipv4", "port"]
+
+    @property
+    def emulated_ce_fields(self) -> list[str]:
+        """The fields the tester writes per emulated CE into its customers' packets: those the
+        CE owns, else the address that stands for it: DS-Lite's shared private IPv4, a 6rd CE's
+        MAP address in its delegated prefix (RFC 7597 §6's form, which 6rd's prefix has)."""
+        return self.ce_fields or [f"ipv{self.customer}"]
+
+    @property
+    def endpoint_key(self) -> str:
+        """The configuration key of the operator's side's address, where the CEs' tunnels end:
+        of the wire's outer IP version (an AFTR's IPv6, a 6rd BR's IPv4)."""
+        return f"ipv4aas.endpoint_ipv{self.wire.outer}"
+
+    @property
+    def ce_key(self) -> str:
+        """The configuration key that names the CE a DUT in a CE role is: its address on the
+        wire (a B4's softwire address, a MAP CE's MAP address, a 6rd CE's IPv4 address)."""
+        return f"ipv4aas.ce_ipv{self.wire.outer}"
 
     @property
     def ce_in_tag(self) -> bool:
@@ -104,10 +129,15 @@ class Technology:
         return next(role for role in self.roles if role.part is Part.OPERATOR)
 
     @property
+    def customer_stack(self) -> Stack:
+        """The header stack of the customers' packets on the CE's LAN and the Internet side."""
+        return IP_STACKS[self.customer]
+
+    @property
     def wire_growth(self) -> int:
-        """What the CEs' wire adds to an IPv4 packet: the outer IPv6 header (40 bytes), or the
-        translated IPv6 header's 20 bytes more."""
-        return self.wire.ip_bytes - IPV4.ip_bytes
+        """What the CEs' wire adds to a customer's packet: the outer IPv6 header (40 bytes), the
+        translated IPv6 header's 20 bytes more, 6in4's IPv4 header (20 bytes)."""
+        return self.wire.ip_bytes - self.customer_stack.ip_bytes
 
     def role(self, key: str) -> Role | None:
         """The role named `key`; None if the technology has none of that name."""
@@ -115,13 +145,16 @@ class Technology:
 
     def side_versions(self, role: Role) -> tuple[int, int]:
         """The IP versions (left, right) the tester's ports send and receive around a DUT of
-        `role`, inside any tunnel: IPv4, but IPv6 on the CEs' side when it is translated."""
-        ce_side = self.wire.inner
-        return {Part.DUAL: (4, 4), Part.OPERATOR: (ce_side, 4), Part.CUSTOMER: (4, ce_side)}[role.part]
+        `role`, inside any tunnel: the customers' (IPv4; IPv6 for 6rd), but IPv6 on the CEs'
+        side when it is translated."""
+        ce_side, customer = self.wire.inner, self.customer
+        return {Part.DUAL: (customer, customer), Part.OPERATOR: (ce_side, customer),
+                Part.CUSTOMER: (customer, ce_side)}[role.part]
 
     def wire_side(self, role: Role) -> str | None:
         """The tester port on the CEs' wire around a DUT of `role` (left: the CEs' side of the
-        operator's; right: the operator's side of a CE); None for a dual DUT (IPv4 on both)."""
+        operator's; right: the operator's side of a CE); None for a dual DUT (the customers' IP
+        on both)."""
         return {Part.DUAL: None, Part.OPERATOR: "left", Part.CUSTOMER: "right"}[role.part]
 
     def emulates_ces(self, role: Role) -> bool:
@@ -141,7 +174,10 @@ LW4O6 = Technology("lw4o6", "lw4o6", (LWAFTR, LWB4), IPV4_IN_IPV6, FROM_BINDING_
 MAP_E = Technology("map-e", "MAP-E", (DUAL, BR, CE), IPV4_IN_IPV6, FROM_MAP_RULE)
 MAP_T = Technology("map-t", "MAP-T", (DUAL, BR, CE), IPV6, FROM_MAP_RULE, prefix_key="dmr",
                    prefix_rule="RFC 7599 §5.1")
-TECHNOLOGIES = {t.key: t for t in (XLAT464, DS_LITE, LW4O6, MAP_E, MAP_T)}
+# 6rd (RFC 5969): a CE's delegated IPv6 prefix embeds its IPv4 address's last 32 - IPv4MaskLen
+# bits, a MAP rule with that many EA bits and no port sharing (RFC 7597 §1 grew out of it).
+SIX_RD = Technology("6rd", "6rd", (DUAL, BR, CE), IPV6_IN_IPV4, FROM_MAP_RULE, customer=6)
+TECHNOLOGIES = {t.key: t for t in (XLAT464, DS_LITE, LW4O6, MAP_E, MAP_T, SIX_RD)}
 
 
 def technology_of(config) -> Technology | None:

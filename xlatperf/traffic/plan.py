@@ -396,7 +396,7 @@ class TrafficPlan:
         if vary:
             rx["vary"] = vary
         if received.encapsulated:
-            rx["tunnel"] = tunnel
+            rx["tunnel"] = {**tunnel, **received.tunnel_keys}
             if states.tunnel_carries_tos and "tos" in rx and self.through_dut:
                 rx["tunnel"]["carries_tos"] = True
             # The DUT's tunnel entry writes the outer ECN field by RFC 6040 §4.1: which mode, the
@@ -469,12 +469,17 @@ def expected_flow_label(stream: dict, sent_version: int, through_dut: bool) -> i
 
 def _without_unseen_checks(stream: dict, received: Stack) -> dict:
     """A stream with the CE fields its received frames cannot carry left unchecked (frames that
-    come back as sent, on a cable between the tester's ports)."""
+    come back as sent, on a cable between the tester's ports), and without its CE where it
+    neither writes nor checks any then (a B4's or a 6rd CE's LAN, whose only CE field is the
+    tunnel the cable does not add)."""
     if "ce" not in stream:
         return stream
     has = {"tunnel": received.encapsulated, "ipv6": received.inner == 6, "ipv4": received.inner == 4,
            "port": True}
-    return {**stream, "ce": {**stream["ce"], "rx_fields": [f for f in stream["ce"]["rx_fields"] if has[f]]}}
+    ce = {**stream["ce"], "rx_fields": [f for f in stream["ce"]["rx_fields"] if has[f]]}
+    if not ce["fields"] and not ce["rx_fields"]:
+        return {key: value for key, value in stream.items() if key != "ce"}
+    return {**stream, "ce": ce}
 
 
 def _protocol(stream: dict) -> dict:

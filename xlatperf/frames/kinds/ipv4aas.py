@@ -8,18 +8,19 @@
     port plays the AFTR or BR with the IPv4 Internet behind it.
 
 On the CEs' wire: IPv4 in IPv6 (RFC 2473) for DS-Lite (RFC 6333), lw4o6 (RFC 7596) and MAP-E
-(RFC 7597); the CEs' translated IPv6 for MAP-T (RFC 7599). The CEs' fields come from the MAP
-rule, the binding table or DS-Lite's numbering (B4 i has left.ipv6 + i, all with the private
-address left.ipv4); the engine writes them per frame and checks them on receipt (the protocol's
-`ce`). A CE alone is one of them, named by ipv4aas.ce_ipv6. What differs between the
-technologies is declared in frames/technology.py."""
+(RFC 7597); the CEs' translated IPv6 for MAP-T (RFC 7599); IPv6 in IPv4 for 6rd (RFC 5969),
+whose customers' traffic is IPv6. The CEs' fields come from the MAP rule (6rd's domain is one),
+the binding table or DS-Lite's numbering (B4 i has left.ipv6 + i, all with the private address
+left.ipv4); the engine writes them per frame and checks them on receipt (the protocol's `ce`).
+A CE alone is one of them, named by its address on the wire (ipv4aas.ce_ipv6; a 6rd CE's
+ipv4aas.ce_ipv4). What differs between the technologies is declared in frames/technology.py."""
 
 import ipaddress
 from functools import lru_cache
 from pathlib import Path
 
 from ..addressing import BindingTable, MapRule
-from ..stack import IPV4, IPV4_IN_IPV6, IPV6, Stack
+from ..stack import Stack
 from ..technology import FROM_BINDING_TABLE, FROM_MAP_RULE, FROM_NUMBERED_B4S, Part, role_of, technology_of
 from .base import Received, TrafficKind, translated_df
 
@@ -100,8 +101,14 @@ class _MapRuleCes(_Ces):
     def count(self, config) -> int | None:
         return map_rule(config).ce_count
 
-    def find(self, config, address: ipaddress.IPv6Address) -> Ce:
+    def find(self, config, address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> Ce:
         rule = map_rule(config)
+        if address.version == 4:  # a 6rd CE, by its IPv4 address (RFC 5969 §7.1.1)
+            ce = rule.ce_of(address, 0)
+            if ce is None:
+                raise ValueError(f"is outside the CEs' common prefix ipv4aas.rule_ipv4_prefix = "
+                                 f"{rule.ipv4_prefix} (RFC 5969 §4: IPv4MaskLen bits shared by every CE)")
+            return ce.index, None, None  # the LAN's IPv6 addresses are its own
         ce = rule.ce_with_address(address)
         if ce is None:
             raise ValueError(f"is the MAP IPv6 address of no CE of the rule (RFC 7597 §6: rule prefix, "
@@ -156,11 +163,13 @@ _CES = {FROM_MAP_RULE: _MapRuleCes(), FROM_BINDING_TABLE: _BindingTableCes(), FR
 
 
 def the_ce(config) -> Ce:
-    """The CE a DUT in a CE role is, named by ipv4aas.ce_ipv6: its index in the rule or the
-    binding table, its IPv4 address and its port ranges (None for a B4: its LAN's addresses
-    and ports are its own). ValueError when no CE of the rule or the table has that address."""
-    address = ipaddress.IPv6Address(config.ipv4aas.ce_ipv6)
-    return _CES[technology_of(config).ce_source].find(config, address)
+    """The CE a DUT in a CE role is, named by its address on the wire (the technology's ce_key:
+    ipv4aas.ce_ipv6, a 6rd CE's ipv4aas.ce_ipv4): its index in the rule or the binding table,
+    its IPv4 address and its port ranges (None for a B4 or a 6rd CE: its LAN's addresses and
+    ports are its own). ValueError when no CE of the rule or the table has that address."""
+    technology = technology_of(config)
+    address = ipaddress.ip_address(config.value(technology.ce_key))
+    return _CES[technology.ce_source].find(config, address)
 
 
 def available_ces(config) -> int | None:
@@ -198,60 +207,80 @@ class _Ipv4aasTraffic(TrafficKind):
         return translated_df(rx_frame_size) if technology_of(config).translates else True
 
 
+def _tunnel(config, src: str, dst: str) -> dict:
+    """A stream's `tunnel` (docs/protocol.md) of the technology's wire, between the addresses
+    of the configuration keys `src` and `dst` (the first one set of a tuple)."""
+    addresses = {name: next((config.value(key) for key in keys if config.value(key)), "")
+                 for name, keys in (("src_ip", src), ("dst_ip", dst))}
+    return {**addresses, **technology_of(config).wire.tunnel_keys}
+
+
 class _EmulatedCes(_Ipv4aasTraffic):
-    """The CE side (left) sends the frames of the CEs' `wire`, the Internet side (right) IPv4:
-    the kind of the technologies whose wire (frames/technology.py) this is."""
-    wire = IPV4_IN_IPV6
+    """The CE side (left) sends the frames of the CEs' wire, the Internet side (right) the
+    customers' IP: the kind of the technologies whose wire encapsulates (`encapsulates`) or
+    translates (frames/technology.py)."""
+    encapsulates = True
 
     def applies(self, config) -> bool:
-        return emulates_ces(config) and technology_of(config).wire == self.wire
+        return emulates_ces(config) and technology_of(config).wire.encapsulated == self.encapsulates
 
     def stacks(self, config, direction):
-        return (self.wire, IPV4) if direction == "forward" else (IPV4, self.wire)
+        technology = technology_of(config)
+        wire, customer = technology.wire, technology.customer_stack
+        return (wire, customer) if direction == "forward" else (customer, wire)
 
     def side_stack(self, config, side):
-        return self.wire if side == "left" else IPV4
+        technology = technology_of(config)
+        return technology.wire if side == "left" else technology.customer_stack
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the emulated CEs (left) and the IPv4 Internet "
                 f"(right) through the {role_of(config).name}")
 
 
+def _customer_addresses(config, direction) -> tuple[str, str]:
+    """The keys of a direction's addresses in the customers' IP, left to right or back."""
+    left, right = (f"{side}.ipv{technology_of(config).customer}" for side in ("left", "right"))
+    return (left, right) if direction == "forward" else (right, left)
+
+
 class EncapsulationTraffic(_EmulatedCes):
     name = "encapsulation"
-    summary = ("IPv4 in IPv6 from emulated CEs on the left, IPv4 on the right (DS-Lite AFTR, "
-               "lw4o6 lwAFTR, MAP-E BR)")
+    summary = ("the customers' IP in tunnels from emulated CEs on the left, bare on the right: IPv4 "
+               "in IPv6 (DS-Lite AFTR, lw4o6 lwAFTR, MAP-E BR), IPv6 in IPv4 (6rd BR)")
 
     def addresses(self, config, direction):
-        return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.ipv4", "left.ipv4")
+        return _customer_addresses(config, direction)
 
     def received(self, config, direction):
         # The CEs' own fields are the CE check's; a DS-Lite AFTR's NAT44 chooses the source of
         # what the B4s send and restores their destination (RFC 6333 §6.6).
         technology = technology_of(config)
+        source, destination = _customer_addresses(config, direction)
         if direction == "forward":  # out of the tunnel: the DUT is its exit
-            return Received("left.ipv4", "right.ipv4", ports=True, ttl_tos=True, tunnel_exits=1,
+            return Received(source, destination, ports=True, ttl_tos=True, tunnel_exits=1,
                             nat=technology.operator_nat44)
-        return Received("right.ipv4", "left.ipv4", ports=True, ttl_tos=True, tunnel_src="ipv4aas.endpoint_ipv6",
+        return Received(source, destination, ports=True, ttl_tos=True, tunnel_src=technology.endpoint_key,
                         tunnel_carries_tos=technology.tunnel_carries_tos, nat=technology.operator_nat44)
 
     def stream_keys(self, config, direction):
-        # B4s own no port set, and the AFTR's NAT44 rewrites what they send (RFC 6333 §6.6): only
-        # frames towards them are checked, for the private address they share. MAP-E and lw4o6
-        # keep a CE's address and port.
-        owned = technology_of(config).ce_fields
-        written = owned or ["ipv4"]
+        # What the tester writes per CE (emulated_ce_fields) comes out of the DUT unchanged, but
+        # where the AFTR's NAT44 rewrites what the B4s send (RFC 6333 §6.6): frames towards them
+        # are checked then, for the private address they share.
+        technology = technology_of(config)
+        written = technology.emulated_ce_fields
+        kept = [] if technology.operator_nat44 else written
         if direction == "forward":
-            return {"tunnel": {"src_ip": config.left.ipv6 or config.ipv4aas.endpoint_ipv6,
-                               "dst_ip": config.ipv4aas.endpoint_ipv6},
-                    "ce": ce_request(config, "src", ["tunnel"] + written, owned)}
-        return {"ce": ce_request(config, "dst", owned, ["tunnel"] + written)}
+            outer = technology.wire.outer
+            return {"tunnel": _tunnel(config, (f"left.ipv{outer}", technology.endpoint_key), (technology.endpoint_key,)),
+                    "ce": ce_request(config, "src", ["tunnel"] + written, kept)}
+        return {"ce": ce_request(config, "dst", kept, ["tunnel"] + written)}
 
 
 class MapTTraffic(_EmulatedCes):
     name = "map-t"
     summary = "MAP-T CEs' translated IPv6 on the left, IPv4 on the right (MAP-T BR)"
-    wire = IPV6
+    encapsulates = False
 
     def addresses(self, config, direction):
         # The IPv4 Internet's hosts, seen from the CEs: embedded in the DMR (right.virtual_ipv6).
@@ -271,20 +300,24 @@ class MapTTraffic(_EmulatedCes):
 
 
 class _EmulatedBr(_Ipv4aasTraffic):
-    """The CE's LAN (left) sends IPv4, the AFTR or BR the right port plays frames of the CE's
-    `wire`: the kind of the technologies whose wire (frames/technology.py) this is. A CE that
-    translates its LAN's addresses (NAPT44: stateful.enabled) is reached back at what the right
-    port learnt in RFC 9693's phase 1; one that does not, at its own address and ports."""
-    wire = IPV4_IN_IPV6
+    """The CE's LAN (left) sends the customers' IP, the AFTR or BR the right port plays frames
+    of the CE's wire: the kind of the technologies whose wire encapsulates (`encapsulates`) or
+    translates (frames/technology.py). A CE that translates its LAN's addresses (NAPT44:
+    stateful.enabled) is reached back at what the right port learnt in RFC 9693's phase 1; one
+    that does not, at its own address and ports."""
+    encapsulates = True
 
     def applies(self, config) -> bool:
-        return plays_br(config) and technology_of(config).wire == self.wire
+        return plays_br(config) and technology_of(config).wire.encapsulated == self.encapsulates
 
     def stacks(self, config, direction):
-        return (IPV4, self.wire) if direction == "forward" else (self.wire, IPV4)
+        technology = technology_of(config)
+        wire, customer = technology.wire, technology.customer_stack
+        return (customer, wire) if direction == "forward" else (wire, customer)
 
     def side_stack(self, config, side):
-        return IPV4 if side == "left" else self.wire
+        technology = technology_of(config)
+        return technology.customer_stack if side == "left" else technology.wire
 
     def address_use(self, config, direction):
         return (f"{direction} frames go between the CE's LAN (left) and the IPv4 Internet behind the "
@@ -294,42 +327,45 @@ class _EmulatedBr(_Ipv4aasTraffic):
     @staticmethod
     def own_fields(config) -> list[str]:
         """The CE's fields the left port writes (its address and ports: a CE without NAPT44);
-        none for a B4 (it keeps its LAN's) or a CE that translates (stateful)."""
+        none for a B4 or a 6rd CE (their LANs' addresses are the LAN's own) or a CE that
+        translates (stateful)."""
         return [] if config.stateful.enabled else technology_of(config).ce_fields
 
 
 class EncapsulatingCeTraffic(_EmulatedBr):
     name = "encapsulating-ce"
-    summary = ("IPv4 on the left, IPv4 in IPv6 to and from the AFTR or BR the right port plays "
-               "(DS-Lite B4, lwB4, MAP-E CE)")
+    summary = ("the customers' IP on the left, in tunnels to and from the AFTR or BR the right port "
+               "plays on the right: IPv4 in IPv6 (DS-Lite B4, lwB4, MAP-E CE), IPv6 in IPv4 (6rd CE)")
 
     def addresses(self, config, direction):
-        return ("left.ipv4", "right.ipv4") if direction == "forward" else ("right.ipv4", "left.ipv4")
+        return _customer_addresses(config, direction)
 
     def received(self, config, direction):
         # Into the tunnel to the BR the right port plays (the DUT is its entry point), and out
         # of it; the CE's own fields are the CE check's.
+        technology = technology_of(config)
+        source, destination = _customer_addresses(config, direction)
         if direction == "forward":
-            return Received("left.ipv4", "right.ipv4", ports=True, ttl_tos=True, tunnel_src="ipv4aas.ce_ipv6",
-                            tunnel_dst="ipv4aas.endpoint_ipv6",
-                            tunnel_carries_tos=technology_of(config).tunnel_carries_tos)
-        return Received("right.ipv4", "left.ipv4", ports=True, ttl_tos=True, tunnel_exits=1)
+            return Received(source, destination, ports=True, ttl_tos=True, tunnel_src=technology.ce_key,
+                            tunnel_dst=technology.endpoint_key, tunnel_carries_tos=technology.tunnel_carries_tos)
+        return Received(source, destination, ports=True, ttl_tos=True, tunnel_exits=1)
 
     def stream_keys(self, config, direction):
         # What arrives at the right port must be in the CE's tunnel, from its address and port
-        # set (a B4's NAT-free IPv4 is its LAN's: only the tunnel names it).
-        checked = technology_of(config).ce_fields
+        # set (a B4's NAT-free IPv4 is its LAN's, a 6rd CE's IPv6 too: only the tunnel names it).
+        technology = technology_of(config)
+        checked = technology.ce_fields
         own = self.own_fields(config)
         if direction == "forward":
             return {"ce": ce_request(config, "src", own, ["tunnel"] + checked)}
-        keys = {"tunnel": {"src_ip": config.ipv4aas.endpoint_ipv6, "dst_ip": config.ipv4aas.ce_ipv6}}
+        keys = {"tunnel": _tunnel(config, (technology.endpoint_key,), (technology.ce_key,))}
         return {**keys, "ce": ce_request(config, "dst", own, own)} if own else keys
 
 
 class MapTCeTraffic(_EmulatedBr):
     name = "map-t-ce"
     summary = "IPv4 on the left, the CE's translated IPv6 on the right (MAP-T CE)"
-    wire = IPV6
+    encapsulates = False
 
     def addresses(self, config, direction):
         # The IPv4 Internet's host right.ipv4 is right.virtual_ipv6 in the DMR, seen from the CE.
