@@ -166,3 +166,17 @@ def test_a_selftest_leaves_out_the_ce_check_a_cable_cannot_serve():
     assert "ce" not in ce and "tunnel" not in ce["rx"]
     br = TrafficPlan(load_config(None, BR), PORTS, through_dut=False).flows(1000)[0]["foreground"]
     assert (br["ce"]["fields"], br["ce"]["rx_fields"]) == (["tunnel", "ipv6"], ["ipv6"])
+
+
+@pytest.mark.parametrize("assignments, says", [
+    (BR, "(6rd BR: 65,536 CEs emulated on the left from a MAP rule, one per frame, pseudorandomly"),
+    (CE, "(6rd: the DUT is one CE, 100.64.18.52; the right port plays its BR"),
+])
+def test_a_6rd_trial_through_the_fake_engine_is_reported(fake_config, tmp_path, assignments, says):
+    from xlatperf.ui import cli
+    out = tmp_path / "out"
+    assert cli.main(["trial", "-c", str(fake_config), "--out", str(out), "--rate", "1000", "-q",
+                     *[arg for a in assignments for arg in ("--set", a)]]) == 0
+    assert cli.main(["report", str(out)]) == 0
+    report = (out / "report" / "report.md").read_text()
+    assert says in report, report

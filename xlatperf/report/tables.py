@@ -17,8 +17,11 @@ from .units import format_value, unit
 
 
 def _mix(config: dict) -> str:
+    # RFC 8219 §5.3's foreground: the traffic the DUT translates, or its tunnels carry.
+    technology = TECHNOLOGIES.get(config.get("ipv4aas.technology") or "")
+    handled = "encapsulated" if technology and technology.wire.encapsulated else "translated"
     n, m = config.get("traffic.mix_n", 1), config.get("traffic.mix_m", 1)
-    return "100 % translated" if m == n else f"{m}/{n} translated ({100 * m / n:.4g} %), " \
+    return f"100 % {handled}" if m == n else f"{m}/{n} {handled} ({100 * m / n:.4g} %), " \
         f"{n - m}/{n} native IPv6 background"
 
 
@@ -98,7 +101,7 @@ def _ipv4aas_setup(entry: Entry, config) -> str:
     if role.part is Part.DUAL:
         return f" ({name} dual DUT, CE and BR: RFC 8219 §4.2 Figure 2; docs/ipv4aas.md)"
     if technology.plays_operator(role):
-        return (f" ({name}: the DUT is one {role.name}, {config.get('ipv4aas.ce_ipv6')}; the right "
+        return (f" ({name}: the DUT is one {role.name}, {config.get(technology.ce_key)}; the right "
                 f"port plays its {technology.operator.name}; docs/ipv4aas.md)")
     ces = next((d["ces"] for d in entry.summary.get("directions", {}).values() if "ces" in d), None)
     if technology.emulates_ces(role) and ces:
