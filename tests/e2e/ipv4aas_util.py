@@ -28,18 +28,19 @@ def lab_config(make_lab, kind: str, **params) -> Path:
     return make_lab(kind, calibrate="no", **params)
 
 
-def tshark(pcap: str) -> list[dict]:
+def tshark(pcap: str, fields: list[str] = FIELDS) -> list[dict]:
     """The UDP frames of a capture, decoded by tshark with IPv4 and UDP checksums verified
-    (status 1: good)."""
+    (status 1: good): the values of `fields` in each."""
     out = subprocess.run(["tshark", "-r", pcap, "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
                           "-Y", "udp", "-T", "fields", "-E", "separator=|",
-                          *[x for f in FIELDS for x in ("-e", f)]],
+                          *[x for f in fields for x in ("-e", f)]],
                          capture_output=True, text=True, check=True).stdout
-    return [dict(zip(FIELDS, line.split("|"))) for line in out.splitlines()]
+    return [dict(zip(fields, line.split("|"))) for line in out.splitlines()]
 
 
-def capture(ns: str, dev: str, during, settle: float = 1.0) -> list[dict]:
-    """What passes `dev` in namespace `ns` (both directions) while `during()` runs."""
+def capture(ns: str, dev: str, during, settle: float = 1.0, fields: list[str] = FIELDS) -> list[dict]:
+    """What passes `dev` in namespace `ns` (both directions) while `during()` runs: `fields` of
+    each UDP frame (tshark)."""
     pcap = f"/run/xlp-ipv4aas-{dev}.pcap"
     # --immediate-mode: else the kernel hands tcpdump its packets a block at a time, after up to
     # a second, and a frame that arrived just before the end was "received by filter" but never
@@ -55,7 +56,7 @@ def capture(ns: str, dev: str, during, settle: float = 1.0) -> list[dict]:
         stats = dump.communicate(timeout=10)[1].decode()
     try:
         assert "\n0 packets dropped by kernel" in "\n" + stats, stats  # the checks see every frame
-        return tshark(pcap)
+        return tshark(pcap, fields)
     finally:
         Path(pcap).unlink(missing_ok=True)
 

@@ -48,10 +48,6 @@ static __always_inline int own(__u32 ipv4, __u16 port) {
   return ipv4 == CE_IPV4 && in_a_set(port) && psid_of(port) == CE_PSID;
 }
 
-static __always_inline __u32 be32_at(const __u8 *p) {
-  return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
-}
-
 SEC("tc/from_lan")
 int from_lan(struct __sk_buff *skb) {
   __u8 h[ETH_LEN + 24];  // Ethernet, the IPv4 header and ports

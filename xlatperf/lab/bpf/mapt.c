@@ -37,7 +37,7 @@ int from_ce(struct __sk_buff *skb) {
   const __u16 sport = (__u16)(ip6[IP6_LEN] << 8 | ip6[IP6_LEN + 1]);
   struct ipv6_address ce;
   if (!ce_address(src4, sport, &ce, 0) || ce.hi != src.hi || ce.lo != src.lo) return drop();
-  return to_ipv4(skb, ip6, src4, dst4, V4_IFINDEX, draw_fault());
+  return to_ipv4(skb, ip6, src4, dst4, NET_IFINDEX, draw_fault());
 }
 
 SEC("tc/to_ce")

@@ -17,7 +17,7 @@
 //
 // Everything else (ARP, ND, packets to the DUT itself) goes to the kernel. Build parameters
 // (-D): MODE_MAP or MODE_LW (with SOFTWIRE_COUNT, the size of the binding table map, ce.h);
-// BR_ADDR_HI/LO (the BR's IPv6 address as two 64-bit halves); CE_IFINDEX, V4_IFINDEX (the
+// BR_ADDR_HI/LO (the BR's IPv6 address as two 64-bit halves); CE_IFINDEX, NET_IFINDEX (the
 // interfaces' indexes in the DUT namespace); MAP: RULE6_HI (the rule's IPv6 prefix's first 64
 // bits), RULE6_LEN (n, with n + EA_BITS <= 64), RULE4 (host order), RULE4_LEN (r), EA_BITS
 // (o); both: PSID_OFFSET (a), PSID_LEN (k; MAP: o - (32 - r)),
@@ -50,7 +50,7 @@ int from_ce(struct __sk_buff *skb) {
     return drop();  // spoofed: not the CE that owns this address and port
   if (decapsulate(skb) < 0) return drop();  // RFC 7597 §8: the BR forwards the IPv4 packet
   if (forward_ipv4(skb, ETH_LEN, draw_fault())) return drop();
-  return bpf_redirect_neigh(V4_IFINDEX, 0, 0, 0);
+  return bpf_redirect_neigh(NET_IFINDEX, 0, 0, 0);
 }
 
 SEC("tc/to_ce")

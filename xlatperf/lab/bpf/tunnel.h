@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// RFC 2473 IPv4-in-IPv6 tunnels for the lab's reference DUTs (softwire.c, aftr.c,
-// customer_edge.c; the MAP-T ones use the byte helpers): IPv6 addresses as two 64-bit halves,
-// putting a tunnel header in front of an IPv4 packet and taking it off, and the TTL of the
-// IPv4 packets they forward.
+// Tunnels for the lab's reference DUTs: RFC 2473 IPv4 in IPv6 (softwire.c, aftr.c,
+// customer_edge.c; the MAP-T ones use the byte helpers), with IPv6 addresses as two 64-bit
+// halves, putting a tunnel header in front of an IPv4 packet and taking it off, and the TTL of
+// the IPv4 packets they forward; and RFC 4213 IPv6 in IPv4 (sixrd.c, 6rd), the same for an
+// IPv4 tunnel header and the hop limit of the IPv6 packets inside.
 #pragma once
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
@@ -13,10 +14,15 @@
 #ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV4
 #define BPF_F_ADJ_ROOM_DECAP_L3_IPV4 (1ULL << 7)
 #endif
+#ifndef BPF_F_ADJ_ROOM_DECAP_L3_IPV6
+#define BPF_F_ADJ_ROOM_DECAP_L3_IPV6 (1ULL << 8)
+#endif
 
 #define ETH_LEN 14
 #define IP6_LEN 40
+#define IP4_LEN 20
 #define PROTO_IPIP 4
+#define PROTO_IPV6 41
 
 struct ipv6_address {
   __u64 hi, lo;  // host order, hi = the first 64 bits
@@ -27,9 +33,12 @@ struct ipv6_address {
 #endif
 // A faulty DUT (MISDELIVER = N > 0): about one in N packets gets another CE's address, its last
 // bit flipped (a BR's towards the CEs, a CE's own towards the BR), which the tester must count
-// as wrong_ce.
+// as wrong_ce. misdeliver_now draws whether this packet is one (6rd's CE addresses are IPv4).
+static __always_inline int misdeliver_now(void) {
+  return MISDELIVER && bpf_get_prandom_u32() % MISDELIVER == 0;
+}
 static __always_inline void maybe_misdeliver(struct ipv6_address *ce) {
-  if (MISDELIVER && bpf_get_prandom_u32() % MISDELIVER == 0) ce->lo ^= 1;
+  if (misdeliver_now()) ce->lo ^= 1;
 }
 
 static __always_inline __u64 load_u64(const __u8 *p) {
@@ -158,4 +167,72 @@ static __always_inline int spoil_forwarded(struct __sk_buff *skb, __u32 off, int
   if (bpf_skb_load_bytes(skb, off + 10, sum, 2) < 0) return -1;
   sum[1] ^= 1;
   return bpf_skb_store_bytes(skb, off + 10, sum, 2, 0);
+}
+
+// --- RFC 4213 IPv6 in IPv4 (6rd, RFC 5969 §7) ---------------------------------------------------
+
+static __always_inline __u32 be32_at(const __u8 *p) {
+  return (__u32)p[0] << 24 | (__u32)p[1] << 16 | (__u32)p[2] << 8 | p[3];
+}
+
+// The one's complement sum of a 20-byte IPv4 header, folded: 0xffff when its checksum verifies.
+static __always_inline __u16 ipv4_header_sum(const __u8 *h) {
+  __u32 sum = 0;
+#pragma unroll
+  for (int i = 0; i < IP4_LEN; i += 2) sum += (__u32)h[i] << 8 | h[i + 1];
+  sum = (sum & 0xffff) + (sum >> 16);
+  return (__u16)((sum & 0xffff) + (sum >> 16));
+}
+
+// What a router does to the IPv6 packet at `off`, as the packet's fault spoils it: the hop
+// limit decremented (not with FAULT_TTL), the traffic class zeroed with FAULT_TOS (IPv6 has no
+// header checksum: FAULT_CHECKSUM spoils an IPv4 tunnel header instead). 1 when the hop limit is
+// exhausted, < 0 on failure.
+static __always_inline int forward_ipv6(struct __sk_buff *skb, __u32 off, int fault) {
+  __u8 h[8];
+  if (bpf_skb_load_bytes(skb, off, h, sizeof h) < 0) return -1;
+  if (h[7] <= 1) return 1;
+  if (FAULTY(fault, TOS)) h[0] &= 0xf0, h[1] &= 0x0f;
+  if (!FAULTY(fault, TTL)) h[7] -= 1;
+  return bpf_skb_store_bytes(skb, off, h, sizeof h, 0) < 0 ? -1 : 0;
+}
+
+// Puts an IPv4 header from `src` to `dst` (host order) in front of the IPv6 packet after the
+// Ethernet header and sets the EtherType; < 0 on failure. RFC 4213 §3.5: protocol 41, TTL 64
+// (§3.3: the encapsulator's choice), DF clear (§3.2.1: the lab's tunnel MTU is static, the
+// veths carry the IPv6 MTU + 20, so nothing needs fragmenting and no ICMPv4 "fragmentation
+// needed" should come back), a random identification (RFC 6864 §4.1: unique enough for a
+// datagram that may be fragmented), the TOS the inner traffic class (RFC 2983's uniform model:
+// the DSCP stays visible in the IPv4 network; the ECN field copied, RFC 6040 §4.1's normal
+// mode). FAULT_CHECKSUM: the header checksum off by one.
+static __always_inline int encapsulate_in_ipv4(struct __sk_buff *skb, __u32 src, __u32 dst, int fault) {
+  __u8 ip6[6];
+  if (bpf_skb_load_bytes(skb, ETH_LEN, ip6, sizeof ip6) < 0) return -1;
+  const __u8 tos = (__u8)(ip6[0] << 4 | ip6[1] >> 4);
+  const __u16 length = (__u16)(IP4_LEN + IP6_LEN + (ip6[4] << 8 | ip6[5]));
+  if (bpf_skb_adjust_room(skb, IP4_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_ENCAP_L3_IPV4) < 0) return -1;
+  const __u32 id = bpf_get_prandom_u32();
+  __u8 h[2 + IP4_LEN] = {0x08, 0x00, 0x45, tos, (__u8)(length >> 8), (__u8)length, (__u8)(id >> 8), (__u8)id,
+                         0, 0, 64, PROTO_IPV6, 0, 0,
+                         (__u8)(src >> 24), (__u8)(src >> 16), (__u8)(src >> 8), (__u8)src,
+                         (__u8)(dst >> 24), (__u8)(dst >> 16), (__u8)(dst >> 8), (__u8)dst};
+  __u16 sum = (__u16)~ipv4_header_sum(h + 2);
+  if (FAULTY(fault, CHECKSUM)) sum ^= 1;
+  h[12] = (__u8)(sum >> 8), h[13] = (__u8)sum;
+  return bpf_skb_store_bytes(skb, 12, h, sizeof h, 0);
+}
+
+// Whether the 20-byte IPv4 header `h` carries a whole IPv6 packet as a tunnel end takes it: no
+// options, not a fragment (this DUT reassembles nothing), its checksum good, version 6 inside.
+static __always_inline int plain_ipv6_in_ipv4(const __u8 *h) {
+  return h[0] == 0x45 && (h[6] & 0x3f) == 0 && h[7] == 0 && ipv4_header_sum(h) == 0xffff &&
+         (h[IP4_LEN] >> 4) == 6;
+}
+
+// Removes the IPv4 tunnel header in front of the IPv6 packet after the Ethernet header and sets
+// the EtherType; < 0 on failure.
+static __always_inline int decapsulate_from_ipv4(struct __sk_buff *skb) {
+  if (bpf_skb_adjust_room(skb, -IP4_LEN, BPF_ADJ_ROOM_MAC, BPF_F_ADJ_ROOM_DECAP_L3_IPV6) < 0) return -1;
+  const __u8 type[2] = {0x86, 0xdd};
+  return bpf_skb_store_bytes(skb, 12, type, 2, 0);
 }

@@ -3,6 +3,8 @@
 share their code: `router` (router4, router6, limit, lossy, bridge), `vlan`, `tayga` (siit), `nat`
 (nat44, nat66, nat64, 464xlat, clat, dslite-aftr), `softwire` (mape-br, mapt-br, lwaftr),
 `customer_edge` (b4, lwb4, mape-ce, mapt-ce), `dual` (dslite-dual, mape-dual, mapt-dual),
+`sixrd` (6rd-br, 6rd-ce, 6rd-dual: 6rd's BR, CE and the two in line, on softwire's, customer_edge's
+and dual's bases),
 `resolver` (dns64-bind, dns64-unbound, dns64-pdns), `loopback`. A new kind is a LabKind subclass listed in KINDS, which
 drives parameter validation and `xlatperf lab up --help`."""
 
@@ -18,6 +20,7 @@ from .loopback import Loopback
 from .nat import Clat, DsLiteAftr, Nat44, Nat64, Nat66, Xlat464
 from .resolver import Bind, PowerDns, Unbound
 from .router import Bridge, Limit, Lossy, Router4, Router6
+from .sixrd import SixrdBr, SixrdCe, SixrdDual
 from .softwire import LwAftr, MapEBr, MapTBr
 from .tayga import Siit
 from .vlan import Vlan
@@ -25,6 +28,7 @@ from .vlan import Vlan
 KINDS: dict[str, LabKind] = {kind.name: kind for kind in (
     Router4(), Router6(), Siit(), Nat44(), Nat66(), Nat64(), Vlan(), Loopback(), Limit(),
     Lossy(), Bridge(), Xlat464(), Clat(), DsLiteAftr(), MapEBr(), MapTBr(), LwAftr(), B4(), LwB4(), MapECe(), MapTCe(), DsLiteDual(), MapEDual(), MapTDual(),
+    SixrdBr(), SixrdCe(), SixrdDual(),
     Bind(), Unbound(), PowerDns())}
 
 __all__ = ["COMMON_PARAMS", "KINDS", "LabKind", "format_kinds"]

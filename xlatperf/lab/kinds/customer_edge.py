@@ -69,11 +69,31 @@ class CustomerEdge(LabKind):
         PSID offset)."""
         raise NotImplementedError
 
-    def wan_route(self, p: dict[str, Any], place: "CePlace") -> str:
+    def lan_side(self, p: dict[str, Any]) -> tuple[str, str]:
+        """The LAN's addresses: the CE's (with prefix) and the LAN host's."""
+        return V4_LEFT
+
+    def wan_routes(self, p: dict[str, Any], place: "CePlace") -> list[str]:
         """What the CE routes to its WAN next hop: the AFTR's or BR's address."""
-        return f"{place.br}/128"
+        return [f"{place.br}/128"]
+
+    def own_address(self, p: dict[str, Any], place: "CePlace") -> None:
+        """Where the CE's own IPv4 address is (without NAPT44 the LAN host uses it)."""
+        _, ce4, _, _, _ = self.the_ce(p)
+        if ce4 and not p.get("napt", False):
+            ip(place.ns, "route", "add", f"{ce4}/32", "dev", place.lan)
+
+    def ce_defines(self, p: dict[str, Any]) -> list[str]:
+        """The program's -D parameters of the CE the DUT is."""
+        ce6, ce4, psid, k, a = self.the_ce(p)
+        hi, lo = halves(ce6)
+        return [f"-DCE_ADDR_HI={hi:#x}ull", f"-DCE_ADDR_LO={lo:#x}ull",
+                f"-DCE_IPV4={int(ipaddress.IPv4Address(ce4)) if ce4 else 0:#x}u", f"-DCE_PSID={psid}",
+                f"-DPSID_LEN={k}", f"-DPSID_OFFSET={a}", f"-DNAPT={int(p.get('napt', False))}",
+                f"-DOWN_IPV4={int(ipaddress.IPv4Address(host(V4_LEFT[0]))):#x}u"]
 
     def defines(self, p: dict[str, Any], place: "CePlace") -> list[str]:
+        """The program's -D parameters besides the CE's, the interfaces and the faults."""
         hi, lo = halves(place.br)
         return [f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull"]
 
@@ -84,24 +104,20 @@ class CustomerEdge(LabKind):
         """The CE in `place`: alone, the DUT namespace between the tester's ports; in a dual DUT
         (dual.py), a namespace of its own in front of the BR's. With p["napt"] the kernel
         forwards and translates (translate()), the programs only end the softwire."""
-        setup_router(left=[V4_LEFT], right=[place.wan_address], ns=place.ns, devs=(place.lan, place.wan))
-        ce6, ce4, psid, k, a = self.the_ce(p)
+        setup_router(left=[self.lan_side(p)], right=[place.wan_address], ns=place.ns, devs=(place.lan, place.wan))
         napt = p.get("napt", False)
-        if ce4 and not napt:  # the LAN host uses the CE's own address
-            ip(place.ns, "route", "add", f"{ce4}/32", "dev", place.lan)
-        ip(place.ns, "-6", "route", "add", self.wan_route(p, place), "via", place.next_hop, "dev", place.wan)
-        hi, lo = halves(ce6)
+        self.own_address(p, place)
+        for route in self.wan_routes(p, place):
+            ip(place.ns, "route", "add", route, "via", place.next_hop, "dev", place.wan)
         obj = build_bpf(self.program, self.name, [
-            f"-DCE_ADDR_HI={hi:#x}ull", f"-DCE_ADDR_LO={lo:#x}ull",
-            f"-DCE_IPV4={int(ipaddress.IPv4Address(ce4)) if ce4 else 0:#x}u", f"-DCE_PSID={psid}",
-            f"-DPSID_LEN={k}", f"-DPSID_OFFSET={a}", f"-DNAPT={int(napt)}",
-            f"-DOWN_IPV4={int(ipaddress.IPv4Address(host(V4_LEFT[0]))):#x}u",
+            *self.ce_defines(p),
             f"-DLAN_IFINDEX={ifindex(place.lan, place.ns)}", f"-DWAN_IFINDEX={ifindex(place.wan, place.ns)}",
             f"-DMISDELIVER={p.get('misdeliver', 0)}", *fault_defines(p), *self.defines(p, place)])
         attach_bpf(obj, [(place.wan, "ingress", "tc/from_wan"),
                          (place.wan, "egress", "tc/to_wan") if napt else (place.lan, "ingress", "tc/from_lan")],
                    place.ns)
         if napt:
+            _, ce4, psid, k, _ = self.the_ce(p)
             self.translate(p, place, ce4, psid, k)
 
     def translate(self, p: dict[str, Any], place: "CePlace", ce4: str, psid: int, k: int) -> None:
@@ -254,8 +270,8 @@ class MapTCe(MapECe):
                            "for the translated IPv6 header"},
                    **fault_params(MapECe.role.name, bpf_faults(technology))}  # a translator's too (df)
 
-    def wan_route(self, p, place):
-        return p["dmr"]
+    def wan_routes(self, p, place):
+        return [p["dmr"]]
 
     def defines(self, p, place):
         return [f"-DDMR_HI={int(ipaddress.IPv6Network(p['dmr']).network_address) >> 64:#x}ull"]

@@ -37,12 +37,13 @@ CE_WAN = (f"{V6_LEFT[1]}/64", host(V6_LEFT[0]))
 # correct one).
 CE_ALONE = ("misdeliver", "faulty", "faulty_share")
 
-class _Dual(LabKind):
+class DualDut(LabKind):
     """A reference CE (`ce`) in CE_NS in front of a reference BR (`br`) in DUT_NS."""
     ce: CustomerEdge
     br: LabKind
     role = ipv4aas.DUAL
     tunnel_end = BR_ADDRESS     # where the CE's tunnels go: the BR's or AFTR's address
+    ce_wan = CE_WAN             # the CE's WAN address (with prefix) and its next hop, the BR's
     more_namespaces = (CE_NS,)
     steered_by = "RPS on the veth ends of both DUTs"
 
@@ -66,8 +67,8 @@ class _Dual(LabKind):
         ip(DUT_NS, "link", "set", DUT_PORTS[0], "netns", CE_NS)
         ip(CE_NS, "link", "set", DUT_PORTS[0], "name", CE_PORTS[0])
         add_veth(CE_NS, CE_PORTS[1], DUT_NS, DUT_PORTS[0], self.veth_mtu(p), macs=CE_WAN_MACS)
-        self.ce.build_at(p, CePlace(ns=CE_NS, lan=CE_PORTS[0], wan=CE_PORTS[1], wan_address=CE_WAN,
-                                    next_hop=CE_WAN[1], br=self.tunnel_end))
+        self.ce.build_at(p, CePlace(ns=CE_NS, lan=CE_PORTS[0], wan=CE_PORTS[1], wan_address=self.ce_wan,
+                                    next_hop=self.ce_wan[1], br=self.tunnel_end))
         self.br.build(p)
 
     def place(self, placement: Placement) -> None:
@@ -84,7 +85,7 @@ class _Dual(LabKind):
         return sections
 
 
-class _MapDual(_Dual):
+class _MapDual(DualDut):
     kind_params = {**RULE_PARAMS, **{k: v for k, v in MapECe.kind_params.items() if k not in CE_ALONE}}
 
     def resolve(self, p: dict[str, Any]) -> None:
@@ -117,7 +118,7 @@ class MapTDual(_MapDual):
     kind_params = {**_MapDual.kind_params, **{k: v for k, v in MapTCe.kind_params.items() if k not in CE_ALONE}}
 
 
-class DsLiteDual(_Dual):
+class DsLiteDual(DualDut):
     name = "dslite-dual"
     description = ("DS-Lite dual DUT (RFC 6333, RFC 8219 Fig. 2): the reference B4 and AFTR "
                    "(tc-BPF softwire, nftables NAT44 to 198.19.0.1), IPv4 left and right")

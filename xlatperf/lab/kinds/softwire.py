@@ -34,13 +34,13 @@ from .base import LabKind, bpf_faults, fault_defines, fault_params, integer
 from .common import attach_bpf, build_bpf, ifindex, setup_router
 
 BR_ADDRESS = "2001:db8:ffff::1"   # the BR's / lwAFTR's tunnel endpoint (RFC 7597 App. A's BR)
-CE_SIDE, V4_SIDE = "xlp-dl", "xlp-dr"
+CE_SIDE, NET_SIDE = "xlp-dl", "xlp-dr"   # the CEs' side, the Internet's
 # Where the BR's programs run: (interface, tc hook, the object's section).
-PROGRAMS = [(CE_SIDE, "ingress", "tc/from_ce"), (V4_SIDE, "ingress", "tc/to_ce")]
+PROGRAMS = [(CE_SIDE, "ingress", "tc/from_ce"), (NET_SIDE, "ingress", "tc/to_ce")]
 BINDING_TABLE = os.path.join(LAB_DIR, "binding-table.csv")
 
 
-def _prefix(version: int):
+def prefix_parser(version: int):
     """A parser of IPv`version` prefixes (ValueError for anything else)."""
     def parse(text: str) -> str:
         network = ipaddress.ip_network(text, strict=True)
@@ -69,15 +69,15 @@ def _slash64(prefix: str) -> str:
 DMR_PARAM = {"default": "2001:db8:ffff::/64", "allowed": "an IPv6 /64 prefix",
              "help": "the Default Mapping Rule's prefix (RFC 7599 App. A's; the IPv4 Internet's "
                      "addresses embedded after its u octet)",
-             "parse": lambda text: _slash64(_prefix(6)(text))}
+             "parse": lambda text: _slash64(prefix_parser(6)(text))}
 
 # A MAP rule (RFC 7597 §5), for the reference MAP BRs and CEs.
 RULE_PARAMS: dict[str, dict[str, Any]] = {
     "rule_ipv6": {"default": "2001:db8::/40", "allowed": "an IPv6 prefix",
                   "help": "the Basic Mapping Rule's IPv6 prefix (RFC 7597 App. A Example 1's)",
-                  "parse": _prefix(6)},
+                  "parse": prefix_parser(6)},
     "rule_ipv4": {"default": "192.0.2.0/24", "allowed": "an IPv4 prefix",
-                  "help": "the rule's IPv4 prefix", "parse": _prefix(4)},
+                  "help": "the rule's IPv4 prefix", "parse": prefix_parser(4)},
     "ea_bits": {"default": "16", "allowed": "an integer 0..48, with the IPv6 prefix at most 64 bits",
                 "help": "EA-bits length (IPv4 suffix and PSID bits)", "parse": integer(0, 48)},
     "psid_offset": {"default": "6", "allowed": "an integer 0..15", "help": "PSID offset a",
@@ -151,7 +151,7 @@ def binding_table_entries(table: list[tuple[str, str, int]]) -> tuple[list[bytes
     return keys, values
 
 
-class _SoftwireBr(LabKind):
+class SoftwireBr(LabKind):
     """What the reference BRs share: the wiring, building and attaching the BPF program, the
     tester sides."""
     technology: ipv4aas.Technology
@@ -159,6 +159,11 @@ class _SoftwireBr(LabKind):
     program = "softwire.c"
     program_maps = False  # whether the program has maps the lab fills (fill_maps)
     tools = {"clang": "clang", "tc": "iproute2"}
+    # The CEs' side (the DUT's address and prefix, the tester's: the next hop of the CEs'
+    # prefix) and the Internet side's addresses; native IPv6 is routed too: RFC 8219 §5.3's
+    # background traffic beside the CEs'.
+    ce_side = V6_LEFT
+    net_side = (V4_RIGHT, V6_RIGHT)
 
     @property
     def endpoint(self) -> str | None:
@@ -179,17 +184,19 @@ class _SoftwireBr(LabKind):
     def fill_maps(self, p: dict[str, Any]) -> None:
         """Fills the maps of the attached programs (with program_maps)."""
 
-    def build(self, p: dict[str, Any]) -> None:
-        # Native IPv6 is routed too: RFC 8219 §5.3's background traffic beside the CEs'.
-        setup_router(left=[V6_LEFT], right=[V4_RIGHT, V6_RIGHT])
-        if self.endpoint:
-            ip(DUT_NS, "addr", "add", f"{self.endpoint}/128", "dev", "lo")
-        ip(DUT_NS, "-6", "route", "add", self.ce_prefix(p), "via", V6_LEFT[1], "dev", CE_SIDE)
+    def endpoint_defines(self) -> list[str]:
+        """The program's -D parameters of the BR's own address."""
         hi, lo = halves(BR_ADDRESS)
+        return [f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull"]
+
+    def build(self, p: dict[str, Any]) -> None:
+        setup_router(left=[self.ce_side], right=list(self.net_side))
+        if self.endpoint:
+            ip(DUT_NS, "addr", "add", str(ipaddress.ip_interface(self.endpoint)), "dev", "lo")
+        ip(DUT_NS, "route", "add", self.ce_prefix(p), "via", self.ce_side[1], "dev", CE_SIDE)
         obj = build_bpf(self.program, self.name, [
-            f"-DBR_ADDR_HI={hi:#x}ull", f"-DBR_ADDR_LO={lo:#x}ull", f"-DCE_IFINDEX={ifindex(CE_SIDE)}",
-            f"-DV4_IFINDEX={ifindex(V4_SIDE)}", f"-DMISDELIVER={p['misdeliver']}", *fault_defines(p),
-            *self.defines(p)], maps=self.program_maps)
+            *self.endpoint_defines(), f"-DCE_IFINDEX={ifindex(CE_SIDE)}", f"-DNET_IFINDEX={ifindex(NET_SIDE)}",
+            f"-DMISDELIVER={p['misdeliver']}", *fault_defines(p), *self.defines(p)], maps=self.program_maps)
         attach_bpf(obj, PROGRAMS)
         self.fill_maps(p)
 
@@ -214,7 +221,7 @@ class _SoftwireBr(LabKind):
 IID_FAULT = {"iid": "a CE's address with the whole IPv4 destination where the CE owns a prefix (RFC 7597 §6 pads it)"}
 
 
-class MapEBr(_SoftwireBr):
+class MapEBr(SoftwireBr):
     name = "mape-br"
     description = ("reference MAP-E Border Relay (RFC 7597) in tc-BPF: CEs of a MAP rule on the "
                    "left in IPv4-in-IPv6 tunnels, IPv4 on the right")
@@ -269,7 +276,7 @@ class MapTBr(MapEBr):
 
 
 
-class LwAftr(_SoftwireBr):
+class LwAftr(SoftwireBr):
     name = "lwaftr"
     description = ("reference lw4o6 lwAFTR (RFC 7596) in tc-BPF with a generated binding table "
                    "of lwB4s sharing IPv4 addresses by port sets")
