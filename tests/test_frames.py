@@ -5,8 +5,7 @@ registry."""
 import pytest
 
 from xlatperf.config.loading import load_config
-from xlatperf.frames.kinds import (KINDS, frame_size_of, kind_of, largest_frame, min_frame_size,
-                                   size_name_of, trial_stacks)
+from xlatperf.frames.kinds import KINDS, kind_of, trial_frames
 from xlatperf.frames.stack import (IPV4, IPV4_IN_IPV6, IPV6, TCP_ACK, TCP_DATA, TCP_SYN, UDP, frame_size,
                                    named_stack, size_name)
 from xlatperf.util.errors import ConfigError
@@ -63,23 +62,23 @@ def test_the_registry_picks_the_kind_from_the_sides():
     assert [k.name for k in KINDS] == ["encapsulation", "map-t", "encapsulating-ce", "map-t-ce", "native", "siit"]
     native, siit = load_config(None, []), load_config(None, V6_LEFT + ["traffic.frame_size=84"])
     assert kind_of(native).name == "native" and kind_of(siit).name == "siit"
-    assert trial_stacks(native) == [IPV4] and set(trial_stacks(siit)) == {IPV4, IPV6}
+    assert trial_frames(native).stacks == (IPV4,) and set(trial_frames(siit).stacks) == {IPV4, IPV6}
     assert kind_of(siit).addresses(siit, "forward") == ("left.ipv6", "right.virtual_ipv6")
     assert kind_of(siit).addresses(siit, "reverse") == ("right.ipv4", "left.virtual_ipv4")
     assert kind_of(native).addresses(native, "reverse") == ("right.ipv4", "left.ipv4")
 
 
 def test_a_trials_frame_facts_follow_from_its_stacks():
-    native = load_config(None, ["traffic.frame_size=64"])
-    assert min_frame_size(native) == 64 and largest_frame(native) == 64
-    siit = load_config(None, V6_LEFT + ["traffic.frame_size=1518", "left.vlan=5"])
-    assert min_frame_size(siit) == 84
-    assert frame_size_of(siit, IPV4) == 1498 and size_name_of(siit, IPV4, 1498) == 1518
-    assert largest_frame(siit) == 1518 + 4       # the IPv6 frame with its VLAN tag
+    native = trial_frames(load_config(None, ["traffic.frame_size=64"]))
+    assert native.min_frame_size() == 64 and native.largest_frame == 64
+    siit = trial_frames(load_config(None, V6_LEFT + ["traffic.frame_size=1518", "left.vlan=5"]))
+    assert siit.min_frame_size() == 84 and siit.directions == {"forward": (IPV6, IPV4), "reverse": (IPV4, IPV6)}
+    assert siit.frame_size_of(IPV4) == 1498 and siit.size_name_of(IPV4, 1498) == 1518
+    assert siit.largest_frame == 1518 + 4       # the IPv6 frame with its VLAN tag
     # Native IPv6 background makes the sizes name IPv6 frames in an IPv4 trial too.
-    mixed = load_config(None, ["traffic.frame_size=84", "traffic.mix_n=10", "traffic.mix_m=9",
-                               "left.ipv6=2001:2::2", "right.ipv6=2001:2:0:8000::2"])
-    assert min_frame_size(mixed) == 84 and frame_size_of(mixed, IPV4) == 64
+    mixed = trial_frames(load_config(None, ["traffic.frame_size=84", "traffic.mix_n=10", "traffic.mix_m=9",
+                                            "left.ipv6=2001:2::2", "right.ipv6=2001:2:0:8000::2"]))
+    assert mixed.min_frame_size() == 84 and mixed.frame_size_of(IPV4) == 64
 
 
 def test_a_size_too_small_for_the_trials_frames_names_the_rule():

@@ -11,7 +11,7 @@ import pytest
 
 from xlatperf.config.loading import load_config
 from xlatperf.frames.addressing import MapRule, embed_ipv4
-from xlatperf.frames.kinds import kind_of, largest_frame
+from xlatperf.frames.kinds import kind_of, trial_frames
 from xlatperf.traffic.plan import TrafficPlan
 from xlatperf.util.errors import ConfigError
 from xlatperf.util.rates import max_frame_rate
@@ -67,7 +67,7 @@ def test_the_tunnel_overhead_counts_in_the_maximum_frame_rate():
     config = load_config(None, MAP_E)
     plan = TrafficPlan(config, PORTS)
     assert plan.max_rate == 10_080_645
-    assert largest_frame(config) == 104
+    assert trial_frames(config).largest_frame == 104
     assert "104 bytes" in plan.directions[0].describe_limit()
     assert TrafficPlan(load_config(None, MAP_E + ["traffic.frame_size=1460"]), PORTS).max_rate == \
         10**10 // ((1500 + 20) * 8)

@@ -5,7 +5,7 @@ the medium's maximum per direction)."""
 import pytest
 
 from xlatperf.config.loading import load_config
-from xlatperf.frames.kinds import frame_size_of
+from xlatperf.frames.kinds import trial_frames
 from xlatperf.frames.stack import IPV4, IPV6
 from xlatperf.traffic.plan import TrafficPlan, build_flows, owned_addresses
 from xlatperf.util.errors import ConfigError
@@ -89,7 +89,8 @@ def test_frame_sizes_4_6():
 
 def test_background_frames_are_ipv6_on_both_sides():
     config = load_config(None, ["traffic.frame_size=84", "traffic.mix_n=10", "traffic.mix_m=9"])
-    assert frame_size_of(config, IPV4) == 64 and frame_size_of(config, IPV6) == 84
+    frames = trial_frames(config)
+    assert frames.frame_size_of(IPV4) == 64 and frames.frame_size_of(IPV6) == 84
     for flow in build_flows(config, 1000, PORTS):
         assert flow["mix"] == {"n": 10, "m": 9}
         assert (flow["foreground"]["frame_size"], flow["foreground"]["rx_frame_size"]) == (64, 64)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.frames.kinds import frame_size_of
+from xlatperf.frames.kinds import trial_frames
 from xlatperf.frames.stack import IP_STACKS, IPV4, IPV6
 from xlatperf.config.loading import load_config
 from xlatperf.config.siitperf import import_siitperf, parse_siitperf
@@ -160,7 +160,7 @@ def test_pure_ipv4_frame_size_is_converted(cmdline, frame_size, sent, tmp_path):
     result = import_siitperf(DATA / "multi-ip-ipv4.conf", out, cmdline=cmdline)
     config = load_config(str(out))
     assert config.traffic.frame_size == frame_size
-    assert {v: frame_size_of(config, IP_STACKS[v]) for v in sent} == sent
+    assert {v: trial_frames(config).frame_size_of(IP_STACKS[v]) for v in sent} == sent
     converted = [n for n in result.notes if "names the IPv4 frame" in n]
     assert len(converted) == (frame_size != int(cmdline.split()[0]))
 
@@ -175,7 +175,7 @@ def test_frame_size_without_cmdline_is_siitperfs_minimum_in_xlatperfs_terms(tmp_
         config = load_config(str(out))
         assert config.traffic.frame_size == size, name
         if ipv4_frames is not None:
-            assert frame_size_of(config, IP_STACKS[4]) == ipv4_frames, name
+            assert trial_frames(config).frame_size_of(IP_STACKS[4]) == ipv4_frames, name
         assert any("ipv6_frame_size 84" in n for n in result.notes), name
 
 

@@ -14,7 +14,7 @@ from fakes import FAKE_ENGINE
 from xlatperf.config.loading import load_config
 from xlatperf.frames.imix import imix_period, interleave, mixed_length, mixed_pattern
 from xlatperf.engine.protocol import TrialResult, trial_from_record
-from xlatperf.frames.kinds import largest_frame, sizes_name
+from xlatperf.frames.kinds import trial_frames
 from xlatperf.frames.trial import side_vlan
 from xlatperf.traffic.plan import TrafficPlan, imix_size_names
 from xlatperf.util.errors import ConfigError
@@ -93,7 +93,7 @@ def test_the_fake_engine_accepts_tagged_requests_and_the_record_counts_bad_vlan(
 
 def test_jumbo_frames_up_to_9216_bytes_and_their_maximum_rate():
     config = load_config(None, ["traffic.frame_size=9216", "left.vlan=5"])
-    assert largest_frame(config) == 9220
+    assert trial_frames(config).largest_frame == 9220
     plan = TrafficPlan(config, PORTS)
     # 10G, 9220 bytes on the wire with the tag: 10^10 / (8 x (9220 + 20)) = 135,281.
     assert plan.max_rate == 135_281
@@ -246,7 +246,7 @@ def test_per_size_counts_name_the_configured_size_on_both_sides_of_a_translator(
     assert [(s["kind"], s["ip_version"], s["frame_size"], s["rx_frame_size"]) for s in flows[1]["streams"]][:4] \
         == [("foreground", 4, 64, 84), ("foreground", 4, 594, 614), ("foreground", 4, 1498, 1518),
             ("background", 6, 84, 84)]
-    names = imix_size_names(sizes_name(config), flows)
+    names = imix_size_names(trial_frames(config).named, flows)
     assert names["forward"] == names["reverse"] == {"foreground": [84, 614, 1518], "background": [84, 614, 1518]}
     request = {"id": 1, "op": "trial", "duration": 0.144, "flows": flows}
     done = subprocess.run([sys.executable, str(FAKE_ENGINE), "--vdev", "net_null0", "--vdev", "net_null1", "--"],

@@ -6,7 +6,7 @@ the value and what is allowed."""
 import ipaddress
 
 from ..util.errors import key_error
-from ..frames.kinds import foreground_addresses, kind_of, largest_frame, min_frame_size
+from ..frames.kinds import foreground_addresses, trial_frames
 from ..frames.kinds.ipv4aas import dual_dut
 from ..frames.stack import MAX_FRAME_SIZE, SENT_TTL
 from ..frames.trial import DIRECTIONS, active_directions, direction_sides, has_background, lookup, size_period
@@ -62,7 +62,8 @@ def cross_check(config: ConfigBase) -> None:
 
     # Frame size rule of docs/config.md (frames/stack.py): frame_size names the IPv6 frame
     # whenever IPv6 frames are part of the trial (IPv4 frames are then 20 bytes shorter).
-    low = min_frame_size(config)
+    frames = trial_frames(config)
+    low = frames.min_frame_size()
     if traffic.frame_size < low and not traffic.imix:
         raise key_error("traffic.frame_size", traffic.frame_size,
                      f"must be an integer in {low}..{MAX_FRAME_SIZE} when the trial "
@@ -70,13 +71,13 @@ def cross_check(config: ConfigBase) -> None:
                      f"shorter, so {low} gives 64-byte IPv4 frames)")
 
     if traffic.imix:
-        _check_imix(config)
+        _check_imix(config, low)
 
     # Every address a frame is sent with must be set.
     needed: list[tuple[str, str]] = []
     for direction in active_directions(config):
-        source, destination = foreground_addresses(config, direction)
-        why = kind_of(config).address_use(config, direction)
+        source, destination = frames.kind.addresses(config, direction)
+        why = frames.kind.address_use(config, direction)
         needed += [(source, why), (destination, why)]
     if has_background(config):
         why = "background traffic (mix_m < mix_n) is native IPv6 between left.ipv6 and right.ipv6"
@@ -88,10 +89,10 @@ def cross_check(config: ConfigBase) -> None:
 
     for side in ("left", "right"):
         kind = parse_port(config.side(side).port).port_kind
-        if kind.max_frame is not None and largest_frame(config) > kind.max_frame:
+        if kind.max_frame is not None and frames.largest_frame > kind.max_frame:
             raise key_error("traffic.frame_size", traffic.frame_size,
                             f"must make frames of at most {kind.max_frame} bytes on the wire (VLAN tags "
-                            f"included; here {largest_frame(config)}) with {side}.port = "
+                            f"included; here {frames.largest_frame}) with {side}.port = "
                             f'"{config.side(side).port}": DPDK\'s AF_XDP driver receives no frame larger '
                             "than one umem chunk; use af_packet or a PCI port for jumbo frames")
         if config.side(side).vlan_outer and not config.side(side).vlan:
@@ -150,12 +151,11 @@ def _check_hooks(config) -> None:
                             f"be used by a hook command as {{dut.{name}}}")
 
 
-def _check_imix(config) -> None:
-    """The IMIX sizes follow frame_size's range rule; the frame pattern (IMIX period mixed with
-    the foreground/background period) must fit the engine's; stateful phase 1 enumerates one
-    stream of frames."""
+def _check_imix(config, low: int) -> None:
+    """The IMIX sizes follow frame_size's range rule (`low`: the trial's smallest size); the
+    frame pattern (IMIX period mixed with the foreground/background period) must fit the
+    engine's; stateful phase 1 enumerates one stream of frames."""
     traffic = config.traffic
-    low = min_frame_size(config)
     for size in sorted(set(size_period(config))):
         if not low <= size <= MAX_FRAME_SIZE:
             raise key_error("traffic.imix", traffic.imix,

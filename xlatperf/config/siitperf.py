@@ -27,7 +27,7 @@ from pathlib import Path
 
 from ..util.errors import ConfigError
 from ..util.files import toml_value
-from ..frames.kinds import sizes_name
+from ..frames.kinds import trial_frames
 from ..frames.stack import IPV6
 from .schema import SCHEMA
 from .loading import load_config, partial_config, validate
@@ -475,7 +475,7 @@ def _frame_size(result: ImportResult, size: int | None) -> None:
                        for key in keys}
              for section, keys in (("left", ["ip_version"]), ("right", ["ip_version"]),
                                    ("traffic", ["mix_n", "mix_m", "direction"]))}
-    ipv6 = sizes_name(partial_config(known)) == IPV6
+    ipv6 = trial_frames(partial_config(known)).named == IPV6
     given = size is not None
     size = size if given else SIITPERF_MIN_FRAME_SIZE
     frame_size = size if ipv6 else size - SIITPERF_IPV4_SHORTER

@@ -28,7 +28,7 @@ import weakref
 from pathlib import Path
 from typing import Callable
 
-from ..frames.kinds import largest_frame
+from ..frames.kinds import trial_frames
 from ..config.ports import parse_port
 from ..util.errors import EngineError, EngineExited
 from . import remote
@@ -134,8 +134,9 @@ def eal_args(config: dict, free_bytes: int | None = None,
     args = ["--lcores" if "@" in lcores else "-l", lcores, *memory, "--no-telemetry", "--log-level=*:notice"]
     if not has_pci_port(config):
         args.append("--no-pci")
+    largest = trial_frames(config).largest_frame
     for index, spec in enumerate([config.left.port, config.right.port]):
-        args += parse_port(spec).eal_args(index, config.tester.queues, largest_frame(config))
+        args += parse_port(spec).eal_args(index, config.tester.queues, largest)
     return args + list(config.tester.eal_args)
 
 
@@ -172,8 +173,9 @@ def engine_command(config: dict, engine_path: str, free_bytes: int | None = None
                 "--", "--queues", str(tester.queues), "--ports", names,
                 "--link-timeout", f"{tester.link_timeout:g}", "--flow-control", tester.flow_control,
                 "--rx-descriptors", str(tester.rx_descriptors), "--tx-descriptors", str(tester.tx_descriptors)]
-    if largest_frame(config) > MAX_FRAME_DEFAULT:  # jumbo frames: ports set up for them
-        command += ["--max-frame-size", str(largest_frame(config))]
+    largest = trial_frames(config).largest_frame
+    if largest > MAX_FRAME_DEFAULT:  # jumbo frames: ports set up for them
+        command += ["--max-frame-size", str(largest)]
     if config.tester.force:
         command.append("--force")
     left = parse_port(config.left.port)

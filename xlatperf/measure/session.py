@@ -15,7 +15,7 @@ import binascii
 import time
 from dataclasses import replace
 
-from ..frames.kinds import sizes_name, wire_version
+from ..frames.kinds import wire_version
 from ..frames.trial import side_vlan
 from ..engine.client import Engine
 from ..engine.protocol import TrialResult
@@ -91,7 +91,7 @@ class TrialSession(Measurer):
         # (rate, duration) of the trial the engine is running
         self._in_flight: tuple[int, float] | None = None
         self._in_flight_sizes: dict = {}       # its IMIX streams' sizes (imix_size_names)
-        self._sizes_named = sizes_name(config)   # the stack the configured sizes name, once
+        self._sizes_named = plan.frames.named   # the stack the configured sizes name
         self._last_trial_end: float | None = None
         # DNS queries vary no address, and a query waits dns.timeout for its answer: the
         # resolutions of a trial's first moments cost it nothing (docs/dns.md).

@@ -6,7 +6,7 @@ size rules they impose. Running them through a session: stateful.py."""
 
 from ..config.stateful import check_phase2, check_stateful, enumeration, roles
 from ..engine.protocol import TrialResult
-from ..frames.kinds import min_frame_size
+from ..frames.kinds import trial_frames
 from ..frames.stack import IP_STACKS, IPV4_IN_IPV6, TCP_ACK, TCP_DATA, TCP_SYN
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import ConfigError
@@ -177,7 +177,7 @@ class StatefulRequests:
         """The Responder's direction with the smallest traffic.frame_size whose frames, as sent
         and as received, hold a TCP data segment."""
         config = self.responder_plan.config
-        config = config.changed({"traffic.frame_size": min_frame_size(config, TCP_DATA)})
+        config = config.changed({"traffic.frame_size": trial_frames(config).min_frame_size(TCP_DATA)})
         return TrafficPlan(config, [self.responder_plan.ports[side] for side in ("left", "right")],
                            through_dut=self.responder_plan.through_dut)
 

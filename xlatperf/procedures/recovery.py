@@ -21,7 +21,7 @@ periods), so --resume gives exactly the uninterrupted result.
 
 import statistics
 
-from ..frames.kinds import min_frame_size
+from ..frames.kinds import trial_frames
 from ..util.errors import ConfigError
 from ..util.stats import summarize
 from ..measure.measurer import TrialSpec
@@ -247,7 +247,7 @@ class Reset(_LossTrials):
                               "happens while the tester sends")
         self.repeat = config.reset.repeat
         self.type, self.description = config.reset.type, config.reset.description
-        self.minimum_frame = min_frame_size(config)
+        self.minimum_frame = trial_frames(config).min_frame_size()
 
     def trial(self, session):
         return session.run_trial(TrialSpec(self.throughput, losses=True), annotate=self._annotate)

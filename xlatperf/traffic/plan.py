@@ -14,10 +14,10 @@ from ..config.dns import query_ports, repeat_after, reply_checks
 from ..config.stateful import public_ports, roles
 from ..config.variation import received_fields, varying_fields
 from ..frames.imix import mixed_pattern
-from ..frames.kinds import BACKGROUND, SMALL_TRANSLATED, Received, dut_hops, frame_size_of, kind_of
+from ..frames.kinds import BACKGROUND, SMALL_TRANSLATED, Received, TrialFrames, dut_hops, trial_frames
 from ..frames.stack import IP_STACKS, SENT_TTL, VLAN_TAG_BYTES, Stack, dns_answer, dns_query, size_name
 from ..frames.trial import (active_directions, arriving_ecn, direction_sides, has_background, lookup, sent_tos,
-                            side_vlan, size_period)
+                            side_vlan)
 from ..util.errors import ConfigError
 from ..util.rates import format_speed, max_frame_rate, parse_speed
 
@@ -31,8 +31,8 @@ def imix_size_names(named: Stack, flows: list[dict]) -> dict[str, dict[str, list
     """The configured size of each stream of a trial request's IMIX flows (those with
     `streams`), per flow name and kind in the streams' order: the order of the engine's
     per-stream `sizes` in its reply (docs/protocol.md), which TrialResult names with them.
-    named: the stack whose frames the configured sizes name (frames.kinds.sizes_name, a fact
-    of the configuration, computed once per run)."""
+    named: the stack whose frames the configured sizes name (TrialFrames.named, a fact of the
+    configuration, resolved once per plan)."""
     names: dict[str, dict[str, list[int]]] = {}
     for flow in flows:
         for stream in flow.get("streams", []):
@@ -124,6 +124,8 @@ class TrafficPlan:
             raise ConfigError(f"the engine reports {len(ports)} port(s); two are needed "
                               "(left = port 0, right = port 1)")
         self.config = config
+        # The trial's frames, resolved once: every stream and size below reads them.
+        self.frames: TrialFrames = trial_frames(config)
         self.ports = {side: ports[index] for side, index in PORT_INDEX.items()}
         self.through_dut = through_dut
         self.directions = [self._plan(name) for name in active_directions(config)]
@@ -247,10 +249,10 @@ class TrafficPlan:
         mix and IMIX, as in the engine) and the medium's maximum frame rate for that pattern."""
         config = self.config
         tx, rx = direction_sides(name)
-        kind = kind_of(config)
+        kind = self.frames.kind
         source, destination = kind.addresses(config, name)
-        sent_stack, received_stack = sent, received = kind.stacks(config, name)
-        period = size_period(config)
+        sent_stack, received_stack = sent, received = self.frames.directions[name]
+        period = list(self.frames.sizes)
         sizes = list(dict.fromkeys(period))  # distinct, in order of first appearance
         own_keys = kind.stream_keys(config, name)  # tunnel, emulated CEs
         states = kind.received(config, name)
@@ -298,10 +300,10 @@ class TrafficPlan:
         sizes[i], then the background ones), at dut.middle_link_speed or, unset, the tester's
         links' `speed`; None without one."""
         config = self.config
-        stack = kind_of(config).middle_stack(config, name)
+        stack = self.frames.kind.middle_stack(config, name)
         if stack is None:
             return None
-        on_link = [frame_size_of(config, stack, size) for size in sizes] + \
+        on_link = [self.frames.frame_size_of(stack, size) for size in sizes] + \
             [stream["frame_size"] for stream in streams[len(sizes):]]
         frames = [on_link[i] for i in pattern]
         mean = Fraction(sum(frames), len(frames))
@@ -326,8 +328,8 @@ class TrafficPlan:
             "dst_ip": lookup(config, destination),
             "src_port": config.traffic.src_port,
             "dst_port": config.traffic.dst_port,
-            "frame_size": frame_size_of(config, sent, size),
-            "rx_frame_size": frame_size_of(config, received, size),
+            "frame_size": self.frames.frame_size_of(sent, size),
+            "rx_frame_size": self.frames.frame_size_of(received, size),
             "vary": varying_fields(config, direction, sent.inner),
             "tos": sent_tos(config),
             "ttl": SENT_TTL,
@@ -366,7 +368,7 @@ class TrafficPlan:
         if checks.df and received.inner == 4:
             # The tester sends DF set; through the DUT the kind says what it becomes (IPv4
             # arrivals are foreground frames: the background is IPv6).
-            df = kind_of(self.config).df(self.config, direction, stream["rx_frame_size"]) \
+            df = self.frames.kind.df(self.config, direction, stream["rx_frame_size"]) \
                 if self.through_dut else True
             if df == SMALL_TRANSLATED:  # counted by its value, the direction judged (df_small)
                 rx["count_df"] = True

@@ -5,6 +5,8 @@ Exactly one kind applies to a configuration (kind_of checks it). A new kind is a
 with a TrafficKind subclass, listed in KINDS, whose `applies` excludes the others'
 (docs/architecture.md, "Where to add a traffic kind")."""
 
+from dataclasses import dataclass
+
 from ..stack import IPV6, VLAN_TAG_BYTES, Stack, Transport, frame_size, named_stack, size_name
 from ..trial import active_directions, has_background, side_vlan, size_period
 from .base import SMALL_TRANSLATED, Received, TrafficKind
@@ -18,9 +20,8 @@ KINDS: list[TrafficKind] = [EncapsulationTraffic(), MapTTraffic(), Encapsulating
 # real IPv6 addresses: the DUT forwards them untranslated.
 BACKGROUND = IPV6
 
-__all__ = ["KINDS", "BACKGROUND", "TrafficKind", "Received", "SMALL_TRANSLATED", "kind_of", "trial_stacks", "frame_size_of",
-           "size_name_of", "sizes_name", "min_frame_size", "largest_frame", "foreground_addresses",
-           "wire_version", "dut_hops"]
+__all__ = ["KINDS", "BACKGROUND", "TrafficKind", "Received", "SMALL_TRANSLATED", "TrialFrames", "kind_of",
+           "trial_frames", "foreground_addresses", "wire_version", "dut_hops"]
 
 
 def kind_of(config) -> TrafficKind:
@@ -34,51 +35,60 @@ def kind_of(config) -> TrafficKind:
     return applying[0]
 
 
-def trial_stacks(config) -> list[Stack]:
-    """Every header stack a trial's frames have, sent or received (each direction touches both
-    sides)."""
+@dataclass(frozen=True)
+class TrialFrames:
+    """The frames of a configuration's trials, resolved once from it (trial_frames): its
+    traffic kind, the header stacks each active direction's foreground frames are sent and
+    received with, every stack the trial's frames have (the native IPv6 background's too), the
+    stack the configured sizes name (frames/stack.py's rule), the configured sizes (an IMIX's
+    period, or traffic.frame_size) and the VLAN tags of the more tagged side. The traffic plan,
+    the configuration's rules, the session and the engine's command line read it instead of
+    recomputing it from the configuration per stream and per size."""
+    kind: TrafficKind
+    directions: dict[str, tuple[Stack, Stack]]   # active direction -> (sent, received)
+    stacks: tuple[Stack, ...]
+    named: Stack
+    sizes: tuple[int, ...]                        # size_period: frame k has sizes[k % len]
+    frame_size: int                               # traffic.frame_size
+    vlan_tags: int
+
+    def frame_size_of(self, stack: Stack, size: int | None = None) -> int:
+        """Size in bytes (destination MAC to FCS, without VLAN tags) of the trial's frames of
+        `stack` built from the configured size `size` (traffic.frame_size by default, or one of
+        an IMIX's sizes): the frame size rule of frames/stack.py."""
+        return frame_size(self.frame_size if size is None else size, stack, self.named)
+
+    def size_name_of(self, stack: Stack, size: int) -> int:
+        """The configured size that frames of `stack` and `size` bytes were built from, so that
+        a size names the same frames in both directions and before and after translation or
+        encapsulation (IPv4 frames of 64 bytes and IPv6 frames of 84 bytes of a SIIT trial are
+        both of the size 84)."""
+        return size_name(size, stack, self.named)
+
+    def min_frame_size(self, transport: Transport | None = None) -> int:
+        """The smallest configured size that gives every frame of the trial room for the test
+        tag: 64, or 84 when the sizes name IPv6 frames; with `transport`, room for that
+        transport's frames (TCP data: its header with the tag option and a byte of payload)."""
+        return max(size_name((s.carrying(transport) if transport else s).min_frame, s, self.named)
+                   for s in self.stacks)
+
+    @property
+    def largest_frame(self) -> int:
+        """The largest frame a trial sends or receives, in bytes on the wire (FCS and VLAN tags
+        included): what the engine's ports must be set up for."""
+        largest = max(self.sizes)
+        return max(self.frame_size_of(s, largest) for s in self.stacks) + VLAN_TAG_BYTES * self.vlan_tags
+
+
+def trial_frames(config) -> TrialFrames:
+    """The frames of the configuration's trials (TrialFrames), resolved from it."""
     kind = kind_of(config)
-    stacks = [s for direction in active_directions(config) for s in kind.stacks(config, direction)]
-    return list(dict.fromkeys(stacks + ([BACKGROUND] if has_background(config) else [])))
-
-
-def sizes_name(config) -> Stack:
-    """The stack whose frames the configured sizes name (frames/stack.py's rule)."""
-    return named_stack(trial_stacks(config))
-
-
-def frame_size_of(config, stack: Stack, size: int | None = None) -> int:
-    """Size in bytes (destination MAC to FCS, without VLAN tags) of this trial's frames of
-    `stack` built from the configured size `size` (traffic.frame_size by default, or one of an
-    IMIX's sizes): the frame size rule of frames/stack.py."""
-    size = config.traffic.frame_size if size is None else size
-    return frame_size(size, stack, sizes_name(config))
-
-
-def size_name_of(config, stack: Stack, size: int) -> int:
-    """The configured size that frames of `stack` and `size` bytes were built from, so that a
-    size names the same frames in both directions and before and after translation or
-    encapsulation (IPv4 frames of 64 bytes and IPv6 frames of 84 bytes of a SIIT trial are
-    both of the size 84)."""
-    return size_name(size, stack, sizes_name(config))
-
-
-def min_frame_size(config, transport: Transport | None = None) -> int:
-    """The smallest configured size that gives every frame of the trial room for the test tag:
-    64, or 84 when the sizes name IPv6 frames; with `transport`, room for that transport's
-    frames (TCP data: its header with the tag option and a byte of payload)."""
-    stacks = trial_stacks(config)
-    named = named_stack(stacks)
-    return max(size_name((s.carrying(transport) if transport else s).min_frame, s, named) for s in stacks)
-
-
-def largest_frame(config) -> int:
-    """The largest frame a trial of this configuration sends or receives, in bytes on the wire
-    (FCS and VLAN tags included): what the engine's ports must be set up for."""
-    tags = max(len(side_vlan(config, side)) for side in ("left", "right"))
-    largest = max(size_period(config))
-    return max(frame_size_of(config, s, largest) for s in trial_stacks(config)) \
-        + VLAN_TAG_BYTES * tags
+    directions = {direction: kind.stacks(config, direction) for direction in active_directions(config)}
+    stacks = tuple(dict.fromkeys([s for pair in directions.values() for s in pair]
+                                 + ([BACKGROUND] if has_background(config) else [])))
+    return TrialFrames(kind=kind, directions=directions, stacks=stacks, named=named_stack(stacks),
+                       sizes=tuple(size_period(config)), frame_size=config.traffic.frame_size,
+                       vlan_tags=max(len(side_vlan(config, side)) for side in ("left", "right")))
 
 
 def wire_version(config, side: str) -> int:
