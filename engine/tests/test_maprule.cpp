@@ -271,6 +271,28 @@ TEST(CeGenerator, EveryFramesWordsAreOneCesOnEveryPath) {
   }
 }
 
+// A 6rd CE (RFC 5969: a MAP rule of 32 - IPv4MaskLen EA bits, no PSID) is seen in its IPv4
+// tunnel's address alone, without a port: the receiver names it by that address, and the
+// address's next CE is another CE.
+TEST(CeSource, ACeWithoutAPortSetIsNamedByItsIpv4AddressAlone) {
+  const MapRule domain(parse_ip("2001:db8::", 6), 32, v4("100.64.0.0"), 16, 16, 6);
+  ASSERT_EQ(domain.ports().psid_length(), 0u);
+  const CeSource one(domain, 1, 0x1234);  // the CE role's one CE, 100.64.18.52
+  CeSource::Seen seen;
+  seen.ipv4 = v4("100.64.18.52");
+  EXPECT_TRUE(one.consistent(seen));
+  seen.ipv4 = v4("100.64.18.53");
+  EXPECT_FALSE(one.consistent(seen));
+  seen.ipv4 = v4("100.65.18.52");  // outside the domain
+  EXPECT_FALSE(one.consistent(seen));
+  // With sharing the port still decides (RFC 7597 App. A Example 1: 192.0.2.18 is 256 CEs).
+  const CeSource shared(example1(), 1, 0x1234);
+  seen.ipv4 = v4("192.0.2.18");
+  EXPECT_FALSE(shared.consistent(seen));
+  seen.port = 1232;
+  EXPECT_TRUE(shared.consistent(seen));
+}
+
 // The CE generator splits one draw into a CE and a port by SmallDivisor: exact for every
 // 16-bit number and every divisor up to 65,535 (all of them checked here, on a sample of
 // numbers, and every number for the divisors at the ends and a few port-set sizes).

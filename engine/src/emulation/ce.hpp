@@ -154,7 +154,10 @@ class CeSource {
   bool consistent(const Seen& s) const {
     std::optional<uint64_t> index;
     if (auto* m = std::get_if<MapRule>(&kind_)) {
-      index = s.ipv6 ? m->index_of(*s.ipv6) : s.ipv4 && s.port ? m->index_of(*s.ipv4, *s.port) : std::nullopt;
+      // A CE that owns no port set (PSID length 0: a 6rd CE, RFC 5969, seen in its IPv4
+      // tunnel's address alone) is named by its IPv4 address; with sharing the port says which.
+      const bool by_ipv4 = s.ipv4 && (s.port || m->ports().psid_length() == 0);
+      index = s.ipv6 ? m->index_of(*s.ipv6) : by_ipv4 ? m->index_of(*s.ipv4, s.port.value_or(0)) : std::nullopt;
     } else if (auto* b = std::get_if<B4Range>(&kind_)) {
       if (s.ipv6) index = b->index_of(*s.ipv6);
     } else if (auto* t = std::get_if<SoftwireTable>(&kind_)) {
