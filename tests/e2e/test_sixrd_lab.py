@@ -2,13 +2,19 @@
 """6rd (RFC 5969) end to end: the lab's reference BR and CE (xlatperf/lab/kinds/sixrd.py, tc-BPF,
 xlatperf/lab/bpf/sixrd.c) checked first on their own against RFC 5969's arithmetic (scapy sends
 the frames, tshark decodes what comes out, the expected addresses are worked out here or taken
-from ipv6calc's worked example), then the tester through them."""
+from ipv6calc's worked example), then the tester through them: trials through the BR, the CE and
+the dual DUT with every frame received and no header fault, a capture of the BR's CE side checked
+against the domain by this file's arithmetic, and the faulty DUTs caught."""
 
 import ipaddress
 import subprocess
 
-from ipv4aas_util import DUT_NS, TESTER_NS, capture, lab_config, send
+import pytest
+
+from e2e_util import trials, xlatperf
+from ipv4aas_util import DUT_NS, FAST, TESTER_NS, capture, lab_config, send
 from xlatperf import lab
+from xlatperf.lab.names import CE_NS, CE_PORTS
 
 BR4 = "203.0.113.1"                 # the lab's 6rdBRIPv4Address
 CE4 = "100.64.18.52"                # the default CE: 0x1234 after 2001:db8::/32 (IPv4MaskLen 16)
@@ -156,3 +162,101 @@ def test_a_faulty_ce_sends_one_in_ten_from_another_address(make_lab):
                                f"IPv6(src='2001:db8:1234::2', dst='{INTERNET6}')/UDP(sport=7, dport=9)/Raw(b'x' * 18)",
                                "ip.src", CE4, "100.64.18.53")
     assert 140 <= wrong <= 260, wrong
+
+
+# -- the tester through the reference DUTs -------------------------------------------------------
+
+def trial(config, out, rate: int, duration: float = 1, *extra: str) -> tuple[dict, str]:
+    """One trial at a modest rate (the DUTs share two CPUs with the tester and everything else):
+    its record and the console's output."""
+    done = xlatperf("trial", "-c", str(config), "--out", str(out), "--rate", str(rate), "--duration", str(duration),
+                    *FAST, *extra)
+    return trials(out)[-1], done.stdout
+
+
+def faults(direction: dict) -> dict:
+    return {name: count for name, count in direction.items() if name.startswith("bad_") or name == "wrong_ce"}
+
+
+@pytest.mark.parametrize("kind", ["6rd-br", "6rd-ce", "6rd-dual"])
+def test_the_tester_through_each_6rd_dut_receives_every_frame_unspoilt(make_lab, tmp_path, kind):
+    """The BR with the tester's emulated CEs (the domain's 65,536), the CE with the tester as its
+    BR, the two in line: both directions, every frame received, none at a wrong CE, no header
+    check failed (the tunnels' addresses and checksum, the hop limits, the traffic class)."""
+    config = lab_config(make_lab, kind)
+    record, _ = trial(config, tmp_path / "trial", 2000, 1, "--set", "traffic.dscp=10")
+    for name, d in record["directions"].items():
+        assert d["sent"] == 2000 and d["received"] == d["sent"], (name, d)
+        assert faults(d) and not any(faults(d).values()), (name, d)
+
+
+def test_a_capture_of_the_brs_ce_side_shows_the_domains_ces(make_lab, tmp_path):
+    """During a trial every frame on the BR's CE side is a 6in4 tunnel between the BR and a CE
+    whose delegated prefix (this file's §7.1.1) holds the inner address on the CE's side, with a
+    good IPv4 header checksum; thousands of CEs in 4,000 frames each way."""
+    config = lab_config(make_lab, "6rd-br")
+    frames = capture(DUT_NS, "xlp-dl", lambda: trial(config, tmp_path / "trial", 4000), fields=FIELDS)
+    upstream = [f for f in frames if f["ip.dst"] == BR4]
+    downstream = [f for f in frames if f["ip.src"] == BR4]
+    assert len(upstream) == len(downstream) == 4000 and len(frames) == 8000, (len(upstream), len(downstream))
+    for f, outer, inner in [(f, "ip.src", "ipv6.src") for f in upstream] + [(f, "ip.dst", "ipv6.dst") for f in downstream]:
+        assert f["ip.proto"] == "41" and f["ip.checksum.status"] == f["udp.checksum.status"] == "1", f
+        assert ce_ipv4(f[inner], "2001:db8::/32", "100.64.0.0/16") == f[outer], f
+    assert len({f["ip.src"] for f in upstream}) > 3500   # 4,000 draws of 65,536 CEs: about 3,880 distinct
+
+
+def test_a_dual_duts_frames_cross_an_ipv4_link_between_ce_and_br(make_lab, tmp_path):
+    """RFC 8219 Fig. 2 for 6rd: IPv6 in, IPv6 out, and on the link between the CE and the BR every
+    frame is IPv6 in IPv4 between the CE's address and the BR's."""
+    config = lab_config(make_lab, "6rd-dual")
+    frames = capture(CE_NS, CE_PORTS[1], lambda: trial(config, tmp_path / "trial", 2000), fields=FIELDS)
+    assert len(frames) == 4000 and {(f["ip.proto"], f["ip.checksum.status"]) for f in frames} == {("41", "1")}
+    assert {(f["ip.src"], f["ip.dst"]) for f in frames} == {(CE4, BR4), (BR4, CE4)}
+
+
+def test_the_ce_side_carries_ipv6_mtu_1280_plus_the_tunnel(make_lab, tmp_path):
+    """RFC 5969 §9.1: the IPv4 network carries the 6rd tunnel MTU plus the 20-byte header. mtu=1280:
+    the largest IPv6 frame (1,298 bytes) crosses the BR both ways, as 1,300-byte IPv4 packets on
+    the CE side."""
+    config = lab_config(make_lab, "6rd-br", mtu=1280)
+    frames = capture(DUT_NS, "xlp-dl", lambda: trial(config, tmp_path / "trial", 1000, 1,
+                                                     "--set", "traffic.frame_size=1298")[0], fields=FIELDS + ["ip.len"])
+    record = trials(tmp_path / "trial")[-1]
+    for name, d in record["directions"].items():
+        assert d["received"] == d["sent"] == 1000, (name, d)
+    assert len(frames) == 2000 and {f["ip.len"] for f in frames} == {"1300"}
+
+
+def test_the_tester_catches_a_br_that_misdelivers_one_in_ten(make_lab, tmp_path):
+    """misdeliver=10: the frames into another CE's tunnel are wrong_ce, about one in ten of
+    10,000 (binomial: mean 1,000, standard deviation 30), the others received."""
+    config = lab_config(make_lab, "6rd-br", misdeliver=10)
+    record, stdout = trial(config, tmp_path / "trial", 5000, 2)
+    forward, reverse = record["directions"]["forward"], record["directions"]["reverse"]
+    assert forward["received"] == forward["sent"] and forward["wrong_ce"] == 0, forward
+    assert 850 <= reverse["wrong_ce"] <= 1150 and reverse["received"] + reverse["wrong_ce"] == reverse["sent"], reverse
+    assert f"{reverse['wrong_ce']:,} to the wrong CE" in stdout
+
+
+def test_the_tester_catches_a_ce_that_sends_from_another_address(make_lab, tmp_path):
+    """misdeliver=10: about one in ten of the CE's tunnels leaves from 100.64.18.53, which the
+    right port (the BR) does not take for the CE's: not received, counted."""
+    config = lab_config(make_lab, "6rd-ce", misdeliver=10)
+    record, _ = trial(config, tmp_path / "trial", 5000, 2)
+    forward, reverse = record["directions"]["forward"], record["directions"]["reverse"]
+    caught = sum(faults(forward).values())
+    assert 850 <= caught <= 1150 and forward["received"] + caught == forward["sent"], forward
+    assert reverse["received"] == reverse["sent"] and not any(faults(reverse).values()), reverse
+
+
+def test_the_tester_counts_a_faulty_brs_spoilt_headers(make_lab, tmp_path):
+    """faulty=ttl,tos,checksum, 20 % each: into the tunnels, a hop limit not decremented, the
+    traffic class zeroed and the tunnel header's checksum wrong, each in its counter near 20 %
+    of 10,000 (binomial: standard deviation 40); out of them (the tunnel's exit may leave the
+    hop limit alone, no checksum to spoil) only the traffic class."""
+    config = lab_config(make_lab, "6rd-br", faulty="ttl,tos,checksum", faulty_share=20)
+    record, _ = trial(config, tmp_path / "trial", 5000, 2, "--set", "traffic.dscp=10")
+    forward, reverse = record["directions"]["forward"], record["directions"]["reverse"]
+    for counter in ("bad_ttl", "bad_tos", "bad_checksum"):
+        assert 1700 <= reverse[counter] <= 2300, (counter, reverse)
+    assert 1700 <= forward["bad_tos"] <= 2300 and forward["bad_ttl"] == forward["bad_checksum"] == 0, forward

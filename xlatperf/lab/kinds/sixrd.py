@@ -149,7 +149,7 @@ class SixrdCe(CustomerEdge):
     technology, role = ipv4aas.SIX_RD, ipv4aas.CE
     program = "sixrd.c"
     kind_params = {**DOMAIN_PARAMS, "ce": CE_PARAM,
-                   "misdeliver": {**SOFTWIRE_PARAMS["misdeliver"],
+                   "misdeliver": {**SOFTWIRE_PARAMS["misdeliver"], "allowed": "0 (a correct CE) or an integer 2..1000000",
                                   "help": "a faulty CE: about one in N frames to the BR leaves from another "
                                           "CE's IPv4 address"},
                    **fault_params(role.name, FAULTS)}
