@@ -244,7 +244,7 @@ def validate_stream(stream, path):
         outer = tunnel_version(stream["tunnel"], path + "tunnel.")
         for key in ("src_ip", "dst_ip"):
             address(stream["tunnel"], path + "tunnel.", key, outer)
-    stack = Stack((outer, version) if outer else (version,))
+    stack = Stack.of_ip(outer, version) if outer else Stack.of_ip(version)
     integer_in(stream, path, "frame_size", stack.min_frame, MAX_FRAME_SIZE)
     vlan_of(stream, path, "vlan")
     vlan_of(stream, path, "rx_vlan")
@@ -309,7 +309,7 @@ def validate_rx(rx, path, rx_frame_size):
     for index, vary in enumerate(rx.get("vary", [])):
         known(vary, f"{path}vary[{index}].", "vary")
     # The frame the DUT should deliver must exist: its headers fit rx_frame_size.
-    stack = Stack((rx_outer, version) if tunnel is not None else (version,))
+    stack = Stack.of_ip(rx_outer, version) if tunnel is not None else Stack.of_ip(version)
     if not stack.min_frame <= rx_frame_size <= MAX_FRAME_SIZE:
         bad(path[:-1], rx, f"no such frame of rx_frame_size {rx_frame_size} bytes: frame_size = "
             f"{rx_frame_size}: must be in {stack.min_frame}..{MAX_FRAME_SIZE} for IPv{version}"

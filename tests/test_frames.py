@@ -34,7 +34,7 @@ def test_the_transport_is_the_stacks_last_layer():
     # The transport changes neither the IP headers nor the frame size rule: a data segment is as
     # long as the datagram of the same configured size.
     tcp = IPV4_IN_IPV6.carrying(TCP_DATA)
-    assert (tcp.versions, tcp.overhead, str(tcp)) == (IPV4_IN_IPV6.versions, 40, "IPv4 in IPv6")
+    assert (tcp.layers, tcp.overhead, str(tcp)) == (IPV4_IN_IPV6.layers, 40, "IPv4 in IPv6")
     assert frame_size(128, tcp, IPV4) == frame_size(128, IPV4_IN_IPV6, IPV4) == 168
 
 

@@ -23,7 +23,6 @@ ETHERNET_BYTES = 14       # untagged: MAC addresses and EtherType
 UDP_BYTES = 8
 TAG_BYTES = 18            # the test tag (docs/protocol.md "Test frame payload")
 FCS_BYTES = 4
-IP_HEADER_BYTES = {4: 20, 6: 40}
 # An IEEE 802.1Q / 802.1ad VLAN tag: 4 bytes on the wire on top of the frame (frame sizes name
 # the untagged frame; RFC 2544 App. B counts every byte on the wire).
 VLAN_TAG_BYTES = 4
@@ -94,43 +93,71 @@ def dns_answer(zone: str, names: str, edns: bool, qtype: str) -> Transport:
 
 
 @dataclass(frozen=True)
+class Layer:
+    """A header layer between a test frame's Ethernet header and its transport, declared once:
+    its name (as the engine's layers are named: engine/src/core/frame.hpp `Layer`, `IpLayout`),
+    how a report writes it, the bytes of its fixed part, and for an IP header its version (what
+    the sides' IP versions, the addresses' keys and the protocol's `ip_version` and
+    `tunnel.version` say). A stack holds any of them, at any depth: its sizes, overhead and name
+    follow from the declarations."""
+    name: str
+    title: str
+    header_bytes: int
+    ip_version: int | None = None
+
+
+IPV4_HEADER = Layer("ipv4", "IPv4", 20, ip_version=4)
+IPV6_HEADER = Layer("ipv6", "IPv6", 40, ip_version=6)
+IP_HEADERS = {4: IPV4_HEADER, 6: IPV6_HEADER}
+
+
+@dataclass(frozen=True)
 class Stack:
-    """A frame's IP headers, outermost first: (4,), (6,), (6, 4) for IPv4 in IPv6 or (4, 6) for
-    IPv6 in IPv4; and the transport in the innermost one."""
-    versions: tuple[int, ...]
+    """A frame's header layers, outermost first (IPv4; IPv4 in IPv6: an IPv6 header, then the
+    IPv4 one; IPv6 in IPv4), and the transport in the innermost one."""
+    layers: tuple[Layer, ...]
     transport: Transport = UDP
 
+    @classmethod
+    def of_ip(cls, *versions: int) -> "Stack":
+        """The stack of IP headers of these versions, outermost first: of_ip(6, 4) is IPv4 in
+        IPv6."""
+        return cls(tuple(IP_HEADERS[v] for v in versions))
+
     def carrying(self, transport: Transport) -> "Stack":
-        """The same IP headers around `transport`."""
+        """The same header layers around `transport`."""
         return replace(self, transport=transport)
 
     @property
     def inner(self) -> int:
         """The IP version of the header the transport is in."""
-        return self.versions[-1]
+        return next(layer.ip_version for layer in reversed(self.layers) if layer.ip_version)
 
     @property
     def outer(self) -> int:
-        return self.versions[0]
+        """The IP version of the outermost IP header: the one the wire's neighbours are resolved
+        with."""
+        return next(layer.ip_version for layer in self.layers if layer.ip_version)
 
     @property
     def encapsulated(self) -> bool:
-        return len(self.versions) > 1
+        return len(self.layers) > 1
 
     @property
     def ip_bytes(self) -> int:
-        return sum(IP_HEADER_BYTES[v] for v in self.versions)
+        """The bytes of the header layers (the fixed parts)."""
+        return sum(layer.header_bytes for layer in self.layers)
 
     @property
     def overhead(self) -> int:
-        """What encapsulation adds to the frame (RFC 8219 Appendix A's O): the outer headers."""
-        return self.ip_bytes - IP_HEADER_BYTES[self.inner]
+        """What encapsulation adds to the frame (RFC 8219 Appendix A's O): the outer layers."""
+        return self.ip_bytes - self.layers[-1].header_bytes
 
     @property
     def min_frame(self) -> int:
         """The smallest frame that holds the test tag: with UDP 64 bytes for IPv4, 84 for IPv6,
-        104 for IPv4 in IPv6 and for IPv6 in IPv4; a TCP segment without payload 78 bytes for IPv4, 98 for IPv6, 4
-        more for a SYN or SYN-ACK; a TCP data segment one byte more."""
+        104 for IPv4 in IPv6 and for IPv6 in IPv4; a TCP segment without payload 78 bytes for
+        IPv4, 98 for IPv6, 4 more for a SYN or SYN-ACK; a TCP data segment one byte more."""
         return (ETHERNET_BYTES + self.ip_bytes + self.transport.header_bytes + self.transport.min_payload
                 + FCS_BYTES)
 
@@ -142,12 +169,13 @@ class Stack:
         return {"version": self.outer} if self.encapsulated and self.outer != 6 else {}
 
     def __str__(self) -> str:
-        # The IP headers alone: what the reports name a stack by (the transport is UDP but
+        # The header layers alone: what the reports name a stack by (the transport is UDP but
         # for a stateful test's TCP segments, which its report describes apart).
-        return " in ".join(f"IPv{v}" for v in reversed(self.versions))
+        return " in ".join(layer.title for layer in reversed(self.layers))
 
 
-IPV4, IPV6, IPV4_IN_IPV6, IPV6_IN_IPV4 = Stack((4,)), Stack((6,)), Stack((6, 4)), Stack((4, 6))
+IPV4, IPV6 = Stack.of_ip(4), Stack.of_ip(6)
+IPV4_IN_IPV6, IPV6_IN_IPV4 = Stack.of_ip(6, 4), Stack.of_ip(4, 6)
 
 
 def ip_packet_bytes(frame_size: int) -> int:

@@ -7,7 +7,7 @@ size rules they impose. Running them through a session: stateful.py."""
 from ..config.stateful import check_phase2, check_stateful, enumeration, roles
 from ..engine.protocol import TrialResult
 from ..frames.kinds import trial_frames
-from ..frames.stack import IP_STACKS, IPV4_IN_IPV6, TCP_ACK, TCP_DATA, TCP_SYN
+from ..frames.stack import IP_STACKS, TCP_ACK, TCP_DATA, TCP_SYN
 from ..traffic.plan import PORT_INDEX, TrafficPlan
 from ..util.errors import ConfigError
 from .request import TrialRequest
@@ -215,7 +215,7 @@ class StatefulRequests:
                 continue
             (flow,) = plan.flows(1)
             foreground = flow["foreground"]
-            stack = IPV4_IN_IPV6 if "tunnel" in foreground else IP_STACKS[foreground["ip_version"]]
+            stack = plan.frames.directions[flow["name"]][0]   # as sent: the data segments' headers
             payload = (foreground["frame_size"] - stack.carrying(TCP_DATA).min_frame
                        + TCP_DATA.min_payload)
             if payload > counts.mss_min:

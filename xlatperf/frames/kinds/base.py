@@ -89,7 +89,7 @@ class TrafficKind:
     def side_stack(self, config, side: str) -> Stack:
         """The header stack of the frames on a side's wire (its outermost header is the one
         the side's neighbours are resolved with)."""
-        return Stack((config.side(side).ip_version,))
+        return Stack.of_ip(config.side(side).ip_version)
 
     def stream_keys(self, config, direction: str) -> dict:
         """Protocol keys a direction's foreground streams carry besides addresses, ports and
