@@ -11,16 +11,12 @@ from fractions import Fraction
 
 import pytest
 
+from test_ipv4aas import PORTS, error, flows   # a trial's flows at 1,000 fps, a configuration's error
 from xlatperf.config.loading import load_config
 from xlatperf.frames.addressing import MapRule
 from xlatperf.frames.kinds import kind_of
 from xlatperf.traffic.plan import TrafficPlan
-from xlatperf.util.errors import ConfigError
 
-PORTS = [
-    {"index": 0, "name": "net_af_packet0", "mac": "02:00:00:00:00:01", "link_speed_mbps": 10000},
-    {"index": 1, "name": "net_af_packet1", "mac": "02:00:00:00:00:02", "link_speed_mbps": 10000},
-]
 # A domain of the 6rd prefix 2001:db8::/32 whose CEs share 100.64/16 (IPv4MaskLen 16): CE
 # 100.64.18.52 has the delegated prefix 2001:db8:1234::/48 (RFC 5969 §4); the BR is 203.0.113.1.
 DOMAIN = ["ipv4aas.technology=6rd", "ipv4aas.rule_ipv6_prefix=2001:db8::/32",
@@ -30,16 +26,6 @@ BR = DOMAIN + ["ipv4aas.role=br", "ipv4aas.endpoint_ipv4=203.0.113.1", "left.ip_
 CE = DOMAIN + ["ipv4aas.role=ce", "ipv4aas.endpoint_ipv4=203.0.113.1", "ipv4aas.ce_ipv4=100.64.18.52",
                "left.ip_version=6", "right.ip_version=6", "left.ipv6=2001:db8:1234::2", "traffic.frame_size=84"]
 DUAL = DOMAIN + ["ipv4aas.role=dual", "left.ip_version=6", "right.ip_version=6", "traffic.frame_size=84"]
-
-
-def flows(assignments, rate=1000):
-    return TrafficPlan(load_config(None, assignments), PORTS).flows(rate)
-
-
-def error(assignments) -> str:
-    with pytest.raises(ConfigError) as info:
-        load_config(None, assignments)
-    return str(info.value)
 
 
 def test_br_frames_come_from_the_domains_ces_in_ipv4_tunnels():
