@@ -111,6 +111,16 @@ EXPECTED_SIDES = {
     "mape-dual": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, V4[1]),
     "mapt-dual": ({"ip_version": 4, "ipv4": "192.0.2.18", "dut_ipv4": "198.18.0.1", "dut_mac": ""}, V4[1]),
     "dslite-dual": ({**V4[0], "virtual_ipv4": "198.19.0.1"}, V4[1]),
+    # 6rd (RFC 5969): IPv6 inside every role. The BR's CE side is IPv4 (the tester emulates the
+    # CEs, CE 0's MAP address as the template); a CE alone's LAN in its delegated prefix
+    # 2001:db8:1234::/48, its WAN IPv4 towards the BR the right port plays.
+    "6rd-br": ({"ip_version": 6, "ipv4": "198.18.0.2", "dut_ipv4": "198.18.0.1", "ipv6": "2001:db8::6440:0:0",
+                "dut_mac": ""}, V6[1]),
+    "6rd-ce": ({"ip_version": 6, "ipv6": "2001:db8:1234::2", "dut_ipv6": "2001:db8:1234::1", "dut_mac": ""},
+               {"ip_version": 6, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1", "ipv6": "2001:2:0:8000::2",
+                "dut_mac": ""}),
+    "6rd-dual": ({"ip_version": 6, "ipv6": "2001:db8:1234::2", "dut_ipv6": "2001:db8:1234::1", "dut_mac": ""},
+                 V6[1]),
     # DNS64 resolvers: the client IPv6 on the left, the test zone's server IPv4 on the right.
     **{kind: ({"ip_version": 6, "ipv6": "2001:2::2", "dut_ipv6": "2001:2::1", "dut_mac": ""},
               {"ip_version": 4, "ipv4": "198.19.0.2", "dut_ipv4": "198.19.0.1",
@@ -118,7 +128,7 @@ EXPECTED_SIDES = {
        for kind in ("dns64-bind", "dns64-unbound", "dns64-pdns")},
 }
 RESOLVERS = {"dns64-bind": "named", "dns64-unbound": "unbound", "dns64-pdns": "pdns_recursor"}
-DUAL = ("mape-dual", "mapt-dual", "dslite-dual")
+DUAL = ("mape-dual", "mapt-dual", "dslite-dual", "6rd-dual")
 # The [traffic] a kind's config has beyond the frame size: a MAP CE's LAN uses two of its ports.
 EXPECTED_TRAFFIC = {"mape-dual": {"src_port": 1232, "dst_port": 1233},
                     "mapt-dual": {"src_port": 1232, "dst_port": 1233},
@@ -146,9 +156,15 @@ EXPECTED_DUT_ADDRS = {
     "mapt-dual": {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
     "dslite-dual": {"xlp-dl": {"2001:2::1/64", "192.0.0.1/29"}, "xlp-dr": {"198.19.0.1/16", "2001:2:0:8000::1/64"}},
     **{kind: {"xlp-dl": {"2001:2::1/64"}, "xlp-dr": {"198.19.0.1/16"}} for kind in RESOLVERS},
+    # 6rd: the BR's CE side and a CE's WAN are IPv4, the CE's LAN in its delegated prefix.
+    "6rd-br": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
+    "6rd-ce": {"xlp-dl": {"2001:db8:1234::1/64"}, "xlp-dr": {"198.19.0.1/16"}},
+    "6rd-dual": {"xlp-dl": {"198.18.0.1/16"}, "xlp-dr": {"2001:2:0:8000::1/64"}},
 }
-# A dual DUT's CE namespace: its LAN (the tester's left port's peer, moved) and its WAN.
+# A dual DUT's CE namespace: its LAN (the tester's left port's peer, moved) and its WAN (6rd's
+# IPv4, the others' IPv6).
 EXPECTED_CE_ADDRS = {"xlp-el": {"198.18.0.1/16"}, "xlp-ew": {"2001:2::2/64"}}
+EXPECTED_6RD_CE_ADDRS = {"xlp-el": {"2001:db8:1234::1/64"}, "xlp-ew": {"198.18.0.2/16"}}
 
 
 def sh(*cmd: str) -> str:
@@ -302,7 +318,7 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
         ce = links("xlp-ce")
         assert set(ce) == {"lo", "xlp-el", "xlp-ew"}
         assert (ce["xlp-el"]["address"], ce["xlp-ew"]["address"]) == (DL, lab.names.CE_WAN_MACS[0])
-        for dev, addrs in EXPECTED_CE_ADDRS.items():
+        for dev, addrs in (EXPECTED_6RD_CE_ADDRS if kind == "6rd-dual" else EXPECTED_CE_ADDRS).items():
             assert global_addrs(ce[dev]) - {"192.0.0.2/29"} == addrs
         # No static neighbour entries: the DUT resolves the tester dynamically.
         assert sh("ip", "-n", "xlp-dut", "neigh", "show", "nud", "permanent").strip() == ""
@@ -319,11 +335,11 @@ def test_up_twice_builds_the_kind_and_down_twice_removes_it(kind, tmp_path):
             assert "tag_pop" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "ingress")
             assert "tag_push" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", dev, "egress")
 
-    if kind in ("mape-br", "lwaftr", "mapt-br"):  # tc-BPF: from the CEs and to them
+    if kind in ("mape-br", "lwaftr", "mapt-br", "6rd-br"):  # tc-BPF: from the CEs and to them
         assert "from_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dl", "ingress")
         assert "to_ce" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dr", "ingress")
 
-    if kind in ("b4", "lwb4", "mape-ce", "mapt-ce"):  # tc-BPF: from the LAN and from the WAN
+    if kind in ("b4", "lwb4", "mape-ce", "mapt-ce", "6rd-ce"):  # tc-BPF: from the LAN and from the WAN
         assert "from_lan" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dl", "ingress")
         assert "from_wan" in sh("tc", "-n", "xlp-dut", "filter", "show", "dev", "xlp-dr", "ingress")
     if kind in DUAL:
