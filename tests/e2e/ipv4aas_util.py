@@ -4,6 +4,7 @@ tester's emulated CEs; test_ipv4aas_ce_lab.py: the CEs alone, with the tester as
 RFC 7597's worked example, captures decoded by tshark, frames sent by scapy."""
 
 import ipaddress
+import json
 import subprocess
 import time
 from pathlib import Path
@@ -77,12 +78,20 @@ def all_arrived_at_their_ces(record: dict) -> None:
         assert (d["received"], d["wrong_ce"]) == (d["sent"], 0), record
 
 
+def no_wrong_ce(record: dict) -> bool:
+    """No frame of the trial went to or came from another CE (directions whose CE fields the
+    tester checks; a B4's LAN keeps its own addresses, and dual DUTs show the tester none)."""
+    return all(d.get("wrong_ce", 0) == 0 for d in record["directions"].values())
+
+
 def throughput_and_latency(config: Path, tmp_path: Path, max_rate: int, error: int, latency_rate: int,
-                           timestamps: int, lost: int = 0) -> tuple[list[dict], dict]:
+                           timestamps: int, lost: int = 0, receipt: float = 1.0) -> tuple[list[dict], dict]:
     """A throughput search (trials of 0.5 s up to `max_rate`) and a latency run of 2 s at
-    `latency_rate` with `timestamps` tagged frames, both directions; every tagged frame but
-    `lost` must come back. Returns the search's trial records and the latency run's last
-    record."""
+    `latency_rate` with `timestamps` tagged frames, both directions: what a busy host leaves
+    intact, no speed. The search converges above zero with no frame to or from a wrong CE; the
+    latency run receives `receipt` of what it sent (all of it by default), no frame of a wrong
+    CE, and every tagged frame but `lost`. Returns the search's trial records and the latency
+    run's last record."""
     out = tmp_path / "throughput"
     xlatperf("throughput", "-c", str(config), "--out", str(out), "--duration", "0.5", *FAST,
              "--set", f"throughput.max_rate={max_rate}", "--set", f"throughput.error={error}")
@@ -94,4 +103,9 @@ def throughput_and_latency(config: Path, tmp_path: Path, max_rate: int, error: i
     for name in ("forward", "reverse"):
         tagged = record["delay"][name]["tagged"]
         assert tagged["count"] == timestamps and tagged["lost"] <= lost, tagged
+    assert searched and all(no_wrong_ce(r) for r in searched)
+    assert json.loads((tmp_path / "throughput" / "summary.json").read_text())["median"] > 0
+    for d in record["directions"].values():
+        assert d["received"] >= receipt * d["sent"], record
+    assert no_wrong_ce(record)
     return searched, record

@@ -10,7 +10,6 @@ own implementation of it; and a faulty CE whose frames from another CE's address
 reports as wrong_ce."""
 
 import ipaddress
-import json
 import subprocess
 
 import pytest
@@ -76,12 +75,6 @@ def test_the_reference_map_t_ce_follows_rfc_7599_examples_2_and_3(make_lab):
     assert out[0]["ip.checksum.status"] == out[0]["udp.checksum.status"] == "1"
 
 
-def no_wrong_ce(record: dict) -> bool:
-    """No frame of the trial went to or came from another CE (directions whose CE fields the
-    tester checks; a B4's LAN keeps its own addresses, and dual DUTs show the tester none)."""
-    return all(d.get("wrong_ce", 0) == 0 for d in record["directions"].values())
-
-
 @pytest.mark.parametrize("kind", ["b4", "lwb4", "mape-ce", "mapt-ce", "clat", "mape-dual", "mapt-dual",
                                   "dslite-dual"])
 def test_throughput_and_latency_through_each_customer_side_dut(make_lab, tmp_path, kind):
@@ -94,13 +87,8 @@ def test_throughput_and_latency_through_each_customer_side_dut(make_lab, tmp_pat
     # is allowed, and of all frames it loses what a descheduled process loses (800 of 20,000
     # once in a clean-clone run): the DUT's loss, not a fault the test is about.
     user_space = kind == "clat"
-    lost = 1 if user_space else 0
-    searched, record = throughput_and_latency(config, tmp_path, 60000, 20000, 10000, 100, lost)
-    assert searched and all(no_wrong_ce(r) for r in searched)
-    assert json.loads((tmp_path / "throughput" / "summary.json").read_text())["median"] > 0
-    for d in record["directions"].values():
-        assert d["received"] >= (0.9 * d["sent"] if user_space else d["sent"]), record
-    assert no_wrong_ce(record)
+    throughput_and_latency(config, tmp_path, 60000, 20000, 10000, 100, lost=int(user_space),
+                           receipt=0.9 if user_space else 1.0)
 
 
 @pytest.mark.parametrize("kind, between", [("mape-dual", "4"), ("mapt-dual", "17"), ("dslite-dual", "4")])
