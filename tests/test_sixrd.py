@@ -166,3 +166,6 @@ def test_a_6rd_trial_through_the_fake_engine_is_reported(fake_config, tmp_path, 
     assert cli.main(["report", str(out)]) == 0
     report = (out / "report" / "report.md").read_text()
     assert says in report, report
+    # The emulated CEs' addresses vary per frame (a CE alone's do not).
+    assert ("| Address and port variation | per frame, one CE's addresses on the CEs' side" in report) == \
+        (assignments is BR)

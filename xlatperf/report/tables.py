@@ -150,7 +150,7 @@ def _udp_ports(entry: Entry, config) -> str:
     """The UDP ports as configured, the CEs' side's as their fields write them (each frame a
     port of its CE's set, RFC 7597 §5.1)."""
     text = f"ports {config.get('traffic.src_port')} → {config.get('traffic.dst_port')}"
-    if _ce_ports(entry):
+    if "port" in _ce_fields(entry):
         text += "; on the CEs' side each frame's port is one of its CE's set"
     return text
 
@@ -161,16 +161,18 @@ def _variation_with_ces(entry: Entry) -> str:
                 "(consecutive queries), and the DNS ID (the rounds over them): a query's name, port and ID "
                 "are its own (docs/dns.md)")
     text = _variation(entry.flat_config())
-    if not _ce_ports(entry):
+    fields = _ce_fields(entry)
+    if not fields:
         return text
-    ces = "per frame, a CE's address and a port of its set on the CEs' side (RFC 7597 §5.1, docs/ipv4aas.md)"
+    ces = ("per frame, a CE's address and a port of its set on the CEs' side (RFC 7597 §5.1, docs/ipv4aas.md)"
+           if "port" in fields else "per frame, one CE's addresses on the CEs' side (docs/ipv4aas.md)")
     return ces if text.startswith("none:") else f"{ces}; {text}"
 
 
-def _ce_ports(entry: Entry) -> bool:
-    """Whether the sender writes the CEs' ports (docs/ipv4aas.md)."""
-    return any("port" in d["ces"].get("fields", []) for d in entry.summary.get("directions", {}).values()
-               if "ces" in d)
+def _ce_fields(entry: Entry) -> set[str]:
+    """The CE fields the sender writes per frame, in any direction (docs/ipv4aas.md)."""
+    return {field for d in entry.summary.get("directions", {}).values() if "ces" in d
+            for field in d["ces"].get("fields", [])}
 
 
 def _seen(entry: Entry, keys: tuple[str, str], name_of) -> dict[str, str]:
