@@ -10,6 +10,9 @@ Sending, to DPDK net_null ports (nothing received), 104-byte frames:
   * MAP-E: IPv4 in IPv6 (RFC 2473) from one million pseudorandom CEs of a MAP rule (tunnel
     source, inner IPv4 source and source port of one CE per frame);
   * MAP-T: the CEs' translated IPv6 (source address and port of one CE per frame);
+  * 6rd: IPv6 in IPv4 (RFC 4213, RFC 5969) from one million pseudorandom CEs of a 6rd domain
+    (the tunnel's IPv4 source, whose header checksum follows, and the CE's IPv6 source in its
+    delegated prefix, per frame);
   * plain IPv6 with random IPs + ports (RFC 4814 ports, 16-bit address parts) for comparison.
 Receiving, on the in-engine ring pair (the same worker sends, receives and checks every
 frame): MAP-E frames whose CE fields the receiver checks against the rule, against the same
@@ -46,10 +49,16 @@ MAP_E = ["ipv4aas.technology=map-e", "ipv4aas.role=br", "ipv4aas.endpoint_ipv6=2
 MAP_T = ["ipv4aas.technology=map-t", "ipv4aas.role=br", "left.ip_version=6", "ipv4aas.dmr=2001:db8:ffff::/64",
          "right.virtual_ipv6=2001:db8:ffff:0:c6:1300:200:0", "traffic.frame_size=104"] + RULE
 IPV6 = ["left.ip_version=6", "right.ip_version=6", "traffic.frame_size=104"]
+# A 6rd domain of a million CEs: 2001:db8::/32 and 100.64.0.0/12 (IPv4MaskLen 12: 20 bits in a
+# /52 each); 84-byte IPv6 frames, 104 bytes in the tunnel like the others.
+SIX_RD = ["ipv4aas.technology=6rd", "ipv4aas.role=br", "ipv4aas.endpoint_ipv4=203.0.113.1", "left.ip_version=6",
+          "right.ip_version=6", "ipv4aas.rule_ipv6_prefix=2001:db8::/32", "ipv4aas.rule_ipv4_prefix=100.64.0.0/12",
+          "ipv4aas.ea_bits=20", "traffic.frame_size=84"]
 SENDING = {
     "plain IPv6, fixed": IPV6,
     "MAP-E, 1M random CEs": MAP_E,
     "MAP-T, 1M random CEs": MAP_T,
+    "6rd, 1M random CEs": SIX_RD,
     "plain IPv6, random IPs + ports": IPV6 + RANDOM_IPS + RANDOM_PORTS,
 }
 RECEIVING = {"MAP-E on the ring pair, unchecked": False, "MAP-E on the ring pair, CE checked": True}
