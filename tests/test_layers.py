@@ -176,7 +176,6 @@ ENGINE_LAYERS = ["core", "emulation", "protocol", "ports", "dataplane", ""]
 def _engine_upward_includes(src: Path) -> list[str]:
     """`file -> include` for every include of a higher layer's header, or of one outside the
     folders, in the engine's sources under `src`."""
-    import re
     wrong = []
     for path in sorted(src.rglob("*.[ch]pp")):
         layer = "" if path.parent == src else path.parent.name

@@ -3,8 +3,6 @@
 well set-up ports and failing or warning on one that is not, with its fix; a measurement refuses
 to start on a failing one (the fake engine's hello)."""
 
-import copy
-
 import pytest
 
 from xlatperf.config import load_config
