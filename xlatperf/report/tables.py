@@ -368,8 +368,9 @@ def reporting_items(entries: list[Entry]) -> list[list[str]]:
     rows = [
         ["Procedures", _values(entries, lambda e: e.procedure)],
         ["Frame format", _values(entries, _frame_format)],
-        ["Frame sizes (traffic.frame_size names the IPv6 frame when IPv6 frames are sent; "
-         "IPv4 frames are 20 bytes shorter)", _unique(entries, _frame_sizes)],
+        ["Frame sizes (traffic.frame_size names the IPv6 frame when IPv6 frames are sent, an "
+         "IPv4 frame 20 bytes shorter; a tunnel adds its outer header, RFC 8219 App. A)",
+         _unique(entries, _frame_sizes)],
         ["Latency definition (RFC 1242)", _delay_setting(entries, "latency_definition")
          or "not measured: these results hold no latency data"],
         ["Timestamps", _delay_setting(entries, "timestamp_method")
