@@ -121,9 +121,15 @@ def test_reset_time_matches_the_outage_the_hook_caused(make_lab, tmp_path):
              "--set", f"dut.during_trial_at={AT}", "--set", "reset.type=software",
              "--set", "reset.description=IPv4 forwarding off for 0.4 s",
              "--set", "trial.pause=0.5", "--set", "trial.timeout=0.3", "--out", str(out), "-q",
-             timeout=300)
+             # Room for a sender held up on this shared CPU (29 ms once, which invalidated a
+             # repetition): the schedule is not what this test judges.
+             "--set", "trial.max_lag=0.1", timeout=300)
     s = summary(out)
     assert s["complete"] and s["procedure"] == "reset" and s["n"] == 3, s
+    # A sender held up during the outage sends fewer frames into it (and more after): the
+    # frame loss method's estimate is short by up to the lag, the timestamp method's is not.
+    lag = {name: max(r["directions"][name]["max_lag_us"] for r in trials(out)) * 1e-6
+           for name in ("forward", "reverse")}
     runs = [json.loads(line) for line in (out / "hooks.jsonl").read_text().splitlines()]
     outages = {}
     for run in runs:
@@ -137,7 +143,7 @@ def test_reset_time_matches_the_outage_the_hook_caused(make_lab, tmp_path):
         assert rep["status"] == "back", rep
         for name, d in rep["directions"].items():
             assert d["timestamp_method"] == pytest.approx(outage, abs=TOLERANCE), (name, d)
-            assert d["frame_loss_method"] == pytest.approx(outage, abs=TOLERANCE), (name, d)
+            assert d["frame_loss_method"] == pytest.approx(outage, abs=TOLERANCE + lag[name]), (name, d)
             longest = d["longest"]
             # the outage began after the hook was started, within the trial; a frame sent a
             # little before may still wait in the DUT CPU's backlog when forwarding stops (sent
