@@ -67,7 +67,7 @@ import sys
 import time
 from collections import Counter
 
-from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES,
+from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES, MAX_TUNNELS,
                                     STREAM_IDS, stream_ids_needed)
 from xlatperf.frames.stack import MAX_FRAME_SIZE
 from xlatperf.config.schema import MIN_FRAME_SIZE
@@ -81,13 +81,13 @@ state_tables = {}   # port -> learned entries (the engine's Responder state tabl
 phase1_trials = 0   # phase-1 trials (with `learn`) so far, for FAKE_FILL_FAILURES
 
 
-PROTOCOL = "2.20"
+PROTOCOL = "2.21"
 PORT_COUNT = 2
 # hello's limits: the frame sizes as the front end mirrors them, the tag layout as the engine
 # reports it (docs/protocol.md, "Test frame payload").
 LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6]},
           "max_frame_size": MAX_FRAME_SIZE,
-          "max_queues": MAX_QUEUES, "max_flows": MAX_FLOWS, "max_duration": MAX_DURATION,
+          "max_queues": MAX_QUEUES, "max_tunnels": MAX_TUNNELS, "max_flows": MAX_FLOWS, "max_duration": MAX_DURATION,
           "stream_ids": STREAM_IDS, "max_pattern": MAX_PATTERN,
           "max_capture_frames": MAX_CAPTURE_FRAMES,
           "tag": {"magic": "XLAT", "size": 18, "ce": {"offset": 4, "size": 2}, "stream_id": {"offset": 6, "size": 1},
@@ -235,16 +235,38 @@ def tunnel_version(tunnel, path):
     return version
 
 
+def tunnels_of(obj, path, kind, keys):
+    """The tunnel headers `obj.tunnel` names (stream and rx alike), outermost first: one object or
+    a list of 1..MAX_TUNNELS of them; each with its path ("tunnel." or "tunnel[i].") and version."""
+    tunnel = obj.get("tunnel")
+    if tunnel is None:
+        return []
+    allowed = (f"must be an object {keys}, or a list of 1..{MAX_TUNNELS} of them (nested tunnels, "
+               "outermost first)")
+    if isinstance(tunnel, dict):
+        items = [(tunnel, path + "tunnel.")]
+    elif not isinstance(tunnel, list) or not 1 <= len(tunnel) <= MAX_TUNNELS or not all(
+            isinstance(t, dict) for t in tunnel):
+        bad(path + "tunnel", tunnel, allowed)
+    else:
+        items = [(t, f"{path}tunnel[{i}].") for i, t in enumerate(tunnel)]
+    versions = []
+    for item, item_path in items:
+        known(item, item_path, kind)
+        versions.append(tunnel_version(item, item_path))
+        for key in ("src_ip", "dst_ip"):
+            if key in item or kind == "tunnel":
+                address(item, item_path, key, versions[-1])
+        if not isinstance(item.get("carries_tos", False), bool):
+            bad(item_path + "carries_tos", item["carries_tos"], "must be true or false")
+    return versions
+
+
 def validate_stream(stream, path):
     known(stream, path, "stream")
     version = ip_version_of(stream, path)
-    outer = None
-    if "tunnel" in stream:
-        known(stream["tunnel"], path + "tunnel.", "tunnel")
-        outer = tunnel_version(stream["tunnel"], path + "tunnel.")
-        for key in ("src_ip", "dst_ip"):
-            address(stream["tunnel"], path + "tunnel.", key, outer)
-    stack = Stack.of_ip(outer, version) if outer else Stack.of_ip(version)
+    tunnels = tunnels_of(stream, path, "tunnel", "{version, src_ip, dst_ip} (addresses of the version)")
+    stack = Stack.of_ip(*tunnels, version)
     integer_in(stream, path, "frame_size", stack.min_frame, MAX_FRAME_SIZE)
     vlan_of(stream, path, "vlan")
     vlan_of(stream, path, "rx_vlan")
@@ -270,17 +292,7 @@ def validate_rx(rx, path, rx_frame_size):
             address(rx, path, key, version)
     for key in ("src_port", "dst_port"):
         integer_in(rx, path, key, 0, 65535, None)
-    tunnel = rx.get("tunnel")
-    if tunnel is not None:
-        if not isinstance(tunnel, dict):
-            bad(path + "tunnel", tunnel, "must be an object {src_ip, dst_ip, carries_tos} (each optional)")
-        known(tunnel, path + "tunnel.", "rx_tunnel")
-        rx_outer = tunnel_version(tunnel, path + "tunnel.")
-        for key in ("src_ip", "dst_ip"):
-            if key in tunnel:
-                address(tunnel, path + "tunnel.", key, rx_outer)
-        if not isinstance(tunnel.get("carries_tos", False), bool):
-            bad(path + "tunnel.carries_tos", tunnel["carries_tos"], "must be true or false")
+    tunnels = tunnels_of(rx, path, "rx_tunnel", "{version, src_ip, dst_ip, carries_tos} (each optional)")
     if "ttl" in rx:  # a number or an inclusive range [low, high]
         ttl, allowed = rx["ttl"], "must be a TTL 0..255 or a range [low, high] of them"
         ends = ttl if isinstance(ttl, list) and len(ttl) == 2 else [ttl]
@@ -304,16 +316,16 @@ def validate_rx(rx, path, rx_frame_size):
         bad(path + "df", rx["df"], "only for IPv4 arrivals (ip_version 4)")
     if rx.get("count_df") and (version != 4 or rx.get("df")):
         bad(path + "count_df", rx["count_df"], "only for IPv4 arrivals (ip_version 4) without df")
-    if rx.get("count_tunnel_ecn") and tunnel is None:
+    if rx.get("count_tunnel_ecn") and not tunnels:
         bad(path + "count_tunnel_ecn", rx["count_tunnel_ecn"], "only for frames that arrive in a tunnel (rx.tunnel)")
     for index, vary in enumerate(rx.get("vary", [])):
         known(vary, f"{path}vary[{index}].", "vary")
     # The frame the DUT should deliver must exist: its headers fit rx_frame_size.
-    stack = Stack.of_ip(rx_outer, version) if tunnel is not None else Stack.of_ip(version)
+    stack = Stack.of_ip(*tunnels, version)
     if not stack.min_frame <= rx_frame_size <= MAX_FRAME_SIZE:
         bad(path[:-1], rx, f"no such frame of rx_frame_size {rx_frame_size} bytes: frame_size = "
             f"{rx_frame_size}: must be in {stack.min_frame}..{MAX_FRAME_SIZE} for IPv{version}"
-            + (f" in an IPv{rx_outer} tunnel" if tunnel is not None else ""))
+            + "".join(f" in an IPv{outer} tunnel" for outer in reversed(tunnels)))
 
 
 def validate_trial(request):

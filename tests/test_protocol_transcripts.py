@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES,
+from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES, MAX_TUNNELS,
                                     STREAM_IDS)
 from xlatperf.frames.stack import MAX_FRAME_SIZE
 from xlatperf.config.schema import MIN_FRAME_SIZE
@@ -137,6 +137,7 @@ def test_mirrored_constants_equal_the_engines_limits():
     assert MIN_FRAME_SIZE == {4: limits["min_frame_size"]["ipv4"], 6: limits["min_frame_size"]["ipv6"]}
     assert MAX_FRAME_SIZE == limits["max_frame_size"]
     assert MAX_QUEUES == limits["max_queues"]
+    assert MAX_TUNNELS == limits["max_tunnels"]
     assert (MAX_FLOWS, MAX_DURATION, STREAM_IDS, MAX_PATTERN, MAX_CAPTURE_FRAMES) == (
         limits["max_flows"], limits["max_duration"], limits["stream_ids"], limits["max_pattern"],
         limits["max_capture_frames"])

@@ -87,7 +87,7 @@ TEST(Ce, MapEFramesFromAMillionCesCarryOneCesFieldsEach) {
     uint8_t* p = rte_pktmbuf_mtod(m, uint8_t*);
     TestTag tag;
     EXPECT_TRUE(parse_test_frame(p, m->data_len, tag));
-    EXPECT_EQ(tag.outer_offset, 14);
+    EXPECT_EQ(tag.ip.outermost(), 14);
     EXPECT_EQ(tag.l3_offset, 54);
     EXPECT_EQ(be16(p + 12), 0x86DD);
     EXPECT_EQ(p[14 + 6], kProtoIpv4);                      // next header: IPv4 (RFC 2473 §3)

@@ -108,21 +108,21 @@ TEST(Frame, ParserRejectsNonTestFrames) {
 TEST(Frame, TunnelledFramesCarryTheInnerPacketAsPayload) {
   for (int v : {4, 6}) {
     for (uint32_t size : kSizes) {
-      if (size < min_frame_size(v, Tunnel{})) continue;
+      if (size < min_frame_size(v, {Tunnel{}})) continue;
       FrameSpec s = spec_for(v, size);
-      s.tunnel = Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6)};
+      s.tunnels = {Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6)}};
       FrameTemplate t = build_template(s, 3, 7);
       ASSERT_EQ(t.size(), size - 4);
       const std::vector<uint8_t>& f = t.bytes;
       EXPECT_EQ(f[12] << 8 | f[13], 0x86DD);
-      EXPECT_EQ(t.outer_offset, 14);
+      EXPECT_EQ(t.ip.outermost(), 14);
       EXPECT_EQ(t.ip_offset, 54);
       const uint8_t* outer = f.data() + 14;
       EXPECT_EQ(outer[0], 0x60);
       EXPECT_EQ(outer[4] << 8 | outer[5], int(size - 4 - 14 - 40));  // the inner packet
       EXPECT_EQ(outer[6], v == 4 ? 4 : 41);
-      EXPECT_EQ(std::vector<uint8_t>(outer + 8, outer + 24), std::vector<uint8_t>(s.tunnel->src.begin(), s.tunnel->src.end()));
-      EXPECT_EQ(std::vector<uint8_t>(outer + 24, outer + 40), std::vector<uint8_t>(s.tunnel->dst.begin(), s.tunnel->dst.end()));
+      EXPECT_EQ(std::vector<uint8_t>(outer + 8, outer + 24), std::vector<uint8_t>(s.tunnels.innermost().src.begin(), s.tunnels.innermost().src.end()));
+      EXPECT_EQ(std::vector<uint8_t>(outer + 24, outer + 40), std::vector<uint8_t>(s.tunnels.innermost().dst.begin(), s.tunnels.innermost().dst.end()));
       // The inner packet is the untunnelled frame's, byte for byte (but for the stream id).
       FrameTemplate plain = build_template(spec_for(v, size - 40), 3, 7);
       EXPECT_EQ(std::vector<uint8_t>(f.begin() + 54, f.end()),
@@ -135,22 +135,22 @@ TEST(Frame, TunnelledFramesCarryTheInnerPacketAsPayload) {
       EXPECT_TRUE(udp_checksum_ok(g.data(), g.size(), 54)) << "IPv" << v << " in IPv6, size " << size;
       TestTag tag;
       ASSERT_TRUE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
-      EXPECT_EQ(tag.outer_offset, 14);
+      EXPECT_EQ(tag.ip.outermost(), 14);
       EXPECT_EQ(tag.l3_offset, 54);
       EXPECT_EQ(tag.seq, 0x01020304u);
     }
   }
-  EXPECT_EQ(min_frame_size(4, Tunnel{}), 104u);
-  EXPECT_EQ(min_frame_size(6, Tunnel{}), 124u);
+  EXPECT_EQ(min_frame_size(4, {Tunnel{}}), 104u);
+  EXPECT_EQ(min_frame_size(6, {Tunnel{}}), 124u);
   FrameSpec small = spec_for(4, 103);
-  small.tunnel = Tunnel{};
+  small.tunnels = {Tunnel{}};
   EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
 }
 
 // The parser walks every stack it may meet, and refuses what a DUT may have mangled.
 TEST(Frame, ParserWalksEveryStackAndRefusesMangledOnes) {
   FrameSpec s = spec_for(4, 104);
-  s.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  s.tunnels = {Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)}};
   const std::vector<uint8_t> f = build_template(s, 0, 1).bytes;
   TestTag tag;
   ASSERT_TRUE(parse_test_frame(f.data(), uint32_t(f.size()), tag));
@@ -168,24 +168,24 @@ TEST(Frame, ParserWalksEveryStackAndRefusesMangledOnes) {
   g = f; g[14 + 6] = 17;  refused(g, "outer header says UDP: the inner IPv4 header is no UDP header");
   g = f; g[54] = 0x65;    refused(g, "inner version nibble 6 behind next header 4");
   g = f; g[14 + 6] = 41;  refused(g, "next header 41 before an IPv4 packet");
-  g = f; g[54 + 9] = 4;   refused(g, "IPv4 in IPv4 in IPv6: one tunnel at most");
+  g = f; g[54 + 9] = 4;   refused(g, "IPv4 in IPv4 in IPv6: the UDP header is no IPv4 header");
   g = f; g[54 + 6] = 0x20; refused(g, "inner fragment");
   g = f; g[54] = 0x44;    refused(g, "inner IHL below 5");
   refused(std::vector<uint8_t>(f.begin(), f.begin() + 60), "truncated inside the inner header");
-  // IPv6 in IPv6 in IPv6: one tunnel at most.
+  // IPv6 in IPv6 in IPv6 where the UDP header lies: no IPv6 header.
   FrameSpec six = spec_for(6, 164);
-  six.tunnel = Tunnel{};
+  six.tunnels = {Tunnel{}};
   std::vector<uint8_t> h = build_template(six, 0, 1).bytes;
   ASSERT_TRUE(parse_test_frame(h.data(), uint32_t(h.size()), tag));
   h[54 + 6] = 41;
-  refused(h, "a second tunnel header");
+  refused(h, "a second tunnel header that is none");
   // An IPv4 header of protocol 41 carries an IPv6 packet (RFC 4213): a UDP header is none.
   std::vector<uint8_t> v4 = build_template(spec_for(4, 64), 0, 1).bytes;
   v4[14 + 9] = 41;
   refused(v4, "IPv4 protocol 41 before a UDP header");
-  // IPv6 in IPv4 in IPv4: one tunnel at most.
+  // IPv6 in IPv4 in IPv4 where the IPv6 header lies: no IPv4 header.
   FrameSpec sixin4 = spec_for(6, 104);
-  sixin4.tunnel = Tunnel{{}, {}, 4};
+  sixin4.tunnels = {Tunnel{{}, {}, 4}};
   std::vector<uint8_t> k = build_template(sixin4, 0, 1).bytes;
   ASSERT_TRUE(parse_test_frame(k.data(), uint32_t(k.size()), tag));
   k[34 + 6] = 4;
@@ -201,14 +201,14 @@ TEST(Frame, Ipv4TunnelHeaderCarriesTheInnerPacketAsPayload) {
   for (int v : {6, 4}) {
     for (uint32_t size : kSizes) {
       const Tunnel ipv4_tunnel{parse_ip("192.0.2.1", 4), parse_ip("203.0.113.1", 4), 4};
-      if (size < min_frame_size(v, ipv4_tunnel)) continue;
+      if (size < min_frame_size(v, {ipv4_tunnel})) continue;
       FrameSpec s = spec_for(v, size);
-      s.tunnel = ipv4_tunnel;
+      s.tunnels = {ipv4_tunnel};
       FrameTemplate t = build_template(s, 3, 7);
       ASSERT_EQ(t.size(), size - 4);
       const std::vector<uint8_t>& f = t.bytes;
       EXPECT_EQ(f[12] << 8 | f[13], 0x0800);
-      EXPECT_EQ(t.outer_offset, 14);
+      EXPECT_EQ(t.ip.outermost(), 14);
       EXPECT_EQ(t.ip_offset, 34);
       const uint8_t* outer = f.data() + 14;
       EXPECT_EQ(outer[0], 0x45);
@@ -228,7 +228,7 @@ TEST(Frame, Ipv4TunnelHeaderCarriesTheInnerPacketAsPayload) {
       EXPECT_TRUE(udp_checksum_ok(g.data(), g.size(), 34)) << "IPv" << v << " in IPv4, size " << size;
       TestTag tag;
       ASSERT_TRUE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
-      EXPECT_EQ(tag.outer_offset, 14);
+      EXPECT_EQ(tag.ip.outermost(), 14);
       EXPECT_EQ(tag.l3_offset, 34);
       EXPECT_EQ(tag.l4_offset, v == 6 ? 74 : 54);
       EXPECT_EQ(tag.seq, 0x01020304u);
@@ -240,14 +240,75 @@ TEST(Frame, Ipv4TunnelHeaderCarriesTheInnerPacketAsPayload) {
       EXPECT_FALSE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
     }
   }
-  EXPECT_EQ(min_frame_size(6, Tunnel{{}, {}, 4}), 104u);  // RFC 8219 App. A: 20 bytes of 6in4
-  EXPECT_EQ(min_frame_size(4, Tunnel{{}, {}, 4}), 84u);
-  EXPECT_EQ(ethernet_mss(6, Tunnel{{}, {}, 4}), 1420);
+  EXPECT_EQ(min_frame_size(6, {Tunnel{{}, {}, 4}}), 104u);  // RFC 8219 App. A: 20 bytes of 6in4
+  EXPECT_EQ(min_frame_size(4, {Tunnel{{}, {}, 4}}), 84u);
+  EXPECT_EQ(ethernet_mss(6, {Tunnel{{}, {}, 4}}), 1420);
   FrameSpec small = spec_for(6, 103);
-  small.tunnel = Tunnel{{}, {}, 4};
+  small.tunnels = {Tunnel{{}, {}, 4}};
   EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
   small.frame_size = 104;
-  small.tunnel->version = 5;
+  small.tunnels.innermost().version = 5;
+  EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
+}
+
+// Tunnels nest as deep as kMaxTunnels allows, each header the same IP layer as at the top: an
+// IPv6 packet in 6rd's IPv4 tunnel (RFC 4213) carried in an IPv6 one (RFC 2473). Each header's
+// length and next protocol say what follows it, the IPv4 one's checksum verifies, the parser
+// finds every header where the writer put it, and a frame one tunnel deeper is no test frame.
+TEST(Frame, TunnelsNestAsDeepAsDeclared) {
+  FrameSpec s = spec_for(6, 200);
+  s.tunnels = {Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6), 6},
+               Tunnel{parse_ip("192.0.2.1", 4), parse_ip("203.0.113.1", 4), 4}};
+  EXPECT_EQ(min_frame_size(6, s.tunnels), 84u + 40 + 20);
+  EXPECT_EQ(ethernet_mss(6, s.tunnels), 1500 - 40 - 20 - 40 - 20);
+  const FrameTemplate t = build_template(s, 3, 7);
+  ASSERT_EQ(t.size(), 196u);
+  const std::vector<uint8_t>& f = t.bytes;
+  EXPECT_EQ(f[12] << 8 | f[13], 0x86DD);
+  ASSERT_EQ(t.ip.count, 3);
+  EXPECT_EQ(t.ip.at[0], 14);
+  EXPECT_EQ(t.ip.at[1], 54);
+  EXPECT_EQ(t.ip.at[2], 74);
+  EXPECT_EQ(t.ip.tunnel(), 54);
+  EXPECT_EQ(t.ip_offset, 74);
+  EXPECT_EQ(t.l4_offset, 114);
+  EXPECT_EQ(f[14 + 6], 4) << "the outer IPv6 header carries IPv4";
+  EXPECT_EQ(f[14 + 4] << 8 | f[14 + 5], 196 - 54);
+  EXPECT_EQ(f[54 + 9], 41) << "the IPv4 tunnel carries IPv6";
+  EXPECT_EQ(f[54 + 2] << 8 | f[54 + 3], 196 - 54);
+  EXPECT_EQ(reference_checksum({f.data() + 54, f.data() + 74}), 0);
+  EXPECT_EQ(t.ipv4_checksum_at, 54 + 10) << "the innermost tunnel's: a 6rd CE's address lies in it";
+  // The packet is the untunnelled frame's, byte for byte; the tunnels' fields are marked as theirs.
+  FrameTemplate plain = build_template(spec_for(6, 200 - 60), 3, 7);
+  EXPECT_EQ(std::vector<uint8_t>(f.begin() + 74, f.end()), std::vector<uint8_t>(plain.bytes.begin() + 14, plain.bytes.end()));
+  for (const FieldMark& m : t.fields) {
+    if (m.role == FieldRole::kSrcAddress && m.layer != Layer::kTcp && m.layer != Layer::kUdp) {
+      EXPECT_EQ(m.offset, t.ip.at[m.ip_header] + (m.layer == Layer::kIpv4 ? 12 : 8));
+    }
+  }
+  std::vector<uint8_t> g = f;
+  stamp_frame(g.data(), t, 0x01020304, 0x0000aabbccddeeffull);
+  EXPECT_TRUE(udp_checksum_ok(g.data(), g.size(), 74));
+  TestTag tag;
+  ASSERT_TRUE(parse_test_frame(g.data(), uint32_t(g.size()), tag));
+  ASSERT_EQ(tag.ip.count, 3);
+  EXPECT_EQ(tag.ip.at[0], 14);
+  EXPECT_EQ(tag.ip.at[1], 54);
+  EXPECT_EQ(tag.l3_offset, 74);
+  EXPECT_EQ(tag.l4_offset, 114);
+  EXPECT_EQ(tag.seq, 0x01020304u);
+  EXPECT_EQ(tunnel_extra_bytes(g.data(), tag), 0u);
+  EXPECT_EQ(ipv6_tunnel_header(g.data(), tag), nullptr) << "the innermost tunnel is IPv4";
+  g[54 + 6] = 0x20;  // the inner tunnel's packet fragmented
+  EXPECT_TRUE(is_ip_fragment(g.data(), uint32_t(g.size())));
+  // One tunnel deeper than declared: an IPv6 header of next header 41 in front.
+  std::vector<uint8_t> deeper(f.begin(), f.begin() + 54);
+  deeper[14 + 6] = 41;
+  deeper.insert(deeper.end(), f.begin() + 14, f.end());
+  EXPECT_FALSE(parse_test_frame(deeper.data(), uint32_t(deeper.size()), tag));
+  EXPECT_THROW((TunnelStack{Tunnel{}, Tunnel{}, Tunnel{}}), std::invalid_argument);
+  FrameSpec small = s;
+  small.frame_size = 143;
   EXPECT_THROW(build_template(small, 0, 0), std::invalid_argument);
 }
 

@@ -23,7 +23,7 @@ FrameSpec sent_spec(int version, uint32_t size = 0, uint8_t l4 = kProtoUdp) {
   s.src_ip = parse_ip(version == 4 ? "198.18.0.2" : "2001:2::2", version);
   s.dst_ip = parse_ip(version == 4 ? "198.19.0.2" : "2001:2:0:8000::2", version);
   s.tos = 0x28;  // DSCP 10 (AF11): a DUT that zeroes it is caught
-  s.frame_size = size ? size : min_frame_size(version, std::nullopt, l4, s.tcp_flags);
+  s.frame_size = size ? size : min_frame_size(version, {}, l4, s.tcp_flags);
   return s;
 }
 
@@ -366,8 +366,8 @@ TEST(HeaderCheck, FlowLabel) {
   tunnelled.ip_version = 4;
   tunnelled.src_ip = parse_ip("198.18.0.2", 4);
   tunnelled.dst_ip = parse_ip("198.19.0.2", 4);
-  tunnelled.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
-  tunnelled.frame_size = min_frame_size(4, Tunnel{});
+  tunnelled.tunnels = {Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)}};
+  tunnelled.frame_size = min_frame_size(4, {Tunnel{}});
   const std::vector<uint8_t> t = frame_of(tunnelled);
   EXPECT_EQ(t[kIp + 1] & 0x0f, 0);
   EXPECT_EQ(t[kIp + 2] | t[kIp + 3], 0);
@@ -496,16 +496,14 @@ std::vector<uint8_t> tunnelled_frame(const FrameSpec& sent) {
   FrameSpec out = sent;
   out.ttl = 9;
   out.frame_size = 104;
-  out.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  out.tunnels = {Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)}};
   return frame_of(out);
 }
 
 TEST(HeaderCheck, TunnelLayer) {
   FrameSpec s = sent_spec(4, 64);
   RxSpec rx = routed(s);
-  rx.tunnel = true;
-  rx.tunnel_src = parse_ip("2001:db8::1", 6);
-  rx.tunnel_dst = parse_ip("2001:db8::2", 6);
+  rx.tunnels = {RxTunnel{6, parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)}};
   const HeaderCheck check(s, rx, 104, {});
   const auto good = tunnelled_frame(s);
   EXPECT_EQ(judge(check, good), Verdict::kGood);
@@ -542,15 +540,12 @@ void fix_ipv4_header(std::vector<uint8_t>& f, size_t at) {
 TEST(HeaderCheck, Ipv4TunnelLayer) {
   const FrameSpec s = sent_spec(6, 84);
   RxSpec rx = routed(s);
-  rx.tunnel = true;
-  rx.tunnel_version = 4;
-  rx.tunnel_src = parse_ip("192.0.2.1", 4);
-  rx.tunnel_dst = parse_ip("203.0.113.1", 4);
+  rx.tunnels = {RxTunnel{4, parse_ip("192.0.2.1", 4), parse_ip("203.0.113.1", 4)}};
   const HeaderCheck check(s, rx, 104, {});
   FrameSpec out = s;
   out.ttl = 9;
   out.frame_size = 104;
-  out.tunnel = Tunnel{*rx.tunnel_src, *rx.tunnel_dst, 4};
+  out.tunnels = {Tunnel{*rx.tunnels[0].src, *rx.tunnels[0].dst, 4}};
   const auto good = frame_of(out);
   EXPECT_EQ(judge(check, good), Verdict::kGood);
   const size_t inner = kIp + 20;
@@ -578,12 +573,10 @@ TEST(HeaderCheck, Ipv4TunnelLayer) {
   // The other tunnel, or none.
   FrameSpec in_ipv6 = out;
   in_ipv6.frame_size = 124;
-  in_ipv6.tunnel = Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)};
+  in_ipv6.tunnels = {Tunnel{parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)}};
   EXPECT_EQ(judge(HeaderCheck(s, rx, 124, {}), frame_of(in_ipv6)), Verdict::kBadHeader) << "an IPv6 tunnel";
   RxSpec ipv6_tunnel = rx;
-  ipv6_tunnel.tunnel_version = 6;
-  ipv6_tunnel.tunnel_src.reset();
-  ipv6_tunnel.tunnel_dst.reset();
+  ipv6_tunnel.tunnels = {RxTunnel{}};
   EXPECT_EQ(judge(HeaderCheck(s, ipv6_tunnel, 124, {}), good), Verdict::kBadHeader) << "expected in IPv6";
   FrameSpec plain = s;
   plain.ttl = 9;
@@ -609,6 +602,77 @@ TEST(HeaderCheck, Ipv4TunnelLayer) {
   }
 }
 
+// Nested tunnels: an IPv6 packet in an IPv4 tunnel (RFC 4213) in an IPv6 one (RFC 2473). Each
+// tunnel header is judged as a tunnel's alone would be (its addresses where given, TTL above
+// 0, the IPv4 one's checksum), wherever the parser finds it: an encapsulation limit option in
+// the outer tunnel moves the inner headers but not the verdict. A frame with one tunnel fewer,
+// or the two in the other order, is a header fault; a field another check owns in the innermost
+// tunnel (a 6rd CE's address) is not compared.
+TEST(HeaderCheck, NestedTunnels) {
+  const FrameSpec s = sent_spec(6, 84);
+  RxSpec rx = routed(s);
+  rx.tunnels = {RxTunnel{6, parse_ip("2001:db8::1", 6), parse_ip("2001:db8::2", 6)},
+                RxTunnel{4, parse_ip("192.0.2.1", 4), parse_ip("203.0.113.1", 4)}};
+  const HeaderCheck check(s, rx, 144, {});
+  FrameSpec out = s;
+  out.ttl = 9;
+  out.frame_size = 144;
+  out.tunnels = {Tunnel{*rx.tunnels[0].src, *rx.tunnels[0].dst, 6}, Tunnel{*rx.tunnels[1].src, *rx.tunnels[1].dst, 4}};
+  const auto good = frame_of(out);
+  EXPECT_EQ(judge(check, good), Verdict::kGood);
+  const size_t middle = kIp + 40, inner = middle + 20;
+  auto f = good;
+  f[kIp + 8 + 15] = 9;  // the outer tunnel's source
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+  f = good;
+  f[middle + 15] = 2;  // the inner tunnel's source
+  fix_ipv4_header(f, middle);
+  EXPECT_EQ(judge(check, f), Verdict::kBadAddress);
+  f = good;
+  f[middle + 8] = 0;  // the inner tunnel's TTL
+  fix_ipv4_header(f, middle);
+  EXPECT_EQ(judge(check, f), Verdict::kBadTtl);
+  f = good;
+  f[kIp + 7] = 0;  // the outer tunnel's hop limit
+  EXPECT_EQ(judge(check, f), Verdict::kBadTtl);
+  f = good;
+  f[middle + 10] ^= 0x01;  // the inner tunnel header's checksum
+  EXPECT_EQ(judge(check, f), Verdict::kBadChecksum);
+  f = good;
+  f[inner + 7] = 10;  // the packet's hop limit not decremented
+  EXPECT_EQ(judge(check, f), Verdict::kBadTtl);
+  // An encapsulation limit option (RFC 2473 §4.1.1) after the outer header: the headers move.
+  std::vector<uint8_t> limited(good.begin(), good.begin() + middle);
+  limited[kIp + 6] = 60;
+  limited[kIp + 5] = uint8_t(limited[kIp + 5] + 8);
+  const uint8_t options[8] = {4, 0, 4, 1, 4, 1, 0, 0};  // next 4, length 0; limit 4; PadN
+  limited.insert(limited.end(), options, options + 8);
+  limited.insert(limited.end(), good.begin() + long(middle), good.end());
+  TestTag tag;
+  ASSERT_TRUE(parse_test_frame(limited.data(), uint32_t(limited.size()), tag));
+  EXPECT_EQ(tunnel_extra_bytes(limited.data(), tag), 8u);
+  EXPECT_EQ(judge(check, limited), Verdict::kGood);
+  limited[middle + 8 + 15] = 2;
+  fix_ipv4_header(limited, middle + 8);
+  EXPECT_EQ(judge(check, limited), Verdict::kBadAddress) << "the inner tunnel's source, moved";
+  // One tunnel fewer, or the same two the other way round.
+  FrameSpec one = out;
+  one.frame_size = 124;
+  one.tunnels = {Tunnel{*rx.tunnels[0].src, *rx.tunnels[0].dst, 6}};
+  EXPECT_EQ(judge(check, frame_of(one)), Verdict::kBadHeader) << "the IPv4 tunnel missing";
+  FrameSpec swapped = out;
+  swapped.tunnels = {out.tunnels.items[1], out.tunnels.items[0]};
+  EXPECT_EQ(judge(check, frame_of(swapped)), Verdict::kBadHeader) << "IPv6 in IPv4, not IPv4 in IPv6";
+  // The innermost tunnel's source owned by a CE check: any source passes this one.
+  const HeaderCheck owned(s, rx, 144, {}, {OwnedField{Layer::kIpv4, FieldRole::kSrcAddress, true}});
+  f = good;
+  f[middle + 15] = 2;
+  fix_ipv4_header(f, middle);
+  EXPECT_EQ(judge(owned, f), Verdict::kGood);
+  f[kIp + 8 + 15] = 9;  // the outer tunnel's is still compared
+  EXPECT_EQ(judge(owned, f), Verdict::kBadAddress);
+}
+
 // DS-Lite and lw4o6 tunnels carry the TOS over (RFC 6333 §7.1): with carries_tos the tunnel's
 // traffic class must be the inner TOS; an entry point that writes 0 is caught.
 TestTag tunnel_tag(const std::vector<uint8_t>& f) {
@@ -620,8 +684,8 @@ TestTag tunnel_tag(const std::vector<uint8_t>& f) {
 TEST(HeaderCheck, TunnelCarriesTos) {
   FrameSpec s = sent_spec(4, 64);
   RxSpec rx = routed(s);
-  rx.tunnel = true;
-  rx.tunnel_carries_tos = true;
+  rx.tunnels = {RxTunnel{}};
+  rx.tunnels[0].carries_tos = true;
   const HeaderCheck check(s, rx, 104, {});
   const auto good = tunnelled_frame(s);
   ASSERT_NE(s.tos, 0) << "the test needs a TOS to lose";
@@ -696,7 +760,7 @@ TEST(HeaderCheck, VaryingOwnedAndUncheckedFields) {
 TEST(HeaderCheck, TcpLayer) {
   FrameSpec s = sent_spec(4, 0, kProtoTcp);
   s.tcp_flags = kTcpSyn;
-  s.frame_size = min_frame_size(4, std::nullopt, kProtoTcp, kTcpSyn);
+  s.frame_size = min_frame_size(4, {}, kProtoTcp, kTcpSyn);
   const HeaderCheck check(s, routed(s), s.frame_size, {});
   FrameSpec out = s;
   out.ttl = 9;

@@ -24,7 +24,7 @@ FrameSpec tcp_spec(int version, uint8_t flags, uint32_t size = 0) {
   s.dst_mac = parse_mac("02:78:6c:00:01:01");
   s.src_ip = parse_ip(version == 4 ? "198.18.0.2" : "2001:2::2", version);
   s.dst_ip = parse_ip(version == 4 ? "198.19.0.2" : "2001:2:0:8000::2", version);
-  s.frame_size = size ? size : min_frame_size(version, std::nullopt, kProtoTcp, flags);
+  s.frame_size = size ? size : min_frame_size(version, {}, kProtoTcp, flags);
   return s;
 }
 
@@ -49,7 +49,7 @@ TEST_P(TcpLayout, HeaderOptionsAndChecksums) {
   for (uint8_t flags : {uint8_t(kTcpSyn), uint8_t(kTcpSyn | kTcpAck), uint8_t(kTcpAck), uint8_t(kTcpAck | kTcpPsh),
                         uint8_t(kTcpFin | kTcpAck), uint8_t(kTcpRst)}) {
     const bool syn = flags & kTcpSyn;
-    const uint32_t smallest = min_frame_size(v, std::nullopt, kProtoTcp, flags);
+    const uint32_t smallest = min_frame_size(v, {}, kProtoTcp, flags);
     EXPECT_EQ(smallest, (v == 4 ? 78u : 98u) + (syn ? 8 : 0));
     EXPECT_THROW(build_template(tcp_spec(v, flags, smallest - 1), 0, 1), std::invalid_argument);
     for (uint32_t size : {smallest, smallest + 1, 512u, 1518u, 9000u}) {
@@ -108,8 +108,8 @@ INSTANTIATE_TEST_SUITE_P(Versions, TcpLayout, ::testing::Values(4, 6));
 
 TEST(TcpLayout, InAnIpv6Tunnel) {
   FrameSpec s = tcp_spec(4, kTcpSyn);
-  s.tunnel = Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6)};
-  EXPECT_EQ(min_frame_size(4, Tunnel{}, kProtoTcp, kTcpSyn), 126u);
+  s.tunnels = {Tunnel{parse_ip("2001:db8:0:1::1", 6), parse_ip("2001:db8:ffff::1", 6)}};
+  EXPECT_EQ(min_frame_size(4, {Tunnel{}}, kProtoTcp, kTcpSyn), 126u);
   s.frame_size = 126;
   const FrameTemplate t = build_template(s, 1, 2);
   EXPECT_EQ(t.l4_offset, 74);
@@ -284,7 +284,7 @@ TEST(TcpHandshake, AcrossADsLiteSoftwire) {
   const uint8_t cport[2] = {0x9c, 0x40}, sport[2] = {0, 80};
   const uint32_t isn_i = initiator_isn(key, client.data(), server.data(), 4, cport, sport);
   FrameSpec back = tcp_spec(4, kTcpSyn | kTcpAck, 126);
-  back.tunnel = Tunnel{aftr, template_b4};
+  back.tunnels = {Tunnel{aftr, template_b4}};
   const SegmentTemplate syn_ack_t(back, 2, 7);
   TcpSegment sa;
   std::copy(server.begin(), server.begin() + 4, sa.src.begin());
@@ -307,7 +307,7 @@ TEST(TcpHandshake, AcrossADsLiteSoftwire) {
   ASSERT_NE(in.tunnel, nullptr);
   ASSERT_TRUE(expected_segment(TcpStep::kSynAck, key, in));
   FrameSpec ack_spec = tcp_spec(4, kTcpAck, 118);
-  ack_spec.tunnel = Tunnel{template_b4, aftr};
+  ack_spec.tunnels = {Tunnel{template_b4, aftr}};
   const SegmentTemplate ack_t(ack_spec, 3, 7);
   // In place, over the SYN-ACK's buffer, as the Initiator's receiver answers.
   write_segment(frame.data(), ack_t, answer(TcpStep::kSynAck, key, in, tag.seq, tag.timestamp));

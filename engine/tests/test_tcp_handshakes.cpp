@@ -225,7 +225,7 @@ class ReferenceNat {
 };
 
 json handshakes(int v, uint32_t connections, TcpStep first = TcpStep::kSyn) {
-  json fg = test::stream(v, min_frame_size(v, std::nullopt, kProtoTcp, tcp_flags_of(first)));
+  json fg = test::stream(v, min_frame_size(v, {}, kProtoTcp, tcp_flags_of(first)));
   fg["vary"] = {{{"field", "src_port"}, {"mode", "enumerate"}, {"min", 1024}, {"max", 1024 + connections - 1}}};
   fg["enumerate"] = "random";
   json tcp = {{"key", 99},
@@ -683,12 +683,12 @@ TEST(TcpStateTable, LearnedInSoftwiresDataLeavesFromEachB4) {
   const auto aftr = parse_ip("2001:db8:af::1", 6);
   const std::array<std::array<uint8_t, 16>, 2> b4s = {parse_ip("2001:db8:b4::1", 6), parse_ip("2001:db8:b4::2", 6)};
   for (const auto& b4 : b4s) {
-    spec.tunnel = Tunnel{aftr, b4};
+    spec.tunnels = {Tunnel{aftr, b4}};
     const FrameTemplate syn_ack = build_template(spec, 0, 1);
     ASSERT_TRUE(table.learn(syn_ack.bytes.data() + 54, syn_ack.bytes.data() + 14));
   }
   ASSERT_TRUE(table.tunnelled());
-  spec.tunnel = Tunnel{parse_ip("2001:db8:b4::99", 6), aftr};
+  spec.tunnels = {Tunnel{parse_ip("2001:db8:b4::99", 6), aftr}};
   spec.tcp_flags = kTcpAck | kTcpPsh;
   spec.frame_size = 168;
   const FrameTemplate data = build_template(spec, 0, 1);

@@ -389,7 +389,7 @@ TEST(HeaderChecks, EncapsulationLimitOptionsAndFragments) {
   test::Bench bench([&](uint16_t port, rte_mbuf* m, const test::MemoryIo::Deliver& deliver) {
     const TestTag tag = tag_of(m);
     std::vector<uint8_t> f(rte_pktmbuf_mtod(m, const uint8_t*), rte_pktmbuf_mtod(m, const uint8_t*) + m->data_len);
-    const size_t outer = tag.outer_offset;
+    const size_t outer = tag.ip.outermost();
     if (tag.seq % 2 == 0) {  // the option: next header 4, length 0, limit 4, PadN
       const uint8_t option[8] = {f[outer + 6], 0, 4, 1, 4, 1, 0, 0};
       f[outer + 6] = kProtoDestOptions;

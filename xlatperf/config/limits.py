@@ -6,6 +6,8 @@ MAX_QUEUES = 64  # the engine's limit (hello limits.max_queues): stream ids of t
 # DPDK 22.11's AF_XDP PMD receives a frame into one 2048-byte umem chunk less the XDP headroom
 # (no multi-buffer frames): larger frames are lost (measured on veth: 1792 bytes arrive, 1800 not).
 AF_XDP_MAX_FRAME = 1792
+# Tunnel headers a stream's frames may nest around their IP packet (hello limits.max_tunnels).
+MAX_TUNNELS = 2
 MAX_CAPTURE_FRAMES = 4096  # frames per port and trial the engine samples at most (CapturePlan::kMaxFrames)
 MAX_PATTERN = 65536  # the longest frame pattern of a flow in the engine (kMaxPattern)
 # The engine's limits on a trial request (hello limits; docs/protocol.md "trial", "Queues and

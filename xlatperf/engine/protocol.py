@@ -578,7 +578,7 @@ def trial_from_record(record: dict) -> TrialResult:
 
 # The protocol this front end speaks: an engine of the same major and any minor is accepted
 # (a minor only adds optional keys and reply fields, which the front end ignores).
-PROTOCOL_VERSION = "2.20"
+PROTOCOL_VERSION = "2.21"
 
 
 def _major(version) -> int | None:

@@ -53,7 +53,7 @@ bool datagram_checksums_ok(const uint8_t* frame, const TestTag& hdrs, const DnsM
 uint32_t answer_query_frame(uint8_t* frame, uint32_t len, uint32_t room, const TestTag& hdrs, const uint8_t* own_mac,
                             const dns::Zone& zone, const dns::RecordRule& rule) {
   const std::optional<DnsMessage> msg = dns_message(frame, len, hdrs);
-  if (!msg || hdrs.outer_offset != hdrs.l3_offset) return 0;
+  if (!msg || hdrs.ip.tunnelled()) return 0;
   uint8_t* ip = frame + hdrs.l3_offset;
   const bool ipv4 = ip[0] >> 4 == 4;
   if (!ipv4 && hdrs.l4_offset != hdrs.l3_offset + kIpv6Header) return 0;

@@ -9,6 +9,13 @@ namespace xlp {
 
 namespace {
 
+// " in an IPv6 tunnel", " in an IPv4 tunnel in an IPv6 tunnel", ... (innermost first), for messages.
+std::string tunnels_named(const TunnelStack& tunnels) {
+  std::string out;
+  for (size_t i = tunnels.count; i-- > 0;) out += " in an IPv" + std::to_string(tunnels.items[i].version) + " tunnel";
+  return out;
+}
+
 // The layer writers: each writes its header at `at` in the frame being built (the template's
 // bytes, zero-filled), records its fields (FrameTemplate::fields) and returns where the next
 // layer starts. The lengths they write follow from the frame's size (`end`: its last byte + 1).
@@ -16,21 +23,23 @@ struct Writer {
   uint8_t* f;
   size_t end;
   std::vector<FieldMark>& marks;
+  uint8_t ip_header = 0;  // the IP header being written (FieldMark::ip_header)
   void mark(Layer layer, FieldRole role, size_t at, size_t size, uint8_t first = 0xff, uint8_t last = 0xff) {
-    marks.push_back({layer, role, uint16_t(at), uint8_t(size), first, last});
+    marks.push_back({layer, ip_header, role, uint16_t(at), uint8_t(size), first, last});
   }
 
   size_t ethernet(const FrameSpec& spec) {
-    const int outermost = spec.tunnel ? spec.tunnel->version : spec.ip_version;
+    const int outermost = spec.tunnels.empty() ? spec.ip_version : spec.tunnels.begin()->version;
     return put_ethernet(f, spec.dst_mac.data(), spec.src_mac.data(), spec.vlan, ip_layout(outermost).ethertype);
   }
 
   // An IPv6 header: also RFC 2473 §3's tunnel header, whose payload is the original packet
   // (next header 4 or 41), with the inner packet's traffic class and hop limit (RFC 2983's
-  // uniform model) and flow label 0. `layer`: which of the two it is.
-  size_t ipv6(Layer layer, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
+  // uniform model) and flow label 0. `tunnel`: which of the two it is.
+  size_t ipv6(bool tunnel, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
+    const Layer layer = Layer::kIpv6;
     uint8_t* h = f + at;
-    const uint32_t label = layer == Layer::kTunnel ? 0 : spec.flow_label & 0xfffff;
+    const uint32_t label = tunnel ? 0 : spec.flow_label & 0xfffff;
     h[0] = uint8_t(0x60 | spec.tos >> 4);
     h[1] = uint8_t(spec.tos << 4 | label >> 16);
     h[2] = uint8_t(label >> 8);
@@ -42,16 +51,16 @@ struct Writer {
     std::memcpy(h + kIpv6Dst, dst, 16);
     // A tunnel entry point may set the flow label (RFC 6438) and add an encapsulation limit
     // option (RFC 2473 §4.1.1: another next header, a longer payload): its own choices.
-    const FieldRole own = layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kFixed;
+    const FieldRole own = tunnel ? FieldRole::kFree : FieldRole::kFixed;
     mark(layer, FieldRole::kFixed, at, 1, 0xf0);          // version
     mark(layer, FieldRole::kTos, at, 2, 0x0f, 0xc0);      // traffic class: DSCP
     mark(layer, FieldRole::kEcn, at + 1, 1, 0x30);        // ... and ECN
     // The flow label: a forwarding node may set one where none came (RFC 6437 §3), so it is
     // compared only where the rx expectation names it.
-    mark(layer, layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kFlowLabel, at + 1, 3, 0x0f);
+    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kFlowLabel, at + 1, 3, 0x0f);
     // The payload length (kLength: compared for UDP, checked against the frame's length for
     // TCP, whose header a DUT may lengthen by an option: HeaderCheck); a tunnel's, its own.
-    mark(layer, layer == Layer::kTunnel ? FieldRole::kFree : FieldRole::kLength, at + 4, 2);
+    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kLength, at + 4, 2);
     mark(layer, own, at + 6, 1);                          // next header
     mark(layer, FieldRole::kTtl, at + 7, 1);
     mark(layer, FieldRole::kSrcAddress, at + kIpv6Src, 16);
@@ -61,10 +70,10 @@ struct Writer {
 
   // An IPv4 header: also a tunnel header (RFC 4213 §3.5: protocol 41 for IPv6 inside; RFC 2003
   // §3.1: 4 for IPv4), whose TTL is the entry point's (RFC 4213 §3.3; the stream's, as sent)
-  // and whose traffic class follows the inner one as an IPv6 tunnel's does. `layer`: which of
+  // and whose traffic class follows the inner one as an IPv6 tunnel's does. `tunnel`: which of
   // the two it is.
-  size_t ipv4(Layer layer, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
-    const bool tunnel = layer == Layer::kTunnel;
+  size_t ipv4(bool tunnel, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
+    const Layer layer = Layer::kIpv4;
     uint8_t* h = f + at;
     h[0] = 0x45;                             // version 4, 20-byte header
     h[1] = spec.tos;
@@ -133,7 +142,7 @@ struct Writer {
       uint8_t* mss = ws + kWindowScaleOption;
       mss[0] = kMssOptionKind;               // MSS: kind 2, length 4, the value
       mss[1] = uint8_t(kMssOption);
-      store_be16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnel));
+      store_be16(mss + 2, spec.tcp_mss ? spec.tcp_mss : ethernet_mss(spec.ip_version, spec.tunnels));
     }
     mark(Layer::kTcp, FieldRole::kFree, at + 4, 8);       // sequence and acknowledgement numbers
     // The data offset, and with it where the options lie, is the DUT's to change: a gateway that
@@ -187,38 +196,42 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
       throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": a DNS query's frame is " +
                                   std::to_string(dns_frame_size(spec)) + " bytes (its name's zone and EDNS(0))");
   }
-  if (spec.tunnel && spec.tunnel->version != 4 && spec.tunnel->version != 6)
-    throw std::invalid_argument("tunnel.version = " + std::to_string(spec.tunnel->version) + ": must be 4 or 6");
-  const uint32_t min = min_frame_size(spec.ip_version, spec.tunnel, spec.l4, spec.tcp_flags);
+  for (const Tunnel& tunnel : spec.tunnels)
+    if (tunnel.version != 4 && tunnel.version != 6)
+      throw std::invalid_argument("tunnel.version = " + std::to_string(tunnel.version) + ": must be 4 or 6");
+  const uint32_t min = min_frame_size(spec.ip_version, spec.tunnels, spec.l4, spec.tcp_flags);
   if (spec.frame_size < min || spec.frame_size > kMaxFrameSize)
     throw std::invalid_argument("frame_size = " + std::to_string(spec.frame_size) + ": must be in " +
                                 std::to_string(min) + ".." + std::to_string(kMaxFrameSize) +
                                 " for IPv" + std::to_string(spec.ip_version) + (tcp ? " TCP" : "") +
-                                (spec.tunnel ? " in an IPv" + std::to_string(spec.tunnel->version) + " tunnel" : ""));
+                                tunnels_named(spec.tunnels));
   if (spec.vlan.count > kMaxVlanTags)
     throw std::invalid_argument("vlan: at most " + std::to_string(kMaxVlanTags) + " tags");
   FrameTemplate t;
   t.bytes.assign(spec.frame_size - kFcs + spec.vlan.bytes(), 0);
   Writer w{t.bytes.data(), t.bytes.size(), t.fields};
-  // The layers in order: each starts where the one before it ended.
+  // The layers in order: each starts where the one before it ended; the IP headers, tunnels'
+  // first, each carrying the next.
   size_t at = 0;
+  uint8_t tunnels = 0;
   for (const Layer layer : layers_of(spec)) {
     switch (layer) {
-      case Layer::kEthernet: at = t.outer_offset = t.ip_offset = uint16_t(w.ethernet(spec)); break;
-      case Layer::kTunnel: {
-        const uint8_t inner = ip_layout(spec.ip_version).protocol;
-        const uint8_t* src = spec.tunnel->src.data();
-        const uint8_t* dst = spec.tunnel->dst.data();
-        at = t.ip_offset = uint16_t(spec.tunnel->version == 4 ? w.ipv4(Layer::kTunnel, at, inner, src, dst, spec)
-                                                              : w.ipv6(Layer::kTunnel, at, inner, src, dst, spec));
+      case Layer::kEthernet: at = w.ethernet(spec); break;
+      case Layer::kIpv4:
+      case Layer::kIpv6: {
+        const bool tunnel = tunnels < spec.tunnels.count;
+        const Tunnel* outer = tunnel ? &spec.tunnels.items[tunnels++] : nullptr;
+        const int carried = tunnels < spec.tunnels.count ? spec.tunnels.items[tunnels].version : spec.ip_version;
+        const uint8_t next = tunnel ? ip_layout(carried).protocol : spec.l4;
+        const uint8_t* src = tunnel ? outer->src.data() : spec.src_ip.data();
+        const uint8_t* dst = tunnel ? outer->dst.data() : spec.dst_ip.data();
+        t.ip.at[t.ip.count++] = t.ip_offset = uint16_t(at);
+        w.ip_header = uint8_t(t.ip.count - 1);
+        at = t.l4_offset = uint16_t(layer == Layer::kIpv4 ? w.ipv4(tunnel, at, next, src, dst, spec)
+                                                          : w.ipv6(tunnel, at, next, src, dst, spec));
+        w.ip_header = 0;
         break;
       }
-      case Layer::kIpv4:
-        at = t.l4_offset = uint16_t(w.ipv4(Layer::kIpv4, at, spec.l4, spec.src_ip.data(), spec.dst_ip.data(), spec));
-        break;
-      case Layer::kIpv6:
-        at = t.l4_offset = uint16_t(w.ipv6(Layer::kIpv6, at, spec.l4, spec.src_ip.data(), spec.dst_ip.data(), spec));
-        break;
       case Layer::kUdp: at = t.tag_offset = uint16_t(w.udp(at, spec)); break;
       case Layer::kTcp: at = t.tag_offset = uint16_t(w.tcp(at, spec)); break;
       case Layer::kTag: w.tag(at, spec.l4, stream_id, trial_tag); break;
@@ -231,9 +244,9 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   }
   uint8_t* f = t.bytes.data();
   t.checksum_offset = uint16_t(t.l4_offset + (tcp ? 16 : 6));
-  const bool ipv4_tunnel = spec.tunnel && spec.tunnel->version == 4;
+  const bool ipv4_tunnel = !spec.tunnels.empty() && spec.tunnels.innermost().version == 4;
   if (spec.ip_version == 4 || ipv4_tunnel) {  // the header's sum with the checksum field taken as zero
-    t.ipv4_checksum_at = uint16_t((spec.ip_version == 4 ? t.ip_offset : t.outer_offset) + 10);
+    t.ipv4_checksum_at = uint16_t((spec.ip_version == 4 ? t.ip_offset : t.ip.tunnel()) + 10);
     const uint16_t field = uint16_t(f[t.ipv4_checksum_at] << 8 | f[t.ipv4_checksum_at + 1]);
     t.ipv4_header_sum = uint16_t(~field);
   }

@@ -4,8 +4,10 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,8 +42,12 @@ constexpr size_t kFcs = 4;             // counted in frame sizes, appended by th
 // mbuf segment are sent as a per-frame head segment plus a shared tail (FrameTemplate).
 constexpr size_t kMaxFrameSize = 9216;
 constexpr uint32_t kMaxFlowLabel = 0xfffff;  // IPv6's 20 bits
-// A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, an
-// IPv6 tunnel header, the IP header, UDP and the test tag or TCP with its options: 150 bytes
+// Tunnel headers a frame may nest around its IP packet (FrameSpec::tunnels), and so the IP
+// headers it may hold: each is an IP header of its own version at its own depth.
+constexpr size_t kMaxTunnels = 2;
+constexpr size_t kMaxIpHeaders = kMaxTunnels + 1;
+// A jumbo frame's head: every byte a sender writes per frame (Ethernet with two VLAN tags, two
+// IPv6 tunnel headers, the IP header, UDP and the test tag or TCP with its options: 190 bytes
 // at most) lies in it.
 constexpr uint32_t kJumboHead = 192;
 // The largest frame (on the wire, FCS and VLAN tags included) the ports are set up to carry
@@ -167,22 +173,48 @@ struct Tunnel {
   std::array<uint8_t, 16> src{}, dst{};
   int version = 6;
 };
-// The bytes a tunnel header adds (its fixed part): 0 without one.
-inline size_t tunnel_header_size(const std::optional<Tunnel>& tunnel) {
-  return tunnel ? ip_layout(tunnel->version).size : 0;
-}
+// The tunnel headers around a frame's IP packet, outermost first (each carries the next, the
+// innermost the packet): none, one (a softwire, 6rd) or nested up to kMaxTunnels. The stack's
+// sizes follow from each header's declaration (IpLayout), whatever the depth.
+struct TunnelStack {
+  std::array<Tunnel, kMaxTunnels> items{};
+  uint8_t count = 0;
+  TunnelStack() = default;
+  TunnelStack(std::initializer_list<Tunnel> tunnels);  // throws std::invalid_argument past kMaxTunnels
+  bool empty() const { return count == 0; }
+  const Tunnel* begin() const { return items.data(); }
+  const Tunnel* end() const { return items.data() + count; }
+  Tunnel* begin() { return items.data(); }
+  Tunnel* end() { return items.data() + count; }
+  // The tunnel whose payload is the frame's IP packet: the one an emulated CE's address lies in.
+  const Tunnel& innermost() const { return items[count - 1]; }
+  Tunnel& innermost() { return items[count - 1]; }
+  // The bytes the headers add (their fixed parts): 0 without one.
+  size_t bytes() const;
+};
 
 // The MSS a SYN announces unless the request names one: what a host on Ethernet (IP MTU 1500)
-// takes in a segment, less the IP headers (a tunnel's as well) and TCP's fixed 20 bytes
+// takes in a segment, less the IP headers (the tunnels' as well) and TCP's fixed 20 bytes
 // (RFC 9293 §3.7.1): 1460 over IPv4, 1440 over IPv6, 1420 for IPv4 in a softwire.
-inline uint16_t ethernet_mss(int ip_version, const std::optional<Tunnel>& tunnel) {
-  return uint16_t(1500 - tunnel_header_size(tunnel) - ip_layout(ip_version).size - kTcpHeader);
+inline size_t TunnelStack::bytes() const {
+  size_t n = 0;
+  for (const Tunnel& t : *this) n += ip_layout(t.version).size;
+  return n;
+}
+inline TunnelStack::TunnelStack(std::initializer_list<Tunnel> tunnels) {
+  if (tunnels.size() > kMaxTunnels)
+    throw std::invalid_argument("tunnel: at most " + std::to_string(kMaxTunnels) + " nested tunnel headers");
+  for (const Tunnel& t : tunnels) items[count++] = t;
+}
+inline uint16_t ethernet_mss(int ip_version, const TunnelStack& tunnels) {
+  return uint16_t(1500 - tunnels.bytes() - ip_layout(ip_version).size - kTcpHeader);
 }
 
-// A frame: Ethernet (with `vlan`), an optional tunnel header (IPv6 or IPv4), one IPv4 or IPv6 header
-// (`ip_version`, the addresses), UDP or TCP (`l4`) and the test tag. The stack is data: its
-// layers (layers_of) are written by one writer each (build_template), a stream's received
-// frames are judged against the same layers (header_check.hpp), and the parser walks them.
+// A frame: Ethernet (with `vlan`), the tunnel headers (`tunnels`, IPv6 or IPv4, nested), one
+// IPv4 or IPv6 header (`ip_version`, the addresses), UDP or TCP (`l4`) and the test tag. The
+// stack is data: its layers (layers_of) are written by one writer each (build_template), a
+// stream's received frames are judged against the same layers (header_check.hpp), and the
+// parser walks them.
 struct FrameSpec {
   int ip_version = 4;                 // of the IP header that carries UDP or TCP (the inner one)
   uint8_t l4 = kProtoUdp;             // kProtoUdp or kProtoTcp
@@ -201,7 +233,7 @@ struct FrameSpec {
   // and untagged ports.
   uint32_t frame_size = 64;
   VlanStack vlan;
-  std::optional<Tunnel> tunnel;
+  TunnelStack tunnels;
   // A DNS query in place of the test tag (dns.hpp, docs/dns.md): over UDP only, and the frame's
   // size is the query's (dns_frame_size).
   struct DnsQuery {
@@ -215,11 +247,14 @@ struct FrameSpec {
 
 inline size_t ip_header_size(int ip_version) { return ip_layout(ip_version).size; }
 
-// The header layers of a test frame, outermost first. Each has one writer (frame.cpp) and one
-// checker (header_check.hpp); a frame's list follows from its FrameSpec (layers_of).
-enum class Layer : uint8_t { kEthernet, kTunnel, kIpv4, kIpv6, kUdp, kTcp, kTag, kDns };
+// The header layers of a test frame, outermost first: what each header is (an IP header is the
+// same layer whether it carries the packet or a tunnel's payload: its depth says which). Each
+// has one writer (frame.cpp) and one checker (header_check.hpp); a frame's list follows from
+// its FrameSpec (layers_of).
+enum class Layer : uint8_t { kEthernet, kIpv4, kIpv6, kUdp, kTcp, kTag, kDns };
+inline Layer ip_layer(int version) { return version == 4 ? Layer::kIpv4 : Layer::kIpv6; }
 struct LayerList {
-  std::array<Layer, 5> items{};
+  std::array<Layer, 3 + kMaxIpHeaders> items{};
   uint8_t count = 0;
   const Layer* begin() const { return items.data(); }
   const Layer* end() const { return items.data() + count; }
@@ -227,8 +262,8 @@ struct LayerList {
 inline LayerList layers_of(const FrameSpec& spec) {
   LayerList l;
   l.items[l.count++] = Layer::kEthernet;
-  if (spec.tunnel) l.items[l.count++] = Layer::kTunnel;
-  l.items[l.count++] = spec.ip_version == 4 ? Layer::kIpv4 : Layer::kIpv6;
+  for (const Tunnel& t : spec.tunnels) l.items[l.count++] = ip_layer(t.version);
+  l.items[l.count++] = ip_layer(spec.ip_version);
   l.items[l.count++] = spec.l4 == kProtoTcp ? Layer::kTcp : Layer::kUdp;
   l.items[l.count++] = spec.dns ? Layer::kDns : Layer::kTag;
   return l;
@@ -247,8 +282,11 @@ enum class FieldRole : uint8_t {
 // A field a layer writer wrote: `size` bytes from `offset` (in the frame), the first and last of
 // them under `first_mask` and `last_mask` (a field that shares a byte with another: IPv6's
 // version, traffic class and flow label; IPv4's flags).
+// `ip_header`: which of the frame's IP headers an IP layer's field lies in (0 the outermost; the
+// tunnels' come before the packet's own).
 struct FieldMark {
   Layer layer;
+  uint8_t ip_header;
   FieldRole role;
   uint16_t offset;
   uint8_t size;
@@ -261,20 +299,31 @@ inline size_t l4_header_size(uint8_t l4, uint8_t tcp_flags) {
   return l4 == kProtoTcp ? tcp_header_size(tcp_flags) : kUdpHeader + kTagSize;
 }
 
-// Smallest frame that holds the test tag: 64 bytes for IPv4 UDP, 84 for IPv6 UDP, 40 more in
-// an IPv6 tunnel, 20 more in an IPv4 one; a TCP segment without payload (78 and 98 bytes, 4
-// more for a SYN).
-inline uint32_t min_frame_size(int ip_version, const std::optional<Tunnel>& tunnel = std::nullopt,
-                               uint8_t l4 = kProtoUdp, uint8_t tcp_flags = kTcpAck) {
-  return uint32_t(kEthHeader + tunnel_header_size(tunnel) + ip_header_size(ip_version) +
+// Smallest frame that holds the test tag: 64 bytes for IPv4 UDP, 84 for IPv6 UDP, 40 more per
+// IPv6 tunnel, 20 more per IPv4 one; a TCP segment without payload (78 and 98 bytes, 4 more
+// for a SYN).
+inline uint32_t min_frame_size(int ip_version, const TunnelStack& tunnels = {}, uint8_t l4 = kProtoUdp,
+                               uint8_t tcp_flags = kTcpAck) {
+  return uint32_t(kEthHeader + tunnels.bytes() + ip_header_size(ip_version) +
                   l4_header_size(l4, tcp_flags) + kFcs);
 }
 
 // The size of a frame that carries a DNS query (FrameSpec::dns), FCS included, VLAN tags not.
 inline uint32_t dns_frame_size(const FrameSpec& spec) {
-  return uint32_t(kEthHeader + tunnel_header_size(spec.tunnel) + ip_header_size(spec.ip_version) + kUdpHeader +
+  return uint32_t(kEthHeader + spec.tunnels.bytes() + ip_header_size(spec.ip_version) + kUdpHeader +
                   dns::query_size(*spec.dns->zone, spec.dns->edns) + kFcs);
 }
+
+// Where a frame's IP headers start, outermost first: the tunnels' headers, then the packet's
+// own (the last). Written by build_template and the parser alike.
+struct IpHeaders {
+  std::array<uint16_t, kMaxIpHeaders> at{};
+  uint8_t count = 0;
+  uint16_t outermost() const { return at[0]; }
+  bool tunnelled() const { return count > 1; }
+  // The innermost tunnel's header (the one whose payload is the packet): with tunnelled().
+  uint16_t tunnel() const { return at[count - 2]; }
+};
 
 // A frame prepared once per trial and stream. Per frame only the sequence number, the
 // timestamp and the transport checksum change; the checksum is updated from `base_sum`, the
@@ -287,11 +336,11 @@ struct FrameTemplate {
   uint16_t tag_offset = 0;     // start of the test tag (UDP payload, or in the TCP option)
   uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
   uint8_t l4 = kProtoUdp;      // kProtoUdp or kProtoTcp
-  uint16_t outer_offset = 0;   // start of the first IP header (the tunnel's, if any)
-  uint16_t ip_offset = 0;      // start of the IP header that carries UDP
+  IpHeaders ip;                // every IP header, the tunnels' first
+  uint16_t ip_offset = 0;      // start of the IP header that carries UDP (ip's last)
   // The IPv4 header whose checksum the words a sender varies per frame update (the inner one,
-  // or over IPv6 an IPv4 tunnel's: a 6rd CE's address): its checksum's offset (0: none) and its
-  // folded sum with the checksum field zero.
+  // or over IPv6 the innermost tunnel's if it is IPv4: a 6rd CE's address): its checksum's
+  // offset (0: none) and its folded sum with the checksum field zero.
   uint16_t ipv4_checksum_at = 0;
   uint16_t ipv4_header_sum = 0;
   // A DNS query's start (0: none; then tag_offset is 0): its ID and its name's index are zero
@@ -381,8 +430,8 @@ inline void stamp_dns(uint8_t* frame, const FrameTemplate& t, dns::QueryKey key,
 }
 
 struct TestTag {
-  uint16_t outer_offset = 0;  // where the first IP header starts (a tunnel's, if any)
-  uint16_t l3_offset = 0;     // where the IP header that carries UDP starts
+  IpHeaders ip;               // where each IP header starts, the tunnels' first
+  uint16_t l3_offset = 0;     // where the IP header that carries UDP starts (ip's last)
   uint16_t l4_offset = 0;     // where the UDP or TCP header starts
   uint16_t tag_offset = 0;    // where the test tag starts
   uint8_t l4 = kProtoUdp;     // kProtoUdp or kProtoTcp
@@ -456,29 +505,32 @@ inline uint16_t announced_mss(const uint8_t* p, uint32_t len, uint32_t off, bool
   return at ? uint16_t(p[at + 2] << 8 | p[at + 3]) : (ipv4 ? 536 : 1220);
 }
 
-// Walks a frame's headers to its transport: Ethernet with up to two VLAN tags, at most one
-// tunnel header (IPv6, RFC 2473: IPv4 or IPv6 in IPv6; IPv4, RFC 4213 and RFC 2003: IPv6 or
-// IPv4 in IPv4), IPv4 without fragmentation or IPv6 without extension headers, then UDP or TCP. Fills `out`'s offsets, `l4` and `vlan`; false for any
-// other frame. `len`: the bytes at `p` (the first segment of a multi-segment frame holds all
-// of these).
+// Walks a frame's headers to its transport: Ethernet with up to two VLAN tags, up to
+// kMaxTunnels tunnel headers (IPv6, RFC 2473: IPv4 or IPv6 in IPv6; IPv4, RFC 4213 and RFC
+// 2003: IPv6 or IPv4 in IPv4), IPv4 without fragmentation or IPv6 without extension headers,
+// then UDP or TCP. Fills `out`'s offsets, `l4` and `vlan`; false for any other frame. `len`:
+// the bytes at `p` (the first segment of a multi-segment frame holds all of these).
 inline bool parse_headers(const uint8_t* p, uint32_t len, TestTag& out) {
   uint32_t off = uint32_t(read_vlan_tags(p, len, out.vlan));
   if (off == 0) return false;
   const uint16_t ethertype = load_be16(p + off);
   off += 2;
-  uint8_t proto = ethertype == kIpv4Layout.ethertype ? kProtoIpv4 : ethertype == kIpv6Layout.ethertype ? kProtoIpv6 : 0;
-  out.outer_offset = uint16_t(off);
-  for (int layer = 0;; ++layer) {
-    out.l3_offset = uint16_t(off);
-    const uint8_t next = walk_ip_header(p, len, proto, off);
-    if (next == kProtoUdp || next == kProtoTcp) {
-      out.l4 = next;
-      break;
-    }
-    // An IP header inside a tunnel's header; nothing deeper.
-    if (layer == 1 || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
-    proto = next;
+  const uint8_t proto = ethertype == kIpv4Layout.ethertype ? kProtoIpv4 : ethertype == kIpv6Layout.ethertype ? kProtoIpv6 : 0;
+  // The count and the last header's start in registers: the frame's bytes may alias `out`.
+  uint32_t start = off;
+  uint8_t count = 1;
+  out.ip.at[0] = uint16_t(start);
+  uint8_t next = walk_ip_header(p, len, proto, off);
+  while (next != kProtoUdp && next != kProtoTcp) {
+    // An IP header inside a tunnel's header, as deep as a frame may nest them.
+    if (count == kMaxIpHeaders || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
+    start = off;
+    out.ip.at[count++] = uint16_t(start);
+    next = walk_ip_header(p, len, next, off);
   }
+  out.ip.count = count;
+  out.l3_offset = uint16_t(start);
+  out.l4 = next;
   out.l4_offset = uint16_t(off);
   return true;
 }
@@ -515,7 +567,7 @@ inline bool is_ip_fragment(const uint8_t* p, uint32_t len) {
   if (off == 0) return false;
   uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
   off += 2;
-  for (int layer = 0; layer < 2; ++layer) {
+  for (size_t header = 0; header < kMaxIpHeaders; ++header) {
     uint8_t next = 0;
     if (ethertype == kIpv4Layout.ethertype) {
       if (len < off + 20) return false;
@@ -537,19 +589,20 @@ inline bool is_ip_fragment(const uint8_t* p, uint32_t len) {
   return false;
 }
 
-// The IPv6 tunnel header a parsed frame arrived in (a softwire, whose addresses the stateful
-// emulation answers through: DS-Lite's B4s), or none (no tunnel, or an IPv4 one).
+// The IPv6 tunnel header a parsed frame's packet arrived in (a softwire, whose addresses the
+// stateful emulation answers through: DS-Lite's B4s), or none (no tunnel, or an IPv4 one).
 inline const uint8_t* ipv6_tunnel_header(const uint8_t* p, const TestTag& tag) {
-  return tag.l3_offset != tag.outer_offset && (p[tag.outer_offset] >> 4) == 6 ? p + tag.outer_offset : nullptr;
+  return tag.ip.tunnelled() && (p[tag.ip.tunnel()] >> 4) == 6 ? p + tag.ip.tunnel() : nullptr;
 }
 
-// What a tunnel entry point put between its header's fixed part and the packet it carries (an
-// encapsulation limit option, RFC 2473 §4.1.1, which Linux ip6tnl adds; IPv4 options), in a
-// frame parse_headers walked: 0 without a tunnel.
+// What tunnel entry points put between their headers' fixed parts and the packets they carry
+// (an encapsulation limit option, RFC 2473 §4.1.1, which Linux ip6tnl adds; IPv4 options), in
+// a frame parse_headers walked: 0 without a tunnel.
 inline uint32_t tunnel_extra_bytes(const uint8_t* p, const TestTag& tag) {
-  if (tag.l3_offset == tag.outer_offset) return 0;
-  const IpLayout& outer = ip_layout(p[tag.outer_offset] >> 4);
-  return uint32_t(tag.l3_offset - tag.outer_offset) - outer.size;
+  if (!tag.ip.tunnelled()) return 0;
+  uint32_t fixed = 0;
+  for (uint8_t i = 0; i + 1 < tag.ip.count; ++i) fixed += ip_layout(p[tag.ip.at[i]] >> 4).size;
+  return uint32_t(tag.l3_offset - tag.ip.outermost()) - fixed;
 }
 
 // "02:00:00:00:00:01" -> bytes; throws std::invalid_argument.

@@ -23,8 +23,13 @@ Verdict verdict_of(FieldRole r) {
 
 HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_frame_size, const VlanStack& rx_vlan,
                          const std::vector<OwnedField>& owned)
-    : tunnel_(rx.tunnel), ipv4_tunnel_(rx.tunnel && rx.tunnel_version == 4), checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum),
-      count_df_(rx.count_df), count_tunnel_ecn_(rx.count_tunnel_ecn), ip_version_(rx.ip_version), l4_(sent.l4) {
+    : checksums_(rx.checksums), ipv6_zero_udp_checksum_(rx.ipv6_zero_udp_checksum), count_df_(rx.count_df),
+      count_tunnel_ecn_(rx.count_tunnel_ecn), ip_version_(rx.ip_version), l4_(sent.l4) {
+  if (rx.tunnels.size() > kMaxTunnels)
+    throw std::invalid_argument("rx.tunnel: at most " + std::to_string(kMaxTunnels) + " nested tunnel headers");
+  ip_headers_ = uint8_t(rx.tunnels.size() + 1);
+  for (size_t i = 0; i < rx.tunnels.size(); ++i)
+    if (rx.tunnels[i].version == 4) ipv4_tunnels_ = uint8_t(ipv4_tunnels_ | 1u << i);
   if (rx.ttl && rx.ttl->first != rx.ttl->second) ttl_ = rx.ttl;  // one value: compared
   if (rx.dst_mac) also_to_ = PortMac(*rx.dst_mac);
   if (rx.src_mac) from_ = PortMac(*rx.src_mac);
@@ -47,22 +52,28 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   want.flow_label = rx.flow_label.value_or(0);
   want.frame_size = rx_frame_size;
   want.vlan = rx_vlan;
-  if (rx.tunnel)
-    want.tunnel = Tunnel{rx.tunnel_src.value_or(std::array<uint8_t, 16>{}),
-                         rx.tunnel_dst.value_or(std::array<uint8_t, 16>{}), rx.tunnel_version};
+  for (const RxTunnel& t : rx.tunnels)
+    want.tunnels.items[want.tunnels.count++] =
+        Tunnel{t.src.value_or(std::array<uint8_t, 16>{}), t.dst.value_or(std::array<uint8_t, 16>{}), t.version};
   expected_ = build_template(want, 0, 0);
   if (rx.ip_version == 4 && rx.df == false) expected_.bytes[expected_.ip_offset + 6] &= uint8_t(~0x40);
 
-  // Which fields the rx expectation names, per layer and role.
-  const auto named = [&](Layer layer, FieldRole role) {
+  // Which fields the rx expectation names, per layer and role: `ip_header` says which IP
+  // header an IP layer's field lies in (the ones before the last are tunnels').
+  const auto is_ip = [](Layer layer) { return layer == Layer::kIpv4 || layer == Layer::kIpv6; };
+  const auto in_tunnel = [&](Layer layer, uint8_t ip_header) { return is_ip(layer) && ip_header + 1 < ip_headers_; };
+  const auto named = [&](Layer layer, uint8_t ip_header, FieldRole role) {
+    const bool tunnel = in_tunnel(layer, ip_header);
     for (const OwnedField& o : owned)
-      if (o.layer == layer && o.role == role) return false;
-    if (layer == Layer::kTunnel) {  // the encapsulating node's own choices, but its addresses
-      if (role == FieldRole::kSrcAddress) return rx.tunnel_src.has_value();
-      if (role == FieldRole::kDstAddress) return rx.tunnel_dst.has_value();
+      if (o.role == role && (tunnel ? o.tunnel && ip_header + 2 == ip_headers_ : !o.tunnel && o.layer == layer))
+        return false;
+    if (tunnel) {  // the encapsulating node's own choices, but its addresses
+      const RxTunnel& t = rx.tunnels[ip_header];
+      if (role == FieldRole::kSrcAddress) return t.src.has_value();
+      if (role == FieldRole::kDstAddress) return t.dst.has_value();
       // Its ECN field is the encapsulator's: RFC 6040 §4.1's normal mode copies the inner one,
       // its compatibility mode writes Not-ECT; either is right.
-      if (role == FieldRole::kTos) return rx.tunnel_carries_tos && rx.tos.has_value();
+      if (role == FieldRole::kTos) return t.carries_tos && rx.tos.has_value();
       return role == FieldRole::kFixed;
     }
     switch (role) {
@@ -83,24 +94,22 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     }
     return false;
   };
-  const auto where_of = [](Layer layer) {
-    return layer == Layer::kTunnel ? kOuter : (layer == Layer::kIpv4 || layer == Layer::kIpv6) ? kIp : kL4;
-  };
-  const auto base_of = [&](Where w) {
-    return w == kOuter ? expected_.outer_offset : w == kIp ? expected_.ip_offset : expected_.l4_offset;
-  };
+  const auto where_of = [&](Layer layer, uint8_t ip_header) { return is_ip(layer) ? Where(ip_header) : kL4; };
+  const auto base_of = [&](Where w) { return w == kL4 ? expected_.l4_offset : expected_.ip.at[w]; };
+  const uint8_t packet = uint8_t(ip_headers_ - 1);  // the packet's own IP header
   // Varying words: their bytes are not compared but checked against their ranges.
   std::vector<std::pair<Where, uint16_t>> varying;  // (layer, byte from its start)
-  const Layer ip_layer = rx.ip_version == 4 ? Layer::kIpv4 : Layer::kIpv6;
+  const Layer packet_layer = ip_layer(rx.ip_version);
   const Layer l4_layer = sent.l4 == kProtoTcp ? Layer::kTcp : Layer::kUdp;
   for (const RxWord& v : rx.vary) {
     if (words_ == kMaxWords) throw std::invalid_argument("rx.vary: at most " + std::to_string(kMaxWords) + " words");
     const bool port = is_port(v.field);
-    const Layer layer = port ? l4_layer : ip_layer;
+    const Layer layer = port ? l4_layer : packet_layer;
+    const Where where = where_of(layer, packet);
     uint16_t offset = uint16_t(v.offset);
     for (const FieldMark& m : expected_.fields)
-      if (m.layer == layer && m.role == v.field) offset = uint16_t(offset + m.offset - base_of(where_of(layer)));
-    const Where where = where_of(layer);
+      if (m.layer == layer && where_of(m.layer, m.ip_header) == where && m.role == v.field)
+        offset = uint16_t(offset + m.offset - base_of(where));
     word_[words_++] = Word{where, offset, uint8_t(v.bits), uint16_t(v.min), uint16_t(v.max)};
     for (uint32_t b = 0; b < v.bits / 8; ++b) varying.emplace_back(where, uint16_t(offset + b));
   }
@@ -110,11 +119,14 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     // PortMacs), the type and VLAN tags the parser's and the VLAN check's. A DNS message is the
     // DNS verdict's (dns::judge_reply).
     if (m.layer == Layer::kEthernet || m.layer == Layer::kTag || m.layer == Layer::kDns) continue;
-    if (m.role == FieldRole::kTtl && m.layer != Layer::kTunnel) ttl_at_ = uint16_t(m.offset - expected_.ip_offset);
-    if (m.role == FieldRole::kTtl && m.layer == Layer::kTunnel) tunnel_ttl_at_ = uint8_t(m.offset - expected_.outer_offset);
-    if (m.role == FieldRole::kEcn && m.layer == Layer::kTunnel) tunnel_ecn_shift_ = uint8_t(std::countr_zero(m.first_mask));
-    if (!named(m.layer, m.role)) continue;
-    const Where where = where_of(m.layer);
+    const bool tunnel = in_tunnel(m.layer, m.ip_header);
+    if (m.role == FieldRole::kTtl && !tunnel) ttl_at_ = uint16_t(m.offset - expected_.ip_offset);
+    if (m.role == FieldRole::kTtl && tunnel)
+      tunnel_ttl_at_[m.ip_header] = uint8_t(m.offset - expected_.ip.at[m.ip_header]);
+    if (m.role == FieldRole::kEcn && tunnel && m.ip_header + 2 == ip_headers_)
+      tunnel_ecn_shift_ = uint8_t(std::countr_zero(m.first_mask));
+    if (!named(m.layer, m.ip_header, m.role)) continue;
+    const Where where = where_of(m.layer, m.ip_header);
     const uint16_t rel = uint16_t(m.offset - base_of(where));
     compared_.push_back({where, m.role, rel, m.size, m.first_mask, m.last_mask});
     for (uint16_t i = 0; i < m.size; ++i) {
@@ -144,14 +156,14 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   const bool addresses_vary = std::any_of(rx.vary.begin(), rx.vary.end(), [](const RxWord& w) {
     return is_address(w.field);
   });
-  if (sent.l4 == kProtoUdp && !addresses_vary && named(ip_layer, FieldRole::kSrcAddress) &&
-      named(ip_layer, FieldRole::kDstAddress)) {
+  if (sent.l4 == kProtoUdp && !addresses_vary && named(packet_layer, packet, FieldRole::kSrcAddress) &&
+      named(packet_layer, packet, FieldRole::kDstAddress)) {
     const uint8_t* ip = expected_.bytes.data() + expected_.ip_offset;
     const uint32_t l4_len = expected_.size() - expected_.l4_offset;
     pseudo_sum_ = pseudo_sum(ip, l4_len);
   }
   // The run: each compared word moved to its place counted from the first IP header.
-  run_start_ = expected_.outer_offset;
+  run_start_ = expected_.ip.outermost();
   run_l3_ = expected_.ip_offset;
   run_l4_ = expected_.l4_offset;
   for (uint8_t k = 0; k < compare_words_; ++k) {
@@ -174,13 +186,12 @@ Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t
   const auto fail = [&](Verdict v) {
     if (worst == Verdict::kGood || v < worst) worst = v;
   };
-  if ((tag.outer_offset != tag.l3_offset) != tunnel_) return Verdict::kBadHeader;  // layers differ
-  if (tunnel_ && (frame[tag.outer_offset] >> 4) != (ipv4_tunnel_ ? 4 : 6)) return Verdict::kBadHeader;  // ... in kind
+  if (tag.ip.count != ip_headers_) return Verdict::kBadHeader;  // layers differ
+  for (uint8_t i = 0; i + 1 < ip_headers_; ++i)                  // ... in kind
+    if ((frame[tag.ip.at[i]] >> 4) != ((ipv4_tunnels_ >> i & 1) ? 4 : 6)) return Verdict::kBadHeader;
   for (const Compared& c : compared_) {
     const uint8_t* p = frame + start(c.where, tag) + c.offset;
-    const uint8_t* want = expected_.bytes.data() + (c.where == kOuter ? expected_.outer_offset
-                                                    : c.where == kIp  ? expected_.ip_offset
-                                                                      : expected_.l4_offset) + c.offset;
+    const uint8_t* want = expected_.bytes.data() + (c.where == kL4 ? expected_.l4_offset : expected_.ip.at[c.where]) + c.offset;
     for (uint8_t i = 0; i < c.size; ++i) {
       uint8_t mask = 0xff;
       if (i == 0) mask &= c.first_mask;
@@ -196,7 +207,7 @@ Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t
   if (!length_matches(frame, tag, l4_len)) fail(Verdict::kBadHeader);
   if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
     fail(Verdict::kBadTtl);
-  if (tunnel_ && frame[tag.outer_offset + tunnel_ttl_at_] == 0) fail(Verdict::kBadTtl);
+  if (!tunnels_live(frame, tag)) fail(Verdict::kBadTtl);
   if (!ecn_allowed(frame, tag)) fail(Verdict::kBadTos);
   for (uint8_t i = 0; i < words_; ++i)
     if (!word_in_range(word_[i], frame, tag)) fail(Verdict::kBadAddress);

@@ -68,18 +68,25 @@ struct RxWord {
   uint32_t min = 0, max = 0;
 };
 
+// A tunnel header the frames arrive in (frame.hpp's Tunnel): IPv6 (RFC 2473) or IPv4 (RFC 4213,
+// RFC 2003), its addresses where named.
+struct RxTunnel {
+  int version = 6;
+  std::optional<std::array<uint8_t, 16>> src, dst;
+  // Its traffic class is the inner header's TOS as `tos` says (RFC 6333 §7.1: DS-Lite and lw4o6
+  // carry it over; RFC 2473 §6.4 leaves it to the entry point otherwise).
+  bool carries_tos = false;
+};
+
 // What the DUT must have written into a stream's frames (the protocol's stream `rx`): a value
 // left out is not checked.
 struct RxSpec {
   int ip_version = 4;
   std::optional<std::array<uint8_t, 16>> src_ip, dst_ip;  // IPv4 in the first 4 bytes
   std::optional<uint16_t> src_port, dst_port;
-  bool tunnel = false;  // the frame arrives in a tunnel (frame.hpp's Tunnel) ...
-  int tunnel_version = 6;  // ... whose header is IPv6 (RFC 2473) or IPv4 (RFC 4213, RFC 2003)
-  std::optional<std::array<uint8_t, 16>> tunnel_src, tunnel_dst;
-  // The tunnel header's traffic class is the inner header's TOS as `tos` says (RFC 6333 §7.1:
-  // DS-Lite and lw4o6 carry it over; RFC 2473 §6.4 leaves it to the entry point otherwise).
-  bool tunnel_carries_tos = false;
+  // The tunnel headers the frames arrive in, outermost first (at most kMaxTunnels): none, one
+  // (a softwire, 6rd) or nested.
+  std::vector<RxTunnel> tunnels;
   std::optional<std::pair<uint8_t, uint8_t>> ttl;  // the inner header's, an inclusive range
   std::optional<uint8_t> tos;
   // The ECN codepoints (bit e for codepoint e: 0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE) the inner
@@ -93,9 +100,9 @@ struct RxSpec {
   // DF, the obsoleted RFC 6145 §5.1 set it; which one a DUT follows, and whether it follows one
   // consistently, is a verdict over all of a direction's frames, the front end's).
   bool count_df = false;
-  // With `tunnel`: the frames that pass counted by the tunnel header's ECN field against the
-  // inner one's, which its entry point (the DUT) wrote by RFC 6040 §4.1: copied (normal mode)
-  // or Not-ECT (compatibility mode); both are right, the report names which.
+  // With `tunnels`: the frames that pass counted by the innermost tunnel header's ECN field
+  // against the inner one's, which its entry point (the DUT) wrote by RFC 6040 §4.1: copied
+  // (normal mode) or Not-ECT (compatibility mode); both are right, the report names which.
   bool count_tunnel_ecn = false;
   // IPv6 arrivals: the flow label of the header that carries UDP or TCP (RFC 6437: a non-zero
   // one arrives as sent; RFC 7915 §5.1: a translator writes 0); none: any label.
@@ -115,10 +122,13 @@ struct RxSpec {
   std::vector<RxWord> vary;
 };
 
-// A field that another check owns (a CE's address or port: ce.hpp), left out of the compare.
+// A field that another check owns (a CE's address or port: ce.hpp), left out of the compare:
+// the packet's own header's or transport's (`layer`), or the innermost tunnel header's
+// (`tunnel`: the CE's end of its softwire or 6rd tunnel).
 struct OwnedField {
   Layer layer;
   FieldRole role;
+  bool tunnel = false;
 };
 
 class HeaderCheck {
@@ -151,7 +161,7 @@ class HeaderCheck {
   // outer CE over an ECT inner, marked on the way).
   [[gnu::always_inline]] std::optional<bool> counted_tunnel_ecn(const uint8_t* frame, const TestTag& tag) const {
     if (!count_tunnel_ecn_) return std::nullopt;
-    const uint8_t outer = frame[tag.outer_offset + 1] >> tunnel_ecn_shift_ & 3, inner = ecn_of(frame, tag);
+    const uint8_t outer = frame[tag.ip.tunnel() + 1] >> tunnel_ecn_shift_ & 3, inner = ecn_of(frame, tag);
     if (inner == 0 || (outer != inner && outer != 0)) return std::nullopt;
     return outer == inner;
   }
@@ -167,8 +177,10 @@ class HeaderCheck {
   const FrameTemplate& expected() const { return expected_; }
 
  private:
-  // Where a layer starts in a received frame, as the parser found it.
-  enum Where : uint8_t { kOuter, kIp, kL4 };
+  // Where a layer starts in a received frame, as the parser found it: IP header `where` (0 the
+  // outermost), or the transport header (kL4).
+  using Where = uint8_t;
+  static constexpr Where kL4 = kMaxIpHeaders;
   static uint64_t load64(const uint8_t* p) {
     uint64_t v;
     std::memcpy(&v, p, 8);
@@ -186,10 +198,10 @@ class HeaderCheck {
   // branch per layer (a loop per layer of 1 to 5 words cost more than its compares).
   struct CompareWord {
     uint64_t want = 0, mask = 0;
-    Where where = kIp;
+    Where where = 0;
     uint8_t offset = 0;
   };
-  static constexpr size_t kMaxCompareWords = 16;  // tunnel 5 + IPv6 5 + TCP 3, rounded up
+  static constexpr size_t kMaxCompareWords = 24;  // two tunnels 5 + 5, IPv6 5, TCP 3, rounded up
   struct Word {  // a varying word (RxWord) where it lies in the received frame
     Where where;
     uint16_t offset;  // from the layer's start
@@ -197,15 +209,14 @@ class HeaderCheck {
     uint16_t min, max;
   };
 
-  static uint16_t start(Where w, const TestTag& tag) {
-    return w == kOuter ? tag.outer_offset : w == kIp ? tag.l3_offset : tag.l4_offset;
-  }
+  static uint16_t start(Where w, const TestTag& tag) { return w == kL4 ? tag.l4_offset : tag.ip.at[w]; }
 
   // The fast path: every check at once, no attribution.
   [[gnu::always_inline]] bool passes(const uint8_t* frame, const TestTag& tag, uint32_t l4_len,
                                      uint64_t l4_sum) const {
     uint64_t diff = 0;
-    if (tag.outer_offset == run_start_ && tag.l3_offset == run_l3_ && tag.l4_offset == run_l4_) {
+    if (tag.ip.outermost() == run_start_ && tag.l3_offset == run_l3_ && tag.l4_offset == run_l4_ &&
+        tag.ip.count == ip_headers_) {
       // The layers where the expected frame has them (the usual case): one run of chunks, at
       // least two (an IPv4 header and a UDP header), which the compiler lays out unrolled.
       const uint8_t* p = frame + run_start_;
@@ -214,8 +225,10 @@ class HeaderCheck {
       for (uint8_t i = 2; i < run_chunks_; ++i) run_diff |= (load128(p + 16 * i) ^ run_want_[i]) & run_mask_[i];
       diff = run_diff[0] | run_diff[1];
     } else {
-      if ((tag.outer_offset != tag.l3_offset) != tunnel_) return false;
-      const uint8_t* base[3] = {frame + tag.outer_offset, frame + tag.l3_offset, frame + tag.l4_offset};
+      if (tag.ip.count != ip_headers_) return false;
+      const uint8_t* base[kL4 + 1];
+      for (uint8_t i = 0; i < ip_headers_; ++i) base[i] = frame + tag.ip.at[i];
+      base[kL4] = frame + tag.l4_offset;
       for (uint8_t i = 0; i < compare_words_; ++i) {
         const CompareWord& c = compare_[i];
         diff |= (load64(base[c.where] + c.offset) ^ c.want) & c.mask;
@@ -225,7 +238,7 @@ class HeaderCheck {
     if (l4_ == kProtoTcp && !length_matches(frame, tag, l4_len)) return false;  // UDP's: compared
     if (ttl_ && uint8_t(frame[tag.l3_offset + ttl_at_] - ttl_->first) > uint8_t(ttl_->second - ttl_->first))
       return false;
-    if (tunnel_ && frame[tag.outer_offset + tunnel_ttl_at_] == 0) return false;  // RFC 2473 §6.3, RFC 4213 §3.3
+    if (ip_headers_ > 1 && !tunnels_live(frame, tag)) return false;
     if (!ecn_allowed(frame, tag)) return false;
     for (uint8_t i = 0; i < words_; ++i)
       if (!word_in_range(word_[i], frame, tag)) return false;
@@ -240,6 +253,21 @@ class HeaderCheck {
     const uint32_t below_l4 = uint32_t(tag.l4_offset - tag.l3_offset);
     return ip_version_ == 4 ? uint32_t(ip[2] << 8 | ip[3]) == below_l4 + l4_len
                             : uint32_t(ip[4] << 8 | ip[5]) == below_l4 - uint32_t(kIpv6Header) + l4_len;
+  }
+
+  // Each tunnel header's TTL or hop limit above 0 (RFC 2473 §6.3, RFC 4213 §3.3: an exit point
+  // drops the packet otherwise).
+  [[gnu::always_inline]] bool tunnels_live(const uint8_t* frame, const TestTag& tag) const {
+    for (uint8_t i = 0; i + 1 < ip_headers_; ++i)
+      if (frame[tag.ip.at[i] + tunnel_ttl_at_[i]] == 0) return false;
+    return true;
+  }
+
+  // Each IPv4 tunnel header's own checksum.
+  bool tunnel_checksums_verify(const uint8_t* frame, const TestTag& tag) const {
+    for (uint8_t i = 0; ipv4_tunnels_ >> i; ++i)
+      if ((ipv4_tunnels_ >> i & 1) && !sums_to_ones(sum_native(frame + tag.ip.at[i], 20))) return false;
+    return true;
   }
 
   // The ECN field of the inner IP header among the codepoints allowed (ecn_set_: more than one
@@ -264,7 +292,7 @@ class HeaderCheck {
     const uint8_t* ip = frame + tag.l3_offset;
     const bool v4 = ip_version_ == 4;
     if (v4 && !sums_to_ones(sum_native(ip, 20))) return false;
-    if (ipv4_tunnel_ && !sums_to_ones(sum_native(frame + tag.outer_offset, 20))) return false;
+    if (ipv4_tunnels_ && !tunnel_checksums_verify(frame, tag)) return false;
     const uint8_t* l4 = frame + tag.l4_offset;
     // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1), or
     // as RxSpec::ipv6_zero_udp_checksum says (then its sum below must verify).
@@ -294,11 +322,13 @@ class HeaderCheck {
   uint16_t run_start_ = 0, run_l3_ = 0, run_l4_ = 0;
   std::array<Chunk, kMaxChunks> run_want_{}, run_mask_{};
   uint8_t run_chunks_ = 2;
-  bool tunnel_ = false, ipv4_tunnel_ = false, checksums_ = true, ipv6_zero_udp_checksum_ = false,
-       count_df_ = false, count_tunnel_ecn_ = false;
-  // Where the tunnel header's TTL or hop limit lies, and its ECN field's bits in the byte after
-  // the first: as its writer marked them.
-  uint8_t tunnel_ttl_at_ = 0, tunnel_ecn_shift_ = 0;
+  bool checksums_ = true, ipv6_zero_udp_checksum_ = false, count_df_ = false, count_tunnel_ecn_ = false;
+  uint8_t ip_headers_ = 1;    // the IP headers the frames arrive with: the tunnels' and the packet's
+  uint8_t ipv4_tunnels_ = 0;  // bit i: IP header i is an IPv4 tunnel's (its checksum verified)
+  // Where each tunnel header's TTL or hop limit lies, and the innermost one's ECN field's bits in
+  // the byte after the first: as their writer marked them.
+  std::array<uint8_t, kMaxTunnels> tunnel_ttl_at_{};
+  uint8_t tunnel_ecn_shift_ = 0;
   int ip_version_ = 4;
   uint8_t l4_ = kProtoUdp;
   std::optional<std::pair<uint8_t, uint8_t>> ttl_;  // a range of TTLs (one value is compared)

@@ -115,7 +115,7 @@ StateTable* table_of(const FlowPlan& fp, const std::vector<std::unique_ptr<State
   if (table->ip_version() != fp.streams[0].spec.ip_version)
     throw ExecutionFailure(where + ".foreground.ip_version = " + std::to_string(fp.streams[0].spec.ip_version) +
                            ": the state table holds IPv" + std::to_string(table->ip_version()) + " tuples");
-  if (table->tcp() && fp.streams[0].spec.tunnel && !table->tunnelled())
+  if (table->tcp() && !fp.streams[0].spec.tunnels.empty() && !table->tunnelled())
     throw ExecutionFailure(where + ".foreground.tunnel: the state table on port " + std::to_string(fp.from_table->port) +
                            " learned no tunnel addresses (its segments came in no tunnel)");
   if (table->tcp() != fp.tcp.has_value())
@@ -139,7 +139,9 @@ void add_fields(Stream& st, const std::vector<FieldSpec>& fields, uint64_t seed,
 // word (UDP only: a TCP segment's tag lies beyond the words a sender varies).
 void add_ce(Stream& st, const StreamPlan& sp, uint64_t seed, size_t flow, uint16_t q, uint16_t queues) {
   if (!sp.ce || !sp.ce->tx) return;
-  const CeLayout layout = ce_layout(*sp.ce, sp.ce->tx, st.tmpl.outer_offset, sp.spec.tunnel ? sp.spec.tunnel->version : 0,
+  const bool tunnelled = st.tmpl.ip.tunnelled();
+  const CeLayout layout = ce_layout(*sp.ce, sp.ce->tx, tunnelled ? st.tmpl.ip.tunnel() : 0,
+                                    tunnelled ? sp.spec.tunnels.innermost().version : 0,
                                     st.tmpl.ip_offset, sp.spec.ip_version, st.tmpl.l4_offset,
                                     sp.spec.l4 == kProtoUdp ? st.tmpl.tag_offset : 0);
   st.ce = std::make_unique<CeGenerator>(*sp.ce->source, layout, sp.ce->random,

@@ -164,7 +164,7 @@ class RxTask final : public Task {
     const bool headers = parse_headers(data, m->data_len, tag);
     if (!headers || !read_test_tag(data, m->data_len, tag) || tag.trial_tag != tag_ ||
         !(sink = &sinks_[tag.stream])->stream) {
-      if (headers && dns_ && tag.l4 == kProtoUdp && tag.outer_offset == tag.l3_offset)
+      if (headers && dns_ && tag.l4 == kProtoUdp && !tag.ip.tunnelled())
         switch (classify_dns(m, tag, rx_tsc)) {
           case DnsFate::kCounted: return false;
           case DnsFate::kAnswer: return true;

@@ -127,8 +127,8 @@ class StateTable {
       std::memcpy(frame + t.ip_offset + 10, &csum, 2);
     }
     if (!tcp_) return deltas_[i].udp;
-    if (t.outer_offset != t.ip_offset && i < tunnels_.size())  // from the B4 whose connection it is
-      std::memcpy(frame + t.outer_offset + kIpv6Src, tunnels_[i].data(), 16);
+    if (t.ip.tunnelled() && i < tunnels_.size())  // from the B4 whose connection it is
+      std::memcpy(frame + t.ip.tunnel() + kIpv6Src, tunnels_[i].data(), 16);
     TcpStream& s = streams_[i];
     if (s.next - s.first > kMaxAhead - payload_) s.next = s.first;
     const uint32_t seq_be = __builtin_bswap32(s.next), ack_be = __builtin_bswap32(s.peer);

@@ -165,9 +165,9 @@ inline void write_segment(uint8_t* out, const SegmentTemplate& st, const TcpSegm
   const uint64_t ts = tag_timestamp(seg.timestamp);
   write_tag(out + t.tag_offset, seg.tag_seq, ts);
   // A tunnelled template (its IPv6 tunnel header has no checksum): the segment's softwire.
-  if (seg.tunnelled && t.outer_offset != t.ip_offset) {
-    std::memcpy(out + t.outer_offset + kIpv6Src, seg.tunnel_src.data(), 16);
-    std::memcpy(out + t.outer_offset + kIpv6Dst, seg.tunnel_dst.data(), 16);
+  if (seg.tunnelled && t.ip.tunnelled()) {
+    std::memcpy(out + t.ip.tunnel() + kIpv6Src, seg.tunnel_src.data(), 16);
+    std::memcpy(out + t.ip.tunnel() + kIpv6Dst, seg.tunnel_dst.data(), 16);
   }
   const uint64_t addr_sum = sum_words(addrs, 2 * alen);
   if (alen == 4) {

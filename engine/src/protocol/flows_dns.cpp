@@ -86,7 +86,7 @@ void make_dns_flow(const json& d, const std::string& path, const TrialPlan& plan
   if (flow.rx_port != flow.tx_port)
     bad(path + "rx_port", flow.rx_port, "must be tx_port (" + std::to_string(flow.tx_port) +
                                             "): a DNS query's reply comes back to the port that asked");
-  if (q.spec.tunnel || q.ce || !q.vary.empty() || q.rx)
+  if (!q.spec.tunnels.empty() || q.ce || !q.vary.empty() || q.rx)
     bad(path + "dns", d, "its foreground has no tunnel, ce, vary or rx (not with DNS queries yet)");
   if (q.spec.dst_port != 53) bad(path + "foreground.dst_port", q.spec.dst_port, "must be 53 for DNS queries");
   if (plan.delay.frame_timeout <= 0)

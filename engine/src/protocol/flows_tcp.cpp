@@ -40,7 +40,7 @@ void make_tcp_flow(const json& t, const std::string& path, FlowPlan& flow) {
     if (tcp.step != TcpStep::kSyn) bad(tpath + "mss", t["mss"], "only SYNs (segments = open) carry an MSS option");
     first.spec.tcp_mss = uint16_t(integer_in(t, tpath, "mss", 1, 65535));
   }
-  const uint32_t size = min_frame_size(first.spec.ip_version, first.spec.tunnel, kProtoTcp,
+  const uint32_t size = min_frame_size(first.spec.ip_version, first.spec.tunnels, kProtoTcp,
                                       first.spec.tcp_flags);
   if (tcp.step == TcpStep::kData) {
     if (first.spec.frame_size <= size)
@@ -83,7 +83,7 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   if (r.contains("mss")) b.spec.tcp_mss = uint16_t(integer_in(r, rpath, "mss", 1, 65535));
   b.spec.src_mac = parsed(r, rpath, "src_mac", parse_mac);
   b.spec.dst_mac = parsed(r, rpath, "dst_mac", parse_mac);
-  b.spec.frame_size = min_frame_size(b.spec.ip_version, std::nullopt, kProtoTcp, b.spec.tcp_flags);
+  b.spec.frame_size = min_frame_size(b.spec.ip_version, TunnelStack{}, kProtoTcp, b.spec.tcp_flags);
   b.spec.vlan = parse_vlan(r, rpath, "vlan", {});
   b.rx_vlan = parse_vlan(r, rpath, "rx_vlan", b.spec.vlan);
   b.rx_frame_size = uint32_t(integer_in(r, rpath, "rx_frame_size", 64, kMaxFrameSize, b.spec.frame_size));
@@ -96,7 +96,7 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
   StreamPlan& a = ack.streams[0];
   a.spec.tcp_flags = tcp_flags_of(ack.tcp->step);  // after a SYN: no window scale option
   const uint32_t shorter =
-      a.spec.frame_size - min_frame_size(a.spec.ip_version, a.spec.tunnel, kProtoTcp, a.spec.tcp_flags);
+      a.spec.frame_size - min_frame_size(a.spec.ip_version, a.spec.tunnels, kProtoTcp, a.spec.tcp_flags);
   a.spec.frame_size -= shorter;
   a.rx_frame_size -= shorter;
   a.vary.clear();  // the tuple (and the tunnel's addresses) come from the segment it answers
@@ -112,7 +112,7 @@ void add_answering_flows(const json& t, const std::string& tpath, size_t first, 
     window->tcp->answers = plan.flows.size() + 1;  // the Initiator's ACKs, added second
     StreamPlan& w = window->streams[0];
     w.spec.tcp_flags = tcp_flags_of(TcpStep::kWindow);
-    const uint32_t shorter = w.spec.frame_size - min_frame_size(w.spec.ip_version, std::nullopt, kProtoTcp, w.spec.tcp_flags);
+    const uint32_t shorter = w.spec.frame_size - min_frame_size(w.spec.ip_version, TunnelStack{}, kProtoTcp, w.spec.tcp_flags);
     w.spec.frame_size -= shorter;
     w.rx_frame_size -= shorter;
   }

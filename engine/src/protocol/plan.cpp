@@ -33,15 +33,15 @@ std::vector<FieldSpec> resolve_fields(const StreamPlan& stream, const FrameTempl
   return out;
 }
 
-CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, int tunnel_version, uint16_t ip_offset,
+CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t tunnel_offset, int tunnel_version, uint16_t ip_offset,
                    int ip_version, uint16_t l4_offset, uint16_t tag_offset) {
   CeLayout out;
   if (fields && tag_offset && ce.tag) out.tag = uint16_t(tag_offset + kTagCe);
   const uint16_t v6 = ce.src ? 8 : 24, v4 = ce.src ? 12 : 16;
   // A tunnel's address: the CE's IPv6 one (a softwire's B4 or CE), or over IPv4 its IPv4
   // address (a 6rd CE's, RFC 5969 §7), in no pseudo header.
-  if ((fields & CePlan::kTunnel) && tunnel_version == 6) out.ipv6 = uint16_t(outer_offset + v6);
-  if ((fields & CePlan::kTunnel) && tunnel_version == 4) out.ipv4 = uint16_t(outer_offset + v4), out.ipv4_in_udp = false;
+  if ((fields & CePlan::kTunnel) && tunnel_version == 6) out.ipv6 = uint16_t(tunnel_offset + v6);
+  if ((fields & CePlan::kTunnel) && tunnel_version == 4) out.ipv4 = uint16_t(tunnel_offset + v4), out.ipv4_in_udp = false;
   if (fields & CePlan::kIpv6) out.ipv6 = uint16_t(ip_offset + v6), out.ipv6_in_udp = true;
   if ((fields & CePlan::kIpv4) && ip_version == 4) out.ipv4 = uint16_t(ip_offset + v4);
   if (fields & CePlan::kPort) out.port = uint16_t(l4_offset + (ce.src ? 0 : 2));
@@ -54,7 +54,7 @@ std::vector<OwnedField> ce_owned_fields(const StreamPlan& stream) {
   const CePlan& ce = *stream.ce;
   const uint8_t fields = ce.tx | ce.rx;  // a field the sender varies per CE is not one value either
   const FieldRole address = ce.src ? FieldRole::kSrcAddress : FieldRole::kDstAddress;
-  if (fields & CePlan::kTunnel) owned.push_back({Layer::kTunnel, address});
+  if (fields & CePlan::kTunnel) owned.push_back({ip_layer(stream.spec.tunnels.innermost().version), address, true});
   if (fields & CePlan::kIpv6) owned.push_back({Layer::kIpv6, address});
   if (fields & CePlan::kIpv4) owned.push_back({Layer::kIpv4, address});
   if (fields & CePlan::kPort)
@@ -65,12 +65,12 @@ std::vector<OwnedField> ce_owned_fields(const StreamPlan& stream) {
 
 bool ce_received_consistent(const CePlan& ce, const TestTag& tag, const uint8_t* frame) {
   const int version = frame[tag.l3_offset] >> 4;
-  const int tunnel_version = tag.outer_offset != tag.l3_offset ? frame[tag.outer_offset] >> 4 : 0;
+  const int tunnel_version = tag.ip.tunnelled() ? frame[tag.ip.tunnel()] >> 4 : 0;
   if ((ce.rx & CePlan::kTunnel) && !tunnel_version) return false;  // no tunnel
   if ((ce.rx & CePlan::kIpv6) && version != 6) return false;
   if ((ce.rx & CePlan::kIpv4) && version != 4) return false;
   return ce_consistent(*ce.source,
-                       ce_layout(ce, ce.rx, tag.outer_offset, tunnel_version, tag.l3_offset, version, tag.l4_offset,
+                       ce_layout(ce, ce.rx, tunnel_version ? tag.ip.tunnel() : 0, tunnel_version, tag.l3_offset, version, tag.l4_offset,
                                  tag.l4 == kProtoUdp ? tag.tag_offset : 0),
                        frame);
 }

@@ -41,11 +41,12 @@ struct CePlan {
   bool tag = false;
 };
 
-// Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none),
+// Where `fields` of a CE plan sit in a frame whose layers start at these offsets (0: none; the
+// tunnel's is the innermost tunnel header's, `tunnel_version` 0 without one),
 // with the test tag's CE word (the CE's index) beside them where the plan has `tag`, in a UDP
 // datagram (`tag_offset` 0: a TCP segment's tag option lies too far from the headers for the
 // words a sender varies).
-CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t outer_offset, int tunnel_version, uint16_t ip_offset,
+CeLayout ce_layout(const CePlan& ce, uint8_t fields, uint16_t tunnel_offset, int tunnel_version, uint16_t ip_offset,
                    int ip_version, uint16_t l4_offset, uint16_t tag_offset);
 
 // The receiver's check of a test frame's CE fields (ce.rx), their layers found by the parser

@@ -21,7 +21,7 @@ namespace xlp::protocol {
 
 // Protocol version MAJOR.MINOR (docs/protocol.md, "Versions"): a new optional key or reply
 // field bumps the minor, anything a peer of the same major could misread bumps the major.
-constexpr int kMajor = 2, kMinor = 20;
+constexpr int kMajor = 2, kMinor = 21;
 std::string version();  // "2.20"
 // The engine's limits that the front end mirrors (hello's "limits"), from the engine's own
 // constants.

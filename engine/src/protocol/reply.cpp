@@ -17,6 +17,7 @@ json limits() {
   return {{"min_frame_size", {{"ipv4", min_frame_size(4)}, {"ipv6", min_frame_size(6)}}},
           {"max_frame_size", kMaxFrameSize},
           {"max_queues", kMaxQueues},
+          {"max_tunnels", kMaxTunnels},
           {"max_flows", kMaxFlows},
           {"max_duration", kMaxDuration},
           {"stream_ids", kStreamIds},

@@ -107,8 +107,10 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   ce.tx = parse_ce_fields(j, path, "fields");
   ce.rx = parse_ce_fields(j, path, "rx_fields");
   if (!ce.tx && !ce.rx) bad(path + "fields", j.value("fields", json::array()), "the sender or the receiver needs some");
-  if ((ce.tx & CePlan::kTunnel) && !s.spec.tunnel) bad(path + "fields", j["fields"], "tunnel: the stream has none");
-  check_ce_tunnel(ce.tx, s.spec.tunnel ? s.spec.tunnel->version : 6, path + "fields", j.value("fields", json::array()));
+  const bool tunnelled = !s.spec.tunnels.empty();
+  if ((ce.tx & CePlan::kTunnel) && !tunnelled) bad(path + "fields", j["fields"], "tunnel: the stream has none");
+  check_ce_tunnel(ce.tx, tunnelled ? s.spec.tunnels.innermost().version : 6, path + "fields",
+                  j.value("fields", json::array()));
   if ((ce.tx & CePlan::kIpv6) && s.spec.ip_version != 6) bad(path + "fields", j["fields"], "ipv6: the stream's IP is IPv4");
   if ((ce.tx & CePlan::kIpv4) && s.spec.ip_version != 4) bad(path + "fields", j["fields"], "ipv4: the stream's IP is IPv6");
   if (((ce.tx | ce.rx) & CePlan::kPort) && !ce.source->ports())
@@ -127,8 +129,9 @@ CePlan parse_ce(const json& j, const std::string& path, StreamPlan& s) {
   const CeFields one = ce.source->at(0);
   const auto v6 = ipv6_bytes(one.ipv6);
   if (ce.tx & CePlan::kTunnel) {
-    auto& address = ce.src ? s.spec.tunnel->src : s.spec.tunnel->dst;
-    if (s.spec.tunnel->version == 6) address = v6;
+    Tunnel& tunnel = s.spec.tunnels.innermost();
+    auto& address = ce.src ? tunnel.src : tunnel.dst;
+    if (tunnel.version == 6) address = v6;
     else
       for (int b = 0; b < 4; ++b) address[size_t(b)] = uint8_t(one.ipv4 >> (24 - 8 * b));
   }

@@ -71,6 +71,22 @@ int tunnel_version(const json& tunnel, const std::string& path) {
   return version;
 }
 
+// The tunnel headers `j.tunnel` names (stream and rx alike): one object, or a list of them
+// nested outermost first, 1..kMaxTunnels; each object with its path ("tunnel." or
+// "tunnel[i].") to `each`, which checks its keys (`keys` names them in the message).
+template <typename Each>
+void for_each_tunnel(const json& j, const std::string& path, const std::string& keys, Each each) {
+  const json& tunnel = j["tunnel"];
+  const std::string allowed = "must be an object " + keys + ", or a list of 1.." + std::to_string(kMaxTunnels) +
+                              " of them (nested tunnels, outermost first)";
+  if (tunnel.is_object()) return each(tunnel, path + "tunnel.");
+  if (!tunnel.is_array() || tunnel.empty() || tunnel.size() > kMaxTunnels) bad(path + "tunnel", tunnel, allowed);
+  for (size_t i = 0; i < tunnel.size(); ++i) {
+    if (!tunnel[i].is_object()) bad(path + "tunnel", tunnel, allowed);
+    each(tunnel[i], path + "tunnel[" + std::to_string(i) + "].");
+  }
+}
+
 // A stream's `rx` (docs/protocol.md "Header checks"): what the DUT must have written.
 RxSpec parse_rx(const json& j, const std::string& path) {
   if (!j.is_object()) bad(path.substr(0, path.size() - 1), j, "must be an object {ip_version, ...}");
@@ -88,17 +104,16 @@ RxSpec parse_rx(const json& j, const std::string& path) {
   rx.dst_ip = address(j, path, "dst_ip", v);
   if (j.contains("src_port")) rx.src_port = uint16_t(integer_in(j, path, "src_port", 0, 65535));
   if (j.contains("dst_port")) rx.dst_port = uint16_t(integer_in(j, path, "dst_port", 0, 65535));
-  if (j.contains("tunnel")) {
-    const json& tunnel = j["tunnel"];
-    if (!tunnel.is_object())
-      bad(path + "tunnel", tunnel, "must be an object {version, src_ip, dst_ip, carries_tos} (each optional)");
-    known_keys(tunnel, path + "tunnel.", {"version", "src_ip", "dst_ip", "carries_tos"});
-    rx.tunnel = true;
-    rx.tunnel_version = tunnel_version(tunnel, path + "tunnel.");
-    rx.tunnel_src = address(tunnel, path + "tunnel.", "src_ip", rx.tunnel_version);
-    rx.tunnel_dst = address(tunnel, path + "tunnel.", "dst_ip", rx.tunnel_version);
-    rx.tunnel_carries_tos = flag(tunnel, path + "tunnel.", "carries_tos", false);
-  }
+  if (j.contains("tunnel"))
+    for_each_tunnel(j, path, "{version, src_ip, dst_ip, carries_tos} (each optional)",
+                    [&](const json& tunnel, const std::string& tpath) {
+                      known_keys(tunnel, tpath, {"version", "src_ip", "dst_ip", "carries_tos"});
+                      RxTunnel& t = rx.tunnels.emplace_back();
+                      t.version = tunnel_version(tunnel, tpath);
+                      t.src = address(tunnel, tpath, "src_ip", t.version);
+                      t.dst = address(tunnel, tpath, "dst_ip", t.version);
+                      t.carries_tos = flag(tunnel, tpath, "carries_tos", false);
+                    });
   if (j.contains("ttl")) {
     const json& ttl = j["ttl"];
     const std::string allowed = "must be a TTL 0..255 or a range [low, high] of them";
@@ -132,7 +147,7 @@ RxSpec parse_rx(const json& j, const std::string& path) {
     if (v != 4) bad(path + "df", j["df"], "only for IPv4 arrivals (ip_version 4)");
   }
   rx.count_tunnel_ecn = flag(j, path, "count_tunnel_ecn", false);
-  if (rx.count_tunnel_ecn && !rx.tunnel)
+  if (rx.count_tunnel_ecn && rx.tunnels.empty())
     bad(path + "count_tunnel_ecn", j["count_tunnel_ecn"], "only for frames that arrive in a tunnel (rx.tunnel)");
   rx.count_df = flag(j, path, "count_df", false);
   if (rx.count_df && (v != 4 || rx.df))
@@ -177,17 +192,16 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
   s.spec.ttl = uint8_t(integer_in(j, path, "ttl", 1, 255, 10));
   s.spec.flow_label = uint32_t(integer_in(j, path, "flow_label", 0, kMaxFlowLabel, 0));
   if (s.spec.flow_label && v != 6) bad(path + "flow_label", j["flow_label"], "only for IPv6 frames (ip_version 6)");
-  if (j.contains("tunnel")) {
-    const json& tunnel = j["tunnel"];
-    const std::string tpath = path + "tunnel.";
-    if (!tunnel.is_object())
-      bad(path + "tunnel", tunnel, "must be an object {version, src_ip, dst_ip} (addresses of the version)");
-    known_keys(tunnel, tpath, {"version", "src_ip", "dst_ip"});
-    const int tv = tunnel_version(tunnel, tpath);
-    const auto ip = [tv](const std::string& t) { return parse_ip(t, tv); };
-    s.spec.tunnel = Tunnel{parsed(tunnel, tpath, "src_ip", ip), parsed(tunnel, tpath, "dst_ip", ip), tv};
-  }
-  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v, s.spec.tunnel),
+  if (j.contains("tunnel"))
+    for_each_tunnel(j, path, "{version, src_ip, dst_ip} (addresses of the version)",
+                    [&](const json& tunnel, const std::string& tpath) {
+                      known_keys(tunnel, tpath, {"version", "src_ip", "dst_ip"});
+                      const int tv = tunnel_version(tunnel, tpath);
+                      const auto ip = [tv](const std::string& t) { return parse_ip(t, tv); };
+                      s.spec.tunnels.items[s.spec.tunnels.count++] =
+                          Tunnel{parsed(tunnel, tpath, "src_ip", ip), parsed(tunnel, tpath, "dst_ip", ip), tv};
+                    });
+  s.spec.frame_size = uint32_t(integer_in(j, path, "frame_size", min_frame_size(v, s.spec.tunnels),
                                           kMaxFrameSize));
   s.rx_frame_size = uint32_t(integer_in(j, path, "rx_frame_size", 64, kMaxFrameSize, s.spec.frame_size));
   s.spec.vlan = parse_vlan(j, path, "vlan", {});
@@ -218,8 +232,10 @@ StreamPlan parse_stream(const json& j, const std::string& path) {
                                     " bytes: " + e.what());
     }
   }
-  if (s.ce) {  // the tunnel the CEs' frames arrive in: rx's, else the one they are sent in
-    const int arrives_in = s.rx && s.rx->tunnel ? s.rx->tunnel_version : s.spec.tunnel ? s.spec.tunnel->version : 6;
+  if (s.ce) {  // the tunnel the CEs' frames arrive in: rx's innermost, else the one they are sent in
+    const int arrives_in = s.rx && !s.rx->tunnels.empty() ? s.rx->tunnels.back().version
+                           : !s.spec.tunnels.empty()      ? s.spec.tunnels.innermost().version
+                                                          : 6;
     check_ce_tunnel(s.ce->rx, arrives_in, path + "ce.rx_fields", j["ce"].value("rx_fields", json::array()));
   }
   const bool enumerated = std::any_of(s.vary.begin(), s.vary.end(),
