@@ -72,7 +72,7 @@ from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS,
 from xlatperf.frames.stack import MAX_FRAME_SIZE
 from xlatperf.config.schema import MIN_FRAME_SIZE
 from xlatperf.engine.client import MAX_FRAME_DEFAULT
-from xlatperf.frames.stack import ETHERNET_BYTES, IP_STACKS, UDP_BYTES, Stack
+from xlatperf.frames.stack import ETHERNET_BYTES, IP_HEADERS, IP_STACKS, UDP_BYTES, Stack
 
 aborted = False
 queues = 1          # RX/TX queue pairs per port (--queues)
@@ -87,7 +87,10 @@ PORT_COUNT = 2
 # reports it (docs/protocol.md, "Test frame payload").
 LIMITS = {"min_frame_size": {"ipv4": MIN_FRAME_SIZE[4], "ipv6": MIN_FRAME_SIZE[6]},
           "max_frame_size": MAX_FRAME_SIZE,
-          "max_queues": MAX_QUEUES, "max_tunnels": MAX_TUNNELS, "max_flows": MAX_FLOWS, "max_duration": MAX_DURATION,
+          "max_queues": MAX_QUEUES, "max_tunnels": MAX_TUNNELS,
+          "ip_headers": [{"name": layer.name, "version": version, "bytes": layer.header_bytes}
+                         for version, layer in IP_HEADERS.items()],
+          "max_flows": MAX_FLOWS, "max_duration": MAX_DURATION,
           "stream_ids": STREAM_IDS, "max_pattern": MAX_PATTERN,
           "max_capture_frames": MAX_CAPTURE_FRAMES,
           "tag": {"magic": "XLAT", "size": 18, "ce": {"offset": 4, "size": 2}, "stream_id": {"offset": 6, "size": 1},

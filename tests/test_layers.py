@@ -178,7 +178,7 @@ def _engine_upward_includes(src: Path) -> list[str]:
     folders, in the engine's sources under `src`."""
     wrong = []
     for path in sorted(src.rglob("*.[ch]pp")):
-        layer = "" if path.parent == src else path.parent.name
+        layer = "" if path.parent == src else path.relative_to(src).parts[0]  # core/layers/ is core
         for included in re.findall(r'#include "([^"]+)"', path.read_text()):
             folder = included.split("/")[0] if "/" in included else ""
             if folder not in ENGINE_LAYERS or ENGINE_LAYERS.index(folder) > ENGINE_LAYERS.index(layer):

@@ -17,7 +17,7 @@ import pytest
 
 from xlatperf.config.limits import (MAX_CAPTURE_FRAMES, MAX_DURATION, MAX_FLOWS, MAX_PATTERN, MAX_QUEUES, MAX_TUNNELS,
                                     STREAM_IDS)
-from xlatperf.frames.stack import MAX_FRAME_SIZE
+from xlatperf.frames.stack import IP_HEADERS, MAX_FRAME_SIZE
 from xlatperf.config.schema import MIN_FRAME_SIZE
 from xlatperf.config.stateful import foreground_frames
 from xlatperf.engine.protocol import PROTOCOL_VERSION, check_version, error_from_reply
@@ -138,6 +138,9 @@ def test_mirrored_constants_equal_the_engines_limits():
     assert MAX_FRAME_SIZE == limits["max_frame_size"]
     assert MAX_QUEUES == limits["max_queues"]
     assert MAX_TUNNELS == limits["max_tunnels"]
+    # The front end's IP header layers are the engine's declarations (core/layers/), by name.
+    assert [(layer.name, version, layer.header_bytes) for version, layer in IP_HEADERS.items()] == [
+        (h["name"], h["version"], h["bytes"]) for h in limits["ip_headers"]]
     assert (MAX_FLOWS, MAX_DURATION, STREAM_IDS, MAX_PATTERN, MAX_CAPTURE_FRAMES) == (
         limits["max_flows"], limits["max_duration"], limits["stream_ids"], limits["max_pattern"],
         limits["max_capture_frames"])

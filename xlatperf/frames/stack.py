@@ -95,7 +95,8 @@ def dns_answer(zone: str, names: str, edns: bool, qtype: str) -> Transport:
 @dataclass(frozen=True)
 class Layer:
     """A header layer between a test frame's Ethernet header and its transport, declared once:
-    its name (as the engine's layers are named: engine/src/core/frame.hpp `Layer`, `IpLayout`),
+    its name (as the engine names its declaration: engine/src/core/layers/, hello
+    `limits.ip_headers` for the IP headers),
     how a report writes it, the bytes of its fixed part, and for an IP header its version (what
     the sides' IP versions, the addresses' keys and the protocol's `ip_version` and
     `tunnel.version` say). A stack holds any of them, at any depth: its sizes, overhead and name

@@ -16,93 +16,14 @@ std::string tunnels_named(const TunnelStack& tunnels) {
   return out;
 }
 
-// The layer writers: each writes its header at `at` in the frame being built (the template's
-// bytes, zero-filled), records its fields (FrameTemplate::fields) and returns where the next
-// layer starts. The lengths they write follow from the frame's size (`end`: its last byte + 1).
-struct Writer {
-  uint8_t* f;
-  size_t end;
-  std::vector<FieldMark>& marks;
-  uint8_t ip_header = 0;  // the IP header being written (FieldMark::ip_header)
-  void mark(Layer layer, FieldRole role, size_t at, size_t size, uint8_t first = 0xff, uint8_t last = 0xff) {
-    marks.push_back({layer, ip_header, role, uint16_t(at), uint8_t(size), first, last});
-  }
-
+// The layer writers besides the IP headers' (core/layers/): each writes its header at `at` in
+// the frame being built (the template's bytes, zero-filled), records its fields
+// (FrameTemplate::fields) and returns where the next layer starts. The lengths they write follow
+// from the frame's size (`end`: its last byte + 1).
+struct Writer : LayerWriter {
   size_t ethernet(const FrameSpec& spec) {
     const int outermost = spec.tunnels.empty() ? spec.ip_version : spec.tunnels.begin()->version;
     return put_ethernet(f, spec.dst_mac.data(), spec.src_mac.data(), spec.vlan, ip_layout(outermost).ethertype);
-  }
-
-  // An IPv6 header: also RFC 2473 §3's tunnel header, whose payload is the original packet
-  // (next header 4 or 41), with the inner packet's traffic class and hop limit (RFC 2983's
-  // uniform model) and flow label 0. `tunnel`: which of the two it is.
-  size_t ipv6(bool tunnel, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
-    const Layer layer = Layer::kIpv6;
-    uint8_t* h = f + at;
-    const uint32_t label = tunnel ? 0 : spec.flow_label & 0xfffff;
-    h[0] = uint8_t(0x60 | spec.tos >> 4);
-    h[1] = uint8_t(spec.tos << 4 | label >> 16);
-    h[2] = uint8_t(label >> 8);
-    h[3] = uint8_t(label);
-    store_be16(h + 4, uint16_t(end - at - kIpv6Header));
-    h[6] = next;
-    h[7] = spec.ttl;
-    std::memcpy(h + kIpv6Src, src, 16);
-    std::memcpy(h + kIpv6Dst, dst, 16);
-    // A tunnel entry point may set the flow label (RFC 6438) and add an encapsulation limit
-    // option (RFC 2473 §4.1.1: another next header, a longer payload): its own choices.
-    const FieldRole own = tunnel ? FieldRole::kFree : FieldRole::kFixed;
-    mark(layer, FieldRole::kFixed, at, 1, 0xf0);          // version
-    mark(layer, FieldRole::kTos, at, 2, 0x0f, 0xc0);      // traffic class: DSCP
-    mark(layer, FieldRole::kEcn, at + 1, 1, 0x30);        // ... and ECN
-    // The flow label: a forwarding node may set one where none came (RFC 6437 §3), so it is
-    // compared only where the rx expectation names it.
-    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kFlowLabel, at + 1, 3, 0x0f);
-    // The payload length (kLength: compared for UDP, checked against the frame's length for
-    // TCP, whose header a DUT may lengthen by an option: HeaderCheck); a tunnel's, its own.
-    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kLength, at + 4, 2);
-    mark(layer, own, at + 6, 1);                          // next header
-    mark(layer, FieldRole::kTtl, at + 7, 1);
-    mark(layer, FieldRole::kSrcAddress, at + kIpv6Src, 16);
-    mark(layer, FieldRole::kDstAddress, at + kIpv6Dst, 16);
-    return at + kIpv6Header;
-  }
-
-  // An IPv4 header: also a tunnel header (RFC 4213 §3.5: protocol 41 for IPv6 inside; RFC 2003
-  // §3.1: 4 for IPv4), whose TTL is the entry point's (RFC 4213 §3.3; the stream's, as sent)
-  // and whose traffic class follows the inner one as an IPv6 tunnel's does. `tunnel`: which of
-  // the two it is.
-  size_t ipv4(bool tunnel, size_t at, uint8_t next, const uint8_t* src, const uint8_t* dst, const FrameSpec& spec) {
-    const Layer layer = Layer::kIpv4;
-    uint8_t* h = f + at;
-    h[0] = 0x45;                             // version 4, 20-byte header
-    h[1] = spec.tos;
-    store_be16(h + 2, uint16_t(end - at));
-    // Don't Fragment: a translator may otherwise split a large IPv4 packet into 1280-byte
-    // IPv6 fragments (RFC 7915 §4), and the frame would no longer arrive as it was sent. A
-    // tunnel header leaves it clear: RFC 4213 §3.2's static tunnel MTU lets the IPv4 path
-    // fragment the tunnel packet (a receiver counts such frames as fragmented).
-    h[6] = tunnel ? 0 : 0x40;
-    h[8] = spec.ttl;
-    h[9] = next;
-    std::memcpy(h + 12, src, 4);
-    std::memcpy(h + 16, dst, 4);
-    store_be16(h + 10, uint16_t(~fold(sum_words(h, 20))));
-    // A tunnel's length and DF are its entry point's own.
-    mark(layer, FieldRole::kFixed, at, 1);         // version, header length
-    mark(layer, FieldRole::kTos, at + 1, 1, 0xfc);  // DSCP
-    mark(layer, FieldRole::kEcn, at + 1, 1, 0x03);
-    // total length: as IPv6's payload length
-    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kLength, at + 2, 2);
-    mark(layer, FieldRole::kFree, at + 4, 2);      // identification (RFC 7915 §5.1)
-    mark(layer, FieldRole::kFixed, at + 6, 2, 0xbf);  // reserved bit, MF, fragment offset
-    mark(layer, tunnel ? FieldRole::kFree : FieldRole::kDf, at + 6, 1, 0x40);
-    mark(layer, FieldRole::kTtl, at + 8, 1);
-    mark(layer, FieldRole::kFixed, at + 9, 1);     // protocol
-    mark(layer, FieldRole::kFree, at + 10, 2);     // header checksum: verified, not compared
-    mark(layer, FieldRole::kSrcAddress, at + 12, 4);
-    mark(layer, FieldRole::kDstAddress, at + 16, 4);
-    return at + 20;
   }
 
   void ports(Layer layer, size_t at, const FrameSpec& spec) {
@@ -184,7 +105,7 @@ struct Writer {
 }  // namespace
 
 FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t trial_tag) {
-  if (spec.ip_version != 4 && spec.ip_version != 6)
+  if (!is_ip_version(spec.ip_version))
     throw std::invalid_argument("ip_version = " + std::to_string(spec.ip_version) +
                                 ": must be 4 or 6");
   if (spec.l4 != kProtoUdp && spec.l4 != kProtoTcp)
@@ -197,7 +118,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
                                   std::to_string(dns_frame_size(spec)) + " bytes (its name's zone and EDNS(0))");
   }
   for (const Tunnel& tunnel : spec.tunnels)
-    if (tunnel.version != 4 && tunnel.version != 6)
+    if (!is_ip_version(tunnel.version))
       throw std::invalid_argument("tunnel.version = " + std::to_string(tunnel.version) + ": must be 4 or 6");
   const uint32_t min = min_frame_size(spec.ip_version, spec.tunnels, spec.l4, spec.tcp_flags);
   if (spec.frame_size < min || spec.frame_size > kMaxFrameSize)
@@ -209,7 +130,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
     throw std::invalid_argument("vlan: at most " + std::to_string(kMaxVlanTags) + " tags");
   FrameTemplate t;
   t.bytes.assign(spec.frame_size - kFcs + spec.vlan.bytes(), 0);
-  Writer w{t.bytes.data(), t.bytes.size(), t.fields};
+  Writer w{{t.bytes.data(), t.bytes.size(), t.fields}};
   // The layers in order: each starts where the one before it ended; the IP headers, tunnels'
   // first, each carrying the next.
   size_t at = 0;
@@ -217,8 +138,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   for (const Layer layer : layers_of(spec)) {
     switch (layer) {
       case Layer::kEthernet: at = w.ethernet(spec); break;
-      case Layer::kIpv4:
-      case Layer::kIpv6: {
+      default: {  // an IP header of one of IpKinds: a tunnel's (the first ones) or the packet's
         const bool tunnel = tunnels < spec.tunnels.count;
         const Tunnel* outer = tunnel ? &spec.tunnels.items[tunnels++] : nullptr;
         const int carried = tunnels < spec.tunnels.count ? spec.tunnels.items[tunnels].version : spec.ip_version;
@@ -227,8 +147,9 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
         const uint8_t* dst = tunnel ? outer->dst.data() : spec.dst_ip.data();
         t.ip.at[t.ip.count++] = t.ip_offset = uint16_t(at);
         w.ip_header = uint8_t(t.ip.count - 1);
-        at = t.l4_offset = uint16_t(layer == Layer::kIpv4 ? w.ipv4(tunnel, at, next, src, dst, spec)
-                                                          : w.ipv6(tunnel, at, next, src, dst, spec));
+        const int version = tunnel ? outer->version : spec.ip_version;
+        at = t.l4_offset = uint16_t(
+            write_ip_header(w, version, at, IpHeaderValues{src, dst, next, spec.tos, spec.ttl, spec.flow_label, tunnel}));
         w.ip_header = 0;
         break;
       }
@@ -244,9 +165,11 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
   }
   uint8_t* f = t.bytes.data();
   t.checksum_offset = uint16_t(t.l4_offset + (tcp ? 16 : 6));
-  const bool ipv4_tunnel = !spec.tunnels.empty() && spec.tunnels.innermost().version == 4;
-  if (spec.ip_version == 4 || ipv4_tunnel) {  // the header's sum with the checksum field taken as zero
-    t.ipv4_checksum_at = uint16_t((spec.ip_version == 4 ? t.ip_offset : t.ip.tunnel()) + 10);
+  // The header whose checksum a varying address changes: the packet's if its kind has one, else
+  // the innermost tunnel's if its kind has one (a 6rd CE's IPv4 address).
+  const bool tunnel_checksum = !spec.tunnels.empty() && ip_has_header_checksum(spec.tunnels.innermost().version);
+  if (ip_has_header_checksum(spec.ip_version) || tunnel_checksum) {  // its sum, the checksum field taken as zero
+    t.ipv4_checksum_at = uint16_t((ip_has_header_checksum(spec.ip_version) ? t.ip_offset : t.ip.tunnel()) + 10);
     const uint16_t field = uint16_t(f[t.ipv4_checksum_at] << 8 | f[t.ipv4_checksum_at + 1]);
     t.ipv4_header_sum = uint16_t(~field);
   }

@@ -14,6 +14,7 @@
 #include "core/bytes.hpp"
 #include "core/checksum.hpp"
 #include "core/dns.hpp"
+#include "core/layers/ip.hpp"
 
 struct rte_mbuf;
 
@@ -122,30 +123,6 @@ inline size_t read_vlan_tags(const uint8_t* p, size_t len, VlanStack& vlan) {
   return len >= off + 2 ? off : 0;
 }
 
-// IP protocol numbers of the headers a frame's stack may hold (IANA; IPv6 next header values).
-constexpr uint8_t kProtoIpv4 = 4, kProtoIpv6 = 41, kProtoUdp = 17, kProtoTcp = 6, kProtoDestOptions = 60,
-                  kProtoFragment = 44;
-constexpr size_t kIpv6Header = 40;
-constexpr size_t kIpv6Src = 8, kIpv6Dst = 24;  // the addresses' offsets in an IPv6 header
-
-// An IP header as a stack's layers see it, declared once per version: its size without options
-// or extension headers, what names it from outside (the EtherType after Ethernet, the protocol
-// number inside another IP header: RFC 2003 and RFC 2473 IPv4 in IP, RFC 4213 and RFC 2473
-// IPv6 in IP), and where its fields lie. The writers, the parser, the size arithmetic and the
-// receiver's checks read it, whichever header of the stack (inner or a tunnel's) it is.
-struct IpLayout {
-  int version;
-  uint8_t size;
-  uint16_t ethertype;
-  uint8_t protocol;  // as another IP header's payload
-  uint8_t src, dst, address_size;
-  uint8_t ttl;       // IPv4 TTL, IPv6 hop limit
-  uint8_t next;      // IPv4 protocol, IPv6 next header
-};
-inline constexpr IpLayout kIpv4Layout{4, 20, 0x0800, kProtoIpv4, 12, 16, 4, 8, 9};
-inline constexpr IpLayout kIpv6Layout{6, 40, 0x86DD, kProtoIpv6, 8, 24, 16, 7, 6};
-inline constexpr const IpLayout& ip_layout(int version) { return version == 4 ? kIpv4Layout : kIpv6Layout; }
-
 // TCP (RFC 9293 §3.1). A test segment carries the test tag in its first option, an
 // experimental option (RFC 6994: kind 254, then a 16-bit ExID) whose ExID is the tag's first
 // two magic bytes "XL": the tag's place does not depend on the payload, so handshake segments
@@ -247,12 +224,12 @@ struct FrameSpec {
 
 inline size_t ip_header_size(int ip_version) { return ip_layout(ip_version).size; }
 
-// The header layers of a test frame, outermost first: what each header is (an IP header is the
-// same layer whether it carries the packet or a tunnel's payload: its depth says which). Each
-// has one writer (frame.cpp) and one checker (header_check.hpp); a frame's list follows from
-// its FrameSpec (layers_of).
-enum class Layer : uint8_t { kEthernet, kIpv4, kIpv6, kUdp, kTcp, kTag, kDns };
-inline Layer ip_layer(int version) { return version == 4 ? Layer::kIpv4 : Layer::kIpv6; }
+// The header layers of a test frame, outermost first (Layer: core/layers/layer.hpp). Each has
+// one writer (an IP header's its kind's, core/layers/; the others frame.cpp) and one checker
+// (header_check.hpp); a frame's list follows from its FrameSpec (layers_of).
+inline Layer ip_layer(int version) {
+  return with_ip_version(version, [](auto k) { return decltype(k)::kLayer; }, Layer::kIpv6);
+}
 struct LayerList {
   std::array<Layer, 3 + kMaxIpHeaders> items{};
   uint8_t count = 0;
@@ -268,30 +245,6 @@ inline LayerList layers_of(const FrameSpec& spec) {
   l.items[l.count++] = spec.dns ? Layer::kDns : Layer::kTag;
   return l;
 }
-
-// What a header field is to a receiver that judges a frame (header_check.hpp): a field a
-// DUT must leave as sent or write as the stream's rx says (kFixed: always compared), one the
-// rx expectation names (addresses, ports, TTL, TOS, DF, the IPv6 flow label), or one it may write
-// freely or that another check owns (kFree: the IPv4 identification, checksums, TCP sequence
-// numbers, the tag). The TOS octet or traffic class is two fields: its DSCP (kTos, the upper six
-// bits) and its ECN field (kEcn, the lower two: RFC 3168 §5), which a congested router may
-// change from ECT to CE.
-enum class FieldRole : uint8_t {
-  kFixed, kSrcAddress, kDstAddress, kSrcPort, kDstPort, kTtl, kTos, kEcn, kDf, kFlowLabel, kLength, kFree
-};
-// A field a layer writer wrote: `size` bytes from `offset` (in the frame), the first and last of
-// them under `first_mask` and `last_mask` (a field that shares a byte with another: IPv6's
-// version, traffic class and flow label; IPv4's flags).
-// `ip_header`: which of the frame's IP headers an IP layer's field lies in (0 the outermost; the
-// tunnels' come before the packet's own).
-struct FieldMark {
-  Layer layer;
-  uint8_t ip_header;
-  FieldRole role;
-  uint16_t offset;
-  uint8_t size;
-  uint8_t first_mask = 0xff, last_mask = 0xff;
-};
 
 // The transport header up to the test tag's end: UDP's 8 bytes and the tag, or TCP's header
 // with its options (the tag among them).
@@ -443,30 +396,6 @@ struct TestTag {
   uint64_t timestamp = 0;  // low 48 bits of the sender's TSC
 };
 
-// Walks one IP header of a frame's stack at `off`: checks it is a whole, unfragmented header
-// of protocol `proto` (kProtoIpv4 or kProtoIpv6), moves `off` past it (and past an IPv6
-// destination options header, which an RFC 2473 tunnel entry point may add for its
-// encapsulation limit, §5.1) and returns the protocol it carries, or 0 when it is not one the
-// stack may hold.
-inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uint32_t& off) {
-  if (proto == kProtoIpv4) {
-    if (len < off + 20 || (p[off] >> 4) != 4 || (p[off] & 0x0f) < 5) return 0;
-    if ((p[off + 6] & 0x3f) | p[off + 7]) return 0;  // a fragment (MF or offset set)
-    const uint8_t next = p[off + 9];
-    off += (p[off] & 0x0f) * 4u;
-    return next;
-  }
-  if (proto != kProtoIpv6 || len < off + kIpv6Header || (p[off] >> 4) != 6) return 0;
-  uint8_t next = p[off + 6];
-  off += kIpv6Header;
-  if (next == kProtoDestOptions) {
-    if (len < off + 8) return 0;
-    next = p[off];
-    off += (p[off + 1] + 1u) * 8u;
-  }
-  return next;
-}
-
 // Where option `kind` of `size` bytes starts among the options of the TCP header at `off`
 // (the frame's first `len` bytes hold them all, as its data offset says): 0 when it is not
 // there, or the list ends or turns out malformed before it.
@@ -515,7 +444,7 @@ inline bool parse_headers(const uint8_t* p, uint32_t len, TestTag& out) {
   if (off == 0) return false;
   const uint16_t ethertype = load_be16(p + off);
   off += 2;
-  const uint8_t proto = ethertype == kIpv4Layout.ethertype ? kProtoIpv4 : ethertype == kIpv6Layout.ethertype ? kProtoIpv6 : 0;
+  const uint8_t proto = ip_protocol_of_ethertype(ethertype);
   // The count and the last header's start in registers: the frame's bytes may alias `out`.
   uint32_t start = off;
   uint8_t count = 1;
@@ -565,26 +494,13 @@ inline bool is_ip_fragment(const uint8_t* p, uint32_t len) {
   VlanStack vlan;
   uint32_t off = uint32_t(read_vlan_tags(p, len, vlan));
   if (off == 0) return false;
-  uint16_t ethertype = uint16_t(p[off] << 8 | p[off + 1]);
+  uint8_t proto = ip_protocol_of_ethertype(load_be16(p + off));
   off += 2;
-  for (size_t header = 0; header < kMaxIpHeaders; ++header) {
-    uint8_t next = 0;
-    if (ethertype == kIpv4Layout.ethertype) {
-      if (len < off + 20) return false;
-      if ((p[off + 6] & 0x3f) | p[off + 7]) return true;
-      next = p[off + kIpv4Layout.next];
-      off += (p[off] & 0x0f) * 4u;
-    } else {
-      if (ethertype != kIpv6Layout.ethertype || len < off + kIpv6Header) return false;
-      next = p[off + kIpv6Layout.next];
-      off += kIpv6Header;
-      if (next == kProtoDestOptions && len >= off + 8) {  // an encapsulation limit (RFC 2473 §5.1)
-        next = p[off];
-        off += (p[off + 1] + 1u) * 8u;
-      }
-      if (next == kProtoFragment) return true;
-    }
-    ethertype = next == kProtoIpv4 ? kIpv4Layout.ethertype : next == kProtoIpv6 ? kIpv6Layout.ethertype : 0;
+  for (size_t header = 0; header < kMaxIpHeaders && proto; ++header) {
+    bool fragment = false;
+    proto = with_ip_protocol(
+        proto, [&](auto k) { return decltype(k)::walk_to_fragment(p, len, off, fragment); }, uint8_t(0));
+    if (fragment) return true;
   }
   return false;
 }

@@ -28,8 +28,14 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
   if (rx.tunnels.size() > kMaxTunnels)
     throw std::invalid_argument("rx.tunnel: at most " + std::to_string(kMaxTunnels) + " nested tunnel headers");
   ip_headers_ = uint8_t(rx.tunnels.size() + 1);
-  for (size_t i = 0; i < rx.tunnels.size(); ++i)
-    if (rx.tunnels[i].version == 4) ipv4_tunnels_ = uint8_t(ipv4_tunnels_ | 1u << i);
+  for (size_t i = 0; i < rx.tunnels.size(); ++i) {
+    tunnel_versions_[i] = uint8_t(rx.tunnels[i].version);
+    if (ip_has_header_checksum(rx.tunnels[i].version)) checksummed_tunnels_ = uint8_t(checksummed_tunnels_ | 1u << i);
+  }
+  const IpLayout& packet_layout = ip_layout(rx.ip_version);
+  udp_checksum_optional_ = udp_checksum_optional(rx.ip_version);
+  addresses_at_ = packet_layout.src;
+  addresses_size_ = uint8_t(2 * packet_layout.address_size);
   if (rx.ttl && rx.ttl->first != rx.ttl->second) ttl_ = rx.ttl;  // one value: compared
   if (rx.dst_mac) also_to_ = PortMac(*rx.dst_mac);
   if (rx.src_mac) from_ = PortMac(*rx.src_mac);
@@ -56,11 +62,18 @@ HeaderCheck::HeaderCheck(const FrameSpec& sent, const RxSpec& rx, uint32_t rx_fr
     want.tunnels.items[want.tunnels.count++] =
         Tunnel{t.src.value_or(std::array<uint8_t, 16>{}), t.dst.value_or(std::array<uint8_t, 16>{}), t.version};
   expected_ = build_template(want, 0, 0);
-  if (rx.ip_version == 4 && rx.df == false) expected_.bytes[expected_.ip_offset + 6] &= uint8_t(~0x40);
+  // The packet's DF flag, where its kind has one: as rx.df says (the writer sets it), counted
+  // (counted_df) where asked.
+  for (const FieldMark& m : expected_.fields)
+    if (m.role == FieldRole::kDf && m.ip_header + 1u == ip_headers_) {
+      df_at_ = uint8_t(m.offset - expected_.ip_offset);
+      df_mask_ = m.first_mask;
+      if (rx.df == false) expected_.bytes[m.offset] &= uint8_t(~m.first_mask);
+    }
 
   // Which fields the rx expectation names, per layer and role: `ip_header` says which IP
   // header an IP layer's field lies in (the ones before the last are tunnels').
-  const auto is_ip = [](Layer layer) { return layer == Layer::kIpv4 || layer == Layer::kIpv6; };
+  const auto is_ip = is_ip_layer;
   const auto in_tunnel = [&](Layer layer, uint8_t ip_header) { return is_ip(layer) && ip_header + 1 < ip_headers_; };
   const auto named = [&](Layer layer, uint8_t ip_header, FieldRole role) {
     const bool tunnel = in_tunnel(layer, ip_header);
@@ -188,7 +201,7 @@ Verdict HeaderCheck::classify(const uint8_t* frame, const TestTag& tag, uint32_t
   };
   if (tag.ip.count != ip_headers_) return Verdict::kBadHeader;  // layers differ
   for (uint8_t i = 0; i + 1 < ip_headers_; ++i)                  // ... in kind
-    if ((frame[tag.ip.at[i]] >> 4) != ((ipv4_tunnels_ >> i & 1) ? 4 : 6)) return Verdict::kBadHeader;
+    if ((frame[tag.ip.at[i]] >> 4) != tunnel_versions_[i]) return Verdict::kBadHeader;
   for (const Compared& c : compared_) {
     const uint8_t* p = frame + start(c.where, tag) + c.offset;
     const uint8_t* want = expected_.bytes.data() + (c.where == kL4 ? expected_.l4_offset : expected_.ip.at[c.where]) + c.offset;

@@ -169,7 +169,7 @@ class HeaderCheck {
   // header's flags byte: bit 0x40); none otherwise.
   [[gnu::always_inline]] std::optional<bool> counted_df(const uint8_t* frame, const TestTag& tag) const {
     if (!count_df_) return std::nullopt;
-    return (frame[tag.l3_offset + 6] & 0x40) != 0;
+    return (frame[tag.l3_offset + df_at_] & df_mask_) != 0;
   }
 
   // The frame the DUT should deliver, as its layer writers built it (zero where rx leaves a
@@ -249,10 +249,7 @@ class HeaderCheck {
   // packet is: what the frame holds from the IP header on (`l4_len` past the transport header's
   // start). Checked so, not compared: a DUT may lengthen a TCP header by an option.
   [[gnu::always_inline]] bool length_matches(const uint8_t* frame, const TestTag& tag, uint32_t l4_len) const {
-    const uint8_t* ip = frame + tag.l3_offset;
-    const uint32_t below_l4 = uint32_t(tag.l4_offset - tag.l3_offset);
-    return ip_version_ == 4 ? uint32_t(ip[2] << 8 | ip[3]) == below_l4 + l4_len
-                            : uint32_t(ip[4] << 8 | ip[5]) == below_l4 - uint32_t(kIpv6Header) + l4_len;
+    return ip_packet_length(ip_version_, frame + tag.l3_offset) == uint32_t(tag.l4_offset - tag.l3_offset) + l4_len;
   }
 
   // Each tunnel header's TTL or hop limit above 0 (RFC 2473 §6.3, RFC 4213 §3.3: an exit point
@@ -263,10 +260,11 @@ class HeaderCheck {
     return true;
   }
 
-  // Each IPv4 tunnel header's own checksum.
+  // Each tunnel header's own checksum, where its kind has one.
   bool tunnel_checksums_verify(const uint8_t* frame, const TestTag& tag) const {
-    for (uint8_t i = 0; ipv4_tunnels_ >> i; ++i)
-      if ((ipv4_tunnels_ >> i & 1) && !sums_to_ones(sum_native(frame + tag.ip.at[i], 20))) return false;
+    for (uint8_t i = 0; checksummed_tunnels_ >> i; ++i)
+      if ((checksummed_tunnels_ >> i & 1) && !ip_header_checksum_ok(tunnel_versions_[i], frame + tag.ip.at[i]))
+        return false;
     return true;
   }
 
@@ -277,8 +275,7 @@ class HeaderCheck {
   }
   // The inner IP header's ECN field: the TOS octet's low bits, the traffic class's.
   [[gnu::always_inline]] uint8_t ecn_of(const uint8_t* frame, const TestTag& tag) const {
-    const uint8_t at = frame[tag.l3_offset + 1];
-    return ip_version_ == 4 ? at & 3 : at >> 4 & 3;
+    return ip_ecn(ip_version_, frame + tag.l3_offset);
   }
 
   [[gnu::always_inline]] static bool word_in_range(const Word& w, const uint8_t* frame, const TestTag& tag) {
@@ -290,13 +287,14 @@ class HeaderCheck {
   [[gnu::always_inline]] bool checksums_verify(const uint8_t* frame, const TestTag& tag, uint32_t l4_len,
                                                uint64_t l4_sum) const {
     const uint8_t* ip = frame + tag.l3_offset;
-    const bool v4 = ip_version_ == 4;
-    if (v4 && !sums_to_ones(sum_native(ip, 20))) return false;
-    if (ipv4_tunnels_ && !tunnel_checksums_verify(frame, tag)) return false;
+    if (!ip_header_checksum_ok(ip_version_, ip)) return false;
+    if (checksummed_tunnels_ && !tunnel_checksums_verify(frame, tag)) return false;
     const uint8_t* l4 = frame + tag.l4_offset;
-    // A UDP datagram without a checksum: allowed over IPv4 only (RFC 768; RFC 8200 §8.1), or
-    // as RxSpec::ipv6_zero_udp_checksum says (then its sum below must verify).
-    if (l4_ == kProtoUdp && l4[6] == 0 && l4[7] == 0 && (v4 || !ipv6_zero_udp_checksum_)) return v4;
+    // A UDP datagram without a checksum: allowed where its IP header's kind allows it (IPv4,
+    // RFC 768; not IPv6, RFC 8200 §8.1), or as RxSpec::ipv6_zero_udp_checksum says (then its
+    // sum below must verify).
+    if (l4_ == kProtoUdp && l4[6] == 0 && l4[7] == 0 && (udp_checksum_optional_ || !ipv6_zero_udp_checksum_))
+      return udp_checksum_optional_;
     return sums_to_ones(l4_sum + (pseudo_sum_ ? *pseudo_sum_ : pseudo_sum(ip, l4_len)));
   }
 
@@ -305,7 +303,7 @@ class HeaderCheck {
     const uint8_t pseudo[4] = {0, l4_, uint8_t(l4_len >> 8), uint8_t(l4_len)};
     uint32_t rest;
     std::memcpy(&rest, pseudo, 4);
-    return ip_version_ == 4 ? sum_native(ip + 12, 8, rest) : sum_native(ip + kIpv6Src, 32, rest);
+    return sum_native(ip + addresses_at_, addresses_size_, rest);
   }
 
   // The slow path, for a frame that failed: which check failed first (Verdict's order).
@@ -323,8 +321,13 @@ class HeaderCheck {
   std::array<Chunk, kMaxChunks> run_want_{}, run_mask_{};
   uint8_t run_chunks_ = 2;
   bool checksums_ = true, ipv6_zero_udp_checksum_ = false, count_df_ = false, count_tunnel_ecn_ = false;
-  uint8_t ip_headers_ = 1;    // the IP headers the frames arrive with: the tunnels' and the packet's
-  uint8_t ipv4_tunnels_ = 0;  // bit i: IP header i is an IPv4 tunnel's (its checksum verified)
+  uint8_t ip_headers_ = 1;  // the IP headers the frames arrive with: the tunnels' and the packet's
+  std::array<uint8_t, kMaxTunnels> tunnel_versions_{};  // each tunnel header's IP version
+  uint8_t checksummed_tunnels_ = 0;  // bit i: tunnel header i has a checksum of its own (verified)
+  // The packet's header: whether its kind lets UDP go without a checksum, where its addresses
+  // (the pseudo header's) lie, and its DF flag (the byte and bit its writer marked kDf).
+  bool udp_checksum_optional_ = false;
+  uint8_t addresses_at_ = 0, addresses_size_ = 0, df_at_ = 0, df_mask_ = 0;
   // Where each tunnel header's TTL or hop limit lies, and the innermost one's ECN field's bits in
   // the byte after the first: as their writer marked them.
   std::array<uint8_t, kMaxTunnels> tunnel_ttl_at_{};

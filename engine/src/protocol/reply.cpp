@@ -14,10 +14,16 @@ std::string version() { return std::to_string(kMajor) + "." + std::to_string(kMi
 
 json limits() {
   auto field = [](size_t offset, size_t size) { return json{{"offset", offset}, {"size", size}}; };
+  json ip_headers = json::array();  // the IP header kinds as core/layers/ declares them
+  for_each_ip_kind([&](auto kind) {
+    using Kind = decltype(kind);
+    ip_headers.push_back({{"name", Kind::kName}, {"version", Kind::kLayout.version}, {"bytes", Kind::kLayout.size}});
+  });
   return {{"min_frame_size", {{"ipv4", min_frame_size(4)}, {"ipv6", min_frame_size(6)}}},
           {"max_frame_size", kMaxFrameSize},
           {"max_queues", kMaxQueues},
           {"max_tunnels", kMaxTunnels},
+          {"ip_headers", ip_headers},
           {"max_flows", kMaxFlows},
           {"max_duration", kMaxDuration},
           {"stream_ids", kStreamIds},
