@@ -232,7 +232,7 @@ TEST(Frame, Ipv4TunnelHeaderCarriesTheInnerPacketAsPayload) {
       EXPECT_EQ(tag.l3_offset, 34);
       EXPECT_EQ(tag.l4_offset, v == 6 ? 74 : 54);
       EXPECT_EQ(tag.seq, 0x01020304u);
-      EXPECT_EQ(tunnel_extra_bytes(g.data(), tag), 0u);
+      EXPECT_EQ(tunnel_extra_bytes(tag), 0u);
       EXPECT_EQ(ipv6_tunnel_header(g.data(), tag), nullptr) << "no softwire of the stateful emulation's";
       EXPECT_FALSE(is_ip_fragment(g.data(), uint32_t(g.size())));
       g[14 + 6] = 0x20;  // the tunnel packet's first fragment (MF)
@@ -297,7 +297,7 @@ TEST(Frame, TunnelsNestAsDeepAsDeclared) {
   EXPECT_EQ(tag.l3_offset, 74);
   EXPECT_EQ(tag.l4_offset, 114);
   EXPECT_EQ(tag.seq, 0x01020304u);
-  EXPECT_EQ(tunnel_extra_bytes(g.data(), tag), 0u);
+  EXPECT_EQ(tunnel_extra_bytes(tag), 0u);
   EXPECT_EQ(ipv6_tunnel_header(g.data(), tag), nullptr) << "the innermost tunnel is IPv4";
   g[54 + 6] = 0x20;  // the inner tunnel's packet fragmented
   EXPECT_TRUE(is_ip_fragment(g.data(), uint32_t(g.size())));

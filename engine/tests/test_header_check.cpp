@@ -650,7 +650,7 @@ TEST(HeaderCheck, NestedTunnels) {
   limited.insert(limited.end(), good.begin() + long(middle), good.end());
   TestTag tag;
   ASSERT_TRUE(parse_test_frame(limited.data(), uint32_t(limited.size()), tag));
-  EXPECT_EQ(tunnel_extra_bytes(limited.data(), tag), 8u);
+  EXPECT_EQ(tunnel_extra_bytes(tag), 8u);
   EXPECT_EQ(judge(check, limited), Verdict::kGood);
   limited[middle + 8 + 15] = 2;
   fix_ipv4_header(limited, middle + 8);

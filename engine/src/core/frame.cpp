@@ -145,6 +145,7 @@ FrameTemplate build_template(const FrameSpec& spec, uint8_t stream_id, uint8_t t
         const uint8_t next = tunnel ? ip_layout(carried).protocol : spec.l4;
         const uint8_t* src = tunnel ? outer->src.data() : spec.src_ip.data();
         const uint8_t* dst = tunnel ? outer->dst.data() : spec.dst_ip.data();
+        if (tunnel) t.ip.tunnel_at = uint16_t(at);
         t.ip.at[t.ip.count++] = t.ip_offset = uint16_t(at);
         w.ip_header = uint8_t(t.ip.count - 1);
         const int version = tunnel ? outer->version : spec.ip_version;

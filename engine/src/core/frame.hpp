@@ -272,10 +272,15 @@ inline uint32_t dns_frame_size(const FrameSpec& spec) {
 struct IpHeaders {
   std::array<uint16_t, kMaxIpHeaders> at{};
   uint8_t count = 0;
+  // The innermost tunnel's header (the one whose payload is the packet), with tunnelled(); and
+  // what the tunnels' entry points put between their headers' fixed parts and what they carry
+  // (an encapsulation limit option, RFC 2473 §4.1.1, which Linux ip6tnl adds; IPv4 options).
+  // Kept apart as the parser walks: the receiver reads them per frame.
+  uint16_t tunnel_at = 0;
+  uint16_t tunnel_extra = 0;
   uint16_t outermost() const { return at[0]; }
   bool tunnelled() const { return count > 1; }
-  // The innermost tunnel's header (the one whose payload is the packet): with tunnelled().
-  uint16_t tunnel() const { return at[count - 2]; }
+  uint16_t tunnel() const { return tunnel_at; }
 };
 
 // A frame prepared once per trial and stream. Per frame only the sequence number, the
@@ -446,18 +451,22 @@ inline bool parse_headers(const uint8_t* p, uint32_t len, TestTag& out) {
   off += 2;
   const uint8_t proto = ip_protocol_of_ethertype(ethertype);
   // The count and the last header's start in registers: the frame's bytes may alias `out`.
-  uint32_t start = off;
-  uint8_t count = 1;
+  uint32_t start = off, extra = 0;
+  uint8_t count = 1, fixed = 0;
   out.ip.at[0] = uint16_t(start);
-  uint8_t next = walk_ip_header(p, len, proto, off);
+  uint8_t next = walk_ip_header(p, len, proto, off, fixed);
   while (next != kProtoUdp && next != kProtoTcp) {
-    // An IP header inside a tunnel's header, as deep as a frame may nest them.
-    if (count == kMaxIpHeaders || (next != kProtoIpv4 && next != kProtoIpv6)) return false;
+    // An IP header inside a tunnel's header (walk_ip_header gives 0 for a protocol no IP kind
+    // has), as deep as a frame may nest them.
+    if (next == 0 || count == kMaxIpHeaders) return false;
+    extra += off - start - fixed;
+    out.ip.tunnel_at = uint16_t(start);
     start = off;
     out.ip.at[count++] = uint16_t(start);
-    next = walk_ip_header(p, len, next, off);
+    next = walk_ip_header(p, len, next, off, fixed);
   }
   out.ip.count = count;
+  out.ip.tunnel_extra = uint16_t(extra);
   out.l3_offset = uint16_t(start);
   out.l4 = next;
   out.l4_offset = uint16_t(off);
@@ -511,15 +520,9 @@ inline const uint8_t* ipv6_tunnel_header(const uint8_t* p, const TestTag& tag) {
   return tag.ip.tunnelled() && (p[tag.ip.tunnel()] >> 4) == 6 ? p + tag.ip.tunnel() : nullptr;
 }
 
-// What tunnel entry points put between their headers' fixed parts and the packets they carry
-// (an encapsulation limit option, RFC 2473 §4.1.1, which Linux ip6tnl adds; IPv4 options), in
-// a frame parse_headers walked: 0 without a tunnel.
-inline uint32_t tunnel_extra_bytes(const uint8_t* p, const TestTag& tag) {
-  if (!tag.ip.tunnelled()) return 0;
-  uint32_t fixed = 0;
-  for (uint8_t i = 0; i + 1 < tag.ip.count; ++i) fixed += ip_layout(p[tag.ip.at[i]] >> 4).size;
-  return uint32_t(tag.l3_offset - tag.ip.outermost()) - fixed;
-}
+// What tunnel entry points put between their headers' fixed parts and what they carry, in a
+// frame parse_headers walked: 0 without a tunnel.
+inline uint32_t tunnel_extra_bytes(const TestTag& tag) { return tag.ip.tunnel_extra; }
 
 // "02:00:00:00:00:01" -> bytes; throws std::invalid_argument.
 std::array<uint8_t, 6> parse_mac(const std::string& text);

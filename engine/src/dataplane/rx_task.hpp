@@ -183,7 +183,7 @@ class RxTask final : public Task {
     // The length as expected, less what a tunnel entry point may add between its header and
     // the packet (tunnel_extra_bytes) and a DUT may add to a TCP header's options (an MSS
     // clamp's MSS option).
-    uint32_t added = tunnel_extra_bytes(data, tag);
+    uint32_t added = tunnel_extra_bytes(tag);
     if (st.rx_tcp_header && tag.l4 == kProtoTcp) {
       const uint32_t header = (data[tag.l4_offset + 12] >> 4) * 4u;
       if (header > st.rx_tcp_header) added += header - st.rx_tcp_header;

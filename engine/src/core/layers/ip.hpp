@@ -69,9 +69,17 @@ inline size_t write_ip_header(LayerWriter& w, int version, size_t at, const IpHe
 
 // Walks one IP header of a frame's stack at `off`: checks it is a whole, unfragmented header
 // of the kind `proto` names (IpLayout::protocol), moves `off` past it (and past what its kind
-// skips) and returns the protocol it carries, or 0 when it is not one the stack may hold.
-[[gnu::always_inline]] inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uint32_t& off) {
-  return with_ip_protocol(proto, [&](auto k) { return decltype(k)::walk(p, len, off); }, uint8_t(0));
+// skips) and returns the protocol it carries, or 0 when it is not one the stack may hold (or
+// `proto` names no kind). `fixed`: the kind's fixed size.
+[[gnu::always_inline]] inline uint8_t walk_ip_header(const uint8_t* p, uint32_t len, uint8_t proto, uint32_t& off,
+                                                     uint8_t& fixed) {
+  return with_ip_protocol(
+      proto,
+      [&](auto k) {
+        fixed = decltype(k)::kLayout.size;
+        return decltype(k)::walk(p, len, off);
+      },
+      uint8_t(0));
 }
 
 // The receiver's reads of the header at `h` of `version` (see the kinds).
@@ -79,7 +87,7 @@ inline size_t write_ip_header(LayerWriter& w, int version, size_t at, const IpHe
   return with_ip_version(version, [h](auto k) { return decltype(k)::ecn(h); }, uint8_t(0));
 }
 [[gnu::always_inline]] inline uint32_t ip_packet_length(int version, const uint8_t* h) {
-  return with_ip_version(version, [h](auto k) { return decltype(k)::packet_length(h); }, 0u);
+  return with_ip_version(version, [h](auto k) { return uint32_t(decltype(k)::packet_length(h)); }, 0u);
 }
 [[gnu::always_inline]] inline bool ip_header_checksum_ok(int version, const uint8_t* h) {
   return with_ip_version(version, [h](auto k) { return decltype(k)::header_checksum_ok(h); }, true);
