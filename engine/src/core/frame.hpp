@@ -269,15 +269,17 @@ inline uint32_t dns_frame_size(const FrameSpec& spec) {
 
 // Where a frame's IP headers start, outermost first: the tunnels' headers, then the packet's
 // own (the last). Written by build_template and the parser alike.
+// Not zeroed where declared (a receiver's TestTag, per frame): the parser writes `at` up to
+// `count`, `tunnel_extra`, and `tunnel_at` where tunnelled(); a template's are value-initialized.
 struct IpHeaders {
-  std::array<uint16_t, kMaxIpHeaders> at{};
-  uint8_t count = 0;
+  std::array<uint16_t, kMaxIpHeaders> at;
+  uint8_t count;
   // The innermost tunnel's header (the one whose payload is the packet), with tunnelled(); and
   // what the tunnels' entry points put between their headers' fixed parts and what they carry
   // (an encapsulation limit option, RFC 2473 §4.1.1, which Linux ip6tnl adds; IPv4 options).
   // Kept apart as the parser walks: the receiver reads them per frame.
-  uint16_t tunnel_at = 0;
-  uint16_t tunnel_extra = 0;
+  uint16_t tunnel_at;
+  uint16_t tunnel_extra;
   uint16_t outermost() const { return at[0]; }
   bool tunnelled() const { return count > 1; }
   uint16_t tunnel() const { return tunnel_at; }
@@ -294,7 +296,7 @@ struct FrameTemplate {
   uint16_t tag_offset = 0;     // start of the test tag (UDP payload, or in the TCP option)
   uint16_t base_sum = 0;       // folded one's complement sum without seq/timestamp
   uint8_t l4 = kProtoUdp;      // kProtoUdp or kProtoTcp
-  IpHeaders ip;                // every IP header, the tunnels' first
+  IpHeaders ip{};              // every IP header, the tunnels' first
   uint16_t ip_offset = 0;      // start of the IP header that carries UDP (ip's last)
   // The IPv4 header whose checksum the words a sender varies per frame update (the inner one,
   // or over IPv6 the innermost tunnel's if it is IPv4: a 6rd CE's address): its checksum's
