@@ -85,7 +85,9 @@ def test_throughput_and_latency_through_each_customer_side_dut(make_lab, tmp_pat
     # TAYGA (clat) is a user-space translator on this shared 2-CPU machine: through two of them
     # (464xlat, test_ipv4aas_lab.py) one frame in 2,000 was lost now and then; one tagged frame
     # is allowed, and of all frames it loses what a descheduled process loses (800 of 20,000
-    # once in a clean-clone run): the DUT's loss, not a fault the test is about.
+    # once in a clean-clone run; 15 of 7,500 at 15,000 frames/s in each of a search's trials in
+    # another, which left RFC 2544's zero-loss search at 0): the DUT's loss, not a fault the test
+    # is about, so the search's trials tolerate it too.
     user_space = kind == "clat"
     throughput_and_latency(config, tmp_path, 60000, 20000, 10000, 100, lost=int(user_space),
                            receipt=0.9 if user_space else 1.0)
