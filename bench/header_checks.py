@@ -123,15 +123,17 @@ def rx_cost_cases(timeout: float = 0.05) -> dict[str, dict]:
     return cases
 
 
-def run_rx_cost(cases: dict[str, dict], cycles: int, prefix: list[str] = (), env: dict | None = None) -> str:
-    """Runs xlatperf-rx-cost on `cases` (under `prefix`, e.g. valgrind); returns its stdout."""
+def run_rx_cost(cases: dict[str, dict], cycles: int, prefix: list[str] = (), env: dict | None = None,
+                rx_cost: Path = RX_COST) -> str:
+    """Runs xlatperf-rx-cost (`rx_cost`: this engine build's by default) on `cases` (under
+    `prefix`, e.g. valgrind); returns its stdout."""
     with tempfile.NamedTemporaryFile("w", suffix=".json") as spec:
         json.dump({"frames": RX_FRAMES, "cases": cases}, spec)
         spec.flush()
-        out = subprocess.run([*prefix, str(RX_COST), spec.name, str(cycles)], capture_output=True, text=True,
+        out = subprocess.run([*prefix, str(rx_cost), spec.name, str(cycles)], capture_output=True, text=True,
                              env={**os.environ, **(env or {})})
     if out.returncode != 0:
-        raise SystemExit(out.stderr.strip()[-2000:] or f"{RX_COST} exited with {out.returncode}")
+        raise SystemExit(out.stderr.strip()[-2000:] or f"{rx_cost} exited with {out.returncode}")
     return out.stdout
 
 
@@ -142,7 +144,7 @@ def receiver_cost(cycles: int) -> dict[str, list[float]]:
     return {name: c["ns_per_frame"] for name, c in json.loads(out)["cases"].items()}
 
 
-def receiver_instructions(cycles: int = 3) -> dict[str, float]:
+def receiver_instructions(cycles: int = 3, rx_cost: Path = RX_COST) -> dict[str, float]:
     """The receiver's instructions per frame for every case (RxTask::classify with all it calls:
     parse, checks, sequence, delay), counted by valgrind's callgrind, one case per run: exact,
     where the shared VM's timings swing by tens of percent between runs."""
@@ -151,7 +153,7 @@ def receiver_instructions(cycles: int = 3) -> dict[str, float]:
         with tempfile.TemporaryDirectory() as tmp:
             profile = os.path.join(tmp, "callgrind.out")
             run_rx_cost({name: case}, cycles, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}"],
-                        {"XLATPERF_NO_HUGE": "1"})
+                        {"XLATPERF_NO_HUGE": "1"}, rx_cost)
             report = subprocess.run(["callgrind_annotate", "--inclusive=yes", profile], capture_output=True,
                                     text=True, check=True).stdout
         (line,) = [line for line in report.splitlines() if "RxTask::classify(" in line]

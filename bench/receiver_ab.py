@@ -17,18 +17,15 @@ per build, each case's median ns per frame and its median ratio to the first bui
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from engine_rate import cpu_model  # noqa: E402
-from header_checks import RX_FRAMES, rx_cost_cases  # noqa: E402
+from header_checks import receiver_instructions, run_rx_cost, rx_cost_cases  # noqa: E402
 
 
 def build_arg(text: str) -> tuple[str, Path]:
@@ -37,33 +34,6 @@ def build_arg(text: str) -> tuple[str, Path]:
     if not sep or not label or not rx_cost.is_file():
         raise argparse.ArgumentTypeError(f"{text!r}: expected LABEL=PATH of an engine with xlatperf-rx-cost beside it")
     return label, rx_cost
-
-
-def run(rx_cost: Path, cases: dict, cycles: int, prefix: list[str] = (), env: dict | None = None) -> str:
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as spec:
-        json.dump({"frames": RX_FRAMES, "cases": cases}, spec)
-        spec.flush()
-        out = subprocess.run([*prefix, str(rx_cost), spec.name, str(cycles)], capture_output=True, text=True,
-                             env={**os.environ, **(env or {})})
-    if out.returncode != 0:
-        raise SystemExit(out.stderr.strip()[-2000:] or f"{rx_cost} exited with {out.returncode}")
-    return out.stdout
-
-
-def instructions(rx_cost: Path) -> dict[str, float]:
-    """Instructions per frame of RxTask::classify (inclusive), one case per callgrind run (the
-    receiver's wait made long enough for valgrind's pace)."""
-    counts = {}
-    for name, case in rx_cost_cases(timeout=30.0).items():
-        with tempfile.TemporaryDirectory() as tmp:
-            profile = os.path.join(tmp, "callgrind.out")
-            run(rx_cost, {name: case}, 3, ["valgrind", "--tool=callgrind", f"--callgrind-out-file={profile}"],
-                {"XLATPERF_NO_HUGE": "1"})
-            report = subprocess.run(["callgrind_annotate", "--inclusive=yes", profile], capture_output=True,
-                                    text=True, check=True).stdout
-        (line,) = [line for line in report.splitlines() if "RxTask::classify(" in line]
-        counts[name] = int(line.split()[0].replace(",", "")) / (RX_FRAMES * 3)
-    return counts
 
 
 def main() -> None:
@@ -79,7 +49,7 @@ def main() -> None:
         # Every other round in reverse order: a build's place in the round (the first runs on
         # caches and clocks the others left) cancels out.
         for label, rx_cost in args.builds if r % 2 == 0 else reversed(args.builds):
-            for name, c in json.loads(run(rx_cost, cases, 3))["cases"].items():
+            for name, c in json.loads(run_rx_cost(cases, 3, rx_cost=rx_cost))["cases"].items():
                 ns[label][name].append(statistics.median(c["ns_per_frame"]))
         print(f"round {r + 1} of {args.rounds}", file=sys.stderr, flush=True)
     first = args.builds[0][0]
@@ -90,7 +60,7 @@ def main() -> None:
             ratio = statistics.median(a / b for a, b in zip(ns[label][name], ns[first][name]))
             print(f"  {label:10} {name:52} {statistics.median(ns[label][name]):6.1f} ns, {ratio:.3f} of {first}'s")
     if args.instructions:
-        results["instructions"] = {label: instructions(rx_cost) for label, rx_cost in args.builds}
+        results["instructions"] = {label: receiver_instructions(rx_cost=rx_cost) for label, rx_cost in args.builds}
         print("Instructions per frame (RxTask::classify inclusive, callgrind):")
         for name in cases:
             print(f"  {name:52} " + ", ".join(f"{label} {results['instructions'][label][name]:.0f}"
